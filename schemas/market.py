@@ -1,0 +1,84 @@
+"""Canonical tables for reference and market data: providers, their qualifications, hardware,
+region -> zone map, GPU offers, electricity prices, grid intensity and FX rates."""
+
+from __future__ import annotations
+
+from schemas.table import Table
+
+CITED = ("source_url", "source_date", "licence")
+
+PROVIDERS = Table(
+    "core__providers",
+    "Cloud and hosting providers with the facts the sovereignty level is computed from.",
+    ("provider_id", "provider_name", "hq_country", "parent_company", "parent_hq_country",
+     "non_eu_law_exposure", "exposure_basis", *CITED),
+    key=("provider_id",),
+    required=("provider_name", "hq_country", "non_eu_law_exposure", *CITED),
+)
+
+QUALIFICATIONS = Table(
+    "core__qualifications",
+    "Security qualifications held by a provider, with the scope they actually cover.",
+    ("provider_id", "scheme", "scheme_version", "scope", "covers_gpu_offers", "qualified_on",
+     *CITED),
+    key=("provider_id", "scheme", "scope"),
+    required=("covers_gpu_offers", *CITED),
+)
+
+HARDWARE = Table(
+    "core__hardware",
+    "Accelerator specifications from vendors' datasheets (dense figures only).",
+    ("gpu", "gpu_vendor", "form_factor", "memory_gb", "memory_bandwidth_gb_per_s",
+     "bf16_dense_tflops", "fp8_dense_tflops", "tdp_w", *CITED),
+    key=("gpu",),
+    required=("gpu_vendor", "memory_gb", "memory_bandwidth_gb_per_s", "bf16_dense_tflops",
+              "tdp_w", *CITED),
+)
+
+REGIONS = Table(
+    "core__regions",
+    "Where each cloud region is: its country and electricity bidding zone.",
+    ("provider_id", "region", "country", "zone", *CITED),
+    key=("provider_id", "region"),
+    required=("country", "zone", *CITED),
+)
+
+GPU_OFFERS = Table(
+    "core__gpu_offers",
+    "GPU instance prices, in the original currency and in EUR at a dated ECB rate.",
+    ("vintage", "provider_id", "offer_id", "region", "zone", "gpu", "gpu_count",
+     "pricing_model", "price_original_per_hour", "currency", "fx_date", "fx_units_per_eur",
+     "price_eur_per_hour", "price_eur_per_gpu_hour", "note", *CITED),
+    key=("vintage", "provider_id", "offer_id", "region", "pricing_model"),
+    required=("zone", "gpu", "gpu_count", "price_original_per_hour", "currency",
+              "price_eur_per_hour", "price_eur_per_gpu_hour", *CITED),
+)
+
+ELECTRICITY_PRICES = Table(
+    "core__electricity_prices",
+    "Day-ahead wholesale electricity prices per bidding zone and interval.",
+    ("vintage", "zone", "interval_start_utc", "resolution", "price_eur_per_mwh", "price_basis",
+     *CITED),
+    key=("vintage", "zone", "interval_start_utc", "resolution"),
+    required=("price_eur_per_mwh", "price_basis", *CITED),
+)
+
+GRID_INTENSITY = Table(
+    "core__grid_intensity",
+    "Grid carbon intensity per zone and interval, with its emission-factor basis.",
+    ("vintage", "zone", "interval_start_utc", "resolution", "intensity_gco2e_per_kwh",
+     "emission_factor_basis", "accounting", *CITED),
+    key=("vintage", "zone", "interval_start_utc", "resolution", "emission_factor_basis"),
+    required=("intensity_gco2e_per_kwh", "emission_factor_basis", "accounting", *CITED),
+)
+
+FX_RATES = Table(
+    "core_ecb__fx_rates",
+    "ECB euro foreign exchange reference rates.",
+    ("rate_date", "currency", "units_per_eur", *CITED),
+    key=("rate_date", "currency"),
+    required=("units_per_eur", *CITED),
+)
+
+MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
+                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES)
