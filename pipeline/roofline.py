@@ -1,0 +1,542 @@
+"""Design-stage capacity model: does a model fit on a GPU at a batch and context, and what is
+the most tokens/s the hardware could give (a roofline ceiling, graded `estimated`)?
+
+Why it exists: a buyer must place hardware it cannot benchmark yet. The arithmetic that
+practitioners do by hand (KV-cache fit, memory budget, the warm-decode roofline, the prefill
+bound) lives here once, with every assumption returned beside the figures, and calibrates
+against a measured run when there is one. GB = 1e9 bytes throughout; times in ms; compute
+rates in dense TFLOP/s (1e12 FLOP/s).
+
+API (the scorecard and `scorecard estimate` both use it; nothing here does I/O):
+
+- `roofline(frame) -> frame`: the vectorised model. `frame` (polars DataFrame or LazyFrame,
+  one row per candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and
+  optionally those of `OPTIONAL_INPUTS` (missing ones take their defaults); the same frame
+  comes back with the columns of `OUTPUTS` added. `tokens_per_s_ceiling` is null, with
+  `ceiling_reason` set, where the memory budget is exceeded. Call `check_inputs(frame)` first
+  to reject non-positive draws with a message naming the column.
+- `RooflineInputs` (frozen dataclass, validated on construction: `RooflineInputError` names the
+  field) -> `estimate(inputs) -> RooflineResult` (the scalar wrapper; `.to_dict()` for JSON;
+  `.assumptions` is a tuple of sentences). `assumptions(inputs)` gives the sentences alone.
+- `reference_inputs(precision)`: expressions turning a frame of joined reference rows
+  (core__model_architectures x core__hardware columns) into the roofline's inputs (weights at
+  `WEIGHT_BYTES[precision]` per parameter, compute from `COMPUTE_COLUMN[precision]`, budget =
+  `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of it unless a `reserve_gb` column is there).
+  `inputs_from_reference(model_row, gpu_row, precision=..., batch=..., context=...)` is the
+  scalar form.
+- Calibration: `implied_bandwidth_gb_per_s(inputs, tpot_ms=, context=)`,
+  `implied_tflops(inputs, ttft_ms=, prompt_tokens=)`, `calibrate(inputs, source=, ...)` ->
+  `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
+  compute are the effective figures, with the calibration source recorded in the assumptions.
+
+Scorecard use (the lead's integration): goodput = `tokens_per_s_ceiling` x efficiency, where
+efficiency is the proposal's `{low, mode, high}` range drawn per Monte Carlo row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import polars as pl
+
+GB = 1e9  # bytes
+TERA = 1e12  # FLOP/s per TFLOP/s
+
+Precision = Literal["bf16", "fp8"]
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
+COMPUTE_COLUMN: dict[str, str] = {"bf16": "bf16_dense_tflops", "fp8": "fp8_dense_tflops"}
+DEFAULT_CACHE_BYTES = 2.0  # a BF16/FP16 KV cache, the engines' default even for FP8 weights
+DEFAULT_RESERVE_SHARE = 0.10  # vLLM's gpu_memory_utilization=0.9 leaves 10% of the GPU
+
+REQUIRED_INPUTS: tuple[str, ...] = (
+    "params", "layers", "q_heads", "kv_heads", "head_dim", "cache_bytes", "batch", "context",
+    "weights_gb", "reserve_gb", "budget_gb", "bandwidth_gb_per_s", "tflops",
+)
+# name -> default; a null `active_params`/`prompt_tokens` means "same as params/context", a
+# null vocab_size/hidden_size means "LM head not separated from the per-token linear layers".
+OPTIONAL_INPUTS: dict[str, Any] = {
+    "active_params": None,
+    "tensor_parallel": 1,
+    "prompt_tokens": None,
+    "vocab_size": None,
+    "hidden_size": None,
+    "tied_embeddings": False,
+}
+OUTPUTS: tuple[str, ...] = (
+    "kv_bytes_per_token", "cache_gb", "memory_budget_gb", "required_gb", "headroom_gb",
+    "traffic_gb", "memory_ms", "decode_flops", "compute_ms", "step_ms", "bound",
+    "tokens_per_s_ceiling", "ceiling_reason", "arithmetic_intensity_flop_per_byte",
+    "ridge_flop_per_byte", "prefill_flops", "prefill_compute_ms", "prefill_memory_ms",
+    "ttft_lower_bound_ms",
+)
+
+# column -> (minimum, minimum is inclusive, what it must be). One table for the scalar and the
+# frame checks, so a draw and a typed flag are judged alike.
+_RULES: dict[str, tuple[float, bool, str]] = {
+    "params": (0, False, "a positive parameter count"),
+    "active_params": (0, False, "a positive parameter count"),
+    "layers": (1, True, "at least 1"),
+    "q_heads": (1, True, "at least 1"),
+    "kv_heads": (1, True, "at least 1"),
+    "head_dim": (1, True, "at least 1"),
+    "cache_bytes": (0, False, "positive (bytes per cached element)"),
+    "batch": (1, True, "at least 1"),
+    "context": (0, True, "0 or more tokens"),
+    "prompt_tokens": (1, True, "at least 1 token"),
+    "weights_gb": (0, False, "positive"),
+    "reserve_gb": (0, True, "0 or more"),
+    "budget_gb": (0, False, "positive"),
+    "bandwidth_gb_per_s": (0, False, "positive"),
+    "tflops": (0, False, "positive"),
+    "tensor_parallel": (1, True, "at least 1"),
+    "vocab_size": (1, True, "at least 1"),
+    "hidden_size": (1, True, "at least 1"),
+}
+
+
+class RooflineInputError(ValueError):
+    """An input is out of range; `field` is the input's name (the CLI maps it to its flag)."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+def _breaks_rule(name: str, value: float) -> str | None:
+    minimum, inclusive, wanted = _RULES[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) \
+            or math.isinf(value):
+        return f"must be a finite number, got {value!r}"
+    if value < minimum or (not inclusive and value == minimum):
+        return f"must be {wanted}, got {value!r}"
+    return None
+
+
+# --- the formulas (each once) ------------------------------------------------------------
+
+_C = pl.col
+
+
+def _f(name: str) -> pl.Expr:
+    return _C(name).cast(pl.Float64)
+
+
+def _kv_heads_held() -> pl.Expr:
+    # Under tensor parallelism with fewer KV heads than GPUs, engines replicate KV heads so
+    # every GPU holds one: the cache counts max(kv_heads, tp) heads.
+    return pl.max_horizontal(_f("kv_heads"), _f("tensor_parallel"))
+
+
+def _kv_bytes_per_token() -> pl.Expr:
+    return 2.0 * _f("layers") * _kv_heads_held() * _f("head_dim") * _f("cache_bytes")
+
+
+def _decode_flops() -> pl.Expr:
+    per_token = (2.0 * _f("active_params")
+                 + 4.0 * _f("layers") * _f("q_heads") * _f("head_dim") * _f("context"))
+    return _f("batch") * per_token
+
+
+def _traffic_gb() -> pl.Expr:
+    return _f("weights_gb") + _C("cache_gb") + _f("batch") * _C("kv_bytes_per_token") / GB
+
+
+def _prefill_flops() -> pl.Expr:
+    n = _f("prompt_tokens")
+    vh = _f("vocab_size") * _f("hidden_size")
+    known = vh.is_not_null()
+    embed_params = pl.when(_C("tied_embeddings")).then(vh).otherwise(2.0 * vh)
+    linear_params = pl.when(known).then(_f("active_params") - embed_params) \
+        .otherwise(_f("active_params"))
+    lm_head_once = pl.when(known).then(2.0 * vh).otherwise(0.0)
+    attention = 4.0 * _f("layers") * _f("q_heads") * _f("head_dim") * n * (n + 1.0) / 2.0
+    return n * 2.0 * linear_params + lm_head_once + attention
+
+
+def _with_defaults(frame: pl.LazyFrame) -> pl.LazyFrame:
+    names = frame.collect_schema().names()
+    missing = [c for c in REQUIRED_INPUTS if c not in names]
+    if missing:
+        raise RooflineInputError(missing[0], f"input column missing (all missing: {missing})")
+    added = [pl.lit(default).alias(name) for name, default in OPTIONAL_INPUTS.items()
+             if name not in names]
+    frame = frame.with_columns(added)
+    return frame.with_columns(
+        _C("active_params").fill_null(_C("params")),
+        _C("prompt_tokens").fill_null(_C("context")),
+        _C("tensor_parallel").fill_null(1),
+        _C("tied_embeddings").cast(pl.Boolean).fill_null(False),
+    )
+
+
+F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+
+
+def roofline(frame: F) -> F:
+    """Add the roofline's OUTPUTS to a frame of inputs (eager in, eager out; lazy in, lazy
+    out). Vectorised over rows: one row per candidate and Monte Carlo draw."""
+    lazy = _with_defaults(frame.lazy())
+    tp = _f("tensor_parallel")
+    out = (
+        lazy.with_columns(
+            _kv_bytes_per_token().alias("kv_bytes_per_token"),
+            (tp * _f("budget_gb")).alias("memory_budget_gb"),
+            _decode_flops().alias("decode_flops"),
+            _prefill_flops().alias("prefill_flops"),
+            (_f("tflops") * TERA / (_f("bandwidth_gb_per_s") * GB)).alias("ridge_flop_per_byte"),
+        )
+        .with_columns(
+            (_f("batch") * _f("context") * _C("kv_bytes_per_token") / GB).alias("cache_gb"),
+        )
+        .with_columns(
+            (_f("weights_gb") + tp * _f("reserve_gb") + _C("cache_gb")).alias("required_gb"),
+            _traffic_gb().alias("traffic_gb"),
+        )
+        .with_columns(
+            (_C("memory_budget_gb") - _C("required_gb")).alias("headroom_gb"),
+            (_C("traffic_gb") / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("memory_ms"),
+            (_C("decode_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("compute_ms"),
+            (_C("decode_flops") / (_C("traffic_gb") * GB))
+            .alias("arithmetic_intensity_flop_per_byte"),
+            (_C("prefill_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("prefill_compute_ms"),
+            ((_f("weights_gb") + _f("prompt_tokens") * _C("kv_bytes_per_token") / GB)
+             / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("prefill_memory_ms"),
+        )
+        .with_columns(
+            pl.max_horizontal("memory_ms", "compute_ms").alias("step_ms"),
+            pl.when(_C("memory_ms") >= _C("compute_ms")).then(pl.lit("memory"))
+            .otherwise(pl.lit("compute")).alias("bound"),
+            pl.max_horizontal("prefill_compute_ms", "prefill_memory_ms")
+            .alias("ttft_lower_bound_ms"),
+        )
+        .with_columns(
+            pl.when(_C("headroom_gb") >= 0).then(_f("batch") / _C("step_ms") * 1e3)
+            .otherwise(None).alias("tokens_per_s_ceiling"),
+            pl.when(_C("headroom_gb") < 0).then(pl.format(
+                "required {} GB (weights {} + reserve {} + KV cache {}) exceeds the {} GB "
+                "memory budget by {} GB: no token ceiling",
+                *(_C(c).round(2) for c in ("required_gb", "weights_gb")),
+                (tp * _f("reserve_gb")).round(2), _C("cache_gb").round(2),
+                _C("memory_budget_gb").round(2), (-_C("headroom_gb")).round(2),
+            )).otherwise(None).alias("ceiling_reason"),
+        )
+    )
+    return out.collect() if isinstance(frame, pl.DataFrame) else out
+
+
+def check_inputs(frame: pl.DataFrame) -> None:
+    """Raise RooflineInputError naming the first column with an out-of-range value (a draw of
+    a range that went non-positive, a zero batch), and the first such row."""
+    names = frame.columns
+    for name in (*REQUIRED_INPUTS, *OPTIONAL_INPUTS):
+        if name not in names or name not in _RULES:
+            if name in REQUIRED_INPUTS and name not in names:
+                raise RooflineInputError(name, "input column missing")
+            continue
+        minimum, inclusive, wanted = _RULES[name]
+        col = _f(name)
+        bad = col.is_nan() | (col < minimum if inclusive else col <= minimum)
+        if name in REQUIRED_INPUTS:
+            bad = bad | col.is_null()
+        rows = frame.with_row_index("_row").filter(bad.fill_null(False))
+        if rows.height:
+            row = rows.row(0, named=True)
+            raise RooflineInputError(name, f"must be {wanted}; row {row['_row']} has "
+                                           f"{row[name]!r} ({rows.height} bad row(s))")
+    if "active_params" in names:
+        over = frame.filter(_f("active_params") > _f("params"))
+        if over.height:
+            raise RooflineInputError("active_params", "must not exceed params")
+
+
+# --- scalar wrapper ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RooflineInputs:
+    """One candidate's inputs. Per-GPU figures: reserve_gb, budget_gb, bandwidth_gb_per_s,
+    tflops. Whole-model figures: params, active_params, weights_gb. `calibration_source`
+    says where effective bandwidth/compute came from (None: datasheet peaks)."""
+
+    params: float
+    layers: int
+    q_heads: int
+    kv_heads: int
+    head_dim: int
+    cache_bytes: float
+    batch: int
+    context: int
+    weights_gb: float
+    reserve_gb: float
+    budget_gb: float
+    bandwidth_gb_per_s: float
+    tflops: float
+    active_params: float | None = None
+    tensor_parallel: int = 1
+    prompt_tokens: int | None = None
+    vocab_size: int | None = None
+    hidden_size: int | None = None
+    tied_embeddings: bool = False
+    calibration_source: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in _RULES:
+            value = getattr(self, name)
+            if value is None and name in OPTIONAL_INPUTS:
+                continue
+            problem = _breaks_rule(name, value)
+            if problem:
+                raise RooflineInputError(name, problem)
+        if self.active_params is not None and self.active_params > self.params:
+            raise RooflineInputError("active_params", f"must not exceed params "
+                                     f"({self.active_params:g} > {self.params:g})")
+        if self.kv_heads > self.q_heads:
+            raise RooflineInputError("kv_heads", f"must not exceed q_heads "
+                                     f"({self.kv_heads} > {self.q_heads})")
+        if (self.vocab_size is None) != (self.hidden_size is None):
+            which = "vocab_size" if self.vocab_size is None else "hidden_size"
+            raise RooflineInputError(which, "give both vocab_size and hidden_size, or neither")
+
+    def row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "calibration_source"}
+
+
+@dataclass(frozen=True)
+class RooflineResult:
+    kv_bytes_per_token: float
+    cache_gb: float
+    memory_budget_gb: float
+    required_gb: float
+    headroom_gb: float
+    traffic_gb: float
+    memory_ms: float
+    decode_flops: float
+    compute_ms: float
+    step_ms: float
+    bound: str
+    tokens_per_s_ceiling: float | None
+    ceiling_reason: str | None
+    arithmetic_intensity_flop_per_byte: float
+    ridge_flop_per_byte: float
+    prefill_flops: float
+    prefill_compute_ms: float
+    prefill_memory_ms: float
+    ttft_lower_bound_ms: float
+    assumptions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["assumptions"] = list(self.assumptions)
+        return out
+
+
+def _one_row(inputs: RooflineInputs) -> pl.DataFrame:
+    row = inputs.row()
+    schema = {k: (pl.Boolean if k == "tied_embeddings" else pl.Float64) for k in row}
+    return pl.DataFrame([row], schema=schema)
+
+
+def estimate(inputs: RooflineInputs) -> RooflineResult:
+    """The roofline for one candidate, with its assumptions."""
+    row = roofline(_one_row(inputs)).row(0, named=True)
+    values = {name: row[name] for name in OUTPUTS}
+    return RooflineResult(**values, assumptions=tuple(assumptions(inputs)))
+
+
+def _num(x: float) -> str:
+    return f"{x:,.6g}"
+
+
+def assumptions(inputs: RooflineInputs) -> list[str]:
+    """Every assumption behind the figures, as sentences to print beside them."""
+    i = inputs
+    tp = i.tensor_parallel
+    heads_held = max(i.kv_heads, tp)
+    kv = 2 * i.layers * heads_held * i.head_dim * i.cache_bytes
+    active = i.params if i.active_params is None else i.active_params
+    prompt = i.context if i.prompt_tokens is None else i.prompt_tokens
+    out = [
+        "Units: GB = 1e9 bytes; times in ms; compute in dense TFLOP/s (1e12 FLOP/s); the "
+        "figures are a design-stage estimate (grade `estimated`), never a measurement.",
+        f"KV cache per token = 2 (K and V) x {i.layers} layers x {heads_held} KV heads x "
+        f"{i.head_dim} head dim x {_num(i.cache_bytes)} B = {_num(kv)} B: KV heads, not the "
+        f"{i.q_heads} query heads, so GQA/MQA is honoured.",
+        f"All {i.batch} sequences hold {i.context} tokens of context at once (a full batch at "
+        "the stated context: the memory worst case for that batch).",
+        f"Reserve of {_num(i.reserve_gb)} GB per GPU covers activations, CUDA graphs, the "
+        "runtime and fragmentation; the weights take "
+        f"{_num(i.weights_gb)} GB and nothing else shares the GPU.",
+        "Warm decode step: every weight and the whole KV cache are read from GPU memory once "
+        "per step and each sequence's new K/V is written; caches on chip are ignored.",
+        "Ideal overlap of memory traffic and compute: step = max(memory time, compute time) is "
+        "a lower bound on the step, so tokens/s = batch / step is a ceiling; engines reach a "
+        "fraction of it (the efficiency range).",
+        "Decode FLOPs per token = 2 x parameters (the embedding counted like a matmul) + 4 x "
+        "layers x query heads x head dim x context (attention scores and values); softmax, "
+        "norms, sampling and scheduling are ignored.",
+        f"Prefill of {prompt} prompt tokens: 2 x linear parameters per token, causal attention "
+        "summed over positions (4 x layers x query heads x head dim x L(L+1)/2), the LM head "
+        "once; TTFT lower bound = max(prefill FLOPs at the compute rate, one read of the "
+        "weights and a write of the prompt's KV), ignoring queueing, tokenisation and network.",
+    ]
+    if i.calibration_source is None:
+        out.append(f"Bandwidth {_num(i.bandwidth_gb_per_s)} GB/s and compute "
+                   f"{_num(i.tflops)} TFLOP/s per GPU are peak datasheet figures (dense, never "
+                   "the sparse headline): real engines reach less.")
+    else:
+        out.append(f"Calibrated from {i.calibration_source}: bandwidth "
+                   f"{_num(i.bandwidth_gb_per_s)} GB/s and compute {_num(i.tflops)} TFLOP/s "
+                   "per GPU (a rate not measured stays the datasheet peak); calibrated rates "
+                   "carry that run's engine efficiency and hold for the same hardware, engine "
+                   "and precision only.")
+    if active < i.params:
+        out.append(f"Mixture of experts: {_num(active)} active of {_num(i.params)} resident "
+                   "parameters. Compute uses the active parameters; memory traffic assumes "
+                   "every expert's weights are read each step (true at large batch; at batch 1 "
+                   "only the routed experts are read, so the ceiling is pessimistic there).")
+    if tp > 1:
+        out.append(f"Tensor parallel x{tp}: weights and KV cache split evenly over {tp} GPUs; "
+                   f"budget, reserve, bandwidth and compute are {tp} x the per-GPU figures; "
+                   "all-reduce time is not counted (collectives are not free: the ceiling is "
+                   "optimistic).")
+    if tp > i.kv_heads:
+        out.append(f"{i.kv_heads} KV heads for {tp} GPUs: KV heads are replicated so each GPU "
+                   f"holds one, and the cache counts {tp} heads.")
+    if i.vocab_size is None:
+        out.append("Vocabulary and hidden size not given: prefill counts the embedding and LM "
+                   "head as linear layers for every prompt token (FLOPs slightly overstated).")
+    return out
+
+
+# --- reference data -> inputs ------------------------------------------------------------
+
+
+def reference_inputs(precision: str) -> list[pl.Expr]:
+    """Expressions mapping a frame of joined reference rows (a model's architecture columns and
+    a GPU's hardware columns, plus `batch` and `context`) to roofline inputs. Columns already
+    present as inputs (`weights_gb`, `reserve_gb`, `cache_bytes`, `tflops`, ...) are the
+    caller's to set afterwards: these are the defaults."""
+    if precision not in WEIGHT_BYTES:
+        raise RooflineInputError("precision", f"must be one of {sorted(WEIGHT_BYTES)}, "
+                                              f"got {precision!r}")
+    return [
+        (_f("params") * WEIGHT_BYTES[precision] / GB).alias("weights_gb"),
+        _f("memory_gb").alias("budget_gb"),
+        (_f("memory_gb") * DEFAULT_RESERVE_SHARE).alias("reserve_gb"),
+        _f("memory_bandwidth_gb_per_s").alias("bandwidth_gb_per_s"),
+        _f(COMPUTE_COLUMN[precision]).alias("tflops"),
+        pl.lit(DEFAULT_CACHE_BYTES).alias("cache_bytes"),
+    ]
+
+
+_MODEL_FIELDS = ("params", "active_params", "layers", "q_heads", "kv_heads", "head_dim",
+                 "vocab_size", "hidden_size", "tied_embeddings")
+_GPU_FIELDS = ("memory_gb", "memory_bandwidth_gb_per_s", "bf16_dense_tflops",
+               "fp8_dense_tflops")
+
+
+def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, Any], *,
+                          precision: str, batch: int, context: int,
+                          **overrides: Any) -> RooflineInputs:
+    """RooflineInputs for a model (a core__model_architectures row) on a GPU (a core__hardware
+    row); `overrides` (any RooflineInputs field) win over the defaults."""
+    if precision in COMPUTE_COLUMN and gpu_row.get(COMPUTE_COLUMN[precision]) is None \
+            and "tflops" not in overrides:
+        raise RooflineInputError("tflops", f"GPU {gpu_row.get('gpu')!r} has no "
+                                           f"{COMPUTE_COLUMN[precision]} figure; give the "
+                                           "compute rate")
+    row = {k: model_row[k] for k in _MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
+    frame = pl.DataFrame([row | {"batch": batch, "context": context}],
+                         schema_overrides={k: pl.Float64 for k in _GPU_FIELDS})
+    mapped = frame.with_columns(reference_inputs(precision)).row(0, named=True)
+    names = {f.name for f in dataclasses.fields(RooflineInputs)}
+    unknown = set(overrides) - names
+    if unknown:
+        raise RooflineInputError(sorted(unknown)[0], "not a roofline input")
+    if "budget_gb" in overrides and "reserve_gb" not in overrides:
+        overrides["reserve_gb"] = overrides["budget_gb"] * DEFAULT_RESERVE_SHARE
+    values = {k: mapped[k] for k in names if k in mapped} | overrides
+    return RooflineInputs(**values)
+
+
+# --- calibration from a measured run -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Effective rates implied by a measured run at concurrency 1 on the candidate hardware.
+    A rate is None when its measurement was not given."""
+
+    bandwidth_gb_per_s: float | None
+    tflops: float | None
+    source: str
+    tpot_ms: float | None = None
+    context: int | None = None
+    ttft_ms: float | None = None
+    prompt_tokens: int | None = None
+
+
+def _positive(name: str, value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise RooflineInputError(name, f"must be a positive number, got {value!r}")
+
+
+def implied_bandwidth_gb_per_s(inputs: RooflineInputs, *, tpot_ms: float,
+                               context: int) -> float:
+    """Per-GPU bandwidth that would make one decode step at concurrency 1 and `context` cached
+    tokens (the same traffic formula as the forecast) take the measured TPOT."""
+    _positive("tpot_ms", tpot_ms)
+    at_one = dataclasses.replace(inputs, batch=1, context=context, prompt_tokens=None)
+    traffic = estimate(at_one).traffic_gb
+    return traffic / (inputs.tensor_parallel * tpot_ms / 1e3)
+
+
+def implied_tflops(inputs: RooflineInputs, *, ttft_ms: float, prompt_tokens: int) -> float:
+    """Per-GPU compute rate that would make the prefill of `prompt_tokens` take the measured
+    TTFT (the whole TTFT is charged to prefill compute: an effective, pessimistic rate)."""
+    _positive("ttft_ms", ttft_ms)
+    at_one = dataclasses.replace(inputs, batch=1, prompt_tokens=prompt_tokens)
+    flops = estimate(at_one).prefill_flops
+    return flops / (inputs.tensor_parallel * TERA * ttft_ms / 1e3)
+
+
+def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = None,
+              context: int | None = None, ttft_ms: float | None = None,
+              prompt_tokens: int | None = None) -> Calibration:
+    """Implied effective bandwidth (from TPOT) and compute rate (from TTFT) of a measured run at
+    concurrency 1; `source` names the run (file, date) and is kept with the figures."""
+    if not source.strip():
+        raise RooflineInputError("source", "name the measured run the calibration comes from")
+    bandwidth = tflops = None
+    if tpot_ms is not None:
+        if context is None:
+            raise RooflineInputError("context", "give the cached tokens of the measured run")
+        bandwidth = implied_bandwidth_gb_per_s(inputs, tpot_ms=tpot_ms, context=context)
+    if ttft_ms is not None:
+        if prompt_tokens is None:
+            raise RooflineInputError("prompt_tokens", "give the prompt length of the run")
+        tflops = implied_tflops(inputs, ttft_ms=ttft_ms, prompt_tokens=prompt_tokens)
+    return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens)
+
+
+def apply_calibration(inputs: RooflineInputs, calibration: Calibration) -> RooflineInputs:
+    """Inputs with the calibrated rates in place of the datasheet ones (a rate not calibrated
+    is kept), recording the calibration source."""
+    parts = []
+    if calibration.bandwidth_gb_per_s is not None:
+        parts.append(f"TPOT {calibration.tpot_ms:g} ms at {calibration.context} cached tokens")
+    if calibration.tflops is not None:
+        parts.append(f"TTFT {calibration.ttft_ms:g} ms for {calibration.prompt_tokens} "
+                     "prompt tokens")
+    what = "; ".join(parts) if parts else "no measurement"
+    return dataclasses.replace(
+        inputs,
+        bandwidth_gb_per_s=calibration.bandwidth_gb_per_s or inputs.bandwidth_gb_per_s,
+        tflops=calibration.tflops or inputs.tflops,
+        calibration_source=f"{calibration.source} ({what}, concurrency 1)",
+    )
