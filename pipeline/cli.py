@@ -1,0 +1,75 @@
+"""The `scorecard` command line (DESIGN section 9).
+
+Imports of polars, duckdb, great-tables and the engine happen inside the commands, so
+`scorecard --help` answers without loading them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="scorecard",
+    help="Which LLM-inference deployment should we buy? Cost, energy, carbon and sovereignty "
+         "per million tokens for each candidate, as a Pareto scorecard with its sources.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ProposalArg = Annotated[
+    Path | None,
+    typer.Argument(help="Proposal TOML file. Omit it to run the bundled example.",
+                   show_default=False),
+]
+VintageOpt = Annotated[
+    str | None,
+    typer.Option("--vintage", help="Market-data month YYYY-MM (default: the latest loaded).",
+                 show_default=False),
+]
+DbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
+                 show_default=False),
+]
+
+
+@app.command()
+def run(
+    proposal: ProposalArg = None,
+    vintage: VintageOpt = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Output folder (default: ./scorecard-out/<vintage>/).",
+        show_default=False)] = None,
+    db: DbOpt = None,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Accepted for scripts: `run` never fetches; it reads the store and "
+                          "the bundled reference data. Use `scorecard ingest` for fresh "
+                          "prices.")] = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print only the JSON result on stdout; write no files.")] = False,
+) -> None:
+    """Compute the scorecard of a proposal and write scorecard.html and scorecard.json."""
+    from pipeline.run import execute
+
+    raise typer.Exit(execute(proposal, vintage=vintage, out=out, db=db, json_out=json_out))
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the commented example proposal (proposal.toml) to start from."""
+    from importlib import resources
+
+    target = directory / "proposal.toml"
+    if target.exists() and not force:
+        typer.echo(f"{target} exists; use --force to overwrite it.", err=True)
+        raise typer.Exit(1)
+    directory.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(resources.files("pipeline").joinpath("example_proposal.toml").read_bytes())
+    typer.echo(f"wrote {target}: edit it, then `scorecard run {target}`")

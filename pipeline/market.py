@@ -1,0 +1,112 @@
+"""What the store knows about the market as of a vintage: offers, zone prices, intensities,
+provider facts. Each answer keeps the source of the figure it returns.
+
+A vintage V sees every row loaded for a vintage <= V; for each item the freshest row wins
+(latest vintage, then latest interval). So a month with no fresh ingestion still resolves,
+and the report says how old the figure it used is.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from pipeline.store import frame
+from pipeline.sovereignty import ProviderFacts
+
+
+def latest_vintage(con: duckdb.DuckDBPyConnection) -> str | None:
+    rows = con.execute("SELECT max(vintage) FROM loads WHERE status = 'ok'").fetchall()
+    return rows[0][0]
+
+
+def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    return frame(con, """
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT *, row_number() OVER (PARTITION BY provider_id, offer_id, region, pricing_model
+                                       ORDER BY vintage DESC, source_date DESC) AS rn
+          FROM core__gpu_offers WHERE vintage <= ?)
+        WHERE rn = 1 ORDER BY provider_id, offer_id, region, pricing_model""", [vintage])
+
+
+_RESOLUTION_ORDER = "CASE resolution WHEN '15min' THEN 1 WHEN 'hour' THEN 2 WHEN 'day' THEN 3 " \
+                    "WHEN 'month' THEN 4 ELSE 5 END"
+
+
+def zone_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """Per zone: the monthly mean day-ahead price of the latest month <= vintage, from the
+    finest resolution available for that month (equal intervals, so a plain mean)."""
+    return frame(con, f"""
+        WITH rows AS (
+          SELECT *, strftime(interval_start_utc AT TIME ZONE 'UTC', '%Y-%m') AS month,
+                 {_RESOLUTION_ORDER} AS fineness
+          FROM core__electricity_prices WHERE vintage <= ?),
+        finest AS (
+          SELECT zone, month, min(fineness) AS fineness, max(vintage) AS vintage
+          FROM rows WHERE month <= ? GROUP BY zone, month),
+        monthly AS (
+          SELECT r.zone, r.month, avg(r.price_eur_per_mwh) AS price_eur_per_mwh,
+                 count(*) AS intervals, any_value(r.resolution) AS resolution,
+                 string_agg(DISTINCT r.source_url, ' ') AS source_url,
+                 max(r.source_date) AS source_date,
+                 string_agg(DISTINCT r.licence, '; ') AS licence,
+                 string_agg(DISTINCT r.snapshot_sha256, ' ') AS snapshot_sha256
+          FROM rows r JOIN finest f USING (zone, month, fineness, vintage)
+          GROUP BY r.zone, r.month)
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT *, row_number() OVER (PARTITION BY zone ORDER BY month DESC) AS rn FROM monthly)
+        WHERE rn = 1 ORDER BY zone""", [vintage, vintage])
+
+
+def zone_intensities(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """Per zone: the latest annual location-based intensity of a year <= the vintage's year,
+    lifecycle basis preferred over direct (the two are never averaged together)."""
+    return frame(con, """
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT zone, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
+                 intensity_gco2e_per_kwh, emission_factor_basis, source_url, source_date,
+                 licence, snapshot_sha256,
+                 row_number() OVER (PARTITION BY zone ORDER BY
+                   year(interval_start_utc AT TIME ZONE 'UTC') DESC,
+                   emission_factor_basis = 'lifecycle' DESC, vintage DESC) AS rn
+          FROM core__grid_intensity
+          WHERE vintage <= ? AND resolution = 'year'
+            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
+        WHERE rn = 1 ORDER BY zone""", [vintage, vintage])
+
+
+def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
+    rows = con.execute("SELECT DISTINCT zone FROM core__electricity_prices UNION "
+                       "SELECT DISTINCT zone FROM core__grid_intensity ORDER BY 1").fetchall()
+    return [r[0] for r in rows]
+
+
+def regions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT provider_id, region, country, zone FROM core__regions "
+                      "ORDER BY provider_id, region")
+
+
+def hardware(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT * EXCLUDE (load_id, snapshot_sha256) FROM core__hardware "
+                      "ORDER BY gpu")
+
+
+def provider_facts(con: duckdb.DuckDBPyConnection) -> dict[str, ProviderFacts]:
+    providers = frame(con, "SELECT * FROM core__providers ORDER BY provider_id")
+    quals = frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers "
+                       "FROM core__qualifications ORDER BY provider_id, scheme")
+    facts = {}
+    for p in providers.iter_rows(named=True):
+        mine = quals.filter(pl.col("provider_id") == p["provider_id"])
+        names = [f"{q['scheme']} {q['scheme_version'] or ''}".strip()
+                 for q in mine.iter_rows(named=True)]
+        covers = mine["covers_gpu_offers"].to_list()
+        facts[p["provider_id"]] = ProviderFacts(
+            provider_id=p["provider_id"], provider_name=p["provider_name"],
+            hq_country=p["hq_country"], parent_company=p["parent_company"],
+            parent_hq_country=p["parent_hq_country"],
+            non_eu_law_exposure=p["non_eu_law_exposure"], exposure_basis=p["exposure_basis"],
+            gpu_qualifications=tuple(n for n, c in zip(names, covers, strict=True) if c),
+            other_qualifications=tuple(n for n, c in zip(names, covers, strict=True) if not c),
+        )
+    return facts

@@ -1,0 +1,237 @@
+"""The proposal file (DESIGN section 8): what the user compares, under which SLO and policy.
+
+Parsed with pydantic models that forbid unknown keys, so a typo is an error naming the file and
+the key rather than a silently ignored setting. Checks that need market data (does this offer or
+zone exist in the vintage?) happen when candidates are resolved against the store.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ProposalError(ValueError):
+    """An invalid proposal: the message names the file and the key."""
+
+    def __init__(self, path: Path | str, key: str, problem: str):
+        self.path = str(path)
+        self.key = key
+        super().__init__(f"{path}: {key}: {problem}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class Range(_Strict):
+    """A number known only within bounds: triangular(low, mode, high)."""
+
+    low: float
+    mode: float
+    high: float
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if not self.low <= self.mode <= self.high:
+            raise ValueError("a range needs low <= mode <= high")
+        return self
+
+
+Number = float | Range
+
+
+def point(value: Number | None) -> float | None:
+    """The value used for point estimates: the number itself, or a range's mode."""
+    if isinstance(value, Range):
+        return value.mode
+    return value
+
+
+class ProposalMeta(_Strict):
+    name: str
+    description: str | None = None
+
+
+class Slo(_Strict):
+    ttft_ms: Annotated[float, Field(gt=0)]
+    tpot_ms: Annotated[float, Field(gt=0)] | None = None
+    max_itl_ms: Annotated[float, Field(gt=0)] | None = None
+    attainment: Annotated[float, Field(gt=0, le=1)] = 0.95
+    ttft_p99_ms: Annotated[float, Field(gt=0)] | None = None
+    tpot_p99_ms: Annotated[float, Field(gt=0)] | None = None
+
+
+Objective = Literal["cpm", "energy", "carbon", "sovereignty", "electricity"]
+
+
+class Policy(_Strict):
+    min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
+    objectives: list[Objective] = Field(
+        default_factory=lambda: ["cpm", "energy", "carbon", "sovereignty"], min_length=1)
+
+
+class Defaults(_Strict):
+    pue: Number | None = None
+
+
+class DeclaredThroughput(_Strict):
+    tokens_per_s: Number
+    source: str
+
+
+class DeclaredPower(_Strict):
+    watts: Number
+    boundary: Literal["gpu_board", "node", "wall"]
+    source: str
+
+
+class DeclaredCost(_Strict):
+    eur_per_hour: Number
+    source: str
+
+
+class OfferCost(_Strict):
+    offer: str
+    pricing: Literal["on_demand", "reserved", "spot"] = "on_demand"
+
+    @property
+    def provider_id(self) -> str:
+        return self.offer.split(":", 1)[0]
+
+    @property
+    def offer_id(self) -> str:
+        return self.offer.split(":", 1)[1]
+
+    @model_validator(mode="after")
+    def _qualified(self) -> OfferCost:
+        if ":" not in self.offer:
+            raise ValueError("offer must be written 'provider:offer_id', e.g. "
+                             "'scaleway:H100-SXM-8-80G'")
+        return self
+
+
+class SovereigntyOverride(_Strict):
+    level: Annotated[int, Field(ge=0, le=4)]
+    justification: Annotated[str, Field(min_length=20)]
+
+
+class Candidate(_Strict):
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    label: str
+    deployment: Literal["on_prem", "cloud"]
+    provider: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    zone: str | None = None
+    region: str | None = None
+    gpu: str
+    gpu_count: Annotated[int, Field(ge=1)]
+    model: str | None = None
+    precision: str | None = None
+    engine: str | None = None
+    pue: Number | None = None
+    throughput: DeclaredThroughput
+    power: DeclaredPower | None = None
+    cost: DeclaredCost | OfferCost
+    electricity_eur_per_kwh: Number | None = None
+    grid_gco2e_per_kwh: Number | None = None
+    sovereignty_override: SovereigntyOverride | None = None
+    example_data: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Candidate:
+        if self.deployment == "on_prem" and self.provider != "self":
+            raise ValueError("an on_prem candidate has provider = \"self\"")
+        if self.deployment == "cloud" and self.provider == "self":
+            raise ValueError("a cloud candidate names its provider (scaleway, ovhcloud, ...)")
+        if self.deployment == "on_prem" and self.zone is None:
+            raise ValueError("an on_prem candidate needs a zone (e.g. \"FR\")")
+        if isinstance(self.cost, OfferCost) and self.cost.provider_id != self.provider:
+            raise ValueError(f"cost.offer is from {self.cost.provider_id!r} but provider is "
+                             f"{self.provider!r}")
+        for name in ("pue",):
+            value = point(getattr(self, name))
+            if value is not None and value < 1:
+                raise ValueError(f"{name} = {value} is below 1: a PUE is facility energy over "
+                                 "IT energy, never less than 1")
+        return self
+
+
+class Proposal(_Strict):
+    proposal: ProposalMeta
+    slo: Slo
+    policy: Policy = Field(default_factory=Policy)
+    defaults: Defaults = Field(default_factory=Defaults)
+    candidates: Annotated[list[Candidate], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Proposal:
+        seen: set[str] = set()
+        for c in self.candidates:
+            if c.id in seen:
+                raise ValueError(f"candidate id {c.id!r} is used twice")
+            seen.add(c.id)
+        pue = point(self.defaults.pue)
+        if pue is not None and pue < 1:
+            raise ValueError(f"defaults.pue = {pue} is below 1")
+        return self
+
+
+def _is_union_branch(item: Any, node: Any) -> bool:
+    """pydantic names the union member it tried (`OfferCost`, `float`, ...) in the location."""
+    if not isinstance(item, str) or (isinstance(node, dict) and item in node):
+        return False
+    return item[:1].isupper() or "[" in item or item in {"float", "int", "str", "bool"}
+
+
+def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    """Render a pydantic location as a TOML key path, naming candidates by their id."""
+    parts: list[str] = []
+    node: Any = data
+    for item in loc:
+        if isinstance(item, int):
+            ident = node[item].get("id") if isinstance(node, list) and item < len(node) \
+                and isinstance(node[item], dict) else None
+            parts[-1] += f"[{item}]" + (f" (id {ident!r})" if ident else "")
+        elif _is_union_branch(item, node):
+            continue
+        else:
+            parts.append(str(item))
+        if isinstance(node, dict):
+            node = node.get(item, {})
+        elif isinstance(node, list) and isinstance(item, int) and item < len(node):
+            node = node[item]
+    return ".".join(parts) or "(top level)"
+
+
+def parse(text: str, path: Path | str) -> Proposal:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ProposalError(path, "(syntax)", str(err)) from None
+    try:
+        return Proposal.model_validate(data)
+    except ValidationError as err:
+        errors = err.errors()
+        # In a union (number or range, declared or offer cost) pydantic reports every branch;
+        # a branch of the wrong type ("not a number" for a table) is the least useful.
+        first = min(errors, key=lambda e: e["type"].endswith("_type"))
+        problem = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            problem = "unknown key (check the spelling against `scorecard init`'s example)"
+        return _raise(path, _key(tuple(first["loc"]), data), problem, len(errors))
+
+
+def _raise(path: Path | str, key: str, problem: str, count: int) -> Proposal:
+    more = f" (and {count - 1} more problem(s))" if count > 1 else ""
+    raise ProposalError(path, key, problem + more)
+
+
+def load(path: Path) -> Proposal:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ProposalError(path, "(file)", f"cannot read: {err.strerror}") from None
+    return parse(text, path)

@@ -1,0 +1,210 @@
+"""Bundled reference data: the CSV files under sources/reference/, shipped with the package.
+
+They go through the same parse -> validate -> load path as live data: `read()` returns the
+raw bytes of each file (the snapshot), `parse_*` turn bytes into canonical frames. Every row
+carries its own source URL, date and licence (see sources/reference/README.md).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from importlib import resources
+
+import polars as pl
+
+from schemas.fields import FIELDS
+from schemas.market import (
+    ELECTRICITY_PRICES,
+    FX_RATES,
+    GPU_OFFERS,
+    GRID_INTENSITY,
+    HARDWARE,
+    PROVIDERS,
+    QUALIFICATIONS,
+    REGIONS,
+)
+from schemas.table import Table
+from sources.errors import ParseError
+
+SOURCE = "bundled"
+#: The month the bundled market data describes (the latest GPU price observations).
+VINTAGE = "2026-10"
+
+#: file name -> the table its rows feed (offers, prices and intensity are derived below).
+TABLE_FILES: dict[str, Table] = {
+    "providers.csv": PROVIDERS,
+    "qualifications.csv": QUALIFICATIONS,
+    "hardware.csv": HARDWARE,
+    "regions.csv": REGIONS,
+    "fx_rates.csv": FX_RATES,
+}
+OFFERS_FILE = "gpu_offers.csv"
+PRICES_FILE = "electricity_prices_monthly.csv"
+INTENSITY_FILE = "grid_intensity_yearly.csv"
+
+
+@dataclass(frozen=True)
+class RawFile:
+    name: str
+    content: bytes
+
+    @property
+    def url(self) -> str:
+        return f"package://sources/reference/{self.name}"
+
+
+def read(name: str) -> RawFile:
+    return RawFile(name, resources.files("sources").joinpath("reference", name).read_bytes())
+
+
+def read_typed_csv(data: bytes, path: str, dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Read a CSV as text, then cast each declared column; a value that does not cast is a
+    ParseError naming the file, the line (1 = header) and the column."""
+    try:
+        text = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except pl.exceptions.PolarsError as err:
+        raise ParseError(SOURCE, path, "(file)", f"not a readable CSV: {err}") from None
+    missing = [c for c in dtypes if c not in text.columns]
+    if missing:
+        raise ParseError(SOURCE, path, "header", f"missing column(s) {missing}; "
+                         f"found {text.columns}")
+    unknown = [c for c in text.columns if c not in dtypes]
+    if unknown:
+        raise ParseError(SOURCE, path, "header", f"unknown column(s) {unknown}")
+    casts = {name: _cast(pl.col(name).str.strip_chars(), dtype).alias(name)
+             for name, dtype in dtypes.items()}
+    typed = text.select(casts.values())
+    for name in dtypes:
+        bad = text.with_row_index("line", offset=2).filter(
+            pl.col(name).str.strip_chars().ne("") & typed[name].is_null())
+        if bad.height:
+            line, value = bad.row(0, named=True)["line"], bad.row(0, named=True)[name]
+            raise ParseError(SOURCE, path, f"line {line}, column {name!r}",
+                             f"{value!r} is not a {dtypes[name]}")
+    return typed
+
+
+def _cast(text: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    text = pl.when(text.ne("")).then(text)
+    if dtype == pl.Boolean():
+        return text.str.to_lowercase().replace_strict(
+            {"true": True, "false": False}, default=None, return_dtype=pl.Boolean())
+    if dtype == pl.Date():
+        return text.str.to_date("%Y-%m-%d", strict=False)
+    return text.cast(dtype, strict=False)
+
+
+def _dtypes(columns: tuple[str, ...] | list[str]) -> dict[str, pl.DataType]:
+    return {c: FIELDS[c].dtype for c in columns}
+
+
+def parse_table(raw: RawFile, table: Table) -> pl.DataFrame:
+    return read_typed_csv(raw.content, raw.name, _dtypes(table.columns))
+
+
+OFFER_COLUMNS = ("provider_id", "offer_id", "region", "gpu", "gpu_count", "pricing_model",
+                 "price_original_per_hour", "currency", "note", "source_url", "source_date",
+                 "licence")
+
+
+def parse_offers(raw: RawFile, regions: pl.DataFrame, fx: pl.DataFrame,
+                 vintage: str) -> pl.DataFrame:
+    """Offers get their zone from the region map and EUR prices at the latest ECB rate on or
+    before the day the price was observed (the rate and its date are kept on the row)."""
+    offers = read_typed_csv(raw.content, raw.name, _dtypes(OFFER_COLUMNS))
+    unknown = offers.join(regions, on=["provider_id", "region"], how="anti")
+    if unknown.height:
+        row = unknown.row(0, named=True)
+        raise ParseError(SOURCE, raw.name, f"region {row['region']!r}",
+                         f"{row['provider_id']} region is not in regions.csv")
+    return convert_to_eur(
+        offers.join(regions.select("provider_id", "region", "zone"),
+                    on=["provider_id", "region"], how="left"),
+        fx,
+    ).with_columns(pl.lit(vintage).alias("vintage"))
+
+
+def convert_to_eur(offers: pl.DataFrame, fx: pl.DataFrame) -> pl.DataFrame:
+    """Add fx_date, fx_units_per_eur, price_eur_per_hour and price_eur_per_gpu_hour.
+
+    EUR prices pass through with null FX fields; other currencies use the ECB rate of the
+    latest TARGET day on or before `source_date` (units per EUR, so EUR = amount / rate)."""
+    rates = fx.select(
+        pl.col("currency").alias("_fx_currency"), pl.col("rate_date").alias("fx_date"),
+        pl.col("units_per_eur").alias("fx_units_per_eur"),
+    ).sort("fx_date")
+    priced = offers.sort("source_date").join_asof(
+        rates, left_on="source_date", right_on="fx_date", by_left="currency",
+        by_right="_fx_currency", strategy="backward", check_sortedness=False,
+    )
+    is_eur = pl.col("currency") == "EUR"
+    priced = priced.with_columns(
+        pl.when(is_eur).then(None).otherwise(pl.col("fx_date")).alias("fx_date"),
+        pl.when(is_eur).then(None).otherwise(pl.col("fx_units_per_eur")).alias(
+            "fx_units_per_eur"),
+    ).with_columns(
+        pl.when(is_eur).then(pl.col("price_original_per_hour"))
+        .otherwise(pl.col("price_original_per_hour") / pl.col("fx_units_per_eur"))
+        .alias("price_eur_per_hour"),
+    ).with_columns(
+        (pl.col("price_eur_per_hour") / pl.col("gpu_count")).alias("price_eur_per_gpu_hour"),
+    )
+    return priced.sort("provider_id", "offer_id", "region", "pricing_model")
+
+
+PRICE_COLUMNS = ("zone", "month", "price_eur_per_mwh", "source_url", "source_date", "licence")
+
+
+def parse_monthly_prices(raw: RawFile, vintage: str) -> pl.DataFrame:
+    dtypes = _dtypes([c for c in PRICE_COLUMNS if c != "month"]) | {"month": pl.String()}
+    frame = read_typed_csv(raw.content, raw.name, dtypes)
+    return frame.with_columns(
+        _month_start(frame, raw.name).alias("interval_start_utc"),
+        pl.lit("month").alias("resolution"),
+        pl.lit("day_ahead_average").alias("price_basis"),
+        pl.lit(vintage).alias("vintage"),
+    ).drop("month")
+
+
+def _month_start(frame: pl.DataFrame, path: str) -> pl.Series:
+    starts = frame["month"].str.to_datetime("%Y-%m", strict=False, time_zone="UTC")
+    bad = frame.with_row_index("line", offset=2).filter(starts.is_null())
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise ParseError(SOURCE, path, f"line {row['line']}, column 'month'",
+                         f"{row['month']!r} is not YYYY-MM")
+    return starts
+
+
+INTENSITY_COLUMNS = ("zone", "year", "intensity_gco2e_per_kwh", "emission_factor_basis",
+                     "source_url", "source_date", "licence")
+
+
+def parse_yearly_intensity(raw: RawFile, vintage: str) -> pl.DataFrame:
+    dtypes = _dtypes([c for c in INTENSITY_COLUMNS if c != "year"]) | {"year": pl.Int64()}
+    frame = read_typed_csv(raw.content, raw.name, dtypes)
+    return frame.with_columns(
+        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
+        pl.lit("year").alias("resolution"),
+        pl.lit("location_based").alias("accounting"),
+        pl.lit(vintage).alias("vintage"),
+    ).drop("year")
+
+
+def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
+              ) -> list[tuple[Table, pl.DataFrame, RawFile]]:
+    """Every bundled table, parsed (not yet validated), with the file each came from."""
+    parsed = [(table, parse_table(files[name], table), files[name])
+              for name, table in TABLE_FILES.items()]
+    frames = {table.name: frame for table, frame, _ in parsed}
+    parsed.append((GPU_OFFERS, parse_offers(files[OFFERS_FILE], frames[REGIONS.name],
+                                            frames[FX_RATES.name], vintage), files[OFFERS_FILE]))
+    parsed.append((ELECTRICITY_PRICES, parse_monthly_prices(files[PRICES_FILE], vintage),
+                   files[PRICES_FILE]))
+    parsed.append((GRID_INTENSITY, parse_yearly_intensity(files[INTENSITY_FILE], vintage),
+                   files[INTENSITY_FILE]))
+    return parsed
+
+
+FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE)

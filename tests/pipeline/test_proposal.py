@@ -1,0 +1,80 @@
+"""Proposal errors name the file and the key; a valid proposal parses as written."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from pipeline.proposal import ProposalError, parse
+
+EXAMPLE = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+
+MINIMAL = """
+[proposal]
+name = "t"
+[slo]
+ttft_ms = 1500
+[[candidates]]
+id = "A"
+label = "a"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 8
+pue = 1.3
+throughput = { tokens_per_s = 2800, source = "s" }
+cost = { eur_per_hour = 11.0, source = "s" }
+"""
+
+
+def test_example_and_minimal_parse() -> None:
+    example = parse(EXAMPLE, "example.toml")
+    assert len(example.candidates) >= 7
+    minimal = parse(MINIMAL, "p.toml")
+    assert minimal.policy.min_sovereignty == 0  # default: no gate
+    assert minimal.slo.attainment == 0.95
+
+
+def test_range_uses_its_mode_for_point_estimates() -> None:
+    from pipeline.proposal import point
+
+    text = MINIMAL.replace("pue = 1.3", "pue = { low = 1.2, mode = 1.3, high = 1.6 }")
+    assert point(parse(text, "p.toml").candidates[0].pue) == 1.3
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "problem"),
+    [
+        (("gpu_count = 8", "gpu_count = 8\ncolour = 'red'"), "candidates[0] (id 'A').colour",
+         "unknown key"),
+        (("gpu_count = 8", "gpu_count = 'eight'"), "candidates[0] (id 'A').gpu_count",
+         "valid integer"),
+        (("pue = 1.3", "pue = 0.7"), "candidates[0] (id 'A')", "below 1"),
+        (("ttft_ms = 1500", "ttft_ms = 1500\nttft = 2"), "slo.ttft", "unknown key"),
+        (("source = \"s\" }\ncost", "source = \"s\", extra = 1 }\ncost"),
+         "candidates[0] (id 'A').throughput.extra", "unknown key"),
+        (("deployment = \"on_prem\"", "deployment = \"rented\""),
+         "candidates[0] (id 'A').deployment", "'on_prem' or 'cloud'"),
+        (("pue = 1.3", "pue = { low = 2, mode = 1.3, high = 1.6 }"),
+         "candidates[0] (id 'A').pue", "low <= mode <= high"),
+    ],
+)
+def test_errors_name_file_and_key(edit: tuple[str, str], key: str, problem: str) -> None:
+    with pytest.raises(ProposalError) as caught:
+        parse(MINIMAL.replace(*edit, 1), "bad.toml")
+    message = str(caught.value)
+    assert message.startswith(f"bad.toml: {key}"), message
+    assert problem in message
+
+
+def test_duplicate_candidate_id() -> None:
+    twice = MINIMAL + MINIMAL[MINIMAL.index("[[candidates]]"):]
+    with pytest.raises(ProposalError, match="candidate id 'A' is used twice"):
+        parse(twice, "dup.toml")
+
+
+def test_toml_syntax_error_names_the_file() -> None:
+    with pytest.raises(ProposalError, match=r"^broken.toml: \(syntax\)"):
+        parse("[proposal\nname = 1", "broken.toml")
