@@ -1,0 +1,338 @@
+"""Energy over a window from power samples (DESIGN section 7, the contract).
+
+- **Counter first.** When every device of the chosen boundary has a cumulative energy counter
+  (DCGM, NVML via AIPerf or Zeus, amd-smi, CodeCarbon), energy is the difference of the
+  counter, interpolated linearly at the window's edges (= constant power between readings).
+  A drop of the counter is a reset: that one interval is integrated from power when both ends
+  have it, else the post-reset reading is taken (energy since the reset: a lower bound), and
+  the reset is reported.
+- **Else trapezoid.** Power is taken as linear between samples and integrated exactly over the
+  window, edges interpolated.
+- GPUs (devices) are summed; one device read through several streams (two exporters) is
+  counted once, from the stream that covers the window best.
+- An interval longer than `gap_factor` x the device's median sample period is a **gap**: it is
+  still integrated (linear power, or the counter's difference) but reported. A log that starts
+  or ends inside the window by at most one gap threshold is extended at its edge power and
+  reported as a gap; further short of the window is an error.
+- Boundaries (gpu_board, node, wall, facility) are never summed: one is chosen.
+- The benchmark window carries an alignment uncertainty u (s): the energy is recomputed over
+  the window shifted by -u and +u, giving `energy_range_j`.
+- Idle power: mean power of samples more than u outside the window, summed over devices (null
+  when some device has none).
+
+All arithmetic is on float seconds since the Unix epoch; inputs are tz-aware UTC.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import polars as pl
+
+from schemas.power import BOUNDARIES
+
+
+class EnergyError(ValueError):
+    """The samples cannot give an energy for the window; the message names the origin."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A benchmark window in UTC and how sure we are of its position (seconds, +/-)."""
+
+    start_utc: datetime
+    end_utc: datetime
+    uncertainty_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("start_utc", "end_utc"):
+            if getattr(self, name).tzinfo is None:
+                raise ValueError(f"window {name} is naive; give a timezone-aware datetime")
+        if self.end_utc <= self.start_utc:
+            raise ValueError(f"window ends ({self.end_utc}) before it starts ({self.start_utc})")
+        if not (self.uncertainty_s >= 0 and math.isfinite(self.uncertainty_s)):
+            raise ValueError(f"window uncertainty must be >= 0 s, not {self.uncertainty_s}")
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end_utc - self.start_utc).total_seconds()
+
+
+@dataclass(frozen=True)
+class EnergyParams:
+    """Thresholds of the energy computation, kept apart from the function."""
+
+    gap_factor: float = 3.0       # gap: interval > gap_factor x the device's median period
+    min_samples: int = 10         # fewer samples per device in the window: unstable
+    max_gap_share: float = 0.05   # more of the window inside gaps: unstable
+    max_clock_share: float = 0.01  # alignment uncertainty above this share of the window
+
+
+@dataclass(frozen=True)
+class Gap:
+    device_id: str
+    start_utc: datetime
+    end_utc: datetime
+    duration_s: float
+    kind: str  # "gap", "before_first_sample", "after_last_sample"
+
+
+@dataclass(frozen=True)
+class Reset:
+    device_id: str
+    at_utc: datetime
+    before_j: float
+    after_j: float
+
+
+@dataclass(frozen=True)
+class EnergyResult:
+    energy_j: float
+    average_power_w: float
+    boundary: str
+    method: str  # "counter" | "trapezoid"
+    gpus: tuple[str, ...]
+    window: Window
+    gaps: tuple[Gap, ...]
+    resets: tuple[Reset, ...]
+    samples_in_window: int
+    samples_outside_window: int
+    idle_power_w: float | None
+    energy_range_j: tuple[float, float] | None
+    stable: bool
+    stability_reasons: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def joules_per_token(self, tokens: float) -> float | None:
+        return joules_per_token(self.energy_j, tokens)
+
+
+def joules_per_token(energy_j: float, tokens: float) -> float | None:
+    """Energy per token = window energy / tokens of the chosen basis in that window."""
+    if tokens is None or not tokens > 0:
+        return None
+    return energy_j / tokens
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def _epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def _choose_boundary(frame: pl.DataFrame, boundary: str | None, origin: str
+                     ) -> tuple[str, list[str]]:
+    present = sorted(set(frame["measurement_boundary"].drop_nulls().to_list()),
+                     key=BOUNDARIES.index)
+    if not present:
+        raise EnergyError(f"{origin}: no power or energy samples")
+    if boundary is not None:
+        if boundary not in present:
+            raise EnergyError(f"{origin}: no samples with boundary {boundary!r} "
+                              f"(present: {', '.join(present)})")
+        return boundary, []
+    notes = []
+    if len(present) > 1:
+        notes.append(f"boundaries {', '.join(present)} present; used {present[0]} "
+                     "(boundaries are never summed)")
+    return present[0], notes
+
+
+def _choose_series(usable: pl.DataFrame, a: float | None, b: float | None
+                   ) -> tuple[pl.DataFrame, list[str]]:
+    """One stream per device: the one overlapping the window most, then with most samples."""
+    spans = usable.group_by("device_id", "series_id").agg(
+        first=pl.col("t").min(), last=pl.col("t").max(), n=pl.len(),
+        n_power=pl.col("power_w").count(), n_counter=pl.col("energy_counter_j").count())
+    lo = pl.lit(a) if a is not None else pl.col("first")
+    hi = pl.lit(b) if b is not None else pl.col("last")
+    ranked = spans.with_columns(
+        overlap=(pl.min_horizontal("last", hi) - pl.max_horizontal("first", lo)).clip(0)
+    ).sort(["device_id", "overlap", "n", "series_id"], descending=[False, True, True, False])
+    chosen = ranked.group_by("device_id", maintain_order=True).first()
+    notes = []
+    dropped = ranked.join(chosen.select("device_id", "series_id"), how="anti",
+                          on=["device_id", "series_id"])
+    for row in dropped.join(chosen.select("device_id", used="series_id"),
+                            on="device_id").iter_rows(named=True):
+        notes.append(f"device {row['device_id']} also read by {row['series_id']!r}; "
+                     f"used {row['used']!r} only")
+    return chosen, notes
+
+
+def _intervals(rows: pl.DataFrame, method: str, params: EnergyParams) -> pl.DataFrame:
+    """Consecutive readings of each device as intervals with their energy `e` (J)."""
+    value = "energy_counter_j" if method == "counter" else "power_w"
+    iv = (
+        rows.filter(pl.col(value).is_not_null())
+        .unique(subset=["device_id", "t"], keep="first")
+        .sort("device_id", "t")
+        .with_columns(
+            t1=pl.col("t").shift(-1).over("device_id"),
+            p1=pl.col("power_w").shift(-1).over("device_id"),
+            c1=pl.col("energy_counter_j").shift(-1).over("device_id"),
+        )
+        .filter(pl.col("t1").is_not_null())
+        .with_columns(dt=pl.col("t1") - pl.col("t"))
+    )
+    iv = iv.with_columns(
+        period=pl.col("dt").filter(pl.col("dt") > 0).median().over("device_id"))
+    trapezoid = (pl.col("power_w") + pl.col("p1")) / 2 * pl.col("dt")
+    if method == "counter":
+        diff = pl.col("c1") - pl.col("energy_counter_j")
+        iv = iv.with_columns(reset=diff < 0).with_columns(
+            e=pl.when(~pl.col("reset")).then(diff)
+            .when(pl.col("power_w").is_not_null() & pl.col("p1").is_not_null()).then(trapezoid)
+            .otherwise(pl.col("c1")))
+    else:
+        iv = iv.with_columns(reset=pl.lit(False), e=trapezoid)
+    return iv.with_columns(is_gap=pl.col("dt") > params.gap_factor * pl.col("period"))
+
+
+def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: EnergyParams,
+                 origin: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-device energy over [a, b] and the edge shortfalls; raises when not covered."""
+    left = pl.max_horizontal("t", pl.lit(a))
+    right = pl.min_horizontal("t1", pl.lit(b))
+    if method == "counter":
+        clipped = pl.col("e") * (right - left) / pl.col("dt")
+    else:
+        slope = (pl.col("p1") - pl.col("power_w")) / pl.col("dt")
+        p_left = pl.col("power_w") + slope * (left - pl.col("t"))
+        p_right = pl.col("power_w") + slope * (right - pl.col("t"))
+        clipped = (p_left + p_right) / 2 * (right - left)
+    inside = iv.filter(right > left).with_columns(e_window=clipped)
+    edges = iv.group_by("device_id").agg(
+        first=pl.col("t").min(), last=pl.col("t1").max(), period=pl.col("period").first(),
+        p_first=pl.col("e").sort_by("t").first() / pl.col("dt").sort_by("t").first(),
+        p_last=pl.col("e").sort_by("t").last() / pl.col("dt").sort_by("t").last(),
+    ).with_columns(
+        lead=(pl.col("first") - a).clip(0), trail=(b - pl.col("last")).clip(0),
+        tolerance=params.gap_factor * pl.col("period"),
+    )
+    short = edges.filter((pl.col("lead") > pl.col("tolerance"))
+                         | (pl.col("trail") > pl.col("tolerance")))
+    if short.height:
+        row = short.sort("device_id").row(0, named=True)
+        raise EnergyError(
+            f"{origin}: power log does not cover the window for device {row['device_id']}: "
+            f"it covers {_utc(row['first']).isoformat()} .. {_utc(row['last']).isoformat()}, "
+            f"window {_utc(a).isoformat()} .. {_utc(b).isoformat()}")
+    per_device = (
+        edges.join(inside.group_by("device_id").agg(e_window=pl.col("e_window").sum()),
+                   on="device_id", how="left")
+        .with_columns(energy_j=pl.col("e_window").fill_null(0.0)
+                      + pl.col("lead") * pl.col("p_first").fill_null(0.0)
+                      + pl.col("trail") * pl.col("p_last").fill_null(0.0))
+        .sort("device_id")
+    )
+    return per_device, inside
+
+
+def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin: str,
+                  boundary: str | None = None, params: EnergyParams | None = None
+                  ) -> EnergyResult:
+    """Energy of all devices of one boundary over `window` (the whole common span of the log
+    when None). `samples` holds POWER_SAMPLES columns; `origin` names the file(s) in errors."""
+    params = params or EnergyParams()
+    chosen_boundary, notes = _choose_boundary(samples, boundary, origin)
+    frame = samples.filter(pl.col("measurement_boundary") == chosen_boundary).with_columns(
+        t=pl.col("sample_utc").dt.epoch("us") / 1e6)
+    usable = frame.filter(pl.col("power_w").is_not_null()
+                          | pl.col("energy_counter_j").is_not_null())
+    if usable.height < frame.height:
+        skipped = (frame.filter(pl.col("power_w").is_null()
+                                & pl.col("energy_counter_j").is_null())
+                   .group_by("note").len().sort("len", "note", descending=[True, False]))
+        listed = "; ".join(f"{r['len']} x {r['note'] or 'no value'}"
+                           for r in skipped.iter_rows(named=True))
+        notes.append(f"{frame.height - usable.height} sample(s) without power or energy "
+                     f"skipped ({listed})")
+    a = _epoch(window.start_utc) if window else None
+    b = _epoch(window.end_utc) if window else None
+    chosen, series_notes = _choose_series(usable, a, b)
+    notes += series_notes
+    if (chosen["n_counter"] >= 2).all():
+        method = "counter"
+    elif (chosen["n_power"] >= 2).all():
+        method = "trapezoid"
+        if (chosen["n_counter"] > 0).any():
+            notes.append("energy counters missing on some devices; integrated power instead")
+    else:
+        few = chosen.filter((pl.col("n_counter") < 2) & (pl.col("n_power") < 2))
+        raise EnergyError(f"{origin}: device {few['device_id'][0]} has fewer than 2 power or "
+                          "energy readings")
+    rows = usable.join(chosen.select("device_id", "series_id"), on=["device_id", "series_id"])
+    iv = _intervals(rows, method, params)
+    if window is None:
+        spans = iv.group_by("device_id").agg(first=pl.col("t").min(), last=pl.col("t1").max())
+        a, b = float(spans["first"].max()), float(spans["last"].min())  # type: ignore[arg-type]
+        if not b > a:
+            raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
+        window = Window(_utc(a), _utc(b))
+    assert a is not None and b is not None
+    per_device, inside = _energy_over(iv, method, a, b, params, origin)
+    energy = float(per_device["energy_j"].sum())
+    duration = b - a
+
+    gaps = [Gap(r["device_id"], _utc(r["t"]), _utc(r["t1"]), r["dt"], "gap")
+            for r in inside.filter(pl.col("is_gap")).sort("device_id", "t").iter_rows(named=True)]
+    for r in per_device.iter_rows(named=True):
+        if r["lead"] > 0:
+            gaps.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), r["lead"],
+                            "before_first_sample"))
+        if r["trail"] > 0:
+            gaps.append(Gap(r["device_id"], _utc(r["last"]), _utc(b), r["trail"],
+                            "after_last_sample"))
+    resets = tuple(
+        Reset(r["device_id"], _utc(r["t1"]), r["energy_counter_j"], r["c1"])
+        for r in inside.filter(pl.col("reset")).sort("device_id", "t").iter_rows(named=True))
+    if resets:
+        notes.append(f"{len(resets)} energy-counter reset(s) in the window: those intervals "
+                     "integrated from power where present, else counted from the reset only "
+                     "(a lower bound)")
+
+    u = window.uncertainty_s
+    in_window = rows.filter(pl.col("t").is_between(a, b))
+    samples_in = in_window.height
+    samples_out = rows.height - samples_in
+    outside = rows.filter((pl.col("t") < a - u) | (pl.col("t") > b + u))
+    idle = outside.group_by("device_id").agg(idle_w=pl.col("power_w").mean())
+    idle_power = (float(idle["idle_w"].sum())
+                  if idle.height == chosen.height and idle["idle_w"].null_count() == 0
+                  else None)
+
+    energy_range: tuple[float, float] | None = None
+    if u > 0:
+        try:
+            shifted = [float(_energy_over(iv, method, a + s, b + s, params, origin)[0]
+                             ["energy_j"].sum()) for s in (-u, u)]
+            energy_range = (min([*shifted, energy]), max([*shifted, energy]))
+        except EnergyError:
+            notes.append(f"the log does not cover the window shifted by +/-{u} s: "
+                         "no energy range")
+
+    reasons: list[str] = []
+    counts = in_window.group_by("device_id").len()["len"].to_list()
+    fewest = min(counts) if len(counts) == chosen.height else 0
+    if fewest < params.min_samples:
+        reasons.append(f"few_samples:{fewest}")
+    gap_share = sum(g.duration_s for g in gaps) / (duration * chosen.height)
+    if gap_share > params.max_gap_share:
+        reasons.append(f"large_gaps:{gap_share:.1%}")
+    if u / duration > params.max_clock_share:
+        reasons.append(f"clock_uncertainty:{u:g}s_of_{duration:g}s")
+    if resets:
+        reasons.append(f"counter_resets:{len(resets)}")
+
+    return EnergyResult(
+        energy_j=energy, average_power_w=energy / duration, boundary=chosen_boundary,
+        method=method, gpus=tuple(per_device["device_id"].to_list()), window=window,
+        gaps=tuple(gaps), resets=resets, samples_in_window=samples_in,
+        samples_outside_window=samples_out, idle_power_w=idle_power,
+        energy_range_j=energy_range, stable=not reasons, stability_reasons=tuple(reasons),
+        notes=tuple(notes))

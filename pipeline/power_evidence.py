@@ -1,0 +1,119 @@
+"""Measured power for a scorecard candidate, from its power logs (`power = { evidence = ... }`).
+
+API (what the scorecard calls)::
+
+    power_from_evidence(path, window_start_utc, window_end_utc, tz=None, *,
+                        uncertainty_s=0.0, boundary=None, format=None) -> PowerEvidence
+
+- `path`: one power log, or a folder whose files are read when a power reader recognises them
+  (other files, e.g. benchmark results beside the log, are skipped and listed in `notes`).
+  All logs are read with `sources.power.registry.read_power` (format auto-detected or forced
+  with `format`, e.g. "nvidia-smi", "dcgm-exporter") and pooled.
+- `window_start_utc`/`window_end_utc`: the benchmark window (tz-aware; both or neither; None =
+  the whole span every device covers). `uncertainty_s` is how far off the window's position
+  may be (vLLM's `date` has 1 s resolution: +/-1 s), giving `energy.energy_range_j`.
+- `tz`: timezone of naive timestamps (nvidia-smi, dmon, CodeCarbon, PTDaemon); required for
+  those formats, the error names the file.
+- `boundary`: gpu_board, node, wall or facility; by default the only one present, or the
+  narrowest with a note.
+
+`PowerEvidence` carries `average_power_w` over the window (= energy / window seconds, the
+figure `energy [J/token] = average_power [W] / tokens_per_s` uses), `energy_j`, `boundary`,
+`grade` ("measured"), `method` (counter or trapezoid), `notes`, `files` (path, sha256, tool,
+rows) and the full `pipeline.energy.EnergyResult` (gaps, resets, idle power, stability).
+Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
+`pipeline.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.energy import EnergyParams, EnergyResult, Window, window_energy
+from sources.errors import ParseError
+from sources.power.registry import detect_format, read_power
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    path: str
+    sha256: str
+    tool: str
+    rows: int
+
+
+@dataclass(frozen=True)
+class PowerEvidence:
+    average_power_w: float
+    energy_j: float
+    boundary: str
+    method: str
+    grade: str
+    notes: tuple[str, ...]
+    files: tuple[EvidenceFile, ...]
+    energy: EnergyResult
+
+    def joules_per_token(self, tokens: float) -> float | None:
+        return self.energy.joules_per_token(tokens)
+
+
+def _candidates(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+    if path.is_file():
+        return [path]
+    raise FileNotFoundError(f"power evidence not found: {path}")
+
+
+def read_power_files(path: Path, tz: str | None = None, format: str | None = None
+                     ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
+    """All power samples under `path`, the files read (with sha256) and notes on skipped
+    files. Identical files (same sha256) are read once."""
+    frames, files, notes, seen = [], [], [], set()
+    explicit_file = path.is_file()
+    for file in _candidates(path):
+        data = file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen:
+            notes.append(f"{file}: same content as a file already read; skipped")
+            continue
+        seen.add(digest)
+        if format is None and not explicit_file:
+            try:
+                detect_format(data, str(file))
+            except ParseError:
+                notes.append(f"{file}: not a power log; skipped")
+                continue
+        tool, frame = read_power(data, path=str(file), tz=tz, format=format)
+        frames.append(frame)
+        files.append(EvidenceFile(str(file), digest, tool, frame.height))
+    if not frames:
+        raise ParseError("power", str(path), "files", "no power log found")
+    return pl.concat(frames), tuple(files), notes
+
+
+def power_from_evidence(path: Path, window_start_utc: datetime | None,
+                        window_end_utc: datetime | None, tz: str | None = None, *,
+                        uncertainty_s: float = 0.0, boundary: str | None = None,
+                        format: str | None = None, params: EnergyParams | None = None
+                        ) -> PowerEvidence:
+    if (window_start_utc is None) != (window_end_utc is None):
+        raise ValueError("give both window_start_utc and window_end_utc, or neither")
+    window = (Window(window_start_utc, window_end_utc, uncertainty_s)
+              if window_start_utc is not None and window_end_utc is not None else None)
+    samples, files, notes = read_power_files(Path(path), tz=tz, format=format)
+    origin = ", ".join(f.path for f in files)
+    result = window_energy(samples, window, origin=origin, boundary=boundary, params=params)
+    if window is None:
+        notes.append("no benchmark window given: energy over the span all devices cover")
+    if not result.stable:
+        notes.append("unstable: " + ", ".join(result.stability_reasons))
+    return PowerEvidence(
+        average_power_w=result.average_power_w, energy_j=result.energy_j,
+        boundary=result.boundary, method=result.method, grade="measured",
+        notes=tuple(notes) + result.notes, files=files, energy=result)

@@ -1,0 +1,51 @@
+"""What every power reader shares: the canonical column set and the local-time rule.
+
+Naive timestamps (nvidia-smi, dmon, CodeCarbon, PTDaemon) are local wall time of the logging
+machine. They are converted with a timezone the caller states; a missing timezone is an
+error naming the file, never a silent guess.
+"""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import polars as pl
+
+from schemas.power import POWER_COLUMNS
+from sources.errors import ParseError
+
+NOT_AVAILABLE = ("[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]", "-", "")
+
+
+def canonical(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add absent canonical columns as nulls, cast, and order them as the table declares."""
+    return frame.select(
+        (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+        for name, dtype in POWER_COLUMNS.items()
+    )
+
+
+def require_tz(tz: str | None, *, source: str, path: str, where: str) -> str:
+    """The caller's timezone for naive timestamps, checked to be a real IANA name."""
+    if tz is None:
+        raise ParseError(source, path, where, "timestamps have no timezone; give one "
+                         "explicitly (tz='Europe/Paris', --tz UTC, ...)")
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ParseError(source, path, where, f"unknown timezone {tz!r}") from None
+    return tz
+
+
+def local_to_utc(naive: pl.Expr, tz: str) -> pl.Expr:
+    """Naive local datetimes -> UTC. Times that do not exist or are ambiguous (DST changes)
+    become null and are reported by the caller, never shifted silently."""
+    return (naive.dt.replace_time_zone(tz, ambiguous="null", non_existent="null")
+            .dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
+
+
+def decode(data: bytes, *, source: str, path: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ParseError(source, path, f"byte {err.start}", "not UTF-8 text") from None

@@ -1,0 +1,60 @@
+"""The scorecard's entry point: measured power from a file or a folder of logs."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pipeline.energy import EnergyError
+from pipeline.power_evidence import power_from_evidence
+from sources.errors import ParseError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "power"
+NVSMI = FIXTURES / "nvidia_smi_2gpu_gap_na_truncated.csv"
+
+
+def test_file_with_window() -> None:
+    start = datetime(2026, 11, 20, 10, 0, 1, tzinfo=UTC)
+    evidence = power_from_evidence(NVSMI, start, start + timedelta(seconds=8), "Europe/Paris",
+                                   uncertainty_s=1.0)
+    # 300 W + 400 W constant: 700 W average, 5600 J over 8 s
+    assert evidence.average_power_w == pytest.approx(700.0)
+    assert evidence.energy_j == pytest.approx(5600.0)
+    assert (evidence.boundary, evidence.grade, evidence.method) == (
+        "gpu_board", "measured", "trapezoid")
+    assert evidence.files[0].sha256 == hashlib.sha256(NVSMI.read_bytes()).hexdigest()
+    assert evidence.files[0].tool == "nvidia-smi"
+    # the window shifted by +/-1 s still lies within the log; constant power: same energy
+    assert evidence.energy.energy_range_j == (pytest.approx(5600.0), pytest.approx(5600.0))
+    # 700 W at 350 tokens/s would be 2 J/token: 5600 J / 2800 tokens
+    assert evidence.joules_per_token(2800) == pytest.approx(2.0)
+
+
+def test_folder_skips_other_files(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "dcgm_scrapes_2gpu.prom", tmp_path / "dcgm.prom")
+    (tmp_path / "bench.json").write_text('{"duration": 10}')
+    evidence = power_from_evidence(tmp_path, None, None)
+    # DCGM counters: 3000 J + 4000 J over 10 s
+    assert evidence.energy_j == pytest.approx(7000.0)
+    assert evidence.method == "counter"
+    assert any("bench.json: not a power log; skipped" in n for n in evidence.notes)
+
+
+def test_missing_timezone_names_the_file() -> None:
+    with pytest.raises(ParseError, match=r"nvidia_smi_2gpu_gap_na_truncated\.csv.*timezone"):
+        power_from_evidence(NVSMI, None, None)
+
+
+def test_log_not_covering_the_window() -> None:
+    start = datetime(2026, 11, 20, 12, 0, 0, tzinfo=UTC)
+    with pytest.raises(EnergyError, match="does not cover the window"):
+        power_from_evidence(NVSMI, start, start + timedelta(seconds=60), "Europe/Paris")
+
+
+def test_half_a_window_is_refused() -> None:
+    with pytest.raises(ValueError, match="both"):
+        power_from_evidence(NVSMI, datetime(2026, 1, 1, tzinfo=UTC), None, "UTC")
