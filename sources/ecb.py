@@ -1,0 +1,152 @@
+"""ECB euro foreign exchange reference rates: units of each currency per 1 EUR, as published
+(USD -> EUR is amount / rate). Daily XML, the 90-day and full-history XML, the full-history CSV
+(inside eurofxref-hist.zip) and the ECB Data Portal SDMX CSV all parse to FX_RATES rows.
+
+Pitfalls handled: XML keeps trailing zeros while CSV does not (both parse to the same float);
+the history CSV ends every line with a comma (an empty last column) and writes N/A for
+currencies not quoted that day; Data Portal rows with an empty OBS_VALUE (closing days,
+OBS_STATUS=H) are not rates and are dropped; weekends have no rate (readers carry the last
+TARGET day forward, the rate_date shows which day was used).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import date
+
+import polars as pl
+import requests
+
+from schemas.market import FX_RATES
+from sources.decode import load_xml
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+
+SOURCE = "ecb"
+BASE_URL = "https://www.ecb.europa.eu/stats/eurofxref"
+DATA_API_URL = "https://data-api.ecb.europa.eu/service/data"
+LICENCE = ("ECB euro reference rates; reuse permitted provided the information appears "
+           "accurately and the ECB is cited as the source (informational rates only)")
+PROVIDES = (FX_RATES,)
+ENV_VAR: str | None = None
+
+_NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
+
+
+def fetch_daily(session: requests.Session, *, base_url: str = BASE_URL,
+                policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    """Today's rates (eurofxref-daily.xml)."""
+    return [fetch_with(policy, session, f"{base_url}/eurofxref-daily.xml", source=SOURCE)]
+
+
+def fetch_recent(session: requests.Session, *, base_url: str = BASE_URL,
+                 policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    """The last 90 days (eurofxref-hist-90d.xml, same format as the daily file)."""
+    return [fetch_with(policy, session, f"{base_url}/eurofxref-hist-90d.xml", source=SOURCE)]
+
+
+def fetch_history(session: requests.Session, *, base_url: str = BASE_URL,
+                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    """Every rate since 1999 (eurofxref-hist.zip holding eurofxref-hist.csv, ~0.6 MB)."""
+    return [fetch_with(policy, session, f"{base_url}/eurofxref-hist.zip", source=SOURCE)]
+
+
+def fetch_series(session: requests.Session, currencies: tuple[str, ...], start: date,
+                 end: date, *, base_url: str = DATA_API_URL,
+                 policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    """Daily series from the ECB Data Portal (SDMX csvdata), one request for all currencies."""
+    key = f"D.{'+'.join(currencies)}.EUR.SP00.A"
+    params = {"format": "csvdata", "startPeriod": start.isoformat(),
+              "endPeriod": end.isoformat()}
+    return [fetch_with(policy, session, f"{base_url}/EXR/{key}", source=SOURCE, params=params)]
+
+
+def _cited(frame: pl.DataFrame, url: str) -> pl.DataFrame:
+    return frame.with_columns(
+        pl.lit(url).alias("source_url"),
+        pl.col("rate_date").alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    ).sort("rate_date", "currency").select(FX_RATES.columns)
+
+
+def parse_xml(data: bytes, *, url: str) -> pl.DataFrame:
+    """eurofxref-daily.xml, -hist-90d.xml or -hist.xml: <Cube time=...><Cube currency rate/>."""
+    root = load_xml(data, source=SOURCE, url=url)
+    rows: dict[str, list[object]] = {"rate_date": [], "currency": [], "rate": []}
+    days = root.iter(f"{_NS}Cube")
+    for day in days:
+        when = day.get("time")
+        if when is None:
+            continue
+        for cube in day.findall(f"{_NS}Cube"):
+            rows["rate_date"].append(when)
+            rows["currency"].append(cube.get("currency"))
+            rows["rate"].append(cube.get("rate"))
+    if not rows["rate_date"]:
+        raise ParseError(SOURCE, url, "Cube[@time]", "no dated rates in the document "
+                         f"(root element {root.tag!r})")
+    frame = pl.DataFrame(rows, schema={k: pl.String() for k in rows})
+    return _cited(_typed(frame, url, "Cube"), url)
+
+
+def _typed(frame: pl.DataFrame, url: str, where: str) -> pl.DataFrame:
+    typed = frame.select(
+        pl.col("rate_date").str.to_date("%Y-%m-%d", strict=False),
+        pl.col("currency").str.strip_chars(),
+        pl.col("rate").str.strip_chars().cast(pl.Float64, strict=False).alias("units_per_eur"),
+    )
+    bad = frame.filter(typed["rate_date"].is_null() | typed["units_per_eur"].is_null()
+                       | typed["currency"].is_null())
+    if bad.height:
+        raise ParseError(SOURCE, url, where, f"unreadable rate or date: {bad.row(0)}")
+    return typed
+
+
+def parse_hist_csv(data: bytes, *, url: str) -> pl.DataFrame:
+    """eurofxref-hist.csv (or the .zip holding it): Date,USD,JPY,...,<empty> with N/A gaps."""
+    if data[:2] == b"PK":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                names = [n for n in archive.namelist() if n.endswith(".csv")]
+                if not names:
+                    raise ParseError(SOURCE, url, "(zip)", "no CSV inside the archive")
+                data = archive.read(names[0])
+        except zipfile.BadZipFile as error:
+            raise ParseError(SOURCE, url, "(zip)", f"not a readable zip: {error}") from None
+    try:
+        wide = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except pl.exceptions.PolarsError as error:
+        raise ParseError(SOURCE, url, "(file)", f"not a readable CSV: {error}") from None
+    if "Date" not in wide.columns:
+        raise ParseError(SOURCE, url, "header", f"no Date column (found {wide.columns[:5]})")
+    currencies = [c for c in wide.columns if c != "Date" and c.strip() and
+                  not c.startswith("_duplicated")]
+    long = wide.unpivot(index="Date", on=currencies, variable_name="currency",
+                        value_name="rate").filter(
+        pl.col("rate").is_not_null() & ~pl.col("rate").str.strip_chars().is_in(["N/A", ""]))
+    return _cited(_typed(long.rename({"Date": "rate_date"}), url, "row"), url)
+
+
+def parse_data_api_csv(data: bytes, *, url: str) -> pl.DataFrame:
+    """ECB Data Portal csvdata (full or dataonly detail): CURRENCY, TIME_PERIOD, OBS_VALUE."""
+    try:
+        table = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except pl.exceptions.PolarsError as error:
+        raise ParseError(SOURCE, url, "(file)", f"not a readable CSV: {error}") from None
+    needed = ("CURRENCY", "CURRENCY_DENOM", "TIME_PERIOD", "OBS_VALUE")
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise ParseError(SOURCE, url, "header", f"missing column(s) {missing}")
+    wrong = table.filter(pl.col("CURRENCY_DENOM") != "EUR")
+    if wrong.height:
+        raise ParseError(SOURCE, url, "CURRENCY_DENOM",
+                         f"expected EUR, got {wrong['CURRENCY_DENOM'][0]!r}")
+    if "FREQ" in table.columns and table.filter(pl.col("FREQ") != "D").height:
+        raise ParseError(SOURCE, url, "FREQ", "expected daily (D) observations")
+    observed = table.filter(pl.col("OBS_VALUE").is_not_null()
+                            & (pl.col("OBS_VALUE").str.strip_chars() != ""))
+    frame = observed.select(pl.col("TIME_PERIOD").alias("rate_date"),
+                            pl.col("CURRENCY").alias("currency"),
+                            pl.col("OBS_VALUE").alias("rate"))
+    return _cited(_typed(frame, url, "OBS_VALUE"), url)

@@ -1,0 +1,97 @@
+"""ECB reference rates: real sample files and our 90-day excerpt, via a local HTTP server."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+import requests
+from pytest_httpserver import HTTPServer
+
+from schemas.market import FX_RATES
+from sources import ecb
+from sources.errors import ParseError
+from sources.http import FetchPolicy
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / ".." / "shared" / "samples" / "ecb"
+FIXTURES = ROOT / "tests" / "fixtures" / "ecb"
+URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
+FAST = FetchPolicy(backoff_s=0.0, sleep=lambda s: None)
+
+
+def sample(name: str) -> bytes:
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    return path.read_bytes()
+
+
+def rate(frame, currency: str, day: date) -> float:  # type: ignore[no-untyped-def]
+    row = frame.filter((frame["currency"] == currency) & (frame["rate_date"] == day))
+    assert row.height == 1
+    return float(row["units_per_eur"][0])
+
+
+def test_daily_xml_sample() -> None:
+    frame = ecb.parse_xml(sample("eurofxref-daily_2022-07-08_xpt-nl.xml"), url=URL)
+    FX_RATES.validate(frame, "sample")
+    assert frame.height == 31  # 31 <Cube currency> lines in the file
+    assert rate(frame, "USD", date(2022, 7, 8)) == 1.0163  # as published, USD per EUR
+    assert rate(frame, "GBP", date(2022, 7, 8)) == 0.84585
+
+
+def test_hist_csv_sample_skips_na_and_trailing_comma() -> None:
+    frame = ecb.parse_hist_csv(sample("eurofxref-hist_head_h0tbird.csv"), url=URL)
+    FX_RATES.validate(frame, "sample")
+    # 7 dates x 41 currency columns, of which 11 are N/A every day (CYP EEK LTL LVL MTL ROL
+    # SIT SKK HRK RUB TRL) -> 7 x 30 = 210 rates; the empty last column is not a currency
+    assert frame.height == 210
+    assert set(frame["currency"]) >= {"USD", "JPY", "CHF"} and "CYP" not in set(frame["currency"])
+    assert rate(frame, "USD", date(2025, 5, 9)) == 1.1252
+
+
+def test_data_api_csv_sample() -> None:
+    frame = ecb.parse_data_api_csv(
+        sample("ecb_data_api_EXR_D.USD.EUR.SP00.A_csvdata_excerpt.csv"), url=URL)
+    FX_RATES.validate(frame, "sample")
+    assert frame.rows() == [(date(2026, 9, 30), "USD", 1.1355, URL, date(2026, 9, 30),
+                             ecb.LICENCE)]
+
+
+def test_xml_keeps_value_of_trailing_zero_rates() -> None:
+    frame = ecb.parse_xml((FIXTURES / "eurofxref-hist-90d_excerpt.xml").read_bytes(), url=URL)
+    # rate='0.87650' and rate='1.1580' in the XML are the floats 0.8765 and 1.158
+    assert rate(frame, "GBP", date(2026, 11, 27)) == 0.8765
+    assert rate(frame, "USD", date(2026, 11, 27)) == 1.158
+    assert frame.height == 16  # 4 days x 4 currencies
+
+
+@pytest.mark.parametrize("body, where", [
+    (b"<gesmes:Envelope", "XML"),
+    (b"<html><body>Service unavailable</body></html>", "Cube[@time]"),
+])
+def test_broken_xml_is_a_parse_error(body: bytes, where: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        ecb.parse_xml(body, url="https://ecb/x.xml")
+    assert caught.value.source == "ecb" and caught.value.where.startswith(where)
+
+
+def test_data_api_renamed_column_is_a_parse_error() -> None:
+    body = b"KEY,CURRENCY,CURRENCY_DENOM,DATE,OBS_VALUE\nk,USD,EUR,2026-09-30,1.1\n"
+    with pytest.raises(ParseError, match="TIME_PERIOD"):
+        ecb.parse_data_api_csv(body, url=URL)
+
+
+def test_fetch_recent_through_http(httpserver: HTTPServer) -> None:
+    body = (FIXTURES / "eurofxref-hist-90d_excerpt.xml").read_bytes()
+    httpserver.expect_ordered_request("/stats/eurofxref/eurofxref-hist-90d.xml"
+                                      ).respond_with_data("", status=502)
+    httpserver.expect_ordered_request("/stats/eurofxref/eurofxref-hist-90d.xml"
+                                      ).respond_with_data(body, content_type="text/xml")
+    with requests.Session() as session:
+        [got] = ecb.fetch_recent(session, base_url=httpserver.url_for("/stats/eurofxref"),
+                                 policy=FAST)
+    assert got.data == body and got.source == "ecb"
+    assert ecb.parse_xml(got.data, url=got.url).height == 16

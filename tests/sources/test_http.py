@@ -1,0 +1,138 @@
+"""sources.http.fetch against a real local HTTP server: retries, Retry-After, caps, secrets."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from sources.http import FetchError, fetch, retry_after_s
+
+
+@pytest.fixture
+def session() -> requests.Session:
+    with requests.Session() as s:
+        yield s
+
+
+def quick(session: requests.Session, url: str, waits: list[float], **kw):  # type: ignore[no-untyped-def]
+    kw.setdefault("retries", 3)
+    return fetch(session, url, source="test", backoff_s=0.01, sleep=waits.append, **kw)
+
+
+def test_retries_503_then_succeeds(httpserver: HTTPServer, session: requests.Session) -> None:
+    for _ in range(2):
+        httpserver.expect_ordered_request("/x").respond_with_data("busy", status=503)
+    httpserver.expect_ordered_request("/x").respond_with_data(b"ok", content_type="text/plain")
+    waits: list[float] = []
+    got = quick(session, httpserver.url_for("/x"), waits)
+    assert got.data == b"ok" and got.status == 200
+    # two failures -> two waits of backoff_s * 2**attempt: 0.01 * 1, 0.01 * 2
+    assert waits == pytest.approx([0.01, 0.02])
+    assert got.headers["content-type"].startswith("text/plain")
+    assert got.fetched_at.tzinfo is not None
+
+
+def test_429_honours_retry_after_capped(httpserver: HTTPServer,
+                                        session: requests.Session) -> None:
+    httpserver.expect_ordered_request("/x").respond_with_data(
+        "slow down", status=429, headers={"Retry-After": "7"})
+    httpserver.expect_ordered_request("/x").respond_with_data(
+        "slow down", status=429, headers={"Retry-After": "600"})
+    httpserver.expect_ordered_request("/x").respond_with_data("ok")
+    waits: list[float] = []
+    got = quick(session, httpserver.url_for("/x"), waits, max_wait_s=30)
+    assert got.data == b"ok"
+    # Retry-After 7 s is honoured as is; 600 s is capped at max_wait_s = 30 s
+    assert waits == [7.0, 30.0]
+
+
+def test_500_every_time_gives_up_naming_source_url_status(
+        httpserver: HTTPServer, session: requests.Session) -> None:
+    httpserver.expect_request("/x").respond_with_data("boom", status=500)
+    waits: list[float] = []
+    with pytest.raises(FetchError) as caught:
+        quick(session, httpserver.url_for("/x"), waits, retries=2)
+    assert caught.value.status == 500
+    assert str(caught.value).startswith(f"test: {httpserver.url_for('/x')}: HTTP 500")
+    assert "gave up after 3 attempts" in str(caught.value)
+    assert len(waits) == 2  # 3 attempts, 2 waits in between
+    assert len(httpserver.log) == 3
+
+
+def test_401_fails_at_once_without_leaking_the_secret(
+        httpserver: HTTPServer, session: requests.Session) -> None:
+    httpserver.expect_request("/api").respond_with_data(
+        "Unauthorized token s3cr3t-token", status=401)
+    waits: list[float] = []
+    with pytest.raises(FetchError) as caught:
+        quick(session, httpserver.url_for("/api"), waits,
+              params={"securityToken": "s3cr3t-token", "documentType": "A44"},
+              secret_params=("securityToken",))
+    message = str(caught.value)
+    assert "s3cr3t-token" not in message
+    assert "securityToken=***" in message and "HTTP 401" in message
+    assert waits == [] and len(httpserver.log) == 1
+
+
+def test_secret_params_and_headers_are_redacted_in_the_result(
+        httpserver: HTTPServer, session: requests.Session) -> None:
+    httpserver.expect_request("/api", headers={"auth-token": "hdr-secret"},
+                              query_string={"key": "qs-secret", "zone": "FR"}
+                              ).respond_with_data("{}")
+    got = quick(session, httpserver.url_for("/api"), [],
+                params={"key": "qs-secret", "zone": "FR"}, headers={"auth-token": "hdr-secret"},
+                secret_params=("key",), secret_headers=("auth-token",))
+    assert got.params == {"key": "***", "zone": "FR"}
+    assert "qs-secret" not in got.url and "key=***" in got.url
+    assert "hdr-secret" not in repr(got)
+
+
+def test_timeout_is_retried_then_reported(httpserver: HTTPServer,
+                                          session: requests.Session) -> None:
+    def slow(request: Request) -> Response:
+        time.sleep(0.5)
+        return Response("late")
+
+    httpserver.expect_request("/slow").respond_with_handler(slow)
+    waits: list[float] = []
+    with pytest.raises(FetchError) as caught:
+        quick(session, httpserver.url_for("/slow"), waits, retries=1, timeout_s=0.1)
+    assert "Timeout" in str(caught.value) and caught.value.status is None
+    assert len(waits) == 1
+
+
+def test_size_cap_with_content_length(httpserver: HTTPServer,
+                                      session: requests.Session) -> None:
+    httpserver.expect_request("/big").respond_with_data(b"x" * 2000)
+    with pytest.raises(FetchError, match="2000 bytes exceeds the cap of 1000"):
+        quick(session, httpserver.url_for("/big"), [], max_bytes=1000)
+
+
+def test_size_cap_while_streaming_without_length(httpserver: HTTPServer,
+                                                 session: requests.Session) -> None:
+    def stream(request: Request) -> Response:
+        return Response((b"y" * 500 for _ in range(10)), direct_passthrough=True)
+
+    httpserver.expect_request("/stream").respond_with_handler(stream)
+    with pytest.raises(FetchError, match="exceeds the cap of 1200 bytes"):
+        quick(session, httpserver.url_for("/stream"), [], max_bytes=1200)
+
+
+def test_connection_refused_is_a_fetch_error(session: requests.Session) -> None:
+    waits: list[float] = []
+    with pytest.raises(FetchError, match="ConnectionError") as caught:
+        quick(session, "http://127.0.0.1:9/nothing", waits, retries=1)
+    assert caught.value.status is None and len(waits) == 1
+
+
+def test_retry_after_http_date() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC)
+    # 08:00:12 - 08:00:00 = 12 s
+    assert retry_after_s("Sun, 29 Nov 2026 08:00:12 GMT", now) == 12.0
+    assert retry_after_s("garbage", now) is None
