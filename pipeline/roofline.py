@@ -219,7 +219,7 @@ def roofline(frame: F) -> F:
             pl.when(_C("headroom_gb") < 0).then(pl.format(
                 "required {} GB (weights {} + reserve {} + KV cache {}) exceeds the {} GB "
                 "memory budget by {} GB: no token ceiling",
-                *(_C(c).round(2) for c in ("required_gb", "weights_gb")),
+                _C("required_gb").round(2), _f("weights_gb").round(2),
                 (tp * _f("reserve_gb")).round(2), _C("cache_gb").round(2),
                 _C("memory_budget_gb").round(2), (-_C("headroom_gb")).round(2),
             )).otherwise(None).alias("ceiling_reason"),

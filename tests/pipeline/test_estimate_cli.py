@@ -1,0 +1,202 @@
+"""`scorecard estimate` through a real Typer app: flags, reference look-ups, TOML, JSON contract
+(DESIGN section 9), error messages naming the flag, calibration."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pipeline.estimate_cli import estimate
+
+HARDWARE = Path(__file__).resolve().parents[1] / "fixtures" / "roofline" / "hardware.csv"
+EXAMPLE_FLAGS = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
+                 "--head-dim", "128", "--cache-bytes", "2", "--batch", "16", "--context", "2048",
+                 "--weights-gb", "16", "--reserve-gb", "8", "--budget-gb", "80",
+                 "--bandwidth-gbs", "3350", "--tflops", "989"]
+CONTRACT = ("kv_bytes_per_token", "cache_gb", "required_gb", "headroom_gb", "traffic_gb",
+            "memory_ms", "compute_ms", "step_ms", "tokens_per_s_ceiling", "bound")
+
+app = typer.Typer()
+app.command("estimate")(estimate)
+
+
+@app.command("noop")
+def _noop() -> None:
+    """A second command, so `estimate` is invoked by name as under `scorecard`."""
+
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["estimate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_json(*args: str) -> dict:
+    code, out, err = run(*args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_worked_example_json_contract():
+    code, out, _ = run(*EXAMPLE_FLAGS, "--json")
+    assert code == 0
+    data = json.loads(out)  # stdout is only JSON
+    assert set(CONTRACT) <= set(data)
+    # issue 6: KV 131,072 B; cache 4.294967 GB; required 28.294967; headroom 51.705033;
+    # traffic 20.297064 GB; memory 6.058825 ms; compute 0.276218 ms; 2,640.78 tokens/s
+    assert data["kv_bytes_per_token"] == 131_072
+    assert data["cache_gb"] == pytest.approx(4.294967, abs=1e-6)
+    assert data["required_gb"] == pytest.approx(28.294967, abs=1e-6)
+    assert data["headroom_gb"] == pytest.approx(51.705033, abs=1e-6)
+    assert data["traffic_gb"] == pytest.approx(20.297064, abs=1e-6)
+    assert data["memory_ms"] == pytest.approx(6.058825, abs=1e-6)
+    assert data["compute_ms"] == pytest.approx(0.276218, abs=1e-6)
+    assert data["step_ms"] == data["memory_ms"]
+    assert data["tokens_per_s_ceiling"] == pytest.approx(2640.78, abs=0.01)
+    assert data["bound"] == "memory"
+    assert data["grade"] == "estimated"
+    assert data["assumptions"] and all(isinstance(a, str) for a in data["assumptions"])
+    # sorted keys, deterministic
+    assert out.strip() == json.dumps(data, sort_keys=True, indent=2)
+    assert run(*EXAMPLE_FLAGS, "--json")[1] == out
+
+
+def test_text_report_names_the_binding_bound_and_assumptions():
+    code, out, _ = run(*EXAMPLE_FLAGS)
+    assert code == 0
+    assert "memory-bound" in out
+    assert "2,640.8 tokens/s" in out
+    assert "headroom          51.71 GB" in out
+    assert "Assumptions" in out and "KV heads, not the 32 query heads" in out
+
+
+def test_model_and_gpu_from_the_reference_tables():
+    data = run_json("--model", "Llama-3.1-8B", "--gpu", "h100-sxm-80gb", "--batch", "16",
+                    "--context", "2048", "--hardware-csv", str(HARDWARE))
+    # weights 8,030,261,248 x 2 B = 16.060522496 GB; reserve 10% of 80 = 8 GB
+    # traffic = 16.060522496 + 4.294967296 + 0.002097152 = 20.357586944 GB
+    # -> / 3,350 = 6.076892 ms -> 16 / 6.076892 ms = 2,632.93 tokens/s
+    assert data["inputs"]["weights_gb"] == pytest.approx(16.060522496)
+    assert data["inputs"]["reserve_gb"] == pytest.approx(8.0)
+    assert data["memory_ms"] == pytest.approx(6.076892, abs=1e-6)
+    assert data["tokens_per_s_ceiling"] == pytest.approx(2632.93, abs=0.01)
+    assert (data["model"], data["gpu"], data["precision"]) == ("Llama-3.1-8B",
+                                                              "H100-SXM-80GB", "bf16")
+    urls = {s["table"]: s["source_url"] for s in data["sources"]}
+    assert urls["core__model_architectures"].endswith("/Llama-3.1-8B/blob/main/config.json")
+    assert urls["core__hardware"].startswith("https://www.nvidia.com/")
+    assert any(a.startswith("Weights = 8,030,261,248 parameters x 2 B") for a in
+               data["assumptions"])
+    # a flag overrides the table: 4 KV heads halve the KV bytes (2 x 32 x 4 x 128 x 2 = 65,536)
+    fewer = run_json("--model", "Llama-3.1-8B", "--kv-heads", "4", "--batch", "1",
+                     "--context", "1", "--budget-gb", "80", "--bandwidth-gbs", "3350",
+                     "--tflops", "989")
+    assert fewer["kv_bytes_per_token"] == 65_536
+
+
+def test_fp8_uses_the_fp8_column_and_one_byte_weights():
+    data = run_json("--model", "Llama-3.1-70B", "--gpu", "H100-SXM-80GB", "--precision", "fp8",
+                    "--batch", "8", "--context", "4096", "--hardware-csv", str(HARDWARE))
+    # 70,553,706,496 x 1 B = 70.553706 GB; compute from fp8_dense_tflops = 1,979
+    assert data["inputs"]["weights_gb"] == pytest.approx(70.553706496)
+    assert data["inputs"]["tflops"] == 1979
+    code, _, err = run("--model", "Llama-3.1-70B", "--gpu", "A100-SXM-80GB", "--precision",
+                       "fp8", "--batch", "8", "--context", "4096", "--hardware-csv",
+                       str(HARDWARE))
+    assert code == 1
+    assert "--gpu" in err and "fp8_dense_tflops" in err and "--tflops" in err
+
+
+def test_over_budget_prints_null_ceiling_with_reason():
+    flags = [*EXAMPLE_FLAGS]
+    flags[flags.index("--context") + 1] = "131072"
+    data = run_json(*flags)
+    assert data["tokens_per_s_ceiling"] is None
+    assert "exceeds the 80.0 GB memory budget" in data["ceiling_reason"]
+    code, out, _ = run(*flags)
+    assert code == 0 and "ceiling           none: required" in out
+
+
+@pytest.mark.parametrize(("change", "flag"), [
+    (("--batch", "0"), "--batch"),
+    (("--kv-heads", "64"), "--kv-heads"),
+    (("--bandwidth-gbs", "-5"), "--bandwidth-gbs"),
+    (("--cache-bytes", "0"), "--cache-bytes"),
+])
+def test_bad_flag_is_named_and_exits_1(change, flag):
+    flags = [*EXAMPLE_FLAGS]
+    flags[flags.index(change[0]) + 1] = change[1]
+    code, out, err = run(*flags)
+    assert code == 1
+    assert out == ""
+    assert err.startswith(f"error: {flag}:")
+
+
+def test_missing_inputs_and_unknown_names():
+    flags = [*EXAMPLE_FLAGS]
+    del flags[flags.index("--bandwidth-gbs"):flags.index("--bandwidth-gbs") + 2]
+    code, _, err = run(*flags)
+    assert code == 1 and "missing --bandwidth-gbs or --gpu" in err
+    code, _, err = run("--model", "GPT-5", "--batch", "1", "--context", "1")
+    assert code == 1 and "--model: unknown model 'GPT-5'" in err and "Llama-3.1-8B" in err
+    code, _, err = run("--model", "Llama-3.1-8B", "--gpu", "H100-SXM-80GB", "--batch", "1",
+                       "--context", "1", "--hardware-csv", "/nonexistent/hardware.csv")
+    assert code == 1 and "hardware table /nonexistent/hardware.csv not found" in err
+
+
+def test_from_toml(tmp_path: Path):
+    toml = tmp_path / "estimate.toml"
+    toml.write_text(
+        "[estimate]\nparams = 8e9\nlayers = 32\nq_heads = 32\nkv_heads = 8\nhead_dim = 128\n"
+        "cache_bytes = 2\nbatch = 16\ncontext = 2048\nweights_gb = 16\nreserve_gb = 8\n"
+        "budget_gb = 80\nbandwidth_gbs = 3350\ntflops = 989\n", encoding="utf-8")
+    from_file = run_json("--from-toml", str(toml))
+    from_flags = run_json(*EXAMPLE_FLAGS)
+    assert from_file == from_flags
+    # a flag wins over the file: batch 32 doubles the cache (2 x 4.294967296 = 8.589934592 GB)
+    assert run_json("--from-toml", str(toml), "--batch", "32")["cache_gb"] == \
+        pytest.approx(8.589934592)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(toml.read_text(encoding="utf-8").replace("batch = 16", "batch = 0"),
+                   encoding="utf-8")
+    code, _, err = run("--from-toml", str(bad))
+    assert code == 1 and f"{bad}: key 'batch': must be at least 1" in err
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[estimate]\nbatchsize = 4\n", encoding="utf-8")
+    code, _, err = run("--from-toml", str(unknown))
+    assert code == 1 and "unknown key 'batchsize'" in err
+    typed = tmp_path / "typed.toml"
+    typed.write_text("[estimate]\nlayers = \"32\"\n", encoding="utf-8")
+    code, _, err = run("--from-toml", str(typed))
+    assert code == 1 and "key 'layers' must be an integer" in err
+
+
+def test_calibration_flags():
+    data = run_json(*EXAMPLE_FLAGS, "--calibrate-tpot-ms", "7.5", "--calibrate-context", "512",
+                    "--calibration-source", "bench/h100-c1.json")
+    # 16.067239936 GB per step in 7.5 ms -> 2,142.2987 GB/s replaces the 3,350 GB/s peak;
+    # ceiling = 16 / (20.297064448 / 2,142.2987 s) = 1,688.76 tokens/s
+    assert data["inputs"]["bandwidth_gb_per_s"] == pytest.approx(2142.2987, abs=1e-4)
+    assert data["calibration"]["source"] == "bench/h100-c1.json"
+    assert data["tokens_per_s_ceiling"] == pytest.approx(1688.76, abs=0.01)
+    assert any("Calibrated from bench/h100-c1.json" in a for a in data["assumptions"])
+    code, _, err = run(*EXAMPLE_FLAGS, "--calibrate-tpot-ms", "7.5", "--calibrate-context",
+                       "512")
+    assert code == 1 and "--calibration-source" in err
+    code, _, err = run(*EXAMPLE_FLAGS, "--calibrate-tpot-ms", "7.5",
+                       "--calibration-source", "x")
+    assert code == 1 and "--calibrate-tpot-ms needs --calibrate-context" in err
+
+
+def test_importing_the_command_does_not_import_polars():
+    code = ("import sys, pipeline.estimate_cli; "
+            "sys.exit(1 if 'polars' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
