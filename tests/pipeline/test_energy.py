@@ -182,9 +182,9 @@ def test_joules_per_token_without_tokens_is_null() -> None:
 times_strategy = st.lists(st.floats(0.1, 5.0), min_size=2, max_size=30)
 
 
-@settings(max_examples=60, deadline=None)
-@given(steps=times_strategy, watts=st.floats(0.0, 5000.0), lo=st.floats(0.0, 1.0),
-       hi=st.floats(0.0, 1.0))
+@settings(max_examples=30, deadline=None)
+@given(steps=times_strategy, watts=st.floats(0.0, 5000.0, allow_subnormal=False),
+       lo=st.floats(0.0, 1.0), hi=st.floats(0.0, 1.0))
 def test_trapezoid_of_a_constant(steps: list[float], watts: float, lo: float,
                                  hi: float) -> None:
     times = [sum(steps[:i]) for i in range(len(steps) + 1)]
@@ -195,16 +195,16 @@ def test_trapezoid_of_a_constant(steps: list[float], watts: float, lo: float,
     frame = samples(times, "g", power=[watts] * len(times))
     result = window_energy(frame, Window(at(a), at(b)), origin="p",)
     # constant power x duration (window bounds rounded to the microsecond)
-    assert result.energy_j == pytest.approx(watts * (b - a), rel=1e-6, abs=watts * 2e-6)
+    assert result.energy_j == pytest.approx(watts * (b - a), rel=1e-6, abs=watts * 2e-6 + 1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(steps=times_strategy, data=st.data())
 def test_energy_is_additive_and_never_negative(steps: list[float], data: st.DataObject) -> None:
     times = [round(sum(steps[:i]), 3) for i in range(len(steps) + 1)]
     if times[-1] - times[0] < 0.01 or len(set(times)) != len(times):
         return
-    watts = data.draw(st.lists(st.floats(0.0, 2000.0), min_size=len(times),
+    watts = data.draw(st.lists(st.floats(0.0, 2000.0, allow_subnormal=False), min_size=len(times),
                                max_size=len(times)))
     a, m, b = sorted(data.draw(st.lists(st.floats(times[0], times[-1]), min_size=3,
                                         max_size=3)))
