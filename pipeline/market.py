@@ -106,7 +106,9 @@ def provider_facts(con: duckdb.DuckDBPyConnection) -> dict[str, ProviderFacts]:
             hq_country=p["hq_country"], parent_company=p["parent_company"],
             parent_hq_country=p["parent_hq_country"],
             non_eu_law_exposure=p["non_eu_law_exposure"], exposure_basis=p["exposure_basis"],
-            gpu_qualifications=tuple(n for n, c in zip(names, covers, strict=True) if c),
-            other_qualifications=tuple(n for n, c in zip(names, covers, strict=True) if not c),
+            gpu_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
+                                             if c})),
+            other_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
+                                               if not c})),
         )
     return facts
