@@ -1,0 +1,199 @@
+"""Benchmark evidence for the scorecard: read result files, compute goodput, pick the knee.
+
+API (what the scorecard and `scorecard evidence inspect` use):
+
+- `throughput_from_evidence(path: Path, slo: Slo, *, fmt=None, tz=None) -> ThroughputEvidence`
+  `path` is a benchmark file or a folder of them (a sweep). `tokens_per_s` is the token
+  goodput at the knee of a sweep, or the run's token goodput for a single run (the mean over
+  runs when several runs share one load level); None with a reason in `notes` when it cannot be
+  computed (e.g. an aggregate-only file). `output_tokens_per_s` is the raw throughput of the
+  same run(s), shown beside it, never instead of it. `grade` is "measured" (benchmark files;
+  "production" is reserved for /metrics scrapes). `window_start_utc`/`window_end_utc` bound
+  the chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
+  `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
+  `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
+  `files` lists (path, sha256) of every file read.
+- `load_runs(paths, *, fmt=None, tz=None) -> Loaded`: files and folders to runs. Folders are
+  walked recursively in name order; files no reader recognises are skipped with a note (a
+  folder may hold power logs too), vLLM `*.pytorch.json` side files are skipped, and a folder
+  holding `vllm bench sweep` `run=N.json` files skips its `summary.json` (same runs twice).
+- `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
+  contract `{"runs": [...], "sweep": {...} | None}`.
+- `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
+  `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
+
+Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
+place; a missing path raises FileNotFoundError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.goodput import Slo, run_metrics, sweep_metrics
+from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
+from schemas.fields import FIELDS
+from sources.bench.registry import detect_format, parse_bench
+from sources.bench.run import REQUEST_COLUMNS, BenchRun
+
+
+@dataclass(frozen=True)
+class Loaded:
+    runs: list[BenchRun]
+    files: list[tuple[str, str]]  # (path, sha256)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ThroughputEvidence:
+    tokens_per_s: float | None
+    grade: str
+    output_tokens_per_s: float | None
+    source_path: str
+    files: tuple[tuple[str, str], ...]
+    window_start_utc: datetime | None = None
+    window_end_utc: datetime | None = None
+    clock_uncertainty_s: float | None = None
+    window_s: float | None = None
+    goodput_tokens: float | None = None
+    output_tokens: float | None = None
+    concurrency: int | None = None
+    request_rate: float | None = None
+    slo: Slo | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _files(path: Path) -> list[Path]:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_file():
+        return [path]
+    found = sorted(p for p in path.rglob("*") if p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    sweep_dirs = {p.parent for p in found if p.name.startswith("run=") and p.suffix == ".json"}
+    return [p for p in found if not p.name.endswith(".pytorch.json")
+            and not (p.name == "summary.json" and p.parent in sweep_dirs)]
+
+
+def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None
+              ) -> Loaded:
+    runs: list[BenchRun] = []
+    files: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for root in paths:
+        in_folder = Path(root).is_dir()
+        for path in _files(Path(root)):
+            data = path.read_bytes()
+            name = str(path)
+            if in_folder and fmt is None and detect_format(data) is None:
+                notes.append(f"{name}: skipped (not a benchmark format this project reads)")
+                continue
+            runs.extend(parse_bench(data, path=name, fmt=fmt, tz=tz))
+            files.append((name, hashlib.sha256(data).hexdigest()))
+    return Loaded(runs, files, notes)
+
+
+def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
+            window: tuple[float, float] | None = None) -> dict[str, Any]:
+    loaded = load_runs(paths, fmt=fmt, tz=tz)
+    return _report(loaded, slo, window)
+
+
+def _report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None) -> dict[str, Any]:
+    runs = [run_metrics(run, slo, window) for run in loaded.runs]
+    for m, run in zip(runs, loaded.runs, strict=True):
+        m["sha256"] = dict(loaded.files).get(run.path)
+    sweep = sweep_metrics(runs, slo)
+    if sweep is not None and loaded.notes:
+        sweep["notes"] = [*sweep["notes"], *loaded.notes]
+    elif loaded.notes and runs:
+        runs[0]["notes"] = [*runs[0]["notes"], *loaded.notes]
+    return {"runs": runs, "sweep": sweep}
+
+
+def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
+                             tz: str | None = None) -> ThroughputEvidence:
+    loaded = load_runs([Path(path)], fmt=fmt, tz=tz)
+    if not loaded.runs:
+        return ThroughputEvidence(None, "measured", None, str(path), tuple(loaded.files),
+                                  slo=slo, notes=("no benchmark run found", *loaded.notes))
+    report = _report(loaded, slo, None)
+    metrics, sweep = report["runs"], report["sweep"]
+    notes: list[str] = list(loaded.notes)
+    chosen = list(zip(metrics, loaded.runs, strict=True))
+    if sweep is not None and sweep["load_variable"] is not None:
+        notes.extend(sweep["notes"])
+        key = "concurrency" if sweep["load_variable"] == "concurrency" else "request_rate"
+        knee = sweep["knee_concurrency"] if key == "concurrency" else sweep["knee_request_rate"]
+        if knee is None:
+            notes.append("no knee: no level of the sweep meets the SLO")
+            best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
+            return ThroughputEvidence(
+                None, "measured", best["output_tokens_per_s"], str(path), tuple(loaded.files),
+                slo=slo, notes=tuple(notes))
+        chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
+        notes.append(f"operating point: the knee at {key} {knee}")
+    elif len(chosen) > 1:
+        notes.append(f"{len(chosen)} runs at one load level: their mean is used")
+    tokens = _mean([m["token_goodput_per_s"] for m, _ in chosen])
+    raw = _mean([m["output_tokens_per_s"] for m, _ in chosen])
+    for m, _ in chosen:
+        if m["token_goodput_per_s"] is None and m["goodput_null_reason"]:
+            notes.append(f"{m['path']}: {m['goodput_null_reason']}")
+    m0, r0 = chosen[0]
+    window_s = m0["window_s"]
+    return ThroughputEvidence(
+        tokens_per_s=tokens, grade="measured", output_tokens_per_s=raw, source_path=str(path),
+        files=tuple(loaded.files),
+        window_start_utc=r0.started_at_utc if len(chosen) == 1 else None,
+        window_end_utc=r0.ended_at_utc if len(chosen) == 1 else None,
+        clock_uncertainty_s=r0.clock_uncertainty_s if len(chosen) == 1 else None,
+        window_s=window_s if len(chosen) == 1 else None,
+        goodput_tokens=None if len(chosen) > 1 or window_s is None
+        or m0["token_goodput_per_s"] is None else m0["token_goodput_per_s"] * window_s,
+        output_tokens=None if len(chosen) > 1 or window_s is None
+        or m0["output_tokens_per_s"] is None else m0["output_tokens_per_s"] * window_s,
+        concurrency=m0["concurrency"], request_rate=m0["request_rate"], slo=slo,
+        notes=tuple(notes),
+    )
+
+
+def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
+    runs = pl.DataFrame([{
+        "bench_tool": r.tool, "bench_file": r.path, "run_index": r.run_index,
+        "run_label": r.label, "served_model": r.model, "concurrency": r.concurrency,
+        "request_rate_per_s": r.request_rate_per_s, "window_start_s": r.window_start_s,
+        "window_end_s": r.window_end_s, "window_s": r.window_s,
+        "started_at_utc": r.started_at_utc, "ended_at_utc": r.ended_at_utc,
+        "clock_uncertainty_s": r.clock_uncertainty_s, "aggregate_only": r.aggregate_only,
+        "itl_definition": r.itl_definition, "tpot_definition": r.tpot_definition,
+        **{f"reported_{k}": r.reported.get(k) for k in _REPORTED},
+        "reported_offered": r.reported.get("offered"),
+        "note": "; ".join(r.notes) or None,
+    } for r in loaded.runs], schema={c: FIELDS[c].dtype for c in BENCH_RUNS.columns})
+    parts = [r.requests.select(
+        pl.lit(r.path).alias("bench_file"), pl.lit(r.run_index, pl.Int64()).alias("run_index"),
+        *[c for c in REQUEST_COLUMNS])
+        for r in loaded.runs if r.requests is not None]
+    requests = pl.concat(parts) if parts else pl.DataFrame(
+        schema={c: FIELDS[c].dtype for c in BENCH_REQUESTS.columns})
+    origin = ", ".join(p for p, _ in loaded.files)
+    return (BENCH_RUNS.validate(runs, origin), BENCH_REQUESTS.validate(requests, origin))
+
+
+_REPORTED = ("completed", "failed", "duration_s", "total_output_tokens",
+             "request_throughput_per_s", "output_tokens_per_s", "request_goodput_per_s",
+             "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s")
+
+
+def _mean(values: list[float | None]) -> float | None:
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None) / len(values)

@@ -1,0 +1,120 @@
+"""`scorecard evidence ...`: inspect benchmark evidence (files, sweep folders, traces).
+
+Heavy imports (polars, the readers) happen inside the commands so `scorecard --help` is fast.
+The lead mounts this with `app.add_typer(evidence_app, name="evidence")`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+evidence_app = typer.Typer(help="Benchmark evidence: parse result files, goodput, knee.",
+                           no_args_is_help=True)
+
+
+def _window(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        start, end = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--window expects START,END in seconds, got {text!r}") from None
+    if not (math.isfinite(start) and math.isfinite(end) and end > start):
+        raise ValueError(f"--window END must be after START, got {text!r}")
+    return start, end
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(1)
+
+
+@evidence_app.command("inspect")
+def inspect_command(
+    paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders (a sweep).")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="Force a format: vllm, guidellm, aiperf, llmperf, mlperf, trace.")
+    ] = None,
+    tz: Annotated[str | None, typer.Option(
+        help="Timezone of naive timestamps (vLLM 'date'), e.g. Europe/Paris.")] = None,
+    ttft_ms: Annotated[float | None, typer.Option(
+        help="SLO: time to first token limit, ms (omitted: no TTFT limit).")] = None,
+    tpot_ms: Annotated[float | None, typer.Option(help="SLO: time per output token, ms.")
+                       ] = None,
+    max_itl_ms: Annotated[float | None, typer.Option(help="SLO: largest gap, ms.")] = None,
+    ttft_p99_ms: Annotated[float | None, typer.Option(help="Knee: p99 TTFT limit, ms.")
+                           ] = None,
+    tpot_p99_ms: Annotated[float | None, typer.Option(help="Knee: p99 TPOT limit, ms.")
+                           ] = None,
+    attainment: Annotated[float, typer.Option(
+        help="Share of requests that must pass at the knee.")] = 0.95,
+    window: Annotated[str | None, typer.Option(
+        help="START,END in seconds on the trace's clock.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
+                       ] = False,
+) -> None:
+    """Print what was parsed and computed: per run counts, percentiles, goodput; the knee."""
+    from pipeline.evidence import inspect
+    from pipeline.goodput import Slo
+    from sources.errors import ParseError
+
+    try:
+        slo = Slo(ttft_ms=math.inf if ttft_ms is None else ttft_ms, tpot_ms=tpot_ms,
+                  max_itl_ms=max_itl_ms, attainment=attainment, ttft_p99_ms=ttft_p99_ms,
+                  tpot_p99_ms=tpot_p99_ms)
+        bounds = _window(window)
+        report = inspect(paths, slo, fmt=fmt, tz=tz, window=bounds)
+    except (ParseError, ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    if ttft_ms is None:
+        for run in report["runs"]:
+            run["notes"].append("no --ttft-ms: every completed request passes the TTFT limit")
+    if as_json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        return
+    typer.echo(_table(report))
+
+
+def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value * scale:,.{digits}f}"
+    return str(value)
+
+
+def _table(report: dict[str, Any]) -> str:
+    head = ("tool", "conc", "rate", "offered", "done", "failed", "passed", "window_s",
+            "goodput_tok/s", "raw_tok/s", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+            "tpot_p99_ms", "agg_only")
+    rows = [head]
+    for r in report["runs"]:
+        rows.append((r["tool"], _fmt(r["concurrency"]), _fmt(r["request_rate"]),
+                     _fmt(r["offered"]), _fmt(r["completed"]), _fmt(r["failed"]),
+                     _fmt(r["passed"]), _fmt(r["window_s"], digits=2),
+                     _fmt(r["token_goodput_per_s"]), _fmt(r["output_tokens_per_s"]),
+                     _fmt(r["ttft_p50_s"], 1000), _fmt(r["ttft_p99_s"], 1000),
+                     _fmt(r["tpot_p50_s"], 1000), _fmt(r["tpot_p99_s"], 1000),
+                     "yes" if r["aggregate_only"] else "no"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+             for row in rows]
+    for r in report["runs"]:
+        lines.append(f"\n{r['path']} (run {r['run_index']}):")
+        lines.extend(f"  - {note}" for note in r["notes"])
+    sweep = report["sweep"]
+    if sweep is not None:
+        knee = sweep["knee_concurrency"] if sweep["knee_concurrency"] is not None else (
+            sweep["knee_request_rate"])
+        lines.append(f"\nsweep over {sweep['load_variable']}: knee {_fmt(knee)} at "
+                     f"{_fmt(sweep['knee_tokens_per_s'])} tokens/s goodput, saturated "
+                     f"{sweep['saturated']}")
+        lines.extend(f"  - {note}" for note in sweep["notes"])
+    return "\n".join(lines)

@@ -1,0 +1,345 @@
+"""Goodput under an SLO, latency percentiles and the knee of a sweep (DESIGN section 7).
+
+A request passes when it completed successfully inside the observation window, its TTFT is
+within `ttft_ms`, its TPOT within `tpot_ms` (when set) and its largest gap within `max_itl_ms`
+(when set); a one-token output passes the gap conditions vacuously. Request goodput = passing
+requests / window seconds; token goodput = their output tokens / window seconds. Offered =
+requests sent inside the window; completed = offered, successful and done by the window's end;
+incomplete = offered but cancelled or done after the end; failed = offered and errored.
+Percentiles are linear-interpolated (numpy's default, which vLLM uses) over completed requests
+and come with their sample counts. Limits are compared with a 1 ns tolerance so that a value
+exactly at the limit is not failed by floating-point noise.
+
+Aggregate-only runs take the tool's own aggregates; their goodput is the tool's when it reports
+one (vLLM `request_goodput`, under the SLO the tool was given) and null with a reason otherwise.
+
+The knee of a sweep is the highest load level whose attainment (passed / offered) reaches
+`slo.attainment` and whose p99s meet `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one
+level are pooled (attainment from summed counts, mean goodput, worst p99).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import polars as pl
+
+from sources.bench.run import ITLS, BenchRun
+
+QUANTILES = (50, 90, 95, 99)
+TOLERANCE_S = 1e-9
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Per-request limits (ms) and the share of requests that must meet them (`attainment`);
+    `ttft_p99_ms`/`tpot_p99_ms` are extra limits on a level's p99 when picking the knee."""
+
+    ttft_ms: float
+    tpot_ms: float | None = None
+    max_itl_ms: float | None = None
+    attainment: float = 0.95
+    ttft_p99_ms: float | None = None
+    tpot_p99_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("ttft_ms", "tpot_ms", "max_itl_ms", "ttft_p99_ms", "tpot_p99_ms"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:  # inf = no limit; NaN fails here
+                raise ValueError(f"slo.{name} must be a positive number of ms, got {value!r}")
+        if not 0 < self.attainment <= 1:
+            raise ValueError(f"slo.attainment must be in (0, 1], got {self.attainment!r}")
+
+
+def _limit(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000.0 + TOLERANCE_S
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = None
+                ) -> dict[str, Any]:
+    """Everything `evidence inspect` shows for one run (keys of the DESIGN section 9 contract
+    and more); figures that cannot be computed are None with a reason in `notes`."""
+    notes = list(run.notes)
+    out: dict[str, Any] = {
+        "path": run.path, "tool": run.tool, "run_index": run.run_index, "label": run.label,
+        "model": run.model, "params": dict(run.params), "concurrency": run.concurrency,
+        "request_rate": run.request_rate_per_s, "aggregate_only": run.aggregate_only,
+        "itl_definition": run.itl_definition, "tpot_definition": run.tpot_definition,
+        "started_at_utc": None if run.started_at_utc is None else run.started_at_utc.isoformat(),
+        "ended_at_utc": None if run.ended_at_utc is None else run.ended_at_utc.isoformat(),
+        "clock_uncertainty_s": run.clock_uncertainty_s,
+        "reported": {k: _clean(v) for k, v in sorted(run.reported.items())},
+    }
+    if run.requests is None:
+        out.update(_aggregate_metrics(run, slo, window, notes))
+    else:
+        out.update(_request_metrics(run, run.requests, slo, window, notes))
+    out["percentile_limits_met"] = _percentile_limits_met(out, slo)
+    out["notes"] = notes
+    return {k: _clean(v) for k, v in out.items()}
+
+
+def _percentile_limits_met(m: dict[str, Any], slo: Slo) -> bool | None:
+    checks = [(slo.ttft_p99_ms, m.get("ttft_p99_s")), (slo.tpot_p99_ms, m.get("tpot_p99_s"))]
+    checks = [(lim, val) for lim, val in checks if lim is not None]
+    if not checks:
+        return True
+    if any(val is None for _, val in checks):
+        return None
+    return all(val <= _limit(lim) for lim, val in checks)  # type: ignore[operator]
+
+
+def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
+                     window: tuple[float, float] | None, notes: list[str]) -> dict[str, Any]:
+    has_sent = df.height > 0 and df["sent_s"].null_count() < df.height
+    if window is not None and not has_sent:
+        notes.append("--window ignored: this file has no per-request send times")
+        window = None
+    start, end = window if window is not None else (run.window_start_s, run.window_end_s)
+    if window is not None:
+        notes.append(f"window [{start}, {end}) s given on the request clock")
+    window_s = None if start is None or end is None else end - start
+
+    if has_sent and start is not None and end is not None:
+        offered = (pl.col("sent_s") >= start) & (pl.col("sent_s") < end)
+        done_in = pl.col("done_s").is_null() | (pl.col("done_s") <= end + TOLERANCE_S)
+    else:
+        offered = pl.lit(True)
+        done_in = pl.lit(True)
+    ok = pl.col("ok") & ~pl.col("incomplete")
+    completed = offered & ok & done_in
+    incomplete = offered & (pl.col("incomplete") | (pl.col("ok") & ~done_in))
+    failed = offered & ~pl.col("ok") & ~pl.col("incomplete")
+
+    passes = completed & (pl.col("ttft_s") <= _limit(slo.ttft_ms))
+    if slo.tpot_ms is not None:
+        passes = passes & (pl.col("tpot_s").is_null() | (pl.col("tpot_s") <= _limit(slo.tpot_ms)))
+    gaps_unknown = completed & (pl.col("output_tokens").fill_null(2) > 1)
+    if ITLS in df.columns:
+        gaps_unknown = gaps_unknown & pl.col(ITLS).is_null()
+    if slo.max_itl_ms is not None:
+        gap_ok = (pl.col("output_tokens").fill_null(2) <= 1) | pl.col("max_itl_s").is_null() | (
+            pl.col("max_itl_s") <= _limit(slo.max_itl_ms))
+        passes = passes & gap_ok
+    tokens = pl.col("output_tokens").fill_null(0)
+    flags = df.select(
+        completed=completed, passes=passes.fill_null(False), incomplete=incomplete,
+        failed=failed, offered=offered, gaps_unknown=gaps_unknown.fill_null(False),
+        tokens=tokens, no_ttft=(completed & pl.col("ttft_s").is_null()).fill_null(False),
+    )
+    counts = flags.select(
+        offered=pl.col("offered").sum(),
+        completed=pl.col("completed").sum(),
+        failed=pl.col("failed").sum(),
+        incomplete=pl.col("incomplete").sum(),
+        passed=pl.col("passes").sum(),
+        gaps_unknown=pl.col("gaps_unknown").sum(),
+        passed_tokens=pl.col("tokens").filter(pl.col("passes")).sum(),
+        completed_tokens=pl.col("tokens").filter(pl.col("completed")).sum(),
+        no_ttft=pl.col("no_ttft").sum(),
+    ).row(0, named=True)
+
+    done = df.filter(flags["completed"])
+    out: dict[str, Any] = {k: int(counts[k]) for k in
+                           ("offered", "completed", "failed", "incomplete", "passed")}
+    out.update(window_s=window_s, window_start_s=start, window_end_s=end)
+    out.update(_percentiles(done, "ttft_s", "ttft"))
+    out.update(_percentiles(done, "tpot_s", "tpot"))
+    if ITLS in done.columns and run.itl_definition in ("token", "chunk"):
+        gaps = done.select(pl.col(ITLS).explode().drop_nulls().alias("itl_s"))
+        out.update(_percentiles(gaps, "itl_s", "itl"))
+    else:
+        out.update(_percentiles(pl.DataFrame({"itl_s": []}, schema={"itl_s": pl.Float64()}),
+                                "itl_s", "itl"))
+        notes.append(f"no per-gap data (itl_definition {run.itl_definition}): ITL percentiles "
+                     "are null")
+    out["attainment"] = out["passed"] / out["offered"] if out["offered"] else None
+    reason = None
+    if counts["no_ttft"]:
+        notes.append(f"{counts['no_ttft']} completed request(s) have no TTFT: counted as not "
+                     "passing")
+    if slo.max_itl_ms is not None and counts["gaps_unknown"]:
+        reason = (f"{counts['gaps_unknown']} completed request(s) have no gap data, so "
+                  "--max-itl-ms cannot be judged")
+    elif window_s is None or window_s <= 0:
+        reason = "the observation window is unknown or empty"
+    if reason is None:
+        assert window_s is not None
+        out["request_goodput_per_s"] = counts["passed"] / window_s
+        out["token_goodput_per_s"] = counts["passed_tokens"] / window_s
+        out["request_throughput_per_s"] = counts["completed"] / window_s
+        out["output_tokens_per_s"] = counts["completed_tokens"] / window_s
+    else:
+        notes.append(f"goodput is null: {reason}")
+        out.update(request_goodput_per_s=None, token_goodput_per_s=None)
+        if window_s:
+            out["request_throughput_per_s"] = counts["completed"] / window_s
+            out["output_tokens_per_s"] = counts["completed_tokens"] / window_s
+        else:
+            out.update(request_throughput_per_s=None, output_tokens_per_s=None)
+    if reason is not None and slo.max_itl_ms is not None and counts["gaps_unknown"]:
+        out["passed"] = None
+        out["attainment"] = None
+    out["goodput_null_reason"] = reason
+    return out
+
+
+def _percentiles(frame: pl.DataFrame, column: str, name: str) -> dict[str, Any]:
+    col = pl.col(column).drop_nulls()
+    row = frame.select(
+        *[col.quantile(q / 100, interpolation="linear").alias(f"{name}_p{q}_s")
+          for q in QUANTILES],
+        col.mean().alias(f"{name}_mean_s"),
+        col.count().alias(f"{name}_count"),
+    ).row(0, named=True)
+    return row
+
+
+def _aggregate_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None,
+                       notes: list[str]) -> dict[str, Any]:
+    r = run.reported
+    if window is not None:
+        notes.append("--window ignored: this run has aggregates only")
+    completed = r.get("completed")
+    failed = r.get("failed")
+    offered = r.get("offered")
+    if offered is None and completed is not None and failed is not None:
+        offered = int(completed) + int(failed)
+    window_s = run.window_s
+    out: dict[str, Any] = {
+        "offered": offered, "completed": completed, "failed": failed,
+        "incomplete": r.get("incomplete"), "passed": None, "attainment": None,
+        "window_s": window_s, "window_start_s": run.window_start_s,
+        "window_end_s": run.window_end_s,
+    }
+    for name in ("ttft", "tpot", "itl"):
+        for q in QUANTILES:
+            out[f"{name}_p{q}_s"] = r.get(f"{name}_p{q}_s")
+        out[f"{name}_mean_s"] = r.get(f"{name}_mean_s")
+        out[f"{name}_count"] = r.get(f"{name}_count")
+    tput = r.get("output_tokens_per_s")
+    total = r.get("total_output_tokens")
+    if tput is None and total is not None and window_s:
+        tput = total / window_s
+    out["output_tokens_per_s"] = tput
+    req_tput = r.get("request_throughput_per_s")
+    if req_tput is None and completed is not None and window_s:
+        req_tput = completed / window_s
+    out["request_throughput_per_s"] = req_tput
+    out["request_goodput_per_s"] = r.get("request_goodput_per_s")
+    out["token_goodput_per_s"] = None
+    reason = ("aggregate-only: no per-request latencies, so goodput under this SLO cannot be "
+              "computed" + ("; request_goodput_per_s is the tool's own figure under the SLO it "
+                            "was given" if out["request_goodput_per_s"] is not None else ""))
+    out["goodput_null_reason"] = reason
+    notes.append(reason)
+    return out
+
+
+# --- sweeps --------------------------------------------------------------------------------
+
+LEVEL_SCHEMA: dict[str, pl.DataType] = {
+    "load": pl.Float64(), "offered": pl.Int64(), "passed": pl.Int64(),
+    "token_goodput_per_s": pl.Float64(), "ttft_p99_s": pl.Float64(),
+    "tpot_p99_s": pl.Float64(),
+}
+
+
+def sweep_metrics(runs: list[dict[str, Any]], slo: Slo) -> dict[str, Any] | None:
+    """The sweep over several runs' metrics (from `run_metrics`), or None for a single run."""
+    if len(runs) < 2:
+        return None
+    concurrency = [m["concurrency"] for m in runs]
+    rates = [m["request_rate"] for m in runs]
+    if None not in concurrency and len(set(concurrency)) > 1:
+        variable, loads = "concurrency", concurrency
+    elif None not in rates and len(set(rates)) > 1:
+        variable, loads = "request_rate", rates
+    else:
+        return {"load_variable": None, "knee_concurrency": None, "knee_request_rate": None,
+                "knee_tokens_per_s": None, "knee_attainment": None, "saturated": None,
+                "attainment_target": slo.attainment, "levels": [],
+                "notes": ["the runs do not differ in concurrency or request rate: no knee"]}
+    levels = pl.DataFrame({
+        "load": [float(x) for x in loads],
+        "offered": [m["offered"] for m in runs],
+        "passed": [m["passed"] for m in runs],
+        "token_goodput_per_s": [m["token_goodput_per_s"] for m in runs],
+        "ttft_p99_s": [m["ttft_p99_s"] for m in runs],
+        "tpot_p99_s": [m["tpot_p99_s"] for m in runs],
+    }, schema=LEVEL_SCHEMA).group_by("load").agg(
+        runs=pl.len(),
+        attainment=pl.when(pl.col("passed").null_count() == 0)
+        .then(pl.col("passed").sum() / pl.col("offered").sum()),
+        token_goodput_per_s=pl.when(pl.col("token_goodput_per_s").null_count() == 0)
+        .then(pl.col("token_goodput_per_s").mean()),
+        ttft_p99_s=pl.col("ttft_p99_s").max(),
+        tpot_p99_s=pl.col("tpot_p99_s").max(),
+    )
+    result = knee(levels, slo)
+    result["load_variable"] = variable
+    knee_load = result.pop("knee_load")
+    result["knee_concurrency"] = (
+        int(knee_load) if variable == "concurrency" and knee_load is not None else None)
+    result["knee_request_rate"] = knee_load if variable == "request_rate" else None
+    if levels["runs"].max() > 1:  # type: ignore[operator]
+        result["notes"].append("several runs at one level are pooled: attainment from summed "
+                               "counts, mean token goodput, worst p99")
+    return result
+
+
+def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
+    """The knee of a sweep from one row per load level: columns `load`, `attainment`,
+    `token_goodput_per_s` and (optional) `ttft_p99_s`, `tpot_p99_s`, `runs`."""
+    frame = levels.with_columns(
+        *[pl.lit(None, pl.Float64()).alias(c) for c in ("ttft_p99_s", "tpot_p99_s")
+          if c not in levels.columns],
+        *([pl.lit(1).alias("runs")] if "runs" not in levels.columns else []),
+    )
+    limits_ok = pl.lit(True)
+    for ms, col in ((slo.ttft_p99_ms, "ttft_p99_s"), (slo.tpot_p99_ms, "tpot_p99_s")):
+        if ms is not None:
+            limits_ok = limits_ok & (pl.col(col) <= _limit(ms))
+    frame = frame.with_columns(
+        eligible=(pl.col("attainment") >= slo.attainment - TOLERANCE_S) & limits_ok,
+    ).sort("load")
+    notes: list[str] = []
+    known = frame.filter(pl.col("eligible").is_not_null())
+    passing = known.filter(pl.col("eligible"))
+    knee_row = passing.row(-1, named=True) if passing.height else None
+    unknown = frame.height - known.height
+    if unknown:
+        notes.append(f"{unknown} level(s) cannot be judged (aggregate-only or missing "
+                     "percentiles)")
+    if knee_row is None:
+        saturated: bool | None = True if known.height else None
+        notes.append("no level meets the SLO" if known.height else "no level can be judged")
+    else:
+        above = known.filter(pl.col("load") > knee_row["load"])
+        saturated = bool(above.height and not above["eligible"].all())
+        if not saturated:
+            notes.append("the sweep never saturated: the highest level tested meets the SLO, "
+                         "the knee may be higher")
+    level_rows = [
+        {k: _clean(v) for k, v in row.items()}
+        for row in frame.select("load", "runs", "attainment", "token_goodput_per_s",
+                                "ttft_p99_s", "tpot_p99_s", "eligible").iter_rows(named=True)
+    ]
+    return {
+        "knee_load": None if knee_row is None else knee_row["load"],
+        "knee_tokens_per_s": None if knee_row is None else _clean(knee_row["token_goodput_per_s"]),
+        "knee_attainment": None if knee_row is None else knee_row["attainment"],
+        "saturated": saturated,
+        "attainment_target": slo.attainment,
+        "slo": asdict(slo),
+        "levels": level_rows,
+        "notes": notes,
+    }

@@ -1,0 +1,96 @@
+"""Reading JSON documents the benchmark tools write: one value, a pretty-printed value, or
+several values one after the other (vLLM `--append-result`, JSON Lines), with errors that name
+the line and column. Also the cheap look at a file's head that `detect` functions use."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from sources.errors import ParseError
+
+HEAD_BYTES = 65_536
+
+
+def head(path_or_bytes: str | Path | bytes, size: int = HEAD_BYTES) -> bytes:
+    """The first `size` bytes of a file or a byte string (b"" for an unreadable path)."""
+    if isinstance(path_or_bytes, bytes | bytearray | memoryview):
+        return bytes(path_or_bytes[:size])
+    try:
+        with Path(path_or_bytes).open("rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def decode_text(data: bytes, source: str, path: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ParseError(source, path, f"byte {err.start}", "not UTF-8 text") from None
+
+
+def _position(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return f"line {line} column {col}"
+
+
+def json_values(data: bytes, source: str, path: str) -> list[Any]:
+    """Every JSON value in the bytes, in order (at least one), NaN/Infinity rejected."""
+    text = decode_text(data, source, path)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    values: list[Any] = []
+    pos = 0
+    end = len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as err:
+            raise ParseError(source, path, _position(text, err.pos), f"invalid JSON: {err.msg}"
+                             ) from None
+        except ValueError as err:  # from _reject_constant
+            raise ParseError(source, path, _position(text, pos), str(err)) from None
+        values.append(value)
+    if not values:
+        raise ParseError(source, path, "line 1", "empty file: no JSON value")
+    return values
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def number(value: Any, source: str, path: str, where: str) -> float | None:
+    """A finite float from a JSON number or numeric string; None for null; ParseError else."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ParseError(source, path, where, f"expected a number, got {value!r}")
+    if isinstance(value, int | float):
+        out = float(value)
+    elif isinstance(value, str):
+        try:
+            out = float(value.replace(",", ""))
+        except ValueError:
+            raise ParseError(source, path, where, f"expected a number, got {value!r}") from None
+    else:
+        raise ParseError(source, path, where, f"expected a number, got {type(value).__name__}")
+    if math.isnan(out):
+        return None
+    return out
+
+
+def integer(value: Any, source: str, path: str, where: str) -> int | None:
+    out = number(value, source, path, where)
+    if out is None:
+        return None
+    if math.isinf(out) or out != int(out):
+        raise ParseError(source, path, where, f"expected a whole number, got {value!r}")
+    return int(out)

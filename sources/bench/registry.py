@@ -1,0 +1,42 @@
+"""Which benchmark format a file is in, and the one entry point that parses any of them.
+
+Readers are tried in `READERS` order; the first whose `detect` accepts the file's head wins.
+`--format NAME` skips detection. Every reader has the same shape: `TOOL`, `detect`, `parse`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from sources.bench import aiperf, guidellm, llmperf, mlperf, trace, vllm
+from sources.bench.run import BenchRun
+from sources.errors import ParseError
+
+READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, llmperf, mlperf, vllm)
+FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
+
+
+def detect_format(path_or_bytes: str | Path | bytes) -> str | None:
+    """The TOOL name of the first reader that recognises the file, or None."""
+    for reader in READERS:
+        if reader.detect(path_or_bytes):
+            return str(reader.TOOL)
+    return None
+
+
+def parse_bench(data: bytes, *, path: str, fmt: str | None = None,
+                tz: str | None = None) -> list[BenchRun]:
+    """Parse benchmark bytes in format `fmt` (detected when None) into runs."""
+    if fmt is None:
+        fmt = detect_format(data)
+        if fmt is None:
+            raise ParseError("bench", path, "start of file",
+                             "not a benchmark format this project reads (known: "
+                             f"{', '.join(sorted(FORMATS))}); use --format to force one")
+    reader = FORMATS.get(fmt)
+    if reader is None:
+        raise ParseError("bench", path, "--format",
+                         f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+    runs: list[BenchRun] = reader.parse(data, path=path, tz=tz)
+    return runs

@@ -1,0 +1,88 @@
+"""`scorecard evidence inspect`: the DESIGN section 9 JSON contract, run through typer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pipeline.evidence_cli import evidence_app
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "bench"
+SAMPLES = ROOT / ".." / "shared" / "samples"
+
+RUN_KEYS = {"path", "tool", "concurrency", "request_rate", "offered", "completed", "failed",
+            "passed", "window_s", "request_goodput_per_s", "token_goodput_per_s",
+            "output_tokens_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
+            "aggregate_only"}
+SWEEP_KEYS = {"knee_concurrency", "knee_request_rate", "knee_tokens_per_s", "saturated"}
+
+app = typer.Typer()
+app.add_typer(evidence_app, name="evidence")
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["evidence", "inspect", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_sweep_folder_json_contract() -> None:
+    code, out, _ = invoke(str(FIXTURES / "vllm_sweep"), "--ttft-ms", "300", "--tpot-ms", "50",
+                          "--json")
+    assert code == 0
+    report = json.loads(out)  # only JSON on stdout
+    assert set(report) == {"runs", "sweep"}
+    assert len(report["runs"]) == 3
+    for run in report["runs"]:
+        assert set(run) >= RUN_KEYS
+        assert list(run) == sorted(run)  # sorted keys
+    assert set(report["sweep"]) >= SWEEP_KEYS
+    # see tests/pipeline/test_goodput.py::test_sweep_fixture_knee: knee 2 at 80 tokens/s
+    assert report["sweep"]["knee_concurrency"] == 2
+    assert report["sweep"]["knee_tokens_per_s"] == 80.0
+    assert report["sweep"]["saturated"] is True
+
+
+def test_trace_with_window() -> None:
+    code, out, _ = invoke(str(FIXTURES / "trace_worked_example.jsonl"), "--ttft-ms", "300",
+                          "--max-itl-ms", "100", "--window", "0,2", "--json")
+    assert code == 0
+    (run,) = json.loads(out)["runs"]
+    # the issue's worked example: 1.0 req/s, 2.5 tokens/s, offered 6
+    assert (run["request_goodput_per_s"], run["token_goodput_per_s"], run["offered"]) == (
+        1.0, 2.5, 6)
+    assert json.loads(out)["sweep"] is None
+
+
+def test_real_vllm_samples_readable_table() -> None:
+    folder = SAMPLES / "vllm"
+    if not folder.exists():
+        pytest.skip("samples absent")
+    code, out, _ = invoke(str(folder), "--ttft-ms", "1000", "--tz", "UTC")
+    assert code == 0
+    assert "goodput_tok/s" in out and "aggregate-only" in out
+
+
+def test_bad_inputs_exit_1_with_a_message() -> None:
+    code, _, err = invoke(str(FIXTURES / "nope.json"), "--json")
+    assert code == 1 and "no such file" in err
+    code, _, err = invoke(str(FIXTURES / "trace_worked_example.jsonl"), "--window", "2,1")
+    assert code == 1 and "--window" in err
+    code, _, err = invoke(str(FIXTURES / "trace_worked_example.jsonl"), "--format", "vllm")
+    assert code == 1 and "vllm" in err
+
+
+def test_help_is_fast_to_import() -> None:
+    # the command module must not pull polars in at import time
+    import subprocess
+    import sys
+    code = ("import sys; import pipeline.evidence_cli; "
+            "print('polars' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "False"
