@@ -73,3 +73,8 @@ def init(
     directory.mkdir(parents=True, exist_ok=True)
     target.write_bytes(resources.files("pipeline").joinpath("example_proposal.toml").read_bytes())
     typer.echo(f"wrote {target}: edit it, then `scorecard run {target}`")
+
+
+from pipeline.estimate_cli import estimate  # noqa: E402  (light module: typer only)
+
+app.command("estimate")(estimate)
