@@ -18,10 +18,12 @@ API (the scorecard and `scorecard estimate` both use it; nothing here does I/O):
 - `RooflineInputs` (frozen dataclass, validated on construction: `RooflineInputError` names the
   field) -> `estimate(inputs) -> RooflineResult` (the scalar wrapper; `.to_dict()` for JSON;
   `.assumptions` is a tuple of sentences). `assumptions(inputs)` gives the sentences alone.
-- `reference_inputs(precision)`: expressions turning a frame of joined reference rows
-  (core__model_architectures x core__hardware columns) into the roofline's inputs (weights at
-  `WEIGHT_BYTES[precision]` per parameter, compute from `COMPUTE_COLUMN[precision]`, budget =
-  `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of it unless a `reserve_gb` column is there).
+- `with_reference_inputs(frame, precision=None)`: adds the roofline's inputs to a frame of
+  joined reference rows (core__model_architectures x core__hardware columns, plus `batch` and
+  `context`): weights at `WEIGHT_BYTES[precision]` per parameter, compute from
+  `COMPUTE_COLUMN[precision]`, budget = `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of the
+  budget, a 2-byte cache. Input columns already present (per-candidate overrides) keep their
+  non-null values; precision may be a per-row `precision` column.
   `inputs_from_reference(model_row, gpu_row, precision=..., batch=..., context=...)` is the
   scalar form.
 - Calibration: `implied_bandwidth_gb_per_s(inputs, tpot_ms=, context=)`,
@@ -416,26 +418,46 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
 # --- reference data -> inputs ------------------------------------------------------------
 
 
-def reference_inputs(precision: str) -> list[pl.Expr]:
-    """Expressions mapping a frame of joined reference rows (a model's architecture columns and
-    a GPU's hardware columns, plus `batch` and `context`) to roofline inputs. Columns already
-    present as inputs (`weights_gb`, `reserve_gb`, `cache_bytes`, `tflops`, ...) are the
-    caller's to set afterwards: these are the defaults."""
-    if precision not in WEIGHT_BYTES:
+def with_reference_inputs(frame: F, precision: str | None = None) -> F:
+    """Add the roofline inputs a frame of joined reference rows implies: a model's architecture
+    columns (params, ...) and a GPU's hardware columns (memory_gb, memory_bandwidth_gb_per_s,
+    bf16_dense_tflops, fp8_dense_tflops), plus the caller's `batch` and `context`.
+
+    Where an input column is already there (an override per candidate), its non-null values
+    win and only its nulls take the default. `precision` applies to every row; None reads a
+    per-row `precision` column ("bf16" or "fp8")."""
+    names = frame.collect_schema().names()
+    if precision is None:
+        if "precision" not in names:
+            raise RooflineInputError("precision", "give a precision or a `precision` column")
+        chosen = _C("precision")
+    elif precision in WEIGHT_BYTES:
+        chosen = pl.lit(precision)
+    else:
         raise RooflineInputError("precision", f"must be one of {sorted(WEIGHT_BYTES)}, "
                                               f"got {precision!r}")
-    return [
-        (_f("params") * WEIGHT_BYTES[precision] / GB).alias("weights_gb"),
-        _f("memory_gb").alias("budget_gb"),
-        (_f("memory_gb") * DEFAULT_RESERVE_SHARE).alias("reserve_gb"),
-        _f("memory_bandwidth_gb_per_s").alias("bandwidth_gb_per_s"),
-        _f(COMPUTE_COLUMN[precision]).alias("tflops"),
-        pl.lit(DEFAULT_CACHE_BYTES).alias("cache_bytes"),
-    ]
+    weight_bytes = chosen.replace_strict(WEIGHT_BYTES, return_dtype=pl.Float64)
+    tflops = pl.when(chosen == "bf16").then(_f(COMPUTE_COLUMN["bf16"])) \
+        .when(chosen == "fp8").then(_f(COMPUTE_COLUMN["fp8"]))
+    budget = _C("budget_gb") if "budget_gb" in names else _f("memory_gb")
+    defaults = {
+        "weights_gb": _f("params") * weight_bytes / GB,
+        "budget_gb": _f("memory_gb"),
+        "reserve_gb": budget.cast(pl.Float64) * DEFAULT_RESERVE_SHARE,
+        "bandwidth_gb_per_s": _f("memory_bandwidth_gb_per_s"),
+        "tflops": tflops,
+        "cache_bytes": pl.lit(DEFAULT_CACHE_BYTES),
+    }
+    return frame.with_columns(
+        (pl.coalesce(_f(name), default) if name in names else default).alias(name)
+        for name, default in defaults.items()
+    )
 
 
 _MODEL_FIELDS = ("params", "active_params", "layers", "q_heads", "kv_heads", "head_dim",
                  "vocab_size", "hidden_size", "tied_embeddings")
+_FLOAT_INPUTS = ("weights_gb", "reserve_gb", "budget_gb", "bandwidth_gb_per_s", "tflops",
+                 "cache_bytes")
 _GPU_FIELDS = ("memory_gb", "memory_bandwidth_gb_per_s", "bf16_dense_tflops",
                "fp8_dense_tflops")
 
@@ -444,24 +466,22 @@ def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, An
                           precision: str, batch: int, context: int,
                           **overrides: Any) -> RooflineInputs:
     """RooflineInputs for a model (a core__model_architectures row) on a GPU (a core__hardware
-    row); `overrides` (any RooflineInputs field) win over the defaults."""
-    if precision in COMPUTE_COLUMN and gpu_row.get(COMPUTE_COLUMN[precision]) is None \
-            and "tflops" not in overrides:
+    row); `overrides` (any RooflineInputs field) win over the defaults, as in
+    `with_reference_inputs` (a budget override moves the default reserve with it)."""
+    names = [f.name for f in dataclasses.fields(RooflineInputs)]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise RooflineInputError(unknown[0], "not a roofline input")
+    row = ({k: model_row[k] for k in _MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
+           | {"batch": batch, "context": context} | overrides)
+    floats = {k: pl.Float64 for k in (*_GPU_FIELDS, *_FLOAT_INPUTS) if k in row}
+    mapped = with_reference_inputs(pl.DataFrame([row], schema_overrides=floats),
+                                   precision).row(0, named=True)
+    if mapped["tflops"] is None:
         raise RooflineInputError("tflops", f"GPU {gpu_row.get('gpu')!r} has no "
                                            f"{COMPUTE_COLUMN[precision]} figure; give the "
                                            "compute rate")
-    row = {k: model_row[k] for k in _MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
-    frame = pl.DataFrame([row | {"batch": batch, "context": context}],
-                         schema_overrides={k: pl.Float64 for k in _GPU_FIELDS})
-    mapped = frame.with_columns(reference_inputs(precision)).row(0, named=True)
-    names = {f.name for f in dataclasses.fields(RooflineInputs)}
-    unknown = set(overrides) - names
-    if unknown:
-        raise RooflineInputError(sorted(unknown)[0], "not a roofline input")
-    if "budget_gb" in overrides and "reserve_gb" not in overrides:
-        overrides["reserve_gb"] = overrides["budget_gb"] * DEFAULT_RESERVE_SHARE
-    values = {k: mapped[k] for k in names if k in mapped} | overrides
-    return RooflineInputs(**values)
+    return RooflineInputs(**{k: mapped[k] for k in names if k in mapped})
 
 
 # --- calibration from a measured run -----------------------------------------------------
