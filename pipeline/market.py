@@ -11,8 +11,8 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from pipeline.store import frame
 from pipeline.sovereignty import ProviderFacts
+from pipeline.store import frame
 
 
 def latest_vintage(con: duckdb.DuckDBPyConnection) -> str | None:

@@ -7,6 +7,8 @@ comparison is one cross join, so it works the same for candidates or Monte Carlo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 #: objective name -> (column, +1 when higher is better, -1 when lower is better)
@@ -19,7 +21,7 @@ OBJECTIVES: dict[str, tuple[str, int]] = {
 }
 
 
-def dominance_pairs(frame: pl.DataFrame, objectives: list[str], id_col: str = "id"
+def dominance_pairs(frame: pl.DataFrame, objectives: Sequence[str], id_col: str = "id"
                     ) -> pl.DataFrame:
     """(dominator, dominated) id pairs among the rows of `frame`."""
     scored = frame.select(
@@ -35,7 +37,7 @@ def dominance_pairs(frame: pl.DataFrame, objectives: list[str], id_col: str = "i
         pl.col("id").alias("dominator"), pl.col("id_other").alias("dominated"))
 
 
-def pareto_ranks(frame: pl.DataFrame, objectives: list[str], id_col: str = "id"
+def pareto_ranks(frame: pl.DataFrame, objectives: Sequence[str], id_col: str = "id"
                  ) -> pl.DataFrame:
     """id, pareto_rank, dominated_by (sorted list of ids) for every row of `frame`."""
     pairs = dominance_pairs(frame, objectives, id_col)

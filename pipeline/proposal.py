@@ -66,12 +66,13 @@ class Slo(_Strict):
 
 
 Objective = Literal["cpm", "energy", "carbon", "sovereignty", "electricity"]
+DEFAULT_OBJECTIVES: tuple[Objective, ...] = ("cpm", "energy", "carbon", "sovereignty")
 
 
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
-    objectives: list[Objective] = Field(
-        default_factory=lambda: ["cpm", "energy", "carbon", "sovereignty"], min_length=1)
+    objectives: list[Objective] = Field(default_factory=lambda: list(DEFAULT_OBJECTIVES),
+                                        min_length=1)
 
 
 class Defaults(_Strict):

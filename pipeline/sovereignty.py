@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: EU member states and the EEA (Iceland, Liechtenstein, Norway), ISO 3166-1 alpha-2.
-EU_EEA = frozenset(
-    "AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE "
-    "IS LI NO".split())
+EU_EEA = frozenset((
+    "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT",
+    "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "IS", "LI", "NO",
+))
 
 
 def zone_country(zone: str) -> str:

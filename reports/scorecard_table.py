@@ -47,7 +47,7 @@ def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
 
 def scorecard_gt(result: dict[str, Any]) -> GT:
     frame = candidates_frame(result)
-    labels = {k: v[0] for k, v in METRIC_LABELS.items()}
+    labels: dict[str, Any] = {k: v[0] for k, v in METRIC_LABELS.items()}
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result['proposal']}",
