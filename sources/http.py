@@ -113,7 +113,8 @@ def fetch(session: requests.Session, url: str, *, source: str,
     secrets = [sent_params[k] for k in secret_params if k in sent_params]
     secrets += [v for k, v in (headers or {}).items() if k in secret_headers]
     safe_params = {k: (REDACTED if k in secret_params else v) for k, v in sent_params.items()}
-    shown_url = redact_url(url, secret_params)
+    full_url = requests.Request("GET", url, params=sent_params or None).prepare().url or url
+    shown_url = redact_url(full_url, secret_params)
 
     last_reason = "no attempt made"
     last_status: int | None = None

@@ -29,7 +29,7 @@ PROVIDES = (GPU_OFFERS,)
 ENV_VAR: str | None = None
 
 PROVIDER_ID = "scaleway"
-DEFAULT_ZONES = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-2")
+DEFAULT_ZONES = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-1")
 PER_PAGE = 100
 MAX_PAGES = 20
 #: Scaleway `gpu_info.gpu_name` -> hardware id (sources/reference/hardware.csv).
@@ -38,6 +38,7 @@ GPU_MODELS = {
     "H100-SXM": "H100-SXM-80GB",
     "L4": "L4-24GB",
     "L40S": "L40S-48GB",
+    "B300-SXM": "B300-SXM-288GB",
 }
 _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/")
 

