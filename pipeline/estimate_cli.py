@@ -353,10 +353,8 @@ def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, An
     return out
 
 
-def _fmt(value: float | None, digits: int = 2, unit: str = "") -> str:
-    if value is None:
-        return "null"
-    return f"{value:,.{digits}f}{(' ' + unit) if unit else ''}"
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "null" if value is None else f"{value:,.{digits}f}"
 
 
 def render_text(data: dict[str, Any]) -> str:
@@ -364,37 +362,48 @@ def render_text(data: dict[str, Any]) -> str:
     assumptions."""
     i = data["inputs"]
     tp = i["tensor_parallel"]
-    title = "Roofline estimate (grade: estimated, never a measurement)"
     what = [x for x in (data["model"], data["gpu"] and f"on {data['gpu']}",
                         data["precision"], tp > 1 and f"tensor parallel x{tp}") if x]
-    rows: list[tuple[str, str]] = [
-        ("", "Memory budget" + (f" (x{tp} GPUs)" if tp > 1 else "")),
-        ("budget", _fmt(data["memory_budget_gb"], unit="GB")),
-        ("weights", _fmt(i["weights_gb"], unit="GB")),
-        ("reserve", _fmt(i["reserve_gb"] * tp, unit="GB")),
-        ("KV cache", _fmt(data["cache_gb"], unit="GB") + f"  ({data['kv_bytes_per_token']:,.0f}"
-         f" B/token x batch {i['batch']:,.0f} x context {i['context']:,.0f})"),
-        ("required", _fmt(data["required_gb"], unit="GB")),
-        ("headroom", _fmt(data["headroom_gb"], unit="GB")),
-        ("", "Warm decode step"),
-        ("traffic", _fmt(data["traffic_gb"], 3, "GB")),
-        ("memory time", _fmt(data["memory_ms"], 3, "ms")),
-        ("compute time", _fmt(data["compute_ms"], 3, "ms")),
-        ("step", _fmt(data["step_ms"], 3, "ms") + f"  ({data['bound']}-bound: intensity "
-         f"{data['arithmetic_intensity_flop_per_byte']:,.1f} vs ridge "
-         f"{data['ridge_flop_per_byte']:,.1f} FLOP/B)"),
-        ("ceiling", _fmt(data["tokens_per_s_ceiling"], 1, "tokens/s")
-         if data["tokens_per_s_ceiling"] is not None else f"none: {data['ceiling_reason']}"),
-        ("", "Prefill"),
-        ("prompt", f"{i['prompt_tokens'] or i['context']:,.0f} tokens, "
-                   f"{data['prefill_flops']:.3e} FLOP"),
-        ("TTFT lower bound", _fmt(data["ttft_lower_bound_ms"], 3, "ms")
-         + f"  (compute {_fmt(data['prefill_compute_ms'], 3)} ms, "
-           f"weights read {_fmt(data['prefill_memory_ms'], 3)} ms)"),
+    ceiling = data["tokens_per_s_ceiling"]
+    max_batch = data["max_batch"]
+    # (label, number, unit, note); a row without a number is a section heading
+    rows: list[tuple[str, str, str, str]] = [
+        ("Memory budget" + (f" (x{tp} GPUs)" if tp > 1 else ""), "", "", ""),
+        ("budget", _fmt(data["memory_budget_gb"]), "GB", ""),
+        ("weights", _fmt(i["weights_gb"]), "GB", ""),
+        ("reserve", _fmt(i["reserve_gb"] * tp), "GB", ""),
+        ("KV cache", _fmt(data["cache_gb"]), "GB",
+         f"{data['kv_bytes_per_token']:,.0f} B/token x batch {i['batch']:,.0f} x context "
+         f"{i['context']:,.0f}"),
+        ("required", _fmt(data["required_gb"]), "GB", ""),
+        ("headroom", _fmt(data["headroom_gb"]), "GB", ""),
+        ("max batch", "null" if max_batch is None else f"{max_batch:,}", "seq",
+         "at this context, within the budget"),
+        ("Warm decode step", "", "", ""),
+        ("traffic", _fmt(data["traffic_gb"], 3), "GB", "per step"),
+        ("memory time", _fmt(data["memory_ms"], 3), "ms", ""),
+        ("compute time", _fmt(data["compute_ms"], 3), "ms", ""),
+        ("step", _fmt(data["step_ms"], 3), "ms",
+         f"{data['bound']}-bound: intensity {data['arithmetic_intensity_flop_per_byte']:,.1f} "
+         f"vs ridge {data['ridge_flop_per_byte']:,.1f} FLOP/B"),
+        ("ceiling", _fmt(ceiling, 1), "tok/s",
+         "batch / step" if ceiling is not None else f"none: {data['ceiling_reason']}"),
+        ("Prefill", "", "", ""),
+        ("prompt", f"{i['prompt_tokens'] or i['context']:,.0f}", "tokens",
+         f"{data['prefill_flops']:.3e} FLOP"),
+        ("TTFT lower bound", _fmt(data["ttft_lower_bound_ms"], 3), "ms",
+         f"compute {_fmt(data['prefill_compute_ms'], 3)} ms, weights read "
+         f"{_fmt(data['prefill_memory_ms'], 3)} ms"),
     ]
-    lines = [title + (" - " + ", ".join(what) if what else "")]
-    for label, value in rows:
-        lines.append(value if not label else f"  {label:<17} {value}")
+    width = max(len(number) for _, number, _, _ in rows)
+    lines = ["Roofline estimate (grade: estimated, never a measurement)"
+             + (" - " + ", ".join(what) if what else "")]
+    for label, number, unit, note in rows:
+        if not number:
+            lines.append(label)
+            continue
+        line = f"  {label:<17} {number:>{width}} {unit:<6}"
+        lines.append((line + f"  {note}" if note else line).rstrip())
     if data["calibration"]:
         lines.append(f"Calibrated from: {data['calibration']['source']}")
     lines.append("Assumptions")

@@ -70,7 +70,7 @@ OPTIONAL_INPUTS: dict[str, Any] = {
 }
 OUTPUTS: tuple[str, ...] = (
     "kv_bytes_per_token", "cache_gb", "memory_budget_gb", "required_gb", "headroom_gb",
-    "traffic_gb", "memory_ms", "decode_flops", "compute_ms", "step_ms", "bound",
+    "max_batch", "traffic_gb", "memory_ms", "decode_flops", "compute_ms", "step_ms", "bound",
     "tokens_per_s_ceiling", "ceiling_reason", "arithmetic_intensity_flop_per_byte",
     "ridge_flop_per_byte", "prefill_flops", "prefill_compute_ms", "prefill_memory_ms",
     "ttft_lower_bound_ms",
@@ -159,6 +159,15 @@ def _prefill_flops() -> pl.Expr:
     return n * 2.0 * linear_params + lm_head_once + attention
 
 
+def _max_batch() -> pl.Expr:
+    # Sequences of `context` tokens whose cache fits beside the weights and the reserve: the
+    # KV-cache fit. 0 when weights and reserve alone exceed the budget; null at context 0.
+    free_gb = _C("memory_budget_gb") - _f("weights_gb") - _f("tensor_parallel") * _f("reserve_gb")
+    per_sequence_gb = _f("context") * _C("kv_bytes_per_token") / GB
+    fits = (free_gb / per_sequence_gb).floor().clip(lower_bound=0).cast(pl.Int64)
+    return pl.when(per_sequence_gb > 0).then(fits).otherwise(None)
+
+
 def _with_defaults(frame: pl.LazyFrame) -> pl.LazyFrame:
     names = frame.collect_schema().names()
     missing = [c for c in REQUIRED_INPUTS if c not in names]
@@ -209,6 +218,7 @@ def roofline(frame: F) -> F:
              / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("prefill_memory_ms"),
         )
         .with_columns(
+            _max_batch().alias("max_batch"),
             pl.max_horizontal("memory_ms", "compute_ms").alias("step_ms"),
             pl.when(_C("memory_ms") >= _C("compute_ms")).then(pl.lit("memory"))
             .otherwise(pl.lit("compute")).alias("bound"),
@@ -315,6 +325,7 @@ class RooflineResult:
     memory_budget_gb: float
     required_gb: float
     headroom_gb: float
+    max_batch: int | None
     traffic_gb: float
     memory_ms: float
     decode_flops: float
@@ -351,7 +362,7 @@ def estimate(inputs: RooflineInputs) -> RooflineResult:
 
 
 def _num(x: float) -> str:
-    return f"{x:,.6g}"
+    return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
 
 
 def assumptions(inputs: RooflineInputs) -> list[str]:

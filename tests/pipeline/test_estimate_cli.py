@@ -73,8 +73,10 @@ def test_text_report_names_the_binding_bound_and_assumptions():
     code, out, _ = run(*EXAMPLE_FLAGS)
     assert code == 0
     assert "memory-bound" in out
-    assert "2,640.8 tokens/s" in out
-    assert "headroom          51.71 GB" in out
+    assert "  ceiling           2,640.8 tok/s   batch / step" in out
+    assert "  headroom            51.71 GB" in out
+    # (80 - 16 - 8) GB / (2,048 x 131,072 B = 0.268435456 GB) = 208.6 -> 208 sequences
+    assert "  max batch             208 seq" in out
     assert "Assumptions" in out and "KV heads, not the 32 query heads" in out
 
 
@@ -122,7 +124,7 @@ def test_over_budget_prints_null_ceiling_with_reason():
     assert data["tokens_per_s_ceiling"] is None
     assert "exceeds the 80.0 GB memory budget" in data["ceiling_reason"]
     code, out, _ = run(*flags)
-    assert code == 0 and "ceiling           none: required" in out
+    assert code == 0 and "tok/s   none: required 298.88 GB" in out
 
 
 @pytest.mark.parametrize(("change", "flag"), [

@@ -43,6 +43,9 @@ def test_worked_example_8b_memory_bound():
     # required = 16 + 8 + 4.294967 = 28.294967 GB; headroom = 80 - 28.294967 = 51.705033 GB
     assert r.required_gb == pytest.approx(28.294967, abs=1e-6)
     assert r.headroom_gb == pytest.approx(51.705033, abs=1e-6)
+    # KV-cache fit: (80 - 16 - 8) GB / (2,048 x 131,072 B = 0.268435456 GB per sequence)
+    # = 208.6 -> 208 sequences of 2,048 tokens
+    assert r.max_batch == 208
     # traffic = 16 + 4.294967296 + 16 x 131,072 / 1e9 (0.002097152) = 20.297064448 GB
     assert r.traffic_gb == pytest.approx(20.297064, abs=1e-6)
     # memory = 20.297064448 / 3,350 GB/s = 6.058825 ms
@@ -69,6 +72,11 @@ def test_over_budget_gives_no_ceiling_and_says_why():
     assert r.cache_gb == pytest.approx(274.877907, abs=1e-6)
     assert r.headroom_gb == pytest.approx(-218.877907, abs=1e-6)
     assert r.tokens_per_s_ceiling is None
+    # 56 GB free / (131,072 x 131,072 B = 17.179869 GB per sequence) = 3.26 -> 3 fit
+    assert r.max_batch == 3
+    # weights and reserve alone over budget: not even one sequence
+    assert estimate(dataclasses.replace(long, budget_gb=20)).max_batch == 0
+    assert estimate(dataclasses.replace(long, context=0)).max_batch is None
     assert r.ceiling_reason is not None
     assert "exceeds the 80.0 GB memory budget by 218.88 GB" in r.ceiling_reason
     assert "no token ceiling" in r.ceiling_reason
@@ -345,3 +353,14 @@ def test_bound_agrees_with_intensity_versus_ridge(d):
     else:
         assert r.arithmetic_intensity_flop_per_byte > r.ridge_flop_per_byte * (1 - 1e-9)
     assert (r.tokens_per_s_ceiling is None) == (r.headroom_gb < 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_sizes)
+def test_max_batch_is_the_largest_batch_that_fits(d):
+    base = _inputs({**d, "context": max(d["context"], 1)})
+    n = estimate(base).max_batch
+    assert n is not None
+    if n >= 1:
+        assert estimate(dataclasses.replace(base, batch=n)).headroom_gb >= -1e-9
+    assert estimate(dataclasses.replace(base, batch=n + 1)).headroom_gb < 1e-9
