@@ -159,10 +159,15 @@ def _prefill_flops() -> pl.Expr:
     return n * 2.0 * linear_params + lm_head_once + attention
 
 
+def _fixed_gb() -> pl.Expr:
+    """Memory taken before any KV cache: the weights and every GPU's reserve."""
+    return _f("weights_gb") + _f("tensor_parallel") * _f("reserve_gb")
+
+
 def _max_batch() -> pl.Expr:
     # Sequences of `context` tokens whose cache fits beside the weights and the reserve: the
     # KV-cache fit. 0 when weights and reserve alone exceed the budget; null at context 0.
-    free_gb = _C("memory_budget_gb") - _f("weights_gb") - _f("tensor_parallel") * _f("reserve_gb")
+    free_gb = _C("memory_budget_gb") - _fixed_gb()
     per_sequence_gb = _f("context") * _C("kv_bytes_per_token") / GB
     fits = (free_gb / per_sequence_gb).floor().clip(lower_bound=0).cast(pl.Int64)
     return pl.when(per_sequence_gb > 0).then(fits).otherwise(None)
@@ -204,7 +209,7 @@ def roofline(frame: F) -> F:
             (_f("batch") * _f("context") * _C("kv_bytes_per_token") / GB).alias("cache_gb"),
         )
         .with_columns(
-            (_f("weights_gb") + tp * _f("reserve_gb") + _C("cache_gb")).alias("required_gb"),
+            (_fixed_gb() + _C("cache_gb")).alias("required_gb"),
             _traffic_gb().alias("traffic_gb"),
         )
         .with_columns(
@@ -242,27 +247,34 @@ def roofline(frame: F) -> F:
 
 def check_inputs(frame: pl.DataFrame) -> None:
     """Raise RooflineInputError naming the first column with an out-of-range value (a draw of
-    a range that went non-positive, a zero batch), and the first such row."""
+    a range that went non-positive, a zero batch), and the first such row. Loops over the
+    ~20 input columns, never over rows."""
     names = frame.columns
+    missing = [c for c in REQUIRED_INPUTS if c not in names]
+    if missing:
+        raise RooflineInputError(missing[0], f"input column missing (all missing: {missing})")
     for name in (*REQUIRED_INPUTS, *OPTIONAL_INPUTS):
         if name not in names or name not in _RULES:
-            if name in REQUIRED_INPUTS and name not in names:
-                raise RooflineInputError(name, "input column missing")
             continue
         minimum, inclusive, wanted = _RULES[name]
         col = _f(name)
-        bad = col.is_nan() | (col < minimum if inclusive else col <= minimum)
+        bad = col.is_nan() | col.is_infinite() | (col < minimum if inclusive
+                                                  else col <= minimum)
         if name in REQUIRED_INPUTS:
             bad = bad | col.is_null()
-        rows = frame.with_row_index("_row").filter(bad.fill_null(False))
-        if rows.height:
-            row = rows.row(0, named=True)
-            raise RooflineInputError(name, f"must be {wanted}; row {row['_row']} has "
-                                           f"{row[name]!r} ({rows.height} bad row(s))")
+        _raise_on_rows(frame, bad, name, f"must be {wanted}")
     if "active_params" in names:
-        over = frame.filter(_f("active_params") > _f("params"))
-        if over.height:
-            raise RooflineInputError("active_params", "must not exceed params")
+        _raise_on_rows(frame, _f("active_params") > _f("params"), "active_params",
+                       "must not exceed params")
+    _raise_on_rows(frame, _f("kv_heads") > _f("q_heads"), "kv_heads", "must not exceed q_heads")
+
+
+def _raise_on_rows(frame: pl.DataFrame, bad: pl.Expr, name: str, wanted: str) -> None:
+    rows = frame.with_row_index("_row").filter(bad.fill_null(False))
+    if rows.height:
+        row = rows.row(0, named=True)
+        raise RooflineInputError(name, f"{wanted}; row {row['_row']} has {row[name]!r} "
+                                        f"({rows.height} bad row(s))")
 
 
 # --- scalar wrapper ----------------------------------------------------------------------

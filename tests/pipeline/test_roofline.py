@@ -211,6 +211,12 @@ def test_input_errors_name_the_field():
         check_inputs(bad)
     assert err.value.field == "tflops"
     with pytest.raises(RooflineInputError) as err:
+        check_inputs(draws.with_columns(pl.Series("kv_heads", [8, 64])))
+    assert err.value.field == "kv_heads"
+    with pytest.raises(RooflineInputError) as err:
+        check_inputs(draws.with_columns(pl.Series("bandwidth_gb_per_s", [3350.0, float("inf")])))
+    assert err.value.field == "bandwidth_gb_per_s"
+    with pytest.raises(RooflineInputError) as err:
         roofline(draws.drop("context"))
     assert err.value.field == "context"
 
