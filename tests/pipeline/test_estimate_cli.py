@@ -202,3 +202,22 @@ def test_importing_the_command_does_not_import_polars():
     code = ("import sys, pipeline.estimate_cli; "
             "sys.exit(1 if 'polars' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_every_bundled_gpu_can_be_looked_up():
+    from pipeline.estimate_cli import HARDWARE_CSV, lookup_gpu
+
+    if not HARDWARE_CSV.exists():
+        pytest.skip("sources/reference/hardware.csv not bundled")
+    names = [line.split(",", 1)[0] for line in
+             HARDWARE_CSV.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+    assert names
+    for name in names:
+        gpu = lookup_gpu(name)
+        data = run_json("--model", "Llama-3.1-8B", "--gpu", name, "--batch", "1",
+                        "--context", "1024")
+        # the budget, bandwidth and compute come from that GPU's row
+        assert data["inputs"]["budget_gb"] == gpu["memory_gb"]
+        assert data["inputs"]["bandwidth_gb_per_s"] == gpu["memory_bandwidth_gb_per_s"]
+        assert data["inputs"]["tflops"] == gpu["bf16_dense_tflops"]
+        assert data["sources"][1]["key"] == gpu["gpu"]
