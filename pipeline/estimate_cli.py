@@ -423,27 +423,27 @@ def estimate(
                    "sources/reference/hardware.csv (fills budget, bandwidth, compute).")] = None,
     precision: Annotated[PrecisionChoice | None, typer.Option(
         "--precision", help="bf16 or fp8: weight bytes and the GPU compute column "
-        "[default: bf16].")] = None,
+        "(default: bf16).")] = None,
     params: Annotated[float | None, typer.Option("--params", help="Total parameters.")] = None,
     active_params: Annotated[float | None, typer.Option(
-        "--active-params", help="Parameters used per token (MoE) [default: --params].")] = None,
+        "--active-params", help="Parameters used per token (MoE) (default: --params).")] = None,
     layers: Annotated[int | None, typer.Option("--layers")] = None,
     q_heads: Annotated[int | None, typer.Option("--q-heads", help="Query heads.")] = None,
     kv_heads: Annotated[int | None, typer.Option("--kv-heads", help="KV heads.")] = None,
     head_dim: Annotated[int | None, typer.Option("--head-dim")] = None,
     cache_bytes: Annotated[float | None, typer.Option(
-        "--cache-bytes", help="Bytes per cached K/V element [default: 2].")] = None,
+        "--cache-bytes", help="Bytes per cached K/V element (default: 2).")] = None,
     batch: Annotated[int | None, typer.Option("--batch", help="Concurrent sequences.")] = None,
     context: Annotated[int | None, typer.Option(
         "--context", help="Tokens of context each sequence holds.")] = None,
     prompt_tokens: Annotated[int | None, typer.Option(
-        "--prompt-tokens", help="Prompt length for the TTFT bound [default: --context].")] = None,
+        "--prompt-tokens", help="Prompt length for the TTFT bound (default: --context).")] = None,
     weights_gb: Annotated[float | None, typer.Option(
-        "--weights-gb", help="Weights in GB (1e9 B) [default: params x precision bytes].")
+        "--weights-gb", help="Weights in GB (1e9 B) (default: params x precision bytes).")
     ] = None,
     reserve_gb: Annotated[float | None, typer.Option(
-        "--reserve-gb", help="Per-GPU reserve for activations and runtime [default: 10% of "
-        "the budget].")] = None,
+        "--reserve-gb", help="Per-GPU reserve for activations and runtime (default: 10% of "
+        "the budget).")] = None,
     budget_gb: Annotated[float | None, typer.Option(
         "--budget-gb", help="Per-GPU memory budget in GB.")] = None,
     bandwidth_gbs: Annotated[float | None, typer.Option(
@@ -451,7 +451,7 @@ def estimate(
     tflops: Annotated[float | None, typer.Option(
         "--tflops", help="Per-GPU dense compute in TFLOP/s.")] = None,
     tensor_parallel: Annotated[int | None, typer.Option(
-        "--tensor-parallel", help="GPUs the model is split over [default: 1].")] = None,
+        "--tensor-parallel", help="GPUs the model is split over (default: 1).")] = None,
     vocab_size: Annotated[int | None, typer.Option("--vocab-size")] = None,
     hidden_size: Annotated[int | None, typer.Option("--hidden-size")] = None,
     calibrate_tpot_ms: Annotated[float | None, typer.Option(
@@ -467,7 +467,7 @@ def estimate(
     calibration_source: Annotated[str | None, typer.Option(
         "--calibration-source", help="The measured run (file, date) calibrated from.")] = None,
     from_toml: Annotated[Path | None, typer.Option(
-        "--from-toml", help="TOML file whose [estimate] table (or top level) holds the "
+        "--from-toml", help="TOML file whose `estimate` table (or top level) holds the "
         "options, keys named like the flags (q_heads, bandwidth_gbs, ...).")] = None,
     models_csv: Annotated[Path, typer.Option(hidden=True)] = MODELS_CSV,
     hardware_csv: Annotated[Path, typer.Option(hidden=True)] = HARDWARE_CSV,
