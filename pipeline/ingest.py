@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import duckdb
+import polars as pl
 import requests
 
 from pipeline import store
@@ -95,12 +96,22 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
                                           params=item.params, fetched_at=item.fetched_at)
                 raws.append(Raw(sha, item.url, dict(item.params), item.data,
                                 item.fetched_at))
+        if job.accumulate and not offline:
+            known = {r.sha256 for r in raws}
+            earlier = [r for r in stored_snapshots(con, name, ctx.vintage, good_only=True)
+                       if r.sha256 not in known]
+            if earlier:
+                result.notes.append(f"{len(earlier)} earlier snapshot(s) of {ctx.vintage} "
+                                    "re-parsed to keep the accumulated history")
+            raws = earlier + raws
         result.snapshots = len(raws)
         progress(name, f"parsing {len(raws)} snapshot(s)")
         batches = []
-        for raw in raws:
+        for raw in sorted(raws, key=lambda r: r.fetched_at):
             for table, frame in job.parse(raw, ctx, result.notes):
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
+        if job.accumulate:
+            batches = newest_wins(batches)
         if not batches:
             raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
         progress(name, "loading")
@@ -123,11 +134,30 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
     return result
 
 
-def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> list[Raw]:
-    """The raw snapshots of the latest load of `source` for `vintage` that recorded any."""
+def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:
+    """Batches ordered oldest first: drop from each the rows whose table key a later batch
+    also holds, so a re-published hour keeps its newest value and keys stay unique."""
+    kept: list[store.Batch] = []
+    seen: dict[str, pl.DataFrame] = {}
+    for batch in reversed(batches):
+        key = list(batch.table.key)
+        frame = batch.frame
+        if batch.table.name in seen:
+            frame = frame.join(seen[batch.table.name], on=key, how="anti", nulls_equal=True)
+        seen[batch.table.name] = pl.concat([seen.get(batch.table.name, frame.head(0)
+                                                     ).select(key), frame.select(key)])
+        kept.append(store.Batch(batch.table, frame, batch.snapshot_sha256, batch.origin))
+    return list(reversed(kept))
+
+
+def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
+                     good_only: bool = False) -> list[Raw]:
+    """The raw snapshots of the latest load of `source` for `vintage` that recorded any
+    (with `good_only`, of the latest successful load)."""
+    status = "AND status = 'ok' " if good_only else ""
     row = con.execute(
-        "SELECT snapshots FROM loads WHERE source = ? AND vintage = ? AND snapshots <> ''"
-        " ORDER BY started_at_utc DESC LIMIT 1", [source, vintage]).fetchall()
+        "SELECT snapshots FROM loads WHERE source = ? AND vintage = ? AND snapshots <> '' "
+        + status + "ORDER BY started_at_utc DESC LIMIT 1", [source, vintage]).fetchall()
     if not row or not row[0][0]:
         return []
     shas = row[0][0].split(",")

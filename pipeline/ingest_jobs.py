@@ -9,6 +9,7 @@ The parse side reads only the snapshot (URL, params, bytes, fetch time) and the 
 from __future__ import annotations
 
 import calendar
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -19,7 +20,18 @@ import polars as pl
 import requests
 
 from schemas.table import Table
-from sources import ecb, energy_charts, ovhcloud, scaleway
+from sources import (
+    aws,
+    azure,
+    ecb,
+    electricity_maps,
+    ember,
+    energy_charts,
+    odre,
+    omie,
+    ovhcloud,
+    scaleway,
+)
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.offers import FX_COLUMNS
 
@@ -69,7 +81,8 @@ class Job:
     module: ModuleType
     fetch: Callable[[requests.Session, Context], list[Fetched]]
     parse: Callable[[Raw, Context, list[str]], Frames]
-    needs_key: bool = False
+    needs_key: bool = False  # skipped (not failed) when module.ENV_VAR is unset
+    accumulate: bool = False  # each load re-includes the vintage's earlier snapshots
 
 
 # --- ecb -----------------------------------------------------------------------------------
@@ -138,6 +151,106 @@ def _ovh_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     return [(ovhcloud.GPU_OFFERS, frame)]
 
 
+# --- azure ---------------------------------------------------------------------------------
+def _azure_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    out: list[Fetched] = []
+    for region in ctx.zones.get(azure.SOURCE, azure.DEFAULT_REGIONS):
+        out += azure.fetch_prices(session, region, base_url=ctx.base_url(azure),
+                                  policy=ctx.policy)
+    return out
+
+
+def _azure_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    frame = azure.parse_prices(raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw),
+                               regions=ctx.regions, fx=ctx.fx_rates(), notes=notes)
+    return [(azure.GPU_OFFERS, frame)]
+
+
+# --- aws -----------------------------------------------------------------------------------
+def _aws_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    out: list[Fetched] = []
+    for location in ctx.zones.get(aws.SOURCE, aws.DEFAULT_LOCATIONS):
+        out += aws.fetch_prices(session, location, base_url=ctx.base_url(aws),
+                                policy=ctx.policy)
+    return out
+
+
+def _aws_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    frame = aws.parse_prices(raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw),
+                             regions=ctx.regions, fx=ctx.fx_rates(), notes=notes)
+    return [(aws.GPU_OFFERS, frame)]
+
+
+# --- ember ---------------------------------------------------------------------------------
+def _ember_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    out = ember.fetch_wholesale_monthly(session, base_url=ctx.base_url(ember),
+                                        policy=ctx.policy)
+    key = os.environ.get(ember.ENV_VAR or "")
+    if key:
+        api = ctx.base_urls.get("ember_api", ember.API_URL)
+        year = int(ctx.vintage[:4])
+        out += ember.fetch_intensity(session, key, "yearly", str(year - 3), base_url=api,
+                                     policy=ctx.policy)
+        out += ember.fetch_intensity(session, key, "monthly", f"{year - 1}-01", base_url=api,
+                                     policy=ctx.policy)
+    return out
+
+
+def _ember_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    if "/carbon-intensity/" in raw.url:
+        return [(ember.GRID_INTENSITY, ember.parse_intensity(
+            raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw), notes=notes))]
+    return [(ember.ELECTRICITY_PRICES, ember.parse_wholesale_monthly(
+        raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw), notes=notes))]
+
+
+# --- electricity_maps ----------------------------------------------------------------------
+def _em_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    token = os.environ[electricity_maps.ENV_VAR or ""]
+    out: list[Fetched] = []
+    for zone in ctx.zones.get(electricity_maps.SOURCE, electricity_maps.DEFAULT_ZONES):
+        out += electricity_maps.fetch_history(session, zone, token,
+                                              base_url=ctx.base_url(electricity_maps),
+                                              policy=ctx.policy)
+    return out
+
+
+def _em_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    parse = (electricity_maps.parse_latest if "/latest" in raw.url
+             else electricity_maps.parse_history)
+    frame = parse(raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw),
+                  notes=notes)
+    month = frame.filter(pl.col("interval_start_utc").dt.strftime("%Y-%m") == ctx.vintage)
+    return [(electricity_maps.GRID_INTENSITY, month)]
+
+
+# --- omie ----------------------------------------------------------------------------------
+def _omie_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    first, last = ctx.month
+    out: list[Fetched] = []
+    for offset in range((last - first).days + 1):
+        out += omie.fetch_day(session, first + timedelta(days=offset),
+                              base_url=ctx.base_url(omie), policy=ctx.policy)
+    return out
+
+
+def _omie_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(omie.ELECTRICITY_PRICES, omie.parse_marginal(
+        raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw), notes=notes))]
+
+
+# --- odre ----------------------------------------------------------------------------------
+def _odre_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    first, last = ctx.month
+    return odre.fetch_records(session, first, last + timedelta(days=1),
+                              base_url=ctx.base_url(odre), policy=ctx.policy)
+
+
+def _odre_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(odre.GRID_INTENSITY, odre.parse_records(
+        raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw), notes=notes))]
+
+
 def _day(raw: Raw) -> date:
     return raw.fetched_at.astimezone(UTC).date()
 
@@ -148,6 +261,13 @@ JOBS: dict[str, Job] = {
     energy_charts.SOURCE: Job(energy_charts, _ec_fetch, _ec_parse),
     scaleway.SOURCE: Job(scaleway, _scw_fetch, _scw_parse),
     ovhcloud.SOURCE: Job(ovhcloud, _ovh_fetch, _ovh_parse),
+    azure.SOURCE: Job(azure, _azure_fetch, _azure_parse),
+    aws.SOURCE: Job(aws, _aws_fetch, _aws_parse),
+    ember.SOURCE: Job(ember, _ember_fetch, _ember_parse),
+    electricity_maps.SOURCE: Job(electricity_maps, _em_fetch, _em_parse, needs_key=True,
+                                 accumulate=True),
+    omie.SOURCE: Job(omie, _omie_fetch, _omie_parse),
+    odre.SOURCE: Job(odre, _odre_fetch, _odre_parse),
 }
 
 

@@ -15,7 +15,7 @@ from pytest_httpserver import HTTPServer
 
 from pipeline import store
 from pipeline.ingest import exit_code, ingest
-from pipeline.ingest_jobs import JOBS, Context
+from pipeline.ingest_jobs import Context
 from pipeline.ingest_support import fx_rates
 from sources.http import FetchPolicy
 
@@ -27,6 +27,8 @@ ECB_PATH = "/stats/eurofxref/eurofxref-hist-90d.xml"
 EC_PATH = "/price"
 SCW_PATH = "/instance/v1/zones/nl-ams-1/products/servers"
 OVH_PATH = "/1.0/order/catalog/public/cloud"
+#: The sources served by serve_all (the others would need more endpoints).
+SERVED = ("ecb", "energy_charts", "scaleway", "ovhcloud")
 
 
 def fixture(name: str) -> bytes:
@@ -65,7 +67,7 @@ def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection,
     )
 
 
-def run(con, httpserver, sources=tuple(JOBS), **kw):  # type: ignore[no-untyped-def]
+def run(con, httpserver, sources=SERVED, **kw):  # type: ignore[no-untyped-def]
     with requests.Session() as session:
         return {r.source: r for r in ingest(con, session, list(sources),
                                             context(httpserver, con, kw.pop("vintage", "2026-11")),
@@ -169,7 +171,7 @@ def test_offline_reparses_stored_snapshots(httpserver: HTTPServer,
     run(con, httpserver)
     served = len(httpserver.log)
     ctx = context(httpserver, con)
-    offline = {r.source: r for r in ingest(con, None, list(JOBS), ctx, offline=True)}
+    offline = {r.source: r for r in ingest(con, None, list(SERVED), ctx, offline=True)}
     assert {r.status for r in offline.values()} == {"unchanged"}
     assert offline["energy_charts"].rows == 100
     assert len(httpserver.log) == served  # no request made
@@ -199,3 +201,98 @@ def test_snapshot_params_are_stored(httpserver: HTTPServer,
     run(con, httpserver, ["energy_charts"])
     [(params,)] = con.execute("SELECT params_json FROM raw_snapshots").fetchall()
     assert json.loads(params) == {"bzn": "BE", "end": "2026-11-29", "start": "2026-11-01"}
+
+
+EM_PATH = "/v4/carbon-intensity/history"
+AZURE_PATH = "/api/retail/prices"
+
+
+def em_context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, today: date) -> Context:
+    root = httpserver.url_for("").rstrip("/")
+    return Context(vintage="2026-11", today=today, regions=REGIONS, policy=FAST,
+                   base_urls={"electricity_maps": root}, zones={"electricity_maps": ("FR",)})
+
+
+def test_key_not_set_is_a_skip_not_a_failure(httpserver: HTTPServer,
+                                             con: duckdb.DuckDBPyConnection,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ELECTRICITYMAPS_API_KEY", raising=False)
+    with requests.Session() as session:
+        [result] = ingest(con, session, ["electricity_maps"],
+                          em_context(httpserver, con, date(2026, 11, 27)))
+    assert result.status == "skipped"
+    assert result.error == "ELECTRICITYMAPS_API_KEY is not set; skipped (set it to ingest " \
+                           "this source)"
+    assert len(httpserver.log) == 0
+    assert exit_code([result]) == 2  # nothing usable came of the run
+
+
+def test_daily_history_accumulates_and_the_token_is_never_stored(
+        httpserver: HTTPServer, con: duckdb.DuckDBPyConnection,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELECTRICITYMAPS_API_KEY", "em-secret-token")
+    for day in (27, 28):
+        httpserver.clear()
+        httpserver.expect_request(EM_PATH, headers={"auth-token": "em-secret-token"}
+                                  ).respond_with_data(
+            fixture(f"electricity_maps/history_FR_2026-11-{day}.json"))
+        with requests.Session() as session:
+            [result] = ingest(con, session, ["electricity_maps"],
+                              em_context(httpserver, con, date(2026, 11, day)))
+        assert result.status == "loaded"
+    # day 1: 24 hours from 11-26 09:00; day 2: 24 hours from 11-27 09:00, overlapping nothing
+    # -> 48 distinct hours, each kept once (day 2's values win where both report an hour)
+    assert result.rows == 48
+    frame = rows(con, "core__grid_intensity").sort("interval_start_utc")
+    assert frame["intensity_gco2e_per_kwh"][0] == 30.0 and frame["intensity_gco2e_per_kwh"][
+        -1] == 123.0
+    stored = con.execute("SELECT url, params_json, content FROM raw_snapshots").fetchall()
+    assert len(stored) == 2
+    for url, params, content in stored:
+        assert "em-secret-token" not in url + params
+        assert b"em-secret-token" not in bytes(content)
+    errors = con.execute("SELECT coalesce(string_agg(error, ' '), '') FROM loads").fetchall()
+    assert "em-secret-token" not in errors[0][0]
+
+
+def test_overlapping_history_keeps_the_newest_value(
+        httpserver: HTTPServer, con: duckdb.DuckDBPyConnection,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELECTRICITYMAPS_API_KEY", "em-secret-token")
+    first = fixture("electricity_maps/history_FR_2026-11-27.json")
+    body = json.loads(first)
+    for point in body["history"]:
+        point["carbonIntensity"] += 5  # a re-published day: every hour +5
+    for data, day in ((first, 27), (json.dumps(body).encode(), 28)):
+        httpserver.clear()
+        httpserver.expect_request(EM_PATH).respond_with_data(data)
+        with requests.Session() as session:
+            [result] = ingest(con, session, ["electricity_maps"],
+                              em_context(httpserver, con, date(2026, 11, day)))
+    # same 24 hours twice: 24 rows, the second fetch's values (30 + 5 = 35 for the first hour)
+    assert result.rows == 24
+    assert rows(con, "core__grid_intensity").sort("interval_start_utc")[
+        "intensity_gco2e_per_kwh"][0] == 35.0
+
+
+def test_usd_offers_use_the_ecb_rates_loaded_in_the_same_run(
+        httpserver: HTTPServer, con: duckdb.DuckDBPyConnection) -> None:
+    serve_all(httpserver)
+    httpserver.expect_request(AZURE_PATH).respond_with_data(
+        fixture("azure/retail_prices_francecentral_page2.json"))
+    ctx = context(httpserver, con)
+    ctx.base_urls["azure"] = httpserver.url_for("").rstrip("/")
+    ctx.zones["azure"] = ("francecentral",)
+    regions = pl.concat([REGIONS, pl.DataFrame({"provider_id": ["azure"],
+                                                "region": ["francecentral"], "zone": ["FR"]})])
+    ctx = Context(**{**ctx.__dict__, "regions": regions})
+    with requests.Session() as session:
+        results = {r.source: r for r in ingest(con, session, ["azure", "ecb"], ctx)}
+    assert results["azure"].status == "loaded", results["azure"].error
+    [(price, fx_date, rate, eur)] = con.execute(
+        "SELECT price_original_per_hour, fx_date, fx_units_per_eur, price_eur_per_hour "
+        "FROM core__gpu_offers WHERE provider_id = 'azure'").fetchall()
+    # fetched today (2026-11-29, a Sunday): latest ECB USD rate is 2026-11-27, 1.1580;
+    # $7.35 / 1.158 = 6.3472 EUR/h
+    assert (price, fx_date, rate) == (7.35, date(2026, 11, 27), 1.158)
+    assert eur == pytest.approx(6.3472, abs=1e-4)

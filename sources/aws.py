@@ -1,0 +1,119 @@
+"""AWS EC2 on-demand Linux prices (USD) for GPU instances in EU locations, from the JSON that
+backs the public pricing page (no key, ~50 KB per location):
+GET https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/
+    ec2-ondemand-without-sec-sel/{location}/Linux/index.json
+USD is converted to EUR at parse time with the ECB rate of the fetch date.
+
+Pitfalls handled: the location is a display name ("EU (Paris)") mapped to a region code here;
+`price` is a decimal string; only "GPU instance" families are offers (others are ignored);
+GPU model and count come from an explicit instance-type table, and a GPU instance type missing
+from it (g5/A10G, g4dn/T4, ...) is skipped and reported; not every family exists in every
+location (p5 is not listed in Paris or Frankfurt, it is in Stockholm).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+import requests
+
+from schemas.market import GPU_OFFERS
+from sources.decode import load_json_object
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.offers import finish_offers
+
+SOURCE = "aws"
+BASE_URL = "https://b0.p.awsstatic.com"
+LICENCE = "AWS public on-demand price list (USD); figures cited"
+PROVIDES = (GPU_OFFERS,)
+ENV_VAR: str | None = None
+
+PROVIDER_ID = "aws"
+PATH = ("/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/"
+        "{}/Linux/index.json")
+#: Pricing-page location name -> region code.
+LOCATIONS = {
+    "EU (Paris)": "eu-west-3", "EU (Frankfurt)": "eu-central-1",
+    "EU (Stockholm)": "eu-north-1", "EU (Ireland)": "eu-west-1", "EU (Milan)": "eu-south-1",
+    "EU (Spain)": "eu-south-2", "US East (N. Virginia)": "us-east-1",
+}
+DEFAULT_LOCATIONS = ("EU (Paris)", "EU (Frankfurt)", "EU (Stockholm)", "EU (Ireland)")
+_SIZES_L4_L40S = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+                  "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
+#: Instance type -> (hardware id, GPUs per instance).
+INSTANCE_TYPES: dict[str, tuple[str, int]] = {
+    "p5.48xlarge": ("H100-SXM-80GB", 8),
+    "p5.4xlarge": ("H100-SXM-80GB", 1),
+    "p5e.48xlarge": ("H200-SXM-141GB", 8),
+    "p5en.48xlarge": ("H200-SXM-141GB", 8),
+    "p4d.24xlarge": ("A100-SXM-40GB", 8),
+    "p4de.24xlarge": ("A100-SXM-80GB", 8),
+    "p6-b200.48xlarge": ("B200-SXM-180GB", 8),
+    "p6-b300.48xlarge": ("B300-SXM-288GB", 8),
+    **{f"g6e.{size}": ("L40S-48GB", n) for size, n in _SIZES_L4_L40S.items()},
+    **{f"g6.{size}": ("L4-24GB", n) for size, n in _SIZES_L4_L40S.items()},
+}
+GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
+
+
+def fetch_prices(session: requests.Session, location: str, *, base_url: str = BASE_URL,
+                 policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    if location not in LOCATIONS:
+        raise ValueError(f"unknown AWS location {location!r}; known: {sorted(LOCATIONS)}")
+    return [fetch_with(policy, session, base_url + PATH.format(location.replace(" ", "%20")),
+                       source=SOURCE)]
+
+
+def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
+                 regions: pl.DataFrame, fx: pl.DataFrame,
+                 notes: list[str] | None = None) -> pl.DataFrame:
+    """One location's on-demand Linux price map -> GPU_OFFERS rows (EUR at ECB)."""
+    body = load_json_object(data, source=SOURCE, url=url, required=("manifest", "regions"))
+    currency = (body["manifest"] or {}).get("currencyCode")
+    if currency != "USD":
+        raise ParseError(SOURCE, url, "manifest.currencyCode", f"expected USD, got {currency!r}")
+    if not isinstance(body["regions"], dict):
+        raise ParseError(SOURCE, url, "regions", "expected an object keyed by location")
+    rows = []
+    for location, products in body["regions"].items():
+        region = LOCATIONS.get(location)
+        if region is None:
+            raise ParseError(SOURCE, url, f"regions[{location!r}]", "unknown location name")
+        for key, product in products.items():
+            if not isinstance(product, dict) or "Instance Type" not in product:
+                raise ParseError(SOURCE, url, f"regions[{location!r}][{key!r}]",
+                                 "no 'Instance Type'")
+            if product.get("Instance Family") != "GPU instance":
+                continue
+            if product.get("Operating System", "Linux") != "Linux":
+                continue
+            try:
+                price = float(product["price"])
+            except (KeyError, TypeError, ValueError):
+                raise ParseError(SOURCE, url, f"regions[{location!r}][{key!r}].price",
+                                 f"not a number: {product.get('price')!r}") from None
+            rows.append({"offer_id": product["Instance Type"], "region": region,
+                         "price_original_per_hour": price})
+    schema = {"offer_id": pl.String(), "region": pl.String(),
+              "price_original_per_hour": pl.Float64()}
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    counts = {name: n for name, (_, n) in INSTANCE_TYPES.items()}
+    raw = frame.select(
+        pl.lit(PROVIDER_ID).alias("provider_id"), "offer_id", "region",
+        pl.col("offer_id").alias("model"),
+        pl.col("offer_id").replace_strict(GPU_MODELS, default=None,
+                                          return_dtype=pl.String()).alias("gpu"),
+        pl.col("offer_id").replace_strict(counts, default=1,
+                                          return_dtype=pl.Int64()).alias("gpu_count"),
+        pl.lit("on_demand").alias("pricing_model"),
+        "price_original_per_hour",
+        pl.lit("USD").alias("currency"),
+        pl.lit(None, pl.String()).alias("note"),
+        pl.lit(url).alias("source_url"),
+        pl.lit(fetched_on).alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    )
+    return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions, fx=fx,
+                         notes=notes)

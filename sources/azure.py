@@ -1,0 +1,140 @@
+"""Azure Retail Prices API (no key): GPU VM pay-as-you-go prices per region, in USD, converted
+to EUR at parse time with the ECB rate of the fetch date (rate and date kept on each row).
+
+GET https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter=...
+with an OData filter on serviceName, armRegionName, priceType and the GPU SKUs we map.
+
+Pitfalls handled: results are paged through `NextPageLink` (followed only on the same host);
+filter values are case-sensitive; Windows meters (productName ends in "Windows"), Spot and
+Low Priority meters are dropped (reported by count); the unit must be "1 Hour"; a SKU listed
+twice for a region keeps its latest effectiveStartDate; USD is Microsoft's retail currency
+(other currencies are "for reference"), so we ask for USD and convert with the ECB.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from urllib.parse import urlsplit
+
+import polars as pl
+import requests
+
+from schemas.market import GPU_OFFERS
+from sources.decode import load_json_object
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.offers import finish_offers
+
+SOURCE = "azure"
+BASE_URL = "https://prices.azure.com"
+LICENCE = "Azure Retail Prices API (Microsoft retail list prices, USD); figures cited"
+PROVIDES = (GPU_OFFERS,)
+ENV_VAR: str | None = None
+
+PROVIDER_ID = "azure"
+API_VERSION = "2023-01-01-preview"
+DEFAULT_REGIONS = ("francecentral", "germanywestcentral", "swedencentral", "westeurope",
+                   "northeurope", "italynorth", "polandcentral", "spaincentral")
+MAX_PAGES = 50
+#: armSkuName -> (hardware id, GPUs per VM).
+SKUS: dict[str, tuple[str, int]] = {
+    "Standard_ND96isr_H100_v5": ("H100-SXM-80GB", 8),
+    "Standard_ND96isr_H200_v5": ("H200-SXM-141GB", 8),
+    "Standard_NC40ads_H100_v5": ("H100-NVL-94GB", 1),
+    "Standard_NC80adis_H100_v5": ("H100-NVL-94GB", 2),
+    "Standard_NC24ads_A100_v4": ("A100-PCIe-80GB", 1),
+    "Standard_NC48ads_A100_v4": ("A100-PCIe-80GB", 2),
+    "Standard_NC96ads_A100_v4": ("A100-PCIe-80GB", 4),
+    "Standard_ND96asr_v4": ("A100-SXM-40GB", 8),
+    "Standard_ND96amsr_A100_v4": ("A100-SXM-80GB", 8),
+}
+GPU_MODELS = {sku: gpu for sku, (gpu, _) in SKUS.items()}
+
+
+def price_filter(region: str, skus: tuple[str, ...]) -> str:
+    wanted = " or ".join(f"armSkuName eq '{sku}'" for sku in skus)
+    return (f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}' and "
+            f"priceType eq 'Consumption' and ({wanted})")
+
+
+def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE_URL,
+                 skus: tuple[str, ...] = tuple(SKUS), policy: FetchPolicy = DEFAULT_POLICY
+                 ) -> list[Fetched]:
+    """Every page of retail prices for the GPU SKUs in `region`."""
+    url = f"{base_url}/api/retail/prices"
+    params: dict[str, str] | None = {"api-version": API_VERSION, "currencyCode": "USD",
+                                     "$filter": price_filter(region, skus)}
+    host = urlsplit(base_url).netloc
+    pages: list[Fetched] = []
+    for _ in range(MAX_PAGES):
+        page = fetch_with(policy, session, url, source=SOURCE, params=params)
+        pages.append(page)
+        body = load_json_object(page.data, source=SOURCE, url=page.url, required=("Items",))
+        following = body.get("NextPageLink")
+        if not following:
+            return pages
+        if urlsplit(following).netloc != host:
+            raise ParseError(SOURCE, page.url, "NextPageLink",
+                             f"points to another host ({urlsplit(following).netloc}); not "
+                             "followed")
+        url, params = following, None
+    raise ParseError(SOURCE, url, "NextPageLink", f"still more pages after {MAX_PAGES}")
+
+
+def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
+                 regions: pl.DataFrame, fx: pl.DataFrame,
+                 notes: list[str] | None = None) -> pl.DataFrame:
+    """One page of retail prices -> GPU_OFFERS rows (Linux, pay-as-you-go, EUR at ECB)."""
+    body = load_json_object(data, source=SOURCE, url=url, required=("Items",))
+    items = body["Items"]
+    if not isinstance(items, list):
+        raise ParseError(SOURCE, url, "Items", "expected a list")
+    needed = ("armSkuName", "armRegionName", "retailPrice", "currencyCode", "unitOfMeasure",
+              "productName", "skuName", "type", "effectiveStartDate")
+    for index, item in enumerate(items):
+        missing = [k for k in needed if not isinstance(item, dict) or k not in item]
+        if missing:
+            raise ParseError(SOURCE, url, f"Items[{index}].{missing[0]}", "missing")
+    schema = {k: pl.String() for k in needed if k != "retailPrice"} | {
+        "retailPrice": pl.Float64()}
+    try:
+        frame = pl.DataFrame([{k: item[k] for k in needed} for item in items], schema=schema)
+    except (TypeError, pl.exceptions.PolarsError) as error:
+        raise ParseError(SOURCE, url, "Items", f"unexpected value type: {error}") from None
+    consumption = frame.filter(pl.col("type") == "Consumption")
+    windows = consumption["productName"].str.contains(r"(?i)\bwindows\b")
+    discounted = consumption["skuName"].str.contains(r"(?i)\b(spot|low priority)\b")
+    if notes is not None and (windows.sum() or discounted.sum()):
+        notes.append(f"{url}: dropped {windows.sum()} Windows and "
+                     f"{(discounted & ~windows).sum()} Spot/Low Priority meter(s)")
+    linux = consumption.filter(~windows & ~discounted)
+    wrong_unit = linux.filter(pl.col("unitOfMeasure") != "1 Hour")
+    if wrong_unit.height:
+        raise ParseError(SOURCE, url, "unitOfMeasure",
+                         f"expected '1 Hour', got {wrong_unit['unitOfMeasure'][0]!r} "
+                         f"for {wrong_unit['armSkuName'][0]}")
+    latest = linux.sort("effectiveStartDate").unique(
+        ["armSkuName", "armRegionName"], keep="last")
+    if notes is not None and latest.height < linux.height:
+        notes.append(f"{url}: {linux.height - latest.height} older duplicate meter(s) "
+                     "superseded by a later effectiveStartDate")
+    counts = {sku: count for sku, (_, count) in SKUS.items()}
+    raw = latest.select(
+        pl.lit(PROVIDER_ID).alias("provider_id"),
+        pl.col("armSkuName").alias("offer_id"),
+        pl.col("armRegionName").alias("region"),
+        pl.col("armSkuName").alias("model"),
+        pl.col("armSkuName").replace_strict(GPU_MODELS, default=None,
+                                            return_dtype=pl.String()).alias("gpu"),
+        pl.col("armSkuName").replace_strict(counts, default=1,
+                                            return_dtype=pl.Int64()).alias("gpu_count"),
+        pl.lit("on_demand").alias("pricing_model"),
+        pl.col("retailPrice").alias("price_original_per_hour"),
+        pl.col("currencyCode").alias("currency"),
+        pl.lit(None, pl.String()).alias("note"),
+        pl.lit(url).alias("source_url"),
+        pl.lit(fetched_on).alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    )
+    return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions, fx=fx,
+                         notes=notes)

@@ -1,0 +1,94 @@
+"""RTE éCO2mix via ODRE (Opendatasoft Explore v2.1, no key): France's `taux_co2`, the RTE
+estimate of DIRECT CO2 emissions of electricity produced in France (imports excluded), in
+g/kWh every 15 minutes. Stored with emission_factor_basis = direct: it is not comparable with
+lifecycle, consumption-based figures (Electricity Maps, Ember) and is never mixed with them.
+
+GET /api/explore/v2.1/catalog/datasets/{dataset}/records?select=date_heure,taux_co2&where=...
+&order_by=date_heure&limit=100&offset=N&timezone=UTC
+
+Pitfalls handled: `/records` pages are at most 100 rows and offset + limit may not exceed
+10,000 (a month of quarter-hours is ~2,976 rows: 30 pages); rows without a `taux_co2` (the
+last quarter-hours of the real-time dataset, or half-hourly production fields) are skipped
+with a count; `date_heure` carries its UTC offset.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+import requests
+
+from schemas.market import GRID_INTENSITY
+from sources.decode import load_json_object
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+
+SOURCE = "odre"
+BASE_URL = "https://odre.opendatasoft.com"
+LICENCE = "Licence Ouverte / Etalab 2.0 (assumed, usual for ODRE; not confirmed), source RTE"
+PROVIDES = (GRID_INTENSITY,)
+ENV_VAR: str | None = None
+
+DATASET = "eco2mix-national-tr"
+PAGE = 100
+MAX_ROWS = 10_000
+
+
+def fetch_records(session: requests.Session, start: date, end: date, *,
+                  dataset: str = DATASET, base_url: str = BASE_URL,
+                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    """Every page of records with start <= date_heure < end (UTC days)."""
+    url = f"{base_url}/api/explore/v2.1/catalog/datasets/{dataset}/records"
+    where = (f"date_heure >= '{start.isoformat()}T00:00:00Z' and "
+             f"date_heure < '{end.isoformat()}T00:00:00Z' and taux_co2 is not null")
+    pages: list[Fetched] = []
+    offset = 0
+    while offset + PAGE <= MAX_ROWS:
+        page = fetch_with(policy, session, url, source=SOURCE, params={
+            "select": "date_heure,taux_co2", "where": where, "order_by": "date_heure",
+            "limit": PAGE, "offset": offset, "timezone": "UTC"})
+        pages.append(page)
+        body = load_json_object(page.data, source=SOURCE, url=page.url,
+                                required=("total_count", "results"))
+        offset += PAGE
+        if offset >= int(body["total_count"]) or not body["results"]:
+            return pages
+    raise ParseError(SOURCE, url, "offset", f"more than {MAX_ROWS} rows: narrow the period "
+                     "or use the exports endpoint")
+
+
+def parse_records(data: bytes, *, url: str, vintage: str, fetched_on: date,
+                  notes: list[str] | None = None) -> pl.DataFrame:
+    """One /records page -> GRID_INTENSITY rows for FR (15 min, direct, location-based)."""
+    body = load_json_object(data, source=SOURCE, url=url, required=("results",))
+    results = body["results"]
+    if not isinstance(results, list):
+        raise ParseError(SOURCE, url, "results", "expected a list")
+    for index, record in enumerate(results):
+        if not isinstance(record, dict) or "date_heure" not in record:
+            raise ParseError(SOURCE, url, f"results[{index}].date_heure", "missing")
+        if "taux_co2" not in record:
+            raise ParseError(SOURCE, url, f"results[{index}].taux_co2", "missing")
+    frame = pl.DataFrame([{"t": r["date_heure"], "co2": r["taux_co2"]} for r in results],
+                         schema={"t": pl.String(), "co2": pl.Float64()}, strict=False)
+    starts = frame["t"].str.to_datetime("%Y-%m-%dT%H:%M:%S%:z", strict=False,
+                                        time_zone="UTC")
+    if starts.null_count():
+        raise ParseError(SOURCE, url, "date_heure", f"unreadable: {frame['t'][0]!r}")
+    gaps = frame["co2"].null_count()
+    if gaps and notes is not None:
+        notes.append(f"{url}: {gaps} record(s) without taux_co2 skipped")
+    return frame.with_columns(starts.dt.cast_time_unit("us").alias("start")).filter(
+        pl.col("co2").is_not_null()).select(
+        pl.lit(vintage).alias("vintage"),
+        pl.lit("FR").alias("zone"),
+        pl.col("start").alias("interval_start_utc"),
+        pl.lit("15min").alias("resolution"),
+        pl.col("co2").alias("intensity_gco2e_per_kwh"),
+        pl.lit("direct").alias("emission_factor_basis"),
+        pl.lit("location_based").alias("accounting"),
+        pl.lit(url).alias("source_url"),
+        pl.lit(fetched_on).alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    ).sort("interval_start_utc")

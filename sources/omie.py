@@ -1,0 +1,99 @@
+"""OMIE (Iberian market operator) day-ahead marginal prices for Spain and Portugal, one file a
+day: GET https://www.omie.es/es/file-download?parents=marginalpdbc&filename=
+marginalpdbc_YYYYMMDD.1 (a 302 to the file; no key).
+
+Format: header `MARGINALPDBC;`, rows `YYYY;MM;DD;period;price_PT;price_ES;` (column 5 is
+Portugal, 6 Spain), a final `*` line; latin-1; EUR/MWh. Periods are hours (23/24/25 a day) to
+2025-09-30 and quarter-hours (92/96/100) from 2025-10-01; period 1 starts at 00:00 Spanish
+peninsular time, so interval starts are that local midnight in UTC plus (period - 1) steps
+(which is right across a DST change, where local clock hours repeat or vanish).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+import requests
+
+from schemas.market import ELECTRICITY_PRICES
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+
+SOURCE = "omie"
+BASE_URL = "https://www.omie.es"
+LICENCE = ("OMIE public information, free of charge: reuse allowed if the original content "
+           "is respected and OMIE is cited as the source")
+PROVIDES = (ELECTRICITY_PRICES,)
+ENV_VAR: str | None = None
+
+TIMEZONE = "Europe/Madrid"
+HOURLY_DAY = (23, 24, 25)
+QUARTER_DAY = (92, 96, 100)
+
+
+def file_name(day: date) -> str:
+    return f"marginalpdbc_{day:%Y%m%d}.1"
+
+
+def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,
+              policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+    params = {"parents": "marginalpdbc", "filename": file_name(day)}
+    return [fetch_with(policy, session, f"{base_url}/es/file-download", source=SOURCE,
+                       params=params)]
+
+
+def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,
+                   notes: list[str] | None = None) -> pl.DataFrame:
+    """One marginalpdbc file -> ELECTRICITY_PRICES rows for PT and ES."""
+    text = data.decode("latin-1")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines or not lines[0].upper().startswith("MARGINALPDBC"):
+        raise ParseError(SOURCE, url, "line 1", f"expected MARGINALPDBC header, got "
+                         f"{lines[0][:40] if lines else 'an empty file'!r}")
+    records = []
+    for number, line in enumerate(lines[1:], start=2):
+        if line.startswith("*"):
+            break
+        fields = line.rstrip(";").split(";")
+        if len(fields) < 6:
+            raise ParseError(SOURCE, url, f"line {number}", f"expected 6 fields: {line!r}")
+        try:
+            day = date(int(fields[0]), int(fields[1]), int(fields[2]))
+            period = int(fields[3])
+            pt, es = (float(f.replace(",", ".")) for f in fields[4:6])
+        except ValueError as error:
+            raise ParseError(SOURCE, url, f"line {number}", f"{error}: {line!r}") from None
+        records.append((day, period, pt, es))
+    if not records:
+        raise ParseError(SOURCE, url, "line 2", "no price rows")
+    frame = pl.DataFrame(records, schema={"day": pl.Date(), "period": pl.Int64(),
+                                          "PT": pl.Float64(), "ES": pl.Float64()},
+                         orient="row")
+    per_day = frame.group_by("day").agg(pl.col("period").max().alias("periods"),
+                                        pl.len().alias("rows"))
+    for day, periods, count in per_day.sort("day").iter_rows():
+        if periods > max(QUARTER_DAY) or (max(HOURLY_DAY) < periods < min(QUARTER_DAY)):
+            raise ParseError(SOURCE, url, f"day {day}", f"period {periods} fits neither "
+                             "hours nor quarter-hours")
+        if count not in HOURLY_DAY + QUARTER_DAY and notes is not None:
+            notes.append(f"{day}: {count} period(s) in the file, a full day has "
+                         f"{HOURLY_DAY} hours or {QUARTER_DAY} quarter-hours")
+    frame = frame.join(per_day.select("day", "periods"), on="day").with_columns(
+        pl.when(pl.col("periods") > max(HOURLY_DAY)).then(15).otherwise(60).alias("minutes"))
+    midnight = (pl.col("day").cast(pl.Datetime("us")).dt.replace_time_zone(TIMEZONE)
+                .dt.convert_time_zone("UTC"))
+    start = midnight + pl.duration(minutes=(pl.col("period") - 1) * pl.col("minutes"))
+    long = frame.with_columns(start.alias("interval_start_utc")).unpivot(
+        index=["interval_start_utc", "minutes"], on=["PT", "ES"], variable_name="zone",
+        value_name="price_eur_per_mwh")
+    return long.select(
+        pl.lit(vintage).alias("vintage"), "zone", "interval_start_utc",
+        pl.when(pl.col("minutes") == 15).then(pl.lit("15min")).otherwise(pl.lit("hour"))
+        .alias("resolution"),
+        "price_eur_per_mwh",
+        pl.lit("day_ahead").alias("price_basis"),
+        pl.lit(url).alias("source_url"),
+        pl.lit(fetched_on).alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    ).sort("zone", "interval_start_utc")
