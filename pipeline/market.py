@@ -91,6 +91,12 @@ def hardware(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "ORDER BY gpu")
 
 
+def embodied(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT hardware_item AS item, hardware_kind AS kind, "
+                      "embodied_kgco2e AS kgco2e, source_url, source_date, licence, "
+                      "snapshot_sha256 FROM core__embodied_emissions ORDER BY 1, 2")
+
+
 def provider_facts(con: duckdb.DuckDBPyConnection) -> dict[str, ProviderFacts]:
     providers = frame(con, "SELECT * FROM core__providers ORDER BY provider_id")
     quals = frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers "

@@ -1,68 +1,161 @@
-"""The metric identities of DESIGN section 1, in one place, as polars expressions.
+"""Every formula of the scorecard, in one place, as an ordered list of named steps.
 
-Throughput is the shared denominator. Every function here works on whole columns, so the same
-code serves one row per candidate and one row per Monte Carlo draw. A null input gives a null
-output; the caller records why.
+Each step is a polars expression over columns (inputs or earlier steps) with its unit and its
+formula in words, so the same list computes one row per candidate, one row per Monte Carlo
+draw, the tornado and the sizing, and `scorecard explain` prints the derivation from it.
+A null input gives a null output; the caller records why.
+
+Inputs (one column each, see INPUTS): goodput, utilisation, power, PUE, electricity tariff,
+grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions.
+The cost model (a string column `cost_model`) says how hours are paid for:
+  declared / reserved: every hour is paid, so fixed costs spread over u x capacity;
+  on_demand: only busy hours are paid, so utilisation does not change CPM;
+  tco: annuity of capex + maintenance + staff + hosting + electricity, spread over u x capacity.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import polars as pl
 
 SECONDS_PER_HOUR = 3600.0
+HOURS_PER_YEAR = 8760.0
 TOKENS_PER_MTOK = 1e6
 J_PER_KWH = 3.6e6
+COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+
+#: input column -> (unit, meaning)
+INPUTS: dict[str, tuple[str, str]] = {
+    "tokens_per_s": ("tokens/s", "goodput while busy (output tokens of requests meeting the SLO)"),
+    "utilisation": ("share", "busy share of the hours paid for"),
+    "busy_power_w": ("W", "average power while serving, at the stated boundary"),
+    "idle_power_w": ("W", "average power while idle, at the same boundary"),
+    "pue": ("ratio", "facility energy over IT energy"),
+    "wholesale_eur_per_kwh": ("EUR/kWh", "zone day-ahead wholesale price"),
+    "retail_multiplier": ("ratio", "retail multiplier applied to the wholesale price"),
+    "grid_fee_eur_per_kwh": ("EUR/kWh", "grid fees and levies added per kWh"),
+    "contract_eur_per_kwh": ("EUR/kWh", "contract tariff or override (replaces the above)"),
+    "grid_gco2e_per_kwh": ("gCO2e/kWh", "grid carbon intensity (location-based)"),
+    "price_eur_per_hour": ("EUR/h", "declared all-in cost or offer price per instance-hour"),
+    "capex_eur": ("EUR", "capital expenditure of one instance (GPUs, servers, network, install)"),
+    "amortisation_months": ("months", "amortisation period"),
+    "cost_of_capital_per_year": ("1/year", "annual cost of capital (annuity rate)"),
+    "residual_eur": ("EUR", "residual value at the end of amortisation"),
+    "maintenance_share_per_year": ("1/year", "maintenance as a share of capex per year"),
+    "staff_eur_per_year": ("EUR/year", "staff cost share of one instance"),
+    "hosting_eur_per_year": ("EUR/year", "own-site hosting cost of one instance"),
+    "hosting_eur_per_kw_month": ("EUR/(kW month)", "colocation price per kW of busy power"),
+    "embodied_kgco2e": ("kgCO2e", "manufacturing emissions of the instance's hardware"),
+    "lifetime_years": ("years", "hardware lifetime the embodied emissions spread over"),
+}
 
 
-def cpm_eur_per_mtok(cost_eur_per_hour: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
-    """EUR per 1e6 tokens = EUR/h / (tokens/s x 3600 s/h / 1e6)."""
-    return cost_eur_per_hour / (tokens_per_s * SECONDS_PER_HOUR / TOKENS_PER_MTOK)
+@dataclass(frozen=True)
+class Step:
+    name: str
+    unit: str
+    formula: str
+    expr: Callable[[], pl.Expr]
 
 
-def energy_j_per_token(power_w: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
-    """J per token = W (J/s) / (tokens/s), at the power figure's own boundary."""
-    return power_w / tokens_per_s
+c = pl.col
 
 
-def facility_kwh_per_mtok(energy_j_per_token: pl.Expr, pue: pl.Expr) -> pl.Expr:
-    """kWh per 1e6 tokens at the facility meter = J/token x 1e6 / 3.6e6 J/kWh x PUE."""
-    return energy_j_per_token * TOKENS_PER_MTOK / J_PER_KWH * pue
+def _is(model: str) -> pl.Expr:
+    return c("cost_model") == model
 
 
-def electricity_eur_per_mtok(facility_kwh_per_mtok: pl.Expr,
-                             electricity_eur_per_kwh: pl.Expr) -> pl.Expr:
-    return facility_kwh_per_mtok * electricity_eur_per_kwh
+def _annuity_eur_per_month() -> pl.Expr:
+    """Level monthly payment repaying capex less the present value of the residual."""
+    r = c("cost_of_capital_per_year") / 12.0
+    n = c("amortisation_months")
+    financed = c("capex_eur") - c("residual_eur").fill_null(0.0) / (1.0 + r) ** n
+    return (pl.when(r == 0).then(financed / n)
+            .otherwise(financed * r / (1.0 - (1.0 + r) ** (-n))))
 
 
-def carbon_gco2e_per_mtok(facility_kwh_per_mtok: pl.Expr,
-                          grid_gco2e_per_kwh: pl.Expr) -> pl.Expr:
-    return facility_kwh_per_mtok * grid_gco2e_per_kwh
+STEPS: tuple[Step, ...] = (
+    Step("electricity_eur_per_kwh", "EUR/kWh",
+         "contract tariff if given, else wholesale x retail multiplier (default 1) + grid fee "
+         "(default 0)",
+         lambda: pl.coalesce(
+             c("contract_eur_per_kwh"),
+             c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
+             + c("grid_fee_eur_per_kwh").fill_null(0.0))),
+    Step("billed_utilisation", "share",
+         "utilisation of the hours paid for: 1 for on-demand (only busy hours are billed), "
+         "else utilisation",
+         lambda: pl.when(_is("on_demand")).then(1.0).otherwise(c("utilisation"))),
+    Step("served_tokens_per_s", "tokens/s",
+         "tokens_per_s x billed_utilisation (average over the hours paid for)",
+         lambda: c("tokens_per_s") * c("billed_utilisation")),
+    Step("average_power_w", "W",
+         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation)",
+         lambda: pl.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
+             c("busy_power_w") * c("billed_utilisation")
+             + c("idle_power_w") * (1.0 - c("billed_utilisation")))),
+    Step("capital_eur_per_hour", "EUR/h",
+         "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
+         "rate / 12 and n = months, x 12 / 8760",
+         lambda: _annuity_eur_per_month() * 12.0 / HOURS_PER_YEAR),
+    Step("maintenance_eur_per_hour", "EUR/h", "capex x maintenance share per year / 8760",
+         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR),
+    Step("staff_eur_per_hour", "EUR/h", "staff EUR per year / 8760",
+         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR),
+    Step("hosting_eur_per_hour", "EUR/h",
+         "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
+         lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
+         + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / 1000.0
+         * 12.0 / HOURS_PER_YEAR),
+    Step("electricity_eur_per_hour", "EUR/h",
+         "average_power_w / 1000 x PUE x electricity tariff",
+         lambda: c("average_power_w") / 1000.0 * c("pue") * c("electricity_eur_per_kwh")),
+    Step("cost_eur_per_hour", "EUR/h",
+         "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
+         "declared: price_eur_per_hour",
+         lambda: pl.when(_is("tco")).then(
+             c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
+             + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
+             + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour"))),
+    Step("cpm_eur_per_mtok", "EUR/Mtok",
+         "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
+         lambda: c("cost_eur_per_hour")
+         / (c("served_tokens_per_s") * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
+    Step("energy_j_per_token", "J/token", "average_power_w / served_tokens_per_s",
+         lambda: c("average_power_w") / c("served_tokens_per_s")),
+    Step("facility_kwh_per_mtok", "kWh/Mtok", "energy_j_per_token x 1e6 / 3.6e6 x PUE",
+         lambda: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue")),
+    Step("electricity_eur_per_mtok", "EUR/Mtok",
+         "facility_kwh_per_mtok x electricity tariff (a breakdown: already inside CPM)",
+         lambda: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh")),
+    Step("carbon_gco2e_per_mtok", "gCO2e/Mtok",
+         "facility_kwh_per_mtok x grid intensity (location-based, operational only)",
+         lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh")),
+    Step("embodied_gco2e_per_mtok", "gCO2e/Mtok",
+         "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
+         lambda: c("embodied_kgco2e") * 1000.0
+         / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
+            * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
+)
+
+OUTPUTS = tuple(s.name for s in STEPS)
+STEP_BY_NAME = {s.name: s for s in STEPS}
+
+
+def evaluate(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """Apply every step in order. Missing input columns count as null."""
+    frame = inputs.lazy()
+    present = frame.collect_schema().names()
+    missing = [name for name in INPUTS if name not in present]
+    frame = frame.with_columns(pl.lit(None, dtype=pl.Float64()).alias(n) for n in missing)
+    if "cost_model" not in present:
+        frame = frame.with_columns(pl.lit("declared").alias("cost_model"))
+    for step in STEPS:
+        frame = frame.with_columns(step.expr().alias(step.name))
+    return frame.collect()
 
 
 def eur_per_kwh(price_eur_per_mwh: pl.Expr) -> pl.Expr:
     return price_eur_per_mwh / 1000.0
-
-
-def add_metrics(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """Inputs: tokens_per_s, cost_eur_per_hour, power_w, pue, electricity_eur_per_kwh,
-    grid_gco2e_per_kwh. Returns them with every metric column added."""
-    c = pl.col
-    return (
-        inputs.lazy()
-        .with_columns(
-            cpm_eur_per_mtok(c("cost_eur_per_hour"), c("tokens_per_s")).alias("cpm_eur_per_mtok"),
-            energy_j_per_token(c("power_w"), c("tokens_per_s")).alias("energy_j_per_token"),
-        )
-        .with_columns(
-            facility_kwh_per_mtok(c("energy_j_per_token"), c("pue")).alias(
-                "facility_kwh_per_mtok"),
-        )
-        .with_columns(
-            electricity_eur_per_mtok(c("facility_kwh_per_mtok"),
-                                     c("electricity_eur_per_kwh")).alias(
-                "electricity_eur_per_mtok"),
-            carbon_gco2e_per_mtok(c("facility_kwh_per_mtok"), c("grid_gco2e_per_kwh")).alias(
-                "carbon_gco2e_per_mtok"),
-        )
-        .collect()
-    )

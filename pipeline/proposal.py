@@ -84,15 +84,106 @@ class DeclaredThroughput(_Strict):
     source: str
 
 
+class EvidenceThroughput(_Strict):
+    """Benchmark results (a file or a sweep folder) read under the proposal's SLO: measured."""
+
+    evidence: str
+    format: str | None = None
+    tz: str | None = None
+
+
 class DeclaredPower(_Strict):
     watts: Number
+    idle_watts: Number | None = None
     boundary: Literal["gpu_board", "node", "wall"]
     source: str
 
 
+class EvidencePower(_Strict):
+    """A power log (or folder of logs) aligned to the throughput evidence's window."""
+
+    evidence: str
+    format: str | None = None
+    tz: str | None = None
+    idle_watts: Number | None = None
+
+
 class DeclaredCost(_Strict):
+    """An hourly cost typed in. `pricing = "on_demand"` means only busy hours are paid (a
+    cloud price); by default every hour is paid (an all-in on-prem or reserved cost)."""
+
     eur_per_hour: Number
     source: str
+    pricing: Literal["on_demand", "reserved"] = "reserved"
+
+
+class TcoCost(_Strict):
+    tco: str
+
+
+class Capex(_Strict):
+    gpus: Number = 0.0
+    servers: Number = 0.0
+    network: Number = 0.0
+    installation: Number = 0.0
+
+
+class OwnSite(_Strict):
+    kind: Literal["own_site"]
+    eur_per_year: Number
+
+
+class Colocation(_Strict):
+    kind: Literal["colocation"]
+    eur_per_kw_month: Number
+
+
+class WholesaleTariff(_Strict):
+    basis: Literal["wholesale"]
+    retail_multiplier: Number = 1.0
+    grid_fee_eur_per_kwh: Number = 0.0
+
+
+class ContractTariff(_Strict):
+    basis: Literal["contract"]
+    eur_per_kwh: Number
+
+
+class TcoProfile(_Strict):
+    """On-prem total cost of ownership of one instance (node), DESIGN section 7."""
+
+    capex: Capex
+    amortisation_months: Annotated[int, Field(ge=1, le=240)]
+    cost_of_capital: Number = 0.0
+    residual_eur: Number = 0.0
+    maintenance_share_per_year: Number = 0.0
+    staff_eur_per_year: Number = 0.0
+    hosting: OwnSite | Colocation | None = None
+    electricity: WholesaleTariff | ContractTariff = Field(
+        default_factory=lambda: WholesaleTariff(basis="wholesale"))
+    utilisation: Number = 1.0
+    source: str
+
+
+class Demand(_Strict):
+    tokens_per_day: Number
+    peak_factor: Number = 1.0
+    headroom: Number = 0.2
+
+
+class Uncertainty(_Strict):
+    draws: Annotated[int, Field(ge=100, le=1_000_000)] = 10_000
+    seed: int = 20_261_129
+
+
+class Embodied(_Strict):
+    lifetime_years: Number = Field(
+        default_factory=lambda: Range(low=3.0, mode=4.0, high=6.0))
+
+
+class Workload(_Strict):
+    hourly_profile: Annotated[list[float], Field(min_length=24, max_length=24)]
+    timezone: str = "Europe/Paris"
 
 
 class OfferCost(_Strict):
@@ -133,9 +224,10 @@ class Candidate(_Strict):
     precision: str | None = None
     engine: str | None = None
     pue: Number | None = None
-    throughput: DeclaredThroughput
-    power: DeclaredPower | None = None
-    cost: DeclaredCost | OfferCost
+    utilisation: Number | None = None
+    throughput: DeclaredThroughput | EvidenceThroughput
+    power: DeclaredPower | EvidencePower | None = None
+    cost: DeclaredCost | OfferCost | TcoCost
     electricity_eur_per_kwh: Number | None = None
     grid_gco2e_per_kwh: Number | None = None
     sovereignty_override: SovereigntyOverride | None = None
@@ -152,12 +244,33 @@ class Candidate(_Strict):
         if isinstance(self.cost, OfferCost) and self.cost.provider_id != self.provider:
             raise ValueError(f"cost.offer is from {self.cost.provider_id!r} but provider is "
                              f"{self.provider!r}")
-        for name in ("pue",):
-            value = point(getattr(self, name))
-            if value is not None and value < 1:
-                raise ValueError(f"{name} = {value} is below 1: a PUE is facility energy over "
-                                 "IT energy, never less than 1")
+        if isinstance(self.cost, TcoCost) and self.deployment != "on_prem":
+            raise ValueError("a TCO profile describes own hardware: use it on an on_prem "
+                             "candidate")
+        _check_pue(self.pue, "pue")
+        _check_share(self.utilisation, "utilisation")
         return self
+
+
+def _bounds(value: Number | None) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, Range):
+        return value.low, value.high
+    return value, value
+
+
+def _check_pue(value: Number | None, name: str) -> None:
+    bounds = _bounds(value)
+    if bounds is not None and bounds[0] < 1:
+        raise ValueError(f"{name} = {bounds[0]} is below 1: a PUE is facility energy over IT "
+                         "energy, never less than 1")
+
+
+def _check_share(value: Number | None, name: str) -> None:
+    bounds = _bounds(value)
+    if bounds is not None and not (bounds[0] > 0 and bounds[1] <= 1):
+        raise ValueError(f"{name} must lie in (0, 1], got {value}")
 
 
 class Proposal(_Strict):
@@ -165,6 +278,11 @@ class Proposal(_Strict):
     slo: Slo
     policy: Policy = Field(default_factory=Policy)
     defaults: Defaults = Field(default_factory=Defaults)
+    tco: dict[str, TcoProfile] = Field(default_factory=dict)
+    demand: Demand | None = None
+    uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    embodied: Embodied = Field(default_factory=Embodied)
+    workload: Workload | None = None
     candidates: Annotated[list[Candidate], Field(min_length=1)]
 
     @model_validator(mode="after")
@@ -174,9 +292,14 @@ class Proposal(_Strict):
             if c.id in seen:
                 raise ValueError(f"candidate id {c.id!r} is used twice")
             seen.add(c.id)
-        pue = point(self.defaults.pue)
-        if pue is not None and pue < 1:
-            raise ValueError(f"defaults.pue = {pue} is below 1")
+        _check_pue(self.defaults.pue, "defaults.pue")
+        for name, profile in self.tco.items():
+            _check_share(profile.utilisation, f"tco.{name}.utilisation")
+        for c in self.candidates:
+            if isinstance(c.cost, TcoCost) and c.cost.tco not in self.tco:
+                known = ", ".join(sorted(self.tco)) or "none defined"
+                raise ValueError(f"candidate {c.id!r}: cost.tco = {c.cost.tco!r} names no "
+                                 f"[tco.{c.cost.tco}] table (defined: {known})")
         return self
 
 

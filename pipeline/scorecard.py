@@ -1,7 +1,8 @@
-"""Compute a scorecard: resolve inputs, apply the metric identities, gate on policy, rank.
+"""Compute a scorecard: resolve inputs, evaluate the metric steps, gate on policy, rank, then
+the uncertainty, tornado, sizing and break-even analyses.
 
-The result is one frame (one row per candidate, proposal order) plus the provenance list; the
-JSON contract (DESIGN section 9) and every report are rendered from it.
+The result is one frame (one row per candidate, proposal order) plus analyses; the JSON
+contract (DESIGN section 9) and every report are rendered from it.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.metrics import add_metrics
+from pipeline import sizing, uncertainty
+from pipeline.metrics import INPUTS, evaluate
 from pipeline.pareto import OBJECTIVES, pareto_ranks
 from pipeline.proposal import Proposal
-from pipeline.resolve import Market, resolve
+from pipeline.resolve import Market, Resolved, resolve
 
 #: The contract keys of each candidate, in the order reports show them.
 CONTRACT_KEYS = (
@@ -30,23 +32,47 @@ class Scorecard:
     proposal: Proposal
     vintage: str
     table: pl.DataFrame
-    sources: list[dict[str, Any]]
+    resolved: Resolved
+    monte_carlo: uncertainty.MonteCarlo
+    tornado: pl.DataFrame
+    sizing: pl.DataFrame | None
+    break_even: list[dict[str, Any]]
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return self.resolved.sources
 
     @property
     def uses_example_data(self) -> bool:
         return bool(self.table["example_data"].any())
 
 
-def compute(proposal: Proposal, path: str, mkt: Market) -> Scorecard:
-    inputs, sources = resolve(proposal, path, mkt)
-    table = _gate(add_metrics(inputs), proposal)
+def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
+            ) -> Scorecard:
+    resolved = resolve(proposal, path, mkt)
+    point_inputs = uncertainty.point_frame(resolved.static, resolved.inputs)
+    point = evaluate(point_inputs)
+    table = resolved.static.join(point.drop("cost_model"), on="id", how="left",
+                                 maintain_order="left")
+    table = _gate(table, proposal)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
     ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
         schema={"id": pl.String(), "pareto_rank": pl.Int64(),
                 "dominated_by": pl.List(pl.String())})
     table = table.join(ranks, on="id", how="left", maintain_order="left")
-    return Scorecard(proposal, mkt.vintage, table, sources)
+
+    mc = uncertainty.run(table.select("id", "cost_model", "sovereignty_level"),
+                         resolved.inputs, eligible["id"].to_list(), objectives,
+                         draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
+    sized = sizing.sizing(point_inputs, proposal.demand) if proposal.demand else None
+    cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
+    on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
+    even = sizing.break_even(point_inputs, on_prem,
+                             cloud["id"][0] if cloud.height else None,
+                             cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
+    return Scorecard(proposal, mkt.vintage, table, resolved, mc,
+                     uncertainty.tornado(resolved.static, resolved.inputs), sized, even)
 
 
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
@@ -68,13 +94,35 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
     ).with_columns(pl.col("exclusion_reason").is_null().alias("eligible"))
 
 
+def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
+    return [] if frame is None else frame.to_dicts()
+
+
 def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[str, Any]:
     """The `--json` object of DESIGN section 9 (contract keys first, more after)."""
+    mc = card.monte_carlo
+    ranges: dict[str, dict[str, Any]] = {}
+    for r in mc.percentiles.iter_rows(named=True):
+        ranges.setdefault(r["id"], {})[r["metric"]] = (
+            None if r["p50"] is None else {"p5": r["p5"], "p50": r["p50"], "p95": r["p95"]})
+    p_frontier = dict(mc.p_frontier.iter_rows())
+    sized = {r["candidate"]: r for r in _records(card.sizing)}
+    inputs = card.resolved.inputs
     candidates = []
     for row in card.table.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
         item["notes"] = row["notes"]
-        item["detail"] = {k: v for k, v in row.items() if k not in item}
+        item["uncertainty"] = ranges.get(row["id"], {})
+        item["p_frontier"] = p_frontier.get(row["id"])
+        item["sovereignty_reasons"] = [row["sovereignty_reason"]]
+        item["embodied_gco2e_per_mtok"] = row["embodied_gco2e_per_mtok"]
+        if row["id"] in sized:
+            item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
+        item["inputs"] = inputs.filter(pl.col("id") == row["id"]).drop("id").with_columns(
+            pl.col("input").replace_strict(
+                {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")
+        ).to_dicts()
+        item["detail"] = {k: v for k, v in row.items() if k not in item and k != "notes"}
         candidates.append(item)
     return {
         "proposal": card.proposal.proposal.name,
@@ -85,5 +133,12 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "slo": card.proposal.slo.model_dump(),
         "policy": card.proposal.policy.model_dump(),
         "example_data": card.uses_example_data,
+        "uncertainty": {"draws": mc.draws, "seed": mc.seed,
+                        "distribution": "triangular(low, mode, high) per stated range"},
+        "pairwise": _records(mc.pairwise),
+        "tornado": _records(card.tornado),
+        "sizing": _records(card.sizing),
+        "demand": card.proposal.demand.model_dump() if card.proposal.demand else None,
+        "break_even": card.break_even,
         "candidates": candidates,
     }

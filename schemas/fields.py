@@ -138,3 +138,11 @@ declare("accounting", pl.String(), "Carbon accounting method.", isin=("location_
 declare("rate_date", pl.Date(), "ECB reference-rate date (a TARGET working day).")
 declare("units_per_eur", pl.Float64(), "Units of `currency` per 1 EUR, as the ECB publishes.",
         unit="currency/EUR", gt=0, le=100_000)
+
+# --- embodied emissions ----------------------------------------------------------------------
+declare("hardware_item", pl.String(), "A GPU id, or a server class such as server-8gpu "
+        "(a node without its GPUs).")
+declare("hardware_kind", pl.String(), "What the item is.", isin=("gpu", "server"))
+declare("embodied_kgco2e", pl.Float64(), "Manufacturing emissions of one unit.",
+        unit="kgCO2e", gt=0, le=100_000)
+declare("embodied_basis", pl.String(), "Life-cycle stages covered, as the source states.")

@@ -80,5 +80,13 @@ FX_RATES = Table(
     required=("units_per_eur", *CITED),
 )
 
+EMBODIED = Table(
+    "core__embodied_emissions",
+    "Manufacturing (embodied) emissions of accelerators and servers, from cited figures.",
+    ("hardware_item", "hardware_kind", "embodied_kgco2e", "embodied_basis", "note", *CITED),
+    key=("hardware_item", "hardware_kind"),
+    required=("embodied_kgco2e", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
-                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES)
+                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED)

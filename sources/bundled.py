@@ -16,6 +16,7 @@ import polars as pl
 from schemas.fields import FIELDS
 from schemas.market import (
     ELECTRICITY_PRICES,
+    EMBODIED,
     FX_RATES,
     GPU_OFFERS,
     GRID_INTENSITY,
@@ -42,6 +43,7 @@ TABLE_FILES: dict[str, Table] = {
 OFFERS_FILE = "gpu_offers.csv"
 PRICES_FILE = "electricity_prices_monthly.csv"
 INTENSITY_FILE = "grid_intensity_yearly.csv"
+EMBODIED_FILE = "embodied.csv"
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,17 @@ def parse_yearly_intensity(raw: RawFile, vintage: str) -> pl.DataFrame:
     ).drop("year")
 
 
+EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
+                    "kgco2e": "embodied_kgco2e", "basis": "embodied_basis"}
+
+
+def parse_embodied(raw: RawFile) -> pl.DataFrame:
+    """The CSV's short column names map to the declared fields."""
+    dtypes = {short: FIELDS[name].dtype for short, name in EMBODIED_COLUMNS.items()}
+    dtypes |= _dtypes(("note", "source_url", "source_date", "licence"))
+    return read_typed_csv(raw.content, raw.name, dtypes).rename(EMBODIED_COLUMNS)
+
+
 def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
               ) -> list[tuple[Table, pl.DataFrame, RawFile]]:
     """Every bundled table, parsed (not yet validated), with the file each came from."""
@@ -204,7 +217,8 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
                    files[PRICES_FILE]))
     parsed.append((GRID_INTENSITY, parse_yearly_intensity(files[INTENSITY_FILE], vintage),
                    files[INTENSITY_FILE]))
+    parsed.append((EMBODIED, parse_embodied(files[EMBODIED_FILE]), files[EMBODIED_FILE]))
     return parsed
 
 
-FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE)
+FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE)

@@ -39,28 +39,42 @@ def test_json_contract_on_the_bundled_example(db: Path) -> None:
 
 def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
     c = {x["id"]: x for x in run_json(db)["candidates"]}
-    # By hand, from the example's declarations and the bundled data (FR 31, ES 136, DE-LU 342
-    # gCO2e/kWh for 2025; Scaleway H100-SXM-8-80G 25.3308 EUR/h; OVHcloud h100-1520 11.2 EUR/h):
-    #   id                    CPM = EUR/h / (tok/s x 0.0036)   J/token     gCO2e/Mtok   sov
-    #   onprem-fr-h100-fp16   11 / 10.08    = 1.0913           5600/2800=2.0   22.4     4
-    #   onprem-fr-h200-fp8    14 / 14.4     = 0.9722           1.4             15.7     4
-    #   onprem-de-h200-fp8    14.8 / 14.4   = 1.0278           1.4            186.2     4
-    #   onprem-es-h200-fp8    13.9 / 14.4   = 0.9653           1.4             71.4     4
-    #   scaleway-h100x8-fp8   25.3308/12.96 = 1.9545           5600/3600=1.556 16.7     2
-    #   ovhcloud-h100x4-fp8   11.2 / 5.4    = 2.0741           1400/1500=0.933 10.4     2
-    # (carbon = J/token / 3.6 x PUE x intensity, e.g. FR H200: 1.4/3.6 x 1.3 x 31 = 15.7)
-    assert c["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"] == pytest.approx(0.97222, rel=1e-4)
-    assert c["onprem-es-h200-fp8"]["carbon_gco2e_per_mtok"] == pytest.approx(71.4, rel=1e-3)
+    # By hand, at the modes of the example's ranges, with the bundled data (2025 intensity
+    # FR 31, ES 136, DE-LU 342 gCO2e/kWh; Dec 2025 day-ahead FR 63.49 EUR/MWh; Scaleway
+    # H100-SXM-8-80G 25.3308 EUR/h; OVHcloud h100-1520 11.2 EUR/h).
+    # FR H100, declared 11 EUR/h, every hour paid, busy 60 %: served 0.6 x 2800 = 1680 tok/s
+    #   CPM = 11 / (1680 x 0.0036) = 1.8188; power 0.6 x 5600 + 0.4 x 800 = 3680 W
+    #   -> 3680 / 1680 = 2.1905 J/token; carbon 2.1905 / 3.6 x 1.3 x 31 = 24.52
+    # FR H200, TCO hgx-h200 at u = 0.6 (served 2400 tok/s = 8.64 Mtok/h):
+    #   capex 342,000, r = 0.05/12, n = 48, residual 25,000 / 1.2209 = 20,477:
+    #   annuity 321,523 x 0.0230292 = 7,404.4 EUR/month = 10.1431 EUR/h
+    #   + maintenance 342,000 x 0.06 / 8760 = 2.3425 + staff 15,000 / 8760 = 1.7123
+    #   + colocation 200 x 5.6 kW x 12 / 8760 = 1.5342
+    #   + electricity 3.68 kW x 1.3 x (0.06349 + 0.045) = 0.5190  -> 16.2511 EUR/h
+    #   CPM = 16.2511 / 8.64 = 1.8809; energy 3680 / 2400 = 1.5333; carbon 1.5333/3.6x1.3x31
+    #   = 17.17. ES and DE: same node, dearer power and dirtier grid: 1.8919 / 78.2 and
+    #   1.9049 / 203.9.
+    # Scaleway, on demand (busy hours only): 25.3308 / (3600 x 0.0036) = 1.9545, 5600 / 3600
+    #   = 1.5556 J/token, carbon 1.5556 / 3.6 x 1.25 x 31 = 16.74, level 2.
+    # OVHcloud: 11.2 / (1500 x 0.0036) = 2.0741, 1400 / 1500 = 0.9333, 10.45, level 2.
+    assert c["onprem-fr-h100-fp16"]["cpm_eur_per_mtok"] == pytest.approx(1.81878, rel=1e-4)
+    assert c["onprem-fr-h100-fp16"]["energy_j_per_token"] == pytest.approx(2.19048, rel=1e-4)
+    assert c["onprem-fr-h200-fp8"]["cost_eur_per_hour"] == pytest.approx(16.2511, abs=1e-3)
+    assert c["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"] == pytest.approx(1.88091, rel=1e-4)
+    assert c["onprem-fr-h200-fp8"]["carbon_gco2e_per_mtok"] == pytest.approx(17.165, rel=1e-3)
     assert c["scaleway-h100x8-fp8"]["cpm_eur_per_mtok"] == pytest.approx(1.95454, rel=1e-4)
-    # Frontier: FR H200 (clean and cheap), ES H200 (cheapest), OVHcloud (least energy and
-    # carbon). DE H200 loses to FR H200 and ES H200 on cost and carbon at equal energy and
-    # sovereignty; FR H100 loses to FR H200 everywhere; Scaleway loses to FR H200 everywhere.
+    assert c["ovhcloud-h100x4-fp8"]["energy_j_per_token"] == pytest.approx(0.93333, rel=1e-4)
+    # Frontier: FR H100 (cheapest), FR H200 (less energy than FR H100), Scaleway (less carbon
+    # than FR H200), OVHcloud (least energy and carbon). ES H200 loses to FR H200 on cost and
+    # carbon at equal energy and sovereignty (rank 2); DE H200 loses to FR and ES H200 (rank 3).
     frontier = {k for k, v in c.items() if v["pareto_rank"] == 1}
-    assert frontier == {"onprem-fr-h200-fp8", "onprem-es-h200-fp8", "ovhcloud-h100x4-fp8"}
+    assert frontier == {"onprem-fr-h100-fp16", "onprem-fr-h200-fp8", "scaleway-h100x8-fp8",
+                        "ovhcloud-h100x4-fp8"}
+    assert c["onprem-es-h200-fp8"]["pareto_rank"] == 2
+    assert c["onprem-es-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
+    assert c["onprem-de-h200-fp8"]["pareto_rank"] == 3
     assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-es-h200-fp8",
                                                       "onprem-fr-h200-fp8"]
-    assert c["onprem-fr-h100-fp16"]["dominated_by"] == ["onprem-fr-h200-fp8"]
-    assert c["scaleway-h100x8-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
     # The US hyperscaler is shown, not ranked: sovereignty below the policy minimum of 2.
     azure = c["azure-nd-h100-v5-fp8"]
     assert azure["eligible"] is False and azure["pareto_rank"] is None
@@ -69,6 +83,27 @@ def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
     assert azure["zone"] == "SE"
     assert "below the policy minimum 2" in azure["exclusion_reason"]
     assert azure["cpm_eur_per_mtok"] is not None  # still computed and shown
+    assert azure["p_frontier"] is None
+
+
+def test_uncertainty_sizing_and_break_even_in_the_contract(db: Path) -> None:
+    doc = run_json(db)
+    c = {x["id"]: x for x in doc["candidates"]}
+    fr = c["onprem-fr-h200-fp8"]
+    band = fr["uncertainty"]["cpm_eur_per_mtok"]
+    assert band["p5"] < fr["cpm_eur_per_mtok"] < band["p95"]
+    # OVHcloud has the lowest energy and carbon whatever the draw: always on the frontier.
+    assert c["ovhcloud-h100x4-fp8"]["p_frontier"] == 1.0
+    # Demand 500 Mtok/day, peak x2, headroom 25 %: FR H200 at 4,000 tok/s -> 11,574 / 3,000
+    # -> 4 instances; OVHcloud at 1,500 tok/s -> 11,574 / 1,125 = 10.3 -> 11 instances.
+    assert fr["sizing"]["instances"] == 4
+    assert c["ovhcloud-h100x4-fp8"]["sizing"]["instances"] == 11
+    assert fr["sovereignty_reasons"] and fr["embodied_gco2e_per_mtok"] is None  # no H200 figure
+    assert any(t["candidate"] == "onprem-fr-h200-fp8" for t in doc["tornado"])
+    assert {b["candidate"] for b in doc["break_even"]} == {
+        "onprem-fr-h100-fp16", "onprem-fr-h200-fp8", "onprem-de-h200-fp8",
+        "onprem-es-h200-fp8"}
+    assert doc["break_even"][0]["versus"] == "scaleway-h100x8-fp8"  # cheapest eligible cloud
 
 
 def test_files_written_and_two_runs_identical_but_for_the_stamp(tmp_path: Path) -> None:

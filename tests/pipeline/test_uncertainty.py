@@ -1,0 +1,108 @@
+"""Monte Carlo, tornado, sizing and break-even on small hand-checkable cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline import sizing, uncertainty
+from pipeline.proposal import Demand
+
+STATIC = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared", "declared"],
+                       "sovereignty_level": [4, 2]})
+
+
+def inputs(rows: list[tuple[str, str, str, float, float, float]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [(*r, "declared", "test") for r in rows],
+        schema=["id", "input", "key", "low", "mode", "high", "grade", "source"], orient="row")
+
+
+def base(price_b: tuple[float, float, float] = (20.0, 20.0, 20.0),
+         tps_a: tuple[float, float, float] = (4000.0, 4000.0, 4000.0)) -> pl.DataFrame:
+    rows = []
+    for cid, tps, price in (("a", tps_a, (14.0, 14.0, 14.0)), ("b", (4000.0,) * 3, price_b)):
+        rows += [(cid, "tokens_per_s", f"{cid}.tps", *tps),
+                 (cid, "price_eur_per_hour", f"{cid}.price", *price),
+                 (cid, "utilisation", f"{cid}.u", 1.0, 1.0, 1.0),
+                 (cid, "busy_power_w", f"{cid}.w", 5600.0, 5600.0, 5600.0),
+                 (cid, "pue", "defaults.pue", 1.2, 1.3, 1.5),
+                 (cid, "wholesale_eur_per_kwh", "zone", 0.09, 0.09, 0.09),
+                 (cid, "grid_gco2e_per_kwh", "grid", 50.0, 50.0, 50.0)]
+    return inputs(rows)
+
+
+def run(frame: pl.DataFrame, n: int = 2000, seed: int = 7) -> uncertainty.MonteCarlo:
+    return uncertainty.run(STATIC, frame, ["a", "b"], ["cpm", "energy", "sovereignty"], n, seed)
+
+
+def test_seeded_draws_are_reproducible() -> None:
+    first, second = run(base(price_b=(10, 20, 30))), run(base(price_b=(10, 20, 30)))
+    assert first.percentiles.equals(second.percentiles)
+    assert first.p_frontier.equals(second.p_frontier)
+
+
+def test_degenerate_range_gives_the_point_result() -> None:
+    # Only the shared PUE is uncertain: CPM of a is 14 / 14.4 = 0.97222 in every draw.
+    p = run(base()).percentiles.filter(pl.col("id") == "a",
+                                       pl.col("metric") == "cpm_eur_per_mtok").row(0, named=True)
+    assert p["p5"] == p["p50"] == p["p95"] == pytest.approx(0.972222, rel=1e-6)
+
+
+def test_frontier_probability_of_a_candidate_dominating_in_every_draw_is_one() -> None:
+    # a: cheaper (14 < 20 EUR/h), same energy (shared PUE draw), more sovereign (4 > 2):
+    # a dominates b in every draw, so P(a on frontier) = 1 and P(b) = 0.
+    p = dict(run(base()).p_frontier.iter_rows())
+    assert p == {"a": 1.0, "b": 0.0}
+
+
+def test_overlapping_prices_give_pairwise_probabilities() -> None:
+    # b's price is triangular(10, 14, 18) around a's fixed 14 EUR/h, symmetric:
+    # P(CPM a < CPM b) = P(price_b > 14) = 0.5 (within Monte Carlo error at 20,000 draws).
+    mc = run(base(price_b=(10.0, 14.0, 18.0)), n=20_000)
+    pair = mc.pairwise.row(0, named=True)
+    assert (pair["a"], pair["b"]) == ("a", "b")
+    assert pair["p_a_lower"] == pytest.approx(0.5, abs=0.02)
+    # b is on the frontier when it is cheaper (then a no longer dominates): also ~0.5.
+    assert dict(mc.p_frontier.iter_rows())["b"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_tornado_ranks_inputs_by_swing() -> None:
+    frame = base(tps_a=(3000.0, 4000.0, 5000.0))
+    t = uncertainty.tornado(STATIC, frame).filter(pl.col("candidate") == "a",
+                                                  pl.col("metric") == "cpm_eur_per_mtok")
+    # CPM of a = 14 / (tps x 0.0036): at 3,000 tokens/s 1.2963, at 5,000 0.7778, swing 0.5185;
+    # the PUE does not move CPM (swing 0), so throughput ranks first.
+    top = t.row(0, named=True)
+    assert top["input"] == "tokens_per_s"
+    assert top["metric_at_low"] == pytest.approx(1.29630, rel=1e-5)
+    assert top["metric_at_high"] == pytest.approx(0.77778, rel=1e-5)
+    assert top["swing"] == pytest.approx(0.51852, rel=1e-4)
+    assert t.row(1, named=True) == {**t.row(1, named=True), "input": "pue", "swing": 0.0}
+
+
+def test_sizing_worked_example_of_issue_5() -> None:
+    # 500 Mtok/day, peak x2, headroom 25 %, goodput 4,000 tokens/s:
+    # peak = 500e6 / 86,400 x 2 = 11,574 tokens/s; usable 4,000 x 0.75 = 3,000 -> 4 instances.
+    point = uncertainty.point_frame(STATIC, base())
+    out = sizing.sizing(point, Demand(tokens_per_day=500e6, peak_factor=2, headroom=0.25))
+    a = out.filter(pl.col("candidate") == "a").row(0, named=True)
+    assert a["instances"] == 4
+    # utilisation = 5,787 / (4 x 4,000) = 0.3617; declared cost is billed every hour:
+    # monthly = 4 x 14 EUR/h x 730 h = 40,880 EUR
+    assert a["utilisation"] == pytest.approx(0.36169, rel=1e-4)
+    assert a["monthly_cost_eur"] == pytest.approx(40_880, rel=1e-6)
+
+
+def test_break_even_volume_where_curves_cross() -> None:
+    # One instance at 14 EUR/h, all hours paid, 4,000 tokens/s: CPM(u) = 14 / (u x 14.4).
+    # Against a cloud at 1.5 EUR/Mtok: u* = 14 / (14.4 x 1.5) = 0.64815,
+    # volume = 0.64815 x 4,000 x 86,400 = 224.0e6 tokens/day (the curve is interpolated).
+    point = uncertainty.point_frame(STATIC, base())
+    [row] = sizing.break_even(point, ["a"], "cloud", 1.5)
+    assert row["tokens_per_day"] == pytest.approx(224.0e6, rel=0.01)
+    volumes = np.array([p["tokens_per_day"] for p in row["curve"]])
+    assert (np.diff(volumes) > 0).all()
+    [never] = sizing.break_even(point, ["a"], "cloud", 0.5)  # 14/14.4 = 0.97 > 0.5 at u = 1
+    assert never["tokens_per_day"] is None
