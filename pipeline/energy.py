@@ -4,8 +4,8 @@
   (DCGM, NVML via AIPerf or Zeus, amd-smi, CodeCarbon), energy is the difference of the
   counter, interpolated linearly at the window's edges (= constant power between readings).
   A drop of the counter is a reset: that one interval is integrated from power when both ends
-  have it, else the post-reset reading is taken (energy since the reset: a lower bound), and
-  the reset is reported.
+  have it, else filled at the device's median counter power of its other intervals (an error
+  when there are none, e.g. a start/end snapshot pair), and the reset is reported.
 - **Else trapezoid.** Power is taken as linear between samples and integrated exactly over the
   window, edges interpolated.
 - GPUs (devices) are summed; one device read through several streams (two exporters) is
@@ -186,8 +186,10 @@ def _intervals(rows: pl.DataFrame, method: str, params: EnergyParams) -> pl.Data
         diff = pl.col("c1") - pl.col("energy_counter_j")
         iv = iv.with_columns(reset=diff < 0).with_columns(
             e=pl.when(~pl.col("reset")).then(diff)
-            .when(pl.col("power_w").is_not_null() & pl.col("p1").is_not_null()).then(trapezoid)
-            .otherwise(pl.col("c1")))
+            .when(pl.col("power_w").is_not_null() & pl.col("p1").is_not_null()).then(trapezoid))
+        typical_w = (pl.col("e") / pl.col("dt")).filter(~pl.col("reset") & (pl.col("dt") > 0))
+        iv = iv.with_columns(
+            e=pl.col("e").fill_null(pl.col("dt") * typical_w.median().over("device_id")))
     else:
         iv = iv.with_columns(reset=pl.lit(False), e=trapezoid)
     return iv.with_columns(is_gap=pl.col("dt") > params.gap_factor * pl.col("period"))
@@ -206,6 +208,13 @@ def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: Ener
         p_right = pl.col("power_w") + slope * (right - pl.col("t"))
         clipped = (p_left + p_right) / 2 * (right - left)
     inside = iv.filter(right > left).with_columns(e_window=clipped)
+    unknown = inside.filter(pl.col("e").is_null())
+    if unknown.height:
+        row = unknown.row(0, named=True)
+        raise EnergyError(
+            f"{origin}: energy counter of device {row['device_id']} dropped from "
+            f"{row['energy_counter_j']} J to {row['c1']} J between its only readings (a reset, "
+            "or readings from different runs): energy unknown")
     edges = iv.group_by("device_id").agg(
         first=pl.col("t").min(), last=pl.col("t1").max(), period=pl.col("period").first(),
         p_first=pl.col("e").sort_by("t").first() / pl.col("dt").sort_by("t").first(),
@@ -234,10 +243,11 @@ def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: Ener
 
 
 def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin: str,
-                  boundary: str | None = None, params: EnergyParams | None = None
-                  ) -> EnergyResult:
+                  boundary: str | None = None, params: EnergyParams | None = None,
+                  method: str | None = None) -> EnergyResult:
     """Energy of all devices of one boundary over `window` (the whole common span of the log
-    when None). `samples` holds POWER_SAMPLES columns; `origin` names the file(s) in errors."""
+    when None). `samples` holds POWER_SAMPLES columns; `origin` names the file(s) in errors.
+    `method` forces "counter" or "trapezoid" (to compare them); by default counter first."""
     params = params or EnergyParams()
     chosen_boundary, notes = _choose_boundary(samples, boundary, origin)
     frame = samples.filter(pl.col("measurement_boundary") == chosen_boundary).with_columns(
@@ -256,7 +266,13 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     b = _epoch(window.end_utc) if window else None
     chosen, series_notes = _choose_series(usable, a, b)
     notes += series_notes
-    if (chosen["n_counter"] >= 2).all():
+    if method not in (None, "counter", "trapezoid"):
+        raise ValueError(f"method must be 'counter' or 'trapezoid', not {method!r}")
+    if method is not None:
+        column = "n_counter" if method == "counter" else "n_power"
+        if not (chosen[column] >= 2).all():
+            raise EnergyError(f"{origin}: method {method} needs 2 readings per device")
+    elif (chosen["n_counter"] >= 2).all():
         method = "counter"
     elif (chosen["n_power"] >= 2).all():
         method = "trapezoid"
@@ -293,8 +309,8 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         for r in inside.filter(pl.col("reset")).sort("device_id", "t").iter_rows(named=True))
     if resets:
         notes.append(f"{len(resets)} energy-counter reset(s) in the window: those intervals "
-                     "integrated from power where present, else counted from the reset only "
-                     "(a lower bound)")
+                     "integrated from power where present, else filled at the device's median "
+                     "counter power")
 
     u = window.uncertainty_s
     in_window = rows.filter(pl.col("t").is_between(a, b))

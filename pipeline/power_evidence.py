@@ -21,6 +21,11 @@ API (what the scorecard calls)::
 figure `energy [J/token] = average_power [W] / tokens_per_s` uses), `energy_j`, `boundary`,
 `grade` ("measured"), `method` (counter or trapezoid), `notes`, `files` (path, sha256, tool,
 rows) and the full `pipeline.energy.EnergyResult` (gaps, resets, idle power, stability).
+`power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
+energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken just before and
+after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
+counter that dropped (reset, or snapshots of different runs) is an error, never a figure.
+
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
 `pipeline.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
 """
@@ -35,7 +40,10 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.energy import EnergyParams, EnergyResult, Window, window_energy
+from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
+from sources.power import amd_smi
+from sources.power.frame import canonical
 from sources.power.registry import detect_format, read_power
 
 
@@ -117,3 +125,26 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
         average_power_w=result.average_power_w, energy_j=result.energy_j,
         boundary=result.boundary, method=result.method, grade="measured",
         notes=tuple(notes) + result.notes, files=files, energy=result)
+
+
+def power_from_snapshots(start_path: Path, end_path: Path, window_start_utc: datetime,
+                         window_end_utc: datetime) -> PowerEvidence:
+    window = Window(window_start_utc, window_end_utc)
+    files, frames = [], []
+    for path, moment in ((Path(start_path), window.start_utc), (Path(end_path), window.end_utc)):
+        data = path.read_bytes()
+        snapshot = amd_smi.parse_snapshot(data, path=str(path))
+        frames.append(snapshot.with_columns(
+            sample_utc=pl.lit(moment).cast(pl.Datetime("us", "UTC")),
+            device_id=pl.col("gpu_index").cast(pl.String), series_id=pl.lit(amd_smi.TOOL),
+            measurement_boundary=pl.lit("gpu_board")))
+        files.append(EvidenceFile(str(path), hashlib.sha256(data).hexdigest(), amd_smi.TOOL,
+                                  snapshot.height))
+    samples = POWER_SAMPLES.validate(canonical(pl.concat(frames)), origin=str(start_path))
+    origin = f"{start_path} -> {end_path}"
+    result = window_energy(samples, window, origin=origin, method="counter")
+    notes = ["snapshots placed at the window's edges: their timing is the window's"]
+    return PowerEvidence(
+        average_power_w=result.average_power_w, energy_j=result.energy_j,
+        boundary=result.boundary, method=result.method, grade="measured",
+        notes=tuple(notes) + result.notes, files=tuple(files), energy=result)

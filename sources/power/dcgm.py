@@ -16,7 +16,14 @@ from __future__ import annotations
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import canonical, decode, local_to_utc, require_tz
+from sources.power.frame import (
+    canonical,
+    decode,
+    from_epoch_s,
+    local_to_utc,
+    require_tz,
+    text_lines,
+)
 
 TOOL = "dcgm-exporter"
 
@@ -40,10 +47,10 @@ def _label(name: str) -> pl.Expr:
 
 def _marker_times(marker: pl.Expr, tz: str | None, path: str, naive_present: bool) -> pl.Expr:
     iso = marker.str.replace(r"Z$", "+00:00").str.replace(" ", "T")
-    epoch = pl.from_epoch((marker.cast(pl.Float64, strict=False) * 1e6).cast(pl.Int64), "us")
+    epoch = from_epoch_s(marker.cast(pl.Float64, strict=False))
     aware = iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", strict=False, time_zone="UTC",
                                 time_unit="us")
-    result = pl.coalesce(epoch.dt.replace_time_zone("UTC"), aware)
+    result = pl.coalesce(epoch, aware)
     if naive_present:
         zone = require_tz(tz, source=TOOL, path=path, where="scrape time comment")
         naive = iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us")
@@ -53,7 +60,7 @@ def _marker_times(marker: pl.Expr, tz: str | None, path: str, naive_present: boo
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     text = decode(data, source=TOOL, path=path)
-    lines = pl.DataFrame({"text": text.splitlines()}).with_row_index("line", offset=1)
+    lines = text_lines(text)
     markers = lines["text"].str.extract(_MARKER, 1)
     naive_present = bool(markers.drop_nulls().str.contains(r"^\d{4}-.*\d$").any())
     frame = lines.with_columns(marker=markers).with_columns(
@@ -70,8 +77,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         value=pl.col("value_text").cast(pl.Float64, strict=False),
         gpu=_label("gpu"), uuid=_label("UUID"), host=_label("Hostname"),
         stamp=pl.coalesce(
-            pl.from_epoch(pl.col("ts_ms").cast(pl.Int64), "ms").dt.replace_time_zone("UTC")
-            .dt.cast_time_unit("us"),
+            from_epoch_s(pl.col("ts_ms").cast(pl.Float64) / 1000),
             pl.col("scrape_utc")),
     )
     bad = metrics.filter(pl.col("value").is_null())

@@ -45,7 +45,30 @@ def local_to_utc(naive: pl.Expr, tz: str) -> pl.Expr:
 
 
 def decode(data: bytes, *, source: str, path: str) -> str:
+    """The file as text; empty files and non-UTF-8 bytes are parse errors."""
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ParseError(source, path, f"byte {err.start}", "not UTF-8 text") from None
+    if not text.strip():
+        raise ParseError(source, path, "file", "empty file")
+    if "\x00" in text:
+        raise ParseError(source, path, f"character {text.index(chr(0))}", "NUL byte in text")
+    return text
+
+
+def text_lines(text: str) -> pl.DataFrame:
+    """One row per line (`line` numbered from 1, `text`), for line-oriented formats."""
+    return pl.DataFrame({"text": pl.Series(text.splitlines(), dtype=pl.String)}
+                        ).with_row_index("line", offset=1)
+
+
+EPOCH_LIMIT_S = 4_102_444_800.0  # 2100-01-01: later epoch values are unit mistakes or noise
+
+
+def from_epoch_s(seconds: pl.Expr) -> pl.Expr:
+    """Epoch seconds (float) -> UTC datetime (us); null outside 1970..2100, for the caller to
+    report."""
+    ok = (seconds >= 0) & (seconds < EPOCH_LIMIT_S)
+    micros = pl.when(ok).then((seconds * 1e6).round()).cast(pl.Int64)
+    return pl.from_epoch(micros, "us").dt.replace_time_zone("UTC")

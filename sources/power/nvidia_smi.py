@@ -32,14 +32,15 @@ def detect(data: bytes, path: str) -> bool:
     return bool(_HEADER.match(first) or _NOHEADER.match(first))
 
 
-def _columns(header: tuple[str, ...], path: str) -> dict[str, tuple[int, str | None]]:
+def _columns(header: tuple[str | None, ...], path: str) -> dict[str, tuple[int, str | None]]:
     """Field name -> (position, unit in brackets)."""
     out: dict[str, tuple[int, str | None]] = {}
     for pos, raw in enumerate(header):
-        match = _HEADER_UNIT.match(raw.strip())
+        name = (raw or "").strip()
+        match = _HEADER_UNIT.match(name)
         if not match:
             raise ParseError(TOOL, path, f"header column {pos + 1}",
-                             f"cannot read field name {raw.strip()!r}")
+                             f"cannot read field name {name!r}")
         out[match["name"].lower()] = (pos, match["unit"])
     return out
 
@@ -51,8 +52,11 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         raise ParseError(TOOL, path, "line 1", "no header line naming the queried fields "
                          "(logged with --format=csv,noheader?); add the header of the query")
     zone = require_tz(tz, source=TOOL, path=path, where="timestamp column")
-    raw = pl.read_csv(text.lstrip().encode(), has_header=False, infer_schema=False,
-                      truncate_ragged_lines=True, quote_char='"')
+    try:  # nvidia-smi never quotes fields
+        raw = pl.read_csv(text.lstrip().encode(), has_header=False, infer_schema=False,
+                          truncate_ragged_lines=True, quote_char=None)
+    except pl.exceptions.PolarsError as err:
+        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
     cols = _columns(raw.row(0), path)
     if "timestamp" not in cols or ("index" not in cols and "uuid" not in cols):
         raise ParseError(TOOL, path, "header", "query must include timestamp and index or uuid")

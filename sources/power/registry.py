@@ -9,9 +9,21 @@ import polars as pl
 
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
-from sources.power import dcgm, nvidia_smi
+from sources.power import (
+    aiperf_telemetry,
+    amd_smi,
+    codecarbon,
+    dcgm,
+    nvidia_smi,
+    nvidia_smi_dmon,
+    ptdaemon,
+    zeus,
+)
 
-READERS: tuple[ModuleType, ...] = (nvidia_smi, dcgm)
+#: Detection order: the most specific first (every detect looks at the first line or the
+#: first few kB only, so detection is cheap on a 10-million-row log).
+READERS: tuple[ModuleType, ...] = (aiperf_telemetry, dcgm, nvidia_smi, nvidia_smi_dmon, zeus,
+                                   codecarbon, amd_smi, ptdaemon)
 FORMATS: dict[str, ModuleType] = {reader.TOOL: reader for reader in READERS}
 
 

@@ -91,10 +91,14 @@ def test_counter_reset_uses_power_else_lower_bound() -> None:
     assert result.resets[0].at_utc == at(2)
     assert (result.resets[0].before_j, result.resets[0].after_j) == (200.0, 50.0)
     assert "counter_resets:1" in result.stability_reasons
-    no_power = samples([0, 1, 2, 3], "g", counter=[100, 200, 50, 150])
-    # without power, the reset interval counts the post-reset reading only: 100 + 50 + 100
-    assert window_energy(no_power, Window(at(0), at(3)), origin="r").energy_j == pytest.approx(
-        250.0)
+    no_power = samples([0, 1, 2, 4], "g", counter=[100, 200, 50, 250])
+    # without power, the reset interval is filled at the median power of the other intervals:
+    # 100 J / 1 s = 100 W and 200 J / 2 s = 100 W -> 100 W x 1 s; total 100 + 100 + 200 = 400 J
+    assert window_energy(no_power, Window(at(0), at(4)), origin="r").energy_j == pytest.approx(
+        400.0)
+    pair = samples([0, 10], "g", counter=[500, 100])
+    with pytest.raises(EnergyError, match=r"dropped from 500\.0 J to 100\.0 J"):
+        window_energy(pair, Window(at(0), at(10)), origin="pair")
 
 
 def test_nvidia_smi_fixture_gap_na_truncated() -> None:

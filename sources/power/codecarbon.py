@@ -1,0 +1,81 @@
+"""CodeCarbon `emissions.csv`: one row per tracked run (rewritten or appended at each save).
+
+Units: `timestamp` local `%Y-%m-%dT%H:%M:%S` written when the run stopped (no timezone: `tz`
+required); `duration` s; `*_energy` and `energy_consumed` **kWh** (x 3.6e6 -> J); `*_power` W.
+The header changes between versions (2.x lacks experiment_id, water_consumed, utilisation and
+wue columns; older files put experiment_id before project_name): columns are found by name.
+
+Each run becomes a counter read twice: 0 J at `timestamp - duration`, the run's energy at
+`timestamp`. `energy_consumed` (CPU + GPU + RAM) is boundary `node` (CodeCarbon models CPU and
+RAM power when it cannot measure them: noted); `gpu_energy` is `gpu_board`, all GPUs together,
+and only when the run tracked GPUs (gpu_count > 0 or gpu_energy > 0; a 0 without GPUs means
+"not measured", not 0 J).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from sources.errors import ParseError
+from sources.power.frame import canonical, decode, local_to_utc, require_tz
+
+TOOL = "codecarbon"
+_REQUIRED = ("timestamp", "duration", "energy_consumed")
+KWH_TO_J = 3.6e6
+
+
+def detect(data: bytes, path: str) -> bool:
+    first = data[:4096].decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+    names = {c.strip() for c in first.split(",")}
+    return {"timestamp", "duration", "emissions", "energy_consumed"} <= names
+
+
+def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
+    text = decode(data, source=TOOL, path=path)
+    try:
+        raw = pl.read_csv(text.encode(), infer_schema=False)
+    except pl.exceptions.PolarsError as err:
+        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
+    missing = [c for c in _REQUIRED if c not in raw.columns]
+    if missing:
+        raise ParseError(TOOL, path, "header", f"missing column(s) {', '.join(missing)}")
+    zone = require_tz(tz, source=TOOL, path=path, where="timestamp column")
+    frame = raw.with_row_index("line", offset=2)
+
+    def number(name: str) -> pl.Expr:
+        if name not in frame.columns:
+            return pl.lit(None, pl.Float64)
+        return pl.col(name).str.strip_chars().cast(pl.Float64, strict=False)
+
+    run = pl.coalesce([pl.col(c) for c in ("run_id", "experiment_id") if c in frame.columns]
+                      + [pl.col("line").cast(pl.String)])
+    stamp = pl.col("timestamp").str.strip_chars().str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us")
+    runs = frame.select(
+        "line", run=run, end=local_to_utc(stamp, zone), duration=number("duration"),
+        node_j=number("energy_consumed") * KWH_TO_J, gpu_j=number("gpu_energy") * KWH_TO_J,
+        gpu_count=number("gpu_count"), raw_stamp=pl.col("timestamp"))
+    for column, what in (("end", "timestamp"), ("duration", "duration"),
+                         ("node_j", "energy_consumed")):
+        bad = runs.filter(pl.col(column).is_null())
+        if bad.height:
+            raise ParseError(TOOL, path, f"line {bad['line'][0]} {what}",
+                             f"unreadable or non-existent local time/value "
+                             f"({bad['raw_stamp'][0]!r} in {zone})")
+    runs = runs.with_columns(
+        start=pl.col("end") - pl.duration(microseconds=(pl.col("duration") * 1e6).round()))
+    node_note = pl.lit("CodeCarbon CPU+GPU+RAM; CPU and RAM may be modelled, not measured")
+    gpus = runs.filter((pl.col("gpu_count") > 0) | (pl.col("gpu_j") > 0))
+    parts = []
+    for boundary, device, energy, subset, note in (
+            ("node", "node", "node_j", runs, node_note),
+            ("gpu_board", "gpus", "gpu_j", gpus, pl.lit("all GPUs of the run together"))):
+        starts = subset.group_by("run", maintain_order=True).agg(sample_utc=pl.col("start").min())
+        parts.append(starts.select("sample_utc", series_id="run", device_id=pl.lit(device),
+                                   measurement_boundary=pl.lit(boundary),
+                                   energy_counter_j=pl.lit(0.0), note=note))
+        parts.append(subset.select(sample_utc="end", series_id="run", device_id=pl.lit(device),
+                                   measurement_boundary=pl.lit(boundary),
+                                   energy_counter_j=pl.col(energy), note=note))
+    out = pl.concat([canonical(p) for p in parts])
+    return out.sort("measurement_boundary", "series_id", "sample_utc", maintain_order=True)

@@ -1,0 +1,151 @@
+"""Every power reader has the same shape; detection picks the right one; any bytes give a
+frame or a ParseError; bad files load nothing."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas.power import POWER_SAMPLES
+from schemas.table import ValidationFailed
+from sources.errors import ParseError
+from sources.power.registry import FORMATS, READERS, detect_format, read_power
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / ".." / "shared" / "samples"
+FIXTURES = ROOT / "tests" / "fixtures" / "power"
+
+
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.TOOL)
+def test_reader_shape(reader: object) -> None:
+    assert isinstance(reader.TOOL, str)  # type: ignore[attr-defined]
+    detect = inspect.signature(reader.detect)  # type: ignore[attr-defined]
+    assert list(detect.parameters) == ["data", "path"]
+    parse = inspect.signature(reader.parse)  # type: ignore[attr-defined]
+    assert list(parse.parameters) == ["data", "path", "tz"]
+    assert parse.parameters["path"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parse.parameters["tz"].default is None
+
+
+FILES = {
+    FIXTURES / "nvidia_smi_2gpu_gap_na_truncated.csv": "nvidia-smi",
+    FIXTURES / "nvidia_smi_nounits.csv": "nvidia-smi",
+    FIXTURES / "nvidia_smi_dmon_2gpu.txt": "nvidia-smi-dmon",
+    FIXTURES / "dcgm_scrapes_2gpu.prom": "dcgm-exporter",
+    FIXTURES / "zeus_monitor.csv": "zeus",
+    FIXTURES / "codecarbon_2x_emissions_gpu.csv": "codecarbon",
+    SAMPLES / "aiperf/qwen_concurrency1_gpu_telemetry_export.jsonl": "aiperf-telemetry",
+    SAMPLES / "codecarbon/tests_emissions_valid_headers_current.csv": "codecarbon",
+    SAMPLES / "amd/amdsmi_watch_gpu_metrics_EXCERPT_first_tick.csv": "amd-smi",
+    SAMPLES / "mlperf/v1.0_Krai_rpi4coral_resnet50_offline_ranging_spl_EXCERPT_first33lines.txt":
+        "ptdaemon",
+}
+
+
+@pytest.mark.parametrize("path", list(FILES), ids=lambda p: p.name)
+def test_detection_and_validated_read(path: Path) -> None:
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    data = path.read_bytes()
+    assert detect_format(data, str(path)) == FILES[path]
+    tool, frame = read_power(data, path=str(path), tz="UTC")
+    assert tool == FILES[path]
+    assert frame.columns == list(POWER_SAMPLES.columns)
+    assert frame.height > 0
+
+
+def test_other_samples_are_not_power_logs() -> None:
+    others = [p for p in SAMPLES.glob("*/*") if p.is_file() and p not in FILES
+              and "amdsmi_metric_E" not in p.name and p.name != "PROVENANCE.md"]
+    if not others:
+        pytest.skip("samples absent")
+    for path in others:
+        with pytest.raises(ParseError, match="not a power log"):
+            detect_format(path.read_bytes(), str(path))
+
+
+def test_forced_and_unknown_format() -> None:
+    data = (FIXTURES / "zeus_monitor.csv").read_bytes()
+    with pytest.raises(ParseError, match="no header"):
+        read_power(data, path="z.csv", tz="UTC", format="nvidia-smi")
+    with pytest.raises(ParseError, match="unknown format 'watts'"):
+        read_power(data, path="z.csv", format="watts")
+    assert set(FORMATS) == {r.TOOL for r in READERS}
+
+
+def test_out_of_order_timestamps() -> None:
+    data = (b"timestamp, index, power.draw [W]\n2026/11/20 11:00:01.000, 0, 1.00 W\n"
+            b"2026/11/20 11:00:00.000, 0, 1.00 W\n")
+    with pytest.raises(ParseError, match=r"sample 2.*out of order for device 0"):
+        read_power(data, path="o.csv", tz="UTC")
+
+
+def test_duplicated_samples() -> None:
+    data = (b"timestamp, index, power.draw [W]\n2026/11/20 11:00:00.000, 0, 1.00 W\n"
+            b"2026/11/20 11:00:00.000, 0, 1.00 W\n")
+    with pytest.raises(ParseError, match="duplicated sample for device 0"):
+        read_power(data, path="d.csv", tz="UTC")
+
+
+def test_implausible_power_fails_validation() -> None:
+    # 400 W logged in mW but labelled W: 400,000 W is above the 50 kW bound
+    data = b"timestamp, index, power.draw [W]\n2026/11/20 11:00:00.000, 0, 400000.00 W\n"
+    with pytest.raises(ValidationFailed, match="power_w"):
+        read_power(data, path="m.csv", tz="UTC")
+
+
+def test_empty_file() -> None:
+    with pytest.raises(ParseError):
+        read_power(b"", path="e.csv", tz="UTC")
+
+
+FRAGMENTS = [
+    "timestamp, index, power.draw [W]\n", "2026/11/20 11:00:00.000, 0, 300.00 W\n", "[N/A]",
+    "#Date Time gpu pwr\n", " 20261120 11:00:00 0 300\n", "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 1\n",
+    "# scrape_utc: 2026-11-20T10:00:00Z\n", '{"timestamp_ns": 1, "telemetry_data": {}}\n',
+    "start_time,window_name,elapsed_time,gpu0_energy\n", "1795935600,w,1,5\n",
+    "timestamp,duration,emissions,energy_consumed\n", "2026-11-20T12:00:20,1,0,0.1\n",
+    "timestamp,gpu,socket_power\n", "1795935600,0,N/A\n", "gpu,total_energy_consumption\n",
+    "Time,03-03-2021 00:42:30.170,Watts,3.04,Volts,1,Amps,1,PF,1,Mark,x\n", ",", "\n", "\"",
+    "-1", "1e400", "\x00", "é",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=8), junk=st.binary(max_size=20),
+       reader=st.sampled_from(READERS), tz=st.sampled_from([None, "UTC", "Europe/Paris"]))
+def test_any_bytes_give_a_frame_or_a_parse_error(parts: list[str], junk: bytes,
+                                                 reader: object, tz: str | None) -> None:
+    data = "".join(parts).encode() + junk
+    try:
+        frame = reader.parse(data, path="fuzz.bin", tz=tz)  # type: ignore[attr-defined]
+    except ParseError as err:
+        assert err.path == "fuzz.bin"
+        return
+    assert list(frame.columns) == list(POWER_SAMPLES.columns)
+
+
+VALID = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+
+
+@settings(max_examples=150, deadline=None)
+@given(index=st.integers(0, len(VALID) - 1), cut=st.floats(0.0, 1.0),
+       insert=st.sampled_from(["", ",", "\n", "x", "-", "[N/A]", "\"", "9" * 30, " W"]),
+       tz=st.sampled_from([None, "UTC"]))
+def test_damaged_real_shapes_give_a_frame_or_a_parse_error(index: int, cut: float,
+                                                            insert: str,
+                                                            tz: str | None) -> None:
+    original = VALID[index].read_bytes()
+    position = int(cut * len(original))
+    data = original[:position] + insert.encode() + original[position + 1:]
+    reader = FORMATS[detect_format(original, "ok")]
+    try:
+        frame = reader.parse(data, path="damaged", tz=tz)
+    except ParseError as err:
+        assert err.path == "damaged"
+        return
+    assert list(frame.columns) == list(POWER_SAMPLES.columns)
