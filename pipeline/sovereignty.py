@@ -19,6 +19,11 @@ EU_EEA = frozenset((
 ))
 
 
+#: Qualifications that require immunity from non-EU law (not merely security controls: a BSI C5
+#: attestation or EUCS without its immunity requirements is held by US providers too).
+IMMUNITY_SCHEMES = ("SecNumCloud",)
+
+
 def zone_country(zone: str) -> str:
     """Bidding zones start with their country code (DE-LU -> DE, SE3 -> SE, IT-North -> IT)."""
     return zone[:2]
@@ -55,17 +60,21 @@ def level_for(deployment: str, country: str, facts: ProviderFacts | None) -> Lev
     if facts.non_eu_law_exposure:
         parent = facts.parent_company or facts.provider_name
         where = facts.parent_hq_country or facts.hq_country
-        basis = f" ({facts.exposure_basis})" if facts.exposure_basis else ""
+        basis = f" ({facts.exposure_basis.rstrip('.')})" if facts.exposure_basis else ""
         return Level(1, f"level 1: {parent} is headquartered in {where} and subject to non-EU "
                         f"extraterritorial law{basis}; EU region in {country}")
     hq = {facts.hq_country, facts.parent_hq_country or facts.hq_country}
     if not hq <= EU_EEA:
         return Level(1, f"level 1: provider or parent headquartered outside the EU/EEA "
                         f"({', '.join(sorted(hq - EU_EEA))}); EU region in {country}")
-    if facts.gpu_qualifications:
+    immune = [q for q in facts.gpu_qualifications if q.startswith(IMMUNITY_SCHEMES)]
+    if immune:
         return Level(3, f"level 3: EU-headquartered ({facts.hq_country}), EU region in "
-                        f"{country}, offer qualified under {', '.join(facts.gpu_qualifications)}")
+                        f"{country}, offer qualified under {', '.join(immune)}")
+    others = [q for q in facts.gpu_qualifications if q not in immune]
     held = (f"; its {', '.join(facts.other_qualifications)} qualification does not cover these "
             "GPU offers" if facts.other_qualifications else "")
+    held += (f"; {', '.join(others)} does not require immunity from non-EU law"
+             if others else "")
     return Level(2, f"level 2: EU-headquartered ({facts.hq_country}), EU region in {country}, "
                     f"no qualification covering the offer{held}")

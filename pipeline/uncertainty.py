@@ -153,9 +153,9 @@ def frontier_probability(ids: list[str], stack: np.ndarray, draw_chunk: int = 51
     free = np.zeros((len(idx), n), dtype=bool)
     for start in range(0, n, draw_chunk):
         s = sub[:, start:start + draw_chunk]  # (k, d, o)
-        le = (s[:, None] <= s[None, :]).all(axis=3)  # [a, b, d]
-        lt = (s[:, None] < s[None, :]).any(axis=3)
-        dom: np.ndarray = le & lt
+        le = np.all(s[:, None] <= s[None, :], axis=3)  # [a, b, d]
+        lt = np.any(s[:, None] < s[None, :], axis=3)
+        dom = np.logical_and(le, lt)
         dom[np.arange(len(idx)), np.arange(len(idx))] = False
         free[:, start:start + draw_chunk] = ~dom.any(axis=0)
     p[idx] = free.mean(axis=1)
