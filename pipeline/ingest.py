@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import duckdb
 import polars as pl
@@ -23,7 +26,7 @@ from pipeline import store
 from pipeline.ingest_jobs import JOBS, Context, Raw
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
-from sources.http import FetchError
+from sources.http import Fetched, FetchError
 
 #: What a source's run ended as.
 LOADED, UNCHANGED, FAILED, SKIPPED, NOTHING = "loaded", "unchanged", "failed", "skipped", "none"
@@ -56,19 +59,24 @@ def _quiet(source: str, stage: str) -> None:
 
 def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
            sources: Sequence[str], ctx: Context, *, offline: bool = False,
-           progress: Progress = _quiet) -> list[SourceResult]:
-    """Run each source in `sources` (names from JOBS, in JOBS order) and report each."""
+           progress: Progress = _quiet, record_dir: Path | None = None) -> list[SourceResult]:
+    """Run each source in `sources` (names from JOBS, in JOBS order) and report each.
+
+    With `record_dir`, every fetched response is also written to
+    record_dir/<source>/<n>_<last path part>, to refresh test fixtures where network exists
+    (the bytes never hold a secret: tokens travel in headers or redacted query parameters)."""
     unknown = [s for s in sources if s not in JOBS]
     if unknown:
         raise ValueError(f"unknown source(s) {unknown}; known: {list(JOBS)}")
     results = []
     for name in [s for s in JOBS if s in sources]:
-        results.append(_run_one(con, session, name, ctx, offline, progress))
+        results.append(_run_one(con, session, name, ctx, offline, progress, record_dir))
     return results
 
 
 def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, name: str,
-             ctx: Context, offline: bool, progress: Progress) -> SourceResult:
+             ctx: Context, offline: bool, progress: Progress,
+             record_dir: Path | None = None) -> SourceResult:
     job = JOBS[name]
     result = SourceResult(name, FAILED)
     env_var = job.module.ENV_VAR
@@ -90,6 +98,8 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
                 raise ValueError("a requests.Session is needed to fetch")
             progress(name, "fetching")
             fetched = job.fetch(session, ctx)
+            if record_dir is not None:
+                record(fetched, record_dir / name)
             raws = []
             for item in fetched:
                 sha = store.save_snapshot(con, item.data, source=name, url=item.url,
@@ -132,6 +142,18 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         result.rows = loaded.row_count
     progress(name, result.status)
     return result
+
+
+def record(fetched: Sequence[Fetched], folder: Path) -> list[Path]:
+    """Write each response's bytes under `folder`, named by order and URL path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for number, item in enumerate(fetched, start=1):
+        tail = urlsplit(item.url).path.rstrip("/").rsplit("/", 1)[-1] or "index"
+        path = folder / f"{number:03d}_{re.sub(r'[^A-Za-z0-9._-]+', '_', tail)}"
+        path.write_bytes(item.data)
+        written.append(path)
+    return written
 
 
 def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:

@@ -4,6 +4,7 @@ stay inside the functions so `scorecard --help` starts fast."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,6 +22,9 @@ def ingest(
         help="Touch no network: re-parse the stored raw snapshots of that vintage.")] = False,
     db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
                                            "./scorecard.duckdb).")] = None,
+    record: Annotated[str | None, typer.Option(
+        help="Also write every fetched response under DIR/<source>/ (to refresh test "
+             "fixtures where network exists).")] = None,
 ) -> None:
     """Pull this month's market data (prices, grid, FX) into the store as a new vintage."""
     from datetime import UTC, datetime
@@ -50,7 +54,11 @@ def ingest(
     if not offline:
         session = requests.Session()
         session.headers["User-Agent"] = USER_AGENT
-    results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest)
+    if record and offline:
+        err.print("--record needs the network; it cannot be combined with --offline")
+        raise typer.Exit(1)
+    results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,
+                                 Path(record) if record else None)
     for result in results:
         style = {LOADED: "green", UNCHANGED: "cyan", FAILED: "red"}.get(result.status, "yellow")
         err.print(f"[{style}]{result.line()}[/{style}]", highlight=False, markup=True)
@@ -62,7 +70,8 @@ def ingest(
         raise typer.Exit(code)
 
 
-def _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest):  # type: ignore[no-untyped-def]
+def _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,  # type: ignore[no-untyped-def]
+                       record_dir):
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -72,7 +81,8 @@ def _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest):  # 
         def progress(source: str, stage: str) -> None:
             bar.update(tasks[source], description=f"{source}: {stage}")
 
-        return run_ingest(con, session, chosen, ctx, offline=offline, progress=progress)
+        return run_ingest(con, session, chosen, ctx, offline=offline, progress=progress,
+                          record_dir=record_dir)
 
 
 def _context(con, vintage, today):  # type: ignore[no-untyped-def]

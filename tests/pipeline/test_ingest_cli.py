@@ -44,8 +44,11 @@ def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServ
     httpserver.expect_request("/1.0/order/catalog/public/cloud").respond_with_data(body)
     monkeypatch.setenv("SCORECARD_OVHCLOUD_BASE_URL", httpserver.url_for("").rstrip("/"))
     db = str(tmp_path / "s.duckdb")
-    result = runner.invoke(app, ["ingest", "ovhcloud", "--db", db])
+    result = runner.invoke(app, ["ingest", "ovhcloud", "--db", db,
+                                 "--record", str(tmp_path / "rec")])
     assert result.exit_code == 0, result.output
+    # the response was also recorded, byte for byte, for fixture refreshes
+    assert (tmp_path / "rec" / "ovhcloud" / "001_cloud").read_bytes() == body
     assert "ovhcloud: loaded" in result.output
     listing = runner.invoke(app, ["sources", "--db", db])
     assert listing.exit_code == 0
