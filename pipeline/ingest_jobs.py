@@ -27,6 +27,7 @@ from sources import (
     electricity_maps,
     ember,
     energy_charts,
+    entsoe,
     odre,
     omie,
     ovhcloud,
@@ -224,6 +225,28 @@ def _em_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     return [(electricity_maps.GRID_INTENSITY, month)]
 
 
+# --- entsoe --------------------------------------------------------------------------------
+def _entsoe_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    token = os.environ[entsoe.ENV_VAR or ""]
+    first, last = ctx.month
+    # UTC window covering the month's local days in every European zone (UTC+0..+3)
+    start = datetime(first.year, first.month, first.day, tzinfo=UTC) - timedelta(hours=3)
+    end = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
+    out: list[Fetched] = []
+    for zone in ctx.zones.get(entsoe.SOURCE, entsoe.DEFAULT_ZONES):
+        out += entsoe.fetch_prices(session, zone, start, end, token,
+                                   base_url=ctx.base_url(entsoe), policy=ctx.policy)
+    return out
+
+
+def _entsoe_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    eic = raw.params.get("in_Domain", "")
+    zone = next((z for z, code in entsoe.EIC.items() if code == eic), eic)
+    return [(entsoe.ELECTRICITY_PRICES, entsoe.parse_prices(
+        raw.data, url=raw.url, zone=zone, vintage=ctx.vintage, fetched_on=_day(raw),
+        notes=notes))]
+
+
 # --- omie ----------------------------------------------------------------------------------
 def _omie_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     first, last = ctx.month
@@ -267,6 +290,7 @@ JOBS: dict[str, Job] = {
     electricity_maps.SOURCE: Job(electricity_maps, _em_fetch, _em_parse, needs_key=True,
                                  accumulate=True),
     omie.SOURCE: Job(omie, _omie_fetch, _omie_parse),
+    entsoe.SOURCE: Job(entsoe, _entsoe_fetch, _entsoe_parse, needs_key=True),
     odre.SOURCE: Job(odre, _odre_fetch, _odre_parse),
 }
 

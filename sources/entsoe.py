@@ -1,0 +1,156 @@
+"""ENTSO-E Transparency Platform day-ahead prices (document A44), when a token is set in
+ENTSOE_API_KEY (sent as the `securityToken` query parameter: redacted from URLs, params,
+snapshots and messages).
+
+GET https://web-api.tp.entsoe.eu/api?documentType=A44&in_Domain=EIC&out_Domain=EIC
+    &periodStart=yyyyMMddHHmm&periodEnd=yyyyMMddHHmm&contract_MarketAgreement.type=A01
+
+Pitfalls handled: the XML namespace version changes (elements are matched by local name);
+"no data" comes back as an Acknowledgement_MarketDocument, possibly with HTTP 200 (a clear
+error with its Reason text); curve type A03 omits a position whose price equals the previous
+one, so positions are forward-filled within each Period (A01 gaps are reported, not filled);
+resolution PT15M or PT60M per Period; currency must be EUR and the unit MWH; DE-LU and AT ask
+for the SDAC series (classificationSequence position 1). Day-ahead prices are owned by the
+market operators (EPEX SPOT, OMIE, Nord Pool) and are not in ENTSO-E's free re-use list: rows
+are flagged RESTRICTED in `licence`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from xml.etree import ElementTree
+
+import polars as pl
+import requests
+
+from schemas.market import ELECTRICITY_PRICES
+from sources.decode import load_xml
+from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+
+SOURCE = "entsoe"
+BASE_URL = "https://web-api.tp.entsoe.eu"
+LICENCE = ("RESTRICTED (not CC BY, not for public or commercial reuse): ENTSO-E Transparency "
+           "Platform; day-ahead prices are owned by the NEMOs (EPEX SPOT, OMIE, Nord Pool) "
+           "and republishing needs their agreement")
+PROVIDES = (ELECTRICITY_PRICES,)
+ENV_VAR: str | None = "ENTSOE_API_KEY"
+
+#: Our zone -> EIC code of the bidding zone.
+EIC = {
+    "FR": "10YFR-RTE------C", "DE-LU": "10Y1001A1001A82H", "ES": "10YES-REE------0",
+    "PT": "10YPT-REN------W", "BE": "10YBE----------2", "NL": "10YNL----------L",
+    "AT": "10YAT-APG------L", "IT-NORTH": "10Y1001A1001A73I", "PL": "10YPL-AREA-----S",
+}
+SDAC_POSITION_ZONES = ("DE-LU", "AT")
+DEFAULT_ZONES = tuple(EIC)
+_RESOLUTIONS = {"PT15M": (15, "15min"), "PT60M": (60, "hour")}
+
+
+def fetch_prices(session: requests.Session, zone: str, start: datetime, end: datetime,
+                 token: str, *, base_url: str = BASE_URL, policy: FetchPolicy = DEFAULT_POLICY
+                 ) -> list[Fetched]:
+    """A44 prices of `zone` between two UTC instants (at most a year apart)."""
+    if zone not in EIC:
+        raise ValueError(f"no EIC code for zone {zone!r}; known: {sorted(EIC)}")
+    params = {"securityToken": token, "documentType": "A44", "in_Domain": EIC[zone],
+              "out_Domain": EIC[zone], "periodStart": f"{start:%Y%m%d%H%M}",
+              "periodEnd": f"{end:%Y%m%d%H%M}", "contract_MarketAgreement.type": "A01"}
+    if zone in SDAC_POSITION_ZONES:
+        params["classificationSequence_AttributeInstanceComponent.position"] = "1"
+    return [fetch_with(policy, session, f"{base_url}/api", source=SOURCE, params=params,
+                       secret_params=("securityToken",))]
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _child(element: ElementTree.Element, *path: str) -> ElementTree.Element | None:
+    for name in path:
+        found = next((c for c in element if _local(c.tag) == name), None)
+        if found is None:
+            return None
+        element = found
+    return element
+
+
+def _text(element: ElementTree.Element, *path: str) -> str | None:
+    found = _child(element, *path)
+    return None if found is None or found.text is None else found.text.strip()
+
+
+def _instant(text: str | None, url: str, where: str) -> datetime:
+    try:
+        return datetime.strptime(text or "", "%Y-%m-%dT%H:%MZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise ParseError(SOURCE, url, where, f"not yyyy-mm-ddThh:mmZ: {text!r}") from None
+
+
+def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: date,
+                 notes: list[str] | None = None) -> pl.DataFrame:
+    """A Publication_MarketDocument (A44) -> ELECTRICITY_PRICES rows (day_ahead)."""
+    root = load_xml(data, source=SOURCE, url=url)
+    kind = _local(root.tag)
+    if kind == "Acknowledgement_MarketDocument":
+        reason = _text(root, "Reason", "text") or "no reason given"
+        raise ParseError(SOURCE, url, "Acknowledgement_MarketDocument", reason)
+    if kind != "Publication_MarketDocument":
+        raise ParseError(SOURCE, url, "(root)", f"unexpected document {kind!r}")
+    rows: list[tuple[datetime, str, float]] = []
+    filled = gaps = 0
+    for number, series in enumerate((c for c in root if _local(c.tag) == "TimeSeries"), 1):
+        where = f"TimeSeries[{number}]"
+        currency = _text(series, "currency_Unit.name")
+        unit = _text(series, "price_Measure_Unit.name")
+        if currency != "EUR" or unit != "MWH":
+            raise ParseError(SOURCE, url, where, f"expected EUR per MWH, got {currency} per "
+                             f"{unit}")
+        curve = _text(series, "curveType") or "A01"
+        for period in (c for c in series if _local(c.tag) == "Period"):
+            start = _instant(_text(period, "timeInterval", "start"), url, where + ".start")
+            end = _instant(_text(period, "timeInterval", "end"), url, where + ".end")
+            resolution = _text(period, "resolution") or ""
+            if resolution not in _RESOLUTIONS:
+                raise ParseError(SOURCE, url, where + ".resolution",
+                                 f"{resolution!r} not PT15M or PT60M")
+            minutes, label = _RESOLUTIONS[resolution]
+            slots = int((end - start) / timedelta(minutes=minutes))
+            prices: dict[int, float] = {}
+            for point in (c for c in period if _local(c.tag) == "Point"):
+                try:
+                    position = int(_text(point, "position") or "")
+                    prices[position] = float(_text(point, "price.amount") or "")
+                except ValueError:
+                    raise ParseError(SOURCE, url, where + ".Point",
+                                     "unreadable position or price.amount") from None
+            if not prices or min(prices) < 1 or max(prices) > slots:
+                raise ParseError(SOURCE, url, where + ".Point.position",
+                                 f"positions outside 1..{slots}")
+            last: float | None = None
+            for position in range(1, slots + 1):
+                if position in prices:
+                    last = prices[position]
+                elif curve == "A03" and last is not None:
+                    filled += 1
+                else:
+                    gaps += 1
+                    continue
+                assert last is not None
+                rows.append((start + (position - 1) * timedelta(minutes=minutes), label, last))
+    if notes is not None and (filled or gaps):
+        notes.append(f"{zone}: {filled} A03 position(s) forward-filled, {gaps} gap(s) left")
+    frame = pl.DataFrame(rows, schema={"interval_start_utc": pl.Datetime("us", "UTC"),
+                                       "resolution": pl.String(),
+                                       "price_eur_per_mwh": pl.Float64()}, orient="row")
+    unique = frame.unique(["interval_start_utc", "resolution"], keep="first",
+                          maintain_order=True)
+    if notes is not None and unique.height < frame.height:
+        notes.append(f"{zone}: {frame.height - unique.height} interval(s) in more than one "
+                     "TimeSeries; the first kept")
+    return unique.select(
+        pl.lit(vintage).alias("vintage"), pl.lit(zone).alias("zone"), "interval_start_utc",
+        "resolution", "price_eur_per_mwh", pl.lit("day_ahead").alias("price_basis"),
+        pl.lit(url).alias("source_url"), pl.lit(fetched_on).alias("source_date"),
+        pl.lit(LICENCE).alias("licence"),
+    ).sort("interval_start_utc")
