@@ -59,6 +59,27 @@ def run(
 
 
 @app.command()
+def explain(
+    candidate: Annotated[str, typer.Argument(help="Candidate id from the proposal.")],
+    metric: Annotated[str, typer.Argument(
+        help="Metric column, e.g. cpm_eur_per_mtok, energy_j_per_token, "
+             "carbon_gco2e_per_mtok, cost_eur_per_hour.")] = "cpm_eur_per_mtok",
+    proposal: Annotated[Path | None, typer.Option(
+        "--proposal", help="Proposal TOML file (default: the bundled example).",
+        show_default=False)] = None,
+    vintage: VintageOpt = None,
+    db: DbOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the chain as JSON.")] = False,
+) -> None:
+    """Show how a figure is derived: every input with value, unit, grade and source, then
+    every formula step with its result."""
+    from pipeline.run import explain as run_explain
+
+    raise typer.Exit(run_explain(candidate, metric, proposal, vintage=vintage, db=db,
+                                 json_out=json_out))
+
+
+@app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,

@@ -223,7 +223,7 @@ class _Candidate:
                   if offer["currency"] != "EUR" else "")
             self.row["cost_source"] = (f"{cost.offer} {cost.pricing} in {offer['region']}: "
                                        f"{offer['price_eur_per_hour']:.4g} EUR/h{fx}, observed "
-                                       f"{offer['source_date']}")
+                                       f"{offer['source_date']}; {_cite(offer)}")
             self.inputs.add("price_eur_per_hour", offer["price_eur_per_hour"],
                             f"market.offer.{cost.offer}.{offer['region']}.{cost.pricing}",
                             "reference", self.row["cost_source"])
@@ -381,7 +381,8 @@ class _Candidate:
             return
         wholesale = pl.select(eur_per_kwh(pl.lit(price["price_eur_per_mwh"]))).item()
         source = (f"day-ahead mean {zone} {price['month']} ({price['price_eur_per_mwh']:.2f} "
-                  f"EUR/MWh, {price['intervals']} {price['resolution']} value(s))")
+                  f"EUR/MWh, {price['intervals']} {price['resolution']} value(s)); "
+                  f"{_cite(price)}")
         self.inputs.add("wholesale_eur_per_kwh", wholesale, f"market.electricity.{zone}",
                         "reference", source)
         if tariff is not None:
@@ -416,7 +417,7 @@ class _Candidate:
             return
         source = (f"{zone} {intensity['year']} annual mean "
                   f"({intensity['intensity_gco2e_per_kwh']:g} gCO2e/kWh, "
-                  f"{intensity['emission_factor_basis']})")
+                  f"{intensity['emission_factor_basis']}); {_cite(intensity)}")
         self.inputs.add("grid_gco2e_per_kwh", intensity["intensity_gco2e_per_kwh"],
                         f"market.grid.{zone}", "reference", source)
         self.row["grid_grade"] = "reference"
@@ -467,6 +468,11 @@ class _Candidate:
         else:
             self.row["sovereignty_level"] = computed.level
             self.row["sovereignty_reason"] = computed.reason
+
+
+def _cite(row: dict[str, Any]) -> str:
+    return (f"{row['source_url']} ({row['source_date']}, {row['licence']}, sha256 "
+            f"{str(row['snapshot_sha256'])[:12]})")
 
 
 def _sum_numbers(parts: list[Number]) -> Number:

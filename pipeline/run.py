@@ -1,4 +1,5 @@
-"""`scorecard run`: load the proposal and reference data, compute, store, render.
+"""`scorecard run` and `scorecard explain`: load the proposal and reference data, compute,
+store, render.
 
 Exit codes (DESIGN section 9): 0 success, 1 invalid input (a message names the file, key or
 line), 2 no usable market data.
@@ -9,21 +10,33 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from pipeline import proposal as proposal_file
 from pipeline import store
 from pipeline.market import latest_vintage
 from pipeline.reference import load_bundled
 from pipeline.resolve import Market
-from pipeline.scorecard import compute, to_contract
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
 EXAMPLE = "example_proposal.toml"
+
+
+class UserError(Exception):
+    """Something the user can fix; `code` is the exit code."""
+
+    def __init__(self, code: int, message: str):
+        self.code = code
+        super().__init__(message)
 
 
 def code_version() -> str:
@@ -33,6 +46,15 @@ def code_version() -> str:
         return "unknown"
 
 
+@dataclass(frozen=True)
+class Opened:
+    proposal: proposal_file.Proposal
+    name: str  # the file, or "(bundled example ...)"
+    text: str
+    con: duckdb.DuckDBPyConnection
+    market: Market
+
+
 def _proposal_text(path: Path | None) -> tuple[str, str]:
     if path is None:
         return (resources.files("pipeline").joinpath(EXAMPLE).read_text(encoding="utf-8"),
@@ -40,8 +62,42 @@ def _proposal_text(path: Path | None) -> tuple[str, str]:
     try:
         return path.read_text(encoding="utf-8"), str(path)
     except OSError as err:
-        raise proposal_file.ProposalError(path, "(file)", f"cannot read: {err.strerror}"
-                                          ) from None
+        raise UserError(1, f"{path}: cannot read: {err.strerror}") from None
+
+
+@contextmanager
+def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[Opened]:
+    """The parsed proposal, the store (bundled reference data loaded) and its market."""
+    text, name = _proposal_text(path)
+    try:
+        proposal = proposal_file.parse(text, name)
+    except proposal_file.ProposalError as err:
+        raise UserError(1, str(err)) from None
+    con = store.connect(store.db_path(db))
+    try:
+        try:
+            load_bundled(con)
+        except (ParseError, ValidationFailed) as err:
+            raise UserError(1, f"bundled reference data is invalid, nothing was loaded:\n"
+                               f"{err}") from None
+        vintage = vintage or latest_vintage(con)
+        if vintage is None:
+            raise UserError(2, "no market data in the store; run `scorecard ingest` first")
+        yield Opened(proposal, name, text, con, Market.read(con, vintage))
+    finally:
+        con.close()
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """Bad proposals and bad evidence files are the user's to fix: exit 1, file named."""
+    from pipeline.energy import EnergyError
+
+    try:
+        yield
+    except (proposal_file.ProposalError, ParseError, ValidationFailed, EnergyError,
+            FileNotFoundError) as err:
+        raise UserError(1, str(err)) from None
 
 
 def _error(message: str) -> None:
@@ -50,35 +106,19 @@ def _error(message: str) -> None:
 
 def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Path | None,
             json_out: bool, now: datetime | None = None) -> int:
-    try:
-        text, name = _proposal_text(path)
-        proposal = proposal_file.parse(text, name)
-    except proposal_file.ProposalError as err:
-        _error(str(err))
-        return 1
+    from pipeline.scorecard import compute, to_contract
 
-    con = store.connect(store.db_path(db))
     try:
-        try:
-            load_bundled(con)
-        except (ParseError, ValidationFailed) as err:
-            _error(f"bundled reference data is invalid, nothing was loaded:\n{err}")
-            return 1
-        vintage = vintage or latest_vintage(con)
-        if vintage is None:
-            _error("no market data in the store; run `scorecard ingest` first")
-            return 2
-        try:
-            card = compute(proposal, name, Market.read(con, vintage))
-        except proposal_file.ProposalError as err:
-            _error(str(err))
-            return 1
-        generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-        result = to_contract(card, generated_at, code_version())
-        document = dumps(result)
-        _store_scorecard(con, result, text, document)
-    finally:
-        con.close()
+        with opened(path, vintage, db) as o:
+            with input_errors():
+                card = compute(o.proposal, o.name, o.market)
+            generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+            result = to_contract(card, generated_at, code_version())
+            document = dumps(result)
+            _store_scorecard(o.con, result, o.text, document)
+    except UserError as err:
+        _error(str(err))
+        return err.code
 
     if json_out:
         sys.stdout.write(document)
@@ -86,7 +126,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     from reports.html import write_html
     from reports.summary import print_summary
 
-    folder = out or Path("scorecard-out") / vintage
+    folder = out or Path("scorecard-out") / result["vintage"]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scorecard.json").write_text(document, encoding="utf-8")
     write_html(result, folder / "scorecard.html")
@@ -95,13 +135,34 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     return 0
 
 
+def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | None,
+            db: Path | None, json_out: bool) -> int:
+    from pipeline.explain import explain as chain_of
+    from pipeline.explain import render
+    from pipeline.resolve import resolve
+
+    try:
+        with opened(path, vintage, db) as o:
+            with input_errors():
+                resolved = resolve(o.proposal, o.name, o.market)
+            try:
+                chain = chain_of(resolved, candidate, metric)
+            except KeyError as err:
+                raise UserError(1, str(err.args[0])) from None
+    except UserError as err:
+        _error(str(err))
+        return err.code
+    sys.stdout.write(dumps(chain) if json_out else render(chain) + "\n")
+    return 0
+
+
 def dumps(result: dict[str, Any]) -> str:
     """Deterministic JSON: sorted keys, fixed indentation, a trailing newline."""
     return json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def _store_scorecard(con: Any, result: dict[str, Any], proposal_text: str,
-                     document: str) -> None:
+def _store_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
+                     proposal_text: str, document: str) -> None:
     digest = hashlib.sha256(proposal_text.encode()).hexdigest()
     con.execute(
         "INSERT OR REPLACE INTO out__scorecard VALUES (?, ?, ?, ?, ?)",

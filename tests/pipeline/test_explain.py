@@ -1,0 +1,52 @@
+"""`scorecard explain`: the derivation chain matches the scorecard and names its sources."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.explain import dependencies
+
+runner = CliRunner()
+
+
+def test_dependencies_come_from_the_step_expressions() -> None:
+    # carbon needs facility energy, which needs energy per token and the PUE, ... but never
+    # the price: a change to the cost formulas cannot leak into the carbon chain.
+    deps = dependencies("carbon_gco2e_per_mtok")
+    assert deps[-1] != "carbon_gco2e_per_mtok" and "carbon_gco2e_per_mtok" in deps
+    assert {"facility_kwh_per_mtok", "energy_j_per_token", "pue", "grid_gco2e_per_kwh",
+            "busy_power_w", "tokens_per_s"} <= set(deps)
+    assert "price_eur_per_hour" not in deps and "capex_eur" not in deps
+
+
+def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
+    run = runner.invoke(app, ["run", "--db", str(db), "--json"])
+    cpm = {c["id"]: c["cpm_eur_per_mtok"] for c in json.loads(run.stdout)["candidates"]}
+    result = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm_eur_per_mtok",
+                                 "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    chain = json.loads(result.stdout)
+    assert chain["value"] == pytest.approx(cpm["onprem-fr-h200-fp8"])
+    steps = {s["step"]: s["value"] for s in chain["steps"]}
+    # hand figures of the TCO (see test_run): 10.1431 + 2.3425 + 1.7123 + 1.5342 + 0.5190
+    assert steps["capital_eur_per_hour"] == pytest.approx(10.1431, abs=1e-3)
+    assert steps["cost_eur_per_hour"] == pytest.approx(16.2511, abs=1e-3)
+    inputs = {i["input"]: i for i in chain["inputs"]}
+    assert inputs["capex_eur"]["key"] == "tco.hgx-h200.capex"
+    assert (inputs["capex_eur"]["low"], inputs["capex_eur"]["high"]) == (312_000, 382_000)
+    wholesale = inputs["wholesale_eur_per_kwh"]
+    assert wholesale["grade"] == "reference" and "https://" in wholesale["source"]
+    assert "sha256" in wholesale["source"]
+
+
+def test_unknown_candidate_or_metric_exits_1(db: Path) -> None:
+    for args in (["explain", "nope"], ["explain", "onprem-fr-h200-fp8", "cpm"]):
+        result = runner.invoke(app, [*args, "--db", str(db)])
+        assert result.exit_code == 1
+        assert "unknown" in result.stderr
+        assert "one of:" in result.stderr or "candidates:" in result.stderr
