@@ -124,7 +124,8 @@ def sources_cmd(
         module = job.module
         env = module.ENV_VAR
         key = "none needed" if env is None else (
-            f"{env} (set)" if os.environ.get(env) else f"{env} (not set)")
+            f"{env} ({'set' if os.environ.get(env) else 'not set'}"
+            f"{'' if job.needs_key else '; optional, extra data when set'})")
         finished, rows, vintage = status.get(name, (None, None, None))
         last = "never" if finished is None else (
             f"{finished:%Y-%m-%d %H:%M} UTC (vintage {vintage}, {rows} rows)")
