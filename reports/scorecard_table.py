@@ -1,17 +1,19 @@
-"""The scorecard as a great-tables table: one row per candidate, units in labels, grades and
-eligibility shown, frontier rows highlighted, sources cited in source notes.
+"""The scorecard as a great-tables table: one row per candidate, units in labels, p5-p95
+ranges where the result has them, grades, eligibility and Pareto rank, frontier rows
+highlighted, excluded rows greyed, sources cited in source notes.
 
-Reads the JSON contract (DESIGN section 9), never the engine, so a stored scorecard renders
-the same as a fresh one.
+Reads the result dict (DESIGN section 9), never the engine, so a stored scorecard renders the
+same as a fresh one. great-tables escapes cell text and source notes itself.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import polars as pl
 from great_tables import GT, loc, style
+
+from reports.frames import RANGE_METRICS, has_p_frontier, has_ranges, scorecard_frame
 
 #: column -> (label with unit, decimals); the single place reports take metric labels from.
 METRIC_LABELS: dict[str, tuple[str, int]] = {
@@ -24,60 +26,99 @@ METRIC_LABELS: dict[str, tuple[str, int]] = {
     "carbon_gco2e_per_mtok": ("Carbon (gCO2e/Mtok)", 1),
 }
 
+NOT_COMPUTED = "not computed for this proposal"
+
+
+def status(candidate: dict[str, Any]) -> str:
+    rank = candidate.get("pareto_rank")
+    if rank == 1:
+        return "1 (frontier)"
+    return str(rank) if candidate["eligible"] else "excluded"
+
 
 def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
-    rows = []
-    for c in result["candidates"]:
-        rank = c["pareto_rank"]
-        rows.append({
-            "id": c["id"],
-            "label": c["label"],
-            "where": f"{c['provider']} · {c['zone']}",
-            **{k: c[k] for k in METRIC_LABELS},
-            "tokens_per_s_grade": c["tokens_per_s_grade"],
-            "energy_boundary": c["energy_boundary"],
-            "sovereignty_level": c["sovereignty_level"],
-            "status": ("frontier" if rank == 1 else f"rank {rank}" if c["eligible"]
-                       else "excluded"),
-            "dominated_by": ", ".join(c["dominated_by"] or []),
-            "frontier": rank == 1,
-        })
-    return pl.DataFrame(rows, infer_schema_length=None)
+    """The scorecard frame with the display-only columns the table needs."""
+    frame = scorecard_frame(result)
+    return frame.with_columns(
+        pl.format("{} · {}", "provider", "zone").alias("where"),
+        pl.concat_str([pl.col("tokens_per_s_grade").fill_null("none"),
+                       pl.col("cost_grade").fill_null("none"),
+                       pl.Series([(c.get("detail") or {}).get("power_grade") or "none"
+                                  for c in result["candidates"]], dtype=pl.String())],
+                      separator=" / ").alias("grades"),
+        pl.Series("status", [status(c) for c in result["candidates"]], dtype=pl.String()),
+        pl.when(pl.col("eligible")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias(
+            "eligible_text"),
+        (pl.col("pareto_rank") == 1).fill_null(False).alias("frontier"),
+    )
 
 
 def scorecard_gt(result: dict[str, Any]) -> GT:
     frame = candidates_frame(result)
+    ranged = has_ranges(result)
+    shown = ["label", "where", "tokens_per_s", "grades", "cost_eur_per_hour",
+             "energy_j_per_token", "energy_boundary", "cpm_eur_per_mtok",
+             "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
+             "sovereignty_level", "eligible_text", "status", "p_frontier", "dominated_by"]
+    range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
+    frame = frame.select("id", *shown, *range_cols, "frontier")
     labels: dict[str, Any] = {k: v[0] for k, v in METRIC_LABELS.items()}
+    if ranged:
+        for m in RANGE_METRICS:
+            labels[m] = f"{METRIC_LABELS[m][0]} (p5–p95)"
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result['proposal']}",
                     subtitle=f"Market data vintage {result['vintage']}; lower CPM, energy and "
                              "carbon are better, higher sovereignty is better")
-        .cols_hide(["frontier"])
         .cols_label(
-            label="Candidate", where="Provider · zone", tokens_per_s_grade="Goodput grade",
-            energy_boundary="Energy boundary", sovereignty_level="Sovereignty (0-4)",
-            status="Pareto status", dominated_by="Dominated by", **labels,
+            label="Candidate", where="Provider · zone",
+            grades="Grades (goodput / cost / power)", energy_boundary="Energy boundary",
+            sovereignty_level="Sovereignty (level 0–4)", eligible_text="Eligible",
+            status="Pareto rank", p_frontier="P(frontier)", dominated_by="Dominated by",
+            **labels,
         )
         .tab_spanner("Per million tokens", ["cpm_eur_per_mtok", "facility_kwh_per_mtok",
                                             "electricity_eur_per_mtok", "carbon_gco2e_per_mtok"])
-        .sub_missing(missing_text="n/a")
-        .tab_style(style.fill(color="#e3f2e1"), loc.body(rows=pl.col("frontier")))
-        .tab_style(style.text(color="#8a8a8a"), loc.body(rows=pl.col("status") == "excluded"))
+        .tab_stubhead("Id")
+        .cols_width({"id": "130px", "label": "210px", "dominated_by": "140px"})
     )
     for column, (_, decimals) in METRIC_LABELS.items():
         table = table.fmt_number(columns=column, decimals=decimals)
+    for m in RANGE_METRICS:
+        table = table.fmt_number(columns=[f"{m}_p5", f"{m}_p95"],
+                                 decimals=METRIC_LABELS[m][1])
+        # "{0}<< (p5–p95)>>": the bracket vanishes when a candidate has no range.
+        table = table.cols_merge(columns=[m, f"{m}_p5", f"{m}_p95"],
+                                 pattern="{0}<< ({1}–{2})>>")
+    table = table.fmt_percent(columns="p_frontier", decimals=0)
+    hidden = ["frontier"] + ([] if has_p_frontier(result) else ["p_frontier"])
+    table = (
+        table.cols_hide(hidden)
+        .sub_missing(columns="dominated_by", missing_text="—")
+        .sub_missing(columns=[c for c in shown if c not in (*RANGE_METRICS, "dominated_by")],
+                     missing_text="n/a")
+        .sub_missing(columns=list(RANGE_METRICS), missing_text="n/a")
+        .tab_style(style.fill(color="#e3f2e1"), loc.body(rows=pl.col("frontier")))
+        .tab_style(style.text(weight="bold"), loc.stub(rows=pl.col("frontier")))
+        .tab_style(style.text(color="#8a8a8a"), loc.body(rows=pl.col("status") == "excluded"))
+        .tab_style(style.text(color="#8a8a8a"), loc.stub(rows=pl.col("status") == "excluded"))
+    )
     for note in source_notes(result):
         table = table.tab_source_note(note)
     return table
 
 
 def source_notes(result: dict[str, Any]) -> list[str]:
-    """Escaped one-line citations: market sources, then declared figures."""
-    notes = []
-    for s in result["sources"]:
-        notes.append(html.escape(f"{s['kind']} {s['subject']}: {s['url']} ({s['date']}, "
-                                 f"{s['licence']})"))
-    notes.append("Figures graded 'declared' come from the proposal; see each candidate's "
-                 "notes for its source.")
+    """One-line citations (great-tables escapes them): market sources, then the rest."""
+    notes = [f"Source: {s['kind']} {s['subject']}: {s['url']} ({s['date']}, {s['licence']})"
+             for s in result["sources"]]
+    notes.append("Figures graded 'declared' come from the proposal; each input's source is "
+                 "listed under Assumptions.")
+    if not has_ranges(result):
+        notes.append(f"p5–p95 ranges: {NOT_COMPUTED}.")
+    if not has_p_frontier(result):
+        notes.append(f"P(frontier): {NOT_COMPUTED}.")
+    notes.append("Highlighted rows: the Pareto frontier (rank 1) among eligible candidates; "
+                 "grey rows: excluded by the policy (reason under Candidates).")
     return notes

@@ -1,0 +1,299 @@
+"""What changed between two vintages of a proposal's scorecard, and why.
+
+The same proposal is computed on the market of vintage A and of vintage B. The market is split
+into input groups ("players"): GPU price (offer prices in their own currency), FX (the ECB rate
+each offer's price is converted at), electricity price (zone day-ahead means), grid intensity,
+and method/assumptions (every other piece of reference data: regions, hardware, provider
+facts, ...). Markets mixing the groups of A and B are composed (`compose`), one group swapped
+at a time, and each group's share of a metric's change is its Shapley value: the average, over
+every order of swapping, of the change it makes when it is swapped in. The shares add up to
+the whole change exactly, and do not depend on an arbitrary order (GPU price and FX multiply).
+A group whose frames are identical in A and B gets zero and is not enumerated.
+
+When the store holds the scorecard that was rendered for vintage A (`out__scorecard`), the
+change is measured from that stored figure: what the committee saw last month. The part that
+recomputing A with today's proposal and code changes (stored A -> recomputed A) is attributed to
+"evidence" when only throughput or power figures differ, else to "method/assumptions" (PUE,
+declared costs, code version), and the inputs that changed are listed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline.proposal import Proposal
+from pipeline.resolve import Market
+from pipeline.scorecard import compute, to_contract
+from sources.bundled import convert_to_eur
+
+GPU_PRICE = "GPU price"
+FX = "FX"
+ELECTRICITY = "electricity price"
+GRID = "grid intensity"
+EVIDENCE = "evidence"
+METHOD = "method/assumptions"
+CAUSES = (GPU_PRICE, FX, ELECTRICITY, GRID, EVIDENCE, METHOD)
+MARKET_GROUPS = (GPU_PRICE, FX, ELECTRICITY, GRID, METHOD)
+
+#: The metrics whose change is attributed.
+METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
+OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
+_EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "power_w", "energy_boundary")
+_OTHER_INPUTS = ("pue", "cost_eur_per_hour", "cost_grade")
+_TOLERANCE = 1e-12
+
+
+class DiffError(ValueError):
+    """A diff that cannot be made (no data for a vintage, a proposal that does not resolve)."""
+
+
+def _with_rates_of(offers: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
+    """`offers` priced at `other`'s exchange rate for the same offer (where `other` has the
+    offer and converted it), through the one conversion `sources.bundled.convert_to_eur`:
+    each price is looked up at the date of the rate it borrows."""
+    if offers.is_empty():
+        return offers
+    theirs = other.filter(pl.col("fx_units_per_eur").is_not_null()).select(
+        *OFFER_KEY, pl.col("fx_date").alias("_their_date"),
+        pl.col("fx_units_per_eur").alias("_their_rate"))
+    joined = offers.join(theirs, on=OFFER_KEY, how="left", maintain_order="left")
+    rate_date = pl.coalesce("_their_date", "fx_date")
+    rate = pl.coalesce("_their_rate", "fx_units_per_eur")
+    rates = joined.filter(pl.col("currency") != "EUR").select(
+        pl.col("currency"), rate_date.alias("rate_date"), rate.alias("units_per_eur"),
+    ).unique(maintain_order=True)
+    staged = joined.with_columns(
+        pl.col("source_date").alias("_observed"),
+        pl.when(pl.col("currency") != "EUR").then(rate_date).otherwise(pl.col("source_date"))
+        .alias("source_date"),
+    ).drop("fx_date", "fx_units_per_eur", "price_eur_per_hour", "price_eur_per_gpu_hour",
+           "_their_date", "_their_rate")
+    converted = convert_to_eur(staged, rates)
+    return converted.with_columns(pl.col("_observed").alias("source_date")).drop(
+        "_observed").select(offers.columns).sort(OFFER_KEY)
+
+
+def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
+    """The market of A with the groups in `taken` swapped for B's."""
+    gpu, fx = GPU_PRICE in taken, FX in taken
+    base, other = (b.offers, a.offers) if gpu else (a.offers, b.offers)
+    offers = base if gpu == fx else _with_rates_of(base, other)
+    rest = b if METHOD in taken else a
+    return dataclasses.replace(
+        rest,
+        vintage=b.vintage if taken else a.vintage,
+        offers=offers,
+        prices=b.prices if ELECTRICITY in taken else a.prices,
+        intensities=b.intensities if GRID in taken else a.intensities,
+    )
+
+
+def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
+    cols = [c for c in columns if c in x.columns and c in y.columns]
+    return x.select(cols).sort(cols).equals(y.select(cols).sort(cols))
+
+
+def changed_groups(a: Market, b: Market) -> list[str]:
+    """The market groups whose figures differ between A and B (the others get zero)."""
+    out = []
+    if not _same(a.offers, b.offers, [*OFFER_KEY, "price_original_per_hour", "currency",
+                                      "gpu", "gpu_count"]):
+        out.append(GPU_PRICE)
+    if not _same(a.offers, b.offers, [*OFFER_KEY, "fx_units_per_eur"]):
+        out.append(FX)
+    if not _same(a.prices, b.prices, ["zone", "month", "price_eur_per_mwh"]):
+        out.append(ELECTRICITY)
+    if not _same(a.intensities, b.intensities, ["zone", "year", "intensity_gco2e_per_kwh",
+                                                "emission_factor_basis"]):
+        out.append(GRID)
+    for f in dataclasses.fields(Market):
+        if f.name in ("vintage", "offers", "prices", "intensities"):
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)
+                and isinstance(y, pl.DataFrame) else x == y)
+        if not same:
+            out.append(METHOD)
+            break
+    return out
+
+
+def shapley(players: list[str], worth: Callable[[frozenset[str]], float | None]
+            ) -> dict[str, float | None]:
+    """Each player's Shapley value of `worth` (None when any coalition's worth is None)."""
+    n = len(players)
+    values: dict[str, float | None] = {}
+    for p in players:
+        others = [q for q in players if q != p]
+        total: float | None = 0.0
+        for size in range(n):
+            weight = math.factorial(size) * math.factorial(n - size - 1) / math.factorial(n)
+            for coalition in itertools.combinations(others, size):
+                with_p, without = worth(frozenset((*coalition, p))), worth(frozenset(coalition))
+                if with_p is None or without is None or total is None:
+                    total = None
+                    break
+                total += weight * (with_p - without)
+        values[p] = total
+    return values
+
+
+def stored_result(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
+                  ) -> dict[str, Any] | None:
+    import json
+
+    rows = con.execute("SELECT candidates_json FROM out__scorecard WHERE vintage = ? AND "
+                       "proposal = ?", [vintage, proposal]).fetchall()
+    return json.loads(rows[0][0]) if rows else None
+
+
+def _has_data(con: duckdb.DuckDBPyConnection, vintage: str) -> bool:
+    rows = con.execute("SELECT count(*) FROM loads WHERE status = 'ok' AND vintage <= ?",
+                       [vintage]).fetchall()
+    return bool(rows[0][0])
+
+
+def _inputs(c: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    detail = c.get("detail") or {}
+    return {k: c.get(k, detail.get(k)) for k in names}
+
+
+def _delta(new: Any, old: Any) -> float | None:
+    return None if new is None or old is None else new - old
+
+
+def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
+         path: str, *, generated_at: str, code_version: str, use_stored: bool = True
+         ) -> dict[str, Any]:
+    """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
+    change and its attribution to CAUSES, rank and frontier changes."""
+    for v in (vintage_a, vintage_b):
+        if not _has_data(con, v):
+            raise DiffError(f"no market data loaded for a vintage up to {v}; run "
+                            f"`scorecard ingest --vintage {v}` first")
+    market_a, market_b = Market.read(con, vintage_a), Market.read(con, vintage_b)
+    groups = changed_groups(market_a, market_b)
+    cache: dict[frozenset[str], dict[str, dict[str, Any]]] = {}
+
+    def evaluate(taken: frozenset[str]) -> dict[str, dict[str, Any]]:
+        if taken not in cache:
+            card = compute(proposal, path, compose(market_a, market_b, taken))
+            result = to_contract(card, generated_at, code_version)
+            cache[taken] = {c["id"]: c for c in result["candidates"]}
+        return cache[taken]
+
+    now = evaluate(frozenset(groups))
+    recomputed_a = evaluate(frozenset())
+    stored = stored_result(con, vintage_a, proposal.proposal.name) if use_stored else None
+    baseline = {c["id"]: c for c in stored["candidates"]} if stored else recomputed_a
+    notes = []
+    if stored is None:
+        notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
+                     "recomputed with today's proposal and code, so evidence and method "
+                     "changes cannot be seen; only market changes are attributed")
+    else:
+        notes.append(f"A is the scorecard stored for vintage {vintage_a} (generated "
+                     f"{stored.get('generated_at')}, code {stored.get('code_version')})")
+    if not groups:
+        notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
+                     "every input group")
+
+    candidates = []
+    for cid, b in now.items():
+        a = baseline.get(cid)
+        if a is None:
+            candidates.append({"id": cid, "label": b["label"], "status": "new in B",
+                               "a": None, "b": _figures(b), "change": None,
+                               "rank_change": None, "frontier_change": None,
+                               "changed_inputs": []})
+            continue
+        changed_inputs, residual_cause = _residual_cause(a, recomputed_a[cid], stored,
+                                                         code_version)
+        change = {}
+        for metric in METRICS:
+            by_cause: dict[str, float | None] = dict.fromkeys(CAUSES, 0.0)
+            def worth(taken: frozenset[str], m: str = metric, i: str = cid) -> float | None:
+                figure: float | None = evaluate(taken)[i][m]
+                return figure
+
+            market = shapley(groups, worth)
+            by_cause.update(market)
+            residual = _delta(recomputed_a[cid][metric], a[metric])
+            if residual is None:
+                by_cause[residual_cause] = None
+            elif abs(residual) > _TOLERANCE:
+                current = by_cause[residual_cause]
+                by_cause[residual_cause] = None if current is None else current + residual
+            total = _delta(b[metric], a[metric])
+            change[metric] = {
+                "a": a[metric], "b": b[metric], "change": total,
+                "relative": (None if total is None or not a[metric] else total / a[metric]),
+                "by_cause": {k: (None if v is None else _clean(v)) for k, v in
+                             by_cause.items()},
+            }
+        candidates.append({
+            "id": cid, "label": b["label"], "status": "in both", "a": _figures(a),
+            "b": _figures(b), "change": change,
+            "rank_change": (None if a.get("pareto_rank") == b.get("pareto_rank") else
+                            f"{_rank(a)} -> {_rank(b)}"),
+            "frontier_change": _frontier_change(a, b),
+            "changed_inputs": changed_inputs,
+        })
+    for cid, a in baseline.items():
+        if cid not in now:
+            candidates.append({"id": cid, "label": a["label"], "status": "gone in B",
+                               "a": _figures(a), "b": None, "change": None,
+                               "rank_change": None, "frontier_change": None,
+                               "changed_inputs": []})
+    return {
+        "proposal": proposal.proposal.name, "vintage_a": vintage_a, "vintage_b": vintage_b,
+        "generated_at": generated_at, "code_version": code_version,
+        "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
+        "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
+        "candidates": candidates,
+    }
+
+
+def _clean(value: float) -> float:
+    """Round away floating-point dust (1e-17) so unchanged figures read as 0."""
+    return 0.0 if abs(value) < _TOLERANCE else value
+
+
+def _figures(c: dict[str, Any]) -> dict[str, Any]:
+    return {**{m: c.get(m) for m in METRICS}, "pareto_rank": c.get("pareto_rank"),
+            "eligible": c.get("eligible"), "sovereignty_level": c.get("sovereignty_level")}
+
+
+def _rank(c: dict[str, Any]) -> str:
+    return "excluded" if not c.get("eligible") else str(c.get("pareto_rank"))
+
+
+def _frontier_change(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    was, now = a.get("pareto_rank") == 1, b.get("pareto_rank") == 1
+    return None if was == now else "entered the frontier" if now else "left the frontier"
+
+
+def _residual_cause(stored: dict[str, Any], recomputed: dict[str, Any],
+                    document: dict[str, Any] | None, code_version: str
+                    ) -> tuple[list[str], str]:
+    """Which inputs differ between the stored and the recomputed A, and the cause the
+    difference is attributed to."""
+    changed = [f"{k}: {stored_v!r} -> {new_v!r}" for k in _EVIDENCE_INPUTS
+               if (stored_v := _inputs(stored, (k,))[k]) != (new_v := _inputs(recomputed,
+                                                                              (k,))[k])]
+    evidence_only = bool(changed)
+    others = [f"{k}: {stored_v!r} -> {new_v!r}" for k in _OTHER_INPUTS
+              if (stored_v := _inputs(stored, (k,))[k]) != (new_v := _inputs(recomputed,
+                                                                             (k,))[k])]
+    if document is not None and document.get("code_version") != code_version:
+        others.append(f"code_version: {document.get('code_version')!r} -> {code_version!r}")
+    if others:
+        evidence_only = False
+    return changed + others, EVIDENCE if evidence_only else METHOD

@@ -1,0 +1,194 @@
+"""Charts as inline SVG, rendered without a browser: Vega-Altair specs drawn by vl-convert.
+
+Each function reads the result dict (never the engine) and returns an SVG string, or None when
+the result lacks the figures the chart needs (the caller says so in the page). Data values
+are passed in the proposal's order and the specs are fixed, so the SVG is deterministic.
+Altair and vl-convert are imported inside the functions: the CLI and the other reports start
+without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reports.frames import HEADERS, RANGE_METRICS, ranges, tornado_frame, value
+
+#: colour of each sovereignty level on every chart; excluded candidates are grey.
+LEVEL_COLOURS: dict[str, str] = {
+    "level 4": "#1a7a3a", "level 3": "#5aae61", "level 2": "#2166ac", "level 1": "#d6604d",
+    "level 0": "#b2182b", "excluded": "#b8b8b8",
+}
+FONT = "DejaVu Sans, Verdana, sans-serif"
+WIDTH, HEIGHT = 560, 340
+
+
+def unavailable() -> str | None:
+    """Why charts cannot be drawn here (a missing library), or None when they can."""
+    import importlib.util
+
+    missing = [name for name, module in (("altair", "altair"),
+                                         ("vl-convert-python", "vl_convert"))
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        return (f"charts not drawn: {' and '.join(missing)} not installed "
+                f"(pip install {' '.join(missing)})")
+    return None
+
+
+def _svg(chart: Any) -> str:
+    import vl_convert as vlc
+
+    spec = chart.configure(font=FONT, background="white").configure_view(
+        stroke="#cccccc").to_dict()
+    svg: str = vlc.vegalite_to_svg(spec)
+    return svg
+
+
+def _axis_title(column: str) -> str:
+    return HEADERS.get(column, column)
+
+
+def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[dict[str, Any]],
+                                                                   list[str]]:
+    """Plottable candidates (both metrics computed) and the ids left out."""
+    points, missing = [], []
+    for c in result["candidates"]:
+        xv, yv = value(c, x), value(c, y)
+        if xv is None or yv is None:
+            missing.append(c["id"])
+            continue
+        spread = ranges(c)
+        group = (f"level {c['sovereignty_level']}" if c["eligible"] else "excluded")
+        points.append({
+            "id": c["id"], "x": xv, "y": yv, "group": group,
+            "frontier": c.get("pareto_rank") == 1,
+            "status": ("frontier" if c.get("pareto_rank") == 1 else
+                       f"rank {c.get('pareto_rank')}" if c["eligible"] else "excluded"),
+            "x_p5": (spread.get(x) or {}).get("p5"), "x_p95": (spread.get(x) or {}).get("p95"),
+            "y_p5": (spread.get(y) or {}).get("p5"), "y_p95": (spread.get(y) or {}).get("p95"),
+        })
+    return points, missing
+
+
+def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
+    """Scatter of two metrics: colour = sovereignty level, excluded grey, frontier outlined
+    and joined (ordered by x), p5-p95 whiskers where ranges exist."""
+    import altair as alt
+
+    points, _ = pareto_points(result, x, y)
+    if not points:
+        return None
+    data = alt.Data(values=points)
+    colour = alt.Color("group:N", title="Sovereignty", scale=alt.Scale(
+        domain=list(LEVEL_COLOURS), range=list(LEVEL_COLOURS.values())))
+    xs = alt.X("x:Q", title=_axis_title(x), scale=alt.Scale(zero=False, nice=True))
+    ys = alt.Y("y:Q", title=_axis_title(y), scale=alt.Scale(zero=False, nice=True))
+    base = alt.Chart(data)
+    layers = [
+        base.transform_filter("datum.x_p5 != null").mark_rule(opacity=0.6).encode(
+            x=alt.X("x_p5:Q"), x2="x_p95:Q", y="y:Q", color=colour),
+        base.transform_filter("datum.y_p5 != null").mark_rule(opacity=0.6).encode(
+            x="x:Q", y=alt.Y("y_p5:Q"), y2="y_p95:Q", color=colour),
+        base.transform_filter("datum.frontier").mark_line(
+            color="#1a7a3a", strokeDash=[6, 4], strokeWidth=1.5).encode(
+            x=xs, y=ys, order="x:Q"),
+        base.mark_point(filled=True, opacity=1).encode(
+            x=xs, y=ys, color=colour,
+            size=alt.condition("datum.frontier", alt.value(160), alt.value(70)),
+            stroke=alt.condition("datum.frontier", alt.value("#000000"), alt.value(None)),
+            strokeWidth=alt.condition("datum.frontier", alt.value(1.5), alt.value(0)),
+            shape=alt.Shape("status:N", title="Pareto status", legend=None)),
+        base.mark_text(align="left", dx=8, dy=-6, fontSize=10, color="#333333").encode(
+            x=xs, y=ys, text="id:N"),
+    ]
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+    return _svg(chart)
+
+
+def tornado_svgs(result: dict[str, Any], top: int = 12) -> list[tuple[str, str]]:
+    """(metric, SVG) per metric in the tornado data: for each candidate's inputs, the metric
+    with the input at its low and at its high value, around the point figure; the widest
+    swings first."""
+    import altair as alt
+
+    frame = tornado_frame(result)
+    if frame.is_empty():
+        return []
+    by_id = {c["id"]: c for c in result["candidates"]}
+    out = []
+    metrics = list(dict.fromkeys(frame["metric"].to_list()))
+    for metric in metrics:
+        rows = (frame.filter((frame["metric"] == metric) & (frame["swing"] > 0))
+                .sort(["swing", "candidate", "input"], descending=[True, False, False])
+                .head(top).to_dicts())
+        if not rows:
+            continue
+        bars = []
+        for rank, r in enumerate(rows):
+            point = value(by_id.get(r["candidate"], {}), metric)
+            if point is None:
+                point = (r["metric_at_low"] + r["metric_at_high"]) / 2
+            name = f"{r['candidate']} · {r['input']} ({r['low']:.4g} to {r['high']:.4g})"
+            for side, end in (("input at low", r["metric_at_low"]),
+                              ("input at high", r["metric_at_high"])):
+                bars.append({"bar": name, "rank": rank, "side": side, "from": point,
+                             "to": end})
+        chart = alt.Chart(alt.Data(values=bars)).mark_bar(height=14).encode(
+            y=alt.Y("bar:N", title=None, sort=alt.SortField("rank"),
+                    axis=alt.Axis(labelLimit=420)),
+            x=alt.X("from:Q", title=_axis_title(metric), scale=alt.Scale(zero=False)),
+            x2="to:Q",
+            color=alt.Color("side:N", title=None, scale=alt.Scale(
+                domain=["input at low", "input at high"], range=["#4a90c2", "#e08a3c"])),
+        ).properties(width=WIDTH - 140, height=max(60, 22 * len(rows)))
+        out.append((metric, _svg(chart)))
+    return out
+
+
+def break_even_svg(result: dict[str, Any]) -> str | None:
+    """CPM of each candidate against daily volume (log scale), the flat CPM of what it is
+    compared with when that has no curve, and a dashed rule at each break-even volume."""
+    import altair as alt
+
+    entries = result.get("break_even") or []
+    lines, flats, crossings = [], [], []
+    curved = {b["candidate"] for b in entries if b.get("curve")}
+    by_id = {c["id"]: c for c in result["candidates"]}
+    for b in entries:
+        for p in b.get("curve") or []:
+            lines.append({"series": b["candidate"], "tokens_per_day": p["tokens_per_day"],
+                          "cpm": p["cpm_eur_per_mtok"]})
+        versus_cpm = b.get("versus_cpm_eur_per_mtok")
+        if versus_cpm is None:
+            versus_cpm = value(by_id.get(b["versus"], {}), "cpm_eur_per_mtok")
+        if b["versus"] not in curved and versus_cpm is not None:
+            flats.append({"series": f"{b['versus']} (flat)", "cpm": versus_cpm})
+        if b.get("tokens_per_day") is not None:
+            crossings.append({"tokens_per_day": b["tokens_per_day"],
+                              "label": f"{b['candidate']} = {b['versus']}"})
+    if not lines:
+        return None
+    flats = list({f["series"]: f for f in flats}.values())
+    x = alt.X("tokens_per_day:Q", title="Volume (tokens/day)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format="~s"))
+    y = alt.Y("cpm:Q", title=_axis_title("cpm_eur_per_mtok"))
+    layers: list[Any] = [
+        alt.Chart(alt.Data(values=lines)).mark_line(strokeWidth=2).encode(
+            x=x, y=y, color=alt.Color("series:N", title="Candidate")),
+    ]
+    if flats:
+        layers.append(alt.Chart(alt.Data(values=flats)).mark_rule(strokeDash=[4, 3]).encode(
+            y="cpm:Q", color=alt.Color("series:N")))
+    if crossings:
+        layers.append(alt.Chart(alt.Data(values=crossings)).mark_rule(
+            color="#555555", strokeDash=[2, 2]).encode(x="tokens_per_day:Q"))
+        layers.append(alt.Chart(alt.Data(values=crossings)).mark_text(
+            align="left", dx=4, dy=-4, fontSize=10, color="#333333", y=8).encode(
+            x="tokens_per_day:Q", text="label:N"))
+    return _svg(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT))
+
+
+PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
+                ("cpm_eur_per_mtok", "energy_j_per_token"))
+
+__all__ = ["PARETO_PAIRS", "RANGE_METRICS", "break_even_svg", "pareto_svg", "tornado_svgs"]

@@ -1,0 +1,245 @@
+"""The result dict (DESIGN section 9, plus the optional decision-engine keys) as flat frames.
+
+Every report (HTML tables, XLSX sheets, CSV and Parquet) is built from these frames, so a
+column, its unit and its order are chosen in one place. Column names carry their unit, as in
+the store; `HEADERS` gives the human label (with the unit) that spreadsheets show.
+
+Optional keys are read with `.get`: a result without them yields empty frames (or null
+columns), and the renderers say "not computed for this proposal".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+#: Metrics that may carry a p5/p50/p95 range (candidate["ranges"]).
+RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
+                 "carbon_gco2e_per_mtok")
+
+#: column -> label with unit, for every column a person reads.
+HEADERS: dict[str, str] = {
+    "id": "Candidate id",
+    "cost_model": "Cost model",
+    "label": "Candidate",
+    "deployment": "Deployment",
+    "provider": "Provider",
+    "zone": "Zone",
+    "region": "Region",
+    "gpu": "GPU",
+    "gpu_count": "GPUs (count)",
+    "tokens_per_s": "Goodput (tokens/s)",
+    "tokens_per_s_grade": "Goodput grade",
+    "cost_eur_per_hour": "Cost (EUR/h)",
+    "cost_grade": "Cost grade",
+    "power_w": "Power (W)",
+    "power_grade": "Power grade",
+    "energy_boundary": "Energy boundary",
+    "pue": "PUE (ratio)",
+    "electricity_eur_per_kwh": "Electricity price (EUR/kWh)",
+    "electricity_grade": "Electricity grade",
+    "grid_gco2e_per_kwh": "Grid intensity (gCO2e/kWh)",
+    "grid_grade": "Grid grade",
+    "cpm_eur_per_mtok": "CPM (EUR/Mtok)",
+    "energy_j_per_token": "Energy (J/token)",
+    "facility_kwh_per_mtok": "Facility energy (kWh/Mtok)",
+    "electricity_eur_per_mtok": "Electricity (EUR/Mtok)",
+    "carbon_gco2e_per_mtok": "Carbon (gCO2e/Mtok)",
+    "embodied_gco2e_per_mtok": "Embodied carbon (gCO2e/Mtok)",
+    "sovereignty_level": "Sovereignty (level 0-4)",
+    "eligible": "Eligible",
+    "exclusion_reason": "Exclusion reason",
+    "pareto_rank": "Pareto rank (1 = frontier)",
+    "dominated_by": "Dominated by",
+    "p_frontier": "P(frontier) (probability)",
+    **{f"{m}_{p}": f"{label} {p}" for m, label in (
+        ("cpm_eur_per_mtok", "CPM (EUR/Mtok)"), ("energy_j_per_token", "Energy (J/token)"),
+        ("electricity_eur_per_mtok", "Electricity (EUR/Mtok)"),
+        ("carbon_gco2e_per_mtok", "Carbon (gCO2e/Mtok)"))
+       for p in ("p5", "p50", "p95")},
+}
+
+_SCORECARD_COLUMNS: dict[str, pl.DataType] = {
+    "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
+    "provider": pl.String(), "zone": pl.String(), "gpu": pl.String(), "gpu_count": pl.Int64(),
+    "tokens_per_s": pl.Float64(), "tokens_per_s_grade": pl.String(),
+    "cost_eur_per_hour": pl.Float64(), "cost_grade": pl.String(),
+    "cpm_eur_per_mtok": pl.Float64(), "energy_j_per_token": pl.Float64(),
+    "energy_boundary": pl.String(), "facility_kwh_per_mtok": pl.Float64(),
+    "electricity_eur_per_mtok": pl.Float64(), "carbon_gco2e_per_mtok": pl.Float64(),
+    "embodied_gco2e_per_mtok": pl.Float64(), "sovereignty_level": pl.Int64(),
+    "eligible": pl.Boolean(), "exclusion_reason": pl.String(),
+    "pareto_rank": pl.Int64(), "dominated_by": pl.String(), "p_frontier": pl.Float64(),
+    **{f"{m}_{p}": pl.Float64() for m in RANGE_METRICS for p in ("p5", "p50", "p95")},
+}
+
+
+def ranges(candidate: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """metric -> {p5, p50, p95}: `ranges` as specified, or the engine's `uncertainty`
+    (where a metric without draws is null)."""
+    found = candidate.get("ranges") or candidate.get("uncertainty") or {}
+    return {m: r for m, r in found.items() if r and r.get("p5") is not None}
+
+
+def value(candidate: dict[str, Any], key: str) -> Any:
+    """A contract key, else the same key under `detail` (inputs live there), else None."""
+    if key in candidate:
+        return candidate[key]
+    return (candidate.get("detail") or {}).get(key)
+
+
+def scorecard_frame(result: dict[str, Any]) -> pl.DataFrame:
+    """One row per candidate in the proposal's order: the scorecard table of the exports."""
+    rows = []
+    for c in result["candidates"]:
+        spread = ranges(c)
+        row = {k: value(c, k) for k in _SCORECARD_COLUMNS}
+        row["dominated_by"] = "; ".join(c.get("dominated_by") or []) or None
+        for m in RANGE_METRICS:
+            for p in ("p5", "p50", "p95"):
+                row[f"{m}_{p}"] = (spread.get(m) or {}).get(p)
+        rows.append(row)
+    return pl.DataFrame(rows, schema=_SCORECARD_COLUMNS)
+
+
+def has_ranges(result: dict[str, Any]) -> bool:
+    return any(ranges(c) for c in result["candidates"])
+
+
+def has_p_frontier(result: dict[str, Any]) -> bool:
+    return any(c.get("p_frontier") is not None for c in result["candidates"])
+
+
+_BREAKDOWN_COLUMNS: dict[str, pl.DataType] = {
+    "id": pl.String(), "cost_model": pl.String(), "tokens_per_s": pl.Float64(),
+    "cost_eur_per_hour": pl.Float64(),
+    "power_w": pl.Float64(), "energy_boundary": pl.String(), "pue": pl.Float64(),
+    "electricity_eur_per_kwh": pl.Float64(), "grid_gco2e_per_kwh": pl.Float64(),
+    "cpm_eur_per_mtok": pl.Float64(), "energy_j_per_token": pl.Float64(),
+    "facility_kwh_per_mtok": pl.Float64(), "electricity_eur_per_mtok": pl.Float64(),
+    "carbon_gco2e_per_mtok": pl.Float64(), "embodied_gco2e_per_mtok": pl.Float64(),
+}
+
+
+def breakdown_frame(result: dict[str, Any]) -> pl.DataFrame:
+    """Per candidate: every input beside every metric it feeds (the identities, row by row)."""
+    rows = []
+    for c in result["candidates"]:
+        row = {k: value(c, k) for k in _BREAKDOWN_COLUMNS}
+        if row["power_w"] is None:  # the engine's name for the power averaged over the hour
+            row["power_w"] = value(c, "average_power_w")
+        rows.append(row)
+    return pl.DataFrame(rows, schema=_BREAKDOWN_COLUMNS)
+
+
+#: input column -> (name, unit, grade key, source key). The grade of PUE is `declared`: it
+#: can only come from the proposal (the candidate or [defaults]).
+INPUTS: dict[str, tuple[str, str, str | None, str]] = {
+    "tokens_per_s": ("Goodput", "tokens/s", "tokens_per_s_grade", "tokens_per_s_source"),
+    "cost_eur_per_hour": ("Cost", "EUR/h", "cost_grade", "cost_source"),
+    "power_w": ("Power", "W", "power_grade", "power_source"),
+    "pue": ("PUE", "ratio", None, "pue_source"),
+    "electricity_eur_per_kwh": ("Electricity price", "EUR/kWh", "electricity_grade",
+                                "electricity_source"),
+    "grid_gco2e_per_kwh": ("Grid intensity", "gCO2e/kWh", "grid_grade", "grid_source"),
+}
+
+_ASSUMPTION_COLUMNS: dict[str, pl.DataType] = {
+    "id": pl.String(), "input": pl.String(), "column": pl.String(), "value": pl.Float64(),
+    "low": pl.Float64(), "high": pl.Float64(), "unit": pl.String(), "grade": pl.String(),
+    "source": pl.String(),
+}
+
+
+def assumptions_frame(result: dict[str, Any]) -> pl.DataFrame:
+    """Every input of every candidate, long: one row per (candidate, input). The engine's
+    `inputs` list (with low/mode/high of ranged inputs) when the result has it, else the
+    inputs named in INPUTS, read from the contract and `detail`."""
+    rows = []
+    for c in result["candidates"]:
+        if c.get("inputs"):
+            for i in c["inputs"]:
+                rows.append({"id": c["id"], "input": i.get("input"), "column": i.get("key"),
+                             "value": i.get("mode"), "low": i.get("low"),
+                             "high": i.get("high"), "unit": i.get("unit"),
+                             "grade": i.get("grade"), "source": i.get("source")})
+            continue
+        for column, (name, unit, grade_key, source_key) in INPUTS.items():
+            figure = value(c, column)
+            grade = value(c, grade_key) if grade_key else ("declared" if figure is not None
+                                                          else None)
+            source = value(c, source_key)
+            if column == "power_w" and value(c, "energy_boundary"):
+                unit = f"W at {value(c, 'energy_boundary')}"
+            if column == "grid_gco2e_per_kwh" and value(c, "grid_basis"):
+                source = f"{source} [{value(c, 'grid_basis')}]"
+            rows.append({"id": c["id"], "input": name, "column": column, "value": figure,
+                         "low": None, "high": None, "unit": unit, "grade": grade,
+                         "source": source})
+    return pl.DataFrame(rows, schema=_ASSUMPTION_COLUMNS)
+
+
+_SOURCE_COLUMNS: dict[str, pl.DataType] = {
+    "kind": pl.String(), "subject": pl.String(), "url": pl.String(), "date": pl.String(),
+    "licence": pl.String(), "snapshot_sha256": pl.String(),
+}
+
+
+def sources_frame(result: dict[str, Any]) -> pl.DataFrame:
+    rows = [{k: (None if s.get(k) is None else str(s.get(k))) for k in _SOURCE_COLUMNS}
+            for s in result["sources"]]
+    return pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
+
+
+SIZING_COLUMNS: dict[str, pl.DataType] = {
+    "candidate": pl.String(), "instances": pl.Int64(), "utilisation": pl.Float64(),
+    "monthly_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
+}
+
+SIZING_HEADERS = {
+    "candidate": "Candidate id", "instances": "Instances (count)",
+    "utilisation": "Utilisation (share of capacity)", "monthly_cost_eur": "Cost (EUR/month)",
+    "annual_mwh": "Facility energy (MWh/year)", "annual_tco2e": "Carbon (tCO2e/year)",
+}
+
+
+def sizing_frame(result: dict[str, Any]) -> pl.DataFrame:
+    rows = [{k: r.get(k) for k in SIZING_COLUMNS} for r in result.get("sizing") or []]
+    return pl.DataFrame(rows, schema=SIZING_COLUMNS)
+
+
+PAIRWISE_COLUMNS: dict[str, pl.DataType] = {
+    "a": pl.String(), "b": pl.String(), "metric": pl.String(), "p_a_lower": pl.Float64(),
+}
+
+
+def pairwise_frame(result: dict[str, Any]) -> pl.DataFrame:
+    rows = [{k: r.get(k) for k in PAIRWISE_COLUMNS} for r in result.get("pairwise") or []]
+    return pl.DataFrame(rows, schema=PAIRWISE_COLUMNS)
+
+
+TORNADO_COLUMNS: dict[str, pl.DataType] = {
+    "candidate": pl.String(), "metric": pl.String(), "input": pl.String(), "low": pl.Float64(),
+    "high": pl.Float64(), "metric_at_low": pl.Float64(), "metric_at_high": pl.Float64(),
+    "swing": pl.Float64(),
+}
+
+
+def tornado_frame(result: dict[str, Any]) -> pl.DataFrame:
+    rows = [{k: r.get(k) for k in TORNADO_COLUMNS} for r in result.get("tornado") or []]
+    return pl.DataFrame(rows, schema=TORNADO_COLUMNS)
+
+
+def break_even_frame(result: dict[str, Any]) -> pl.DataFrame:
+    """The break-even curves, long: one row per curve point, with the crossing volume."""
+    rows = [
+        {"candidate": b["candidate"], "versus": b["versus"],
+         "break_even_tokens_per_day": b.get("tokens_per_day"),
+         "tokens_per_day": p["tokens_per_day"], "cpm_eur_per_mtok": p["cpm_eur_per_mtok"]}
+        for b in result.get("break_even") or [] for p in b.get("curve") or []
+    ]
+    return pl.DataFrame(rows, schema={
+        "candidate": pl.String(), "versus": pl.String(),
+        "break_even_tokens_per_day": pl.Float64(), "tokens_per_day": pl.Float64(),
+        "cpm_eur_per_mtok": pl.Float64()})
