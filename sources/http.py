@@ -126,6 +126,9 @@ def fetch(session: requests.Session, url: str, *, source: str,
         except (requests.ConnectionError, requests.Timeout) as error:
             last_status = None
             last_reason = _redact_text(f"{type(error).__name__}: {error}", secrets)
+        except requests.RequestException as error:  # redirect loop, invalid URL: no retry
+            raise FetchError(source, shown_url, _redact_text(
+                f"{type(error).__name__}: {error}", secrets)) from None
         else:
             with response:
                 final_url = redact_url(response.url or url, secret_params)

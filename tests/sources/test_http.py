@@ -136,3 +136,12 @@ def test_retry_after_http_date() -> None:
     # 08:00:12 - 08:00:00 = 12 s
     assert retry_after_s("Sun, 29 Nov 2026 08:00:12 GMT", now) == 12.0
     assert retry_after_s("garbage", now) is None
+
+
+def test_redirect_loop_fails_at_once(httpserver: HTTPServer, session: requests.Session) -> None:
+    httpserver.expect_request("/loop").respond_with_data(
+        "", status=302, headers={"Location": httpserver.url_for("/loop")})
+    waits: list[float] = []
+    with pytest.raises(FetchError, match="TooManyRedirects"):
+        quick(session, httpserver.url_for("/loop"), waits)
+    assert waits == []  # not retried
