@@ -9,7 +9,8 @@ request) as `emission_factor_basis`; the two are never mixed.
 Pitfalls handled: `disableCallerLookup=true` is always sent (otherwise the caller's IP decides
 the zone); estimated hours are kept and counted in a note (`isEstimated`); a null
 carbonIntensity is skipped with a note; an error object such as {"error": ..., "message":
-...} (401 for an endpoint outside the plan) is a clear error; zone "DE" maps to DE-LU.
+...} (401 for an endpoint outside the plan) is a clear error; zone "DE" maps to DE-LU and
+"IT-NO" to IT-NORTH (sub-national zones keep their precision: SE-SE3, DK-DK1, ...).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ ENV_VAR: str | None = "ELECTRICITYMAPS_API_KEY"
 TOKEN_HEADER = "auth-token"
 DEFAULT_ZONES = ("FR", "DE", "ES", "PT", "NL", "BE", "AT", "PL", "IE", "SE-SE3", "IT-NO",
                  "FI", "DK-DK1")
-#: Electricity Maps zone -> our zone, where they differ.
-ZONES = {"DE": "DE-LU"}
+#: Electricity Maps zone -> our zone, where they differ (same codes as Energy-Charts' zones).
+ZONES = {"DE": "DE-LU", "IT-NO": "IT-NORTH"}
 _GRANULARITY = {"hourly": "hour", "15_minutes": "15min"}
 
 
