@@ -16,14 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from pipeline.metrics import INPUTS, evaluate
+from pipeline.metrics import COST_MODELS, INPUTS, evaluate
 from pipeline.pareto import OBJECTIVES
 
 #: metrics whose percentiles are reported
 METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
            "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok")
 PERCENTILES = (5.0, 50.0, 95.0)
-PAIRWISE_MAX = 40  # pairwise probabilities for at most this many eligible candidates
+PAIRWISE_MAX = 40
+COST_MODEL = pl.Enum(COST_MODELS)  # pairwise probabilities for at most this many eligible candidates
 
 
 def point_frame(static: pl.DataFrame, inputs: pl.DataFrame, value: str = "mode"
@@ -44,12 +45,21 @@ class Draws:
         uncertain = (inputs.filter(pl.col("low") < pl.col("high"))
                      .unique("key").sort("key"))
         rng = np.random.default_rng(seed)
-        values = rng.triangular(uncertain["low"].to_numpy()[:, None],
-                                uncertain["mode"].to_numpy()[:, None],
-                                uncertain["high"].to_numpy()[:, None],
-                                size=(uncertain.height, n)) if uncertain.height else \
-            np.empty((0, n))
-        return cls(uncertain["key"].to_list(), values)
+        u = rng.random((uncertain.height, n), dtype=np.float32)
+        bounds = (uncertain[c].cast(pl.Float32).to_numpy()[:, None]
+                  for c in ("low", "mode", "high"))
+        return cls(uncertain["key"].to_list(), triangular_ppf(u, *bounds))
+
+
+def triangular_ppf(u: np.ndarray, low: np.ndarray, mode: np.ndarray, high: np.ndarray
+                   ) -> np.ndarray:
+    """Inverse CDF of triangular(low, mode, high) at uniforms `u`: several times faster than
+    numpy's sampler on large arrays (float32 halves the memory of 1e8 draws)."""
+    width = high - low
+    is_left = u < (mode - low) / width
+    root = np.sqrt(np.where(is_left, u * (width * (mode - low)),
+                            (1 - u) * (width * (high - mode))))
+    return np.where(is_left, low + root, high - root)
 
 
 def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
@@ -66,18 +76,17 @@ def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
     columns: dict[str, np.ndarray] = {}
     for name in INPUTS:
         mine = located.filter(pl.col("input") == name)
-        block = np.full((len(ids), n), np.nan)
+        block = np.full((len(ids), n), np.nan, dtype=np.float32)
         fixed = mine.filter(pl.col("key_index").is_null())
         block[fixed["position"].to_numpy()] = fixed["mode"].to_numpy()[:, None]
         drawn = mine.filter(pl.col("key_index").is_not_null())
         block[drawn["position"].to_numpy()] = draws.values[drawn["key_index"].to_numpy()]
         columns[name] = block.reshape(-1)
-    frame = pl.DataFrame(columns).fill_nan(None)
-    return frame.with_columns(
-        pl.Series("id", np.repeat(np.array(ids, dtype=object), n), dtype=pl.String()),
-        pl.Series("cost_model", np.repeat(static["cost_model"].to_numpy(), n),
-                  dtype=pl.String()),
-        pl.Series("sovereignty_level", np.repeat(static["sovereignty_level"].to_numpy(), n)),
+    which = pl.Series(np.repeat(np.arange(len(ids)), n))
+    return pl.DataFrame(columns, nan_to_null=True).with_columns(
+        static["id"].gather(which),
+        static["cost_model"].cast(COST_MODEL).gather(which),
+        static["sovereignty_level"].gather(which),
     )
 
 
@@ -131,34 +140,37 @@ def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def frontier_probability(ids: list[str], stack: np.ndarray, draw_chunk: int = 512
+def frontier_probability(ids: list[str], stack: np.ndarray, pair_chunk: int = 256
                          ) -> pl.DataFrame:
-    """Share of draws in which each candidate is not dominated (objectives: lower is better).
+    """Share of draws in which each candidate is not dominated.
 
-    Candidates dominated in every draw (their box lies beyond another's) are pruned first: by
-    transitivity whatever they would dominate, their dominator dominates too. The rest are
-    compared pairwise, vectorised over blocks of draws."""
+    `stack` is (candidates, draws, objectives), every objective oriented lower-is-better.
+    Two prunings keep this fast: a candidate dominated in every draw (its whole box lies
+    beyond another's) is dropped, since by transitivity its dominator dominates whatever it
+    would; and only pairs whose boxes allow domination in some draw are compared, draw by
+    draw, in blocks of pairs."""
     if not ids:
         return pl.DataFrame(schema={"id": pl.String(), "p_frontier": pl.Float64()})
-    # stack: (candidates, draws, objectives), every objective oriented lower-is-better
-    lo, hi = stack.min(axis=1), stack.max(axis=1)
-    surely = (hi[:, None, :] <= lo[None, :, :]).all(axis=2) & \
-        (hi[:, None, :] < lo[None, :, :]).any(axis=2)  # [a, b]: a dominates b in every draw
+    s = np.ascontiguousarray(stack.transpose(0, 2, 1), dtype=np.float32)  # (k, o, n)
+    lo, hi = s.min(axis=2), s.max(axis=2)
+    surely = np.all(hi[:, None] <= lo[None], axis=2) & np.any(hi[:, None] < lo[None], axis=2)
     np.fill_diagonal(surely, False)
-    contender = ~surely.any(axis=0)
+    idx = np.flatnonzero(~surely.any(axis=0))
+    s, lo, hi = s[idx], lo[idx], hi[idx]
+    possible = np.all(lo[:, None] <= hi[None], axis=2)  # [a, b]: a may dominate b somewhere
+    np.fill_diagonal(possible, False)
+    b_all, a_all = np.nonzero(possible.T)  # pairs grouped by the dominated candidate b
+    dominated = np.zeros((len(idx), s.shape[2]), dtype=bool)
+    for start in range(0, len(a_all), pair_chunk):
+        a, b = a_all[start:start + pair_chunk], b_all[start:start + pair_chunk]
+        sa, sb = s[a], s[b]
+        le = np.all(sa <= sb, axis=1)
+        lt = np.any(sa < sb, axis=1)
+        dom = le & lt  # (pairs, draws)
+        first = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+        dominated[b[first]] |= np.logical_or.reduceat(dom, first, axis=0)
     p = np.zeros(len(ids))
-    idx = np.flatnonzero(contender)
-    sub = stack[idx]
-    n = sub.shape[1]
-    free = np.zeros((len(idx), n), dtype=bool)
-    for start in range(0, n, draw_chunk):
-        s = sub[:, start:start + draw_chunk]  # (k, d, o)
-        le = np.all(s[:, None] <= s[None, :], axis=3)  # [a, b, d]
-        lt = np.any(s[:, None] < s[None, :], axis=3)
-        dom = np.logical_and(le, lt)
-        dom[np.arange(len(idx)), np.arange(len(idx))] = False
-        free[:, start:start + draw_chunk] = ~dom.any(axis=0)
-    p[idx] = free.mean(axis=1)
+    p[idx] = 1.0 - dominated.mean(axis=1)
     return pl.DataFrame({"id": ids, "p_frontier": p})
 
 

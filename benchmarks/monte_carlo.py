@@ -1,0 +1,120 @@
+"""Benchmark: Monte Carlo over many candidates (issue 5's speed and memory target).
+
+    uv run python benchmarks/monte_carlo.py [--candidates 1000] [--draws 10000]
+
+Prints, for the vectorised engine: wall time of the draws with percentiles and frontier and
+pairwise probabilities, of the tornado, and the peak resident memory of the process; then the
+ratio against a straightforward per-draw loop (evaluate one draw at a time, non-dominated
+sorting per draw) measured in the same run on a smaller size. Synthetic candidates: a mix of
+TCO, declared and on-demand cost models, each with ranges on goodput, price or capex, PUE and
+utilisation, and zone prices and intensities shared across candidates (common draws).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline import uncertainty  # noqa: E402
+from pipeline.metrics import evaluate  # noqa: E402
+from pipeline.pareto import pareto_ranks  # noqa: E402
+
+OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
+
+
+def synthetic(n: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    ids = [f"c{i:04d}" for i in range(n)]
+    models = rng.choice(["tco", "declared", "on_demand"], size=n, p=[0.4, 0.3, 0.3])
+    static = pl.DataFrame({"id": ids, "cost_model": models,
+                           "sovereignty_level": rng.integers(1, 5, size=n)})
+    rows = []
+
+    def add(cid: str, name: str, key: str, mode: float, spread: float = 0.0) -> None:
+        rows.append((cid, name, key, mode * (1 - spread), mode, mode * (1 + spread)))
+
+    for cid, model in zip(ids, models, strict=True):
+        zone = f"Z{int(rng.integers(0, 10))}"
+        add(cid, "tokens_per_s", f"{cid}.tps", float(rng.uniform(1000, 5000)), 0.15)
+        add(cid, "busy_power_w", f"{cid}.w", float(rng.uniform(1500, 6000)), 0.1)
+        add(cid, "idle_power_w", f"{cid}.idle", 600.0)
+        add(cid, "pue", f"{cid}.pue", float(rng.uniform(1.1, 1.5)), 0.08)
+        add(cid, "utilisation", f"{cid}.u", float(rng.uniform(0.4, 0.9)), 0.2)
+        add(cid, "wholesale_eur_per_kwh", f"zone.{zone}.price", float(rng.uniform(0.04, 0.12)),
+            0.2)
+        add(cid, "grid_gco2e_per_kwh", f"zone.{zone}.grid", float(rng.uniform(20, 600)), 0.1)
+        if model == "tco":
+            add(cid, "capex_eur", f"{cid}.capex", float(rng.uniform(2e5, 4e5)), 0.1)
+            add(cid, "amortisation_months", f"{cid}.months", 48.0)
+            add(cid, "cost_of_capital_per_year", f"{cid}.rate", 0.05, 0.4)
+            add(cid, "maintenance_share_per_year", f"{cid}.maint", 0.06)
+            add(cid, "staff_eur_per_year", f"{cid}.staff", 15000.0, 0.3)
+            add(cid, "hosting_eur_per_kw_month", f"{cid}.colo", 200.0, 0.25)
+        else:
+            add(cid, "price_eur_per_hour", f"{cid}.price", float(rng.uniform(5, 30)), 0.1)
+    inputs = pl.DataFrame(rows, schema=["id", "input", "key", "low", "mode", "high"],
+                          orient="row").with_columns(pl.lit("declared").alias("grade"),
+                                                     pl.lit("synthetic").alias("source"))
+    return static, inputs
+
+
+def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> dict[str, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    mc = uncertainty.run(static, inputs, static["id"].to_list(), OBJECTIVES, draws, seed=7)
+    t1, c1 = time.perf_counter(), time.process_time()
+    tornado = uncertainty.tornado(static, inputs)
+    t2 = time.perf_counter()
+    assert mc.percentiles.height and mc.p_frontier.height and tornado.height
+    return {"monte_carlo_s": t1 - t0, "monte_carlo_cpu_s": c1 - c0, "tornado_s": t2 - t1,
+            "on_frontier": int((mc.p_frontier["p_frontier"] > 0).sum())}
+
+
+def per_draw_loop(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> float:
+    """The straightforward way: one draw at a time, evaluate, then rank."""
+    t0 = time.perf_counter()
+    samples = uncertainty.Draws.sample(inputs, draws, seed=7)
+    index = {k: i for i, k in enumerate(samples.keys)}
+    point = inputs.select("id", "input", "key", "mode")
+    for d in range(draws):
+        values = point.with_columns(pl.struct("key", "mode").map_elements(
+            lambda r, d=d: samples.values[index[r["key"]], d] if r["key"] in index
+            else r["mode"], return_dtype=pl.Float64).alias("mode"))
+        wide = uncertainty.point_frame(static, values.with_columns(
+            pl.col("mode").alias("low"), pl.col("mode").alias("high")))
+        out = evaluate(wide).join(static.select("id", "sovereignty_level"), on="id")
+        pareto_ranks(out, OBJECTIVES)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", type=int, default=1000)
+    parser.add_argument("--draws", type=int, default=10_000)
+    args = parser.parse_args()
+
+    static, inputs = synthetic(args.candidates)
+    full = vectorised(static, inputs, args.draws)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"vectorised, {args.candidates} candidates x {args.draws} draws: "
+          f"Monte Carlo (percentiles, P(frontier), pairwise) {full['monte_carlo_s']:.2f} s "
+          f"wall, {full['monte_carlo_cpu_s']:.2f} s CPU; tornado {full['tornado_s']:.2f} s; "
+          f"peak RSS {peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier")
+
+    small_static, small_inputs = synthetic(50, seed=2)
+    small_draws = 100
+    fast = vectorised(small_static, small_inputs, small_draws)["monte_carlo_s"]
+    slow = per_draw_loop(small_static, small_inputs, small_draws)
+    print(f"baseline, 50 candidates x {small_draws} draws: per-draw loop {slow:.2f} s, "
+          f"vectorised {fast:.3f} s, ratio {slow / fast:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
