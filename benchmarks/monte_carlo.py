@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pipeline import uncertainty  # noqa: E402
-from pipeline.metrics import evaluate  # noqa: E402
-from pipeline.pareto import pareto_ranks  # noqa: E402
+from pipeline import uncertainty
+from pipeline.metrics import evaluate
+from pipeline.pareto import pareto_ranks
 
 OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
 

@@ -23,8 +23,8 @@ from pipeline.pareto import OBJECTIVES
 METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
            "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok")
 PERCENTILES = (5.0, 50.0, 95.0)
-PAIRWISE_MAX = 40
-COST_MODEL = pl.Enum(COST_MODELS)  # pairwise probabilities for at most this many eligible candidates
+PAIRWISE_MAX = 40  # pairwise probabilities for at most this many eligible candidates
+COST_MODEL = pl.Enum(COST_MODELS)
 
 
 def point_frame(static: pl.DataFrame, inputs: pl.DataFrame, value: str = "mode"
