@@ -2,11 +2,12 @@
 all-EU fallback for day-ahead prices, and yearly/monthly carbon intensity from the Ember API
 (free key in EMBER_API_KEY, sent as the `api_key` query parameter and never stored).
 
-Pitfalls handled: the CSV's unit sits in its header ("Price (EUR/MWhe)") and is checked, so a
-unit drift fails loudly; monthly rows are dated the 1st and the current month is partial
-(kept, it is what the month shows so far); Germany and Luxembourg share the DE-LU zone, so
-Luxembourg's row (the same price) is skipped with a note; NO, SE, DK, IT carry one national
-price (zone = the country code). Ember intensity uses lifecycle emission factors.
+Pitfalls handled: a body that stops mid-line (a truncated download) is refused; the CSV's
+unit sits in its header ("Price (EUR/MWhe)") and is checked, so a unit drift fails loudly;
+monthly rows are dated the 1st and the current month is partial (kept, it is what the month
+shows so far); Germany and Luxembourg share the DE-LU zone, so Luxembourg's row (the same
+price) is skipped with a note; NO, SE, DK, IT carry one national price (zone = the country
+code). Ember intensity uses lifecycle emission factors.
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ def _month_floor(vintage: str) -> date:
 def parse_wholesale_monthly(data: bytes, *, url: str, vintage: str, fetched_on: date,
                             notes: list[str] | None = None) -> pl.DataFrame:
     """Monthly national prices up to the vintage month (the last 36 months)."""
+    if data and not data.endswith(b"\n"):
+        raise ParseError(SOURCE, url, f"byte {len(data)}", "file does not end with a line "
+                         "break: truncated download?")
     try:
         table = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as error:

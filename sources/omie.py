@@ -2,6 +2,7 @@
 day: GET https://www.omie.es/es/file-download?parents=marginalpdbc&filename=
 marginalpdbc_YYYYMMDD.1 (a 302 to the file; no key).
 
+A body that stops mid-line (a truncated download) is refused.
 Format: header `MARGINALPDBC;`, rows `YYYY;MM;DD;period;price_PT;price_ES;` (column 5 is
 Portugal, 6 Spain), a final `*` line; latin-1; EUR/MWh. Periods are hours (23/24/25 a day) to
 2025-09-30 and quarter-hours (92/96/100) from 2025-10-01; period 1 starts at 00:00 Spanish
@@ -51,6 +52,9 @@ def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,
     if not lines or not lines[0].upper().startswith("MARGINALPDBC"):
         raise ParseError(SOURCE, url, "line 1", f"expected MARGINALPDBC header, got "
                          f"{lines[0][:40] if lines else 'an empty file'!r}")
+    if not data.rstrip(b" ").endswith((b"\n", b"*")):
+        raise ParseError(SOURCE, url, f"byte {len(data)}", "file does not end with a line "
+                         "break or the * terminator: truncated download?")
     records = []
     for number, line in enumerate(lines[1:], start=2):
         if line.startswith("*"):

@@ -58,6 +58,12 @@ def test_unit_in_header_drift_is_caught() -> None:
         wholesale(body, "2026-10")
 
 
+def test_truncated_download_is_caught() -> None:
+    body = (FIXTURES / "wholesale_monthly_2026-09_to_11.csv").read_bytes()[:-3]
+    with pytest.raises(ParseError, match="truncated download"):
+        wholesale(body, "2026-10")
+
+
 def test_intensity_api_rows() -> None:
     url = "https://api.ember-energy.org/v1/carbon-intensity/yearly?entity_code=FRA"
     notes: list[str] = []

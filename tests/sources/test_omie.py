@@ -68,6 +68,7 @@ def test_spring_dst_day_hourly_and_decimal_comma() -> None:
     (b"MARGINALPDBC;\n2025;10;26;1;40.0;\n", "line 2"),
     (b"MARGINALPDBC;\n2025;10;26;1;abc;50.0;\n", "line 2"),
     (b"MARGINALPDBC;\n2025;10;26;60;40.0;50.0;\n", "day 2025-10-26"),
+    (b"MARGINALPDBC;\n2025;10;26;1;40.0;5", "byte 33"),  # cut mid-line: 14 + 19 bytes
 ])
 def test_faults(body: bytes, where: str) -> None:
     with pytest.raises(ParseError) as caught:

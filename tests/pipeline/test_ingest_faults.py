@@ -1,0 +1,145 @@
+"""Every source, every fault: after a good load, a run that meets 500s, a truncated body or an
+error body served with HTTP 200 fails that source with a one-line reason naming it, exits 2,
+and leaves its rows exactly as they were (row count and content)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+import requests
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from pipeline import store
+from pipeline.ingest import exit_code, ingest
+from pipeline.ingest_jobs import JOBS, Context
+from pipeline.ingest_support import fx_rates
+from sources.http import FetchPolicy
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FAST = FetchPolicy(retries=1, backoff_s=0.0, sleep=lambda s: None)
+REGIONS = pl.DataFrame({"provider_id": ["scaleway", "ovhcloud", "azure", "aws"],
+                        "region": ["nl-ams-1", "GRA", "francecentral", "eu-north-1"],
+                        "zone": ["NL", "FR", "FR", "SE"]})
+ECB_BODY = (FIXTURES / "ecb/eurofxref-hist-90d_excerpt.xml").read_bytes()
+
+
+@dataclass(frozen=True)
+class Setup:
+    path: str
+    fixture: str
+    table: str
+    today: date = date(2026, 11, 29)
+    zones: tuple[str, ...] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    pages: tuple[tuple[str, str], ...] = ()  # (offset, fixture) of further pages
+
+
+AWS_PATH = ("/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/"
+            "EU (Stockholm)/Linux/index.json")
+SETUPS = {
+    "ecb": Setup("/eurofxref-hist-90d.xml", "ecb/eurofxref-hist-90d_excerpt.xml",
+                 "core_ecb__fx_rates"),
+    "energy_charts": Setup("/price", "energy_charts/price_BE_2025-10-26_dst100.json",
+                           "core__electricity_prices", zones=("BE",)),
+    "scaleway": Setup("/instance/v1/zones/nl-ams-1/products/servers",
+                      "scaleway/servers_nl-ams-1_page1.json", "core__gpu_offers",
+                      zones=("nl-ams-1",)),
+    "ovhcloud": Setup("/1.0/order/catalog/public/cloud",
+                      "ovhcloud/catalog_public_cloud_FR_excerpt.json", "core__gpu_offers"),
+    "azure": Setup("/api/retail/prices", "azure/retail_prices_francecentral_page2.json",
+                   "core__gpu_offers", zones=("francecentral",)),
+    "aws": Setup(AWS_PATH, "aws/meteredUnitMaps_eu-stockholm_linux.json", "core__gpu_offers",
+                 zones=("EU (Stockholm)",)),
+    "ember": Setup("/public-downloads/price/outputs/"
+                   "european_wholesale_electricity_price_data_monthly.csv",
+                   "ember/wholesale_monthly_2026-09_to_11.csv", "core__electricity_prices"),
+    "electricity_maps": Setup("/v4/carbon-intensity/history",
+                              "electricity_maps/history_FR_2026-11-27.json",
+                              "core__grid_intensity", today=date(2026, 11, 27), zones=("FR",),
+                              env={"ELECTRICITYMAPS_API_KEY": "em-token"}),
+    "omie": Setup("/es/file-download", "omie/marginalpdbc_20251026.1",
+                  "core__electricity_prices", today=date(2026, 11, 1)),
+    "entsoe": Setup("/api", "entsoe/A44_FR_2026-11-26_A03_15min.xml",
+                    "core__electricity_prices", zones=("FR",),
+                    env={"ENTSOE_API_KEY": "entsoe-token"}),
+    "odre": Setup("/api/explore/v2.1/catalog/datasets/eco2mix-national-tr/records",
+                  "odre/records_page1.json", "core__grid_intensity",
+                  pages=(("100", "odre/records_page2.json"),)),
+}
+FAULTS = {
+    "500 every time": (b"Internal Server Error", 500, "HTTP 500: gave up after 2 attempts"),
+    "truncated body": (None, 200, "parse error"),
+    "error body with HTTP 200": (b'{"error": "quota exceeded", "message": "try later"}', 200,
+                                 "parse error"),
+}
+
+
+def test_every_source_has_a_fault_setup() -> None:
+    assert set(SETUPS) == set(JOBS)
+
+
+def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, source: str) -> Context:
+    setup = SETUPS[source]
+    root = httpserver.url_for("").rstrip("/")
+    zones = {source: setup.zones} if setup.zones else {}
+    return Context(vintage="2026-11", today=setup.today, regions=REGIONS,
+                   fx_rates=lambda: fx_rates(con), policy=FAST,
+                   base_urls={name: root for name in JOBS}, zones=zones)
+
+
+def serve(httpserver: HTTPServer, setup: Setup, body: bytes, status: int = 200) -> None:
+    httpserver.clear()
+    if setup.path != SETUPS["ecb"].path:  # USD sources need rates loaded alongside
+        httpserver.expect_request("/eurofxref-hist-90d.xml").respond_with_data(ECB_BODY)
+    later = {offset: (FIXTURES / fixture).read_bytes() for offset, fixture in setup.pages}
+
+    def respond(request: Request) -> Response:  # later pages stay good: page 1 is at fault
+        offset = request.args.get("offset", "0")
+        if offset in later:
+            return Response(later[offset])
+        return Response(body, status=status)
+
+    httpserver.expect_request(setup.path).respond_with_handler(respond)
+
+
+def content(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
+    frame = store.frame(con, f"SELECT * EXCLUDE (load_id) FROM {table}")
+    return frame.sort(frame.columns)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("source", list(SETUPS))
+def test_fault_leaves_the_source_intact(source: str, fault: str, httpserver: HTTPServer,
+                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = SETUPS[source]
+    for name, value in setup.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("EMBER_API_KEY", raising=False)
+    good = (FIXTURES / setup.fixture).read_bytes()
+    con = store.connect(tmp_path / "s.duckdb")
+    wanted = ["ecb", source] if source in ("azure", "aws") else [source]
+    serve(httpserver, setup, good)
+    with requests.Session() as session:
+        first = ingest(con, session, wanted, context(httpserver, con, source))
+    assert [r.status for r in first] == ["loaded"] * len(wanted), [r.error for r in first]
+    before = content(con, setup.table)
+    assert before.height > 0
+
+    body, status, message = FAULTS[fault]
+    serve(httpserver, setup, good[: len(good) // 2] if body is None else body, status)
+    with requests.Session() as session:
+        [result] = ingest(con, session, [source], context(httpserver, con, source))
+    assert result.status == "failed"
+    assert message in result.error and source in result.error
+    assert "\n" not in result.error  # one line
+    assert exit_code([result]) == 2
+    assert content(con, setup.table).equals(before)
+    for secret in setup.env.values():
+        assert secret not in result.error
+    con.close()
