@@ -143,3 +143,31 @@ def test_fault_leaves_the_source_intact(source: str, fault: str, httpserver: HTT
     for secret in setup.env.values():
         assert secret not in result.error
     con.close()
+
+
+@pytest.mark.parametrize("source", list(SETUPS))
+def test_429_then_success_loads(source: str, httpserver: HTTPServer, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = SETUPS[source]
+    for name, value in setup.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("EMBER_API_KEY", raising=False)
+    good = (FIXTURES / setup.fixture).read_bytes()
+    later = {offset: (FIXTURES / fixture).read_bytes() for offset, fixture in setup.pages}
+    calls: list[str] = []
+
+    def respond(request: Request) -> Response:
+        calls.append(request.path)
+        if len(calls) == 1:  # the very first request is rate limited
+            return Response("slow down", status=429, headers={"Retry-After": "1"})
+        return Response(later.get(request.args.get("offset", "0"), good))
+
+    httpserver.expect_request(setup.path).respond_with_handler(respond)
+    httpserver.expect_request("/eurofxref-hist-90d.xml").respond_with_data(ECB_BODY)
+    con = store.connect(tmp_path / "s.duckdb")
+    wanted = ["ecb", source] if source in ("azure", "aws") else [source]
+    with requests.Session() as session:
+        results = ingest(con, session, wanted, context(httpserver, con, source))
+    assert [r.status for r in results] == ["loaded"] * len(wanted), [r.error for r in results]
+    assert calls.count(setup.path) >= 2  # retried after the 429
+    con.close()
