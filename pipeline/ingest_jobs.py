@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from types import ModuleType
-from typing import Any
 
 import polars as pl
 import requests
@@ -294,8 +293,3 @@ JOBS: dict[str, Job] = {
     odre.SOURCE: Job(odre, _odre_fetch, _odre_parse),
 }
 
-
-def describe(job: Job) -> dict[str, Any]:
-    module = job.module
-    return {"source": module.SOURCE, "provides": [t.name for t in module.PROVIDES],
-            "licence": module.LICENCE, "env_var": module.ENV_VAR, "base_url": module.BASE_URL}
