@@ -91,6 +91,10 @@ def hardware(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "ORDER BY gpu")
 
 
+def models(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT * FROM core__model_architectures ORDER BY model")
+
+
 def embodied(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return frame(con, "SELECT hardware_item AS item, hardware_kind AS kind, "
                       "embodied_kgco2e AS kgco2e, source_url, source_date, licence, "

@@ -71,6 +71,7 @@ DEFAULT_OBJECTIVES: tuple[Objective, ...] = ("cpm", "energy", "carbon", "soverei
 
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
+    allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
     objectives: list[Objective] = Field(default_factory=lambda: list(DEFAULT_OBJECTIVES),
                                         min_length=1)
 
@@ -90,6 +91,32 @@ class EvidenceThroughput(_Strict):
     evidence: str
     format: str | None = None
     tz: str | None = None
+
+
+class Estimate(_Strict):
+    """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs (tensor
+    parallel over gpu_count) times an efficiency range. Graded `estimated`."""
+
+    model: str
+    precision: Literal["bf16", "fp8"] = "bf16"
+    batch: Annotated[int, Field(ge=1)]
+    context: Annotated[int, Field(ge=1)]
+    efficiency: Number
+
+
+class EstimatedThroughput(_Strict):
+    estimate: Estimate
+
+
+class PowerEstimate(_Strict):
+    tdp_fraction: Number
+
+
+class EstimatedPower(_Strict):
+    """Design-stage power: gpu_count x the GPU's TDP x a fraction range, at the GPU boards."""
+
+    estimate: PowerEstimate
+    idle_watts: Number | None = None
 
 
 class DeclaredPower(_Strict):
@@ -225,8 +252,8 @@ class Candidate(_Strict):
     engine: str | None = None
     pue: Number | None = None
     utilisation: Number | None = None
-    throughput: DeclaredThroughput | EvidenceThroughput
-    power: DeclaredPower | EvidencePower | None = None
+    throughput: DeclaredThroughput | EvidenceThroughput | EstimatedThroughput
+    power: DeclaredPower | EvidencePower | EstimatedPower | None = None
     cost: DeclaredCost | OfferCost | TcoCost
     electricity_eur_per_kwh: Number | None = None
     grid_gco2e_per_kwh: Number | None = None
@@ -249,6 +276,10 @@ class Candidate(_Strict):
                              "candidate")
         _check_pue(self.pue, "pue")
         _check_share(self.utilisation, "utilisation")
+        if isinstance(self.throughput, EstimatedThroughput):
+            _check_share(self.throughput.estimate.efficiency, "throughput.estimate.efficiency")
+        if isinstance(self.power, EstimatedPower):
+            _check_share(self.power.estimate.tdp_fraction, "power.estimate.tdp_fraction")
         return self
 
 

@@ -25,6 +25,8 @@ from pipeline.proposal import (
     ContractTariff,
     DeclaredCost,
     DeclaredPower,
+    EstimatedPower,
+    EstimatedThroughput,
     EvidencePower,
     EvidenceThroughput,
     Number,
@@ -60,6 +62,7 @@ class Market:
     intensities: pl.DataFrame
     regions: pl.DataFrame
     hardware: pl.DataFrame
+    models: pl.DataFrame
     embodied: pl.DataFrame
     providers: dict[str, market.ProviderFacts]
     zones: list[str]
@@ -68,7 +71,8 @@ class Market:
     def read(cls, con: duckdb.DuckDBPyConnection, vintage: str) -> Market:
         return cls(vintage, market.offers(con, vintage), market.zone_prices(con, vintage),
                    market.zone_intensities(con, vintage), market.regions(con),
-                   market.hardware(con), market.embodied(con), market.provider_facts(con),
+                   market.hardware(con), market.models(con), market.embodied(con),
+                   market.provider_facts(con),
                    market.known_zones(con))
 
 
@@ -172,6 +176,9 @@ class _Candidate:
     # --- throughput -----------------------------------------------------------------------
     def _throughput(self) -> Any:
         t = self.c.throughput
+        if isinstance(t, EstimatedThroughput):
+            self._estimated_throughput(t)
+            return None
         if isinstance(t, EvidenceThroughput):
             from pipeline.evidence import throughput_from_evidence
             from pipeline.goodput import Slo
@@ -198,6 +205,41 @@ class _Candidate:
         self.row["tokens_per_s_grade"] = "declared"
         self.row["tokens_per_s_source"] = t.source
         return None
+
+    def _estimated_throughput(self, t: EstimatedThroughput) -> None:
+        from pipeline.roofline import RooflineInputError, estimate, inputs_from_reference
+
+        e, c = t.estimate, self.c
+        model = _one(self.mkt.models, model=e.model)
+        if model is None:
+            known = ", ".join(self.mkt.models["model"].to_list())
+            raise self.error("throughput.estimate.model", f"unknown model {e.model!r}; known: "
+                                                          f"{known}")
+        gpu = _one(self.mkt.hardware, gpu=c.gpu)
+        assert gpu is not None  # checked in resolve()
+        try:
+            result = estimate(inputs_from_reference(
+                model, gpu, precision=e.precision, batch=e.batch, context=e.context,
+                tensor_parallel=c.gpu_count))
+        except RooflineInputError as err:
+            raise self.error("throughput.estimate", str(err)) from None
+        self.row["tokens_per_s_grade"] = "estimated"
+        ceiling = result.tokens_per_s_ceiling
+        if ceiling is None:
+            self.notes.append(f"no estimated goodput: {result.ceiling_reason}")
+            self.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
+            return
+        low, mode, high = _bounds(e.efficiency)
+        source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
+                  f"{e.precision}, batch {e.batch}, context {e.context}, TP {c.gpu_count}) x "
+                  f"efficiency {_spread(low, mode, high)}")
+        self.inputs.add("tokens_per_s", Range(low=ceiling * low, mode=ceiling * mode,
+                                              high=ceiling * high)
+                        if low < high else ceiling * mode,
+                        f"{self.key}.throughput.estimate", "estimated", source)
+        self.row["tokens_per_s_source"] = source
+        self.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), "
+                          "not a measurement")
 
     def _evidence_path(self, text: str, key: str) -> Path:
         base = Path(self.path).parent if not self.path.startswith("(") else Path()
@@ -314,6 +356,19 @@ class _Candidate:
             self.row["power_grade"] = "declared"
             self.row["energy_boundary"] = p.boundary
             self.row["power_source"] = p.source
+        elif isinstance(p, EstimatedPower):
+            tdp = _one(self.mkt.hardware, gpu=self.c.gpu)["tdp_w"]  # type: ignore[index]
+            board = tdp * self.c.gpu_count
+            low, mode, high = _bounds(p.estimate.tdp_fraction)
+            source = (f"{self.c.gpu_count} x {tdp:g} W TDP ({self.c.gpu}) x "
+                      f"{_spread(low, mode, high)}")
+            self.inputs.add("busy_power_w", Range(low=board * low, mode=board * mode,
+                                                  high=board * high)
+                            if low < high else board * mode,
+                            f"{self.key}.power.estimate", "estimated", source)
+            self.row["power_grade"] = "estimated"
+            self.row["energy_boundary"] = "gpu_board"
+            self.row["power_source"] = source
         else:
             assert isinstance(p, EvidencePower)
             from pipeline.power_evidence import power_from_evidence
@@ -468,6 +523,15 @@ class _Candidate:
         else:
             self.row["sovereignty_level"] = computed.level
             self.row["sovereignty_reason"] = computed.reason
+
+
+def _bounds(value: Number) -> tuple[float, float, float]:
+    return (value.low, value.mode, value.high) if isinstance(value, Range) else \
+        (value, value, value)
+
+
+def _spread(low: float, mode: float, high: float) -> str:
+    return f"{mode:g}" if low == high else f"{mode:g} ({low:g} to {high:g})"
 
 
 def _cite(row: dict[str, Any]) -> str:

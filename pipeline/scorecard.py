@@ -78,10 +78,15 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
     """Eligible = sovereignty at or above the policy minimum and every objective computable."""
     minimum = proposal.policy.min_sovereignty
+    estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
+        pl.col("power_grade") == "estimated")
     reasons = [
         pl.when(pl.col("sovereignty_level") < minimum).then(
             pl.format(f"sovereignty level {{}} is below the policy minimum {minimum}",
                       "sovereignty_level")),
+        pl.when(pl.lit(not proposal.policy.allow_estimates) & estimated.fill_null(False)).then(
+            pl.lit("uses estimated figures, which policy.allow_estimates = false keeps out of "
+                   "the ranking")),
         *[pl.when(pl.col(OBJECTIVES[o][0]).is_null()).then(
             pl.lit(f"{OBJECTIVES[o][0]} is not computable (see notes)"))
           for o in proposal.policy.objectives],

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
 from schemas.table import Table, ValidationFailed
 
@@ -48,7 +49,8 @@ def db_path(explicit: str | os.PathLike[str] | None) -> Path:
     return Path(explicit or os.environ.get("SCORECARD_DB") or DEFAULT_DB)
 
 
-def connect(path: str | os.PathLike[str], tables: Sequence[Table] = MARKET_TABLES
+def connect(path: str | os.PathLike[str],
+            tables: Sequence[Table] = (*MARKET_TABLES, MODEL_ARCHITECTURES)
             ) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the store with its meta tables and the given core tables."""
     if str(path) != ":memory:":

@@ -76,7 +76,7 @@ def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
     columns: dict[str, np.ndarray] = {}
     for name in INPUTS:
         mine = located.filter(pl.col("input") == name)
-        block = np.full((len(ids), n), np.nan, dtype=np.float32)
+        block = np.full((len(ids), n), np.nan)
         fixed = mine.filter(pl.col("key_index").is_null())
         block[fixed["position"].to_numpy()] = fixed["mode"].to_numpy()[:, None]
         drawn = mine.filter(pl.col("key_index").is_not_null())

@@ -13,6 +13,7 @@ from importlib import resources
 
 import polars as pl
 
+from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.fields import FIELDS
 from schemas.market import (
     ELECTRICITY_PRICES,
@@ -39,6 +40,7 @@ TABLE_FILES: dict[str, Table] = {
     "hardware.csv": HARDWARE,
     "regions.csv": REGIONS,
     "fx_rates.csv": FX_RATES,
+    "models.csv": MODEL_ARCHITECTURES,
 }
 OFFERS_FILE = "gpu_offers.csv"
 PRICES_FILE = "electricity_prices_monthly.csv"

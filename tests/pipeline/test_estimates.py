@@ -1,0 +1,82 @@
+"""Design-stage candidates: roofline goodput and TDP power, graded `estimated`, gated by
+policy.allow_estimates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+runner = CliRunner()
+
+PROPOSAL = """
+[proposal]
+name = "estimates"
+[slo]
+ttft_ms = 1500
+[policy]
+allow_estimates = {allow}
+[[candidates]]
+id = "b200"
+label = "Llama 3.1 70B FP8 on 8 x B200 (design stage)"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "B200-SXM-180GB"
+gpu_count = 8
+pue = 1.3
+throughput.estimate = {{ model = "Llama-3.1-70B", precision = "fp8", batch = 64, \
+context = 4096, efficiency = {{ low = 0.3, mode = 0.45, high = 0.6 }} }}
+power = {{ estimate = {{ tdp_fraction = {{ low = 0.6, mode = 0.75, high = 0.9 }} }} }}
+cost = {{ eur_per_hour = 30.0, source = "quote" }}
+[[candidates]]
+id = "h100"
+label = "measured elsewhere"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 8
+pue = 1.3
+throughput = {{ tokens_per_s = 2800, source = "bench" }}
+power = {{ watts = 5600, boundary = "gpu_board", source = "TDP" }}
+cost = {{ eur_per_hour = 11.0, source = "quote" }}
+"""
+
+
+def run(tmp_path: Path, db: Path, allow: str) -> dict:
+    path = tmp_path / "p.toml"
+    path.write_text(PROPOSAL.format(allow=allow))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
+
+
+def test_estimated_goodput_and_power(tmp_path: Path, db: Path) -> None:
+    b200 = run(tmp_path, db, "true")["b200"]
+    # Roofline, per GPU with tensor parallel 8 (B200: 7,700 GB/s):
+    #   weights 70.554e9 params x 1 B (fp8) / 8 = 8.819 GB
+    #   KV per token 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680 B; cache 64 x 4096 x
+    #   327,680 / 1e9 / 8 = 10.737 GB; new K/V 64 x 327,680 / 8 / 1e9 = 0.0026 GB
+    #   step = (8.819 + 10.737 + 0.003) GB / 7,700 GB/s = 2.540 ms (memory-bound)
+    #   ceiling = 64 / 2.540 ms = 25,195 tokens/s; x efficiency 0.45 = 11,338 tokens/s
+    assert b200["tokens_per_s_grade"] == "estimated"
+    assert b200["tokens_per_s"] == pytest.approx(11_338, rel=1e-3)
+    # power = 8 x 1,000 W TDP x 0.75 = 6,000 W at the boards -> 6000 / 11,338 = 0.5292 J/token
+    assert b200["energy_j_per_token"] == pytest.approx(0.5292, rel=1e-3)
+    assert b200["energy_boundary"] == "gpu_board"
+    band = b200["uncertainty"]["cpm_eur_per_mtok"]
+    assert band["p5"] < b200["cpm_eur_per_mtok"] < band["p95"]
+    assert any("design-stage estimate" in n for n in b200["notes"])
+
+
+def test_policy_can_keep_estimates_out_of_the_ranking(tmp_path: Path, db: Path) -> None:
+    c = run(tmp_path, db, "false")
+    assert c["b200"]["eligible"] is False and c["b200"]["pareto_rank"] is None
+    assert "allow_estimates = false" in c["b200"]["exclusion_reason"]
+    assert c["b200"]["cpm_eur_per_mtok"] is not None  # still shown
+    assert c["h100"]["pareto_rank"] == 1
