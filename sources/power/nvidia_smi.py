@@ -46,15 +46,21 @@ def _columns(header: tuple[str | None, ...], path: str) -> dict[str, tuple[int, 
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
-    text = decode(data, source=TOOL, path=path)
-    first = text.lstrip().split("\n", 1)[0]
+    # Only the head is decoded here: a 10-million-row log is handed to the CSV reader as is
+    # (it rejects invalid UTF-8 itself).
+    head = decode(data[:65536], source=TOOL, path=path) if data[:65536].strip() else ""
+    if not head.strip():
+        raise ParseError(TOOL, path, "file", "empty file")
+    skipped = len(head) - len(head.lstrip())
+    offset = len(head[:skipped].encode("utf-8")) + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+    first = head.lstrip().split("\n", 1)[0]
     if not _HEADER.match(first):
         raise ParseError(TOOL, path, "line 1", "no header line naming the queried fields "
                          "(logged with --format=csv,noheader?); add the header of the query")
     zone = require_tz(tz, source=TOOL, path=path, where="timestamp column")
     try:  # nvidia-smi never quotes fields
-        raw = pl.read_csv(text.lstrip().encode(), has_header=False, infer_schema=False,
-                          truncate_ragged_lines=True, quote_char=None)
+        raw = pl.read_csv(data[offset:] if offset else data, has_header=False,
+                          infer_schema=False, truncate_ragged_lines=True, quote_char=None)
     except pl.exceptions.PolarsError as err:
         raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
     cols = _columns(raw.row(0), path)
@@ -63,7 +69,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     power_name = next((name for name in _POWER_FIELDS if name in cols), None)
     if power_name is None:
         raise ParseError(TOOL, path, "header", "no power.draw column")
-    power_pos, unit = cols[power_name]
+    unit = cols[power_name][1]
     if unit not in (None, "W"):
         raise ParseError(TOOL, path, f"header {power_name}",
                          f"power unit is {unit!r}; only W is accepted")
@@ -71,40 +77,46 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     def col(name: str) -> pl.Expr:
         return pl.col(f"column_{cols[name][0]}").str.strip_chars()
 
-    truncated_tail = not text.endswith("\n")
+    line_shift = head[:skipped].count("\n") + 1
+    truncated_tail = not data.endswith(b"\n")
     frame = (
-        raw.with_row_index("line", offset=1)
-        .filter(pl.col("line") > 1)
-        .filter(pl.any_horizontal(pl.all().exclude("line").is_not_null()))
-        .filter(col("timestamp").str.to_lowercase() != "timestamp")  # repeated header
+        raw.lazy().with_row_index("line", offset=line_shift)
+        .filter(pl.col("line") > line_shift)
+        .with_columns(stamp_text=col("timestamp"))
+        .filter(pl.col("stamp_text").is_not_null()  # blank line
+                & (pl.col("stamp_text") != "timestamp"))  # repeated header
         .with_columns(
-            is_last=pl.col("line") == pl.col("line").max(),
-            stamp=col("timestamp"),
-            power_text=pl.col(f"column_{power_pos}").str.strip_chars()
-            .str.strip_suffix(" W").str.strip_chars(),
+            cut=(pl.col("line") == pl.col("line").max()) & truncated_tail,
+            naive=pl.col("stamp_text").str.strptime(pl.Datetime("us"),
+                                                    "%Y/%m/%d %H:%M:%S%.f", strict=False),
+            power_text=col(power_name).str.strip_suffix(" W").str.strip_chars(),
+            index=col("index").cast(pl.Int64, strict=False) if "index" in cols
+            else pl.lit(None, pl.Int64),
         )
-        .with_columns(cut=pl.col("is_last") & truncated_tail)
+        .with_columns(
+            power=pl.col("power_text").cast(pl.Float64, strict=False),
+            na=pl.col("power_text").is_in(list(NOT_AVAILABLE)) | pl.col("power_text").is_null(),
+            device=col("uuid") if "uuid" in cols else pl.col("index").cast(pl.String),
+        )
+        .filter(pl.col("naive").is_not_null() | ~pl.col("cut"))  # a cut timestamp: dropped
+        .collect()
     )
-    good_stamp = frame["stamp"].str.contains(_TIMESTAMP).fill_null(False)
-    bad = frame.filter(~good_stamp & ~frame["cut"])
-    if bad.height:
-        line, value = bad.row(0, named=True)["line"], bad.row(0, named=True)["stamp"]
-        raise ParseError(TOOL, path, f"line {line}", f"bad timestamp {value!r}")
-    frame = frame.filter(good_stamp)
-    na = frame["power_text"].is_in(list(NOT_AVAILABLE)) | frame["power_text"].is_null()
-    number = frame["power_text"].cast(pl.Float64, strict=False)
-    bad = frame.filter(number.is_null() & ~na & ~frame["cut"])
+    problem = (pl.when(pl.col("naive").is_null()).then(pl.lit("timestamp: bad timestamp"))
+               .when(pl.col("power").is_null() & ~pl.col("na") & ~pl.col("cut"))
+               .then(pl.lit(f"{power_name}: not a power in W"))
+               .when(pl.col("device").is_null() & ~pl.col("cut"))
+               .then(pl.lit("index: no GPU index or uuid")))
+    bad = frame.filter(problem.is_not_null()).head(1).with_columns(problem=problem)
     if bad.height:
         row = bad.row(0, named=True)
-        raise ParseError(TOOL, path, f"line {row['line']} {power_name}",
-                         f"not a power in W: {row['power_text']!r}")
-    index = col("index").cast(pl.Int64, strict=False) if "index" in cols else pl.lit(None)
-    device = col("uuid") if "uuid" in cols else index.cast(pl.String)
-    out = frame.with_columns(number.alias("power")).select(
-        local_to_utc(pl.col("stamp").str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f"),
-                     zone).alias("sample_utc"),
-        device.alias("device_id"),
-        index.alias("gpu_index"),
+        field, what = row["problem"].split(": ", 1)
+        raise ParseError(TOOL, path, f"line {row['line']} {field}",
+                         f"{what} (timestamp {row['stamp_text']!r}, "
+                         f"power {row['power_text']!r})")
+    out = frame.filter(pl.col("device").is_not_null()).select(
+        local_to_utc(pl.col("naive"), zone).alias("sample_utc"),
+        pl.col("device").alias("device_id"),
+        pl.col("index").alias("gpu_index"),
         pl.lit(TOOL).alias("series_id"),
         pl.lit("gpu_board").alias("measurement_boundary"),
         pl.when(pl.col("cut")).then(None).otherwise(pl.col("power")).alias("power_w"),
@@ -114,11 +126,6 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         .alias("note"),
         pl.col("line"),
     )
-    bad = out.filter(pl.col("device_id").is_null() & pl.col("note").ne_missing(
-        "truncated last line: power dropped"))
-    if bad.height:
-        raise ParseError(TOOL, path, f"line {bad['line'][0]}", "no GPU index or uuid")
-    out = out.filter(pl.col("device_id").is_not_null())
     missing_time = out.filter(pl.col("sample_utc").is_null())
     if missing_time.height:
         raise ParseError(TOOL, path, f"line {missing_time['line'][0]}",
