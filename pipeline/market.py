@@ -75,6 +75,45 @@ def zone_intensities(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFra
         WHERE rn = 1 ORDER BY zone""", [vintage, vintage])
 
 
+def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list[float],
+                     timezone: str) -> pl.DataFrame:
+    """Per zone, the vintage month's sub-daily prices and intensities weighted by the
+    workload's hourly profile (hour of day in `timezone`). Only 15-minute and hourly rows
+    count; zones without them are absent."""
+    profile = pl.DataFrame({"hour": list(range(24)), "weight": weights})
+    con.register("workload_profile", profile)
+    try:
+        return frame(con, """
+            WITH rows AS (
+              SELECT zone, 'price' AS what, price_eur_per_mwh / 1000 AS value,
+                     interval_start_utc AS t, vintage
+              FROM core__electricity_prices
+              WHERE vintage <= ? AND resolution IN ('15min', 'hour')
+              UNION ALL
+              SELECT zone, 'grid', intensity_gco2e_per_kwh, interval_start_utc, vintage
+              FROM core__grid_intensity
+              WHERE vintage <= ? AND resolution IN ('15min', 'hour')
+                AND emission_factor_basis = 'lifecycle'),
+            month AS (
+              SELECT DISTINCT ON (zone, what, t) zone, what, value,
+                     hour(t AT TIME ZONE ?) AS hour
+              FROM rows WHERE strftime(t AT TIME ZONE 'UTC', '%Y-%m') = ?
+              ORDER BY zone, what, t, vintage DESC)
+            SELECT zone,
+                   sum(CASE WHEN what = 'price' THEN value * weight END)
+                     / sum(CASE WHEN what = 'price' THEN weight END)
+                     AS wholesale_eur_per_kwh_profile,
+                   sum(CASE WHEN what = 'grid' THEN value * weight END)
+                     / sum(CASE WHEN what = 'grid' THEN weight END)
+                     AS grid_gco2e_per_kwh_profile,
+                   count(*) FILTER (WHERE what = 'price') AS price_intervals,
+                   count(*) FILTER (WHERE what = 'grid') AS grid_intervals
+            FROM month JOIN workload_profile USING (hour)
+            GROUP BY zone ORDER BY zone""", [vintage, vintage, timezone, vintage])
+    finally:
+        con.unregister("workload_profile")
+
+
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute("SELECT DISTINCT zone FROM core__electricity_prices UNION "
                        "SELECT DISTINCT zone FROM core__grid_intensity ORDER BY 1").fetchall()

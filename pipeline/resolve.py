@@ -35,6 +35,7 @@ from pipeline.proposal import (
     ProposalError,
     Range,
     TcoCost,
+    Workload,
 )
 from pipeline.sovereignty import level_for, zone_country
 
@@ -66,14 +67,17 @@ class Market:
     embodied: pl.DataFrame
     providers: dict[str, market.ProviderFacts]
     zones: list[str]
+    profile: pl.DataFrame | None = None  # per zone, weighted by the workload's hourly profile
 
     @classmethod
-    def read(cls, con: duckdb.DuckDBPyConnection, vintage: str) -> Market:
+    def read(cls, con: duckdb.DuckDBPyConnection, vintage: str,
+             workload: Workload | None = None) -> Market:
+        profile = (market.profile_weighted(con, vintage, workload.hourly_profile,
+                                           workload.timezone) if workload else None)
         return cls(vintage, market.offers(con, vintage), market.zone_prices(con, vintage),
                    market.zone_intensities(con, vintage), market.regions(con),
                    market.hardware(con), market.models(con), market.embodied(con),
-                   market.provider_facts(con),
-                   market.known_zones(con))
+                   market.provider_facts(con), market.known_zones(con), profile)
 
 
 @dataclass(frozen=True)

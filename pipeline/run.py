@@ -83,7 +83,8 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
         vintage = vintage or latest_vintage(con)
         if vintage is None:
             raise UserError(2, "no market data in the store; run `scorecard ingest` first")
-        yield Opened(proposal, name, text, con, Market.read(con, vintage))
+        yield Opened(proposal, name, text, con,
+                     Market.read(con, vintage, proposal.workload))
     finally:
         con.close()
 

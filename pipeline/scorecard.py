@@ -62,6 +62,7 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
                 "dominated_by": pl.List(pl.String())})
     table = table.join(ranks, on="id", how="left", maintain_order="left")
 
+    table = _time_matched(table, point_inputs, mkt)
     mc = uncertainty.run(table.select("id", "cost_model", "sovereignty_level"),
                          resolved.inputs, eligible["id"].to_list(), objectives,
                          draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
@@ -73,6 +74,45 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
     return Scorecard(proposal, mkt.vintage, table, resolved, mc,
                      uncertainty.tornado(resolved.static, resolved.inputs), sized, even)
+
+
+TIME_MATCHED = ("wholesale_eur_per_kwh_profile", "grid_gco2e_per_kwh_profile",
+                "electricity_eur_per_mtok_time_matched", "carbon_gco2e_per_mtok_time_matched")
+
+
+def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
+                  ) -> pl.DataFrame:
+    """Electricity and carbon per Mtok with the zone's sub-daily prices and intensities
+    weighted by the workload profile, beside (never instead of) the flat figures. Figures a
+    candidate declared itself keep their declared value."""
+    if mkt.profile is None:
+        return table.with_columns(pl.lit(None, dtype=pl.Float64()).alias(c)
+                                  for c in TIME_MATCHED)
+    weighted = point_inputs.join(
+        table.select("id", "zone", "electricity_grade", "grid_grade")
+        .join(mkt.profile, on="zone", how="left"),
+        on="id", how="left", maintain_order="left")
+
+    def swap(name: str, grade: str) -> pl.Expr:
+        return (pl.when(pl.col(grade) == "reference").then(pl.col(f"{name}_profile"))
+                .otherwise(pl.col(name)).alias(name))
+
+    matched = evaluate(weighted.with_columns(
+        swap("wholesale_eur_per_kwh", "electricity_grade"),
+        swap("grid_gco2e_per_kwh", "grid_grade"),
+    )).select(
+        "id", "wholesale_eur_per_kwh_profile", "grid_gco2e_per_kwh_profile",
+        pl.col("electricity_eur_per_mtok").alias("electricity_eur_per_mtok_time_matched"),
+        pl.col("carbon_gco2e_per_mtok").alias("carbon_gco2e_per_mtok_time_matched"),
+    )
+    table = table.join(matched, on="id", how="left", maintain_order="left")
+    missing = pl.col("carbon_gco2e_per_mtok_time_matched").is_null() & pl.col(
+        "carbon_gco2e_per_mtok").is_not_null()
+    return table.with_columns(
+        pl.when(missing).then(pl.col("notes").list.concat(pl.lit([
+            f"time-matched figures not computed: no hourly or 15-minute data for this zone "
+            f"in {mkt.vintage} (run `scorecard ingest` for the month)"])))
+        .otherwise(pl.col("notes")).alias("notes"))
 
 
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
@@ -121,6 +161,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         item["p_frontier"] = p_frontier.get(row["id"])
         item["sovereignty_reasons"] = [row["sovereignty_reason"]]
         item["embodied_gco2e_per_mtok"] = row["embodied_gco2e_per_mtok"]
+        item.update({k: row[k] for k in TIME_MATCHED})
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs.filter(pl.col("id") == row["id"]).drop("id").with_columns(
