@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.energy import EnergyError
-from pipeline.power_evidence import power_from_evidence
+from pipeline.power_evidence import power_from_evidence, power_from_snapshots
 from sources.errors import ParseError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "power"
@@ -58,3 +58,28 @@ def test_log_not_covering_the_window() -> None:
 def test_half_a_window_is_refused() -> None:
     with pytest.raises(ValueError, match="both"):
         power_from_evidence(NVSMI, datetime(2026, 1, 1, tzinfo=UTC), None, "UTC")
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples" / "amd"
+
+
+def test_snapshot_pair_fixture() -> None:
+    start = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+    evidence = power_from_snapshots(FIXTURES / "amdsmi_energy_start.csv",
+                                    FIXTURES / "amdsmi_energy_end.csv",
+                                    start, start + timedelta(seconds=10))
+    # GPU0 4000 - 1000 = 3000 J, GPU1 6000 - 2000 = 4000 J: 7000 J over 10 s = 700 W
+    assert evidence.energy_j == pytest.approx(7000.0)
+    assert evidence.average_power_w == pytest.approx(700.0)
+    assert evidence.method == "counter"
+
+
+def test_snapshot_pair_real_samples_refused() -> None:
+    start_file = SAMPLES / "amdsmi_metric_E_gpu_metrics_energy_start.csv"
+    end_file = SAMPLES / "amdsmi_metric_E_gpu_metrics_energy_end.csv"
+    if not start_file.exists():
+        pytest.skip("amd samples absent")
+    start = datetime(2026, 8, 12, 17, 0, 0, tzinfo=UTC)
+    # every counter is lower in the "end" file (GPU0: 416,143,212 J -> 339,360,563 J): no figure
+    with pytest.raises(EnergyError, match=r"device 0 dropped from 416143212\.215 J"):
+        power_from_snapshots(start_file, end_file, start, start + timedelta(minutes=30))
