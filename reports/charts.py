@@ -9,7 +9,7 @@ without them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from reports.frames import HEADERS, RANGE_METRICS, ranges, tornado_frame, value
 
@@ -50,7 +50,8 @@ def _axis_title(column: str) -> str:
 
 def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[dict[str, Any]],
                                                                    list[str]]:
-    """Plottable candidates (both metrics computed) and the ids left out."""
+    """Plottable candidates (both metrics computed), each with a label placement, and the
+    ids left out."""
     points, missing = [], []
     for c in result["candidates"]:
         xv, yv = value(c, x), value(c, y)
@@ -62,12 +63,43 @@ def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[dict[str
         points.append({
             "id": c["id"], "x": xv, "y": yv, "group": group,
             "frontier": c.get("pareto_rank") == 1,
-            "status": ("frontier" if c.get("pareto_rank") == 1 else
-                       f"rank {c.get('pareto_rank')}" if c["eligible"] else "excluded"),
             "x_p5": (spread.get(x) or {}).get("p5"), "x_p95": (spread.get(x) or {}).get("p95"),
             "y_p5": (spread.get(y) or {}).get("p5"), "y_p95": (spread.get(y) or {}).get("p95"),
         })
+    _place_labels(points)
     return points, missing
+
+
+#: label placements tried in order: (name, dx px, dy px, text alignment)
+PLACEMENTS: tuple[tuple[str, int, int, Literal["left", "right"]], ...] = (
+    ("right-up", 8, -7, "left"), ("right-down", 8, 11, "left"),
+    ("left-up", -8, -7, "right"), ("left-down", -8, 11, "right"),
+    ("right-up2", 8, -19, "left"), ("right-down2", 8, 23, "left"))
+_CHAR_PX, _LINE_PX = 6.0, 11.0
+
+
+def _place_labels(points: list[dict[str, Any]]) -> None:
+    """Give each point the first placement whose label box (estimated from the text length,
+    in pixels of the plot) overlaps no label placed before it; crowded points keep the
+    last try. Deterministic: points are placed in order of x, then y, then id."""
+    xs = [v for p in points for v in (p["x"], p["x_p5"], p["x_p95"]) if v is not None]
+    ys = [v for p in points for v in (p["y"], p["y_p5"], p["y_p95"]) if v is not None]
+    x_span = (max(xs) - min(xs)) or 1.0
+    y_span = (max(ys) - min(ys)) or 1.0
+    boxes: list[tuple[float, float, float, float]] = []
+    for p in sorted(points, key=lambda q: (q["x"], q["y"], q["id"])):
+        px = (p["x"] - min(xs)) / x_span * WIDTH
+        py = HEIGHT - (p["y"] - min(ys)) / y_span * HEIGHT
+        width = len(p["id"]) * _CHAR_PX
+        for name, dx, dy, align in PLACEMENTS:
+            left = px + dx if align == "left" else px + dx - width
+            box = (left, py + dy - _LINE_PX, left + width, py + dy)
+            clear = all(box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3]
+                        for b in boxes)
+            p["place"] = name
+            if clear:
+                break
+        boxes.append(box)
 
 
 def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
@@ -92,15 +124,16 @@ def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
         base.transform_filter("datum.frontier").mark_line(
             color="#1a7a3a", strokeDash=[6, 4], strokeWidth=1.5).encode(
             x=xs, y=ys, order="x:Q"),
-        base.mark_point(filled=True, opacity=1).encode(
+        base.mark_circle(opacity=1).encode(
             x=xs, y=ys, color=colour,
-            size=alt.condition("datum.frontier", alt.value(160), alt.value(70)),
+            size=alt.condition("datum.frontier", alt.value(170), alt.value(70)),
             stroke=alt.condition("datum.frontier", alt.value("#000000"), alt.value(None)),
-            strokeWidth=alt.condition("datum.frontier", alt.value(1.5), alt.value(0)),
-            shape=alt.Shape("status:N", title="Pareto status", legend=None)),
-        base.mark_text(align="left", dx=8, dy=-6, fontSize=10, color="#333333").encode(
-            x=xs, y=ys, text="id:N"),
+            strokeWidth=alt.condition("datum.frontier", alt.value(1.5), alt.value(0))),
     ]
+    for name, dx, dy, align in PLACEMENTS:
+        layers.append(base.transform_filter(f"datum.place == '{name}'").mark_text(
+            align=align, dx=dx, dy=dy, fontSize=10, color="#333333").encode(
+            x=xs, y=ys, text="id:N"))
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
     return _svg(chart)
 

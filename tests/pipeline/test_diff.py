@@ -1,0 +1,220 @@
+"""`scorecard diff`: two vintages in a real store, the change of each figure attributed to its
+causes by swapping one input group at a time (Shapley values), worked by hand.
+
+The store holds the bundled reference data twice, as vintage 2026-09 with FR's December 2025
+day-ahead mean set to 58 EUR/MWh and as 2026-11 with it set to 87 EUR/MWh; nothing else
+differs. The proposal (tests/fixtures/reports/diff_proposal.toml) has an FR and a DE on-prem
+node costed by TCO at utilisation 1 with electricity at the plain wholesale price, and a
+Scaleway cloud candidate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pipeline import proposal as proposal_file
+from pipeline import store
+from pipeline.diff import CAUSES, ELECTRICITY, EVIDENCE, compose, diff, shapley
+from pipeline.diff_cli import diff as diff_command
+from pipeline.reference import load_bundled
+from pipeline.resolve import Market
+from pipeline.run import dumps
+from sources import bundled
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
+PROPOSAL = FIXTURES / "diff_proposal.toml"
+STAMP = "2026-12-01T09:00:00+00:00"
+
+
+def files_with_fr_price(price: float) -> dict[str, bundled.RawFile]:
+    files = {name: bundled.read(name) for name in bundled.FILES}
+    raw = files[bundled.PRICES_FILE]
+    text = raw.content.decode()
+    original = "FR,2025-12,63.49,"
+    assert original in text, "bundled FR price row changed; update this test"
+    files[bundled.PRICES_FILE] = bundled.RawFile(
+        raw.name, text.replace(original, f"FR,2025-12,{price:g},").encode())
+    return files
+
+
+@pytest.fixture
+def two_vintages(db: Path) -> duckdb.DuckDBPyConnection:
+    con = store.connect(db)
+    load_bundled(con, files_with_fr_price(58), "2026-09")
+    load_bundled(con, files_with_fr_price(87), "2026-11")
+    return con
+
+
+def parse(text: str | None = None) -> proposal_file.Proposal:
+    return proposal_file.parse(text or PROPOSAL.read_text(encoding="utf-8"), str(PROPOSAL))
+
+
+def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in document["candidates"]}
+
+
+def test_only_fr_electricity_moves_and_all_of_it_is_electricity_price(
+        two_vintages: duckdb.DuckDBPyConnection) -> None:
+    document = diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
+                    generated_at=STAMP, code_version="test", use_stored=False)
+    assert document["changed_groups"] == [ELECTRICITY]
+    fr = by_id(document)["onprem-fr"]["change"]
+    # Facility energy: 5600 W / 4000 tokens/s = 1.4 J/token; x 1e6 / 3.6e6 x PUE 1.3
+    # = 0.505556 kWh/Mtok. Electricity: x 0.058 EUR/kWh = 0.0293222 EUR/Mtok at A,
+    # x 0.087 = 0.0439833 at B: +0.0146611, exactly +50 % (87 / 58 = 1.5).
+    elec = fr["electricity_eur_per_mtok"]
+    assert elec["a"] == pytest.approx(0.0293222, rel=1e-5)
+    assert elec["b"] == pytest.approx(0.0439833, rel=1e-5)
+    assert elec["relative"] == pytest.approx(0.5, abs=1e-12)
+    assert elec["by_cause"][ELECTRICITY] == pytest.approx(elec["change"], abs=1e-15)
+    # At utilisation 1 the TCO's electricity per hour is 5.6 kW x 1.3 x tariff, so CPM moves
+    # by the same 0.0146611 EUR/Mtok (5.6 x 1.3 x 0.029 = 0.21112 EUR/h / 14.4 Mtok/h) and
+    # all of it is electricity price.
+    cpm = fr["cpm_eur_per_mtok"]
+    assert cpm["change"] == pytest.approx(0.0146611, rel=1e-4)
+    assert cpm["by_cause"][ELECTRICITY] == pytest.approx(cpm["change"], abs=1e-15)
+    for metric in ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok"):
+        for cause in CAUSES:
+            if cause != ELECTRICITY:
+                assert fr[metric]["by_cause"][cause] == 0.0, (metric, cause)
+    assert fr["carbon_gco2e_per_mtok"]["change"] == 0.0  # grid intensity did not change
+    # Germany does not move at all.
+    for metric, change in by_id(document)["onprem-de"]["change"].items():
+        assert change["change"] == 0.0, metric
+        assert set(change["by_cause"].values()) == {0.0}, metric
+    # Scaleway runs in Paris (zone FR): its electricity breakdown moves by +50 % too
+    # (5600 W / 3600 tokens/s / 3.6 x PUE 1.25 = 0.540123 kWh/Mtok x 0.029 EUR/kWh
+    # = +0.0156636 EUR/Mtok), all electricity price; its CPM is the offer price and stays.
+    scaleway = by_id(document)["scaleway"]["change"]
+    assert scaleway["electricity_eur_per_mtok"]["change"] == pytest.approx(0.0156636, rel=1e-5)
+    assert scaleway["electricity_eur_per_mtok"]["by_cause"][ELECTRICITY] == pytest.approx(
+        0.0156636, rel=1e-5)
+    assert scaleway["cpm_eur_per_mtok"]["change"] == 0.0
+
+
+def test_json_snapshot_and_two_runs_match(two_vintages: duckdb.DuckDBPyConnection) -> None:
+    from tests.reports.conftest import check_snapshot
+
+    first = dumps(diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
+                       generated_at=STAMP, code_version="test", use_stored=False))
+    second = dumps(diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
+                        generated_at=STAMP, code_version="test", use_stored=False))
+    assert first == second
+    check_snapshot("diff_fr_electricity.json", first)
+
+
+def test_stored_baseline_separates_evidence_from_electricity(
+        two_vintages: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """Last month's stored scorecard said 4000 tokens/s for FR; this month's evidence says
+    5000. The change from the stored figure splits into evidence and electricity price."""
+    card = _stored_run(two_vintages, "2026-09", PROPOSAL.read_text(encoding="utf-8"))
+    hourly_a = by_id(card)["onprem-fr"]["cost_eur_per_hour"]
+    faster = PROPOSAL.read_text(encoding="utf-8").replace(
+        'throughput = { tokens_per_s = 4000, source = "test" }\npower = { watts = 5600, '
+        'boundary = "gpu_board", source = "test" }\ncost = { tco = "node" }\n\n'
+        '[[candidates]]\nid = "onprem-de"',
+        'throughput = { tokens_per_s = 5000, source = "test" }\npower = { watts = 5600, '
+        'boundary = "gpu_board", source = "test" }\ncost = { tco = "node" }\n\n'
+        '[[candidates]]\nid = "onprem-de"', 1)
+    assert faster != PROPOSAL.read_text(encoding="utf-8")
+    document = diff(two_vintages, "2026-09", "2026-11", parse(faster), str(PROPOSAL),
+                    generated_at=STAMP, code_version="test")
+    assert document["baseline"] == "stored"
+    fr = by_id(document)["onprem-fr"]
+    assert fr["changed_inputs"] == ["tokens_per_s: 4000.0 -> 5000.0"]
+    cpm = fr["change"]["cpm_eur_per_mtok"]
+    # Evidence: the same hourly cost H over 5000 instead of 4000 tokens/s:
+    # H / 18 - H / 14.4 EUR/Mtok (18 = 5000 x 3600 / 1e6 Mtok/h).
+    assert cpm["by_cause"][EVIDENCE] == pytest.approx(hourly_a / 18 - hourly_a / 14.4,
+                                                      rel=1e-9)
+    # Electricity: 5.6 kW x 1.3 x (0.087 - 0.058) EUR/kWh = 0.21112 EUR/h over 18 Mtok/h
+    # = 0.0117289 EUR/Mtok.
+    assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.0117289, rel=1e-4)
+    assert cpm["change"] == pytest.approx(sum(cpm["by_cause"].values()), abs=1e-12)
+
+
+def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict[str, Any]:
+    """Store a scorecard the way `scorecard run` does (the out__scorecard row)."""
+    import hashlib
+    from datetime import datetime
+
+    from pipeline.scorecard import compute, to_contract
+
+    result = to_contract(compute(parse(text), str(PROPOSAL), Market.read(con, vintage)),
+                         "2026-10-01T09:00:00+00:00", "test")
+    con.execute("INSERT OR REPLACE INTO out__scorecard VALUES (?, ?, ?, ?, ?)",
+                [vintage, result["proposal"], hashlib.sha256(text.encode()).hexdigest(),
+                 datetime.fromisoformat(result["generated_at"]), dumps(result)])
+    return result
+
+
+def test_fx_and_gpu_price_are_separated(two_vintages: duckdb.DuckDBPyConnection) -> None:
+    """A USD offer: B's price in USD at A's rate, and A's price at B's rate."""
+    a = Market.read(two_vintages, "2026-09")
+    usd = a.offers.filter(a.offers["currency"] != "EUR")
+    if usd.is_empty():
+        pytest.skip("no USD offer in the bundled data")
+    key = usd.row(0, named=True)
+    # B: same USD price, rate 10 % higher (fewer EUR per USD).
+    import dataclasses
+
+    import polars as pl
+
+    b = dataclasses.replace(a, vintage="2026-11", offers=a.offers.with_columns(
+        pl.when(pl.col("currency") != "EUR").then(pl.col("fx_units_per_eur") * 1.1)
+        .otherwise(pl.col("fx_units_per_eur")).alias("fx_units_per_eur"),
+        pl.when(pl.col("currency") != "EUR").then(pl.col("price_eur_per_hour") / 1.1)
+        .otherwise(pl.col("price_eur_per_hour")).alias("price_eur_per_hour")))
+    mixed = compose(a, b, frozenset({"FX"}))
+    row = mixed.offers.filter(pl.col("offer_id") == key["offer_id"],
+                              pl.col("region") == key["region"],
+                              pl.col("pricing_model") == key["pricing_model"]).row(0, named=True)
+    # A's USD price over B's rate: price_original / (rate x 1.1)
+    assert row["price_eur_per_hour"] == pytest.approx(
+        key["price_original_per_hour"] / (key["fx_units_per_eur"] * 1.1), rel=1e-12)
+    back = compose(a, b, frozenset({"GPU price"}))  # B's prices (same USD) at A's rate
+    row = back.offers.filter(pl.col("offer_id") == key["offer_id"],
+                             pl.col("region") == key["region"],
+                             pl.col("pricing_model") == key["pricing_model"]).row(0, named=True)
+    assert row["price_eur_per_hour"] == pytest.approx(key["price_eur_per_hour"], rel=1e-12)
+
+
+def test_shapley_splits_an_interaction_evenly_and_adds_up() -> None:
+    # worth = price x rate: from (2, 1) to (3, 2): total 6 - 2 = 4. Shapley of price:
+    # 1/2 [(3x1 - 2x1) + (3x2 - 2x2)] = 1/2 (1 + 2) = 1.5; of rate: 1/2 [(2x2 - 2x1) +
+    # (3x2 - 3x1)] = 1/2 (2 + 3) = 2.5; 1.5 + 2.5 = 4.
+    def worth(taken: frozenset[str]) -> float:
+        return (3 if "price" in taken else 2) * (2 if "rate" in taken else 1)
+
+    assert shapley(["price", "rate"], worth) == {"price": 1.5, "rate": 2.5}
+
+
+def test_cli_json_terminal_html_and_errors(two_vintages: duckdb.DuckDBPyConnection,
+                                           db: Path, tmp_path: Path) -> None:
+    two_vintages.close()
+    app = typer.Typer()
+    app.command()(diff_command)
+    runner = CliRunner()
+    args = ["2026-09", "2026-11", str(PROPOSAL), "--db", str(db)]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["changed_groups"] == [ELECTRICITY]
+    page = tmp_path / "diff.html"
+    result = runner.invoke(app, [*args, "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    # the terminal table (wrapped at 80 columns by the test runner's console)
+    assert "onprem-fr" in result.stdout and "+50.0%" in result.stdout
+    assert "electricity" in result.stdout and "(100%)" in result.stdout
+    assert '<section id="diff">' in page.read_text(encoding="utf-8")
+    assert runner.invoke(app, ["2026-9", "2026-11", "--db", str(db)]).exit_code == 1
+    empty = tmp_path / "empty.duckdb"
+    result = runner.invoke(app, ["2020-01", "2020-02", str(PROPOSAL), "--db", str(empty)])
+    assert result.exit_code == 2 and "no market data" in result.output

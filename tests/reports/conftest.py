@@ -1,0 +1,63 @@
+"""Fixtures for the report tests: the hand-made full result and snapshot comparison.
+
+`result_full.json` is the bundled example's result (generated at a fixed time) with every
+optional decision-engine key added by hand (ranges, P(frontier), pairwise, tornado, sizing,
+break-even); its figures are illustrative, only their rendering is under test.
+
+Snapshots live in tests/fixtures/reports/. To accept a deliberate change of output, rerun
+with SCORECARD_UPDATE_SNAPSHOTS=1 and review the diff of the snapshot files.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
+
+
+@pytest.fixture(scope="session")
+def _full() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / "result_full.json").read_text("utf-8"))
+    return data
+
+
+@pytest.fixture
+def full(_full: dict[str, Any]) -> dict[str, Any]:
+    """A fresh copy per test, so a test may alter it."""
+    return copy.deepcopy(_full)
+
+
+OPTIONAL_TOP = ("pairwise", "tornado", "sizing", "break_even", "demand", "uncertainty")
+OPTIONAL_CANDIDATE = ("ranges", "uncertainty", "p_frontier", "inputs", "sizing")
+
+
+def without_optional(result: dict[str, Any]) -> dict[str, Any]:
+    """The result as the foundation produced it: no decision-engine keys."""
+    bare = {k: v for k, v in result.items() if k not in OPTIONAL_TOP}
+    bare["candidates"] = [{k: v for k, v in c.items() if k not in OPTIONAL_CANDIDATE}
+                          for c in result["candidates"]]
+    return bare
+
+
+def strip_volatile_html(page: str) -> str:
+    """The page without its <style> blocks, and each inline SVG reduced to a marker: the SVG
+    geometry depends on the fonts vl-convert measures with, so it is tested apart (two
+    renders match, labels present) rather than byte for byte."""
+    page = re.sub(r"<style>.*?</style>", "<style/>", page, flags=re.DOTALL)
+    return re.sub(r"<svg\b.*?</svg>", "<svg/>", page, flags=re.DOTALL)
+
+
+def check_snapshot(name: str, text: str) -> None:
+    path = FIXTURES / name
+    if os.environ.get("SCORECARD_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"snapshot {path} missing: run with SCORECARD_UPDATE_SNAPSHOTS=1"
+    expected = path.read_text(encoding="utf-8")
+    assert text == expected, f"output differs from snapshot {name}"

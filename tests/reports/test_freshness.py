@@ -1,0 +1,41 @@
+"""Data freshness: the age of each source's figure at the vintage, and its stale flag."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from reports.freshness import as_of, freshness
+
+
+def _result(*sources: dict[str, str]) -> dict:
+    return {"vintage": "2026-10", "sources": list(sources)}
+
+
+def test_ages_and_stale_flags_worked_by_hand() -> None:
+    result = _result(
+        {"kind": "electricity_price", "subject": "FR 2025-12", "date": "2026-11-29"},
+        {"kind": "gpu_offer", "subject": "scaleway:H100-SXM-8-80G@fr-par-2",
+         "date": "2026-08-22"},
+        {"kind": "grid_intensity", "subject": "FR 2025", "date": "2026-11-29"},
+        {"kind": "electricity_price", "subject": "FR 2026-09", "date": "2026-10-02"},
+    )
+    fr_price, offer, grid, recent = freshness(result)
+    # Vintage 2026-10 ends 2026-10-31. FR 2025-12 is as of 2025-12-31: 31+28+31+30+31+30+31
+    # +31+30+31 = 304 days, over the 45-day limit of a monthly price -> stale.
+    assert fr_price.as_of == date(2025, 12, 31)
+    assert (fr_price.age_days, fr_price.stale) == (304, True)
+    # The offer was observed 2026-08-22: 9 (rest of August) + 30 + 31 = 70 days > 62 -> stale.
+    assert (offer.age_days, offer.stale) == (70, True)
+    # The 2025 annual intensity: as of 2025-12-31, 304 days <= 548 -> fresh.
+    assert (grid.age_days, grid.stale) == (304, False)
+    # September's price at the October vintage: 2026-09-30 -> 31 days <= 45 -> fresh.
+    assert (recent.age_days, recent.stale) == (31, False)
+
+
+def test_a_figure_newer_than_the_vintage_has_age_zero_and_bad_dates_are_unknown() -> None:
+    newer, unknown = freshness(_result(
+        {"kind": "fx", "subject": "USD", "date": "2026-11-15"},
+        {"kind": "fx", "subject": "USD", "date": "not a date"}))
+    assert (newer.age_days, newer.stale) == (0, False)
+    assert unknown.as_of is None and unknown.stale is None
+    assert as_of({"kind": "gpu_offer", "subject": "x@y", "date": "2026-01-02"}) == date(2026, 1, 2)
