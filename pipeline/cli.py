@@ -71,8 +71,7 @@ def explain(
     db: DbOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the chain as JSON.")] = False,
 ) -> None:
-    """Show how a figure is derived: every input with value, unit, grade and source, then
-    every formula step with its result."""
+    """Show how a figure is derived: its inputs (value, unit, grade, source) and formula steps."""
     from pipeline.run import explain as run_explain
 
     raise typer.Exit(run_explain(candidate, metric, proposal, vintage=vintage, db=db,
@@ -96,6 +95,15 @@ def init(
     typer.echo(f"wrote {target}: edit it, then `scorecard run {target}`")
 
 
-from pipeline.estimate_cli import estimate  # noqa: E402  (light module: typer only)
+# Command modules import only typer at load time (their work is imported inside), so
+# registering them here keeps `scorecard --help` fast.
+from pipeline.diff_cli import diff  # noqa: E402
+from pipeline.estimate_cli import estimate  # noqa: E402
+from pipeline.evidence_cli import evidence_app  # noqa: E402
+from pipeline.ingest_cli import ingest, sources_cmd  # noqa: E402
 
+app.command("ingest")(ingest)
+app.command("sources")(sources_cmd)
+app.add_typer(evidence_app, name="evidence")
+app.command("diff")(diff)
 app.command("estimate")(estimate)
