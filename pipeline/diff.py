@@ -297,3 +297,13 @@ def _residual_cause(stored: dict[str, Any], recomputed: dict[str, Any],
     if others:
         evidence_only = False
     return changed + others, EVIDENCE if evidence_only else METHOD
+
+
+def previous_vintage(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
+                     ) -> str | None:
+    """The latest vintage before `vintage` with a stored scorecard of this proposal (what
+    `scorecard run` compares with to add the change-since-last-vintage section)."""
+    rows = con.execute("SELECT max(vintage) FROM out__scorecard WHERE proposal = ? AND "
+                       "vintage < ?", [proposal, vintage]).fetchall()
+    found: str | None = rows[0][0]
+    return found

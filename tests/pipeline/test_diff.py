@@ -21,7 +21,15 @@ from typer.testing import CliRunner
 
 from pipeline import proposal as proposal_file
 from pipeline import store
-from pipeline.diff import CAUSES, ELECTRICITY, EVIDENCE, compose, diff, shapley
+from pipeline.diff import (
+    CAUSES,
+    ELECTRICITY,
+    EVIDENCE,
+    compose,
+    diff,
+    previous_vintage,
+    shapley,
+)
 from pipeline.diff_cli import diff as diff_command
 from pipeline.reference import load_bundled
 from pipeline.resolve import Market
@@ -138,6 +146,9 @@ def test_stored_baseline_separates_evidence_from_electricity(
     # = 0.0117289 EUR/Mtok.
     assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.0117289, rel=1e-4)
     assert cpm["change"] == pytest.approx(sum(cpm["by_cause"].values()), abs=1e-12)
+    # the run's "last month" lookup finds the stored 2026-09 scorecard, nothing before it
+    assert previous_vintage(two_vintages, "2026-11", "Diff worked example") == "2026-09"
+    assert previous_vintage(two_vintages, "2026-09", "Diff worked example") is None
 
 
 def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict[str, Any]:

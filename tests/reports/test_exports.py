@@ -74,3 +74,13 @@ def test_csv_and_parquet_hold_the_scorecard_table(full: dict[str, Any], tmp_path
     # excluded candidate: no rank, null not 0
     azure = from_parquet.filter(pl.col("id") == "azure-nd-h100-v5-fp8")
     assert azure["pareto_rank"].item() is None and azure["eligible"].item() is False
+
+
+def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -> None:
+    pytest.importorskip("altair", reason="charts need altair (a project dependency)")
+    from reports.outputs import write_outputs
+
+    written = write_outputs(full, tmp_path / "out")
+    assert [p.name for p in written] == ["scorecard.html", "scorecard.xlsx", "scorecard.csv",
+                                         "scorecard.parquet"]
+    assert all(p.stat().st_size > 0 for p in written)

@@ -1,0 +1,41 @@
+"""Every file `scorecard run` writes besides the JSON, in one call, so the run (and a CI job)
+lists one place: HTML, XLSX, CSV, Parquet and, on request, PDF.
+
+The PDF needs headless Chromium: without it `write_outputs(..., pdf=True)` writes the rest,
+then raises `reports.pdf.ChromiumMissing`, whose message says how to install it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reports.html import write_html
+from reports.tables import write_csv, write_parquet
+
+STEM = "scorecard"
+
+
+def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
+                  diff: dict[str, Any] | None = None) -> list[Path]:
+    """Write the report files into `folder`; returns their paths in the order written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    html = folder / f"{STEM}.html"
+    write_html(result, html, diff)
+    written = [html]
+    from reports.xlsx import write_xlsx
+
+    xlsx = folder / f"{STEM}.xlsx"
+    write_xlsx(result, xlsx)
+    written.append(xlsx)
+    for suffix, writer in ((".csv", write_csv), (".parquet", write_parquet)):
+        path = folder / f"{STEM}{suffix}"
+        writer(result, path)
+        written.append(path)
+    if pdf:
+        from reports.pdf import write_pdf
+
+        target = folder / f"{STEM}.pdf"
+        write_pdf(html, target)
+        written.append(target)
+    return written
