@@ -17,6 +17,8 @@ API (what the scorecard and `scorecard evidence inspect` use):
   walked recursively in name order; files no reader recognises are skipped with a note (a
   folder may hold power logs too), vLLM `*.pytorch.json` side files are skipped, and a folder
   holding `vllm bench sweep` `run=N.json` files skips its `summary.json` (same runs twice).
+  The two files of one AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run
+  (`X_individual_responses.json` + `X_summary.json`) given together become one run.
 - `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
   contract `{"runs": [...], "sweep": {...} | None}`.
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
@@ -40,7 +42,7 @@ import polars as pl
 from pipeline.goodput import Slo, run_metrics, sweep_metrics
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
 from schemas.fields import FIELDS
-from sources.bench.registry import detect_format, parse_bench
+from sources.bench.registry import FORMATS, detect_format, parse_bench
 from sources.bench.run import REQUEST_COLUMNS, BenchRun
 
 
@@ -84,7 +86,7 @@ def _files(path: Path) -> list[Path]:
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None
               ) -> Loaded:
-    runs: list[BenchRun] = []
+    parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
     for root in paths:
@@ -92,12 +94,43 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
         for path in _files(Path(root)):
             data = path.read_bytes()
             name = str(path)
-            if in_folder and fmt is None and detect_format(data) is None:
+            tool = fmt or detect_format(data)
+            if in_folder and tool is None:
                 notes.append(f"{name}: skipped (not a benchmark format this project reads)")
                 continue
-            runs.extend(parse_bench(data, path=name, fmt=fmt, tz=tz))
+            parsed.append((path, tool, parse_bench(data, path=name, fmt=fmt, tz=tz)))
             files.append((name, hashlib.sha256(data).hexdigest()))
-    return Loaded(runs, files, notes)
+    return Loaded(_pair(parsed, notes), files, notes)
+
+
+def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str]
+          ) -> list[BenchRun]:
+    """Join the two files of one run (AIPerf records + summary, LLMPerf individual + summary)
+    when both were given: the reader's `partner(name)` names the other file."""
+    by_path = {path: (tool, runs) for path, tool, runs in parsed}
+    used: set[Path] = set()
+    out: list[BenchRun] = []
+    for path, tool, runs in parsed:
+        reader = FORMATS.get(tool or "")
+        partner = getattr(reader, "partner", None)
+        if path in used:
+            continue
+        if partner is None or len(runs) != 1:
+            out.extend(runs)
+            continue
+        other_name = partner(path.name)
+        other = path.with_name(other_name) if other_name else None
+        if other is not None and other in by_path and by_path[other][0] == tool \
+                and len(by_path[other][1]) == 1 and other not in used:
+            mine, theirs = runs[0], by_path[other][1][0]
+            detail, summary = (mine, theirs) if theirs.aggregate_only else (theirs, mine)
+            if not detail.aggregate_only and summary.aggregate_only:
+                out.append(reader.combine(detail, summary))  # type: ignore[union-attr]
+                used.update({path, other})
+                notes.append(f"{detail.path} and {summary.path} read as one run")
+                continue
+        out.extend(runs)
+    return out
 
 
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,

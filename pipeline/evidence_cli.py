@@ -110,7 +110,10 @@ def _table(report: dict[str, Any]) -> str:
         lines.append(f"\n{r['path']} (run {r['run_index']}):")
         lines.extend(f"  - {note}" for note in r["notes"])
     sweep = report["sweep"]
-    if sweep is not None:
+    if sweep is not None and sweep["load_variable"] is None:
+        lines.append("")
+        lines.extend(f"  - {note}" for note in sweep["notes"])
+    elif sweep is not None:
         knee = sweep["knee_concurrency"] if sweep["knee_concurrency"] is not None else (
             sweep["knee_request_rate"])
         lines.append(f"\nsweep over {sweep['load_variable']}: knee {_fmt(knee)} at "

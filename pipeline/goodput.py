@@ -7,8 +7,9 @@ requests / window seconds; token goodput = their output tokens / window seconds.
 requests sent inside the window; completed = offered, successful and done by the window's end;
 incomplete = offered but cancelled or done after the end; failed = offered and errored.
 Percentiles are linear-interpolated (numpy's default, which vLLM uses) over completed requests
-and come with their sample counts. Limits are compared with a 1 ns tolerance so that a value
-exactly at the limit is not failed by floating-point noise.
+and come with their sample counts. Limits are compared with a 1 µs tolerance so that a value
+exactly at the limit is not failed by floating-point noise (1 µs: epoch-second floats, as
+GuideLLM writes them, resolve about 0.24 µs).
 
 Aggregate-only runs take the tool's own aggregates; their goodput is the tool's when it reports
 one (vLLM `request_goodput`, under the SLO the tool was given) and null with a reason otherwise.
@@ -29,7 +30,7 @@ import polars as pl
 from sources.bench.run import ITLS, BenchRun
 
 QUANTILES = (50, 90, 95, 99)
-TOLERANCE_S = 1e-9
+TOLERANCE_S = 1e-6
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,8 @@ def sweep_metrics(runs: list[dict[str, Any]], slo: Slo) -> dict[str, Any] | None
         return {"load_variable": None, "knee_concurrency": None, "knee_request_rate": None,
                 "knee_tokens_per_s": None, "knee_attainment": None, "saturated": None,
                 "attainment_target": slo.attainment, "levels": [],
-                "notes": ["the runs do not differ in concurrency or request rate: no knee"]}
+                "notes": ["not a sweep: the runs do not all vary one load variable "
+                          "(concurrency or request rate), so there is no knee"]}
     levels = pl.DataFrame({
         "load": [float(x) for x in loads],
         "offered": [m["offered"] for m in runs],

@@ -148,6 +148,7 @@ def _typed(record: dict, n: int, path: str) -> tuple:
         elif name == "token_times_s":
             good = isinstance(value, list) and all(
                 isinstance(v, _NUMBER) and not isinstance(v, bool) for v in value)
+            value = [float(v) for v in value] if good else value
         elif dtype == pl.Boolean():
             good = isinstance(value, bool)
         elif dtype == pl.String():
@@ -156,6 +157,7 @@ def _typed(record: dict, n: int, path: str) -> tuple:
             good = isinstance(value, int) and not isinstance(value, bool)
         else:
             good = isinstance(value, _NUMBER) and not isinstance(value, bool)
+            value = float(value) if good else value
         if not good:
             raise ParseError(TOOL, path, f"line {n}: field {name!r}",
                              f"cannot read {value!r} as {dtype}")

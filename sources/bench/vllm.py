@@ -237,7 +237,8 @@ def _wall_window(d: dict[str, Any], duration: float, zone: ZoneInfo | None, tz: 
 
 
 def _requests(d: dict[str, Any], index: int, path: str, notes: list[str]) -> pl.DataFrame | None:
-    if not all(k in d for k in ("ttfts", "itls", "output_lens")):
+    core = ("ttfts", "itls", "output_lens")
+    if any(d.get(k) is None for k in core):
         return None
     arrays = {k: d[k] for k in ("ttfts", "itls", "output_lens", "input_lens", "errors",
                                 "start_times", "latencies") if k in d and d[k] is not None}

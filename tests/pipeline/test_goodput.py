@@ -59,7 +59,7 @@ def test_worked_example_tpot_limit() -> None:
 
 
 def test_ttft_exactly_at_limit_passes() -> None:
-    # r1's TTFT is 0.20 - 0.00 = 200 ms: a 200 ms limit passes it (tolerance 1 ns), 199 ms not
+    # r1's TTFT is 0.20 - 0.00 = 200 ms: a 200 ms limit passes it (tolerance 1 µs), 199 ms not
     at = run_metrics(trace_run(), Slo(ttft_ms=200), window=(0.0, 0.5))
     below = run_metrics(trace_run(), Slo(ttft_ms=199), window=(0.0, 0.5))
     assert (at["passed"], below["passed"]) == (1, 0)

@@ -1,0 +1,108 @@
+"""AIPerf: the real 0.8.0 summary sample and our records + summary fixture."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pipeline.evidence import load_runs
+from pipeline.goodput import Slo, run_metrics
+from sources.bench import aiperf
+from sources.errors import ParseError
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = ROOT / ".." / "shared" / "samples" / "aiperf" / "v0.8.0_mock_profile_export_aiperf.json"
+RUN_DIR = ROOT / "tests" / "fixtures" / "bench" / "aiperf_run"
+
+
+def test_summary_sample() -> None:
+    if not SAMPLE.exists():
+        pytest.skip("sample absent")
+    (run,) = aiperf.parse(SAMPLE.read_bytes(), path="s.json")
+    r = run.reported
+    assert run.aggregate_only and run.concurrency == 4
+    assert (r["completed"], r["failed"], r["offered"]) == (64, 0, 64)  # error_summary empty
+    assert r["total_output_tokens"] == 35277
+    # AIPerf's throughput is total tokens / duration: 35277 / 0.034502655 s = 1,022,443 tok/s
+    assert r["output_tokens_per_s"] == pytest.approx(35277 / 0.034502655, rel=1e-6)
+    assert r["duration_s"] == pytest.approx(0.034502655)
+    # request_latency p99 15.14387014 ms -> s
+    assert r["e2e_p99_s"] == pytest.approx(0.01514387014)
+    assert "ttft_p50_s" not in r  # non-streaming mock run: no TTFT block
+    assert run.model == "mock-model"
+
+
+def test_records_fixture() -> None:
+    (run,) = aiperf.parse((RUN_DIR / "profile_export.jsonl").read_bytes(), path="r.jsonl")
+    df = run.requests
+    assert df is not None and df.height == 5  # the warm-up record is dropped
+    # first request at 1759813207000000000 ns = 2025-10-07 05:00:07 UTC
+    assert run.started_at_utc == datetime(2025, 10, 7, 5, 0, 7, tzinfo=UTC)
+    assert run.window_end_s == pytest.approx(2.0)  # the cancelled request ends at +2 s
+    assert df["incomplete"].to_list() == [False, False, False, False, True]
+    # request 2: ICL [250, 250] ms -> max gap 0.25 s; TPOT from inter_token_latency 250 ms
+    assert df["max_itl_s"][1] == pytest.approx(0.25) and df["tpot_s"][1] == pytest.approx(0.25)
+    m = run_metrics(run, Slo(ttft_ms=300, tpot_ms=200, max_itl_ms=200))
+    # req-1 passes (TTFT 200 ms, gaps 100 ms, 4 tokens); req-2 fails TTFT 400 ms;
+    # req-3 passes (one token); req-4 errored (500); req-5 cancelled (499) -> incomplete
+    assert (m["offered"], m["completed"], m["failed"], m["incomplete"], m["passed"]) == (
+        5, 3, 1, 1, 2)
+    # 5 tokens / 2 s = 2.5 tokens/s; raw (4 + 3 + 1) / 2 s = 4.0 tokens/s
+    assert m["token_goodput_per_s"] == pytest.approx(2.5)
+    assert m["output_tokens_per_s"] == pytest.approx(4.0)
+
+
+def test_records_and_summary_combine_and_agree() -> None:
+    loaded = load_runs([RUN_DIR])
+    (run,) = loaded.runs
+    assert run.concurrency == 2 and not run.aggregate_only
+    m = run_metrics(run, Slo(ttft_ms=300))
+    r = run.reported
+    # counts: AIPerf counts the cancelled request as an error (2), we count it incomplete
+    # (cancelled at the benchmark's end is not a failure of the server): 1 failed + 1 incomplete
+    assert m["completed"] == r["completed"] == 3
+    assert m["failed"] + m["incomplete"] == r["failed"] == 2
+    # TTFT 200, 400, 250 ms: p50 250 ms, p99 250 + 0.98 * 150 = 397 ms, as the summary says
+    assert m["ttft_p50_s"] == pytest.approx(r["ttft_p50_s"])
+    assert m["ttft_p99_s"] == pytest.approx(r["ttft_p99_s"])
+    assert m["output_tokens_per_s"] == pytest.approx(r["output_tokens_per_s"])
+    assert m["tpot_p50_s"] == pytest.approx(r["tpot_p50_s"])  # (100 + 250) / 2 = 175 ms
+
+
+def test_old_tag_names() -> None:
+    line = {"metadata": {"timestamp_ns": 1_000_000_000_000, "credit_phase": "profiling",
+                         "worker_id": "w"},
+            "metrics": {"ttft": {"value": 120.0, "unit": "ms"},
+                        "request_latency": {"value": 0.5, "unit": "sec"},
+                        "output_token_count": {"value": 5, "unit": "tokens"}},
+            "error": None}
+    (run,) = aiperf.parse(json.dumps(line).encode() + b"\n", path="old.jsonl")
+    df = run.requests
+    assert df is not None
+    # ttft 120 ms; TPOT (0.5 - 0.12) / 4 = 0.095 s; done = start + latency
+    assert df["ttft_s"][0] == pytest.approx(0.12)
+    assert df["tpot_s"][0] == pytest.approx(0.095)
+    assert df["done_s"][0] == pytest.approx(0.5)
+    old_summary = {"records": {"ttft": {"unit": "ms", "avg": 10.0, "p50": 9.0, "p99": 20.0},
+                               "benchmark_duration": {"unit": "sec", "avg": 3.0},
+                               "request_count": {"unit": "requests", "avg": 7.0}},
+                   "input_config": {"loadgen": {"concurrency": 8}}}
+    (summary,) = aiperf.parse(json.dumps(old_summary).encode(), path="old.json")
+    assert summary.reported["ttft_p99_s"] == pytest.approx(0.020)
+    assert summary.concurrency == 8 and summary.reported["completed"] == 7
+
+
+@pytest.mark.parametrize(("data", "where"), [
+    (b'{"metadata": {"request_start_ns": 1}, "metrics": {"time_to_first_token": '
+     b'{"value": 1, "unit": "fortnights"}}}\n', "time_to_first_token"),
+    (b'{"metadata": {"benchmark_phase": "profiling"}, "metrics": {}}\n', "request_start_ns"),
+    (b'{"metadata": {"request_start_ns": 1}, "metrics": {}}\n{"metadata": 1', "line 2"),
+    (b'{"schema_version": "1.0", "request_count": {"avg": 1}}', "benchmark_duration"),
+])
+def test_bad_files(data: bytes, where: str) -> None:
+    with pytest.raises(ParseError) as err:
+        aiperf.parse(data, path="bad")
+    assert where in err.value.where
