@@ -322,6 +322,12 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
                      "integrated from power where present, else filled at the device's median "
                      "counter power")
 
+    prorated = inside.filter(((pl.col("t") < a) | (pl.col("t1") > b))
+                             & (pl.col("dt") > duration / 2))
+    if prorated.height:
+        notes.append(f"{prorated.height} reading interval(s) longer than half the window were "
+                     "pro-rated to it (constant power assumed within them)")
+
     u = window.uncertainty_s
     in_window = rows.filter(pl.col("t").is_between(a, b))
     samples_in = in_window.height

@@ -36,6 +36,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -68,6 +69,30 @@ class PowerEvidence:
 
     def joules_per_token(self, tokens: float) -> float | None:
         return self.energy.joules_per_token(tokens)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (times ISO UTC), for `evidence inspect --json` and reports."""
+        e = self.energy
+        return {
+            "average_power_w": self.average_power_w, "energy_j": self.energy_j,
+            "boundary": self.boundary, "method": self.method, "grade": self.grade,
+            "window_start_utc": e.window.start_utc.isoformat(),
+            "window_end_utc": e.window.end_utc.isoformat(),
+            "window_s": e.window.duration_s, "uncertainty_s": e.window.uncertainty_s,
+            "energy_range_j": list(e.energy_range_j) if e.energy_range_j else None,
+            "gpus": list(e.gpus), "idle_power_w": e.idle_power_w,
+            "samples_in_window": e.samples_in_window,
+            "samples_outside_window": e.samples_outside_window,
+            "gaps": [{"device_id": g.device_id, "start_utc": g.start_utc.isoformat(),
+                      "end_utc": g.end_utc.isoformat(), "duration_s": g.duration_s,
+                      "kind": g.kind} for g in e.gaps],
+            "resets": [{"device_id": r.device_id, "at_utc": r.at_utc.isoformat(),
+                        "before_j": r.before_j, "after_j": r.after_j} for r in e.resets],
+            "stable": e.stable, "stability_reasons": list(e.stability_reasons),
+            "notes": list(self.notes),
+            "files": [{"path": f.path, "sha256": f.sha256, "tool": f.tool, "rows": f.rows}
+                      for f in self.files],
+        }
 
 
 def _candidates(path: Path) -> list[Path]:

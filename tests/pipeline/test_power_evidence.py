@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +33,12 @@ def test_file_with_window() -> None:
     assert evidence.energy.energy_range_j == (pytest.approx(5600.0), pytest.approx(5600.0))
     # 700 W at 350 tokens/s would be 2 J/token: 5600 J / 2800 tokens
     assert evidence.joules_per_token(2800) == pytest.approx(2.0)
+    summary = json.loads(json.dumps(evidence.as_dict(), sort_keys=True))
+    # GPU "0" lacks 11:00:05..07 local: the 4 s interval 04 -> 08 is a gap (> 3 x 1 s)
+    assert summary["gaps"] == [{"device_id": "0", "start_utc": "2026-11-20T10:00:04+00:00",
+                                "end_utc": "2026-11-20T10:00:08+00:00", "duration_s": 4.0,
+                                "kind": "gap"}]
+    assert summary["window_s"] == 8.0
 
 
 def test_folder_skips_other_files(tmp_path: Path) -> None:

@@ -122,6 +122,7 @@ def test_codecarbon_old_header_with_gpu() -> None:
                            origin="cc.csv")
     # gpu_board by default; 7200 J / 20 s = 360 W average over the run, 10 s of it = 3600 J
     assert (result.boundary, result.energy_j) == ("gpu_board", pytest.approx(3600.0))
+    assert any("pro-rated" in note for note in result.notes)
 
 
 def test_codecarbon_needs_tz() -> None:
