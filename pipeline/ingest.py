@@ -135,6 +135,8 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         _record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
     except ValidationFailed as error:  # store.load has recorded it in `loads`
         result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
+    except store.LoadFailed as error:  # recorded by store.load too
+        result.error = str(error)
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
         result.error = f"{type(error).__name__}: {error}"

@@ -84,6 +84,10 @@ def save_snapshot(con: duckdb.DuckDBPyConnection, content: bytes, *, source: str
     return digest
 
 
+class LoadFailed(Exception):
+    """The database refused a load; it was rolled back and recorded in `loads`."""
+
+
 @dataclass(frozen=True)
 class Batch:
     """One parsed frame bound for one table, with the snapshot it came from."""
@@ -156,13 +160,14 @@ def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
             "UPDATE loads SET status = 'ok', finished_at_utc = ?, row_count = ? "
             "WHERE load_id = ?", [_now(), rows, load_id])
         con.execute("COMMIT")
-    except Exception as error:
+    except duckdb.Error as error:
         con.execute("ROLLBACK")
         con.execute(
             "INSERT INTO loads VALUES (?, ?, ?, ?, ?, 'failed', 0, ?, ?, ?, NULL)",
             [load_id, source, vintage, started, _now(), snapshots, ",".join(tables), str(error)],
         )
-        raise
+        raise LoadFailed(f"{source} {vintage}: the database refused the load: {error}"
+                         ) from error
     return LoadResult(load_id, "loaded", rows)
 
 

@@ -57,7 +57,7 @@ def test_failed_insert_rolls_back_the_whole_load(db: Path) -> None:
     # A batch bound for a table that does not exist: its DELETE fails after the first
     # batch's DELETE ran, and the rollback must restore the first load's rows.
     broken = Table("core__missing", "no such table", FX_RATES.columns, FX_RATES.key)
-    with pytest.raises(Exception, match="core__missing"):
+    with pytest.raises(store.LoadFailed, match="core__missing"):
         store.load(con, "ecb", "2025-05", [store.Batch(FX_RATES, fx(1.14), sha, "a"),
                                            store.Batch(broken, fx(1.14), sha, "a")])
     assert rows(con) == [(date(2025, 5, 2), 1.13, "ecb")]
