@@ -9,6 +9,7 @@ without them.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from reports.frames import HEADERS, RANGE_METRICS, ranges, tornado_frame, value
@@ -35,13 +36,19 @@ def unavailable() -> str | None:
     return None
 
 
-def _svg(chart: Any) -> str:
+def _svg(chart: Any, prefix: str) -> str:
+    """Draw a chart. vl-convert numbers clip paths with a counter that runs across calls
+    (`clip1`, `clip2`, ...), so the ids are renumbered per chart under `prefix`: the SVG is
+    the same whatever was drawn before it, and ids stay unique within a page."""
     import vl_convert as vlc
 
     spec = chart.configure(font=FONT, background="white").configure_view(
         stroke="#cccccc").to_dict()
     svg: str = vlc.vegalite_to_svg(spec)
-    return svg
+    found = list(dict.fromkeys(re.findall(r'id="(clip\d+)"', svg)))
+    renames = {old: f"{prefix}-clip{i}" for i, old in enumerate(found, start=1)}
+    return re.sub(r'(id="|url\(#)(clip\d+)(?=[")])',
+                  lambda m: m.group(1) + renames.get(m.group(2), m.group(2)), svg)
 
 
 def _axis_title(column: str) -> str:
@@ -135,46 +142,63 @@ def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
             align=align, dx=dx, dy=dy, fontSize=10, color="#333333").encode(
             x=xs, y=ys, text="id:N"))
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
-    return _svg(chart)
+    return _svg(chart, f"pareto-{y}")
+
+
+def tornado_rows(result: dict[str, Any], metric: str, top: int = 12) -> list[dict[str, Any]]:
+    """The tornado bars of one metric: each (candidate, input) with the metric's change, in
+    % of the candidate's point figure, at the input's low and at its high value; the widest
+    relative swings first (so candidates of different magnitudes share one axis)."""
+    by_id = {c["id"]: c for c in result["candidates"]}
+    frame = tornado_frame(result)
+    rows = []
+    for r in frame.filter(frame["metric"] == metric).to_dicts():
+        point = value(by_id.get(r["candidate"], {}), metric)
+        if not point or r["metric_at_low"] is None or r["metric_at_high"] is None:
+            continue
+        low = (r["metric_at_low"] - point) / point * 100
+        high = (r["metric_at_high"] - point) / point * 100
+        if low == high:
+            continue
+        rows.append({"candidate": r["candidate"], "input": r["input"], "low": r["low"],
+                     "high": r["high"], "pct_at_low": low, "pct_at_high": high,
+                     "swing_pct": abs(high - low)})
+    rows.sort(key=lambda r: (-r["swing_pct"], r["candidate"], r["input"]))
+    return rows[:top]
 
 
 def tornado_svgs(result: dict[str, Any], top: int = 12) -> list[tuple[str, str]]:
-    """(metric, SVG) per metric in the tornado data: for each candidate's inputs, the metric
-    with the input at its low and at its high value, around the point figure; the widest
-    swings first."""
+    """(metric, SVG) per metric in the tornado data: bars from the point figure (0 %) to
+    the metric with one input at its low (blue) and at its high (orange) value."""
     import altair as alt
 
     frame = tornado_frame(result)
-    if frame.is_empty():
-        return []
-    by_id = {c["id"]: c for c in result["candidates"]}
     out = []
-    metrics = list(dict.fromkeys(frame["metric"].to_list()))
-    for metric in metrics:
-        rows = (frame.filter((frame["metric"] == metric) & (frame["swing"] > 0))
-                .sort(["swing", "candidate", "input"], descending=[True, False, False])
-                .head(top).to_dicts())
+    for metric in dict.fromkeys(frame["metric"].to_list()):
+        rows = tornado_rows(result, metric, top)
         if not rows:
             continue
         bars = []
         for rank, r in enumerate(rows):
-            point = value(by_id.get(r["candidate"], {}), metric)
-            if point is None:
-                point = (r["metric_at_low"] + r["metric_at_high"]) / 2
             name = f"{r['candidate']} · {r['input']} ({r['low']:.4g} to {r['high']:.4g})"
-            for side, end in (("input at low", r["metric_at_low"]),
-                              ("input at high", r["metric_at_high"])):
-                bars.append({"bar": name, "rank": rank, "side": side, "from": point,
+            for side, end in (("input at low", r["pct_at_low"]),
+                              ("input at high", r["pct_at_high"])):
+                bars.append({"bar": name, "rank": rank, "side": side, "from": 0.0,
                              "to": end})
-        chart = alt.Chart(alt.Data(values=bars)).mark_bar(height=14).encode(
-            y=alt.Y("bar:N", title=None, sort=alt.SortField("rank"),
-                    axis=alt.Axis(labelLimit=420)),
-            x=alt.X("from:Q", title=_axis_title(metric), scale=alt.Scale(zero=False)),
-            x2="to:Q",
-            color=alt.Color("side:N", title=None, scale=alt.Scale(
-                domain=["input at low", "input at high"], range=["#4a90c2", "#e08a3c"])),
+        chart = alt.layer(
+            alt.Chart(alt.Data(values=bars)).mark_bar(height=14).encode(
+                y=alt.Y("bar:N", title=None, sort=alt.SortField("rank"),
+                        axis=alt.Axis(labelLimit=420)),
+                x=alt.X("from:Q", title=f"Change of {_axis_title(metric)} from the point "
+                                        "figure (%)"),
+                x2="to:Q",
+                color=alt.Color("side:N", title=None, scale=alt.Scale(
+                    domain=["input at low", "input at high"],
+                    range=["#4a90c2", "#e08a3c"]))),
+            alt.Chart(alt.Data(values=[{"x": 0.0}])).mark_rule(color="#333333").encode(
+                x="x:Q"),
         ).properties(width=WIDTH - 140, height=max(60, 22 * len(rows)))
-        out.append((metric, _svg(chart)))
+        out.append((metric, _svg(chart, f"tornado-{metric}")))
     return out
 
 
@@ -204,9 +228,12 @@ def break_even_svg(result: dict[str, Any]) -> str | None:
     flats = list({f["series"]: f for f in flats}.values())
     x = alt.X("tokens_per_day:Q", title="Volume (tokens/day)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format="~s"))
-    y = alt.Y("cpm:Q", title=_axis_title("cpm_eur_per_mtok"))
+    # Show the region where the decision is made: up to 4 x the dearest compared CPM.
+    top = 4 * max([f["cpm"] for f in flats] or [max(p["cpm"] for p in lines)])
+    y = alt.Y("cpm:Q", title=_axis_title("cpm_eur_per_mtok"),
+              scale=alt.Scale(domain=[0, top]))
     layers: list[Any] = [
-        alt.Chart(alt.Data(values=lines)).mark_line(strokeWidth=2).encode(
+        alt.Chart(alt.Data(values=lines)).mark_line(strokeWidth=2, clip=True).encode(
             x=x, y=y, color=alt.Color("series:N", title="Candidate")),
     ]
     if flats:
@@ -215,10 +242,7 @@ def break_even_svg(result: dict[str, Any]) -> str | None:
     if crossings:
         layers.append(alt.Chart(alt.Data(values=crossings)).mark_rule(
             color="#555555", strokeDash=[2, 2]).encode(x="tokens_per_day:Q"))
-        layers.append(alt.Chart(alt.Data(values=crossings)).mark_text(
-            align="left", dx=4, dy=-4, fontSize=10, color="#333333", y=8).encode(
-            x="tokens_per_day:Q", text="label:N"))
-    return _svg(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT))
+    return _svg(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT), "break-even")
 
 
 PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),

@@ -246,9 +246,10 @@ def _tornado(result: dict[str, Any]) -> list[str]:
     for i, (metric, svg) in enumerate(svgs):
         figure_id = "chart-tornado" if i == 0 else f"chart-tornado-{i + 1}"
         parts.append(_figure(figure_id, svg,
-                             f"{HEADERS.get(metric, metric)}: the metric with one input at its "
-                             "low and at its high value, the others at their point values; "
-                             "widest swings first.", "Tornado chart"))
+                             f"{HEADERS.get(metric, metric)}: its change, in % of each "
+                             "candidate's point figure, with one input at its low and at its "
+                             "high value, the others at their point values; widest swings "
+                             "first.", "Tornado chart"))
     parts += ["</div>", "</section>"]
     return parts
 
@@ -258,8 +259,10 @@ def _break_even(result: dict[str, Any]) -> list[str]:
     svg = None if charts.unavailable() else charts.break_even_svg(result)
     parts.append(_figure("chart-break-even", svg,
                          "CPM against daily volume (log scale): fixed on-prem costs spread "
-                         "over fewer tokens raise CPM at low volume; dashed lines mark the "
-                         "volume where the two candidates cost the same per token.",
+                         "over fewer tokens raise CPM at low volume; dotted vertical lines "
+                         "mark the volumes where an on-prem candidate costs the same per "
+                         "token as the cloud one (table below). CPM axis cut at 4 x the "
+                         "cloud CPM.",
                          "Break-even curve"))
     rows = [[b["candidate"], b["versus"], b.get("tokens_per_day")]
             for b in result.get("break_even") or []]

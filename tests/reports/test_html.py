@@ -45,6 +45,9 @@ def test_snapshot_of_the_full_result(page: str) -> None:
 
 def test_two_renders_are_identical_including_svg(page: str, full: dict[str, Any]) -> None:
     assert render_html(full) == page
+    # element ids (the charts' clip paths included) are unique within the page
+    every = re.findall(r'\bid="([^"]+)"', page)
+    assert len(every) == len(set(every))
 
 
 def test_every_section_and_chart_is_present_with_svg(page: str, full: dict[str, Any]) -> None:

@@ -81,3 +81,14 @@ def test_without_chromium_the_error_says_how_to_install(monkeypatch: pytest.Monk
     monkeypatch.setenv("SCORECARD_CHROMIUM", str(tmp_path / "no-such-chromium"))
     with pytest.raises(ChromiumMissing, match="apt-get install chromium"):
         write_pdf(tmp_path / "x.html", tmp_path / "x.pdf")
+
+
+@needs_chromium
+def test_the_console_check_sees_a_console_error(tmp_path: Path) -> None:
+    """The DOM test's console check can fail: a page that logs an error is caught."""
+    page = tmp_path / "error.html"
+    page.write_text('<html><body><script>console.error("boom")</script></body></html>',
+                    encoding="utf-8")
+    done = run_chromium(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000",
+                         "--dump-dom", page.as_uri()])
+    assert any("CONSOLE" in line and "boom" in line for line in done.stderr.splitlines())
