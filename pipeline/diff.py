@@ -80,19 +80,45 @@ def _with_rates_of(offers: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
         "_observed").select(offers.columns).sort(OFFER_KEY)
 
 
+def _profile_columns(frame: pl.DataFrame | None, group: str) -> list[str]:
+    """The columns of the workload-weighted profile frame that belong to a group."""
+    if frame is None:
+        return []
+    prefix = ("wholesale", "price") if group == ELECTRICITY else ("grid",)
+    return [c for c in frame.columns if c.startswith(prefix)]
+
+
+def _compose_profile(a: pl.DataFrame | None, b: pl.DataFrame | None, electricity: bool,
+                     grid: bool) -> pl.DataFrame | None:
+    """Per zone, the profile-weighted price of one vintage beside the intensity of the
+    other (the frame holds both, one column set per group)."""
+    if electricity == grid or a is None or b is None:
+        # Both groups from one vintage, or only one vintage has sub-daily data: the whole
+        # frame follows the electricity group.
+        return b if electricity else a
+    price_from, grid_from = (b, a) if electricity else (a, b)
+    prices = price_from.select("zone", *_profile_columns(price_from, ELECTRICITY))
+    grids = grid_from.select("zone", *_profile_columns(grid_from, GRID))
+    return prices.join(grids, on="zone", how="full", coalesce=True).sort("zone").select(
+        [c for c in a.columns if c in prices.columns or c in grids.columns])
+
+
 def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
     """The market of A with the groups in `taken` swapped for B's."""
     gpu, fx = GPU_PRICE in taken, FX in taken
     base, other = (b.offers, a.offers) if gpu else (a.offers, b.offers)
     offers = base if gpu == fx else _with_rates_of(base, other)
     rest = b if METHOD in taken else a
-    return dataclasses.replace(
-        rest,
-        vintage=b.vintage if taken else a.vintage,
-        offers=offers,
-        prices=b.prices if ELECTRICITY in taken else a.prices,
-        intensities=b.intensities if GRID in taken else a.intensities,
-    )
+    electricity, grid = ELECTRICITY in taken, GRID in taken
+    changes: dict[str, Any] = {
+        "vintage": b.vintage if taken else a.vintage,
+        "offers": offers,
+        "prices": b.prices if electricity else a.prices,
+        "intensities": b.intensities if grid else a.intensities,
+    }
+    if hasattr(a, "profile"):
+        changes["profile"] = _compose_profile(a.profile, b.profile, electricity, grid)
+    return dataclasses.replace(rest, **changes)
 
 
 def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
@@ -108,13 +134,20 @@ def changed_groups(a: Market, b: Market) -> list[str]:
         out.append(GPU_PRICE)
     if not _same(a.offers, b.offers, [*OFFER_KEY, "fx_units_per_eur"]):
         out.append(FX)
-    if not _same(a.prices, b.prices, ["zone", "month", "price_eur_per_mwh"]):
-        out.append(ELECTRICITY)
-    if not _same(a.intensities, b.intensities, ["zone", "year", "intensity_gco2e_per_kwh",
-                                                "emission_factor_basis"]):
-        out.append(GRID)
+    pa, pb = getattr(a, "profile", None), getattr(b, "profile", None)
+    for group, frames, columns in (
+            (ELECTRICITY, (a.prices, b.prices), ["zone", "month", "price_eur_per_mwh"]),
+            (GRID, (a.intensities, b.intensities),
+             ["zone", "year", "intensity_gco2e_per_kwh", "emission_factor_basis"])):
+        same = _same(*frames, columns)
+        if (pa is None) != (pb is None):
+            same = False
+        elif pa is not None and pb is not None:
+            same = same and _same(pa, pb, ["zone", *_profile_columns(pa, group)])
+        if not same:
+            out.append(group)
     for f in dataclasses.fields(Market):
-        if f.name in ("vintage", "offers", "prices", "intensities"):
+        if f.name in ("vintage", "offers", "prices", "intensities", "profile"):
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)
@@ -178,7 +211,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         if not _has_data(con, v):
             raise DiffError(f"no market data loaded for a vintage up to {v}; run "
                             f"`scorecard ingest --vintage {v}` first")
-    market_a, market_b = Market.read(con, vintage_a), Market.read(con, vintage_b)
+    workload = getattr(proposal, "workload", None)
+    market_a = Market.read(con, vintage_a, workload)
+    market_b = Market.read(con, vintage_b, workload)
     groups = changed_groups(market_a, market_b)
     cache: dict[frozenset[str], dict[str, dict[str, Any]]] = {}
 

@@ -42,7 +42,7 @@ def diff(
     from pipeline import store
     from pipeline.diff import DiffError
     from pipeline.diff import diff as make_diff
-    from pipeline.run import _proposal_text, code_version, dumps
+    from pipeline.run import UserError, _proposal_text, code_version, dumps
 
     for v in (vintage_a, vintage_b):
         if not _VINTAGE.match(v):
@@ -51,9 +51,9 @@ def diff(
     try:
         text, name = _proposal_text(proposal)
         parsed = proposal_file.parse(text, name)
-    except proposal_file.ProposalError as err:
+    except (proposal_file.ProposalError, UserError) as err:
         typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(getattr(err, "code", 1)) from None
     con = store.connect(store.db_path(db))
     try:
         document = make_diff(con, vintage_a, vintage_b, parsed, name,

@@ -229,3 +229,24 @@ def test_cli_json_terminal_html_and_errors(two_vintages: duckdb.DuckDBPyConnecti
     empty = tmp_path / "empty.duckdb"
     result = runner.invoke(app, ["2020-01", "2020-02", str(PROPOSAL), "--db", str(empty)])
     assert result.exit_code == 2 and "no market data" in result.output
+
+
+def test_workload_profile_prices_and_intensities_swap_separately() -> None:
+    """The profile-weighted frame holds a price and an intensity per zone: swapping the
+    electricity group takes B's price and keeps A's intensity."""
+    import polars as pl
+
+    from pipeline.diff import GRID, _compose_profile
+
+    a = pl.DataFrame({"zone": ["FR"], "wholesale_eur_per_kwh_profile": [0.05],
+                      "grid_gco2e_per_kwh_profile": [30.0], "price_intervals": [96],
+                      "grid_intervals": [96]})
+    b = pl.DataFrame({"zone": ["FR"], "wholesale_eur_per_kwh_profile": [0.08],
+                      "grid_gco2e_per_kwh_profile": [40.0], "price_intervals": [100],
+                      "grid_intervals": [90]})
+    mixed = _compose_profile(a, b, electricity=True, grid=False)
+    assert mixed is not None and mixed.columns == a.columns
+    assert mixed.row(0) == ("FR", 0.08, 30.0, 100, 96)
+    assert _compose_profile(a, b, electricity=False, grid=False) is a
+    assert _compose_profile(a, b, electricity=True, grid=True) is b
+    assert GRID in CAUSES
