@@ -247,6 +247,32 @@ def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: Ener
     return per_device, inside
 
 
+def _near_window(rows: pl.DataFrame, chosen: pl.DataFrame, lo: float, hi: float
+                 ) -> pl.DataFrame:
+    """The rows (sorted by time) the window's energy depends on: every chosen stream's
+    readings in [lo, hi] plus at least its last reading before and first after, found by
+    binary search with a widening margin instead of a pass over a 10-million-row log."""
+    t = rows["t"]
+    margin = max(60.0, 0.05 * (hi - lo))
+    need = chosen.select("device_id", "series_id", "first", "last")
+    while True:
+        i = int(t.search_sorted(lo - margin, "left"))
+        j = int(t.search_sorted(hi + margin, "right"))
+        near = rows.slice(i, j - i)
+        if i == 0 and j == rows.height:
+            return near
+        got = near.group_by("device_id", "series_id").agg(
+            lo_t=pl.col("t").min(), hi_t=pl.col("t").max())
+        check = need.join(got, on=["device_id", "series_id"], how="left")
+        complete = check.select(
+            (((pl.col("lo_t") <= lo) | (pl.col("lo_t") == pl.col("first")))
+             & ((pl.col("hi_t") >= hi) | (pl.col("hi_t") == pl.col("last")))).fill_null(False)
+            .all()).item()
+        if complete:
+            return near
+        margin *= 4
+
+
 def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin: str,
                   boundary: str | None = None, params: EnergyParams | None = None,
                   method: str | None = None) -> EnergyResult:
@@ -271,10 +297,18 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
                            for r in skipped.iter_rows(named=True))
         notes.append(f"{frame.height - usable.height} sample(s) without power or energy "
                      f"skipped ({listed})")
+    if not usable["t"].is_sorted():
+        usable = usable.sort("t", maintain_order=True)
     a = _epoch(window.start_utc) if window else None
     b = _epoch(window.end_utc) if window else None
     chosen, series_notes, some_dropped = _choose_series(usable, a, b)
     notes += series_notes
+    if window is None:
+        a, b = float(chosen["first"].max()), float(chosen["last"].min())  # type: ignore[arg-type]
+        if not b > a:
+            raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
+        window = Window(_utc(a), _utc(b))
+    assert a is not None and b is not None
     if method not in (None, "counter", "trapezoid"):
         raise ValueError(f"method must be 'counter' or 'trapezoid', not {method!r}")
     if method is not None:
@@ -291,16 +325,11 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         few = chosen.filter((pl.col("n_counter") < 2) & (pl.col("n_power") < 2))
         raise EnergyError(f"{origin}: device {few['device_id'][0]} has fewer than 2 power or "
                           "energy readings")
-    rows = (usable if not some_dropped else usable.join(chosen.select("device_id", "series_id"),
-                             on=["device_id", "series_id"]))
-    iv = _intervals(rows, method, params)
-    if window is None:
-        spans = iv.group_by("device_id").agg(first=pl.col("t").min(), last=pl.col("t1").max())
-        a, b = float(spans["first"].max()), float(spans["last"].min())  # type: ignore[arg-type]
-        if not b > a:
-            raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
-        window = Window(_utc(a), _utc(b))
-    assert a is not None and b is not None
+    rows = (usable if not some_dropped else usable.join(
+        chosen.select("device_id", "series_id"), on=["device_id", "series_id"],
+        maintain_order="left"))
+    u = window.uncertainty_s
+    iv = _intervals(_near_window(rows, chosen, a - u, b + u), method, params)
     per_device, inside = _energy_over(iv, method, a, b, params, origin)
     energy = float(per_device["energy_j"].sum())
     duration = b - a
@@ -328,7 +357,6 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         notes.append(f"{prorated.height} reading interval(s) longer than half the window were "
                      "pro-rated to it (constant power assumed within them)")
 
-    u = window.uncertainty_s
     in_window = rows.filter(pl.col("t").is_between(a, b))
     samples_in = in_window.height
     samples_out = rows.height - samples_in

@@ -40,6 +40,8 @@ def require_tz(tz: str | None, *, source: str, path: str, where: str) -> str:
 def local_to_utc(naive: pl.Expr, tz: str) -> pl.Expr:
     """Naive local datetimes -> UTC. Times that do not exist or are ambiguous (DST changes)
     become null and are reported by the caller, never shifted silently."""
+    if tz in ("UTC", "Etc/UTC"):  # no DST: skip the per-value zone lookups
+        return naive.dt.cast_time_unit("us").dt.replace_time_zone("UTC")
     return (naive.dt.replace_time_zone(tz, ambiguous="null", non_existent="null")
             .dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
 

@@ -48,13 +48,14 @@ def _check_order(frame: pl.DataFrame, tool: str, path: str) -> None:
     keys = ["device_id"] + [k for k in ("series_id", "measurement_boundary")
                             if frame[k].n_unique() > 1]
     previous = pl.col("sample_utc").shift(1).over(keys)
-    for wrong, what in ((pl.col("sample_utc") < previous, "timestamps out of order"),
-                        (pl.col("sample_utc") == previous, "duplicated sample")):
-        found = frame.with_row_index("row", offset=1).filter(wrong)
-        if found.height:
-            row = found.row(0, named=True)
-            raise ParseError(tool, path, f"sample {row['row']}", f"{what} for device "
-                             f"{row['device_id']} at {row['sample_utc']}")
+    found = frame.with_row_index("row", offset=1).with_columns(previous=previous).filter(
+        pl.col("sample_utc") <= pl.col("previous")).head(1)
+    if found.height:
+        row = found.row(0, named=True)
+        what = ("duplicated sample" if row["sample_utc"] == row["previous"]
+                else "timestamps out of order")
+        raise ParseError(tool, path, f"sample {row['row']}", f"{what} for device "
+                         f"{row['device_id']} at {row['sample_utc']}")
 
 
 def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | None = None
