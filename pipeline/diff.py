@@ -48,6 +48,7 @@ OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
 _EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "power_w", "energy_boundary")
 _OTHER_INPUTS = ("pue", "cost_eur_per_hour", "cost_grade")
 _TOLERANCE = 1e-12
+POINT_DRAWS = 100
 
 
 class DiffError(ValueError):
@@ -219,7 +220,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
 
     def evaluate(taken: frozenset[str]) -> dict[str, dict[str, Any]]:
         if taken not in cache:
-            card = compute(proposal, path, compose(market_a, market_b, taken))
+            # point figures only: the fewest Monte Carlo draws the engine accepts
+            card = compute(proposal, path, compose(market_a, market_b, taken),
+                           draws=POINT_DRAWS)
             result = to_contract(card, generated_at, code_version)
             cache[taken] = {c["id"]: c for c in result["candidates"]}
         return cache[taken]

@@ -21,11 +21,13 @@ _SHORT = {"cpm_eur_per_mtok": "CPM (EUR/Mtok)", "electricity_eur_per_mtok": "Ele
 def _fmt(value: Any, signed: bool = False) -> str:
     if value is None:
         return "n/a"
+    if value == 0:
+        return "0"
     return f"{value:+.4g}" if signed else f"{value:.4g}"
 
 
 def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{value:+.1%}"
+    return "n/a" if value is None else "0 %" if value == 0 else f"{value:+.1%}"
 
 
 def main_causes(change: dict[str, Any]) -> str:
@@ -101,7 +103,9 @@ def diff_section(diff: dict[str, Any]) -> str:
                      _pct(ch["relative"]),
                      *[_fmt(ch["by_cause"][k], True) if ch["by_cause"][k] else
                        ("n/a" if ch["by_cause"][k] is None else "0") for k in causes]]
-            out.append(f"<tr><td>{_e(c['id'])}</td><td>{_e(HEADERS.get(metric, metric))}</td>"
+            moved = ' class="moved"' if ch["change"] else ""
+            out.append(f"<tr{moved}><td>{_e(c['id'])}</td>"
+                       f"<td>{_e(HEADERS.get(metric, metric))}</td>"
                        + "".join(f'<td class="num">{_e(x)}</td>' for x in cells) + "</tr>")
     out.append("</tbody></table>")
     events = []

@@ -44,8 +44,8 @@ table.plain th, table.plain td { border: 1px solid #d0d0d0; padding: .25rem .5re
   vertical-align: top; text-align: left; }
 table.plain th { background: #f3f3f3; } table.plain td.num { text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.stale td { background: #fdecea; } td.hash { font-family: monospace; font-size: .8rem;
-  word-break: break-all; }
+tr.stale td { background: #fdecea; } tr.moved td { font-weight: 600; }
+td.hash { font-family: monospace; font-size: .8rem; word-break: break-all; }
 figure { margin: 1rem 0; display: inline-block; vertical-align: top; }
 figcaption { font-size: .9rem; color: #444; max-width: 600px; }
 p.absent { color: #8a5a00; font-style: italic; }
@@ -78,7 +78,10 @@ def _num(value: Any, digits: int = 4) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:,.0f}"
+        # thousands separators, no exponents for large figures; 4 significant digits below
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.{digits}g}"
     return _e(value)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from reports.freshness import freshness
 from reports.scorecard_table import METRIC_LABELS
 
 _SHOWN = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
@@ -34,3 +35,8 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
             console.print(f"[dim]{c['id']} excluded: {c['exclusion_reason']}[/]")
     if result["example_data"]:
         console.print("[yellow]EXAMPLE DATA: declared figures from the bundled example.[/]")
+    stale = [f for f in freshness(result) if f.stale]
+    if stale:
+        console.print(f"[yellow]{len(stale)} source figure(s) stale at vintage "
+                      f"{result['vintage']}: {', '.join(f.subject for f in stale)} "
+                      "(see the report's data freshness table)[/]")

@@ -39,3 +39,16 @@ def test_a_figure_newer_than_the_vintage_has_age_zero_and_bad_dates_are_unknown(
     assert (newer.age_days, newer.stale) == (0, False)
     assert unknown.as_of is None and unknown.stale is None
     assert as_of({"kind": "gpu_offer", "subject": "x@y", "date": "2026-01-02"}) == date(2026, 1, 2)
+
+
+def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
+    from rich.console import Console
+
+    from reports.summary import print_summary
+
+    console = Console(width=200, record=True)
+    print_summary(full, console)
+    text = console.export_text()
+    # the fixture's 6 stale figures: 4 December 2025 prices (304 days) and 2 GPU offers
+    assert "6 source figure(s) stale at vintage 2026-10" in text
+    assert "FR 2025-12" in text and "EXAMPLE DATA" in text
