@@ -58,12 +58,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         raise ParseError(TOOL, path, "line 1", "no header line naming the queried fields "
                          "(logged with --format=csv,noheader?); add the header of the query")
     zone = require_tz(tz, source=TOOL, path=path, where="timestamp column")
-    try:  # nvidia-smi never quotes fields
-        raw = pl.read_csv(data[offset:] if offset else data, has_header=False,
-                          infer_schema=False, truncate_ragged_lines=True, quote_char=None)
-    except pl.exceptions.PolarsError as err:
-        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
-    cols = _columns(raw.row(0), path)
+    cols = _columns(tuple(first.rstrip("\r").split(",")), path)
     if "timestamp" not in cols or ("index" not in cols and "uuid" not in cols):
         raise ParseError(TOOL, path, "header", "query must include timestamp and index or uuid")
     power_name = next((name for name in _POWER_FIELDS if name in cols), None)
@@ -73,52 +68,59 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     if unit not in (None, "W"):
         raise ParseError(TOOL, path, f"header {power_name}",
                          f"power unit is {unit!r}; only W is accepted")
+    wanted = sorted(cols[name][0] for name in ("timestamp", "index", "uuid", power_name)
+                    if name in cols)
+    try:  # nvidia-smi never quotes fields; only the columns used are read
+        raw = pl.read_csv(data[offset:] if offset else data, has_header=False,
+                          infer_schema=False, truncate_ragged_lines=True, quote_char=None,
+                          columns=wanted)
+    except pl.exceptions.PolarsError as err:
+        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
 
     def col(name: str) -> pl.Expr:
         return pl.col(f"column_{cols[name][0]}").str.strip_chars()
 
     line_shift = head[:skipped].count("\n") + 1
+    last_line = line_shift + raw.height - 1
     truncated_tail = not data.endswith(b"\n")
-    frame = (
-        raw.with_row_index("line", offset=line_shift)
-        .filter(pl.col("line") > line_shift)
-        .with_columns(stamp_text=pl.col(f"column_{cols['timestamp'][0]}"))  # first: no blanks
-        .filter(pl.col("stamp_text").is_not_null()  # blank line
-                & (pl.col("stamp_text") != "timestamp"))  # repeated header
-        .with_columns(
-            cut=(pl.col("line") == pl.col("line").max()) & truncated_tail,
-            naive=pl.col("stamp_text").str.strptime(pl.Datetime("us"),
-                                                    "%Y/%m/%d %H:%M:%S%.f", strict=False),
-            # " 412.34 W" -> "412.34" in one pass (the unit was checked in the header)
-            power_text=pl.col(f"column_{cols[power_name][0]}").str.strip_chars(" W"),
-            index_text=pl.col(f"column_{cols['index'][0]}").str.strip_chars(" ")
-            if "index" in cols else pl.lit(None, pl.String),
-        )
-        .with_columns(
-            index=pl.col("index_text").cast(pl.Int64, strict=False),
-            power=pl.col("power_text").cast(pl.Float64, strict=False),
-        )
-        .with_columns(
-            na=pl.col("power").is_null() & (pl.col("power_text").is_in(list(NOT_AVAILABLE))
-                                            | pl.col("power_text").is_null()),
-            device=col("uuid") if "uuid" in cols
-            else pl.when(pl.col("index").is_not_null()).then(pl.col("index_text")),
-        )
-        .filter(pl.col("naive").is_not_null() | ~pl.col("cut"))  # a cut timestamp: dropped
+    # Rows are flagged, not filtered, until the end: each filter would copy every column of
+    # a 10-million-row frame.
+    stamp = pl.col(f"column_{cols['timestamp'][0]}")  # first column: never padded
+    frame = raw.with_row_index("line", offset=line_shift).with_columns(
+        cut=(pl.col("line") == last_line) & truncated_tail,
+        naive=stamp.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False),
+        # " 412.34 W" -> "412.34" in one pass (the unit was checked in the header)
+        power_text=pl.col(f"column_{cols[power_name][0]}").str.strip_chars(" W"),
+        index_text=pl.col(f"column_{cols['index'][0]}").str.strip_chars(" ")
+        if "index" in cols else pl.lit(None, pl.String),
+    )
+    del raw
+    frame = frame.with_columns(
+        index=pl.col("index_text").cast(pl.Int64, strict=False),
+        power=pl.col("power_text").cast(pl.Float64, strict=False),
+        keep=(pl.col("line") > line_shift) & stamp.is_not_null()  # header, blank lines
+        & (stamp != "timestamp")  # repeated header
+        & (pl.col("naive").is_not_null() | ~pl.col("cut")),  # a cut timestamp: dropped
+    ).with_columns(
+        na=pl.col("power").is_null() & (pl.col("power_text").is_in(list(NOT_AVAILABLE))
+                                        | pl.col("power_text").is_null()),
+        device=col("uuid") if "uuid" in cols
+        else pl.when(pl.col("index").is_not_null()).then(pl.col("index_text")),
     )
     problem = (pl.when(pl.col("naive").is_null()).then(pl.lit("timestamp: bad timestamp"))
                .when(pl.col("power").is_null() & ~pl.col("na") & ~pl.col("cut"))
                .then(pl.lit(f"{power_name}: not a power in W"))
                .when(pl.col("device").is_null() & ~pl.col("cut"))
                .then(pl.lit("index: no GPU index or uuid")))
-    bad = frame.filter(problem.is_not_null()).head(1).with_columns(problem=problem)
+    bad = frame.filter(pl.col("keep") & problem.is_not_null()).head(1).with_columns(
+        problem=problem, stamp_text=stamp)
     if bad.height:
         row = bad.row(0, named=True)
         field, what = row["problem"].split(": ", 1)
         raise ParseError(TOOL, path, f"line {row['line']} {field}",
                          f"{what} (timestamp {row['stamp_text']!r}, "
                          f"power {row['power_text']!r})")
-    out = frame.filter(pl.col("device").is_not_null()).select(
+    out = frame.select(
         local_to_utc(pl.col("naive"), zone).alias("sample_utc"),
         pl.col("device").alias("device_id"),
         pl.col("index").alias("gpu_index"),
@@ -131,7 +133,10 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
                                   pl.when(pl.col("power").is_null()).then("power_text")]))
         .alias("note"),
         pl.col("line"),
+        pl.col("keep") & pl.col("device").is_not_null(),
     )
+    del frame
+    out = out.filter("keep")
     missing_time = out.filter(pl.col("sample_utc").is_null())
     if missing_time.height:
         raise ParseError(TOOL, path, f"line {missing_time['line'][0]}",

@@ -221,3 +221,26 @@ def test_energy_is_additive_and_never_negative(steps: list[float], data: st.Data
     whole = window_energy(frame, Window(at(a), at(b)), origin="p").energy_j
     assert left >= 0 and right >= 0
     assert left + right == pytest.approx(whole, rel=1e-9, abs=1e-6)
+
+
+def test_long_log_small_window() -> None:
+    # 2 h at 1 Hz: 200 W until t=3600 s, then 300 W; a 10 s window at [3600, 3610]
+    times = list(range(7201))
+    watts = [200.0 if t <= 3600 else 300.0 for t in times]
+    frame = samples(times, "g", power=watts)
+    result = window_energy(frame, Window(at(3600), at(3610)), origin="long")
+    # first second ramps 200 -> 300 W: 250 J, then 9 s x 300 W = 2700 J: 2950 J
+    assert result.energy_j == pytest.approx(2950.0)
+    # 11 samples inside (t = 3600..3610), 7201 - 11 outside
+    assert (result.samples_in_window, result.samples_outside_window) == (11, 7190)
+    # idle: samples more than 0 s outside: 3600 at 200 W and 3590 at 300 W
+    assert result.idle_power_w == pytest.approx((3600 * 200 + 3590 * 300) / 7190)
+
+
+def test_window_inside_one_long_interval() -> None:
+    # counter read only at t=0 (0 J) and t=10,000 s (1,000,000 J): 100 W on average
+    frame = samples([0, 10_000], "g", counter=[0.0, 1_000_000.0])
+    result = window_energy(frame, Window(at(5000), at(5010)), origin="zeus-like")
+    # 10 s of the interval at its average power: 1000 J (pro-rated, and noted)
+    assert result.energy_j == pytest.approx(1000.0)
+    assert any("pro-rated" in n for n in result.notes)
