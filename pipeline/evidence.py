@@ -23,6 +23,10 @@ API (what the scorecard and `scorecard evidence inspect` use):
   contract `{"runs": [...], "sweep": {...} | None}`.
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
   `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
+- `add_evidence(con, paths, *, fmt=None, tz=None) -> list[(file, LoadResult)]`: keeps each
+  file's bytes as a raw snapshot and loads its runs and requests in one transaction per file
+  (source `bench:<sha256 prefix>`, vintage `evidence`): adding the same file twice changes
+  nothing; invalid rows load nothing (ValidationFailed, recorded in `loads`).
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.
@@ -219,6 +223,30 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
         schema={c: FIELDS[c].dtype for c in BENCH_REQUESTS.columns})
     origin = ", ".join(p for p, _ in loaded.files)
     return (BENCH_RUNS.validate(runs, origin), BENCH_REQUESTS.validate(requests, origin))
+
+
+def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
+                 tz: str | None = None) -> list[tuple[str, Any]]:
+    from pipeline.store import Batch, ensure_tables, load, save_snapshot
+    from schemas.evidence import EVIDENCE_TABLES
+
+    ensure_tables(con, EVIDENCE_TABLES)
+    loaded = load_runs(paths, fmt=fmt, tz=tz)
+    runs_frame, requests_frame = bench_frames(loaded)
+    results = []
+    for name, digest in loaded.files:
+        mine = [r for r in loaded.runs if r.path == name]
+        if not mine:
+            continue  # the summary half of a paired run: loaded with its partner
+        data = Path(name).read_bytes()
+        save_snapshot(con, data, source="bench", url=Path(name).resolve().as_uri())
+        batches = [
+            Batch(BENCH_RUNS, runs_frame.filter(pl.col("bench_file") == name), digest, name),
+            Batch(BENCH_REQUESTS, requests_frame.filter(pl.col("bench_file") == name), digest,
+                  name),
+        ]
+        results.append((name, load(con, f"bench:{digest[:16]}", "evidence", batches)))
+    return results
 
 
 _REPORTED = ("completed", "failed", "duration_s", "total_output_tokens",

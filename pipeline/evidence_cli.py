@@ -82,6 +82,29 @@ def inspect_command(
     typer.echo(_table(report))
 
 
+@evidence_app.command("add")
+def add_command(
+    paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders.")],
+    db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
+                                                "./scorecard.duckdb).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Force a format.")] = None,
+    tz: Annotated[str | None, typer.Option(help="Timezone of naive timestamps.")] = None,
+) -> None:
+    """Load benchmark runs and requests into DuckDB (idempotent, by content hash)."""
+    from pipeline.evidence import add_evidence
+    from pipeline.store import connect, db_path
+    from schemas.table import ValidationFailed
+    from sources.errors import ParseError
+
+    try:
+        con = connect(db_path(db))
+        results = add_evidence(con, paths, fmt=fmt, tz=tz)
+    except (ParseError, ValidationFailed, ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    for name, result in results:
+        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+
+
 def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
     if value is None:
         return "-"

@@ -86,3 +86,37 @@ def test_help_is_fast_to_import() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_add_is_idempotent(tmp_path: Path) -> None:
+    import duckdb
+
+    db = str(tmp_path / "ev.duckdb")
+    source = FIXTURES / "vllm_detailed_small.json"
+    first = runner.invoke(app, ["evidence", "add", str(source), "--db", db])
+    # one run row + five request rows
+    assert first.exit_code == 0 and "loaded, 6 rows" in first.stdout
+    again = runner.invoke(app, ["evidence", "add", str(source), "--db", db])
+    assert again.exit_code == 0 and "unchanged, 6 rows" in again.stdout
+    con = duckdb.connect(db)
+    assert con.execute("SELECT count(*) FROM core__bench_requests").fetchall() == [(5,)]
+    (row,) = con.execute("SELECT bench_tool, concurrency, reported_completed, snapshot_sha256 "
+                         "FROM core__bench_runs").fetchall()
+    assert row[:3] == ("vllm", 2, 4)
+    (raw,) = con.execute("SELECT sha256 FROM raw_snapshots").fetchall()
+    assert raw[0] == row[3]
+
+
+def test_add_bad_file_loads_nothing(tmp_path: Path) -> None:
+    import duckdb
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"duration": 1.0, "completed": 3')  # truncated
+    db = str(tmp_path / "ev.duckdb")
+    result = runner.invoke(app, ["evidence", "add", str(bad), "--db", db])
+    assert result.exit_code == 1 and "bad.json" in result.stderr
+    con = duckdb.connect(db)
+    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables"
+                                        ).fetchall()}
+    if "core__bench_runs" in tables:
+        assert con.execute("SELECT count(*) FROM core__bench_runs").fetchall() == [(0,)]
