@@ -235,11 +235,10 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     runs_frame, requests_frame = bench_frames(loaded)
     results = []
     for name, digest in loaded.files:
-        mine = [r for r in loaded.runs if r.path == name]
-        if not mine:
-            continue  # the summary half of a paired run: loaded with its partner
-        data = Path(name).read_bytes()
-        save_snapshot(con, data, source="bench", url=Path(name).resolve().as_uri())
+        save_snapshot(con, Path(name).read_bytes(), source="bench",
+                      url=Path(name).resolve().as_uri())
+        if not any(r.path == name for r in loaded.runs):
+            continue  # the summary half of a paired run: its figures are in its partner's row
         batches = [
             Batch(BENCH_RUNS, runs_frame.filter(pl.col("bench_file") == name), digest, name),
             Batch(BENCH_REQUESTS, requests_frame.filter(pl.col("bench_file") == name), digest,
