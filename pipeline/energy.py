@@ -66,6 +66,7 @@ class EnergyParams:
 
     gap_factor: float = 3.0       # gap: interval > gap_factor x the device's median period
     min_samples: int = 10         # fewer samples per device in the window: unstable
+    min_window_s: float = 60.0    # a shorter window is dominated by ramp-up and edges
     max_gap_share: float = 0.05   # more of the window inside gaps: unstable
     max_clock_share: float = 0.01  # alignment uncertainty above this share of the window
 
@@ -381,6 +382,8 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     fewest = min(counts) if len(counts) == chosen.height else 0
     if fewest < params.min_samples:
         reasons.append(f"few_samples:{fewest}")
+    if duration < params.min_window_s:
+        reasons.append(f"short_window:{duration:g}s")
     gap_share = sum(g.duration_s for g in gaps) / (duration * chosen.height)
     if gap_share > params.max_gap_share:
         reasons.append(f"large_gaps:{gap_share:.1%}")

@@ -126,7 +126,9 @@ def test_dcgm_pair_gives_counter_energy() -> None:
     # over the 10 s between scrapes: 700 W (= 300 W + 400 W, as the gauges say)
     assert result.average_power_w == pytest.approx(700.0)
     assert result.method == "counter"
-    assert result.stability_reasons == ("few_samples:2",)
+    # 2 readings per GPU, 10 s: flagged, not dropped
+    assert result.stability_reasons == ("few_samples:2", "short_window:10s")
+    assert not result.stable
 
 
 def test_window_not_covered_is_an_error() -> None:
@@ -244,3 +246,12 @@ def test_window_inside_one_long_interval() -> None:
     # 10 s of the interval at its average power: 1000 J (pro-rated, and noted)
     assert result.energy_j == pytest.approx(1000.0)
     assert any("pro-rated" in n for n in result.notes)
+
+
+def test_long_clean_window_is_stable() -> None:
+    # 1 Hz for 200 s at 250 W, window [50, 170]: 120 s x 250 W = 30,000 J, no flag
+    frame = samples(list(range(201)), "g", power=[250.0] * 201)
+    result = window_energy(frame, Window(at(50), at(170), uncertainty_s=1.0), origin="ok")
+    assert result.energy_j == pytest.approx(30000.0)
+    # 1 s of uncertainty is 0.8 % of 120 s (under 1 %); 121 samples; no gaps, no resets
+    assert (result.stable, result.stability_reasons) == (True, ())
