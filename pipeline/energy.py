@@ -332,6 +332,11 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     u = window.uncertainty_s
     iv = _intervals(_near_window(rows, chosen, a - u, b + u), method, params)
     per_device, inside = _energy_over(iv, method, a, b, params, origin)
+    missing = set(chosen["device_id"].cast(pl.String).to_list()) - set(
+        per_device["device_id"].cast(pl.String).to_list())
+    if missing:
+        raise EnergyError(f"{origin}: device {sorted(missing)[0]} has no two {method} "
+                          "readings around the window")
     energy = float(per_device["energy_j"].sum())
     duration = b - a
 
