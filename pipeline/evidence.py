@@ -21,6 +21,10 @@ API (what the scorecard and `scorecard evidence inspect` use):
   (`X_individual_responses.json` + `X_summary.json`) given together become one run.
 - `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
   contract `{"runs": [...], "sweep": {...} | None}`.
+- `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice for
+  runs already loaded; `energy_at_operating_point(ev, power_path, tz=None, fmt=None)`: the
+  power log's energy over that window (pipeline.power_evidence) and J per goodput token and
+  per output token, for `evidence inspect --power`.
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
   `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
 - `add_evidence(con, paths, *, fmt=None, tz=None) -> list[(file, LoadResult)]`: keeps each
@@ -140,10 +144,12 @@ def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None) -> dict[str, Any]:
     loaded = load_runs(paths, fmt=fmt, tz=tz)
-    return _report(loaded, slo, window)
+    return build_report(loaded, slo, window)
 
 
-def _report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None) -> dict[str, Any]:
+def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None
+                 ) -> dict[str, Any]:
+    """`inspect` for runs already loaded."""
     runs = [run_metrics(run, slo, window) for run in loaded.runs]
     for m, run in zip(runs, loaded.runs, strict=True):
         m["sha256"] = dict(loaded.files).get(run.path)
@@ -158,10 +164,16 @@ def _report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None) -> dic
 def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
                              tz: str | None = None) -> ThroughputEvidence:
     loaded = load_runs([Path(path)], fmt=fmt, tz=tz)
+    return operating_point(loaded, build_report(loaded, slo, None), slo, str(path))
+
+
+def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: str
+                    ) -> ThroughputEvidence:
+    """The throughput the scorecard uses from an `inspect` report of `loaded` runs: the knee
+    of a sweep, else the run (or the mean of runs at one level)."""
     if not loaded.runs:
-        return ThroughputEvidence(None, "measured", None, str(path), tuple(loaded.files),
+        return ThroughputEvidence(None, "measured", None, source, tuple(loaded.files),
                                   slo=slo, notes=("no benchmark run found", *loaded.notes))
-    report = _report(loaded, slo, None)
     metrics, sweep = report["runs"], report["sweep"]
     notes: list[str] = list(loaded.notes)
     chosen = list(zip(metrics, loaded.runs, strict=True))
@@ -173,7 +185,7 @@ def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             return ThroughputEvidence(
-                None, "measured", best["output_tokens_per_s"], str(path), tuple(loaded.files),
+                None, "measured", best["output_tokens_per_s"], source, tuple(loaded.files),
                 slo=slo, notes=tuple(notes))
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
@@ -185,21 +197,46 @@ def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
         if m["token_goodput_per_s"] is None and m["goodput_null_reason"]:
             notes.append(f"{m['path']}: {m['goodput_null_reason']}")
     m0, r0 = chosen[0]
-    window_s = m0["window_s"]
+    one = len(chosen) == 1
+    window_s = m0["window_s"] if one else None
     return ThroughputEvidence(
-        tokens_per_s=tokens, grade="measured", output_tokens_per_s=raw, source_path=str(path),
+        tokens_per_s=tokens, grade="measured", output_tokens_per_s=raw, source_path=source,
         files=tuple(loaded.files),
-        window_start_utc=r0.started_at_utc if len(chosen) == 1 else None,
-        window_end_utc=r0.ended_at_utc if len(chosen) == 1 else None,
-        clock_uncertainty_s=r0.clock_uncertainty_s if len(chosen) == 1 else None,
-        window_s=window_s if len(chosen) == 1 else None,
-        goodput_tokens=None if len(chosen) > 1 or window_s is None
-        or m0["token_goodput_per_s"] is None else m0["token_goodput_per_s"] * window_s,
-        output_tokens=None if len(chosen) > 1 or window_s is None
-        or m0["output_tokens_per_s"] is None else m0["output_tokens_per_s"] * window_s,
+        window_start_utc=r0.started_at_utc if one else None,
+        window_end_utc=r0.ended_at_utc if one else None,
+        clock_uncertainty_s=r0.clock_uncertainty_s if one else None,
+        window_s=window_s,
+        goodput_tokens=None if window_s is None or m0["token_goodput_per_s"] is None
+        else m0["token_goodput_per_s"] * window_s,
+        output_tokens=None if window_s is None or m0["output_tokens_per_s"] is None
+        else m0["output_tokens_per_s"] * window_s,
         concurrency=m0["concurrency"], request_rate=m0["request_rate"], slo=slo,
         notes=tuple(notes),
     )
+
+
+def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
+                              tz: str | None = None, fmt: str | None = None
+                              ) -> dict[str, Any]:
+    """Energy of the power log over the operating point's UTC window, and J per goodput token
+    and per output token of that window (DESIGN section 7). `None` figures carry a reason."""
+    from pipeline.power_evidence import power_from_evidence
+
+    if ev.window_start_utc is None or ev.window_end_utc is None:
+        return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
+                "notes": ["the operating point has no UTC window (a vLLM `date` needs --tz; a "
+                          "trace on its own clock has none; runs pooled at one level have "
+                          "none): energy cannot be aligned"]}
+    power = power_from_evidence(Path(power_path), ev.window_start_utc, ev.window_end_utc, tz,
+                                uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt)
+    out = power.as_dict()
+    out["energy_j_per_goodput_token"] = (None if ev.goodput_tokens is None
+                                         else power.joules_per_token(ev.goodput_tokens))
+    out["energy_j_per_output_token"] = (None if ev.output_tokens is None
+                                        else power.joules_per_token(ev.output_tokens))
+    out["goodput_tokens"] = ev.goodput_tokens
+    out["output_tokens"] = ev.output_tokens
+    return out
 
 
 def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:

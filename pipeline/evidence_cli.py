@@ -57,11 +57,21 @@ def inspect_command(
         help="Share of requests that must pass at the knee.")] = 0.95,
     window: Annotated[str | None, typer.Option(
         help="START,END in seconds on the trace's clock.")] = None,
+    power: Annotated[Path | None, typer.Option(
+        help="Power log (file or folder): adds its energy over the operating point's window "
+             "and J/token under a 'power' key.")] = None,
+    power_format: Annotated[str | None, typer.Option(help="Force the power log format.")
+                            ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
                        ] = False,
 ) -> None:
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee."""
-    from pipeline.evidence import inspect
+    from pipeline.evidence import (
+        build_report,
+        energy_at_operating_point,
+        load_runs,
+        operating_point,
+    )
     from pipeline.goodput import Slo
     from sources.errors import ParseError
 
@@ -70,7 +80,17 @@ def inspect_command(
                   max_itl_ms=max_itl_ms, attainment=attainment, ttft_p99_ms=ttft_p99_ms,
                   tpot_p99_ms=tpot_p99_ms)
         bounds = _window(window)
-        report = inspect(paths, slo, fmt=fmt, tz=tz, window=bounds)
+        loaded = load_runs(paths, fmt=fmt, tz=tz)
+        report = build_report(loaded, slo, bounds)
+        if power is not None:
+            from pipeline.energy import EnergyError
+            from schemas.table import ValidationFailed
+
+            ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
+            try:
+                report["power"] = energy_at_operating_point(ev, power, tz=tz, fmt=power_format)
+            except (EnergyError, ValidationFailed) as err:
+                raise _fail(f"power log {power}: {err}") from None
     except (ParseError, ValueError, OSError) as err:
         raise _fail(str(err)) from None
     if ttft_ms is None:
@@ -143,4 +163,11 @@ def _table(report: dict[str, Any]) -> str:
                      f"{_fmt(sweep['knee_tokens_per_s'])} tokens/s goodput, saturated "
                      f"{sweep['saturated']}")
         lines.extend(f"  - {note}" for note in sweep["notes"])
+    energy = report.get("power")
+    if energy is not None:
+        lines.append(f"\npower over the operating point: {_fmt(energy.get('energy_j'))} J, "
+                     f"{_fmt(energy.get('energy_j_per_goodput_token'), digits=3)} J per goodput "
+                     f"token, {_fmt(energy.get('energy_j_per_output_token'), digits=3)} J per "
+                     "output token")
+        lines.extend(f"  - {note}" for note in energy.get("notes", []))
     return "\n".join(lines)

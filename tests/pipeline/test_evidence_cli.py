@@ -120,3 +120,31 @@ def test_add_bad_file_loads_nothing(tmp_path: Path) -> None:
                                         ).fetchall()}
     if "core__bench_runs" in tables:
         assert con.execute("SELECT count(*) FROM core__bench_runs").fetchall() == [(0,)]
+
+
+def test_power_at_the_operating_point() -> None:
+    # The energy example: two GPUs at 1 Hz, t = 0..4 s, GPU0 300 500 500 500 300 W,
+    # GPU1 200 400 400 400 200 W; the trace's window is [1, 3] s (first sent 11:00:01, last
+    # done 11:00:03 UTC): 1,000 J + 800 J = 1,800 J. Three requests of 300 tokens pass
+    # TTFT <= 300 ms: 900 goodput tokens in the window -> 2.0 J/token.
+    folder = FIXTURES / "energy_run"
+    code, out, _ = invoke(str(folder), "--ttft-ms", "300", "--power", str(folder), "--tz", "UTC",
+                          "--json")
+    assert code == 0
+    report = json.loads(out)
+    (run,) = report["runs"]
+    assert run["token_goodput_per_s"] == pytest.approx(450.0)  # 900 tokens / 2 s
+    assert report["power"]["energy_j"] == pytest.approx(1800.0)
+    assert report["power"]["energy_j_per_goodput_token"] == pytest.approx(2.0)
+    # without --power the contract keys are exactly runs and sweep
+    code, out, _ = invoke(str(folder), "--ttft-ms", "300", "--json")
+    assert set(json.loads(out)) == {"runs", "sweep"}
+
+
+def test_power_needs_a_utc_window() -> None:
+    # vLLM's naive `date` without --tz: no UTC window, so no energy, and the reason says so
+    code, out, _ = invoke(str(FIXTURES / "vllm_detailed_small.json"), "--ttft-ms", "300",
+                          "--power", str(FIXTURES / "energy_run" / "power.csv"), "--json")
+    assert code == 0
+    power = json.loads(out)["power"]
+    assert power["energy_j_per_goodput_token"] is None and "--tz" in power["notes"][0]
