@@ -1,6 +1,6 @@
 """Speed of a big nvidia-smi log (issue 4): 8 GPUs x 10 Hz x 36 h = 10,368,000 rows.
 
-Run by hand (not collected by pytest):  uv run python tests/sources/power/perf_power_log.py
+Run by hand (not collected by pytest):  uv run python benchmarks/power_log.py
 [--hours 36] [--keep DIR]. It writes the log with a seeded generator, then, in one fresh
 process, times a bare DuckDB `count(*)` over `read_csv` of the file and our path (read bytes,
 parse, order check, validate: `read_power`; energy over a 1-hour window: `window_energy`),
