@@ -24,6 +24,7 @@ METRIC_LABELS: dict[str, tuple[str, int]] = {
     "facility_kwh_per_mtok": ("Facility energy (kWh/Mtok)", 3),
     "electricity_eur_per_mtok": ("Electricity (EUR/Mtok)", 4),
     "carbon_gco2e_per_mtok": ("Carbon (gCO2e/Mtok)", 1),
+    "embodied_gco2e_per_mtok": ("Embodied carbon (gCO2e/Mtok)", 1),
 }
 
 NOT_COMPUTED = "not computed for this proposal"
@@ -59,7 +60,8 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
     shown = ["label", "where", "tokens_per_s", "grades", "cost_eur_per_hour",
              "energy_j_per_token", "energy_boundary", "cpm_eur_per_mtok",
              "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-             "sovereignty_level", "eligible_text", "status", "p_frontier", "dominated_by"]
+             "embodied_gco2e_per_mtok", "sovereignty_level", "eligible_text", "status",
+             "p_frontier", "dominated_by"]
     range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
     labels: dict[str, Any] = {k: v[0] for k, v in METRIC_LABELS.items()}
@@ -79,7 +81,8 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
             **labels,
         )
         .tab_spanner("Per million tokens", ["cpm_eur_per_mtok", "facility_kwh_per_mtok",
-                                            "electricity_eur_per_mtok", "carbon_gco2e_per_mtok"])
+                                            "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
+                                            "embodied_gco2e_per_mtok"])
         .tab_stubhead("Id")
         .cols_width({"id": "130px", "label": "210px", "dominated_by": "140px"})
     )
@@ -93,6 +96,8 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                                  pattern="{0}<< ({1}–{2})>>")
     table = table.fmt_percent(columns="p_frontier", decimals=0)
     hidden = ["frontier"] + ([] if has_p_frontier(result) else ["p_frontier"])
+    if frame["embodied_gco2e_per_mtok"].is_null().all():
+        hidden.append("embodied_gco2e_per_mtok")
     table = (
         table.cols_hide(hidden)
         .sub_missing(columns="dominated_by", missing_text="—")

@@ -11,11 +11,14 @@ import polars as pl
 import pytest
 
 from reports.tables import write_csv, write_parquet
+from reports.xlsx import read_values, write_xlsx
 from tests.reports.conftest import check_snapshot, without_optional
 
-openpyxl = pytest.importorskip("openpyxl", reason="XLSX needs openpyxl (a project dependency)")
 
-from reports.xlsx import read_values, write_xlsx  # noqa: E402
+@pytest.fixture(autouse=True)
+def _openpyxl(request: pytest.FixtureRequest) -> None:
+    if "xlsx" in request.node.name or "outputs" in request.node.name:
+        pytest.importorskip("openpyxl", reason="XLSX needs openpyxl (a project dependency)")
 
 
 def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path: Path) -> None:
