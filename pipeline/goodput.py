@@ -14,9 +14,11 @@ GuideLLM writes them, resolve about 0.24 µs).
 Aggregate-only runs take the tool's own aggregates; their goodput is the tool's when it reports
 one (vLLM `request_goodput`, under the SLO the tool was given) and null with a reason otherwise.
 
-The knee of a sweep is the highest load level whose attainment (passed / offered) reaches
-`slo.attainment` and whose p99s meet `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one
-level are pooled (attainment from summed counts, mean goodput, worst p99).
+A sweep's load variable is concurrency, or request rate when more runs differ in rate; runs
+without it are left out of the knee with a note. The knee is the highest load level whose
+attainment (passed / offered) reaches `slo.attainment` and whose p99s meet
+`ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one level are pooled (attainment from
+summed counts, mean goodput, worst p99).
 """
 
 from __future__ import annotations
@@ -258,18 +260,23 @@ def sweep_metrics(runs: list[dict[str, Any]], slo: Slo) -> dict[str, Any] | None
     """The sweep over several runs' metrics (from `run_metrics`), or None for a single run."""
     if len(runs) < 2:
         return None
-    concurrency = [m["concurrency"] for m in runs]
-    rates = [m["request_rate"] for m in runs]
-    if None not in concurrency and len(set(concurrency)) > 1:
-        variable, loads = "concurrency", concurrency
-    elif None not in rates and len(set(rates)) > 1:
-        variable, loads = "request_rate", rates
+    def distinct(key: str) -> int:
+        return len({m[key] for m in runs if m[key] is not None})
+
+    n_conc, n_rate = distinct("concurrency"), distinct("request_rate")
+    if n_conc > 1 and n_conc >= n_rate:
+        variable = "concurrency"
+    elif n_rate > 1:
+        variable = "request_rate"
     else:
         return {"load_variable": None, "knee_concurrency": None, "knee_request_rate": None,
                 "knee_tokens_per_s": None, "knee_attainment": None, "saturated": None,
                 "attainment_target": slo.attainment, "levels": [],
-                "notes": ["not a sweep: the runs do not all vary one load variable "
-                          "(concurrency or request rate), so there is no knee"]}
+                "notes": ["not a sweep: the runs do not vary in concurrency or request rate, "
+                          "so there is no knee"]}
+    left_out = [m for m in runs if m[variable] is None]
+    runs = [m for m in runs if m[variable] is not None]
+    loads = [m[variable] for m in runs]
     levels = pl.DataFrame({
         "load": [float(x) for x in loads],
         "offered": [m["offered"] for m in runs],
@@ -292,6 +299,10 @@ def sweep_metrics(runs: list[dict[str, Any]], slo: Slo) -> dict[str, Any] | None
     result["knee_concurrency"] = (
         int(knee_load) if variable == "concurrency" and knee_load is not None else None)
     result["knee_request_rate"] = knee_load if variable == "request_rate" else None
+    if left_out:
+        result["notes"].append(
+            f"{len(left_out)} run(s) without a {variable} (e.g. GuideLLM synchronous or "
+            "throughput strategies, or a different load type) are left out of the knee")
     if levels["runs"].max() > 1:  # type: ignore[operator]
         result["notes"].append("several runs at one level are pooled: attainment from summed "
                                "counts, mean token goodput, worst p99")

@@ -277,3 +277,22 @@ def test_tightening_the_slo_never_raises_goodput(reqs: list, slo: Slo, factor: f
     run = run_of(reqs)
     assert (run_metrics(run, tight)["token_goodput_per_s"]
             <= run_metrics(run, slo)["token_goodput_per_s"] + 1e-9)
+
+
+def test_rate_sweep_leaves_out_runs_without_a_rate() -> None:
+    # a GuideLLM-style sweep: a synchronous run (concurrency 1, no rate) and three constant
+    # rates 1, 2, 4 req/s. The load variable is the rate; the synchronous run is left out.
+    from dataclasses import replace
+
+    slo = Slo(ttft_ms=300)
+    runs = sweep_runs()
+    rated = [replace(r, concurrency=None, request_rate_per_s=rate)
+             for r, rate in zip(runs, (1.0, 2.0, 4.0), strict=True)]
+    metrics = [run_metrics(r, slo) for r in [runs[0], *rated]]
+    s = sweep_metrics(metrics, slo)
+    assert s is not None and s["load_variable"] == "request_rate"
+    # same figures as the concurrency sweep: 40, 80, 40 tokens/s, attainment 1, 1, 0.5
+    assert (s["knee_request_rate"], s["knee_tokens_per_s"], s["knee_concurrency"]) == (
+        2.0, 80.0, None)
+    assert len(s["levels"]) == 3
+    assert any("left out" in n for n in s["notes"])
