@@ -1,0 +1,84 @@
+"""`throughput_from_evidence`: what the scorecard takes from a benchmark file or folder."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pipeline.evidence import bench_frames, load_runs, throughput_from_evidence
+from pipeline.goodput import Slo
+from sources.errors import ParseError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "bench"
+SAMPLES = ROOT / ".." / "shared" / "samples"
+
+
+def test_sweep_folder_gives_the_knee() -> None:
+    folder = FIXTURES / "vllm_sweep"
+    ev = throughput_from_evidence(folder, Slo(ttft_ms=300, tpot_ms=50), tz="Europe/Paris")
+    # knee at concurrency 2: 4 requests x 20 tokens in 1 s = 80 tokens/s (all pass)
+    assert (ev.tokens_per_s, ev.output_tokens_per_s, ev.concurrency) == (80.0, 80.0, 2)
+    assert ev.grade == "measured"
+    # the knee run's date 20260816-160101 in Paris (UTC+2) = 14:01:01 UTC, 1 s duration
+    assert ev.window_end_utc == datetime(2026, 8, 16, 14, 1, 1, tzinfo=UTC)
+    assert ev.window_start_utc == datetime(2026, 8, 16, 14, 1, 0, tzinfo=UTC)
+    assert ev.clock_uncertainty_s == 1.0
+    assert (ev.goodput_tokens, ev.output_tokens) == (80.0, 80.0)
+    files = dict(ev.files)
+    assert len(files) == 3
+    for path, digest in files.items():
+        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest
+    assert any("knee at concurrency 2" in n for n in ev.notes)
+
+
+def test_no_level_meets_the_slo() -> None:
+    ev = throughput_from_evidence(FIXTURES / "vllm_sweep", Slo(ttft_ms=50))
+    # every TTFT is >= 100 ms: no knee, no tokens_per_s; the best raw throughput is shown
+    assert ev.tokens_per_s is None and ev.output_tokens_per_s == 80.0
+    assert any("no knee" in n for n in ev.notes)
+
+
+def test_aggregate_only_file_gives_null_with_reason() -> None:
+    path = SAMPLES / "vllm" / "er0080_bench_serve_v0.25.1.json"
+    if not path.exists():
+        pytest.skip("sample absent")
+    ev = throughput_from_evidence(path, Slo(ttft_ms=300))
+    assert ev.tokens_per_s is None
+    assert ev.output_tokens_per_s == pytest.approx(82.89297074037474)
+    assert any("aggregate-only" in n for n in ev.notes)
+
+
+def test_llmperf_pair_on_the_real_sample() -> None:
+    folder = SAMPLES / "llmperf"
+    if not folder.exists():
+        pytest.skip("sample absent")
+    ev = throughput_from_evidence(folder, Slo(ttft_ms=300))
+    # 139 of 150 requests have TTFT <= 300 ms; their tokens over the 50.92 s window
+    assert ev.tokens_per_s == pytest.approx(409.4452368401019)
+    assert ev.output_tokens_per_s == pytest.approx(441.84737788500206)
+    assert ev.concurrency == 5
+    assert ev.window_end_utc == datetime(2024, 1, 10, 1, 55, 4, tzinfo=UTC)
+
+
+def test_bad_and_missing_paths() -> None:
+    with pytest.raises(FileNotFoundError):
+        throughput_from_evidence(FIXTURES / "missing", Slo(ttft_ms=300))
+    with pytest.raises(ParseError) as err:
+        throughput_from_evidence(FIXTURES / "energy_run" / "power.csv", Slo(ttft_ms=300))
+    assert "power.csv" in str(err.value)
+
+
+def test_tables_validate_every_fixture_and_sample() -> None:
+    paths = [FIXTURES] + [SAMPLES / d for d in ("vllm", "guidellm", "aiperf", "llmperf",
+                                                 "mlperf") if (SAMPLES / d).exists()]
+    loaded = load_runs(paths, tz="UTC")
+    runs, requests = bench_frames(loaded)
+    assert runs.height == len(loaded.runs)
+    # requests: 6 trace + 5 vllm detailed + 5 appended + 3 x 4 sweep + 5 guidellm v0.7 +
+    # 3 guidellm v0.3 + 5 aiperf + 3 energy trace (+ 150 llmperf when the samples are there)
+    expected = 6 + 5 + 5 + 12 + 5 + 3 + 5 + 3 + (150 if (SAMPLES / "llmperf").exists() else 0)
+    assert requests.height == expected
