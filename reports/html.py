@@ -31,7 +31,7 @@ from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
 
 _CSS = """
 body { font-family: "DejaVu Sans", Verdana, system-ui, sans-serif; margin: 1.5rem auto;
-  max-width: 1500px; padding: 0 1rem; color: #222; font-size: 14px; }
+  max-width: 1600px; padding: 0 1rem; color: #222; font-size: 14px; }
 h1 { margin-bottom: .3rem; } h2 { border-bottom: 2px solid #1a7a3a; padding-bottom: .2rem; }
 .banner { background: #fff3cd; border: 2px solid #e0a800; padding: .6rem 1rem; margin: 1rem 0;
   font-size: 1.05rem; }

@@ -37,16 +37,24 @@ def status(candidate: dict[str, Any]) -> str:
     return str(rank) if candidate["eligible"] else "excluded"
 
 
+#: grade -> the letter the table shows (the legend is a source note)
+GRADE_LETTERS = {"measured": "M", "production": "P", "reference": "R", "estimated": "E",
+                 "declared": "D"}
+
+
+def _letter(grade: pl.Expr) -> pl.Expr:
+    return grade.replace_strict(GRADE_LETTERS, default="–", return_dtype=pl.String())
+
+
 def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
     """The scorecard frame with the display-only columns the table needs."""
     frame = scorecard_frame(result)
+    power = pl.Series([(c.get("detail") or {}).get("power_grade")
+                       for c in result["candidates"]], dtype=pl.String())
     return frame.with_columns(
         pl.format("{} · {}", "provider", "zone").alias("where"),
-        pl.concat_str([pl.col("tokens_per_s_grade").fill_null("none"),
-                       pl.col("cost_grade").fill_null("none"),
-                       pl.Series([(c.get("detail") or {}).get("power_grade") or "none"
-                                  for c in result["candidates"]], dtype=pl.String())],
-                      separator=" / ").alias("grades"),
+        pl.concat_str([_letter(pl.col("tokens_per_s_grade")), _letter(pl.col("cost_grade")),
+                       _letter(pl.lit(power))], separator=" ").alias("grades"),
         pl.Series("status", [status(c) for c in result["candidates"]], dtype=pl.String()),
         pl.when(pl.col("eligible")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias(
             "eligible_text"),
@@ -75,7 +83,7 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                              "carbon are better, higher sovereignty is better")
         .cols_label(
             label="Candidate", where="Provider · zone",
-            grades="Grades (goodput / cost / power)", energy_boundary="Energy boundary",
+            grades="Grades (goodput, cost, power)", energy_boundary="Energy boundary",
             sovereignty_level="Sovereignty (level 0–4)", eligible_text="Eligible",
             status="Pareto rank", p_frontier="P(frontier)", dominated_by="Dominated by",
             **labels,
@@ -84,7 +92,8 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                                             "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
                                             "embodied_gco2e_per_mtok"])
         .tab_stubhead("Id")
-        .cols_width({"id": "130px", "label": "210px", "dominated_by": "140px"})
+        .cols_width({"id": "120px", "label": "190px", "dominated_by": "130px"})
+        .tab_options(table_font_size="13px", data_row_padding="4px")
     )
     for column, (_, decimals) in METRIC_LABELS.items():
         table = table.fmt_number(columns=column, decimals=decimals)
@@ -118,8 +127,9 @@ def source_notes(result: dict[str, Any]) -> list[str]:
     """One-line citations (great-tables escapes them): market sources, then the rest."""
     notes = [f"Source: {s['kind']} {s['subject']}: {s['url']} ({s['date']}, {s['licence']})"
              for s in result["sources"]]
-    notes.append("Figures graded 'declared' come from the proposal; each input's source is "
-                 "listed under Assumptions.")
+    notes.append("Grades: M measured, P production, R reference, E estimated, D declared "
+                 "(from the proposal); each input's grade and source are listed under "
+                 "Assumptions.")
     if not has_ranges(result):
         notes.append(f"p5–p95 ranges: {NOT_COMPUTED}.")
     if not has_p_frontier(result):
