@@ -231,8 +231,8 @@ def _record(r: Any, group: str, i: int, j: int, path: str) -> tuple[Any, ...]:
                                 r.get("request_id"))
     values = [number(v, TOOL, path, f"{where}.{k}") for k, v in
               (("sent", sent), ("first_token", first), ("last_token", last), ("end", done))]
-    if values[0] is None:
-        raise ParseError(TOOL, path, where, "request has no start time")
+    if values[0] is None and group == "successful":
+        raise ParseError(TOOL, path, where, "successful request has no start time")
     return (str(rid) if rid is not None else f"{group}-{j}", *values,
             integer(out, TOOL, path, f"{where}.output_tokens"),
             integer(inp, TOOL, path, f"{where}.prompt_tokens"), group,

@@ -91,3 +91,22 @@ def test_bad_reports(doc: dict, where: str) -> None:
     with pytest.raises(ParseError) as err:
         guidellm.parse(json.dumps(doc).encode(), path="bad.json")
     assert where in err.value.where
+
+
+def test_incomplete_request_never_started_is_not_offered() -> None:
+    doc = json.loads((FIXTURES / "guidellm_v07_small.json").read_bytes())
+    bench = doc["benchmarks"][0]
+    never = json.loads(json.dumps(bench["requests"]["incomplete"][0]))
+    never["request_id"] = "f"
+    never["info"]["timings"] = {"request_start": None, "first_token_iteration": None,
+                                "last_token_iteration": None, "request_end": None}
+    bench["requests"]["incomplete"].append(never)
+    bench["metrics"]["request_totals"].update(incomplete=2, total=6)
+    (run,) = guidellm.parse(json.dumps(doc).encode(), path="g")
+    m = run_metrics(run, Slo(ttft_ms=300))
+    # the queued-but-never-sent request is not offered: still 5 offered, 1 incomplete
+    assert (m["offered"], m["incomplete"]) == (5, 1)
+    # a successful request without a start time is an error in the file
+    bench["requests"]["successful"][0]["info"]["timings"]["request_start"] = None
+    with pytest.raises(ParseError, match="no start time"):
+        guidellm.parse(json.dumps(doc).encode(), path="g")
