@@ -51,8 +51,9 @@ figcaption { font-size: .9rem; color: #444; max-width: 600px; }
 p.absent { color: #8a5a00; font-style: italic; }
 .charts { display: flex; flex-wrap: wrap; gap: 1.5rem; }
 li { margin: .15rem 0; }
-@media print { body { max-width: none; font-size: 11px; } nav { display: none; }
-  figure, table.plain { break-inside: avoid; } section { break-before: auto; } }
+@media print { body { max-width: none; margin: 0; padding: 0; zoom: 0.66; }
+  nav { display: none; } figure, table.plain, tr { break-inside: avoid; }
+  h2 { break-after: avoid; } }
 @page { size: A4 landscape; margin: 12mm; }
 """
 
