@@ -7,8 +7,9 @@ API (what the scorecard and `scorecard evidence inspect` use):
   goodput at the knee of a sweep, or the run's token goodput for a single run (the mean over
   runs when several runs share one load level); None with a reason in `notes` when it cannot be
   computed (e.g. an aggregate-only file). `output_tokens_per_s` is the raw throughput of the
-  same run(s), shown beside it, never instead of it. `grade` is "measured" (benchmark files;
-  "production" is reserved for /metrics scrapes). `window_start_utc`/`window_end_utc` bound
+  same run(s), shown beside it, never instead of it. `grade` is "measured" for benchmark
+  files and "production" for vLLM /metrics scrapes (which give raw throughput and bucket
+  percentile estimates, never goodput). `window_start_utc`/`window_end_utc` bound
   the chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
@@ -199,8 +200,9 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
     m0, r0 = chosen[0]
     one = len(chosen) == 1
     window_s = m0["window_s"] if one else None
+    grade = "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else "measured"
     return ThroughputEvidence(
-        tokens_per_s=tokens, grade="measured", output_tokens_per_s=raw, source_path=source,
+        tokens_per_s=tokens, grade=grade, output_tokens_per_s=raw, source_path=source,
         files=tuple(loaded.files),
         window_start_utc=r0.started_at_utc if one else None,
         window_end_utc=r0.ended_at_utc if one else None,

@@ -40,7 +40,8 @@ def _fail(message: str) -> typer.Exit:
 def inspect_command(
     paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders (a sweep).")],
     fmt: Annotated[str | None, typer.Option(
-        "--format", help="Force a format: vllm, guidellm, aiperf, llmperf, mlperf, trace.")
+        "--format", help="Force a format: vllm, guidellm, aiperf, llmperf, mlperf, trace, "
+             "vllm-metrics.")
     ] = None,
     tz: Annotated[str | None, typer.Option(
         help="Timezone of naive timestamps (vLLM 'date'), e.g. Europe/Paris.")] = None,

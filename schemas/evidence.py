@@ -12,7 +12,7 @@ import polars as pl
 from schemas.fields import UTC_TIME, declare
 from schemas.table import Table
 
-BENCH_TOOLS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace")
+BENCH_TOOLS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics")
 ITL_DEFINITIONS = ("token", "chunk", "request_mean", "none")
 TPOT_DEFINITIONS = ("last_minus_first_over_n_minus_1", "e2e_over_n", "aggregate_only", "none")
 

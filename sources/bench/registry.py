@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from sources.bench import aiperf, guidellm, llmperf, mlperf, trace, vllm
+from sources.bench import aiperf, guidellm, llmperf, mlperf, trace, vllm, vllm_metrics
 from sources.bench.run import BenchRun
 from sources.errors import ParseError
 
-READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, llmperf, mlperf, vllm)
+READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, llmperf, mlperf, vllm, vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
 
 

@@ -19,7 +19,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "bench"
 
 
 def test_readers_are_shaped_alike() -> None:
-    assert set(FORMATS) == {"vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace"}
+    assert set(FORMATS) == {"vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace",
+                            "vllm-metrics"}
     for reader in READERS:
         assert isinstance(reader.TOOL, str)
         assert list(inspect.signature(reader.detect).parameters) == ["path_or_bytes"]
@@ -45,7 +46,7 @@ def test_readers_are_shaped_alike() -> None:
     # power logs are not benchmark results
     ("aiperf/qwen_concurrency1_gpu_telemetry_export.jsonl", None),
     ("mlperf/v1.0_Krai_rpi4coral_resnet50_offline_ranging_spl_EXCERPT_first33lines.txt", None),
-    ("vllm_metrics/er0080_metrics_vllm_0_25_1_loaded.txt", None),
+    ("vllm_metrics/er0080_metrics_vllm_0_25_1_loaded.txt", "vllm-metrics"),
     ("codecarbon/tests_emissions_valid_headers_current.csv", None),
 ])
 def test_detect_and_parse_samples(name: str, tool: str | None) -> None:
@@ -54,7 +55,10 @@ def test_detect_and_parse_samples(name: str, tool: str | None) -> None:
         pytest.skip(f"sample {name} absent")
     assert detect_format(path) == tool
     assert detect_format(path.read_bytes()) == tool
-    if tool is not None:
+    if tool == "vllm-metrics":  # a bare scrape has no time: the message says what to add
+        with pytest.raises(ParseError, match="scraped_at"):
+            parse_bench(path.read_bytes(), path=str(path))
+    elif tool is not None:
         runs = parse_bench(path.read_bytes(), path=str(path))
         assert runs and all(r.tool == tool for r in runs)
 

@@ -1,0 +1,229 @@
+"""vLLM `/metrics` Prometheus scrapes: production evidence (grade `production`).
+
+A file holds one or more scrapes of one server, each preceded by a comment line
+`# scraped_at: <ISO-8601 with offset, or unix seconds>` (e.g.
+`{ echo "# scraped_at: $(date -u +%FT%TZ)"; curl -s host:8000/metrics; } >> scrapes.txt`);
+sample timestamps in the exposition (ms) are used when there is no such comment. The first and
+last scrapes bound the window: counter differences give completed requests
+(`request_success_total` with finished_reason stop/length/repetition), errors (`error`),
+aborted (`abort`, read as incomplete) and output tokens (`generation_tokens_total`); histogram
+differences give TTFT (`time_to_first_token_seconds`), TPOT
+(`request_time_per_output_token_seconds`), ITL (`inter_token_latency_seconds`, one
+observation per streamed output event, so chunk gaps; before 0.11
+`time_per_output_token_seconds`) and e2e percentiles, **estimated** from buckets by linear
+interpolation within a bucket (as Prometheus' histogram_quantile does). These are server-side
+figures: no network, no client queue. Engines and models are summed (the models are listed in
+the notes). There is no per-request data, so goodput under an SLO is not computed. A counter
+that went down between scrapes (a restart) is an error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sources.bench.jsondoc import decode_text, head
+from sources.bench.run import BenchRun
+from sources.errors import ParseError
+
+TOOL = "vllm-metrics"
+
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+(-?\d+))?\s*$")
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+_SCRAPED = re.compile(r"^#\s*scraped_at:\s*(\S+)\s*$")
+_OK_REASONS = ("stop", "length", "repetition")
+_HISTOGRAMS = {"ttft": ("vllm:time_to_first_token_seconds",),
+               "tpot": ("vllm:request_time_per_output_token_seconds",),
+               "itl": ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+               "e2e": ("vllm:e2e_request_latency_seconds",)}
+_QUANTILES = (50, 90, 95, 99)
+
+# one scrape: time, {(name, frozenset(labels)): value}
+Scrape = tuple[float | None, dict[tuple[str, frozenset[tuple[str, str]]], float]]
+
+
+def detect(path_or_bytes: str | Path | bytes) -> bool:
+    top = head(path_or_bytes)
+    return b"# TYPE vllm:" in top or (b"\nvllm:" in top and b"_total" in top)
+
+
+def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
+    scrapes = _scrapes(decode_text(data, TOOL, path), path)
+    first, last = scrapes[0], scrapes[-1]
+    notes = ["vLLM /metrics scrapes: server-side figures (no network, no client queue)",
+             "percentiles are estimates from histogram buckets (linear within a bucket)"]
+    t1 = last[0]
+    if t1 is None:
+        raise ParseError(TOOL, path, "scrape 1", "no scrape time: put '# scraped_at: "
+                         "<ISO-8601 or unix seconds>' before each scrape")
+    if len(scrapes) == 1:
+        created = [v for (name, _), v in last[1].items()
+                   if name == "vllm:generation_tokens_created"]
+        if not created:
+            raise ParseError(TOOL, path, "scrape 1", "one scrape and no "
+                             "vllm:generation_tokens_created: the window is unknown")
+        t0 = min(created)
+        base: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+        notes.append("one scrape: the window runs from the counters' creation (server start) "
+                     "to the scrape, idle time included")
+    else:
+        if first[0] is None:
+            raise ParseError(TOOL, path, "scrape 1", "no scrape time")
+        t0, base = first[0], first[1]
+        notes.append(f"window: first to last of {len(scrapes)} scrapes")
+    if t1 <= t0:
+        raise ParseError(TOOL, path, f"scrape {len(scrapes)}", "scrape times not increasing")
+    delta = _delta(base, last[1], path)
+    window = t1 - t0
+
+    def total(name: str, **match: str) -> float:
+        return sum(v for (n, labels), v in delta.items() if n == name
+                   and all((k, val) in labels for k, val in match.items()))
+
+    completed = sum(total("vllm:request_success_total", finished_reason=r) for r in _OK_REASONS)
+    failed = total("vllm:request_success_total", finished_reason="error")
+    aborted = total("vllm:request_success_total", finished_reason="abort")
+    tokens = total("vllm:generation_tokens_total")
+    reported: dict[str, float | int | None] = {
+        "completed": int(completed), "failed": int(failed), "incomplete": int(aborted),
+        "offered": int(completed + failed + aborted), "duration_s": window,
+        "total_output_tokens": int(tokens), "output_tokens_per_s": tokens / window,
+        "request_throughput_per_s": completed / window,
+    }
+    for metric, names in _HISTOGRAMS.items():
+        name = next((n for n in names if any(k[0] == f"{n}_bucket" for k in delta)), None)
+        if name is not None:
+            reported.update(_quantiles(delta, name, metric, path))
+    models = sorted({v for (_, labels) in last[1] for k, v in labels if k == "model_name"})
+    if len(models) > 1:
+        notes.append(f"several models summed: {', '.join(models)}")
+    return [BenchRun(
+        tool=TOOL, path=path, run_index=0, requests=None, reported=reported,
+        window_start_s=0.0, window_end_s=window, duration_s=window,
+        started_at_utc=datetime.fromtimestamp(t0, UTC),
+        ended_at_utc=datetime.fromtimestamp(t1, UTC), clock_uncertainty_s=1.0,
+        itl_definition="chunk", tpot_definition="last_minus_first_over_n_minus_1",
+        model=models[0] if len(models) == 1 else None, notes=tuple(notes),
+    )]
+
+
+def _time(text: str, path: str, where: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        if not 0 <= seconds < 1e11:  # finite and a representable date
+            raise ParseError(TOOL, path, where, f"scraped_at {text!r} is out of range")
+        return seconds
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ParseError(TOOL, path, where, f"scraped_at {text!r} is neither unix seconds nor "
+                         "ISO-8601") from None
+    if moment.tzinfo is None:
+        raise ParseError(TOOL, path, where, f"scraped_at {text!r} has no timezone offset")
+    return moment.timestamp()
+
+
+def _scrapes(text: str, path: str) -> list[Scrape]:
+    scrapes: list[Scrape] = []
+    current: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+    when: float | None = None
+    stamps: list[float] = []
+    started = False
+    for n, line in enumerate(text.splitlines(), start=1):
+        marker = _SCRAPED.match(line)
+        if marker:
+            if started:
+                scrapes.append((when if when is not None else _max(stamps), current))
+            current, stamps, started = {}, [], True
+            when = _time(marker.group(1), path, f"line {n}")
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = _SAMPLE.match(line)
+        if match is None:
+            raise ParseError(TOOL, path, f"line {n}", "not a Prometheus sample line")
+        started = True
+        name, labels, value, stamp = match.groups()
+        try:
+            number = float(value)
+        except ValueError:
+            raise ParseError(TOOL, path, f"line {n}", f"bad value {value!r}") from None
+        if stamp is not None:
+            if not 0 <= int(stamp) < 1e14:
+                raise ParseError(TOOL, path, f"line {n}", f"timestamp {stamp} out of range")
+            stamps.append(int(stamp) / 1000.0)
+        key = (name, frozenset(_LABEL.findall(labels or "")))
+        if math.isfinite(number):
+            current[key] = number
+    if not started:
+        raise ParseError(TOOL, path, "line 1", "no samples")
+    scrapes.append((when if when is not None else _max(stamps), current))
+    if not any(k[0] == "vllm:generation_tokens_total" for k in scrapes[-1][1]):
+        raise ParseError(TOOL, path, "vllm:generation_tokens_total", "missing: not a vLLM "
+                         "/metrics scrape")
+    return scrapes
+
+
+def _max(values: list[float]) -> float | None:
+    return max(values) if values else None
+
+
+def _delta(base: dict[tuple[str, frozenset[tuple[str, str]]], float],
+           last: dict[tuple[str, frozenset[tuple[str, str]]], float], path: str
+           ) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    out = {}
+    for key, value in last.items():
+        name = key[0]
+        if not (name.endswith(("_total", "_bucket", "_count", "_sum"))):
+            continue
+        diff = value - base.get(key, 0.0)
+        if diff < -1e-9:
+            raise ParseError(TOOL, path, f"{name}{dict(key[1])}", "counter went down between "
+                             "scrapes (server restart?): the window cannot be measured")
+        out[key] = diff
+    return out
+
+
+def _quantiles(delta: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
+               metric: str, path: str) -> dict[str, float | int | None]:
+    buckets: dict[float, float] = defaultdict(float)
+    for (n, labels), value in delta.items():
+        if n == f"{name}_bucket":
+            le = dict(labels).get("le")
+            if le is None:
+                continue
+            try:
+                bound = math.inf if le == "+Inf" else float(le)
+            except ValueError:
+                raise ParseError(TOOL, path, f"{name}_bucket", f"bad le {le!r}") from None
+            buckets[bound] += value
+    count = sum(v for (n, _), v in delta.items() if n == f"{name}_count")
+    total = sum(v for (n, _), v in delta.items() if n == f"{name}_sum")
+    out: dict[str, float | int | None] = {f"{metric}_count": int(count)}
+    out[f"{metric}_mean_s"] = total / count if count else None
+    bounds = sorted(buckets)
+    for q in _QUANTILES:
+        out[f"{metric}_p{q}_s"] = _bucket_quantile(bounds, buckets, count, q / 100)
+    return out
+
+
+def _bucket_quantile(bounds: list[float], cumulative: dict[float, float], count: float,
+                     q: float) -> float | None:
+    if count <= 0 or not bounds:
+        return None
+    rank = q * count
+    lower, below = 0.0, 0.0
+    for le in bounds:
+        if cumulative[le] >= rank:
+            if math.isinf(le):
+                return lower  # in the +Inf bucket: the highest finite bound, as Prometheus
+            inside = cumulative[le] - below
+            return lower + (le - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = le, cumulative[le]
+    return None
