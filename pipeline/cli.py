@@ -51,11 +51,15 @@ def run(
                           "prices.")] = False,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print only the JSON result on stdout; write no files.")] = False,
+    pdf: Annotated[bool, typer.Option(
+        "--pdf", help="Also print scorecard.pdf with headless Chromium (apt-get install "
+                      "chromium).")] = False,
 ) -> None:
-    """Compute the scorecard of a proposal and write scorecard.html and scorecard.json."""
+    """Compute the scorecard of a proposal: HTML report, JSON, XLSX, CSV and Parquet."""
     from pipeline.run import execute
 
-    raise typer.Exit(execute(proposal, vintage=vintage, out=out, db=db, json_out=json_out))
+    raise typer.Exit(execute(proposal, vintage=vintage, out=out, db=db, json_out=json_out,
+                             pdf=pdf))
 
 
 @app.command()

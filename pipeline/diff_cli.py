@@ -42,14 +42,14 @@ def diff(
     from pipeline import store
     from pipeline.diff import DiffError
     from pipeline.diff import diff as make_diff
-    from pipeline.run import UserError, _proposal_text, code_version, dumps
+    from pipeline.run import UserError, code_version, dumps, proposal_text
 
     for v in (vintage_a, vintage_b):
         if not _VINTAGE.match(v):
             typer.echo(f"error: vintage {v!r} is not YYYY-MM", err=True)
             raise typer.Exit(1)
     try:
-        text, name = _proposal_text(proposal)
+        text, name = proposal_text(proposal)
         parsed = proposal_file.parse(text, name)
     except (proposal_file.ProposalError, UserError) as err:
         typer.echo(f"error: {err}", err=True)

@@ -55,7 +55,7 @@ class Opened:
     market: Market
 
 
-def _proposal_text(path: Path | None) -> tuple[str, str]:
+def proposal_text(path: Path | None) -> tuple[str, str]:
     if path is None:
         return (resources.files("pipeline").joinpath(EXAMPLE).read_text(encoding="utf-8"),
                 f"(bundled example {EXAMPLE})")
@@ -68,7 +68,7 @@ def _proposal_text(path: Path | None) -> tuple[str, str]:
 @contextmanager
 def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[Opened]:
     """The parsed proposal, the store (bundled reference data loaded) and its market."""
-    text, name = _proposal_text(path)
+    text, name = proposal_text(path)
     try:
         proposal = proposal_file.parse(text, name)
     except proposal_file.ProposalError as err:
@@ -106,7 +106,8 @@ def _error(message: str) -> None:
 
 
 def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Path | None,
-            json_out: bool, now: datetime | None = None) -> int:
+            json_out: bool, pdf: bool = False, now: datetime | None = None) -> int:
+    from pipeline.diff import diff, previous_vintage
     from pipeline.scorecard import compute, to_contract
 
     try:
@@ -117,6 +118,11 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             result = to_contract(card, generated_at, code_version())
             document = dumps(result)
             _store_scorecard(o.con, result, o.text, document)
+            last = None if json_out else previous_vintage(o.con, o.market.vintage,
+                                                          result["proposal"])
+            change = None if last is None else diff(
+                o.con, last, o.market.vintage, o.proposal, o.name, generated_at=generated_at,
+                code_version=code_version())
     except UserError as err:
         _error(str(err))
         return err.code
@@ -124,15 +130,20 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     if json_out:
         sys.stdout.write(document)
         return 0
-    from reports.html import write_html
+    from reports.outputs import write_outputs
+    from reports.pdf import ChromiumFailed, ChromiumMissing
     from reports.summary import print_summary
 
     folder = out or Path("scorecard-out") / result["vintage"]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scorecard.json").write_text(document, encoding="utf-8")
-    write_html(result, folder / "scorecard.html")
     print_summary(result)
-    print(f"\nwrote {folder / 'scorecard.html'} and {folder / 'scorecard.json'}")
+    try:
+        written = write_outputs(result, folder, pdf=pdf, diff=change)
+    except (ChromiumMissing, ChromiumFailed) as err:
+        _error(f"{err}\n(the other files were written to {folder})")
+        return 1
+    print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
     return 0
 
 
