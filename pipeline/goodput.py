@@ -124,7 +124,9 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
 
     passes = completed & (pl.col("ttft_s") <= _limit(slo.ttft_ms))
     if slo.tpot_ms is not None:
-        passes = passes & (pl.col("tpot_s").is_null() | (pl.col("tpot_s") <= _limit(slo.tpot_ms)))
+        # a one-token output has no TPOT and passes; a longer one without a TPOT does not
+        passes = passes & ((pl.col("output_tokens").fill_null(2) <= 1)
+                           | (pl.col("tpot_s") <= _limit(slo.tpot_ms)))
     gaps_unknown = completed & (pl.col("output_tokens").fill_null(2) > 1)
     if ITLS in df.columns:
         gaps_unknown = gaps_unknown & pl.col(ITLS).is_null()
@@ -137,6 +139,8 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         completed=completed, passes=passes.fill_null(False), incomplete=incomplete,
         failed=failed, offered=offered, gaps_unknown=gaps_unknown.fill_null(False),
         tokens=tokens, no_ttft=(completed & pl.col("ttft_s").is_null()).fill_null(False),
+        no_tpot=(completed & (pl.col("output_tokens").fill_null(2) > 1)
+                 & pl.col("tpot_s").is_null()).fill_null(False),
     )
     counts = flags.select(
         offered=pl.col("offered").sum(),
@@ -148,6 +152,7 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         passed_tokens=pl.col("tokens").filter(pl.col("passes")).sum(),
         completed_tokens=pl.col("tokens").filter(pl.col("completed")).sum(),
         no_ttft=pl.col("no_ttft").sum(),
+        no_tpot=pl.col("no_tpot").sum(),
     ).row(0, named=True)
 
     done = df.filter(flags["completed"])
@@ -169,6 +174,9 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
     if counts["no_ttft"]:
         notes.append(f"{counts['no_ttft']} completed request(s) have no TTFT: counted as not "
                      "passing")
+    if slo.tpot_ms is not None and counts["no_tpot"]:
+        notes.append(f"{counts['no_tpot']} completed request(s) with several output tokens have "
+                     "no TPOT: counted as not passing --tpot-ms")
     if slo.max_itl_ms is not None and counts["gaps_unknown"]:
         reason = (f"{counts['gaps_unknown']} completed request(s) have no gap data, so "
                   "--max-itl-ms cannot be judged")

@@ -296,3 +296,13 @@ def test_rate_sweep_leaves_out_runs_without_a_rate() -> None:
         2.0, 80.0, None)
     assert len(s["levels"]) == 3
     assert any("left out" in n for n in s["notes"])
+
+
+def test_missing_tpot_does_not_pass_a_tpot_limit() -> None:
+    # 5 tokens, first token at 0.1 s but no last-token time: TPOT unknown. Under a TPOT limit
+    # the request cannot be shown to pass; without one it passes on TTFT alone.
+    data = (b'{"sent_s": 0.0, "first_token_s": 0.1, "output_tokens": 5, "done_s": 0.5, '
+            b'"ok": true}\n')
+    (run,) = trace.parse(data, path="t")
+    assert run_metrics(run, Slo(ttft_ms=300, tpot_ms=100))["passed"] == 0
+    assert run_metrics(run, Slo(ttft_ms=300))["passed"] == 1
