@@ -106,3 +106,17 @@ def test_break_even_volume_where_curves_cross() -> None:
     assert (np.diff(volumes) > 0).all()
     [never] = sizing.break_even(point, ["a"], "cloud", 0.5)  # 14/14.4 = 0.97 > 0.5 at u = 1
     assert never["tokens_per_day"] is None
+
+
+def test_triangular_inverse_cdf() -> None:
+    # triangular(1, 2, 3): F(x) = (x-1)^2 / 2 left of the mode, 1 - (3-x)^2 / 2 right of it.
+    # u = 0.25 -> 1 + sqrt(0.25 x 2 x 1) = 1.70711; u = 0.75 -> 3 - sqrt(0.25 x 2) = 2.29289
+    u = np.array([[0.0, 0.25, 0.5, 0.75, 1.0]], dtype=np.float32)
+    got = uncertainty.triangular_ppf(u, *(np.float32([[v]]) for v in (1.0, 2.0, 3.0)))
+    assert got[0] == pytest.approx([1.0, 1.70711, 2.0, 2.29289, 3.0], rel=1e-5)
+    # an asymmetric range: the mean of triangular(10, 14, 30) is (10 + 14 + 30) / 3 = 18
+    rng = np.random.default_rng(3)
+    draws = uncertainty.triangular_ppf(rng.random((1, 200_000), dtype=np.float32),
+                                       *(np.float32([[v]]) for v in (10.0, 14.0, 30.0)))
+    assert draws.mean() == pytest.approx(18.0, abs=0.05)
+    assert draws.min() >= 10.0 and draws.max() <= 30.0
