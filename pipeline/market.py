@@ -85,7 +85,7 @@ def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list
     try:
         return frame(con, """
             WITH rows AS (
-              SELECT zone, 'price' AS what, price_eur_per_mwh / 1000 AS value,
+              SELECT zone, 'price' AS what, price_eur_per_mwh AS value,
                      interval_start_utc AS t, vintage
               FROM core__electricity_prices
               WHERE vintage <= ? AND resolution IN ('15min', 'hour')
@@ -102,7 +102,7 @@ def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list
             SELECT zone,
                    sum(CASE WHEN what = 'price' THEN value * weight END)
                      / sum(CASE WHEN what = 'price' THEN weight END)
-                     AS wholesale_eur_per_kwh_profile,
+                     AS wholesale_eur_per_mwh_profile,
                    sum(CASE WHEN what = 'grid' THEN value * weight END)
                      / sum(CASE WHEN what = 'grid' THEN weight END)
                      AS grid_gco2e_per_kwh_profile,

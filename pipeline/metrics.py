@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import polars as pl
 
@@ -157,5 +158,9 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return frame.collect()
 
 
-def eur_per_kwh(price_eur_per_mwh: pl.Expr) -> pl.Expr:
+PriceT = TypeVar("PriceT", float, pl.Expr)
+
+
+def eur_per_kwh(price_eur_per_mwh: PriceT) -> PriceT:
+    """Market prices come per MWh, tariffs per kWh: the one place the two meet."""
     return price_eur_per_mwh / 1000.0

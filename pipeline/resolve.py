@@ -361,7 +361,9 @@ class _Candidate:
             self.row["energy_boundary"] = p.boundary
             self.row["power_source"] = p.source
         elif isinstance(p, EstimatedPower):
-            tdp = _one(self.mkt.hardware, gpu=self.c.gpu)["tdp_w"]  # type: ignore[index]
+            gpu = _one(self.mkt.hardware, gpu=self.c.gpu)
+            assert gpu is not None  # checked in resolve()
+            tdp = gpu["tdp_w"]
             board = tdp * self.c.gpu_count
             low, mode, high = _bounds(p.estimate.tdp_fraction)
             source = (f"{self.c.gpu_count} x {tdp:g} W TDP ({self.c.gpu}) x "
@@ -438,14 +440,15 @@ class _Candidate:
             self.notes.append(f"electricity per token not computed: no day-ahead price for "
                               f"{zone} up to {self.mkt.vintage}")
             return
-        wholesale = pl.select(eur_per_kwh(pl.lit(price["price_eur_per_mwh"]))).item()
+        wholesale = eur_per_kwh(float(price["price_eur_per_mwh"]))
         source = (f"day-ahead mean {zone} {price['month']} ({price['price_eur_per_mwh']:.2f} "
                   f"EUR/MWh, {price['intervals']} {price['resolution']} value(s)); "
                   f"{_cite(price)}")
         self.inputs.add("wholesale_eur_per_kwh", wholesale, f"market.electricity.{zone}",
                         "reference", source)
         if tariff is not None:
-            k = f"tco.{c.cost.tco}.electricity"  # type: ignore[union-attr]
+            assert isinstance(c.cost, TcoCost)
+            k = f"tco.{c.cost.tco}.electricity"
             self.inputs.add("retail_multiplier", tariff.retail_multiplier,
                             f"{k}.retail_multiplier", "declared", "TCO tariff")
             self.inputs.add("grid_fee_eur_per_kwh", tariff.grid_fee_eur_per_kwh,

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from pipeline import sizing, uncertainty
-from pipeline.metrics import INPUTS, evaluate
+from pipeline.metrics import INPUTS, eur_per_kwh, evaluate
 from pipeline.pareto import OBJECTIVES, pareto_ranks
 from pipeline.proposal import Proposal
 from pipeline.resolve import Market, Resolved, resolve
@@ -90,7 +90,9 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
                                   for c in TIME_MATCHED)
     weighted = point_inputs.join(
         table.select("id", "zone", "electricity_grade", "grid_grade")
-        .join(mkt.profile, on="zone", how="left"),
+        .join(mkt.profile.with_columns(
+            eur_per_kwh(pl.col("wholesale_eur_per_mwh_profile"))
+            .alias("wholesale_eur_per_kwh_profile")), on="zone", how="left"),
         on="id", how="left", maintain_order="left")
 
     def swap(name: str, grade: str) -> pl.Expr:

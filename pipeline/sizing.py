@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.metrics import evaluate
-from pipeline.proposal import Demand, point
+from pipeline.proposal import Demand, Number, point
 
 SECONDS_PER_DAY = 86_400.0
 DAYS_PER_MONTH = 365.0 / 12.0
@@ -49,8 +49,8 @@ def sizing(point: pl.DataFrame, demand: Demand) -> pl.DataFrame:
     )
 
 
-def point_value(value: object) -> float:
-    result = point(value)  # type: ignore[arg-type]
+def point_value(value: Number) -> float:
+    result = point(value)
     assert result is not None
     return float(result)
 
