@@ -80,66 +80,54 @@ def _toml_key(flag: str) -> str:
 
 
 def read_reference_csv(path: Path, table: Table) -> pl.DataFrame:
-    """A bundled reference CSV as a frame validated against its table (declared dtypes)."""
+    """A reference CSV as a frame validated against its table, read by the same typed reader
+    as the bundled data (sources/bundled.py)."""
+    from schemas.fields import FIELDS
+    from sources.bundled import read_typed_csv
+
+    frame = read_typed_csv(path.read_bytes(), str(path),
+                           {c: FIELDS[c].dtype for c in table.columns})
+    return table.validate(frame, origin=str(path))
+
+
+def _lookup(flag: str, name: str, path: Path, table: Table, key: str, missing: str
+            ) -> dict[str, Any]:
+    """One row of a reference table by id (case-insensitive); errors name the flag."""
     import polars as pl
 
-    from schemas.fields import FIELDS
+    from schemas.table import ValidationFailed
+    from sources.errors import ParseError
 
-    header = pl.read_csv(path, n_rows=0).columns
-    overrides = {c: FIELDS[c].dtype for c in header if c in FIELDS}
-    frame = pl.read_csv(path, schema_overrides=overrides)
-    return table.validate(frame, origin=str(path))
+    if not path.exists():
+        raise EstimateError(f"{flag}: {missing}")
+    try:
+        rows = read_reference_csv(path, table)
+    except ValidationFailed as err:
+        raise EstimateError(f"{flag}: {err.report()}") from None
+    except ParseError as err:
+        raise EstimateError(f"{flag}: {err}") from None
+    hit = rows.filter(pl.col(key).str.to_lowercase() == name.lower())
+    if hit.height == 0:
+        known = ", ".join(sorted(rows[key].to_list()))
+        raise EstimateError(f"{flag}: unknown {key} {name!r} in {path} (known: {known})")
+    return hit.row(0, named=True)
 
 
 def lookup_model(name: str, path: Path = MODELS_CSV) -> dict[str, Any]:
     """One core__model_architectures row by model id (case-insensitive)."""
-    import polars as pl
-
     from schemas.architecture import MODEL_ARCHITECTURES
-    from schemas.table import ValidationFailed
 
-    if not path.exists():
-        raise EstimateError(f"--model: model table {path} not found")
-    try:
-        models = read_reference_csv(path, MODEL_ARCHITECTURES)
-    except ValidationFailed as err:
-        raise EstimateError(f"--model: {err.report()}") from None
-    hit = models.filter(pl.col("model").str.to_lowercase() == name.lower())
-    if hit.height == 0:
-        known = ", ".join(sorted(models["model"].to_list()))
-        raise EstimateError(f"--model: unknown model {name!r} in {path} (known: {known})")
-    return hit.row(0, named=True)
-
-
-_GPU_COLUMNS = ("gpu", "memory_gb", "memory_bandwidth_gb_per_s", "bf16_dense_tflops",
-                "fp8_dense_tflops")
+    return _lookup("--model", name, path, MODEL_ARCHITECTURES, "model",
+                   f"model table {path} not found")
 
 
 def lookup_gpu(name: str, path: Path = HARDWARE_CSV) -> dict[str, Any]:
-    """One core__hardware row by GPU id (case-insensitive): the columns the roofline needs,
-    plus its citation when the table has one."""
-    import polars as pl
+    """One core__hardware row by GPU id (case-insensitive), with its citation."""
+    from schemas.market import HARDWARE
 
-    from schemas.fields import FIELDS
-
-    if not path.exists():
-        raise EstimateError(f"--gpu: hardware table {path} not found; give --budget-gb, "
-                            "--bandwidth-gbs and --tflops instead")
-    header = pl.read_csv(path, n_rows=0).columns
-    missing = [c for c in _GPU_COLUMNS if c not in header]
-    if missing:
-        raise EstimateError(f"--gpu: {path} lacks column(s) {missing}")
-    wanted = [c for c in (*_GPU_COLUMNS, "source_url", "source_date", "licence") if c in header]
-    try:
-        gpus = pl.read_csv(path, columns=wanted,
-                           schema_overrides={c: FIELDS[c].dtype for c in wanted})
-    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError) as err:
-        raise EstimateError(f"--gpu: cannot read {path}: {err}") from None
-    hit = gpus.filter(pl.col("gpu").str.to_lowercase() == name.lower())
-    if hit.height == 0:
-        known = ", ".join(sorted(gpus["gpu"].drop_nulls().to_list()))
-        raise EstimateError(f"--gpu: unknown GPU {name!r} in {path} (known: {known})")
-    return hit.row(0, named=True)
+    return _lookup("--gpu", name, path, HARDWARE, "gpu",
+                   f"hardware table {path} not found; give --budget-gb, --bandwidth-gbs and "
+                   "--tflops instead")
 
 
 # --- resolving the inputs ------------------------------------------------------------------
