@@ -93,6 +93,31 @@ class EvidenceThroughput(_Strict):
     tz: str | None = None
 
 
+class Calibration(_Strict):
+    """A measured run at concurrency 1 on the same hardware: its TPOT (at `context` cached
+    tokens) gives the effective bandwidth, its TTFT (for `prompt_tokens`) the compute rate.
+    Either typed in with a `source`, or read (p50) from the run at concurrency 1 in
+    `evidence`."""
+
+    evidence: str | None = None
+    tz: str | None = None
+    tpot_ms: Annotated[float, Field(gt=0)] | None = None
+    ttft_ms: Annotated[float, Field(gt=0)] | None = None
+    context: Annotated[int, Field(ge=1)] | None = None
+    prompt_tokens: Annotated[int, Field(ge=1)] | None = None
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _stated(self) -> Calibration:
+        if self.evidence is None and self.tpot_ms is None and self.ttft_ms is None:
+            raise ValueError("give `evidence`, or a measured `tpot_ms` and/or `ttft_ms`")
+        if self.evidence is None and not self.source:
+            raise ValueError("name the measured run in `source`")
+        if (self.tpot_ms is not None or self.evidence) and self.context is None:
+            raise ValueError("give `context`: the cached tokens of the measured run")
+        return self
+
+
 class Estimate(_Strict):
     """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs (tensor
     parallel over gpu_count) times an efficiency range. Graded `estimated`."""
@@ -102,6 +127,7 @@ class Estimate(_Strict):
     batch: Annotated[int, Field(ge=1)]
     context: Annotated[int, Field(ge=1)]
     efficiency: Number
+    calibration: Calibration | None = None
 
 
 class EstimatedThroughput(_Strict):
@@ -371,8 +397,9 @@ def parse(text: str, path: Path | str) -> Proposal:
     except ValidationError as err:
         errors = err.errors()
         # In a union (number or range, declared or offer cost) pydantic reports every branch;
-        # a branch of the wrong type ("not a number" for a table) is the least useful.
-        first = min(errors, key=lambda e: e["type"].endswith("_type"))
+        # a branch of the wrong type ("not a number" for a table) is the least useful, and
+        # the branch that got deepest into the table is the one the user meant.
+        first = min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"])))
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
             problem = "unknown key (check the spelling against `scorecard init`'s example)"

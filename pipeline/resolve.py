@@ -21,6 +21,7 @@ import polars as pl
 from pipeline import market
 from pipeline.metrics import eur_per_kwh
 from pipeline.proposal import (
+    Calibration,
     Candidate,
     ContractTariff,
     DeclaredCost,
@@ -222,9 +223,11 @@ class _Candidate:
         gpu = _one(self.mkt.hardware, gpu=c.gpu)
         assert gpu is not None  # checked in resolve()
         try:
-            result = estimate(inputs_from_reference(
-                model, gpu, precision=e.precision, batch=e.batch, context=e.context,
-                tensor_parallel=c.gpu_count))
+            inputs = inputs_from_reference(model, gpu, precision=e.precision, batch=e.batch,
+                                           context=e.context, tensor_parallel=c.gpu_count)
+            if e.calibration is not None:
+                inputs = self._calibrated(inputs, e.calibration)
+            result = estimate(inputs)
         except RooflineInputError as err:
             raise self.error("throughput.estimate", str(err)) from None
         self.row["tokens_per_s_grade"] = "estimated"
@@ -237,6 +240,8 @@ class _Candidate:
         source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
                   f"{e.precision}, batch {e.batch}, context {e.context}, TP {c.gpu_count}) x "
                   f"efficiency {_spread(low, mode, high)}")
+        if inputs.calibration_source:
+            source += f"; calibrated on {inputs.calibration_source}"
         self.inputs.add("tokens_per_s", Range(low=ceiling * low, mode=ceiling * mode,
                                               high=ceiling * high)
                         if low < high else ceiling * mode,
@@ -244,6 +249,31 @@ class _Candidate:
         self.row["tokens_per_s_source"] = source
         self.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), "
                           "not a measurement")
+
+    def _calibrated(self, inputs: Any, cal: Calibration) -> Any:
+        """Roofline inputs with the rates a concurrency-1 run implies (datasheet rates kept
+        for what the run does not measure)."""
+        from pipeline.roofline import apply_calibration, calibrate
+
+        tpot_ms, ttft_ms, source = cal.tpot_ms, cal.ttft_ms, cal.source
+        if cal.evidence is not None:
+            from pipeline.evidence import inspect
+            from pipeline.goodput import Slo
+
+            path = self._evidence_path(cal.evidence, "throughput.estimate.calibration.evidence")
+            runs = [r for r in inspect([path], Slo(**self.proposal.slo.model_dump()),
+                                       tz=cal.tz)["runs"] if r["concurrency"] == 1]
+            if not runs:
+                raise self.error("throughput.estimate.calibration.evidence",
+                                 f"no run at concurrency 1 in {path}")
+            run = runs[0]
+            tpot_ms = tpot_ms or (run["tpot_p50_s"] * 1000 if run["tpot_p50_s"] else None)
+            ttft_ms = ttft_ms or (run["ttft_p50_s"] * 1000 if run["ttft_p50_s"] else None)
+            source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
+        assert source is not None  # the proposal model requires it without evidence
+        return apply_calibration(inputs, calibrate(
+            inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+            ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
 
     def _evidence_path(self, text: str, key: str) -> Path:
         base = Path(self.path).parent if not self.path.startswith("(") else Path()
