@@ -2,31 +2,41 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from reports.freshness import freshness
 from reports.scorecard_table import METRIC_LABELS
 
-_SHOWN = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
+#: column -> short header with unit (the terminal is narrow; the report has the long labels)
+_SHOWN = {"cpm_eur_per_mtok": "CPM\nEUR/Mtok", "energy_j_per_token": "energy\nJ/token",
+          "carbon_gco2e_per_mtok": "carbon\ngCO2e/Mtok"}
 
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
-    table = Table(title=f"{result['proposal']} (vintage {result['vintage']})")
-    table.add_column("id", overflow="fold")
-    for key in _SHOWN:
-        table.add_column(METRIC_LABELS[key][0], justify="right")
-    table.add_column("sov.", justify="right")
-    table.add_column("status")
+    # piped output (CI logs, files) gets room for the whole table instead of 80 columns
+    console = console or Console(width=None if sys.stdout.isatty() else 100)
+    table = Table(title=f"{result['proposal']} (vintage {result['vintage']})",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    for header in _SHOWN.values():
+        table.add_column(header, justify="right", no_wrap=True,
+                         min_width=max(len(line) for line in header.split("\n")))
+    table.add_column("sov.\n0-4", justify="right", no_wrap=True, min_width=4)
+    table.add_column("P\nfront.", justify="right", no_wrap=True, min_width=6)
+    table.add_column("status", no_wrap=True, min_width=8)
     for c in result["candidates"]:
         values = [("n/a" if c[k] is None else f"{c[k]:.{METRIC_LABELS[k][1]}f}")
                   for k in _SHOWN]
         status = ("frontier" if c["pareto_rank"] == 1 else
                   f"rank {c['pareto_rank']}" if c["eligible"] else "excluded")
-        table.add_row(c["id"], *values, str(c["sovereignty_level"]), status,
+        p = c.get("p_frontier")
+        table.add_row(c["id"], *values, str(c["sovereignty_level"]),
+                      "-" if p is None else f"{p:.0%}", status,
                       style="green" if c["pareto_rank"] == 1 else
                       None if c["eligible"] else "dim")
     console.print(table)
