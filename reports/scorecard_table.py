@@ -25,7 +25,12 @@ METRIC_LABELS: dict[str, tuple[str, int]] = {
     "electricity_eur_per_mtok": ("Electricity (EUR/Mtok)", 4),
     "carbon_gco2e_per_mtok": ("Carbon (gCO2e/Mtok)", 1),
     "embodied_gco2e_per_mtok": ("Embodied carbon (gCO2e/Mtok)", 1),
+    "electricity_eur_per_mtok_time_matched": ("Electricity, time-matched (EUR/Mtok)", 4),
+    "carbon_gco2e_per_mtok_time_matched": ("Carbon, time-matched (gCO2e/Mtok)", 1),
 }
+#: columns shown only when some candidate has them (a lifecycle view, a workload profile)
+OPTIONAL_COLUMNS = ("embodied_gco2e_per_mtok", "electricity_eur_per_mtok_time_matched",
+                    "carbon_gco2e_per_mtok_time_matched")
 
 NOT_COMPUTED = "not computed for this proposal"
 
@@ -68,7 +73,7 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
     shown = ["label", "where", "tokens_per_s", "grades", "cost_eur_per_hour",
              "energy_j_per_token", "energy_boundary", "cpm_eur_per_mtok",
              "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-             "embodied_gco2e_per_mtok", "sovereignty_level", "eligible_text", "status",
+             *OPTIONAL_COLUMNS, "sovereignty_level", "eligible_text", "status",
              "p_frontier", "dominated_by"]
     range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
@@ -90,7 +95,7 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
         )
         .tab_spanner("Per million tokens", ["cpm_eur_per_mtok", "facility_kwh_per_mtok",
                                             "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-                                            "embodied_gco2e_per_mtok"])
+                                            *OPTIONAL_COLUMNS])
         .tab_stubhead("Id")
         .cols_width({"id": "120px", "label": "190px", "dominated_by": "130px"})
         .tab_options(table_font_size="13px", data_row_padding="4px")
@@ -105,8 +110,7 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                                  pattern="{0}<< ({1}–{2})>>")
     table = table.fmt_percent(columns="p_frontier", decimals=0)
     hidden = ["frontier"] + ([] if has_p_frontier(result) else ["p_frontier"])
-    if frame["embodied_gco2e_per_mtok"].is_null().all():
-        hidden.append("embodied_gco2e_per_mtok")
+    hidden += [c for c in OPTIONAL_COLUMNS if frame[c].is_null().all()]
     table = (
         table.cols_hide(hidden)
         .sub_missing(columns="dominated_by", missing_text="—")
