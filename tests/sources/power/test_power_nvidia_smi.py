@@ -81,3 +81,20 @@ def test_nonexistent_local_time_is_an_error() -> None:
     data = b"timestamp, index, power.draw [W]\n2026/03/29 02:30:00.000, 0, 1.00 W\n"
     with pytest.raises(ParseError, match="DST"):
         nvidia_smi.parse(data, path="d.csv", tz="Europe/Paris")
+
+
+def test_clean_file_reads_the_same_as_through_the_flagged_path() -> None:
+    # A clean file takes the one-pass path; the same lines with an [N/A] line appended take
+    # the row-flagging path. File lines 2-12 and 14-20 (file line 13 is the [N/A] one) are
+    # 18 complete readings; both paths must give the same 18 rows for them.
+    lines = _read("nvidia_smi_2gpu_gap_na_truncated.csv").split(b"\n")
+    clean = b"\n".join(lines[:12] + lines[13:20]) + b"\n"  # header + 18 complete readings
+    fast = nvidia_smi.parse(clean, path="c.csv", tz="Europe/Paris")
+    flagged = nvidia_smi.parse(clean + lines[12] + b"\n", path="c.csv", tz="Europe/Paris")
+    # 18 readings; the flagged one has the [N/A] reading (GPU 1 at 11:00:06) as a 19th row
+    assert fast.height == 18
+    assert flagged.height == 19
+    assert flagged["note"][18] == "power.draw was [N/A]"
+    assert fast.equals(flagged.head(18))
+    assert fast["device_id"].to_list()[:2] == ["0", "1"]  # " 0" -> "0", as in the other path
+    assert fast["note"].null_count() == 18
