@@ -8,7 +8,7 @@ from types import ModuleType
 
 import polars as pl
 
-from schemas.power import POWER_SAMPLES
+from schemas.power import POWER_SAMPLES, surely_valid
 from sources.errors import ParseError
 from sources.power import (
     aiperf_telemetry,
@@ -44,18 +44,23 @@ _UNKEYED = replace(POWER_SAMPLES, key=())
 
 
 def _check_order(frame: pl.DataFrame, tool: str, path: str) -> None:
-    """Each stream's readings strictly increase in time: none out of order, none twice."""
+    """Each stream's readings strictly increase in time: none out of order, none twice.
+    One pass giving the first offending row; the message is built only when there is one."""
     keys = ["device_id"] + [k for k in ("series_id", "measurement_boundary")
-                            if frame[k].n_unique() > 1]
-    previous = pl.col("sample_utc").shift(1).over(keys)
-    found = frame.with_row_index("row", offset=1).with_columns(previous=previous).filter(
-        pl.col("sample_utc") <= pl.col("previous")).head(1)
-    if found.height:
-        row = found.row(0, named=True)
-        what = ("duplicated sample" if row["sample_utc"] == row["previous"]
-                else "timestamps out of order")
-        raise ParseError(tool, path, f"sample {row['row']}", f"{what} for device "
-                         f"{row['device_id']} at {row['sample_utc']}")
+                            if not frame.select(  # cheaper than n_unique on 10M strings
+                                (pl.col(k) == pl.col(k).first()).fill_null(False).all()).item()]
+    first_bad = frame.select(
+        (pl.col("sample_utc") <= pl.col("sample_utc").shift(1).over(keys))
+        .arg_true().first()).item()
+    if first_bad is None:
+        return
+    row = frame.row(first_bad, named=True)
+    previous = frame.head(first_bad).filter(
+        pl.all_horizontal(pl.col(k).eq_missing(row[k]) for k in keys))["sample_utc"][-1]
+    what = ("duplicated sample" if row["sample_utc"] == previous
+            else "timestamps out of order")
+    raise ParseError(tool, path, f"sample {first_bad + 1}", f"{what} for device "
+                     f"{row['device_id']} at {row['sample_utc']}")
 
 
 def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | None = None
@@ -70,4 +75,6 @@ def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | N
     if frame.is_empty():
         raise ParseError(tool, path, "file", "no power or energy samples")
     _check_order(frame, tool, path)
+    if surely_valid(frame):  # the same bounds in one pass; pandera only to name failures
+        return tool, frame.select(POWER_SAMPLES.columns)
     return tool, _UNKEYED.validate(frame, origin=path)

@@ -4,16 +4,18 @@ frame or a ParseError; bad files load nothing."""
 from __future__ import annotations
 
 import inspect
+from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.power import POWER_SAMPLES
+from schemas.power import POWER_COLUMNS, POWER_SAMPLES, surely_valid
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
-from sources.power.registry import FORMATS, READERS, detect_format, read_power
+from sources.power.registry import _UNKEYED, FORMATS, READERS, detect_format, read_power
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / ".." / "shared" / "samples"
@@ -149,3 +151,38 @@ def test_damaged_real_shapes_give_a_frame_or_a_parse_error(index: int, cut: floa
         assert err.path == "damaged"
         return
     assert list(frame.columns) == list(POWER_SAMPLES.columns)
+
+
+def _one_reading(**change: object) -> pl.DataFrame:
+    row: dict[str, object] = {
+        "sample_utc": datetime(2026, 11, 20, 10, tzinfo=UTC), "device_id": "0",
+        "gpu_index": 0, "series_id": "nvidia-smi", "measurement_boundary": "gpu_board",
+        "power_w": 300.0, "energy_counter_j": None, "note": None} | change
+    return pl.DataFrame({name: [row[name]] for name in POWER_COLUMNS}, schema=POWER_COLUMNS)
+
+
+@pytest.mark.parametrize("change", [
+    {"power_w": 50_000.5},            # le 50 kW
+    {"power_w": -0.1},                # ge 0
+    {"power_w": float("nan")},        # NaN is not <= 50 kW
+    {"energy_counter_j": -1.0},       # ge 0
+    {"gpu_index": 1024},              # le 1023
+    {"gpu_index": -1},                # ge 0
+    {"measurement_boundary": "rack"},  # not one of BOUNDARIES
+    {"device_id": None},              # required
+    {"sample_utc": None},             # required
+], ids=str)
+def test_one_pass_check_refuses_what_pandera_refuses(change: dict[str, object]) -> None:
+    # The one-select check passes a frame only when pandera would; pandera then names the row.
+    assert surely_valid(_one_reading())
+    _UNKEYED.validate(_one_reading(), origin="ok")
+    bad = _one_reading(**change)
+    assert not surely_valid(bad)
+    with pytest.raises(ValidationFailed):
+        _UNKEYED.validate(bad, origin="bad")
+
+
+def test_one_pass_check_wants_the_declared_dtypes() -> None:
+    # gpu_index as Int32 instead of the declared Int64: left to pandera (which refuses it)
+    assert not surely_valid(_one_reading().with_columns(pl.col("gpu_index").cast(pl.Int32)))
+    assert not surely_valid(_one_reading().drop("note"))
