@@ -125,10 +125,21 @@ def _epoch(moment: datetime) -> float:
     return moment.timestamp()
 
 
+def _only_value(frame: pl.DataFrame, name: str) -> object | None:
+    """The value of a column when every row holds it (no nulls), else None: one comparison
+    pass, not a hash of 10 million strings (and no materialising of a constant column)."""
+    value, same = frame.select(
+        pl.col(name).first().alias("value"),
+        (pl.col(name) == pl.col(name).first()).fill_null(False).all().alias("same"),
+    ).row(0) if frame.height else (None, False)
+    return value if same else None
+
+
 def _choose_boundary(frame: pl.DataFrame, boundary: str | None, origin: str
                      ) -> tuple[str, list[str]]:
-    present = sorted(frame["measurement_boundary"].drop_nulls().unique().to_list(),
-                     key=BOUNDARIES.index)
+    only = _only_value(frame, "measurement_boundary")
+    present = [str(only)] if only is not None else sorted(
+        frame["measurement_boundary"].drop_nulls().unique().to_list(), key=BOUNDARIES.index)
     if not present:
         raise EnergyError(f"{origin}: no power or energy samples")
     if boundary is not None:
@@ -146,9 +157,22 @@ def _choose_boundary(frame: pl.DataFrame, boundary: str | None, origin: str
 def _choose_series(usable: pl.DataFrame, a: float | None, b: float | None
                    ) -> tuple[pl.DataFrame, list[str], bool]:
     """One stream per device: the one overlapping the window most, then with most samples."""
-    spans = usable.group_by("device_id", "series_id").agg(
-        first=pl.col("t").min(), last=pl.col("t").max(), n=pl.len(),
-        n_power=pl.col("power_w").count(), n_counter=pl.col("energy_counter_j").count())
+    # a column without nulls (or all null) needs no pass: its count is the group's length
+    # (or 0, added after the aggregation: a literal in `agg` takes a slow path)
+    nulls = {name: usable[name].null_count() for name in ("power_w", "energy_counter_j")}
+    counts = {f"n_{short}": pl.len() if nulls[name] == 0 else pl.col(name).count()
+              for name, short in (("power_w", "power"), ("energy_counter_j", "counter"))
+              if nulls[name] < usable.height}
+    # usable is in time order: first/last reading instead of min/max; one series (the usual
+    # case) grouped by device alone, half the hashing on a 10-million-row log
+    one_series = _only_value(usable, "series_id")
+    keys = ["device_id"] if one_series is not None else ["device_id", "series_id"]
+    spans = usable.group_by(keys).agg(
+        first=pl.col("t").first(), last=pl.col("t").last(), n=pl.len(), **counts
+    ).with_columns(**{name: pl.lit(0, pl.UInt32) for name in ("n_power", "n_counter")
+                      if name not in counts})
+    if one_series is not None:
+        spans = spans.with_columns(series_id=pl.lit(one_series, usable.schema["series_id"]))
     lo = pl.lit(a) if a is not None else pl.col("first")
     hi = pl.lit(b) if b is not None else pl.col("last")
     ranked = spans.with_columns(
@@ -284,7 +308,9 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     chosen_boundary, notes = _choose_boundary(samples, boundary, origin)
     # device and series ids as categoricals: every grouping below then hashes small integers
     # instead of strings (most of the cost on a 10-million-row log)
-    frame = samples.filter(pl.col("measurement_boundary") == chosen_boundary).with_columns(
+    if _only_value(samples, "measurement_boundary") != chosen_boundary:  # else: no copy
+        samples = samples.filter(pl.col("measurement_boundary") == chosen_boundary)
+    frame = samples.with_columns(
         t=pl.col("sample_utc").dt.epoch("us") / 1e6,
         device_id=pl.col("device_id").cast(pl.Categorical),
         series_id=pl.col("series_id").cast(pl.Categorical))
