@@ -62,6 +62,11 @@ def _clean_rows(raw: pl.DataFrame, cols: dict[str, tuple[int, str | None]], powe
     )
     if out.is_empty() or any(out.null_count().row(0)):
         return None
+    return out
+
+
+def _clean_frame(out: pl.DataFrame) -> pl.DataFrame:
+    """The canonical frame of `_clean_rows`' typed columns."""
     return canonical(out.with_columns(
         pl.col("gpu_index").cast(pl.String).alias("device_id"),  # " 3" -> "3", as below
         pl.lit(TOOL).alias("series_id"), pl.lit("gpu_board").alias("measurement_boundary")))
@@ -108,7 +113,8 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     if line_shift == 1 and not truncated_tail and "index" in cols and "uuid" not in cols:
         clean = _clean_rows(raw, cols, power_name, zone)
         if clean is not None:
-            return clean
+            del raw  # the text columns (~0.7 GB for 10 million rows) before the id column
+            return _clean_frame(clean)
     # Rows are flagged, not filtered, until the end: each filter would copy every column of
     # a 10-million-row frame.
     stamp = pl.col(f"column_{cols['timestamp'][0]}")  # first column: never padded

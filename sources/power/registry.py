@@ -43,15 +43,35 @@ def detect_format(data: bytes, path: str) -> str:
 _UNKEYED = replace(POWER_SAMPLES, key=())
 
 
+#: Rows per slice of the order check: bounds the window expression's buffers (~0.3 GB on a
+#: 10-million-row log in one go) without costing time.
+_SLICE_ROWS = 1 << 21
+
+
+def _first_disorder(frame: pl.DataFrame, keys: list[str], rows: int = _SLICE_ROWS
+                    ) -> int | None:
+    """Row of the first reading not strictly after the previous one of its stream, or None.
+    Slice by slice, each with every stream's last reading so far put in front of it."""
+    columns = [*keys, "sample_utc"]
+    carry = frame.clear().select(columns)
+    for start in range(0, frame.height, rows):
+        part = pl.concat([carry, frame.slice(start, rows).select(columns)])
+        found = part.select((pl.col("sample_utc") <= pl.col("sample_utc").shift(1).over(keys))
+                            .arg_true().first()).item()
+        if found is not None:  # a carried row is the first of its stream: never found
+            return int(start + found - carry.height)
+        # streams are in order so far: each one's last reading is its latest
+        carry = part.group_by(keys).agg(pl.col("sample_utc").last())
+    return None
+
+
 def _check_order(frame: pl.DataFrame, tool: str, path: str) -> None:
     """Each stream's readings strictly increase in time: none out of order, none twice.
     One pass giving the first offending row; the message is built only when there is one."""
     keys = ["device_id"] + [k for k in ("series_id", "measurement_boundary")
                             if not frame.select(  # cheaper than n_unique on 10M strings
                                 (pl.col(k) == pl.col(k).first()).fill_null(False).all()).item()]
-    first_bad = frame.select(
-        (pl.col("sample_utc") <= pl.col("sample_utc").shift(1).over(keys))
-        .arg_true().first()).item()
+    first_bad = _first_disorder(frame, keys)
     if first_bad is None:
         return
     row = frame.row(first_bad, named=True)

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from schemas.power import POWER_COLUMNS, POWER_SAMPLES, surely_valid
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
-from sources.power.registry import _UNKEYED, FORMATS, READERS, detect_format, read_power
+from sources.power.registry import (
+    _UNKEYED,
+    FORMATS,
+    READERS,
+    _first_disorder,
+    detect_format,
+    read_power,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / ".." / "shared" / "samples"
@@ -186,3 +193,19 @@ def test_one_pass_check_wants_the_declared_dtypes() -> None:
     # gpu_index as Int32 instead of the declared Int64: left to pandera (which refuses it)
     assert not surely_valid(_one_reading().with_columns(pl.col("gpu_index").cast(pl.Int32)))
     assert not surely_valid(_one_reading().drop("note"))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 100])
+def test_order_check_in_slices_sees_across_slice_edges(rows: int) -> None:
+    # device a: 10:00, 10:02, 10:01 (out of order at row 4); device b: 10:00, 10:01 (fine).
+    # Rows in file order: a 10:00, b 10:00, a 10:02, a 10:01, b 10:01 -> the first bad row is
+    # index 3 (0-based), whatever the slice size (1 row per slice: every stream's last
+    # reading comes only from the carry).
+    frame = pl.DataFrame({
+        "device_id": ["a", "b", "a", "a", "b"],
+        "sample_utc": [datetime(2026, 11, 20, 10, m, tzinfo=UTC) for m in (0, 0, 2, 1, 1)]})
+    assert _first_disorder(frame, ["device_id"], rows) == 3
+    # without the bad row: in order; then b 10:01 again at the end: row 4 of 5 is found
+    assert _first_disorder(frame.filter(pl.int_range(5) != 3), ["device_id"], rows) is None
+    twice = pl.concat([frame.filter(pl.int_range(5) != 3), frame.tail(1)])
+    assert _first_disorder(twice, ["device_id"], rows) == 4
