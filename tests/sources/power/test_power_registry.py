@@ -20,6 +20,7 @@ from sources.power.registry import (
     FORMATS,
     READERS,
     _first_disorder,
+    _in_strict_order,
     detect_format,
     read_power,
 )
@@ -209,3 +210,22 @@ def test_order_check_in_slices_sees_across_slice_edges(rows: int) -> None:
     assert _first_disorder(frame.filter(pl.int_range(5) != 3), ["device_id"], rows) is None
     twice = pl.concat([frame.filter(pl.int_range(5) != 3), frame.tail(1)])
     assert _first_disorder(twice, ["device_id"], rows) == 4
+
+
+@pytest.mark.parametrize("rows", [1, 2, 100])  # rows per slice: pairs across slice edges too
+def test_strict_order_shortcut_holds_only_for_strictly_ordered_rows(rows: int) -> None:
+    def frame(devices: list[str], minutes: list[int]) -> pl.DataFrame:
+        return pl.DataFrame({"device_id": devices, "sample_utc": [
+            datetime(2026, 11, 20, 10, m, tzinfo=UTC) for m in minutes]})
+
+    # nvidia-smi's pattern: GPUs 0, 1 at 10:00 then at 10:01 -> (time, device) increases
+    assert _in_strict_order(frame(["0", "1", "0", "1"], [0, 0, 1, 1]), ["device_id"], rows)
+    # GPU 0 twice at 10:00: a duplicate, not strictly increasing
+    assert not _in_strict_order(frame(["0", "0", "1"], [0, 0, 0]), ["device_id"], rows)
+    # 10:01 then 10:00: out of order
+    assert not _in_strict_order(frame(["0", "0"], [1, 0]), ["device_id"], rows)
+    # GPU "9" then "10" at one instant: "10" < "9" as text, so no shortcut (the grouped
+    # check decides, and finds these in order)
+    ten = frame(["9", "10", "9", "10"], [0, 0, 1, 1])
+    assert not _in_strict_order(ten, ["device_id"], rows)
+    assert _first_disorder(ten, ["device_id"], rows) is None
