@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 import polars as pl
 
@@ -389,10 +390,16 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         notes.append(f"{prorated.height} reading interval(s) longer than half the window were "
                      "pro-rated to it (constant power assumed within them)")
 
-    in_window = rows.filter(pl.col("t").is_between(a, b))
+    # rows are in time order: the window and the idle samples are slices (no copy)
+    def at(moment: float, side: Literal["left", "right"]) -> int:
+        return int(rows["t"].search_sorted(moment, side))
+
+    first_in = at(a, "left")
+    in_window = rows.slice(first_in, at(b, "right") - first_in)  # a <= t <= b
     samples_in = in_window.height
     samples_out = rows.height - samples_in
-    outside = rows.filter((pl.col("t") < a - u) | (pl.col("t") > b + u))
+    outside = pl.concat([rows.head(at(a - u, "left")), rows.slice(at(b + u, "right"))],
+                        rechunk=False)  # t < a - u, t > b + u
     idle = outside.group_by("device_id").agg(idle_w=pl.col("power_w").mean())
     idle_power = (float(idle["idle_w"].sum())
                   if idle.height == chosen.height and idle["idle_w"].null_count() == 0
