@@ -7,50 +7,26 @@ import json
 from pathlib import Path
 
 import pytest
+from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 
 runner = CliRunner()
 
-PROPOSAL = """
-[proposal]
-name = "estimates"
-[slo]
-ttft_ms = 1500
-[policy]
-allow_estimates = {allow}
-[[candidates]]
-id = "b200"
-label = "Llama 3.1 70B FP8 on 8 x B200 (design stage)"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "B200-SXM-180GB"
-gpu_count = 8
-pue = 1.3
-throughput.estimate = {{ model = "Llama-3.1-70B", precision = "fp8", batch = 64, \
-context = 4096, efficiency = {{ low = 0.3, mode = 0.45, high = 0.6 }} }}
-power = {{ estimate = {{ tdp_fraction = {{ low = 0.6, mode = 0.75, high = 0.9 }} }} }}
-cost = {{ eur_per_hour = 30.0, source = "quote" }}
-[[candidates]]
-id = "h100"
-label = "measured elsewhere"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 8
-pue = 1.3
-throughput = {{ tokens_per_s = 2800, source = "bench" }}
-power = {{ watts = 5600, boundary = "gpu_board", source = "TDP" }}
-cost = {{ eur_per_hour = 11.0, source = "quote" }}
-"""
+B200 = candidate(
+    "b200", label='"Llama 3.1 70B FP8 on 8 x B200 (design stage)"', gpu='"B200-SXM-180GB"',
+    throughput='{ estimate = { model = "Llama-3.1-70B", precision = "fp8", batch = 64, '
+               'context = 4096, efficiency = { low = 0.3, mode = 0.45, high = 0.6 } } }',
+    power="{ estimate = { tdp_fraction = { low = 0.6, mode = 0.75, high = 0.9 } } }",
+    cost='{ eur_per_hour = 30.0, source = "quote" }')
+H100 = candidate("h100", label='"measured elsewhere"',
+                 throughput='{ tokens_per_s = 2800, source = "bench" }')
 
 
 def run(tmp_path: Path, db: Path, allow: str) -> dict:
     path = tmp_path / "p.toml"
-    path.write_text(PROPOSAL.format(allow=allow))
+    path.write_text(proposal("estimates", f"[policy]\nallow_estimates = {allow}\n", B200, H100))
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
@@ -82,28 +58,13 @@ def test_policy_can_keep_estimates_out_of_the_ranking(tmp_path: Path, db: Path) 
     assert c["h100"]["pareto_rank"] == 1
 
 
-CALIBRATED = """
-[proposal]
-name = "calibrated"
-[slo]
-ttft_ms = 1500
-[[candidates]]
-id = "h100-8b"
-label = "Llama 3.1 8B on one H100, calibrated on our concurrency-1 run"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 1
-pue = 1.3
-cost = { eur_per_hour = 3.0, source = "quote" }
-[candidates.throughput.estimate]
-model = "Llama-3.1-8B"
-batch = 16
-context = 2048
-efficiency = 1.0
-calibration = { tpot_ms = 7.5, context = 512, source = "our H100 run of 2026-10-02" }
-"""
+CALIBRATED = proposal("calibrated", candidate(
+    "h100-8b", label='"Llama 3.1 8B on one H100, calibrated on our concurrency-1 run"',
+    gpu_count="1", power='{ watts = 700, boundary = "gpu_board", source = "TDP" }',
+    cost='{ eur_per_hour = 3.0, source = "quote" }',
+    throughput='{ estimate = { model = "Llama-3.1-8B", batch = 16, context = 2048, '
+               'efficiency = 1.0, calibration = { tpot_ms = 7.5, context = 512, '
+               'source = "our H100 run of 2026-10-02" } } }'))
 
 
 def test_calibrated_estimate(tmp_path: Path, db: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline import store
@@ -18,39 +19,13 @@ from schemas.market import ELECTRICITY_PRICES, GRID_INTENSITY
 
 runner = CliRunner()
 
-PROPOSAL = """
-[proposal]
-name = "time matched"
-[slo]
-ttft_ms = 1500
-[workload]
-hourly_profile = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
-timezone = "UTC"
-[[candidates]]
-id = "fr"
-label = "afternoon-heavy workload in France"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 8
-pue = 1.3
-throughput = { tokens_per_s = 4000, source = "bench" }
-power = { watts = 5600, boundary = "gpu_board", source = "TDP" }
-cost = { eur_per_hour = 11.0, source = "quote" }
-[[candidates]]
-id = "es"
-label = "no hourly data for Spain"
-deployment = "on_prem"
-provider = "self"
-zone = "ES"
-gpu = "H100-SXM-80GB"
-gpu_count = 8
-pue = 1.3
-throughput = { tokens_per_s = 4000, source = "bench" }
-power = { watts = 5600, boundary = "gpu_board", source = "TDP" }
-cost = { eur_per_hour = 11.0, source = "quote" }
-"""
+PROPOSAL = proposal(
+    "time matched",
+    "[workload]\nhourly_profile = [" + ", ".join(["0"] * 12 + ["1"] * 12) + "]\n"
+    'timezone = "UTC"\n',
+    candidate("fr", label='"afternoon-heavy workload in France"'),
+    candidate("es", label='"no hourly data for Spain"', zone='"ES"'),
+)
 
 
 def hourly_fr(vintage: str) -> tuple[pl.DataFrame, pl.DataFrame]:

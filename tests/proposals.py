@@ -1,0 +1,40 @@
+"""Proposal text for tests: one place for the plain on-prem candidate most tests start from.
+
+Importable from tests because pyproject sets pytest's `pythonpath = ["tests"]`.
+"""
+
+from __future__ import annotations
+
+HEADER = """
+[proposal]
+name = "{name}"
+[slo]
+ttft_ms = 1500
+"""
+
+#: TOML lines of a candidate, in order; override any by keyword.
+CANDIDATE = {
+    "label": '"own node"',
+    "deployment": '"on_prem"',
+    "provider": '"self"',
+    "zone": '"FR"',
+    "gpu": '"H100-SXM-80GB"',
+    "gpu_count": "8",
+    "pue": "1.3",
+    "throughput": '{ tokens_per_s = 4000, source = "bench" }',
+    "power": '{ watts = 5600, boundary = "gpu_board", source = "TDP" }',
+    "cost": '{ eur_per_hour = 11.0, source = "quote" }',
+}
+
+
+def candidate(cid: str, **overrides: str) -> str:
+    """A `[[candidates]]` block: 8 x H100 in FR at 4,000 tokens/s, 5,600 W, PUE 1.3,
+    11 EUR/h, unless overridden (values are TOML text)."""
+    fields = {**CANDIDATE, **overrides}
+    return "[[candidates]]\n" + f'id = "{cid}"\n' + "".join(
+        f"{key} = {value}\n" for key, value in fields.items())
+
+
+def proposal(name: str, *blocks: str) -> str:
+    """A proposal: the header (name, TTFT 1500 ms), then tables and candidate blocks."""
+    return HEADER.format(name=name) + "\n".join(blocks)
