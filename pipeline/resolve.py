@@ -236,15 +236,12 @@ class _Candidate:
             self.notes.append(f"no estimated goodput: {result.ceiling_reason}")
             self.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
             return
-        low, mode, high = _bounds(e.efficiency)
         source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
                   f"{e.precision}, batch {e.batch}, context {e.context}, TP {c.gpu_count}) x "
-                  f"efficiency {_spread(low, mode, high)}")
+                  f"efficiency {_spread(e.efficiency)}")
         if inputs.calibration_source:
             source += f"; calibrated on {inputs.calibration_source}"
-        self.inputs.add("tokens_per_s", Range(low=ceiling * low, mode=ceiling * mode,
-                                              high=ceiling * high)
-                        if low < high else ceiling * mode,
+        self.inputs.add("tokens_per_s", _scaled(e.efficiency, ceiling),
                         f"{self.key}.throughput.estimate", "estimated", source)
         self.row["tokens_per_s_source"] = source
         self.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), "
@@ -276,8 +273,7 @@ class _Candidate:
             ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
 
     def _evidence_path(self, text: str, key: str) -> Path:
-        base = Path(self.path).parent if not self.path.startswith("(") else Path()
-        path = (base / text) if not Path(text).is_absolute() else Path(text)
+        path = Path(self.path).parent / text  # an absolute `text` replaces the folder
         if not path.exists():
             raise self.error(key, f"no such file or folder: {path}")
         return path
@@ -394,13 +390,10 @@ class _Candidate:
             gpu = _one(self.mkt.hardware, gpu=self.c.gpu)
             assert gpu is not None  # checked in resolve()
             tdp = gpu["tdp_w"]
-            board = tdp * self.c.gpu_count
-            low, mode, high = _bounds(p.estimate.tdp_fraction)
             source = (f"{self.c.gpu_count} x {tdp:g} W TDP ({self.c.gpu}) x "
-                      f"{_spread(low, mode, high)}")
-            self.inputs.add("busy_power_w", Range(low=board * low, mode=board * mode,
-                                                  high=board * high)
-                            if low < high else board * mode,
+                      f"{_spread(p.estimate.tdp_fraction)}")
+            self.inputs.add("busy_power_w", _scaled(p.estimate.tdp_fraction,
+                                                    tdp * self.c.gpu_count),
                             f"{self.key}.power.estimate", "estimated", source)
             self.row["power_grade"] = "estimated"
             self.row["energy_boundary"] = "gpu_board"
@@ -567,7 +560,14 @@ def _bounds(value: Number) -> tuple[float, float, float]:
         (value, value, value)
 
 
-def _spread(low: float, mode: float, high: float) -> str:
+def _scaled(value: Number, factor: float) -> Number:
+    """A number or range times a constant (a triangular scales to a triangular)."""
+    low, mode, high = (factor * b for b in _bounds(value))
+    return Range(low=low, mode=mode, high=high) if low < high else mode
+
+
+def _spread(value: Number) -> str:
+    low, mode, high = _bounds(value)
     return f"{mode:g}" if low == high else f"{mode:g} ({low:g} to {high:g})"
 
 
@@ -580,6 +580,6 @@ def _sum_numbers(parts: list[Number]) -> Number:
     """Sum of numbers or ranges: bounds add (a conservative, fully correlated range)."""
     if not any(isinstance(p, Range) for p in parts):
         return float(sum(p for p in parts if not isinstance(p, Range)))
-    bounds = [(p.low, p.mode, p.high) if isinstance(p, Range) else (p, p, p) for p in parts]
+    bounds = [_bounds(p) for p in parts]
     return Range(low=sum(b[0] for b in bounds), mode=sum(b[1] for b in bounds),
                  high=sum(b[2] for b in bounds))
