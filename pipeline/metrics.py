@@ -141,7 +141,6 @@ STEPS: tuple[Step, ...] = (
             * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
 )
 
-OUTPUTS = tuple(s.name for s in STEPS)
 STEP_BY_NAME = {s.name: s for s in STEPS}
 
 
