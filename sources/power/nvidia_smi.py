@@ -10,11 +10,16 @@ with null power and a note, or dropped when even its timestamp is cut.
 
 from __future__ import annotations
 
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import polars as pl
 
+from schemas.fields import FIELDS
 from sources.errors import ParseError
+from sources.power._nvidia_smi_scan import scan
 from sources.power.frame import NOT_AVAILABLE, canonical, decode, local_to_utc, require_tz
 
 TOOL = "nvidia-smi"
@@ -45,40 +50,52 @@ def _columns(header: tuple[str | None, ...], path: str) -> dict[str, tuple[int, 
     return out
 
 
-def _clean_rows(data: bytes, cols: dict[str, tuple[int, str | None]], power_name: str,
-                zone: str) -> pl.DataFrame | None:
-    """The common case (every line after the header one complete reading): the GPU index
-    read as an integer by the CSV reader, the other two converted as they are read, then a
-    null count. None when any line needs the flagged path in `parse` (blank or repeated
-    header lines, [N/A], bad values, DST), which then names it. A power taken here reads
-    the same as there: strip_suffix(" W") then the left padding leaves only what
-    strip_chars(" W") would, for any string that then parses."""
-    index = f"column_{cols['index'][0]}"
-    # streamed: the text columns never exist whole (peak memory -0.5 GB on 10 million rows,
-    # and a little faster than reading then converting)
-    query = pl.scan_csv(data, has_header=False, skip_lines=1, infer_schema=False,
-                        truncate_ragged_lines=True, quote_char=None,
-                        schema_overrides={index: pl.Int64}).select(
-        local_to_utc(pl.col(f"column_{cols['timestamp'][0]}").str.strptime(
-            pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False), zone).alias("sample_utc"),
-        pl.col(index).alias("gpu_index"),
-        pl.col(f"column_{cols[power_name][0]}").str.strip_suffix(" W").str.strip_chars_start(" ")
-        .cast(pl.Float64, strict=False).alias("power_w"),
-    )
-    try:
-        out = query.collect(engine="streaming")
-    except pl.exceptions.PolarsError:
-        return None
-    if out.is_empty() or any(out.null_count().row(0)):
-        return None
-    return out
+#: The shortest clean reading line ("2026/11/20 00:00:00,0,1\n"): rows per byte, for sizing.
+_SHORTEST_LINE = 24
 
 
-def _clean_frame(out: pl.DataFrame) -> pl.DataFrame:
-    """The canonical frame of `_clean_rows`' typed columns."""
-    return canonical(out.with_columns(
-        pl.col("gpu_index").cast(pl.String).alias("device_id"),  # " 3" -> "3", as below
-        pl.lit(TOOL).alias("series_id"), pl.lit("gpu_board").alias("measurement_boundary")))
+def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], power_name: str,
+          zone: str) -> pl.DataFrame | None:
+    """The common case, read by the compiled scan: every line after the header one complete
+    reading (sources/power/_nvidia_smi_scan.c). The lines are split at newlines into one range
+    per core, each scanned in a thread (the scan releases the GIL) into its own arrays, which
+    become the chunks of the frame (no copy). None when any line needs the general path in
+    `parse` (blank or repeated header lines, [N/A], values the scan leaves alone, DST), which
+    then reads the file and names what is wrong."""
+    stop, parts = len(data), os.cpu_count() or 1
+    cuts = sorted({start, stop, *(data.find(b"\n", start + (stop - start) * k // parts) + 1
+                                  for k in range(1, parts))} - {0})
+    layout = (len(cols), cols["timestamp"][0], cols["index"][0], cols[power_name][0])
+
+    def scan_part(a: int, b: int) -> pl.DataFrame | None:
+        # room for the most lines the range can hold: pages never written cost nothing
+        size = (b - a) // _SHORTEST_LINE + 1
+        micros, index = np.empty(size, np.int64), np.empty(size, np.int64)
+        watts = np.empty(size, np.float64)
+        rows = scan(data, a, b, *layout, micros, index, watts)
+        if rows < 0:
+            return None
+        return pl.DataFrame({"sample_utc": micros[:rows], "gpu_index": index[:rows],
+                             "power_w": watts[:rows]})
+
+    with ThreadPoolExecutor(len(cuts) - 1) as pool:
+        scanned = list(pool.map(scan_part, cuts[:-1], cuts[1:]))
+    chunks = [chunk for chunk in scanned if chunk is not None]
+    if len(chunks) < len(scanned):
+        return None
+    frame = pl.concat(chunks, rechunk=False)
+    top, limit = frame["gpu_index"].max(), FIELDS["gpu_index"].le
+    if not isinstance(top, int) or (limit is not None and top > limit):
+        return None  # no rows, or an index out of bounds: the general path reports it
+    # each GPU's label made once, then gathered: no number formatting per row
+    labels = pl.Series([str(i) for i in range(top + 1)])
+    frame = frame.with_columns(
+        local_to_utc(pl.col("sample_utc").cast(pl.Datetime("us")), zone),
+        device_id=labels.gather(frame["gpu_index"]), series_id=pl.lit(TOOL),
+        measurement_boundary=pl.lit("gpu_board"))
+    if frame["sample_utc"].null_count():  # a local time that DST skips or repeats
+        return None
+    return canonical(frame)
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
@@ -109,9 +126,9 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     line_shift = head[:skipped].count("\n") + 1
     truncated_tail = not data.endswith(b"\n")
     if line_shift == 1 and not truncated_tail and "index" in cols and "uuid" not in cols:
-        clean = _clean_rows(data, cols, power_name, zone)
-        if clean is not None:
-            return _clean_frame(clean)
+        fast = _fast(data, offset + len(first.encode("utf-8")) + 1, cols, power_name, zone)
+        if fast is not None:
+            return fast
     try:  # nvidia-smi never quotes fields; only the columns used are read
         raw = pl.read_csv(data[offset:] if offset else data, has_header=False,
                           infer_schema=False, truncate_ragged_lines=True, quote_char=None,
