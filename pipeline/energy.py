@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
 
 import polars as pl
 
@@ -118,6 +117,11 @@ def joules_per_token(energy_j: float, tokens: float) -> float | None:
     return energy_j / tokens
 
 
+def _seconds(moment: pl.Expr) -> pl.Expr:
+    """UTC datetimes (us) -> float seconds since the Unix epoch."""
+    return moment.dt.epoch("us") / 1e6
+
+
 def _utc(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
@@ -168,9 +172,11 @@ def _choose_series(usable: pl.DataFrame, a: float | None, b: float | None
     # case) grouped by device alone, half the hashing on a 10-million-row log
     one_series = _only_value(usable, "series_id")
     keys = ["device_id"] if one_series is not None else ["device_id", "series_id"]
-    spans = usable.group_by(keys).agg(
-        first=pl.col("t").first(), last=pl.col("t").last(), n=pl.len(), **counts
-    ).with_columns(**{name: pl.lit(0, pl.UInt32) for name in ("n_power", "n_counter")
+    spans = usable.group_by(keys).agg(  # plain aggregations: the fast path of group_by
+        first=pl.col("sample_utc").first(), last=pl.col("sample_utc").last(), n=pl.len(),
+        power_sum_w=pl.col("power_w").sum(), **counts
+    ).with_columns(_seconds(pl.col("first")), _seconds(pl.col("last")),
+                   **{name: pl.lit(0, pl.UInt32) for name in ("n_power", "n_counter")
                       if name not in counts})
     if one_series is not None:
         spans = spans.with_columns(series_id=pl.lit(one_series, usable.schema["series_id"]))
@@ -277,14 +283,15 @@ def _near_window(rows: pl.DataFrame, chosen: pl.DataFrame, lo: float, hi: float
                  ) -> pl.DataFrame:
     """The rows (sorted by time) the window's energy depends on: every chosen stream's
     readings in [lo, hi] plus at least its last reading before and first after, found by
-    binary search with a widening margin instead of a pass over a 10-million-row log."""
-    t = rows["t"]
+    binary search with a widening margin instead of a pass over a 10-million-row log. Only
+    these rows get the float seconds `t` the arithmetic below works in."""
+    micros = rows["sample_utc"].to_physical()
     margin = max(60.0, 0.05 * (hi - lo))
     need = chosen.select("device_id", "series_id", "first", "last")
     while True:
-        i = int(t.search_sorted(lo - margin, "left"))
-        j = int(t.search_sorted(hi + margin, "right"))
-        near = rows.slice(i, j - i)
+        i = int(micros.search_sorted(math.floor((lo - margin) * 1e6), "left"))
+        j = int(micros.search_sorted(math.ceil((hi + margin) * 1e6), "right"))
+        near = rows.slice(i, j - i).with_columns(t=_seconds(pl.col("sample_utc")))
         if i == 0 and j == rows.height:
             return near
         got = near.group_by("device_id", "series_id").agg(
@@ -307,14 +314,11 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     `method` forces "counter" or "trapezoid" (to compare them); by default counter first."""
     params = params or EnergyParams()
     chosen_boundary, notes = _choose_boundary(samples, boundary, origin)
-    # device and series ids as categoricals: every grouping below then hashes small integers
-    # instead of strings (most of the cost on a 10-million-row log)
+    # Every pass over the whole of a 10-million-row log costs: only one grouping (in
+    # _choose_series) sees every row; the rest works on the rows near the window.
+    frame = samples
     if _only_value(samples, "measurement_boundary") != chosen_boundary:  # else: no copy
-        samples = samples.filter(pl.col("measurement_boundary") == chosen_boundary)
-    frame = samples.with_columns(
-        t=pl.col("sample_utc").dt.epoch("us") / 1e6,
-        device_id=pl.col("device_id").cast(pl.Categorical),
-        series_id=pl.col("series_id").cast(pl.Categorical))
+        frame = samples.filter(pl.col("measurement_boundary") == chosen_boundary)
     usable = frame.filter(pl.col("power_w").is_not_null()
                           | pl.col("energy_counter_j").is_not_null())
     if usable.height < frame.height:
@@ -325,8 +329,8 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
                            for r in skipped.iter_rows(named=True))
         notes.append(f"{frame.height - usable.height} sample(s) without power or energy "
                      f"skipped ({listed})")
-    if not usable["t"].is_sorted():
-        usable = usable.sort("t", maintain_order=True)
+    if not usable["sample_utc"].is_sorted():
+        usable = usable.sort("sample_utc", maintain_order=True)
     a = _epoch(window.start_utc) if window else None
     b = _epoch(window.end_utc) if window else None
     chosen, series_notes, some_dropped = _choose_series(usable, a, b)
@@ -357,10 +361,10 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         chosen.select("device_id", "series_id"), on=["device_id", "series_id"],
         maintain_order="left"))
     u = window.uncertainty_s
-    iv = _intervals(_near_window(rows, chosen, a - u, b + u), method, params)
+    near = _near_window(rows, chosen, a - u, b + u)
+    iv = _intervals(near, method, params)
     per_device, inside = _energy_over(iv, method, a, b, params, origin)
-    missing = set(chosen["device_id"].cast(pl.String).to_list()) - set(
-        per_device["device_id"].cast(pl.String).to_list())
+    missing = set(chosen["device_id"].to_list()) - set(per_device["device_id"].to_list())
     if missing:
         raise EnergyError(f"{origin}: device {sorted(missing)[0]} has no two {method} "
                           "readings around the window")
@@ -390,20 +394,19 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         notes.append(f"{prorated.height} reading interval(s) longer than half the window were "
                      "pro-rated to it (constant power assumed within them)")
 
-    # rows are in time order: the window and the idle samples are slices (no copy)
-    def at(moment: float, side: Literal["left", "right"]) -> int:
-        return int(rows["t"].search_sorted(moment, side))
-
-    first_in = at(a, "left")
-    in_window = rows.slice(first_in, at(b, "right") - first_in)  # a <= t <= b
+    # `near` holds every reading in [a - u, b + u]: those of the window, and those not idle
+    # (a device's idle readings are all its readings but these: no pass over the whole log)
+    t = pl.col("t")
+    in_window = near.filter((t >= a) & (t <= b))
     samples_in = in_window.height
     samples_out = rows.height - samples_in
-    outside = pl.concat([rows.head(at(a - u, "left")), rows.slice(at(b + u, "right"))],
-                        rechunk=False)  # t < a - u, t > b + u
-    idle = outside.group_by("device_id").agg(idle_w=pl.col("power_w").mean())
-    idle_power = (float(idle["idle_w"].sum())
-                  if idle.height == chosen.height and idle["idle_w"].null_count() == 0
-                  else None)
+    busy = near.filter((t >= a - u) & (t <= b + u)).group_by("device_id").agg(
+        busy_sum_w=pl.col("power_w").sum(), busy_n=pl.col("power_w").count())
+    idle = chosen.join(busy, on="device_id", how="left").select(
+        n=pl.col("n_power").cast(pl.Int64) - pl.col("busy_n").fill_null(0),
+        sum_w=pl.col("power_sum_w") - pl.col("busy_sum_w").fill_null(0.0))
+    idle_power = (float((idle["sum_w"] / idle["n"]).sum()) if (idle["n"] > 0).all()
+                  else None)  # mean power of the readings outside, summed over devices
 
     energy_range: tuple[float, float] | None = None
     if u > 0:
