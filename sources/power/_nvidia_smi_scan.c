@@ -96,17 +96,20 @@ static int read_power(const unsigned char *buf, Py_ssize_t *pos, double *watts) 
     int64_t mantissa = 0;
     double scale = 1.0;
     int digits = 0;
-    for (; is_digit(buf[i]); i++, digits++) mantissa = mantissa * 10 + (buf[i] - '0');
+    for (; is_digit(buf[i]); i++) {
+        if (++digits > 15) return -1;
+        mantissa = mantissa * 10 + (buf[i] - '0');
+    }
     if (digits == 0) return -1;
     if (buf[i] == '.') {
         int before = digits;
-        for (i++; is_digit(buf[i]); i++, digits++) {
+        for (i++; is_digit(buf[i]); i++) {
+            if (++digits > 15) return -1;
             mantissa = mantissa * 10 + (buf[i] - '0');
             scale *= 10.0;
         }
         if (digits == before) return -1;
     }
-    if (digits > 15) return -1;
     if (buf[i] == ' ' && buf[i + 1] == 'W') i += 2;
     *watts = (double)mantissa / scale;
     *pos = i;
