@@ -167,6 +167,30 @@ def test_one_device_read_twice_is_counted_once() -> None:
     assert any("also read by 'exporter-b'" in n for n in result.notes)
 
 
+def test_idle_power_is_that_of_the_chosen_stream_outside_the_band() -> None:
+    # exporter-a (chosen) reads g at t = 0..10 s: 100 W, 250 W at t = 3 and 7, 400 W at
+    # t = 4..6. Window [4, 6] with u = 1: the band [3, 7] is busy; idle readings are t = 0, 1,
+    # 2, 8, 9, 10 at 100 W -> 100 W (without the band: (6 x 100 + 2 x 250) / 8 = 137.5 W).
+    # exporter-b's 900 W readings of the same GPU are not counted.
+    power_a = [100.0] * 3 + [250.0] + [400.0] * 3 + [250.0] + [100.0] * 3
+    frame = pl.concat([samples(list(range(11)), "g", power=power_a, series="exporter-a"),
+                       samples([0.5, 9.5], "g", power=[900.0] * 2, series="exporter-b")])
+    result = window_energy(frame, Window(at(4), at(6), uncertainty_s=1), origin="idle")
+    assert result.idle_power_w == pytest.approx(100.0)
+    # readings in [4, 6]: t = 4, 5, 6; the other 8 of exporter-a are outside
+    assert (result.samples_in_window, result.samples_outside_window) == (3, 8)
+
+
+def test_no_idle_power_when_a_device_has_no_reading_outside() -> None:
+    # gpu1 is read only inside the window [1, 3]: no idle figure for it, so none in all
+    frame = pl.concat([samples([0, 1, 2, 3, 4], "gpu0", power=[300.0] * 5),
+                       samples([1, 2, 3], "gpu1", power=[200.0] * 3)])
+    result = window_energy(frame, Window(at(1), at(3)), origin="busy")
+    assert result.idle_power_w is None
+    # gpu0 300 W x 2 s + gpu1 200 W x 2 s = 1000 J
+    assert result.energy_j == pytest.approx(1000.0)
+
+
 def test_alignment_uncertainty_gives_a_range() -> None:
     result = window_energy(issue_example(), Window(at(1), at(3), uncertainty_s=0.5),
                            origin="u")
