@@ -63,6 +63,8 @@ def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], powe
     `parse` (blank or repeated header lines, [N/A], values the scan leaves alone, DST), which
     then reads the file and names what is wrong."""
     stop, parts = len(data), os.cpu_count() or 1
+    if start >= stop:
+        return None  # a header alone
     cuts = sorted({start, stop, *(data.find(b"\n", start + (stop - start) * k // parts) + 1
                                   for k in range(1, parts))} - {0})
     layout = (len(cols), cols["timestamp"][0], cols["index"][0], cols[power_name][0])

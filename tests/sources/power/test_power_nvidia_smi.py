@@ -228,3 +228,11 @@ def test_scan_reuses_a_repeated_stamp_only_when_the_text_is_the_same() -> None:
     start = out[0][0] - 250_000  # 11:00:00.000
     assert [int(t - start) for t in out[0]] == [250_000, 250_000, 250_000, 200_000, 250_000]
     assert out[2].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_header_alone_has_no_readings() -> None:
+    data = b"timestamp, index, power.draw [W]\n"
+    assert nvidia_smi.parse(data, path="h.csv", tz="UTC").is_empty()
+    # 1 reading: the scan's smallest file
+    one = nvidia_smi.parse(data + b"2026/11/20 11:00:00.000, 0, 1 W\n", path="h.csv", tz="UTC")
+    assert one["power_w"].to_list() == [1.0]
