@@ -33,10 +33,11 @@ def parse_bench(data: bytes, *, path: str, fmt: str | None = None,
         if fmt is None:
             raise ParseError("bench", path, "start of file",
                              "not a benchmark format this project reads (known: "
-                             f"{', '.join(sorted(FORMATS))}); use --format to force one")
+                             f"{', '.join(sorted(FORMATS))}); force one with format = ... in the "
+                             "proposal or --format on the command line")
     reader = FORMATS.get(fmt)
     if reader is None:
-        raise ParseError("bench", path, "--format",
+        raise ParseError("bench", path, "format",
                          f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
     runs: list[BenchRun] = reader.parse(data, path=path, tz=tz)
     return runs

@@ -80,7 +80,8 @@ def test_detect_fixtures() -> None:
 
 
 def test_unknown_format_message() -> None:
-    with pytest.raises(ParseError, match="--format"):
+    # the advice fits both places a format is forced
+    with pytest.raises(ParseError, match=r"format = \.\.\. in the proposal or --format"):
         parse_bench(b"hello", path="x.txt")
     with pytest.raises(ParseError, match="unknown format"):
         parse_bench(b"{}", path="x.json", fmt="nope")
