@@ -28,10 +28,12 @@ API (what the scorecard and `scorecard evidence inspect` use):
   per output token, for `evidence inspect --power`.
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
   `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
-- `add_evidence(con, paths, *, fmt=None, tz=None) -> list[(file, LoadResult)]`: keeps each
-  file's bytes as a raw snapshot and loads its runs and requests in one transaction per file
-  (source `bench:<sha256 prefix>`, vintage `evidence`): adding the same file twice changes
-  nothing; invalid rows load nothing (ValidationFailed, recorded in `loads`).
+- `add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None) -> ([(file, LoadResult)],
+  notes)`: keeps each file's bytes as a raw snapshot and loads, in one transaction per file, a
+  benchmark result's runs and requests (source `bench:<sha256 prefix>`) or a power log's
+  samples (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`: adding
+  the same file twice changes nothing; invalid rows load nothing (ValidationFailed, recorded
+  in `loads`). In folders, files that are neither are skipped (see `split_files`).
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.
@@ -51,8 +53,10 @@ import polars as pl
 from pipeline.goodput import Slo, run_metrics, sweep_metrics
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
 from schemas.fields import FIELDS
+from sources.bench.jsondoc import HEAD_BYTES
 from sources.bench.registry import FORMATS, detect_format, parse_bench
 from sources.bench.run import REQUEST_COLUMNS, BenchRun
+from sources.errors import ParseError
 
 
 @dataclass(frozen=True)
@@ -264,8 +268,55 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
     return (BENCH_RUNS.validate(runs, origin), BENCH_REQUESTS.validate(requests, origin))
 
 
+def split_files(paths: Sequence[Path], *, fmt: str | None = None,
+                power_fmt: str | None = None) -> tuple[list[Path], list[Path], list[str]]:
+    """The files under `paths` as (benchmark results, power logs, notes on files skipped).
+    Detection looks at each file's head; a file neither reader recognises is a benchmark
+    result when `fmt` is given, else a power log when `power_fmt` is, else skipped in a
+    folder and an error when named (ParseError, listing both families of formats)."""
+    from sources.power.registry import FORMATS as POWER_FORMATS
+    from sources.power.registry import detect_format as power_format
+
+    bench: list[Path] = []
+    power: list[Path] = []
+    notes: list[str] = []
+    for root in map(Path, paths):
+        for path in _files(root):
+            with path.open("rb") as file:
+                head = file.read(HEAD_BYTES)
+            try:
+                is_power = bool(power_format(head, str(path)))
+            except ParseError:
+                is_power = False
+            if detect_format(head) is not None:
+                bench.append(path)
+            elif is_power:
+                power.append(path)
+            elif fmt is not None or power_fmt is not None:
+                (bench if fmt is not None else power).append(path)
+            elif root.is_dir():
+                notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
+                             "this project reads)")
+            else:
+                raise ParseError("evidence", str(path), "format", (
+                    "neither a benchmark result (formats: "
+                    f"{', '.join(sorted(FORMATS))}) nor a power log (formats: "
+                    f"{', '.join(POWER_FORMATS)}); force one with --format or --power-format"))
+    return bench, power, notes
+
+
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
-                 tz: str | None = None) -> list[tuple[str, Any]]:
+                 power_fmt: str | None = None, tz: str | None = None
+                 ) -> tuple[list[tuple[str, Any]], list[str]]:
+    from pipeline.power_evidence import add_power_logs
+
+    bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
+    results = _add_bench(con, bench, fmt=fmt, tz=tz) if bench else []
+    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz), notes
+
+
+def _add_bench(con: Any, paths: Sequence[Path], *, fmt: str | None, tz: str | None
+               ) -> list[tuple[str, Any]]:
     from pipeline.store import Batch, ensure_tables, load, save_snapshot
     from schemas.evidence import EVIDENCE_TABLES
 

@@ -105,13 +105,21 @@ def inspect_command(
 
 @evidence_app.command("add")
 def add_command(
-    paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders.")],
+    paths: Annotated[list[Path], typer.Argument(
+        help="Benchmark results, power logs, or folders of them.")],
     db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
                                                 "./scorecard.duckdb).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="Force a format.")] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="Force a benchmark format (files no reader recognises are then "
+        "read as benchmark results).")] = None,
+    power_fmt: Annotated[str | None, typer.Option(
+        "--power-format", help="Force a power-log format (files no reader recognises are then "
+        "read as power logs).")] = None,
     tz: Annotated[str | None, typer.Option(help="Timezone of naive timestamps.")] = None,
 ) -> None:
-    """Load benchmark runs and requests into DuckDB (idempotent, by content hash)."""
+    """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
+    content hash). Each file is recognised by its content; in folders, other files are
+    skipped."""
     from pipeline.evidence import add_evidence
     from pipeline.store import connect, db_path
     from schemas.table import ValidationFailed
@@ -119,9 +127,11 @@ def add_command(
 
     try:
         con = connect(db_path(db))
-        results = add_evidence(con, paths, fmt=fmt, tz=tz)
+        results, notes = add_evidence(con, paths, fmt=fmt, power_fmt=power_fmt, tz=tz)
     except (ParseError, ValidationFailed, ValueError, OSError) as err:
         raise _fail(str(err)) from None
+    for note in notes:
+        typer.echo(note, err=True)
     for name, result in results:
         typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
 

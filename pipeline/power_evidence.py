@@ -26,6 +26,11 @@ energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken ju
 after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
 counter that dropped (reset, or snapshots of different runs) is an error, never a figure.
 
+`add_power_logs(con, files, *, fmt=None, tz=None) -> list[(file, LoadResult)]` (for
+`scorecard evidence add`): each log's bytes kept as a raw snapshot and its samples loaded into
+`core__power_samples` in one transaction, source `power:<sha256 prefix>`, vintage `evidence`;
+the same file again is `unchanged`.
+
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
 `pipeline.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
 """
@@ -33,6 +38,7 @@ Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file)
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -150,6 +156,22 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
         average_power_w=result.average_power_w, energy_j=result.energy_j,
         boundary=result.boundary, method=result.method, grade="measured",
         notes=tuple(notes) + result.notes, files=files, energy=result)
+
+
+def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
+                   tz: str | None = None) -> list[tuple[str, Any]]:
+    from pipeline.store import Batch, ensure_tables, load, save_snapshot
+
+    ensure_tables(con, [POWER_SAMPLES])
+    results = []
+    for file in files:
+        data = file.read_bytes()
+        _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
+        digest = save_snapshot(con, data, source="power", url=file.resolve().as_uri())
+        del data  # a 36-hour log is ~400 MB
+        results.append((str(file), load(con, f"power:{digest[:16]}", "evidence",
+                                        [Batch(POWER_SAMPLES, frame, digest, str(file))])))
+    return results
 
 
 def power_from_snapshots(start_path: Path, end_path: Path, window_start_utc: datetime,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,65 @@ def test_add_bad_file_loads_nothing(tmp_path: Path) -> None:
                                         ).fetchall()}
     if "core__bench_runs" in tables:
         assert con.execute("SELECT count(*) FROM core__bench_runs").fetchall() == [(0,)]
+
+
+POWER = ROOT / "tests" / "fixtures" / "power"
+
+
+def test_add_loads_power_logs_beside_benchmarks(tmp_path: Path) -> None:
+    import shutil
+
+    import duckdb
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "vllm_detailed_small.json", folder)
+    shutil.copy(POWER / "nvidia_smi_nounits.csv", folder)
+    (folder / "README.md").write_text("how the run was made\n")
+    db = str(tmp_path / "ev.duckdb")
+    first = runner.invoke(app, ["evidence", "add", str(folder), "--db", db, "--tz", "Europe/Paris"])
+    assert first.exit_code == 0, first.stderr
+    # the benchmark: 1 run + 5 requests; the power log: 3 ticks x 2 GPUs; the README skipped
+    assert "vllm_detailed_small.json: loaded, 6 rows" in first.stdout
+    assert "nvidia_smi_nounits.csv: loaded, 6 rows" in first.stdout
+    assert "README.md: skipped (neither a benchmark result nor a power log" in first.stderr
+    again = runner.invoke(app, ["evidence", "add", str(folder), "--db", db, "--tz", "Europe/Paris"])
+    assert "nvidia_smi_nounits.csv: unchanged, 6 rows" in again.stdout
+    con = duckdb.connect(db)
+    rows = con.execute("SELECT device_id, min(sample_utc), sum(power_w), any_value(snapshot_sha256)"
+                       " FROM core__power_samples GROUP BY device_id ORDER BY device_id"
+                       ).fetchall()
+    # 11:00 in Paris in November is 10:00 UTC; GPU0 3 x 300 W, GPU1 3 x 400 W
+    assert [(r[0], r[1].astimezone(UTC).hour, r[2]) for r in rows] == [
+        ("0", 10, 900.0), ("1", 10, 1200.0)]
+    (digest,) = con.execute("SELECT sha256 FROM raw_snapshots WHERE source = 'power'"
+                            ).fetchone() or (None,)
+    assert rows[0][3] == digest
+
+
+def test_add_names_a_file_that_is_neither(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not evidence\n")
+    result = runner.invoke(app, ["evidence", "add", str(notes), "--db",
+                                 str(tmp_path / "ev.duckdb")])
+    assert result.exit_code == 1
+    assert "notes.txt" in result.stderr
+    assert "neither a benchmark result" in result.stderr and "nvidia-smi" in result.stderr
+
+
+def test_add_power_log_without_timezone_loads_nothing(tmp_path: Path) -> None:
+    import duckdb
+
+    db = str(tmp_path / "ev.duckdb")
+    result = runner.invoke(app, ["evidence", "add", str(POWER / "nvidia_smi_nounits.csv"),
+                                 "--db", db])
+    assert result.exit_code == 1
+    assert "nvidia_smi_nounits.csv" in result.stderr and "timezone" in result.stderr
+    con = duckdb.connect(db)
+    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables"
+                                        ).fetchall()}
+    if "core__power_samples" in tables:
+        assert con.execute("SELECT count(*) FROM core__power_samples").fetchall() == [(0,)]
 
 
 def test_power_at_the_operating_point() -> None:
