@@ -275,7 +275,6 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
     result when `fmt` is given, else a power log when `power_fmt` is, else skipped in a
     folder and an error when named (ParseError, listing both families of formats)."""
     from sources.power.registry import FORMATS as POWER_FORMATS
-    from sources.power.registry import detect_format as power_format
 
     bench: list[Path] = []
     power: list[Path] = []
@@ -284,13 +283,9 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
         for path in _files(root):
             with path.open("rb") as file:
                 head = file.read(HEAD_BYTES)
-            try:
-                is_power = bool(power_format(head, str(path)))
-            except ParseError:
-                is_power = False
             if detect_format(head) is not None:
                 bench.append(path)
-            elif is_power:
+            elif _is_power_log(head, path):
                 power.append(path)
             elif fmt is not None or power_fmt is not None:
                 (bench if fmt is not None else power).append(path)
@@ -303,6 +298,15 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
                     f"{', '.join(sorted(FORMATS))}) nor a power log (formats: "
                     f"{', '.join(POWER_FORMATS)}); force one with --format or --power-format"))
     return bench, power, notes
+
+
+def _is_power_log(head: bytes, path: Path) -> bool:
+    from sources.power.registry import detect_format as power_format
+
+    try:
+        return bool(power_format(head, str(path)))
+    except ParseError:
+        return False
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
