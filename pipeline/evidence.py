@@ -42,7 +42,7 @@ place; a missing path raises FileNotFoundError.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -310,13 +310,17 @@ def _is_power_log(head: bytes, path: Path) -> bool:
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
-                 power_fmt: str | None = None, tz: str | None = None
+                 power_fmt: str | None = None, tz: str | None = None,
+                 progress: Callable[[str, str], None] | None = None
                  ) -> tuple[list[tuple[str, Any]], list[str]]:
+    """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
     from pipeline.power_evidence import add_power_logs
 
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
+    if progress and bench:
+        progress(f"{len(bench)} benchmark file(s)", "reading and loading")
     results = _add_bench(con, bench, fmt=fmt, tz=tz) if bench else []
-    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz), notes
+    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress), notes
 
 
 def _add_bench(con: Any, paths: Sequence[Path], *, fmt: str | None, tz: str | None

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+T = TypeVar("T")
 
 evidence_app = typer.Typer(help="Benchmark evidence: parse result files, goodput, knee.",
                            no_args_is_help=True)
@@ -127,13 +130,26 @@ def add_command(
 
     try:
         con = connect(db_path(db))
-        results, notes = add_evidence(con, paths, fmt=fmt, power_fmt=power_fmt, tz=tz)
+        results, notes = _with_progress(lambda progress: add_evidence(
+            con, paths, fmt=fmt, power_fmt=power_fmt, tz=tz, progress=progress))
     except (ParseError, ValidationFailed, ValueError, OSError) as err:
         raise _fail(str(err)) from None
     for note in notes:
         typer.echo(note, err=True)
     for name, result in results:
         typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+
+
+def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:
+    """Run `work(progress)` with a spinner on stderr saying what it is doing, and for how long
+    (gone when done)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("reading", total=None)
+        return work(lambda what, stage: bar.update(task, description=f"{what}: {stage}"))
 
 
 def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:

@@ -38,7 +38,7 @@ Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -159,16 +159,24 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
 
 
 def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
-                   tz: str | None = None) -> list[tuple[str, Any]]:
+                   tz: str | None = None, progress: Callable[[str, str], None] | None = None
+                   ) -> list[tuple[str, Any]]:
     from pipeline.store import Batch, ensure_tables, load, save_snapshot
+
+    def say(file: Path, stage: str) -> None:
+        if progress:
+            progress(str(file), stage)
 
     ensure_tables(con, [POWER_SAMPLES])
     results = []
     for file in files:
+        say(file, "reading")
         data = file.read_bytes()
         _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
+        say(file, f"keeping its {len(data) / 1e6:,.1f} MB as a raw snapshot")
         digest = save_snapshot(con, data, source="power", url=file.resolve().as_uri())
         del data  # a 36-hour log is ~400 MB
+        say(file, f"loading {frame.height:,} samples")
         results.append((str(file), load(con, f"power:{digest[:16]}", "evidence",
                                         [Batch(POWER_SAMPLES, frame, digest, str(file))])))
     return results
