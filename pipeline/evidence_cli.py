@@ -17,8 +17,8 @@ import typer
 
 T = TypeVar("T")
 
-evidence_app = typer.Typer(help="Benchmark evidence: parse result files, goodput, knee.",
-                           no_args_is_help=True)
+evidence_app = typer.Typer(help="Measured evidence: benchmark results (goodput, knee) and "
+                           "power logs (energy, J/token).", no_args_is_help=True)
 
 
 def _window(text: str | None) -> tuple[float, float] | None:
