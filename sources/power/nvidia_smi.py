@@ -24,7 +24,6 @@ from sources.power.frame import NOT_AVAILABLE, canonical, decode, local_to_utc, 
 
 TOOL = "nvidia-smi"
 
-_TIMESTAMP = r"^\s*\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?\s*$"
 _HEADER = re.compile(r"^\s*timestamp\s*,.*\bpower\.draw", re.IGNORECASE)
 _NOHEADER = re.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?, ")
 _POWER_FIELDS = ("power.draw", "power.draw.average", "power.draw.instant")
@@ -101,8 +100,9 @@ def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], powe
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
-    # Eager on purpose (faster than the lazy engine here). Only the head is decoded: a
-    # 10-million-row log goes to the CSV reader as is (it rejects invalid UTF-8 itself).
+    # Only the head is decoded: the lines go to the scan or the CSV reader as bytes (the
+    # scan takes ASCII only; the CSV reader rejects invalid UTF-8 itself). Eager on purpose
+    # (faster than the lazy engine here).
     head = decode(data[:65536], source=TOOL, path=path) if data[:65536].strip() else ""
     if not head.strip():
         raise ParseError(TOOL, path, "file", "empty file")
