@@ -123,7 +123,9 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         if job.accumulate:
             batches = newest_wins(batches)
         check_keys_across(name, batches)
-        if not batches:
+        if not any(batch.frame.height for batch in batches):
+            # a valid but empty answer (a month the API no longer serves) must not replace the
+            # month's good rows with none
             raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
         progress(name, "loading")
         loaded = store.load(con, name, ctx.vintage, batches)

@@ -113,6 +113,32 @@ def content(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
     return frame.sort(frame.columns)
 
 
+#: Well-formed answers holding no rows: the API has nothing for the month (any more).
+EMPTY = {
+    "odre": b'{"total_count": 0, "results": []}',
+    "ember": b"Country,ISO3 Code,Date,Price (EUR/MWhe)\n",
+    "scaleway": b'{"servers": {}}',
+}
+
+
+@pytest.mark.parametrize("source", list(EMPTY))
+def test_an_empty_answer_fails_and_keeps_the_rows(source: str, httpserver: HTTPServer,
+                                                  tmp_path: Path) -> None:
+    setup = SETUPS[source]
+    con = store.connect(tmp_path / "s.duckdb")
+    serve(httpserver, setup, (FIXTURES / setup.fixture).read_bytes())
+    with requests.Session() as session:
+        ingest(con, session, [source], context(httpserver, con, source))
+    before = content(con, setup.table)
+    assert before.height > 0
+    serve(httpserver, setup, EMPTY[source])
+    with requests.Session() as session:
+        [result] = ingest(con, session, [source], context(httpserver, con, source))
+    assert result.status == "failed" and "nothing to load" in (result.error or "")
+    assert content(con, setup.table).equals(before)
+    con.close()
+
+
 @pytest.mark.parametrize("fault", list(FAULTS))
 @pytest.mark.parametrize("source", list(SETUPS))
 def test_fault_leaves_the_source_intact(source: str, fault: str, httpserver: HTTPServer,
