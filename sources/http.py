@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 import requests
 
@@ -74,9 +74,12 @@ def redact_url(url: str, secret_params: Collection[str]) -> str:
 
 
 def _redact_text(text: str, secrets: Collection[str]) -> str:
+    """`text` without any secret, as written or as a URL carries it (a key "a+b/c==" is
+    "a%2Bb%2Fc%3D%3D" in a query string that an error message repeats)."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, REDACTED)
+            for form in (secret, quote_plus(secret), quote(secret, safe="")):
+                text = text.replace(form, REDACTED)
     return text
 
 

@@ -78,6 +78,19 @@ def test_401_fails_at_once_without_leaking_the_secret(
     assert waits == [] and len(httpserver.log) == 1
 
 
+def test_secrets_with_url_characters_are_redacted_as_encoded_too(
+        session: requests.Session) -> None:
+    # A key with + / = is sent percent-encoded (a%2Bb%2Fc%3D%3D); an error that repeats the
+    # URL (here: nothing listens on the port) must hide that form too.
+    waits: list[float] = []
+    with pytest.raises(FetchError) as caught:
+        quick(session, "http://127.0.0.1:9/api", waits, retries=0,
+              params={"api_key": "a+b/c==", "zone": "FR"}, secret_params=("api_key",))
+    message = str(caught.value)
+    assert "a%2Bb%2Fc%3D%3D" not in message and "a+b/c==" not in message
+    assert "api_key=***" in message and "zone=FR" in message
+
+
 def test_secret_params_and_headers_are_redacted_in_the_result(
         httpserver: HTTPServer, session: requests.Session) -> None:
     httpserver.expect_request("/api", headers={"auth-token": "hdr-secret"},

@@ -56,7 +56,7 @@ def test_omie_day_has_one_row_per_period_and_zone(periods: int, price: float) ->
         assert (starts.diff().drop_nulls().dt.total_minutes() == step).all()
 
 
-@given(secret=st.text(alphabet="ABCDEGHIJKLMNOPQSTUVWXYZ0123456789", min_size=4,
+@given(secret=st.text(alphabet="ABCDEGHIJKLMNOPQSTUVWXYZ0123456789+/=", min_size=4,
                       max_size=40))
 def test_redacted_url_never_holds_the_secret(secret: str) -> None:
     url = f"https://api.example/x?zone=FR&api_key={secret}&a=1"
