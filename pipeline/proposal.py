@@ -398,8 +398,11 @@ def parse(text: str, path: Path | str) -> Proposal:
         errors = err.errors()
         # In a union (number or range, declared or offer cost) pydantic reports every branch;
         # a branch of the wrong type ("not a number" for a table) is the least useful, and
-        # the branch that got deepest into the table is the one the user meant.
-        first = min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"])))
+        # the branch that got deepest into the table is the one the user meant. An unknown
+        # key comes before a missing one: a misspelt required key gives both, and the typo
+        # is what the user has to see.
+        first = min(errors, key=lambda e: (e["type"].endswith("_type"),
+                                           e["type"] != "extra_forbidden", -len(e["loc"])))
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
             problem = "unknown key (check the spelling against `scorecard init`'s example)"

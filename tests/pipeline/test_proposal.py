@@ -78,3 +78,14 @@ def test_duplicate_candidate_id() -> None:
 def test_toml_syntax_error_names_the_file() -> None:
     with pytest.raises(ProposalError, match=r"^broken.toml: \(syntax\)"):
         parse("[proposal\nname = 1", "broken.toml")
+
+
+def test_misspelt_required_key_is_named_first() -> None:
+    # `eur_per_hr` for `eur_per_hour`: pydantic reports the missing `eur_per_hour` and the
+    # unknown `eur_per_hr` (and both again under the offer and TCO branches of the cost union);
+    # the first line must name the typo, not only the key it stands for.
+    with pytest.raises(ProposalError) as caught:
+        parse(MINIMAL.replace("eur_per_hour", "eur_per_hr"), "typo.toml")
+    message = str(caught.value)
+    assert message.startswith("typo.toml: candidates[0] (id 'A').cost.eur_per_hr: unknown key"), \
+        message
