@@ -413,10 +413,3 @@ def _raise(path: Path | str, key: str, problem: str, count: int) -> Proposal:
     more = f" (and {count - 1} more problem(s))" if count > 1 else ""
     raise ProposalError(path, key, problem + more)
 
-
-def load(path: Path) -> Proposal:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ProposalError(path, "(file)", f"cannot read: {err.strerror}") from None
-    return parse(text, path)
