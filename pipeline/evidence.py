@@ -32,8 +32,9 @@ API (what the scorecard and `scorecard evidence inspect` use):
   notes)`: keeps each file's bytes as a raw snapshot and loads, in one transaction per file, a
   benchmark result's runs and requests (source `bench:<sha256 prefix>`) or a power log's
   samples (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`: adding
-  the same file twice changes nothing; invalid rows load nothing (ValidationFailed, recorded
-  in `loads`). In folders, files that are neither are skipped (see `split_files`).
+  the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised
+  by the readers' validation before anything is written). In folders, files that are
+  neither are skipped (see `split_files`).
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.
@@ -337,10 +338,11 @@ def _add_bench(con: Any, paths: Sequence[Path], *, fmt: str | None, tz: str | No
                       url=Path(name).resolve().as_uri())
         if not any(r.path == name for r in loaded.runs):
             continue  # the summary half of a paired run: its figures are in its partner's row
-        batches = [
-            Batch(BENCH_RUNS, runs_frame.filter(pl.col("bench_file") == name), digest, name),
+        batches = [  # bench_frames validated them
+            Batch(BENCH_RUNS, runs_frame.filter(pl.col("bench_file") == name), digest, name,
+                  validated=True),
             Batch(BENCH_REQUESTS, requests_frame.filter(pl.col("bench_file") == name), digest,
-                  name),
+                  name, validated=True),
         ]
         results.append((name, load(con, f"bench:{digest[:16]}", "evidence", batches)))
     return results

@@ -178,7 +178,8 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
         del data  # a 36-hour log is ~400 MB
         say(file, f"loading {frame.height:,} samples")
         results.append((str(file), load(con, f"power:{digest[:16]}", "evidence",
-                                        [Batch(POWER_SAMPLES, frame, digest, str(file))])))
+                                        [Batch(POWER_SAMPLES, frame, digest, str(file),
+                                               validated=True)])))  # by read_power
     return results
 
 

@@ -2,8 +2,11 @@
 
 A load writes one source's frames for one vintage in a single transaction: it replaces that
 source's rows of that vintage, and nothing else. Loading the same snapshots again is a no-op.
-Validation happens before the transaction opens, so invalid data never reaches a core table;
-the failure is recorded in `loads` with its readable report.
+Validation happens before the transaction opens, so invalid data never reaches a core table:
+`load` validates each batch against its table and records a failure in `loads` with its
+readable report, except batches marked `validated=True`, which the caller has validated
+already (a reader that checks the same bounds faster, e.g. a 10-million-row power log);
+their failures are raised by the caller before `load` is called, and not recorded.
 """
 
 from __future__ import annotations
@@ -94,12 +97,15 @@ class LoadFailed(Exception):
 
 @dataclass(frozen=True)
 class Batch:
-    """One parsed frame bound for one table, with the snapshot it came from."""
+    """One parsed frame bound for one table, with the snapshot it came from. `validated`: the
+    caller has already validated `frame` against `table` (load then only selects the table's
+    columns in order: pandera again costs 3.5 s on a 10-million-row power log)."""
 
     table: Table
     frame: pl.DataFrame
     snapshot_sha256: str
     origin: str
+    validated: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,13 +121,15 @@ def _now() -> datetime:
 
 def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
          batches: Sequence[Batch]) -> LoadResult:
-    """Validate every batch, then replace `source`'s rows of `vintage` in one transaction."""
+    """Validate every batch (but those marked validated), then replace `source`'s rows of
+    `vintage` in one transaction."""
     snapshots = ",".join(sorted({b.snapshot_sha256 for b in batches}))
     tables = sorted({b.table.name for b in batches})
     load_id = uuid.uuid4().hex
     started = _now()
     try:
-        frames = [(b, b.table.validate(b.frame, b.origin)) for b in batches]
+        frames = [(b, b.frame.select(b.table.columns) if b.validated
+                   else b.table.validate(b.frame, b.origin)) for b in batches]
     except ValidationFailed as failure:
         con.execute(
             "INSERT INTO loads VALUES (?, ?, ?, ?, ?, 'failed', 0, ?, ?, ?, NULL)",

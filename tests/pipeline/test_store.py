@@ -72,3 +72,19 @@ def test_snapshots_are_content_addressed(db: Path) -> None:
     assert a == b == store.sha256(b"same")
     assert con.execute("SELECT count(*), any_value(content) FROM raw_snapshots").fetchall() == [
         (1, b"same")]
+
+
+def test_a_batch_validated_by_its_caller_is_not_validated_again(db: Path) -> None:
+    con = store.connect(db)
+    sha = store.save_snapshot(con, b"x", source="ecb", url="https://ecb")
+    # -1.0 breaks the units_per_eur > 0 bound: load refuses it when it validates...
+    with pytest.raises(ValidationFailed):
+        store.load(con, "ecb", "2025-05", [store.Batch(FX_RATES, fx(-1.0), sha, "a")])
+    # ...but a batch the caller says is validated goes in as given (the caller answers for
+    # it), columns selected in the table's order: reversed, with an extra column dropped
+    given = fx(-1.0).with_columns(extra=pl.lit(1))
+    given = given.select(reversed(given.columns))
+    result = store.load(con, "ecb", "2025-05",
+                        [store.Batch(FX_RATES, given, sha, "a", validated=True)])
+    assert (result.status, result.row_count) == ("loaded", 1)
+    assert rows(con) == [(date(2025, 5, 2), -1.0, "ecb")]
