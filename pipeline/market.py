@@ -35,11 +35,14 @@ _RESOLUTION_ORDER = "CASE resolution WHEN '15min' THEN 1 WHEN 'hour' THEN 2 WHEN
 
 def zone_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     """Per zone: the monthly mean day-ahead price of the latest month <= vintage, from the
-    finest resolution available for that month (equal intervals, so a plain mean)."""
+    finest resolution available for that month (equal intervals, so a plain mean). Openly
+    licensed rows come first: rows flagged `RESTRICTED` (Energy-Charts' ES/PT, ENTSO-E) are
+    used only for a zone and month no open source covers, and their licence text goes with
+    the figure. One source's intervals are then never averaged with another's."""
     return frame(con, f"""
         WITH rows AS (
           SELECT *, strftime(interval_start_utc AT TIME ZONE 'UTC', '%Y-%m') AS month,
-                 {_RESOLUTION_ORDER} AS fineness
+                 {_RESOLUTION_ORDER} + 10 * (licence LIKE 'RESTRICTED%')::INT AS fineness
           FROM core__electricity_prices WHERE vintage <= ?),
         finest AS (
           SELECT zone, month, min(fineness) AS fineness, max(vintage) AS vintage
