@@ -14,7 +14,9 @@ When the store holds the scorecard that was rendered for vintage A (`out__scorec
 change is measured from that stored figure: what the committee saw last month. The part that
 recomputing A with today's proposal and code changes (stored A -> recomputed A) is attributed to
 "evidence" when only throughput or power figures differ, else to "method/assumptions" (PUE,
-declared costs, code version), and the inputs that changed are listed.
+declared costs, TCO parameters, any other resolved input, code version), and the inputs that
+changed are listed. Derived figures (the TCO's hourly cost, which holds electricity = power x
+PUE x tariff) are not compared: they move with the evidence.
 """
 
 from __future__ import annotations
@@ -45,8 +47,12 @@ MARKET_GROUPS = (GPU_PRICE, FX, ELECTRICITY, GRID, METHOD)
 #: The metrics whose change is attributed.
 METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
 OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
-_EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "power_w", "energy_boundary")
-_OTHER_INPUTS = ("pue", "cost_eur_per_hour", "cost_grade")
+#: Candidate keys (top level or `detail`) that come from benchmark and power evidence: the
+#: resolved throughput and power inputs (`pipeline.resolve`), their grades and the boundary.
+_EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "busy_power_w", "idle_power_w",
+                    "power_grade", "energy_boundary")
+#: Besides every other resolved input (`inputs`: PUE, TCO parameters, prices, ...).
+_OTHER_INPUTS = ("cost_grade",)
 _TOLERANCE = 1e-12
 POINT_DRAWS = 100
 
@@ -199,6 +205,20 @@ def _inputs(c: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {k: c.get(k, detail.get(k)) for k in names}
 
 
+def _resolved_inputs(c: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's resolved numeric inputs other than the evidence ones: the mode, or
+    (low, mode, high) for a range."""
+    return {i["input"]: i["mode"] if i["low"] == i["mode"] == i["high"] else
+            (i["low"], i["mode"], i["high"])
+            for i in c.get("inputs") or [] if i["input"] not in _EVIDENCE_INPUTS}
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """`key: old -> new` for each key whose value differs (in the order of `old`, then `new`)."""
+    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in dict.fromkeys([*old, *new])
+            if old.get(k) != new.get(k)]
+
+
 def _delta(new: Any, old: Any) -> float | None:
     return None if new is None or old is None else new - old
 
@@ -323,18 +343,13 @@ def _residual_cause(stored: dict[str, Any], recomputed: dict[str, Any],
                     ) -> tuple[list[str], str]:
     """Which inputs differ between the stored and the recomputed A, and the cause the
     difference is attributed to."""
-    changed = [f"{k}: {stored_v!r} -> {new_v!r}" for k in _EVIDENCE_INPUTS
-               if (stored_v := _inputs(stored, (k,))[k]) != (new_v := _inputs(recomputed,
-                                                                              (k,))[k])]
-    evidence_only = bool(changed)
-    others = [f"{k}: {stored_v!r} -> {new_v!r}" for k in _OTHER_INPUTS
-              if (stored_v := _inputs(stored, (k,))[k]) != (new_v := _inputs(recomputed,
-                                                                             (k,))[k])]
+    evidence = _changes(_inputs(stored, _EVIDENCE_INPUTS),
+                        _inputs(recomputed, _EVIDENCE_INPUTS))
+    others = _changes({**_inputs(stored, _OTHER_INPUTS), **_resolved_inputs(stored)},
+                      {**_inputs(recomputed, _OTHER_INPUTS), **_resolved_inputs(recomputed)})
     if document is not None and document.get("code_version") != code_version:
         others.append(f"code_version: {document.get('code_version')!r} -> {code_version!r}")
-    if others:
-        evidence_only = False
-    return changed + others, EVIDENCE if evidence_only else METHOD
+    return evidence + others, EVIDENCE if evidence and not others else METHOD
 
 
 def previous_vintage(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str

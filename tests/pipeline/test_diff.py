@@ -250,3 +250,69 @@ def test_workload_profile_prices_and_intensities_swap_separately() -> None:
     assert _compose_profile(a, b, electricity=False, grid=False) is a
     assert _compose_profile(a, b, electricity=True, grid=True) is b
     assert GRID in CAUSES
+
+
+def _power_log(path: Path, watts: tuple[float, float]) -> Path:
+    """An nvidia-smi CSV (no units) of two GPUs held at constant power for 4 s, 1 s apart."""
+    rows = [f"2026/08/16 16:00:0{s}.000, {gpu}, {watts[gpu]:.2f}"
+            for s in range(5) for gpu in (0, 1)]
+    path.write_text("timestamp, index, power.draw [W]\n" + "\n".join(rows) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection,
+                                         tmp_path: Path) -> None:
+    """FR's power comes from a power log: 300 + 400 W when vintage A was stored, 500 + 700 W
+    in the log read today. The change from the stored figure splits into evidence (the log)
+    and electricity price, and the log's figure is listed as the changed input."""
+    log = _power_log(tmp_path / "power.csv", (300.0, 400.0))
+    declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
+    measured = f'power = {{ evidence = "{log}", tz = "UTC" }}\ncost = {{ tco'
+    text = PROPOSAL.read_text(encoding="utf-8").replace(declared, measured, 1)
+    assert text != PROPOSAL.read_text(encoding="utf-8")
+    stored = by_id(_stored_run(two_vintages, "2026-09", text))["onprem-fr"]
+    # a constant 300 W + 400 W over the whole log: 700 W at the boards
+    assert stored["detail"]["busy_power_w"] == pytest.approx(700.0)
+    _power_log(log, (500.0, 700.0))  # the same file, now 1200 W
+    document = diff(two_vintages, "2026-09", "2026-11", parse(text), str(PROPOSAL),
+                    generated_at=STAMP, code_version="test")
+    fr = by_id(document)["onprem-fr"]
+    assert fr["changed_inputs"] == ["busy_power_w: 700.0 -> 1200.0"]
+    cpm = fr["change"]["cpm_eur_per_mtok"]
+    # At utilisation 1 only the electricity part of the TCO's hourly cost depends on power:
+    # power [kW] x PUE 1.3 x tariff [EUR/kWh] / 14.4 Mtok/h (4000 tokens/s x 3600 / 1e6).
+    # Evidence (at A's 0.058 EUR/kWh): (1.2 - 0.7) x 1.3 x 0.058 / 14.4 = 0.0377 / 14.4
+    # = 0.00261806 EUR/Mtok.
+    assert cpm["by_cause"][EVIDENCE] == pytest.approx(0.00261806, rel=1e-5)
+    # Electricity price (at B's 1.2 kW): 1.2 x 1.3 x (0.087 - 0.058) / 14.4 = 0.04524 / 14.4
+    # = 0.00314167 EUR/Mtok.
+    assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.00314167, rel=1e-5)
+    # nothing is left to method/assumptions, and the shares add up to the change
+    # (0.00261806 + 0.00314167 = 0.00575972)
+    assert cpm["by_cause"]["method/assumptions"] == 0.0
+    assert cpm["change"] == pytest.approx(0.00575972, rel=1e-5)
+    # carbon: (1.2 - 0.7) kW x 1.3 / 14.4 Mtok/h x FR's 31 gCO2e/kWh = 1.39931 gCO2e/Mtok,
+    # all of it evidence (the grid intensity did not change)
+    carbon = fr["change"]["carbon_gco2e_per_mtok"]
+    assert carbon["by_cause"][EVIDENCE] == pytest.approx(1.39931, rel=1e-5)
+    assert carbon["change"] == pytest.approx(1.39931, rel=1e-5)
+
+
+def test_a_changed_tco_parameter_is_method(two_vintages: duckdb.DuckDBPyConnection) -> None:
+    """The hourly cost is derived, not compared; the TCO parameter that moved it is listed and
+    its share goes to method/assumptions."""
+    original = PROPOSAL.read_text(encoding="utf-8")
+    _stored_run(two_vintages, "2026-09", original)
+    dearer = original.replace("capex = { gpus = 300000 }", "capex = { gpus = 360000 }", 1)
+    assert dearer != original
+    document = diff(two_vintages, "2026-09", "2026-11", parse(dearer), str(PROPOSAL),
+                    generated_at=STAMP, code_version="test")
+    fr = by_id(document)["onprem-fr"]
+    assert fr["changed_inputs"] == ["capex_eur: 300000.0 -> 360000.0"]
+    # No cost of capital, no residual: capital per hour = capex / 48 months x 12 / 8760;
+    # +60000 EUR -> +60000 / 48 x 12 / 8760 = +1.712329 EUR/h over 14.4 Mtok/h
+    # = +0.1189117 EUR/Mtok, all of it method/assumptions; evidence gets none.
+    cpm = fr["change"]["cpm_eur_per_mtok"]
+    assert cpm["by_cause"]["method/assumptions"] == pytest.approx(0.1189117, rel=1e-5)
+    assert cpm["by_cause"][EVIDENCE] == 0.0
