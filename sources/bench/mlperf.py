@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sources.bench.jsondoc import decode_text, head, number
 from sources.bench.run import BenchRun
 from sources.errors import ParseError
+from sources.timezone import local_to_utc, require_zone
 
 TOOL = "mlperf"
 
@@ -151,10 +151,7 @@ def _power_window(entries: dict[str, Any], path: str, tz: str | None, notes: lis
     if not isinstance(begin, str) or not isinstance(end, str):
         notes.append("no power_begin/power_end: the run cannot be placed in time")
         return None, None
-    try:
-        zone = ZoneInfo(tz) if tz else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ParseError(TOOL, path, "--tz", f"unknown timezone {tz!r}") from None
+    zone = require_zone(tz or "UTC", source=TOOL, path=path, where="--tz")
     out = []
     for key, value in (("power_begin", begin), ("power_end", end)):
         try:
@@ -162,7 +159,7 @@ def _power_window(entries: dict[str, Any], path: str, tz: str | None, notes: lis
         except ValueError:
             raise ParseError(TOOL, path, f"key {key!r}",
                              f"expected MM-DD-YYYY HH:MM:SS.fff, got {value!r}") from None
-        out.append(naive.replace(tzinfo=zone).astimezone(UTC))
+        out.append(local_to_utc(naive, zone, source=TOOL, path=path, where=f"key {key!r}"))
     if out[1] < out[0]:
         raise ParseError(TOOL, path, "key 'power_end'", "before power_begin")
     notes.append(f"window power_begin..power_end read as {tz or 'UTC (current loadgen)'}")

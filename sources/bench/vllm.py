@@ -23,13 +23,14 @@ import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
 from sources.bench.jsondoc import head, integer, json_values, number
 from sources.bench.run import ITLS, BenchRun, conform
 from sources.errors import ParseError
+from sources.timezone import local_to_utc, require_zone
 
 TOOL = "vllm"
 
@@ -72,17 +73,8 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
                 where = f"value {i + 1}" + (f"[{j}]" if isinstance(value, list) else "")
                 raise ParseError(TOOL, path, where, "expected a JSON object of run results")
             runs.append(item)
-    zone = _zone(tz, path)
+    zone = None if tz is None else require_zone(tz, source=TOOL, path=path, where="--tz")
     return [_run(d, index, path, zone, tz) for index, d in enumerate(runs)]
-
-
-def _zone(tz: str | None, path: str) -> ZoneInfo | None:
-    if tz is None:
-        return None
-    try:
-        return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ParseError(TOOL, path, "--tz", f"unknown timezone {tz!r}") from None
 
 
 def _run(d: dict[str, Any], index: int, path: str, zone: ZoneInfo | None,
@@ -230,7 +222,7 @@ def _wall_window(d: dict[str, Any], duration: float, zone: ZoneInfo | None, tz: 
         notes.append(f"'date' {date} is naive local time taken after the run: pass --tz to "
                      "place the window in UTC")
         return None, None, None
-    end = naive.replace(tzinfo=zone).astimezone(UTC)
+    end = local_to_utc(naive, zone, source=TOOL, path=path, where=where("date"))
     notes.append(f"window = [date - duration, date], date read as {tz} local time, "
                  "uncertain by about 1 s (date has 1 s resolution)")
     return end - timedelta(seconds=duration), end, 1.0

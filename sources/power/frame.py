@@ -7,12 +7,11 @@ error naming the file, never a silent guess.
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
 import polars as pl
 
 from schemas.power import POWER_COLUMNS
 from sources.errors import ParseError
+from sources.timezone import require_zone
 
 NOT_AVAILABLE = ("[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]", "-", "")
 
@@ -30,10 +29,7 @@ def require_tz(tz: str | None, *, source: str, path: str, where: str) -> str:
     if tz is None:
         raise ParseError(source, path, where, "timestamps have no timezone; give one "
                          "explicitly (tz='Europe/Paris', --tz UTC, ...)")
-    try:
-        ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ParseError(source, path, where, f"unknown timezone {tz!r}") from None
+    require_zone(tz, source=source, path=path, where=where)
     return tz
 
 

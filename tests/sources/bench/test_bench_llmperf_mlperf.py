@@ -93,3 +93,24 @@ def test_mlperf_bad_lines() -> None:
     with pytest.raises(ParseError, match="power_begin"):
         mlperf.parse(b':::MLLOG {"key": "power_begin", "value": "yesterday"}\n'
                      b':::MLLOG {"key": "power_end", "value": "today"}\n', path="d.txt")
+
+
+def _power_log(begin: str, end: str) -> bytes:
+    return (f':::MLLOG {{"key": "power_begin", "value": "{begin}"}}\n'
+            f':::MLLOG {{"key": "power_end", "value": "{end}"}}\n').encode()
+
+
+def test_mlperf_power_window_in_a_stated_zone() -> None:
+    (run,) = mlperf.parse(_power_log("10-25-2026 01:00:00.000", "10-25-2026 01:10:00.500"),
+                          path="d.txt", tz="Europe/Paris")
+    # 01:00 CEST (UTC+2, the clocks go back at 03:00) = 23:00 UTC the day before; 600.5 s
+    assert run.started_at_utc == datetime(2026, 10, 24, 23, 0, tzinfo=UTC)
+    assert run.duration_s == pytest.approx(600.5)
+
+
+def test_mlperf_power_window_in_a_dst_change_is_refused() -> None:
+    # 02:30 on 2026-10-25 happens twice in Paris (00:30 and 01:30 UTC): no guess
+    with pytest.raises(ParseError, match="ambiguous") as err:
+        mlperf.parse(_power_log("10-25-2026 02:30:00.000", "10-25-2026 03:30:00.000"),
+                     path="d.txt", tz="Europe/Paris")
+    assert err.value.where == "key 'power_begin'"

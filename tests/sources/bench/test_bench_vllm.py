@@ -165,3 +165,26 @@ def test_unknown_tz() -> None:
     with pytest.raises(ParseError, match="unknown timezone"):
         vllm.parse((FIXTURES / "vllm_detailed_small.json").read_bytes(), path="d.json",
                    tz="Mars/Olympus")
+
+
+def _dated(date: str) -> bytes:
+    return json.dumps({"date": date, "backend": "vllm", "duration": 10.0, "completed": 1,
+                       "num_prompts": 1, "request_throughput": 0.1}).encode()
+
+
+def test_date_after_spring_forward_is_placed() -> None:
+    (run,) = vllm.parse(_dated("20260329-033000"), path="d.json", tz="Europe/Paris")
+    # 03:30 CEST (UTC+2, the clocks went 02:00 -> 03:00 that night) = 01:30 UTC
+    assert run.ended_at_utc == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("date", "why"), [
+    # 02:30 on 2026-03-29 never happened in Paris; replace(tzinfo=) made it 01:30 UTC (+01:00)
+    ("20260329-023000", "does not exist"),
+    # 02:30 on 2026-10-25 happened twice in Paris (00:30 and 01:30 UTC); it took the first
+    ("20261025-023000", "ambiguous"),
+])
+def test_date_in_a_dst_change_is_refused(date: str, why: str) -> None:
+    with pytest.raises(ParseError, match=why) as err:
+        vllm.parse(_dated(date), path="d.json", tz="Europe/Paris")
+    assert err.value.where == "run 0: key 'date'" and err.value.path == "d.json"
