@@ -1,5 +1,6 @@
-"""MLPerf Power: PTDaemon `spl.txt` (wall power from a SPEC PTDaemon analyzer) and the
-`power_begin`/`power_end` window that loadgen writes to `mlperf_log_detail.txt`.
+"""MLPerf Power: PTDaemon `spl.txt` (wall power from a SPEC PTDaemon analyzer). The run's
+`power_begin`/`power_end` window in `mlperf_log_detail.txt` is read by the MLPerf benchmark
+reader (`sources.bench.mlperf`, as the run's UTC start and end).
 
 `spl.txt` lines: `Time,MM-DD-YYYY HH:MM:SS.fff,Watts,W,Volts,V,Amps,A,PF,pf,Mark,<session>_<ranging
 |testing>` at ~1 Hz, local time of the director machine (`tz` required; current submissions
@@ -9,9 +10,6 @@ the Mark, so ranging and testing runs are kept apart.
 """
 
 from __future__ import annotations
-
-import json
-from datetime import datetime
 
 import polars as pl
 
@@ -58,30 +56,3 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
                          f"local time does not exist or is ambiguous in {zone} (DST change)")
     return canonical(out)
 
-
-def power_window(detail: bytes, *, path: str, tz: str = "UTC") -> tuple[datetime, datetime]:
-    """(power_begin, power_end) from `mlperf_log_detail.txt`, as UTC (current loadgen writes
-    UTC; older runs need the director's `timezone` from power/client.json)."""
-    text = decode(detail, source="mlperf", path=path)
-    found: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if '"power_begin"' not in line and '"power_end"' not in line:
-            continue
-        try:
-            record = json.loads(line.split(":::MLLOG", 1)[1])
-            found[record["key"]] = record["value"]
-        except (IndexError, KeyError, json.JSONDecodeError):
-            raise ParseError("mlperf", path, f"line {number}", "unreadable MLLOG record") from None
-    if "power_begin" not in found or "power_end" not in found:
-        raise ParseError("mlperf", path, "power_begin/power_end", "not in this log")
-    zone = require_tz(tz, source="mlperf", path=path, where="power_begin")
-    stamps = pl.DataFrame({"s": [found["power_begin"], found["power_end"]]}).select(
-        local_to_utc(pl.col("s").str.strptime(pl.Datetime("us"), "%m-%d-%Y %H:%M:%S%.f",
-                                              strict=False), zone))["s"]
-    if stamps.null_count():
-        raise ParseError("mlperf", path, "power_begin/power_end",
-                         f"unreadable times {found['power_begin']!r}, {found['power_end']!r}")
-    begin, end = stamps.to_list()
-    if not end > begin:
-        raise ParseError("mlperf", path, "power_end", "power_end is not after power_begin")
-    return begin, end

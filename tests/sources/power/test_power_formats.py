@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from pipeline.energy import Window, window_energy
+from sources.bench import mlperf
 from sources.errors import ParseError
 from sources.power import (
     aiperf_telemetry,
@@ -210,11 +211,13 @@ def test_ptdaemon_real_spl() -> None:
     assert result.energy_j == pytest.approx(115.324, abs=1e-3)
 
 
-def test_ptdaemon_power_window_real_detail() -> None:
-    begin, end = ptdaemon.power_window(sample(DETAIL), path=DETAIL)
+def test_power_window_of_the_real_detail_log() -> None:
+    # the power window is the MLPerf run's own window, read by the bench reader
+    (run,) = mlperf.parse(sample(DETAIL), path=DETAIL)
     # "07-26-2024 17:09:33.653" .. "07-26-2024 17:21:08.611", UTC
-    assert begin == datetime(2024, 7, 26, 17, 9, 33, 653000, tzinfo=UTC)
-    assert (end - begin).total_seconds() == pytest.approx(694.958)
+    assert run.started_at_utc == datetime(2024, 7, 26, 17, 9, 33, 653000, tzinfo=UTC)
+    assert run.ended_at_utc is not None
+    assert (run.ended_at_utc - run.started_at_utc).total_seconds() == pytest.approx(694.958)
 
 
 def test_ptdaemon_non_sample_line_is_named() -> None:
