@@ -33,7 +33,7 @@ def ingest(
     from rich.console import Console
 
     from pipeline import store
-    from pipeline.ingest import FAILED, LOADED, UNCHANGED, exit_code
+    from pipeline.ingest import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
     from pipeline.ingest import ingest as run_ingest
     from pipeline.ingest_jobs import JOBS
 
@@ -48,15 +48,15 @@ def ingest(
     if not VINTAGE.match(vintage):
         err.print(f"--vintage {vintage!r} is not YYYY-MM")
         raise typer.Exit(1)
+    if record and offline:
+        err.print("--record needs the network; it cannot be combined with --offline")
+        raise typer.Exit(1)
     con = store.connect(store.db_path(db))
     ctx = _context(con, vintage, today)
     session: requests.Session | None = None
     if not offline:
         session = requests.Session()
         session.headers["User-Agent"] = USER_AGENT
-    if record and offline:
-        err.print("--record needs the network; it cannot be combined with --offline")
-        raise typer.Exit(1)
     results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,
                                  Path(record) if record else None)
     for result in results:
@@ -64,6 +64,10 @@ def ingest(
         err.print(f"[{style}]{result.line()}[/{style}]", highlight=False, markup=True)
         for note in result.notes:
             err.print(f"    note: {note}", highlight=False, markup=False)
+    if offline and all(result.status == NOTHING for result in results):
+        err.print(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
+                  "`scorecard ingest` with the network first (or `scorecard run`, which "
+                  "works offline on the bundled reference data)", highlight=False)
     code = exit_code(results)
     con.close()
     if code:
@@ -120,16 +124,23 @@ def sources_cmd(
                 "GROUP BY source").fetchall():
             status[source] = (finished.astimezone(UTC), rows, vintage)
         con.close()
+    def last(name: str) -> str:
+        finished, rows, vintage = status.get(name, (None, None, None))
+        return "never" if finished is None else (
+            f"{finished:%Y-%m-%d %H:%M} UTC (vintage {vintage}, {rows} rows)")
+
     for name, job in JOBS.items():
         module = job.module
         env = module.ENV_VAR
         key = "none needed" if env is None else (
             f"{env} ({'set' if os.environ.get(env) else 'not set'}"
             f"{'' if job.needs_key else '; optional, extra data when set'})")
-        finished, rows, vintage = status.get(name, (None, None, None))
-        last = "never" if finished is None else (
-            f"{finished:%Y-%m-%d %H:%M} UTC (vintage {vintage}, {rows} rows)")
         typer.echo(f"{name}: provides {', '.join(t.name for t in module.PROVIDES)}")
         typer.echo(f"  licence: {module.LICENCE}")
         typer.echo(f"  key: {key}")
-        typer.echo(f"  last good load: {last}")
+        typer.echo(f"  last good load: {last(name)}")
+    typer.echo("bundled: reference data shipped with the package (sources/reference/*.csv), "
+               "loaded by `scorecard run`")
+    typer.echo("  licence: per row (sources/reference/README.md)")
+    typer.echo("  key: none needed")
+    typer.echo(f"  last good load: {last('bundled')}")

@@ -36,6 +36,8 @@ def test_offline_with_nothing_stored_exits_2(tmp_path: Path) -> None:
                                  "--db", str(tmp_path / "s.duckdb")])
     assert result.exit_code == 2
     assert "scaleway: none: no stored snapshots for vintage 2026-11" in result.output
+    assert "nothing stored for vintage 2026-11" in result.output  # and what to do instead
+    assert "`scorecard ingest` with the network" in " ".join(result.output.split())
 
 
 def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServer,
@@ -60,3 +62,19 @@ def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServ
     assert "scaleway: provides core__gpu_offers" in lines
     assert lines[lines.index("scaleway: provides core__gpu_offers") + 3] == (
         "  last good load: never")
+
+
+def test_sources_lists_the_bundled_data_once_loaded(tmp_path: Path) -> None:
+    from pipeline import store
+    from pipeline.reference import load_bundled
+
+    db = tmp_path / "s.duckdb"
+    before = runner.invoke(app, ["sources", "--db", str(db)]).output.splitlines()
+    assert before[before.index("  licence: per row (sources/reference/README.md)") + 2] == (
+        "  last good load: never")
+    con = store.connect(db)
+    loaded = load_bundled(con)
+    con.close()
+    lines = runner.invoke(app, ["sources", "--db", str(db)]).output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("bundled: "))
+    assert lines[at + 3].endswith(f"(vintage 2026-10, {loaded.row_count} rows)")
