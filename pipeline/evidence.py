@@ -14,12 +14,16 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
-- `load_runs(paths, *, fmt=None, tz=None) -> Loaded`: files and folders to runs. Folders are
-  walked recursively in name order; files no reader recognises are skipped with a note (a
-  folder may hold power logs too), vLLM `*.pytorch.json` side files are skipped, and a folder
-  holding `vllm bench sweep` `run=N.json` files skips its `summary.json` (same runs twice).
-  The two files of one AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run
-  (`X_individual_responses.json` + `X_summary.json`) given together become one run.
+- `load_runs(paths, *, fmt=None, tz=None, keep=None) -> Loaded`: files and folders to runs.
+  Folders are walked by `walk` (recursively in name order; hidden files and folders, vLLM
+  `*.pytorch.json` side files, and the `summary.json` beside `vllm bench sweep` `run=N.json`
+  files are left out); a file is read only when a reader recognises its head, others are
+  skipped with a note (a folder may hold power logs too). `keep(path, bytes) -> sha256` is
+  handed each file read (evidence add keeps them as raw snapshots). The two files of one
+  AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run (`X_individual_responses.json`
+  + `X_summary.json`) given together become one run.
+- `walk(path) -> [Path]`: the one folder walk of evidence (benchmark results and power logs);
+  `head(path)`: a file's first 64 kB, all any detector looks at.
 - `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
   contract `{"runs": [...], "sweep": {...} | None}`.
 - `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice for
@@ -33,8 +37,8 @@ API (what the scorecard and `scorecard evidence inspect` use):
   benchmark result's runs and requests (source `bench:<sha256 prefix>`) or a power log's
   samples (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`: adding
   the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised
-  by the readers' validation before anything is written). In folders, files that are
-  neither are skipped (see `split_files`).
+  by the readers' validation before any row is written; the raw snapshot of a benchmark file
+  that parsed is kept). In folders, files that are neither are skipped (see `split_files`).
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.
@@ -42,7 +46,6 @@ place; a missing path raises FileNotFoundError.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,6 +55,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.goodput import Slo, run_metrics, sweep_metrics
+from pipeline.store import sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
 from schemas.fields import FIELDS
 from sources.bench.jsondoc import HEAD_BYTES
@@ -86,7 +90,11 @@ class ThroughputEvidence:
     notes: tuple[str, ...] = ()
 
 
-def _files(path: Path) -> list[Path]:
+def walk(path: Path) -> list[Path]:
+    """The evidence files under `path` (itself when a file), in name order: hidden files and
+    folders (`.ipynb_checkpoints/`) are left out, as are vLLM `*.pytorch.json` side files and
+    the `summary.json` of a folder holding `vllm bench sweep` `run=N.json` files (the same runs
+    twice). The one folder walk of benchmark results and power logs."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     if path.is_file():
@@ -98,23 +106,31 @@ def _files(path: Path) -> list[Path]:
             and not (p.name == "summary.json" and p.parent in sweep_dirs)]
 
 
-def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None
-              ) -> Loaded:
+def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
+              keep: Callable[[Path, bytes], str] | None = None) -> Loaded:
+    """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
+    add keeps them as raw snapshots) and its digest is the one recorded."""
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
     for root in paths:
         in_folder = Path(root).is_dir()
-        for path in _files(Path(root)):
-            data = path.read_bytes()
+        for path in walk(Path(root)):
             name = str(path)
-            tool = fmt or detect_format(data)
+            tool = fmt or detect_format(head(path))  # the detectors look at the head only
             if in_folder and tool is None:
                 notes.append(f"{name}: skipped (not a benchmark format this project reads)")
                 continue
-            parsed.append((path, tool, parse_bench(data, path=name, fmt=fmt, tz=tz)))
-            files.append((name, hashlib.sha256(data).hexdigest()))
+            data = path.read_bytes()
+            parsed.append((path, tool, parse_bench(data, path=name, fmt=tool, tz=tz)))
+            files.append((name, keep(path, data) if keep else sha256(data)))
     return Loaded(_pair(parsed, notes), files, notes)
+
+
+def head(path: Path) -> bytes:
+    """A file's first 64 kB: all that any detector, benchmark or power, looks at."""
+    with path.open("rb") as file:
+        return file.read(HEAD_BYTES)
 
 
 def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str]
@@ -281,12 +297,11 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
     power: list[Path] = []
     notes: list[str] = []
     for root in map(Path, paths):
-        for path in _files(root):
-            with path.open("rb") as file:
-                head = file.read(HEAD_BYTES)
-            if detect_format(head) is not None:
+        for path in walk(root):
+            top = head(path)
+            if detect_format(top) is not None:
                 bench.append(path)
-            elif _is_power_log(head, path):
+            elif _is_power_log(top, path):
                 power.append(path)
             elif fmt is not None or power_fmt is not None:
                 (bench if fmt is not None else power).append(path)
@@ -301,11 +316,11 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
     return bench, power, notes
 
 
-def _is_power_log(head: bytes, path: Path) -> bool:
+def _is_power_log(top: bytes, path: Path) -> bool:
     from sources.power.registry import detect_format as power_format
 
     try:
-        return bool(power_format(head, str(path)))
+        return bool(power_format(top, str(path)))
     except ParseError:
         return False
 
@@ -330,12 +345,12 @@ def _add_bench(con: Any, paths: Sequence[Path], *, fmt: str | None, tz: str | No
     from schemas.evidence import EVIDENCE_TABLES
 
     ensure_tables(con, EVIDENCE_TABLES)
-    loaded = load_runs(paths, fmt=fmt, tz=tz)
+    # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once
+    loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
+        con, data, source="bench", url=path.resolve().as_uri()))
     runs_frame, requests_frame = bench_frames(loaded)
     results = []
     for name, digest in loaded.files:
-        save_snapshot(con, Path(name).read_bytes(), source="bench",
-                      url=Path(name).resolve().as_uri())
         if not any(r.path == name for r in loaded.runs):
             continue  # the summary half of a paired run: its figures are in its partner's row
         batches = [  # bench_frames validated them

@@ -37,7 +37,6 @@ Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file)
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +46,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.energy import EnergyParams, EnergyResult, Window, window_energy
+from pipeline.evidence import head, walk
+from pipeline.store import sha256
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power import amd_smi
@@ -101,34 +102,28 @@ class PowerEvidence:
         }
 
 
-def _candidates(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
-    if path.is_file():
-        return [path]
-    raise FileNotFoundError(f"power evidence not found: {path}")
-
-
 def read_power_files(path: Path, tz: str | None = None, format: str | None = None
                      ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
-    """All power samples under `path`, the files read (with sha256) and notes on skipped
-    files. Identical files (same sha256) are read once."""
+    """All power samples under `path` (walked as `pipeline.evidence.walk` does), the files read
+    (with sha256) and notes on skipped files. A file is read whole only when a power reader
+    recognises its head (or `format` is given); identical files (same sha256) are read once."""
     frames, files, notes, seen = [], [], [], set()
     explicit_file = path.is_file()
-    for file in _candidates(path):
+    for file in walk(path):
+        try:
+            tool = format or detect_format(head(file), str(file))
+        except ParseError:
+            if explicit_file:
+                raise
+            notes.append(f"{file}: not a power log; skipped")
+            continue
         data = file.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256(data)
         if digest in seen:
             notes.append(f"{file}: same content as a file already read; skipped")
             continue
         seen.add(digest)
-        if format is None and not explicit_file:
-            try:
-                detect_format(data, str(file))
-            except ParseError:
-                notes.append(f"{file}: not a power log; skipped")
-                continue
-        tool, frame = read_power(data, path=str(file), tz=tz, format=format)
+        tool, frame = read_power(data, path=str(file), tz=tz, format=tool)
         frames.append(frame)
         files.append(EvidenceFile(str(file), digest, tool, frame.height))
     if not frames:
@@ -194,7 +189,7 @@ def power_from_snapshots(start_path: Path, end_path: Path, window_start_utc: dat
             sample_utc=pl.lit(moment).cast(pl.Datetime("us", "UTC")),
             device_id=pl.col("gpu_index").cast(pl.String), series_id=pl.lit(amd_smi.TOOL),
             measurement_boundary=pl.lit("gpu_board")))
-        files.append(EvidenceFile(str(path), hashlib.sha256(data).hexdigest(), amd_smi.TOOL,
+        files.append(EvidenceFile(str(path), sha256(data), amd_smi.TOOL,
                                   snapshot.height))
     samples = POWER_SAMPLES.validate(canonical(pl.concat(frames)), origin=str(start_path))
     origin = f"{start_path} -> {end_path}"

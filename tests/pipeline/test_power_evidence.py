@@ -90,3 +90,15 @@ def test_snapshot_pair_real_samples_refused() -> None:
     # every counter is lower in the "end" file (GPU0: 416,143,212 J -> 339,360,563 J): no figure
     with pytest.raises(EnergyError, match=r"device 0 dropped from 416143212\.215 J"):
         power_from_snapshots(start_file, end_file, start, start + timedelta(minutes=30))
+
+
+def test_folder_walk_leaves_hidden_folders_out(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "dcgm_scrapes_2gpu.prom", tmp_path / "dcgm.prom")
+    # a notebook's checkpoint copy of another log: not evidence (read, it would need a tz)
+    hidden = tmp_path / ".ipynb_checkpoints"
+    hidden.mkdir()
+    shutil.copy(FIXTURES / "nvidia_smi_nounits.csv", hidden / "power-checkpoint.csv")
+    evidence = power_from_evidence(tmp_path, None, None)
+    # the DCGM log alone: 3000 J + 4000 J over 10 s
+    assert evidence.energy_j == pytest.approx(7000.0)
+    assert [Path(f.path).name for f in evidence.files] == ["dcgm.prom"]
