@@ -50,6 +50,11 @@ class Provenance:
     def add(self, kind: str, subject: str, **facts: Any) -> None:
         self.items[(kind, subject)] = {"kind": kind, "subject": subject, **facts}
 
+    def cite(self, kind: str, subject: str, row: dict[str, Any]) -> None:
+        """A reference-table row: its URL, date, licence and snapshot hash."""
+        self.add(kind, subject, url=row["source_url"], date=str(row["source_date"]),
+                 licence=row["licence"], snapshot_sha256=row["snapshot_sha256"])
+
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]
 
@@ -121,8 +126,7 @@ class _Inputs:
             source: str | None) -> None:
         if value is None:
             return
-        low, mode, high = ((value.low, value.mode, value.high) if isinstance(value, Range)
-                           else (value, value, value))
+        low, mode, high = _bounds(value)
         self.rows.append({"id": self.cid, "input": name, "key": key, "low": low, "mode": mode,
                           "high": high, "grade": grade, "source": source})
 
@@ -168,6 +172,7 @@ class _Candidate:
                                     f"{', '.join(known_gpus)}")
         window = self._throughput()
         zone = self._cost()
+        self._known_zone(zone)
         self.row["zone"] = zone
         self._power(window)
         self._pue()
@@ -299,9 +304,7 @@ class _Candidate:
             self.inputs.add("price_eur_per_hour", offer["price_eur_per_hour"],
                             f"market.offer.{cost.offer}.{offer['region']}.{cost.pricing}",
                             "reference", self.row["cost_source"])
-            self.prov.add("gpu_offer", f"{cost.offer}@{offer['region']}",
-                          url=offer["source_url"], date=str(offer["source_date"]),
-                          licence=offer["licence"], snapshot_sha256=offer["snapshot_sha256"])
+            self.prov.cite("gpu_offer", f"{cost.offer}@{offer['region']}", offer)
         elif isinstance(cost, TcoCost):
             profile = self.proposal.tco[cost.tco]
             self.row["cost_model"] = "tco"
@@ -438,10 +441,19 @@ class _Candidate:
                               "(set `pue` on the candidate or in [defaults])")
 
     # --- electricity and grid ---------------------------------------------------------------
-    def _unknown_zone(self, zone: str) -> None:
+    def _known_zone(self, zone: str) -> None:
+        """Every zone, even one whose price and grid intensity are both overridden: the zone
+        also gives the sovereignty's country, so a typo ("FRA") must not pass."""
         if zone not in self.mkt.zones:
             raise self.error("zone", f"unknown zone {zone!r}; known zones: "
                                      f"{', '.join(self.mkt.zones)}")
+
+    def _zone_row(self, frame: pl.DataFrame, zone: str, missing: str) -> dict[str, Any] | None:
+        """The zone's row of a market table, or None with a note `missing` ... for the zone."""
+        row = _one(frame, zone=zone)
+        if row is None:
+            self.notes.append(f"{missing} for {zone} up to {self.mkt.vintage}")
+        return row
 
     def _electricity(self, zone: str) -> None:
         c = self.c
@@ -457,11 +469,9 @@ class _Candidate:
             self.row["electricity_grade"] = "declared"
             self.row["electricity_source"] = what
             return
-        price = _one(self.mkt.prices, zone=zone)
+        price = self._zone_row(self.mkt.prices, zone,
+                               "electricity per token not computed: no day-ahead price")
         if price is None:
-            self._unknown_zone(zone)
-            self.notes.append(f"electricity per token not computed: no day-ahead price for "
-                              f"{zone} up to {self.mkt.vintage}")
             return
         wholesale = eur_per_kwh(float(price["price_eur_per_mwh"]))
         source = (f"day-ahead mean {zone} {price['month']} ({price['price_eur_per_mwh']:.2f} "
@@ -482,9 +492,7 @@ class _Candidate:
         if price["month"] != self.mkt.vintage:
             self.notes.append(f"electricity price for {zone} is from {price['month']}, the "
                               f"latest month available up to vintage {self.mkt.vintage}")
-        self.prov.add("electricity_price", f"{zone} {price['month']}", url=price["source_url"],
-                      date=str(price["source_date"]), licence=price["licence"],
-                      snapshot_sha256=price["snapshot_sha256"])
+        self.prov.cite("electricity_price", f"{zone} {price['month']}", price)
 
     def _grid(self, zone: str) -> None:
         c = self.c
@@ -494,11 +502,9 @@ class _Candidate:
             self.row["grid_grade"] = "declared"
             self.row["grid_source"] = "candidate override (grid_gco2e_per_kwh)"
             return
-        intensity = _one(self.mkt.intensities, zone=zone)
+        intensity = self._zone_row(self.mkt.intensities, zone,
+                                   "carbon not computed: no grid intensity")
         if intensity is None:
-            self._unknown_zone(zone)
-            self.notes.append(f"carbon not computed: no grid intensity for {zone} up to "
-                              f"{self.mkt.vintage}")
             return
         source = (f"{zone} {intensity['year']} annual mean "
                   f"({intensity['intensity_gco2e_per_kwh']:g} gCO2e/kWh, "
@@ -508,9 +514,7 @@ class _Candidate:
         self.row["grid_grade"] = "reference"
         self.row["grid_basis"] = f"{intensity['emission_factor_basis']}, location-based, annual"
         self.row["grid_source"] = source
-        self.prov.add("grid_intensity", f"{zone} {intensity['year']}",
-                      url=intensity["source_url"], date=str(intensity["source_date"]),
-                      licence=intensity["licence"], snapshot_sha256=intensity["snapshot_sha256"])
+        self.prov.cite("grid_intensity", f"{zone} {intensity['year']}", intensity)
 
     # --- embodied emissions -----------------------------------------------------------------
     def _embodied(self) -> None:
@@ -533,9 +537,7 @@ class _Candidate:
         self.row["embodied_source"] = parts
         for item in (gpu, server):
             if item:
-                self.prov.add("embodied", item["item"], url=item["source_url"],
-                              date=str(item["source_date"]), licence=item["licence"],
-                              snapshot_sha256=item["snapshot_sha256"])
+                self.prov.cite("embodied", item["item"], item)
 
     # --- sovereignty ----------------------------------------------------------------------
     def _sovereignty(self, zone: str) -> None:

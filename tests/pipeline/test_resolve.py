@@ -1,0 +1,66 @@
+"""Resolving candidates against the market: a zone is checked whatever the candidate
+overrides, since the zone also gives the sovereignty's country."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pipeline import store
+from pipeline.proposal import ProposalError, parse
+from pipeline.reference import load_bundled
+from pipeline.resolve import Market, resolve
+from sources import bundled
+
+PROPOSAL = """
+[proposal]
+name = "t"
+[slo]
+ttft_ms = 1500
+[[candidates]]
+id = "own"
+label = "own"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 8
+pue = 1.3
+power = { watts = 5600, boundary = "node", source = "s" }
+throughput = { tokens_per_s = 2800, source = "s" }
+cost = { eur_per_hour = 11.0, source = "s" }
+electricity_eur_per_kwh = 0.15
+grid_gco2e_per_kwh = 50
+"""
+
+
+@pytest.fixture(scope="module")
+def market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
+    con = store.connect(Path(tmp_path_factory.mktemp("resolve")) / "store.duckdb")
+    load_bundled(con)
+    yield Market.read(con, bundled.VINTAGE)
+    con.close()
+
+
+def test_zone_with_both_overrides_is_still_checked(market: Market) -> None:
+    # Price and grid intensity are both overridden, so no market row is looked up for the
+    # zone; "FRA" must still fail rather than pass and take sovereignty from "FR" (= "FRA"[:2]).
+    bad = parse(PROPOSAL.replace('zone = "FR"', 'zone = "FRA"'), "p.toml")
+    with pytest.raises(ProposalError) as caught:
+        resolve(bad, "p.toml", market)
+    message = str(caught.value)
+    assert message.startswith("p.toml: candidates[0] (id 'own').zone: unknown zone 'FRA'; "
+                              "known zones: "), message
+    assert "FR" in message.split("known zones: ")[1].split(", ")
+
+
+def test_known_zone_with_both_overrides_resolves(market: Market) -> None:
+    resolved = resolve(parse(PROPOSAL, "p.toml"), "p.toml", market)
+    row = resolved.static.row(0, named=True)
+    # both figures declared: no market row, no provenance entry for the zone
+    assert (row["zone"], row["electricity_grade"], row["grid_grade"]) == \
+        ("FR", "declared", "declared")
+    assert not [s for s in resolved.sources
+                if s["kind"] in ("electricity_price", "grid_intensity")]
