@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from pipeline import sizing, uncertainty
-from pipeline.metrics import INPUTS, eur_per_kwh, evaluate
+from pipeline.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.pareto import OBJECTIVES, pareto_ranks
 from pipeline.proposal import Proposal
 from pipeline.resolve import Market, Resolved, resolve
@@ -145,6 +145,12 @@ def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
     return [] if frame is None else frame.to_dicts()
 
 
+def formulas() -> list[dict[str, str]]:
+    """Every metric step in evaluation order, with the unit and formula text the engine itself
+    holds (pipeline/metrics.py STEPS): reports print these, never a copy of their own."""
+    return [{"name": s.name, "unit": s.unit, "formula": s.formula} for s in STEPS]
+
+
 def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[str, Any]:
     """The `--json` object of DESIGN section 9 (contract keys first, more after)."""
     mc = card.monte_carlo
@@ -188,5 +194,6 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "sizing": _records(card.sizing),
         "demand": card.proposal.demand.model_dump() if card.proposal.demand else None,
         "break_even": card.break_even,
+        "formulas": formulas(),
         "candidates": candidates,
     }

@@ -26,7 +26,7 @@ from reports.frames import (
     sources_frame,
 )
 from reports.freshness import freshness
-from reports.methodology import DEFINITIONS, FORMULAS
+from reports.methodology import CONVERSIONS, DEFINITIONS
 from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
 
 _CSS = """
@@ -128,7 +128,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         *_diff(diff),
         *_candidates(result),
         *_assumptions(result),
-        *_methodology(),
+        *_methodology(result),
         *_sources(result),
         "</body></html>",
     ]
@@ -345,17 +345,32 @@ def _assumptions(result: dict[str, Any]) -> list[str]:
     ]
 
 
-def _methodology() -> list[str]:
-    return [
+def _methodology(result: dict[str, Any]) -> list[str]:
+    steps = result.get("formulas") or []
+    parts = [
         '<section id="methodology"><h2>Methodology</h2>',
-        "<p>Throughput is the shared denominator of every metric. Each formula lives in one "
-        "place in the code (named below); docs/methodology.md gives the full text.</p>",
-        table(["Metric", "Formula", "Unit", "Computed in"], FORMULAS, table_id="formulas"),
+        "<p>Throughput is the shared denominator of every metric. The steps below are the "
+        "engine's own formulas (pipeline/metrics.py), carried in the result and evaluated in "
+        "this order, each from the inputs (listed under Assumptions) and the steps above it; "
+        "docs/methodology.md gives the full text.</p>",
+    ]
+    if steps:
+        parts.append(table(["Step", "Formula", "Unit"],
+                           [[s.get("name"), s.get("formula"), s.get("unit")] for s in steps],
+                           table_id="formulas"))
+    else:
+        parts.append('<p class="absent">Formulas: not carried by this result (stored before '
+                     "results recorded them); docs/methodology.md gives them.</p>")
+    parts += [
+        "<p>Conversions applied to the inputs before these steps:</p>",
+        table(["Conversion", "Formula", "Unit", "Computed in"], CONVERSIONS,
+              table_id="conversions"),
         "<dl>",
         *[f"<dt><strong>{_e(t)}</strong></dt><dd>{_e(d)}</dd>" for t, d in DEFINITIONS],
         "</dl>",
         "</section>",
     ]
+    return parts
 
 
 def _sources(result: dict[str, Any]) -> list[str]:

@@ -1,23 +1,16 @@
-"""The methodology section's text: the metric identities and definitions of DESIGN sections 1
-and 7, as a committee reads them (docs/methodology.md holds the full version; the code that
-computes each formula is named beside it). Text only: no formula is evaluated here.
+"""The methodology section's own text: the unit and currency conversions applied before the
+metric formulas, and the definitions of DESIGN sections 1 and 7, as a committee reads them
+(docs/methodology.md holds the full version). Text only: no formula is evaluated here, and the
+metric formulas come from the result (`formulas`), never from here.
 """
 
 from __future__ import annotations
 
-#: (metric, formula, unit, where it is computed)
-FORMULAS: tuple[tuple[str, str, str, str], ...] = (
-    ("CPM", "cost_eur_per_hour / (tokens_per_s × 3600 / 1e6)", "EUR per 1e6 tokens",
-     "pipeline/metrics.py"),
-    ("Energy per token", "power_w / tokens_per_s", "J per token, at the power figure's boundary",
-     "pipeline/metrics.py"),
-    ("Facility energy", "energy_j_per_token × 1e6 / 3.6e6 × PUE", "kWh per 1e6 tokens",
-     "pipeline/metrics.py"),
-    ("Electricity cost", "facility_kwh_per_mtok × electricity_eur_per_kwh",
-     "EUR per 1e6 tokens (a breakdown, never added to CPM)", "pipeline/metrics.py"),
-    ("Carbon", "facility_kwh_per_mtok × grid_gco2e_per_kwh", "gCO2e per 1e6 tokens",
-     "pipeline/metrics.py"),
-    ("Price conversion", "electricity_eur_per_kwh = price_eur_per_mwh / 1000", "EUR per kWh",
+#: (conversion, formula, unit, where it is computed): the steps before the metric formulas.
+#: The metric formulas themselves are not here: the result carries them (`formulas`, the
+#: engine's own text) and the report prints that, so the two cannot drift apart.
+CONVERSIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("Price conversion", "wholesale_eur_per_kwh = price_eur_per_mwh / 1000", "EUR per kWh",
      "pipeline/metrics.py"),
     ("FX", "price_eur_per_hour = price_original_per_hour / units_per_eur (ECB reference rate "
      "of the latest TARGET day on or before the price's date)", "EUR per hour",

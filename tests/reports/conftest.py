@@ -2,7 +2,8 @@
 
 `result_full.json` is the bundled example's result (generated at a fixed time) with every
 optional decision-engine key added by hand (ranges, P(frontier), pairwise, tornado, sizing,
-break-even); its figures are illustrative, only their rendering is under test.
+break-even) and the engine's `formulas` list (pipeline.scorecard.formulas()); its figures are
+illustrative, only their rendering is under test.
 
 Snapshots live in tests/fixtures/reports/. To accept a deliberate change of output, rerun
 with SCORECARD_UPDATE_SNAPSHOTS=1 and review the diff of the snapshot files.
@@ -34,7 +35,8 @@ def full(_full: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(_full)
 
 
-OPTIONAL_TOP = ("pairwise", "tornado", "sizing", "break_even", "demand", "uncertainty")
+OPTIONAL_TOP = ("pairwise", "tornado", "sizing", "break_even", "demand", "uncertainty",
+                "formulas")
 OPTIONAL_CANDIDATE = ("ranges", "uncertainty", "p_frontier", "inputs", "sizing")
 
 

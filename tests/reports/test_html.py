@@ -3,6 +3,7 @@ the real bundled example rendered end to end."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from datetime import UTC, datetime
@@ -74,6 +75,7 @@ def test_absent_sections_say_so_instead_of_vanishing(full: dict[str, Any]) -> No
         assert f"{what}: not computed for this proposal" in page, what
     assert "<svg" not in figure(page, "chart-tornado")
     assert "<svg" in figure(page, "chart-pareto-carbon")  # the point figures still plot
+    assert "Formulas: not carried by this result" in page  # a result stored before them
 
 
 def test_strings_from_proposals_and_sources_are_escaped(full: dict[str, Any]) -> None:
@@ -121,3 +123,12 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
         assert f'id="candidate-{c["id"]}"' in page
     for s in result["sources"]:
         assert s["snapshot_sha256"] in page
+    # the methodology prints the engine's own formulas, not a copy that could drift: e.g.
+    # CPM over served_tokens_per_s (goodput x billed utilisation), energy over average power
+    from pipeline.metrics import STEPS
+
+    methodology = re.search(r'<section id="methodology">.*?</section>', page, flags=re.DOTALL)
+    assert methodology
+    for step in STEPS:
+        assert f"<td>{html.escape(step.formula)}</td>" in methodology.group(0), step.name
+    assert "average_power_w / served_tokens_per_s" in methodology.group(0)
