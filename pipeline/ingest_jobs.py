@@ -51,7 +51,8 @@ class Raw:
 class Context:
     """Everything a job needs besides the session: the vintage, the day of the run, the
     region map, the ECB rates known so far (a callable: the ecb job may just have loaded
-    them), fetch policy and per-source base-URL and zone overrides (tests, --record)."""
+    them), fetch policy and per-source base-URL and zone overrides (tests,
+    SCORECARD_<SOURCE>_BASE_URL)."""
 
     vintage: str
     today: date
@@ -216,10 +217,8 @@ def _em_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
 
 
 def _em_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    parse = (electricity_maps.parse_latest if "/latest" in raw.url
-             else electricity_maps.parse_history)
-    frame = parse(raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw),
-                  notes=notes)
+    frame = electricity_maps.parse_history(raw.data, url=raw.url, vintage=ctx.vintage,
+                                           fetched_on=_day(raw), notes=notes)
     month = frame.filter(pl.col("interval_start_utc").dt.strftime("%Y-%m") == ctx.vintage)
     return [(electricity_maps.GRID_INTENSITY, month)]
 

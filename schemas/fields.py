@@ -1,7 +1,8 @@
 """Every column the project stores, declared once: name (with its unit), dtype, bounds, meaning.
 
-Tables (schemas/tables.py and friends) list field names; their pandera schemas and DuckDB DDL
-are generated from these declarations, so a unit or a bound lives in exactly one place.
+Tables (schemas/market.py, schemas/power.py, ...) list field names; their pandera schemas and
+DuckDB DDL are generated from these declarations, so a unit or a bound lives in exactly one
+place.
 Bounds are there to catch unit mistakes (a 700 kW GPU board, 58,000 EUR/MWh), not to judge
 plausible values.
 """

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from datetime import date
 
 import polars as pl
 import requests
@@ -25,19 +24,12 @@ from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
 
 SOURCE = "ecb"
 BASE_URL = "https://www.ecb.europa.eu/stats/eurofxref"
-DATA_API_URL = "https://data-api.ecb.europa.eu/service/data"
 LICENCE = ("ECB euro reference rates; reuse permitted provided the information appears "
            "accurately and the ECB is cited as the source (informational rates only)")
 PROVIDES = (FX_RATES,)
 ENV_VAR: str | None = None
 
 _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
-
-
-def fetch_daily(session: requests.Session, *, base_url: str = BASE_URL,
-                policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
-    """Today's rates (eurofxref-daily.xml)."""
-    return [fetch_with(policy, session, f"{base_url}/eurofxref-daily.xml", source=SOURCE)]
 
 
 def fetch_recent(session: requests.Session, *, base_url: str = BASE_URL,
@@ -50,16 +42,6 @@ def fetch_history(session: requests.Session, *, base_url: str = BASE_URL,
                   policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """Every rate since 1999 (eurofxref-hist.zip holding eurofxref-hist.csv, ~0.6 MB)."""
     return [fetch_with(policy, session, f"{base_url}/eurofxref-hist.zip", source=SOURCE)]
-
-
-def fetch_series(session: requests.Session, currencies: tuple[str, ...], start: date,
-                 end: date, *, base_url: str = DATA_API_URL,
-                 policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
-    """Daily series from the ECB Data Portal (SDMX csvdata), one request for all currencies."""
-    key = f"D.{'+'.join(currencies)}.EUR.SP00.A"
-    params = {"format": "csvdata", "startPeriod": start.isoformat(),
-              "endPeriod": end.isoformat()}
-    return [fetch_with(policy, session, f"{base_url}/EXR/{key}", source=SOURCE, params=params)]
 
 
 def _cited(frame: pl.DataFrame, url: str) -> pl.DataFrame:
@@ -127,26 +109,3 @@ def parse_hist_csv(data: bytes, *, url: str) -> pl.DataFrame:
         pl.col("rate").is_not_null() & ~pl.col("rate").str.strip_chars().is_in(["N/A", ""]))
     return _cited(_typed(long.rename({"Date": "rate_date"}), url, "row"), url)
 
-
-def parse_data_api_csv(data: bytes, *, url: str) -> pl.DataFrame:
-    """ECB Data Portal csvdata (full or dataonly detail): CURRENCY, TIME_PERIOD, OBS_VALUE."""
-    try:
-        table = pl.read_csv(io.BytesIO(data), infer_schema=False)
-    except pl.exceptions.PolarsError as error:
-        raise ParseError(SOURCE, url, "(file)", f"not a readable CSV: {error}") from None
-    needed = ("CURRENCY", "CURRENCY_DENOM", "TIME_PERIOD", "OBS_VALUE")
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ParseError(SOURCE, url, "header", f"missing column(s) {missing}")
-    wrong = table.filter(pl.col("CURRENCY_DENOM") != "EUR")
-    if wrong.height:
-        raise ParseError(SOURCE, url, "CURRENCY_DENOM",
-                         f"expected EUR, got {wrong['CURRENCY_DENOM'][0]!r}")
-    if "FREQ" in table.columns and table.filter(pl.col("FREQ") != "D").height:
-        raise ParseError(SOURCE, url, "FREQ", "expected daily (D) observations")
-    observed = table.filter(pl.col("OBS_VALUE").is_not_null()
-                            & (pl.col("OBS_VALUE").str.strip_chars() != ""))
-    frame = observed.select(pl.col("TIME_PERIOD").alias("rate_date"),
-                            pl.col("CURRENCY").alias("currency"),
-                            pl.col("OBS_VALUE").alias("rate"))
-    return _cited(_typed(frame, url, "OBS_VALUE"), url)

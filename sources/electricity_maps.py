@@ -57,12 +57,6 @@ def fetch_history(session: requests.Session, zone: str, token: str, *,
     return _fetch(session, "history", zone, token, basis, base_url, policy)
 
 
-def fetch_latest(session: requests.Session, zone: str, token: str, *,
-                 basis: str = "lifecycle", base_url: str = BASE_URL,
-                 policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
-    return _fetch(session, "latest", zone, token, basis, base_url, policy)
-
-
 def _rows(records: list[object], url: str, granularity: str, vintage: str, fetched_on: date,
           notes: list[str] | None) -> pl.DataFrame:
     resolution = _GRANULARITY.get(granularity)
@@ -113,11 +107,3 @@ def parse_history(data: bytes, *, url: str, vintage: str, fetched_on: date,
     return _rows(body["history"], url, str(body.get("temporalGranularity", "hourly")),
                  vintage, fetched_on, notes)
 
-
-def parse_latest(data: bytes, *, url: str, vintage: str, fetched_on: date,
-                 notes: list[str] | None = None) -> pl.DataFrame:
-    """One {zone, carbonIntensity, datetime, ...} object -> one GRID_INTENSITY row."""
-    body = load_json_object(data, source=SOURCE, url=url,
-                            required=("carbonIntensity", "datetime"))
-    return _rows([body], url, str(body.get("temporalGranularity", "hourly")), vintage,
-                 fetched_on, notes)

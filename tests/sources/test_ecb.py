@@ -52,14 +52,6 @@ def test_hist_csv_sample_skips_na_and_trailing_comma() -> None:
     assert rate(frame, "USD", date(2025, 5, 9)) == 1.1252
 
 
-def test_data_api_csv_sample() -> None:
-    frame = ecb.parse_data_api_csv(
-        sample("ecb_data_api_EXR_D.USD.EUR.SP00.A_csvdata_excerpt.csv"), url=URL)
-    FX_RATES.validate(frame, "sample")
-    assert frame.rows() == [(date(2026, 9, 30), "USD", 1.1355, URL, date(2026, 9, 30),
-                             ecb.LICENCE)]
-
-
 def test_xml_keeps_value_of_trailing_zero_rates() -> None:
     frame = ecb.parse_xml((FIXTURES / "eurofxref-hist-90d_excerpt.xml").read_bytes(), url=URL)
     # rate='0.87650' and rate='1.1580' in the XML are the floats 0.8765 and 1.158
@@ -76,12 +68,6 @@ def test_broken_xml_is_a_parse_error(body: bytes, where: str) -> None:
     with pytest.raises(ParseError) as caught:
         ecb.parse_xml(body, url="https://ecb/x.xml")
     assert caught.value.source == "ecb" and caught.value.where.startswith(where)
-
-
-def test_data_api_renamed_column_is_a_parse_error() -> None:
-    body = b"KEY,CURRENCY,CURRENCY_DENOM,DATE,OBS_VALUE\nk,USD,EUR,2026-09-30,1.1\n"
-    with pytest.raises(ParseError, match="TIME_PERIOD"):
-        ecb.parse_data_api_csv(body, url=URL)
 
 
 def test_fetch_recent_through_http(httpserver: HTTPServer) -> None:

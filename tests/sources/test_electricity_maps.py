@@ -42,13 +42,6 @@ def test_real_history_sample() -> None:
     assert notes == [f"{URL}: 2 of 24 value(s) are estimates"]
 
 
-def test_real_latest_sample() -> None:
-    frame = em.parse_latest(recorded_body("grid-lab_v4_carbon-intensity__latest_DK-DK2.json"),
-                            url=URL, vintage="2026-08", fetched_on=date(2026, 8, 22))
-    assert frame.select("zone", "interval_start_utc", "intensity_gco2e_per_kwh").rows() == [
-        ("DK-DK2", datetime(2026, 8, 22, 17, tzinfo=UTC), 75.0)]
-
-
 def test_unauthorized_body_is_a_parse_error() -> None:
     body = (b'{"error":"Request unauthorized for zoneKey=FR","message":"You do not have '
             b'access to this specific endpoint for this specific zone."}')
