@@ -123,8 +123,10 @@ def add_command(
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
     skipped."""
+    import duckdb
+
     from pipeline.evidence import add_evidence
-    from pipeline.store import connect, db_path
+    from pipeline.store import LoadFailed, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
@@ -132,7 +134,7 @@ def add_command(
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress: add_evidence(
             con, paths, fmt=fmt, power_fmt=power_fmt, tz=tz, progress=progress))
-    except (ParseError, ValidationFailed, ValueError, OSError) as err:
+    except (ParseError, ValidationFailed, LoadFailed, duckdb.Error, ValueError, OSError) as err:
         raise _fail(str(err)) from None
     for note in notes:
         typer.echo(note, err=True)

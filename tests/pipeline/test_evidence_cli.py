@@ -208,3 +208,13 @@ def test_power_needs_a_utc_window() -> None:
     assert code == 0
     power = json.loads(out)["power"]
     assert power["energy_j_per_goodput_token"] is None and "--tz" in power["notes"][0]
+
+
+def test_add_to_a_file_that_is_not_a_database_exits_1(tmp_path: Path) -> None:
+    db = tmp_path / "notes.duckdb"
+    db.write_text("not a database\n")
+    result = runner.invoke(app, ["evidence", "add", str(FIXTURES / "vllm_detailed_small.json"),
+                                 "--db", str(db)])
+    # DuckDB refuses the file: exit 1 with one line naming it, not an uncaught duckdb.Error
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith("error: ") and "notes.duckdb" in result.stderr
