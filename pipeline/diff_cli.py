@@ -38,35 +38,27 @@ def diff(
     method/assumptions; rank and frontier changes."""
     from datetime import UTC, datetime
 
-    from pipeline import proposal as proposal_file
-    from pipeline import store
     from pipeline.diff import DiffError
     from pipeline.diff import diff as make_diff
-    from pipeline.run import UserError, code_version, dumps, proposal_text
+    from pipeline.run import UserError, code_version, dumps, input_errors, opened
 
     for v in (vintage_a, vintage_b):
         if not _VINTAGE.match(v):
             typer.echo(f"error: vintage {v!r} is not YYYY-MM", err=True)
             raise typer.Exit(1)
+    # The proposal, the store and bad inputs are met as `scorecard run` meets them: the
+    # bundled reference data is loaded, a bad proposal or evidence file exits 1, file named.
     try:
-        text, name = proposal_text(proposal)
-        parsed = proposal_file.parse(text, name)
-    except (proposal_file.ProposalError, UserError) as err:
+        with opened(proposal, vintage_b, db) as o, input_errors():
+            document = make_diff(o.con, vintage_a, vintage_b, o.proposal, o.name,
+                                 generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                                 code_version=code_version(), use_stored=not recompute)
+    except UserError as err:
         typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(getattr(err, "code", 1)) from None
-    con = store.connect(store.db_path(db))
-    try:
-        document = make_diff(con, vintage_a, vintage_b, parsed, name,
-                             generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                             code_version=code_version(), use_stored=not recompute)
-    except proposal_file.ProposalError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(err.code) from None
     except DiffError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    finally:
-        con.close()
     if json_out:
         sys.stdout.write(dumps(document))
         return

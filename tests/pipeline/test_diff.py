@@ -316,3 +316,47 @@ def test_a_changed_tco_parameter_is_method(two_vintages: duckdb.DuckDBPyConnecti
     cpm = fr["change"]["cpm_eur_per_mtok"]
     assert cpm["by_cause"]["method/assumptions"] == pytest.approx(0.1189117, rel=1e-5)
     assert cpm["by_cause"][EVIDENCE] == 0.0
+
+
+def test_cli_a_broken_evidence_file_is_a_user_error(two_vintages: duckdb.DuckDBPyConnection,
+                                                    db: Path, tmp_path: Path) -> None:
+    """`scorecard diff` meets a bad evidence file the way `scorecard run` does: exit 1 and one
+    `error:` line naming the file, no traceback."""
+    two_vintages.close()
+    log = tmp_path / "broken_power.csv"
+    log.write_text("timestamp, index, power.draw [W]\nyesterday, 0, lots\n", encoding="utf-8")
+    declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
+    proposal = tmp_path / "proposal.toml"
+    proposal.write_text(PROPOSAL.read_text(encoding="utf-8").replace(
+        declared, f'power = {{ evidence = "{log}", tz = "UTC" }}\ncost = {{ tco', 1),
+        encoding="utf-8")
+    app = typer.Typer()
+    app.command()(diff_command)
+    result = CliRunner().invoke(app, ["2026-09", "2026-11", str(proposal), "--db", str(db),
+                                      "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.exception)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    # one line: "error: nvidia-smi: <file>: line 2 timestamp: bad timestamp (...)"
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert str(log) in result.stderr and "line 2" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_cli_works_offline_on_a_fresh_store(db: Path) -> None:
+    """Like `scorecard run`, diff loads the bundled reference data (vintage bundled.VINTAGE)
+    first, so a fresh store has market data: the bundled vintage against itself changes
+    nothing."""
+    app = typer.Typer()
+    app.command()(diff_command)
+    result = CliRunner().invoke(app, [bundled.VINTAGE, bundled.VINTAGE, str(PROPOSAL),
+                                      "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["changed_groups"] == []
+    # no stored scorecard in a fresh store: A is recomputed, identical to B
+    assert document["baseline"] == "recomputed"
+    for candidate in document["candidates"]:
+        for metric, change in candidate["change"].items():
+            assert change["change"] == 0.0, (candidate["id"], metric)
