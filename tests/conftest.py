@@ -1,4 +1,5 @@
-"""Shared test helpers: where the public samples live, a fresh store per test."""
+"""Shared test set-up: Hypothesis without wall-clock deadlines, a fresh store per test
+(the public samples are found through tests/samples.py)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,6 @@ from hypothesis import settings
 # their own sizes instead.
 settings.register_profile("default", deadline=None)
 settings.load_profile("default")
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO.parent / "shared" / "samples"
-
-
-def sample(relative: str) -> Path:
-    """A public sample file from ../shared/samples, or skip the test when it is absent."""
-    path = SAMPLES / relative
-    if not path.exists():
-        pytest.skip(f"sample {relative} not available (../shared/samples is absent)")
-    return path
 
 
 @pytest.fixture

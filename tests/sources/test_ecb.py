@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import samples
 from pytest_httpserver import HTTPServer
 
 from schemas.market import FX_RATES
@@ -15,17 +16,13 @@ from sources.errors import ParseError
 from sources.http import FetchPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / ".." / "shared" / "samples" / "ecb"
 FIXTURES = ROOT / "tests" / "fixtures" / "ecb"
 URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
 FAST = FetchPolicy(backoff_s=0.0, sleep=lambda s: None)
 
 
 def sample(name: str) -> bytes:
-    path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"{path} absent")
-    return path.read_bytes()
+    return samples.sample(f"ecb/{name}").read_bytes()
 
 
 def rate(frame, currency: str, day: date) -> float:  # type: ignore[no-untyped-def]

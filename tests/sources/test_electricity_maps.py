@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import samples
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GRID_INTENSITY
@@ -16,7 +17,6 @@ from sources.errors import ParseError
 from sources.http import FetchError, FetchPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / ".." / "shared" / "samples" / "electricity_maps"
 FIXTURES = ROOT / "tests" / "fixtures" / "electricity_maps"
 URL = "https://api.electricitymaps.com/v4/carbon-intensity/history?zone=DK-DK2"
 FAST = FetchPolicy(backoff_s=0.0, sleep=lambda s: None)
@@ -24,9 +24,7 @@ FAST = FetchPolicy(backoff_s=0.0, sleep=lambda s: None)
 
 def recorded_body(name: str) -> bytes:
     """The samples wrap the verbatim v4 body in a recording envelope: unwrap it."""
-    path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"{path} absent")
+    path = samples.sample(f"electricity_maps/{name}")
     return json.dumps(json.loads(path.read_bytes())["body"]).encode()
 
 
