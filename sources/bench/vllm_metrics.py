@@ -1,7 +1,8 @@
 """vLLM `/metrics` Prometheus scrapes: production evidence (grade `production`).
 
 A file holds one or more scrapes of one server, each preceded by a comment line
-`# scraped_at: <ISO-8601 with offset, or unix seconds>` (e.g.
+`# scraped_at: <ISO-8601 with offset, or unix seconds>` (or `# scrape_utc:`/`# scrape_time:`,
+as for dcgm-exporter; e.g.
 `{ echo "# scraped_at: $(date -u +%FT%TZ)"; curl -s host:8000/metrics; } >> scrapes.txt`);
 sample timestamps in the exposition (ms) are used when there is no such comment. The first and
 last scrapes bound the window: counter differences give completed requests
@@ -28,12 +29,13 @@ from pathlib import Path
 from sources.bench.jsondoc import decode_text, head
 from sources.bench.run import BenchRun
 from sources.errors import ParseError
+from sources.scrape_time import SCRAPE_TIME_COMMENT
 
 TOOL = "vllm-metrics"
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+(-?\d+))?\s*$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-_SCRAPED = re.compile(r"^#\s*scraped_at:\s*(\S+)\s*$")
+_SCRAPED = re.compile(SCRAPE_TIME_COMMENT)
 _OK_REASONS = ("stop", "length", "repetition")
 _HISTOGRAMS = {"ttft": ("vllm:time_to_first_token_seconds",),
                "tpot": ("vllm:request_time_per_output_token_seconds",),

@@ -6,9 +6,10 @@ Read: `DCGM_FI_DEV_POWER_USAGE` (gauge, W) and `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMP
 
 The exposition carries no time, so a scrape log must say when each scrape was taken, either
 as a Prometheus sample timestamp (integer ms after the value) or as a comment line before the
-scrape: `# scrape_utc: 2026-11-29T07:00:00Z` (also a bare `# 2026-11-29T07:00:00Z`, or epoch
-seconds `# scrape_utc: 1795935600.25`). A naive ISO time needs `tz`. Blank sentinels (values
-near 2^47 or 2^63) become nulls with a note.
+scrape: `# scrape_utc: 2026-11-29T07:00:00Z` (also `# scrape_time:`, `# scraped_at:` as for
+vLLM /metrics, a bare `# 2026-11-29T07:00:00Z`, or epoch seconds `# scrape_utc: 1795935600.25`).
+A naive ISO time needs `tz`; a labelled time that cannot be read is an error. Blank sentinels
+(values near 2^47 or 2^63) become nulls with a note.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sources.power.frame import (
     require_tz,
     text_lines,
 )
+from sources.scrape_time import SCRAPE_TIME_COMMENT
 
 TOOL = "dcgm-exporter"
 
@@ -32,8 +34,8 @@ POWER_INSTANT = "DCGM_FI_DEV_POWER_USAGE_INSTANT"
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 _SENTINEL = 1.4e14  # DCGM blank values: fp64 2^47 and int64 near 2^63
 _METRIC = rf"^({POWER}|{POWER_INSTANT}|{ENERGY})\{{([^}}]*)\}}\s+(\S+)(?:\s+(-?\d+))?\s*$"
-_MARKER = (r"^#\s*(?:scrape[_ ]?(?:utc|time)\s*[:=]?\s*)?"
-           r"(\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:\d{2})?|\d{9,}(?:\.\d+)?)\s*$")
+# an unlabelled comment is a scrape time only when it looks like one (not `# HELP ...`)
+_BARE_TIME = r"^#\s*(\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:\d{2})?|\d{9,}(?:\.\d+)?)\s*$"
 
 
 def detect(data: bytes, path: str) -> bool:
@@ -61,12 +63,17 @@ def _marker_times(marker: pl.Expr, tz: str | None, path: str, naive_present: boo
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     text = decode(data, source=TOOL, path=path)
     lines = text_lines(text)
-    markers = lines["text"].str.extract(_MARKER, 1)
+    markers = lines["text"].str.extract(SCRAPE_TIME_COMMENT, 1).fill_null(
+        lines["text"].str.extract(_BARE_TIME, 1))
     naive_present = bool(markers.drop_nulls().str.contains(r"^\d{4}-.*\d$").any())
     frame = lines.with_columns(marker=markers).with_columns(
-        scrape=pl.col("marker").is_not_null().cum_sum(),
-        scrape_utc=_marker_times(pl.col("marker"), tz, path, naive_present).forward_fill(),
-    )
+        marker_utc=_marker_times(pl.col("marker"), tz, path, naive_present))
+    unread = frame.filter(pl.col("marker").is_not_null() & pl.col("marker_utc").is_null())
+    if unread.height:
+        raise ParseError(TOOL, path, f"line {unread['line'][0]}",
+                         f"scrape time {unread['marker'][0]!r} is neither ISO-8601 nor epoch "
+                         "seconds (or is a local time that a DST change skips or repeats)")
+    frame = frame.with_columns(scrape_utc=pl.col("marker_utc").forward_fill())
     parts = pl.col("text").str.extract_groups(_METRIC)
     metrics = frame.with_columns(parts.alias("m")).unnest("m").rename(
         {"1": "metric", "2": "labels", "3": "value_text", "4": "ts_ms"}

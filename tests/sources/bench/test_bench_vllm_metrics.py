@@ -93,3 +93,14 @@ def test_bad_scrapes(text: bytes, where: str) -> None:
     with pytest.raises(ParseError) as err:
         vllm_metrics.parse(text, path="bad.txt")
     assert where in err.value.where
+
+
+@pytest.mark.parametrize("label", ["scraped_at", "scrape_utc", "scrape_time"])
+def test_each_scrape_time_spelling(label: str) -> None:
+    # the dcgm-exporter spellings too: one scrape log may hold both exporters' scrapes
+    text = (f"# {label}: 2026-08-17T10:00:00Z\nvllm:generation_tokens_total 0\n"
+            f"# {label}: 2026-08-17T10:00:20+00:00\nvllm:generation_tokens_total 100\n").encode()
+    (run,) = vllm_metrics.parse(text, path="t.txt")
+    # 100 tokens over 10:00:00 .. 10:00:20 = 20 s: 5 tokens/s
+    assert run.started_at_utc == datetime(2026, 8, 17, 10, 0, tzinfo=UTC)
+    assert run.reported["output_tokens_per_s"] == pytest.approx(5.0)

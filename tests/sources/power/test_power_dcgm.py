@@ -60,3 +60,24 @@ def test_naive_marker_needs_tz() -> None:
     frame = dcgm.parse(data, path="z.prom", tz="Europe/Paris")
     # 08:00 in Paris in November = 07:00 UTC
     assert frame["sample_utc"][0] == datetime(2026, 11, 29, 7, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("label", ["scrape_utc", "scrape_time", "scraped_at"])
+def test_each_scrape_time_spelling(label: str) -> None:
+    # the vLLM /metrics spelling too: one scrape log may hold both exporters' scrapes
+    data = (f"# {label}: 2026-11-29T07:00:00Z\nDCGM_FI_DEV_POWER_USAGE{{{LABELS}}} 250\n"
+            f"# {label}: 2026-11-29T07:00:10Z\nDCGM_FI_DEV_POWER_USAGE{{{LABELS}}} 260\n"
+            ).encode()
+    frame = dcgm.parse(data, path="s.prom")
+    # two scrapes, 10 s apart
+    assert frame["sample_utc"].to_list() == [datetime(2026, 11, 29, 7, 0, 0, tzinfo=UTC),
+                                             datetime(2026, 11, 29, 7, 0, 10, tzinfo=UTC)]
+    assert frame["power_w"].to_list() == [250.0, 260.0]
+
+
+def test_unreadable_labelled_scrape_time_is_refused() -> None:
+    # it used to be skipped, so the scrape silently took the previous scrape's time
+    data = (f"# scrape_utc: 2026-11-29T07:00:00Z\nDCGM_FI_DEV_POWER_USAGE{{{LABELS}}} 250\n"
+            f"# scrape_utc: yesterday\nDCGM_FI_DEV_POWER_USAGE{{{LABELS}}} 260\n").encode()
+    with pytest.raises(ParseError, match=r"u\.prom: line 3: scrape time 'yesterday'"):
+        dcgm.parse(data, path="u.prom")
