@@ -13,7 +13,9 @@
 - An interval longer than `gap_factor` x the device's median sample period is a **gap**: it is
   still integrated (linear power, or the counter's difference) but reported. A log that starts
   or ends inside the window by at most one gap threshold is extended at its edge power and
-  reported as a gap; further short of the window is an error.
+  reported as a gap; further short of the window is an error. A device with only two readings
+  (one Zeus or CodeCarbon measurement window, a snapshot pair) is never extended: the window
+  must lie within its interval.
 - Boundaries (gpu_board, node, wall, facility) are never summed: one is chosen.
 - The benchmark window carries an alignment uncertainty u (s): the energy is recomputed over
   the window shifted by -u and +u, giving `energy_range_j`.
@@ -199,12 +201,9 @@ def _choose_series(usable: pl.DataFrame, a: float | None, b: float | None
 def _intervals(rows: pl.DataFrame, method: str, params: EnergyParams) -> pl.DataFrame:
     """Consecutive readings of each device as intervals with their energy `e` (J)."""
     value = "energy_counter_j" if method == "counter" else "power_w"
-    # Time order within each device is all the window expressions below need: logs are
-    # usually in time order already (checked in O(n)); else a stable sort on time alone (a
-    # multi-key sort is ~30x slower on a 10-million-row log).
+    # `rows` are in time order (window_energy sorts the samples): time order within each
+    # device is all the window expressions below need
     readings = rows.filter(pl.col(value).is_not_null())
-    if not readings["t"].is_sorted():
-        readings = readings.sort("t", maintain_order=True)
     iv = (
         readings.with_columns(
             t1=pl.col("t").shift(-1).over("device_id"),
@@ -233,8 +232,11 @@ def _intervals(rows: pl.DataFrame, method: str, params: EnergyParams) -> pl.Data
 
 
 def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: EnergyParams,
-                 origin: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per-device energy over [a, b] and the edge shortfalls; raises when not covered."""
+                 origin: str, lone: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-device energy over [a, b] and the edge shortfalls; raises when not covered. An edge
+    shortfall up to one gap threshold is extended, except for the `lone` devices, whose two
+    readings are one measurement window (Zeus, CodeCarbon, a snapshot pair): their "period" is
+    that whole window, so nothing beyond it is known."""
     left = pl.max_horizontal("t", pl.lit(a))
     right = pl.min_horizontal("t1", pl.lit(b))
     if method == "counter":
@@ -258,7 +260,8 @@ def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: Ener
         p_last=(pl.col("e") / pl.col("dt")).filter(pl.col("dt") > 0).last(),
     ).with_columns(
         lead=(pl.col("first") - a).clip(0), trail=(b - pl.col("last")).clip(0),
-        tolerance=params.gap_factor * pl.col("period"),
+        tolerance=pl.when(pl.col("device_id").is_in(lone)).then(0.0)
+        .otherwise(params.gap_factor * pl.col("period")),
     )
     short = edges.filter((pl.col("lead") > pl.col("tolerance"))
                          | (pl.col("trail") > pl.col("tolerance")))
@@ -363,7 +366,10 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     u = window.uncertainty_s
     near = _near_window(rows, chosen, a - u, b + u)
     iv = _intervals(near, method, params)
-    per_device, inside = _energy_over(iv, method, a, b, params, origin)
+    # devices with a single interval of the method's readings in the whole log
+    lone = chosen.filter(pl.col("n_counter" if method == "counter" else "n_power") == 2
+                         )["device_id"].to_list()
+    per_device, inside = _energy_over(iv, method, a, b, params, origin, lone)
     missing = set(chosen["device_id"].to_list()) - set(per_device["device_id"].to_list())
     if missing:
         raise EnergyError(f"{origin}: device {sorted(missing)[0]} has no two {method} "
@@ -411,7 +417,7 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     energy_range: tuple[float, float] | None = None
     if u > 0:
         try:
-            shifted = [float(_energy_over(iv, method, a + s, b + s, params, origin)[0]
+            shifted = [float(_energy_over(iv, method, a + s, b + s, params, origin, lone)[0]
                              ["energy_j"].sum()) for s in (-u, u)]
             energy_range = (min([*shifted, energy]), max([*shifted, energy]))
         except EnergyError:

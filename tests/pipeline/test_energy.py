@@ -272,6 +272,20 @@ def test_window_inside_one_long_interval() -> None:
     assert any("pro-rated" in n for n in result.notes)
 
 
+def test_one_measurement_window_is_not_extended() -> None:
+    # Zeus-like: one 100 s measurement window, counter 0 J at t=0 and 40,000 J at t=100 (400 W)
+    frame = samples([0, 100], "g", counter=[0.0, 40_000.0])
+    # a benchmark window [0, 250] runs 150 s past it: its one interval is the device's whole
+    # "median period", so 3 x 100 s of tolerance used to extend it at 400 W to
+    # 40,000 + 150 x 400 = 100,000 J; nothing is known after t=100: an error
+    with pytest.raises(EnergyError, match=r"does not cover the window for device g: it covers "
+                       r"2026-01-01T00:00:00\+00:00 \.\. 2026-01-01T00:01:40\+00:00"):
+        window_energy(frame, Window(at(0), at(250)), origin="zeus.csv")
+    # the window within it is fine: [0, 100] is the counter's 40,000 J
+    assert window_energy(frame, Window(at(0), at(100)), origin="zeus.csv"
+                         ).energy_j == pytest.approx(40_000.0)
+
+
 def test_long_clean_window_is_stable() -> None:
     # 1 Hz for 200 s at 250 W, window [50, 170]: 120 s x 250 W = 30,000 J, no flag
     frame = samples(list(range(201)), "g", power=[250.0] * 201)
