@@ -42,7 +42,6 @@ GRID = "grid intensity"
 EVIDENCE = "evidence"
 METHOD = "method/assumptions"
 CAUSES = (GPU_PRICE, FX, ELECTRICITY, GRID, EVIDENCE, METHOD)
-MARKET_GROUPS = (GPU_PRICE, FX, ELECTRICITY, GRID, METHOD)
 
 #: The metrics whose change is attributed.
 METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
@@ -122,9 +121,8 @@ def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
         "offers": offers,
         "prices": b.prices if electricity else a.prices,
         "intensities": b.intensities if grid else a.intensities,
+        "profile": _compose_profile(a.profile, b.profile, electricity, grid),
     }
-    if hasattr(a, "profile"):
-        changes["profile"] = _compose_profile(a.profile, b.profile, electricity, grid)
     return dataclasses.replace(rest, **changes)
 
 
@@ -141,7 +139,7 @@ def changed_groups(a: Market, b: Market) -> list[str]:
         out.append(GPU_PRICE)
     if not _same(a.offers, b.offers, [*OFFER_KEY, "fx_units_per_eur"]):
         out.append(FX)
-    pa, pb = getattr(a, "profile", None), getattr(b, "profile", None)
+    pa, pb = a.profile, b.profile
     for group, frames, columns in (
             (ELECTRICITY, (a.prices, b.prices), ["zone", "month", "price_eur_per_mwh"]),
             (GRID, (a.intensities, b.intensities),
@@ -232,9 +230,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         if not _has_data(con, v):
             raise DiffError(f"no market data loaded for a vintage up to {v}; run "
                             f"`scorecard ingest --vintage {v}` first")
-    workload = getattr(proposal, "workload", None)
-    market_a = Market.read(con, vintage_a, workload)
-    market_b = Market.read(con, vintage_b, workload)
+    market_a = Market.read(con, vintage_a, proposal.workload)
+    market_b = Market.read(con, vintage_b, proposal.workload)
     groups = changed_groups(market_a, market_b)
     cache: dict[frozenset[str], dict[str, dict[str, Any]]] = {}
 
