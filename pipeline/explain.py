@@ -3,7 +3,9 @@
 Each input the metric depends on, with its value, range, unit, grade and source (URL and
 date, evidence file hash, or the proposal key), then each formula step with its result, in
 the order `metrics.STEPS` applies them. The dependencies are read from the step expressions
-themselves, so the chain cannot drift from the code that computes the figure.
+themselves, so the chain cannot drift from the code that computes the figure; steps that do
+not enter the candidate's cost model (`Step.models`: the TCO lines of a candidate with a price
+per hour) are left out with everything only they depend on.
 """
 
 from __future__ import annotations
@@ -17,17 +19,21 @@ from pipeline.resolve import Resolved
 from pipeline.uncertainty import point_frame
 
 
-def dependencies(metric: str) -> list[str]:
-    """Every step and input `metric` depends on, steps in application order."""
+def dependencies(metric: str, cost_model: str | None = None) -> list[str]:
+    """Every step and input `metric` depends on under `cost_model` (None: under any), steps
+    in application order."""
     needed: set[str] = set()
     pending = [metric]
     while pending:
         name = pending.pop()
         if name in needed:
             continue
+        step = STEP_BY_NAME.get(name)
+        if step is not None and cost_model is not None and cost_model not in step.models:
+            continue
         needed.add(name)
-        if name in STEP_BY_NAME:
-            pending.extend(STEP_BY_NAME[name].expr().meta.root_names())
+        if step is not None:
+            pending.extend(step.expr().meta.root_names())
     return [s.name for s in STEPS if s.name in needed] + sorted(needed & set(INPUTS))
 
 
@@ -40,7 +46,8 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
         raise KeyError(f"unknown candidate {candidate!r}; candidates: {known}")
     inputs = resolved.inputs.filter(pl.col("id") == candidate)
     row = evaluate(point_frame(static, inputs)).row(0, named=True)
-    deps = dependencies(metric)
+    facts = static.row(0, named=True)
+    deps = dependencies(metric, facts["cost_model"])
     stated = {r["input"]: r for r in inputs.iter_rows(named=True)}
     chain_inputs = []
     for name in deps:
@@ -55,7 +62,6 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
         })
     steps = [{"step": s, "unit": STEP_BY_NAME[s].unit, "formula": STEP_BY_NAME[s].formula,
               "value": row[s]} for s in deps if s in STEP_BY_NAME]
-    facts = static.row(0, named=True)
     return {"candidate": candidate, "metric": metric, "value": row[metric],
             "unit": STEP_BY_NAME[metric].unit, "cost_model": facts["cost_model"],
             "inputs": chain_inputs, "steps": steps, "notes": facts["notes"]}

@@ -26,6 +26,7 @@ HOURS_PER_YEAR = 8760.0
 TOKENS_PER_MTOK = 1e6
 J_PER_KWH = 3.6e6
 COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 
 #: input column -> (unit, meaning)
 INPUTS: dict[str, tuple[str, str]] = {
@@ -59,6 +60,9 @@ class Step:
     unit: str
     formula: str
     expr: Callable[[], pl.Expr]
+    #: the cost models whose figures the step enters: `explain` leaves the others out (the
+    #: step is still computed for every row; where it does not apply its value is unused)
+    models: tuple[str, ...] = COST_MODELS
 
 
 c = pl.col
@@ -100,19 +104,20 @@ STEPS: tuple[Step, ...] = (
     Step("capital_eur_per_hour", "EUR/h",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
-         lambda: _annuity_eur_per_month() * 12.0 / HOURS_PER_YEAR),
+         lambda: _annuity_eur_per_month() * 12.0 / HOURS_PER_YEAR, TCO_ONLY),
     Step("maintenance_eur_per_hour", "EUR/h", "capex x maintenance share per year / 8760",
-         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR),
+         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY),
     Step("staff_eur_per_hour", "EUR/h", "staff EUR per year / 8760",
-         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR),
+         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY),
     Step("hosting_eur_per_hour", "EUR/h",
          "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
          lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
          + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / 1000.0
-         * 12.0 / HOURS_PER_YEAR),
+         * 12.0 / HOURS_PER_YEAR, TCO_ONLY),
     Step("electricity_eur_per_hour", "EUR/h",
          "average_power_w / 1000 x PUE x electricity tariff",
-         lambda: c("average_power_w") / 1000.0 * c("pue") * c("electricity_eur_per_kwh")),
+         lambda: c("average_power_w") / 1000.0 * c("pue") * c("electricity_eur_per_kwh"),
+         TCO_ONLY),
     Step("cost_eur_per_hour", "EUR/h",
          "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
          "declared: price_eur_per_hour",

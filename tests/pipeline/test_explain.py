@@ -33,6 +33,9 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
     chain = json.loads(result.stdout)
     assert chain["value"] == pytest.approx(cpm["onprem-fr-h200-fp8"])
     steps = {s["step"]: s["value"] for s in chain["steps"]}
+    # every line of the TCO enters a TCO candidate's cost
+    assert {"capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per_hour",
+            "hosting_eur_per_hour", "electricity_eur_per_hour"} <= set(steps)
     # hand figures of the TCO (see test_run): 10.1431 + 2.3425 + 1.7123 + 1.5342 + 0.5190
     assert steps["capital_eur_per_hour"] == pytest.approx(10.1431, abs=1e-3)
     assert steps["cost_eur_per_hour"] == pytest.approx(16.2511, abs=1e-3)
@@ -50,3 +53,31 @@ def test_unknown_candidate_or_metric_exits_1(db: Path) -> None:
         assert result.exit_code == 1
         assert "unknown" in result.stderr
         assert "one of:" in result.stderr or "candidates:" in result.stderr
+
+
+def test_dependencies_follow_the_cost_model() -> None:
+    # a declared price per hour is the cost: none of the TCO lines (capital, maintenance,
+    # staff, hosting, electricity per hour) nor what only they read (capex, power, tariff)
+    assert dependencies("cost_eur_per_hour", "declared") == ["cost_eur_per_hour",
+                                                             "price_eur_per_hour"]
+    tco = dependencies("cost_eur_per_hour", "tco")
+    assert {"capital_eur_per_hour", "electricity_eur_per_hour", "capex_eur", "busy_power_w",
+            "wholesale_eur_per_kwh"} <= set(tco)
+
+
+def test_chain_of_a_declared_cost_lists_only_the_price(db: Path) -> None:
+    result = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cost_eur_per_hour",
+                                 "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    chain = json.loads(result.stdout)
+    assert chain["cost_model"] == "declared"
+    # the example declares eur_per_hour = 11.0 for this node: the cost is that figure
+    assert chain["value"] == 11.0
+    assert [s["step"] for s in chain["steps"]] == ["cost_eur_per_hour"]
+    assert [i["input"] for i in chain["inputs"]] == ["price_eur_per_hour"]
+    # its CPM chain: goodput and utilisation, still no TCO line
+    cpm = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cpm_eur_per_mtok",
+                              "--db", str(db), "--json"])
+    steps = [s["step"] for s in json.loads(cpm.stdout)["steps"]]
+    assert steps == ["billed_utilisation", "served_tokens_per_s", "cost_eur_per_hour",
+                     "cpm_eur_per_mtok"]
