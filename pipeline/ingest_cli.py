@@ -97,7 +97,9 @@ def _context(con, vintage, today):  # type: ignore[no-untyped-def]
     from pipeline.ingest_jobs import JOBS, Context
     from pipeline.ingest_support import fx_rates, regions
 
-    base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"] for name in JOBS
+    # every job's host, and Ember's second one (its key-gated API)
+    base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"]
+                 for name in (*JOBS, "ember_api")
                  if os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL")}
     return Context(vintage=vintage, today=today, regions=regions(con),
                    fx_rates=lambda: fx_rates(con), base_urls=base_urls)

@@ -78,3 +78,27 @@ def test_sources_lists_the_bundled_data_once_loaded(tmp_path: Path) -> None:
     lines = runner.invoke(app, ["sources", "--db", str(db)]).output.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("bundled: "))
     assert lines[at + 3].endswith(f"(vintage 2026-10, {loaded.row_count} rows)")
+
+
+def test_both_ember_hosts_can_be_pointed_at_a_replay_server(
+        tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CSV host and the key-gated API host, each through its own variable: the three
+    # requests (wholesale CSV, yearly and monthly intensity) all reach the local server.
+    csv = (FIXTURES / "ember" / "wholesale_monthly_2026-09_to_11.csv").read_bytes()
+    yearly = (FIXTURES / "ember" / "carbon-intensity_yearly_2024.json").read_bytes()
+    httpserver.expect_request(
+        "/public-downloads/price/outputs/european_wholesale_electricity_price_data_monthly.csv"
+    ).respond_with_data(csv)
+    httpserver.expect_request("/v1/carbon-intensity/yearly").respond_with_data(yearly)
+    httpserver.expect_request("/v1/carbon-intensity/monthly").respond_with_data(
+        b'{"data": [], "stats": {}}')
+    root = httpserver.url_for("").rstrip("/")
+    monkeypatch.setenv("SCORECARD_EMBER_BASE_URL", root)
+    monkeypatch.setenv("SCORECARD_EMBER_API_BASE_URL", root)
+    monkeypatch.setenv("EMBER_API_KEY", "ember-secret")
+    result = runner.invoke(app, ["ingest", "ember", "--vintage", "2026-11",
+                                 "--db", str(tmp_path / "s.duckdb")])
+    paths = sorted(request.path for request, _ in httpserver.log)
+    assert [p.rsplit("/", 1)[-1] for p in paths] == [
+        "european_wholesale_electricity_price_data_monthly.csv", "monthly", "yearly"]
+    assert "ember-secret" not in result.output
