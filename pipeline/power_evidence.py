@@ -191,8 +191,8 @@ def power_from_snapshots(start_path: Path, end_path: Path, window_start_utc: dat
             measurement_boundary=pl.lit("gpu_board")))
         files.append(EvidenceFile(str(path), sha256(data), amd_smi.TOOL,
                                   snapshot.height))
-    samples = POWER_SAMPLES.validate(canonical(pl.concat(frames)), origin=str(start_path))
-    origin = f"{start_path} -> {end_path}"
+    origin = f"{start_path} -> {end_path}"  # a bad value may be in either file
+    samples = POWER_SAMPLES.validate(canonical(pl.concat(frames)), origin=origin)
     result = window_energy(samples, window, origin=origin, method="counter")
     notes = ["snapshots placed at the window's edges: their timing is the window's"]
     return PowerEvidence(

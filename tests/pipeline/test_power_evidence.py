@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.energy import EnergyError
 from pipeline.power_evidence import power_from_evidence, power_from_snapshots
+from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "power"
@@ -79,6 +80,16 @@ def test_snapshot_pair_fixture() -> None:
     assert evidence.energy_j == pytest.approx(7000.0)
     assert evidence.average_power_w == pytest.approx(700.0)
     assert evidence.method == "counter"
+
+
+def test_snapshot_pair_bad_value_names_both_files(tmp_path: Path) -> None:
+    end = tmp_path / "end.csv"
+    end.write_text("gpu,total_energy_consumption\n0,4000.0\n1,-6000.0\n")  # J >= 0
+    start = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+    # the bad value is in the end file: the origin names it, not only the start file
+    with pytest.raises(ValidationFailed, match=r"amdsmi_energy_start\.csv -> .*end\.csv"):
+        power_from_snapshots(FIXTURES / "amdsmi_energy_start.csv", end,
+                             start, start + timedelta(seconds=10))
 
 
 def test_snapshot_pair_real_samples_refused() -> None:
