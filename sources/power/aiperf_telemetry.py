@@ -16,7 +16,7 @@ import json
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import EPOCH_LIMIT_S, canonical, decode
+from sources.power.frame import canonical, decode, from_epoch_ns
 
 TOOL = "aiperf-telemetry"
 
@@ -64,15 +64,15 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     def text_col(name: str) -> pl.Expr:
         return pl.col(name).cast(pl.String) if name in frame.columns else pl.lit(None, pl.String)
 
-    stamp = pl.col("timestamp_ns").cast(pl.Int64, strict=False)
-    bad = frame.filter(stamp.is_null() | ~stamp.is_between(0, EPOCH_LIMIT_S * 1e9))
+    stamp = from_epoch_ns(pl.col("timestamp_ns").cast(pl.Int64, strict=False))
+    bad = frame.filter(stamp.is_null())
     if bad.height:
         raise ParseError(TOOL, path, f"line {bad['line'][0]}", "timestamp_ns is not epoch ns")
     index = pl.col("gpu_index").cast(pl.Int64, strict=False) if "gpu_index" in frame.columns \
         else pl.lit(None, pl.Int64)
     series = [text_col(n) for n in _SERIES if n in frame.columns]
     out = frame.select(
-        sample_utc=pl.from_epoch(stamp // 1000, "us").dt.replace_time_zone("UTC"),
+        sample_utc=stamp,
         device_id=pl.coalesce(text_col("gpu_uuid"), pl.concat_str(
             [text_col("hostname").fill_null(""), index.cast(pl.String)], separator="/")),
         gpu_index=index,

@@ -43,7 +43,7 @@ def test_aiperf_telemetry_real_sample() -> None:
     assert aiperf_telemetry.detect(data, AIPERF)
     frame = aiperf_telemetry.parse(data, path=AIPERF)
     assert frame.height == 20
-    # 1762551530946074466 ns -> 2025-11-07 21:38:50.946074 UTC (truncated to us)
+    # 1762551530946074466 ns -> 2025-11-07 21:38:50.946074 UTC (466 ns rounds down)
     assert frame["sample_utc"][0] == datetime(2025, 11, 7, 21, 38, 50, 946074, tzinfo=UTC)
     # 32.62748095 MJ -> 32,627,480.95 J
     assert frame["energy_counter_j"][0] == pytest.approx(32_627_480.95)
@@ -84,6 +84,25 @@ def test_aiperf_schema_1_5_names() -> None:
     # 1.5 MJ = 1,500,000 J
     assert (frame["power_w"][0], frame["energy_counter_j"][0]) == (500.0, 1_500_000.0)
 
+
+
+def _telemetry(stamp_ns: int) -> bytes:
+    return (f'{{"timestamp_ns": {stamp_ns}, "gpu_index": 0, "gpu_uuid": "GPU-z", '
+            '"telemetry_data": {"gpu_power_usage": 100.0}}\n').encode()
+
+
+def test_aiperf_timestamp_rounds_to_the_nearest_microsecond() -> None:
+    # 1795935600.123456789 s: 789 ns rounds up to ...457 us (the same rule as every epoch
+    # reader; it used to be floored to ...456); 1795935600 s = 2026-11-29T07:00:00Z
+    frame = aiperf_telemetry.parse(_telemetry(1_795_935_600_123_456_789), path="r.jsonl")
+    assert frame["sample_utc"][0] == datetime(2026, 11, 29, 7, 0, 0, 123457, tzinfo=UTC)
+
+
+def test_aiperf_timestamp_at_2100_is_refused() -> None:
+    # 4,102,444,800 s = 2100-01-01, the first instant past the epoch bound of every reader
+    # (from_epoch_s has `< 2100`; this one used to accept it with `<=`)
+    with pytest.raises(ParseError, match=r"line 1: timestamp_ns is not epoch ns"):
+        aiperf_telemetry.parse(_telemetry(4_102_444_800_000_000_000), path="b.jsonl")
 
 # --- CodeCarbon -----------------------------------------------------------------------------
 
