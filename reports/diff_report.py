@@ -12,10 +12,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from reports.frames import HEADERS
+from reports.frames import HEADERS, METRICS
 
-_SHORT = {"cpm_eur_per_mtok": "CPM (EUR/Mtok)", "electricity_eur_per_mtok": "Elec. (EUR/Mtok)",
-          "carbon_gco2e_per_mtok": "Carbon (gCO2e/Mtok)"}
+#: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
+_SHORT = {k: m.short_label for k, m in METRICS.items()}
 
 
 def _fmt(value: Any, signed: bool = False) -> str:

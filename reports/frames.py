@@ -10,15 +10,50 @@ columns), and the renderers say "not computed for this proposal".
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A figure the reports show: its name, unit and the decimals tables print it with."""
+
+    name: str
+    unit: str
+    decimals: int
+    short: str | None = None  # a narrower name for tight tables; defaults to `name`
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.unit})"
+
+    @property
+    def short_label(self) -> str:
+        return f"{self.short or self.name} ({self.unit})"
+
+
+#: column -> metric: the single place reports take metric names, units and decimals from
+#: (HEADERS, the scorecard table, the terminal summary and the diff all derive from it).
+METRICS: dict[str, Metric] = {
+    "tokens_per_s": Metric("Goodput", "tokens/s", 0),
+    "cost_eur_per_hour": Metric("Cost", "EUR/h", 2),
+    "cpm_eur_per_mtok": Metric("CPM", "EUR/Mtok", 3),
+    "energy_j_per_token": Metric("Energy", "J/token", 3),
+    "facility_kwh_per_mtok": Metric("Facility energy", "kWh/Mtok", 3),
+    "electricity_eur_per_mtok": Metric("Electricity", "EUR/Mtok", 4, short="Elec."),
+    "carbon_gco2e_per_mtok": Metric("Carbon", "gCO2e/Mtok", 1),
+    "embodied_gco2e_per_mtok": Metric("Embodied carbon", "gCO2e/Mtok", 1),
+    "electricity_eur_per_mtok_time_matched": Metric("Electricity, time-matched", "EUR/Mtok", 4),
+    "carbon_gco2e_per_mtok_time_matched": Metric("Carbon, time-matched", "gCO2e/Mtok", 1),
+}
 
 #: Metrics that may carry a p5/p50/p95 range (candidate["ranges"]).
 RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
                  "carbon_gco2e_per_mtok")
 
-#: column -> label with unit, for every column a person reads.
+#: column -> label with unit, for every column a person reads (metric labels from METRICS).
 HEADERS: dict[str, str] = {
     "id": "Candidate id",
     "cost_model": "Cost model",
@@ -29,9 +64,7 @@ HEADERS: dict[str, str] = {
     "region": "Region",
     "gpu": "GPU",
     "gpu_count": "GPUs (count)",
-    "tokens_per_s": "Goodput (tokens/s)",
     "tokens_per_s_grade": "Goodput grade",
-    "cost_eur_per_hour": "Cost (EUR/h)",
     "cost_grade": "Cost grade",
     "power_w": "Power (W)",
     "power_grade": "Power grade",
@@ -41,24 +74,14 @@ HEADERS: dict[str, str] = {
     "electricity_grade": "Electricity grade",
     "grid_gco2e_per_kwh": "Grid intensity (gCO2e/kWh)",
     "grid_grade": "Grid grade",
-    "cpm_eur_per_mtok": "CPM (EUR/Mtok)",
-    "energy_j_per_token": "Energy (J/token)",
-    "facility_kwh_per_mtok": "Facility energy (kWh/Mtok)",
-    "electricity_eur_per_mtok": "Electricity (EUR/Mtok)",
-    "carbon_gco2e_per_mtok": "Carbon (gCO2e/Mtok)",
-    "embodied_gco2e_per_mtok": "Embodied carbon (gCO2e/Mtok)",
-    "electricity_eur_per_mtok_time_matched": "Electricity, time-matched (EUR/Mtok)",
-    "carbon_gco2e_per_mtok_time_matched": "Carbon, time-matched (gCO2e/Mtok)",
     "sovereignty_level": "Sovereignty (level 0-4)",
     "eligible": "Eligible",
     "exclusion_reason": "Exclusion reason",
     "pareto_rank": "Pareto rank (1 = frontier)",
     "dominated_by": "Dominated by",
     "p_frontier": "P(frontier) (probability)",
-    **{f"{m}_{p}": f"{label} {p}" for m, label in (
-        ("cpm_eur_per_mtok", "CPM (EUR/Mtok)"), ("energy_j_per_token", "Energy (J/token)"),
-        ("electricity_eur_per_mtok", "Electricity (EUR/Mtok)"),
-        ("carbon_gco2e_per_mtok", "Carbon (gCO2e/Mtok)"))
+    **{k: m.label for k, m in METRICS.items()},
+    **{f"{m}_{p}": f"{METRICS[m].label} {p}" for m in RANGE_METRICS
        for p in ("p5", "p50", "p95")},
 }
 

@@ -13,21 +13,14 @@ from typing import Any
 import polars as pl
 from great_tables import GT, loc, style
 
-from reports.frames import RANGE_METRICS, has_p_frontier, has_ranges, scorecard_frame
+from reports.frames import (
+    METRICS,
+    RANGE_METRICS,
+    has_p_frontier,
+    has_ranges,
+    scorecard_frame,
+)
 
-#: column -> (label with unit, decimals); the single place reports take metric labels from.
-METRIC_LABELS: dict[str, tuple[str, int]] = {
-    "tokens_per_s": ("Goodput (tokens/s)", 0),
-    "cost_eur_per_hour": ("Cost (EUR/h)", 2),
-    "cpm_eur_per_mtok": ("CPM (EUR/Mtok)", 3),
-    "energy_j_per_token": ("Energy (J/token)", 3),
-    "facility_kwh_per_mtok": ("Facility energy (kWh/Mtok)", 3),
-    "electricity_eur_per_mtok": ("Electricity (EUR/Mtok)", 4),
-    "carbon_gco2e_per_mtok": ("Carbon (gCO2e/Mtok)", 1),
-    "embodied_gco2e_per_mtok": ("Embodied carbon (gCO2e/Mtok)", 1),
-    "electricity_eur_per_mtok_time_matched": ("Electricity, time-matched (EUR/Mtok)", 4),
-    "carbon_gco2e_per_mtok_time_matched": ("Carbon, time-matched (gCO2e/Mtok)", 1),
-}
 #: columns shown only when some candidate has them (a lifecycle view, a workload profile)
 OPTIONAL_COLUMNS = ("embodied_gco2e_per_mtok", "electricity_eur_per_mtok_time_matched",
                     "carbon_gco2e_per_mtok_time_matched")
@@ -77,10 +70,10 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
              "p_frontier", "dominated_by"]
     range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
-    labels: dict[str, Any] = {k: v[0] for k, v in METRIC_LABELS.items()}
+    labels: dict[str, Any] = {k: m.label for k, m in METRICS.items()}
     if ranged:
         for m in RANGE_METRICS:
-            labels[m] = f"{METRIC_LABELS[m][0]} (p5–p95)"
+            labels[m] = f"{METRICS[m].label} (p5–p95)"
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result['proposal']}",
@@ -100,11 +93,11 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
         .cols_width({"id": "120px", "label": "190px", "dominated_by": "130px"})
         .tab_options(table_font_size="13px", data_row_padding="4px")
     )
-    for column, (_, decimals) in METRIC_LABELS.items():
-        table = table.fmt_number(columns=column, decimals=decimals)
+    for column, metric in METRICS.items():
+        table = table.fmt_number(columns=column, decimals=metric.decimals)
     for m in RANGE_METRICS:
         table = table.fmt_number(columns=[f"{m}_p5", f"{m}_p95"],
-                                 decimals=METRIC_LABELS[m][1])
+                                 decimals=METRICS[m].decimals)
         # "{0}<< (p5–p95)>>": the bracket vanishes when a candidate has no range.
         table = table.cols_merge(columns=[m, f"{m}_p5", f"{m}_p95"],
                                  pattern="{0}<< ({1}–{2})>>")

@@ -9,12 +9,20 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from reports.frames import METRICS
 from reports.freshness import freshness
-from reports.scorecard_table import METRIC_LABELS
 
-#: column -> short header with unit (the terminal is narrow; the report has the long labels)
-_SHOWN = {"cpm_eur_per_mtok": "CPM\nEUR/Mtok", "energy_j_per_token": "energy\nJ/token",
-          "carbon_gco2e_per_mtok": "carbon\ngCO2e/Mtok"}
+
+def _header(column: str) -> str:
+    """Two lines, name over unit, since the terminal is narrow: lower case like the other
+    headers, an acronym (CPM) kept as it is."""
+    name = METRICS[column].name
+    return f"{name if name.isupper() else name.lower()}\n{METRICS[column].unit}"
+
+
+#: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...)
+_SHOWN = {k: _header(k) for k in ("cpm_eur_per_mtok", "energy_j_per_token",
+                                  "carbon_gco2e_per_mtok")}
 
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
@@ -30,7 +38,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     table.add_column("P\nfront.", justify="right", no_wrap=True, min_width=6)
     table.add_column("status", no_wrap=True, min_width=8)
     for c in result["candidates"]:
-        values = [("n/a" if c[k] is None else f"{c[k]:.{METRIC_LABELS[k][1]}f}")
+        values = [("n/a" if c[k] is None else f"{c[k]:.{METRICS[k].decimals}f}")
                   for k in _SHOWN]
         status = ("frontier" if c["pareto_rank"] == 1 else
                   f"rank {c['pareto_rank']}" if c["eligible"] else "excluded")
