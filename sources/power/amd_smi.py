@@ -15,23 +15,19 @@ from __future__ import annotations
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import NOT_AVAILABLE, canonical, decode, from_epoch_s
+from sources.power.frame import NOT_AVAILABLE, canonical, decode, first_line, from_epoch_s
 
 TOOL = "amd-smi"
 _POWER = ("socket_power", "current_socket_power", "average_socket_power")
 _ENERGY = "total_energy_consumption"
 
 
-def _first_line(data: bytes) -> str:
-    return data[:8192].decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
-
-
 def is_snapshot(data: bytes) -> bool:
-    return _first_line(data).strip().replace(" ", "") == "gpu,total_energy_consumption"
+    return first_line(data).strip().replace(" ", "") == "gpu,total_energy_consumption"
 
 
 def detect(data: bytes, path: str) -> bool:
-    first = _first_line(data)
+    first = first_line(data)
     return (first.startswith("timestamp,gpu,") and "socket_power" in first) or is_snapshot(data)
 
 

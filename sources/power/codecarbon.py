@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import canonical, decode, local_to_utc, require_tz
+from sources.power.frame import canonical, decode, first_line, local_to_utc, require_tz
 
 TOOL = "codecarbon"
 _REQUIRED = ("timestamp", "duration", "energy_consumed")
@@ -25,7 +25,7 @@ KWH_TO_J = 3.6e6
 
 
 def detect(data: bytes, path: str) -> bool:
-    first = data[:4096].decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+    first = first_line(data)
     names = {c.strip() for c in first.split(",")}
     return {"timestamp", "duration", "emissions", "energy_consumed"} <= names
 

@@ -55,6 +55,12 @@ def decode(data: bytes, *, source: str, path: str) -> str:
     return text
 
 
+def first_line(data: bytes) -> str:
+    """The first line of the first 8 KiB, for format sniffing: BOM dropped, bad bytes
+    replaced (detection never fails; parse reports them)."""
+    return data[:8192].decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+
+
 def text_lines(text: str) -> pl.DataFrame:
     """One row per line (`line` numbered from 1, `text`), for line-oriented formats."""
     return pl.DataFrame({"text": pl.Series(text.splitlines(), dtype=pl.String)}

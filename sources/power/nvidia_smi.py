@@ -20,7 +20,14 @@ import polars as pl
 from schemas.fields import FIELDS
 from sources.errors import ParseError
 from sources.power._nvidia_smi_scan import scan
-from sources.power.frame import NOT_AVAILABLE, canonical, decode, local_to_utc, require_tz
+from sources.power.frame import (
+    NOT_AVAILABLE,
+    canonical,
+    decode,
+    first_line,
+    local_to_utc,
+    require_tz,
+)
 
 TOOL = "nvidia-smi"
 
@@ -31,8 +38,7 @@ _HEADER_UNIT = re.compile(r"^(?P<name>[\w.]+)\s*(\[(?P<unit>[^\]]*)\])?$")
 
 
 def detect(data: bytes, path: str) -> bool:
-    head = data[:4096].decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = head.split("\n", 1)[0]
+    first = first_line(data)
     return bool(_HEADER.match(first) or _NOHEADER.match(first))
 
 

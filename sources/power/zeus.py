@@ -14,13 +14,13 @@ import re
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import canonical, decode, from_epoch_s
+from sources.power.frame import canonical, decode, first_line, from_epoch_s
 
 TOOL = "zeus"
 
 
 def detect(data: bytes, path: str) -> bool:
-    first = data[:4096].decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+    first = first_line(data)
     return first.replace(" ", "").startswith("start_time,window_name,elapsed_time")
 
 

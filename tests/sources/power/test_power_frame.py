@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from sources.power.frame import from_epoch_ns, from_epoch_s
+from sources.power.frame import first_line, from_epoch_ns, from_epoch_s
 
 
 def test_epoch_ns_is_exact_to_the_microsecond() -> None:
@@ -21,3 +21,11 @@ def test_epoch_ns_is_exact_to_the_microsecond() -> None:
     # (~0.24 us), so 1795935600.123456499 reads as ...1234565 and rounds up
     via_s = nanos.to_frame().select(from_epoch_s(pl.col("t") / 1e9))["t"][0]
     assert via_s == datetime(2026, 11, 29, 7, 0, 0, 123457, tzinfo=UTC)
+
+
+def test_first_line_for_sniffing() -> None:
+    # BOM dropped, a bad byte replaced rather than raised, only the first line returned
+    assert first_line(b"\xef\xbb\xbftimestamp,\xff power.draw [W]\r\n2026/01/01") == (
+        "timestamp,\ufffd power.draw [W]\r")
+    # a header longer than the old 4 KiB window of three readers is read to 8 KiB
+    assert len(first_line(b"a," * 3000 + b"\n")) == 6000
