@@ -41,7 +41,7 @@ def _position(text: str, pos: int) -> str:
 def json_values(data: bytes, source: str, path: str) -> list[Any]:
     """Every JSON value in the bytes, in order (at least one), NaN/Infinity rejected."""
     text = decode_text(data, source, path)
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(parse_constant=reject_constant)
     values: list[Any] = []
     pos = 0
     end = len(text)
@@ -55,7 +55,7 @@ def json_values(data: bytes, source: str, path: str) -> list[Any]:
         except json.JSONDecodeError as err:
             raise ParseError(source, path, _position(text, err.pos), f"invalid JSON: {err.msg}"
                              ) from None
-        except ValueError as err:  # from _reject_constant
+        except ValueError as err:  # from reject_constant
             raise ParseError(source, path, _position(text, pos), str(err)) from None
         values.append(value)
     if not values:
@@ -63,7 +63,8 @@ def json_values(data: bytes, source: str, path: str) -> list[Any]:
     return values
 
 
-def _reject_constant(name: str) -> float:
+def reject_constant(name: str) -> float:
+    """`parse_constant` hook for json: NaN and Infinity are not JSON, and not a figure."""
     raise ValueError(f"non-standard JSON constant {name}")
 
 

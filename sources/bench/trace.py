@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sources.bench.jsondoc import decode_text, head
+from sources.bench.jsondoc import decode_text, head, reject_constant
 from sources.bench.run import ITLS, BenchRun, conform
 from sources.errors import ParseError
 
@@ -53,7 +53,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     records = []
     for n, line in lines:
         try:
-            record = json.loads(line, parse_constant=_reject_constant)
+            record = json.loads(line, parse_constant=reject_constant)
         except ValueError as err:
             if not isinstance(err, json.JSONDecodeError):
                 raise ParseError(TOOL, path, f"line {n}", str(err)) from None
@@ -129,10 +129,6 @@ _NUMBER = (int, float)
 
 def _float(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-standard JSON constant {name}")
 
 
 def _typed(record: dict, n: int, path: str) -> tuple:

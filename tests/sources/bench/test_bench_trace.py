@@ -60,3 +60,10 @@ def test_bad_traces(data: bytes, where: str) -> None:
         trace.parse(data, path="bad.jsonl")
     assert err.value.path == "bad.jsonl"
     assert where in err.value.where
+
+
+def test_nan_is_not_a_figure() -> None:
+    # Python's json reads NaN/Infinity unless told not to; the shared jsondoc hook refuses them
+    with pytest.raises(ParseError, match="non-standard JSON constant NaN") as err:
+        trace.parse(b'{"sent_s": 0, "ok": true}\n{"sent_s": NaN, "ok": true}\n', path="n.jsonl")
+    assert err.value.where == "line 2"
