@@ -1,7 +1,13 @@
-"""`scorecard evidence ...`: inspect benchmark evidence (files, sweep folders, traces).
+"""`scorecard evidence ...`: measured evidence on the command line.
 
-Heavy imports (polars, the readers) happen inside the commands so `scorecard --help` is fast.
-The lead mounts this with `app.add_typer(evidence_app, name="evidence")`.
+- `inspect`: what benchmark files, sweep folders and traces give (counts, percentiles,
+  goodput, the knee), and with `--power` the power log's energy and J/token at the operating
+  point.
+- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add_evidence).
+
+Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
+is fast; pipeline/cli.py mounts `evidence_app` as `scorecard evidence`. The format names in the
+help are written out here for that reason (tests check them against the readers' registries).
 """
 
 from __future__ import annotations
@@ -16,6 +22,11 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 T = TypeVar("T")
+
+#: sources.bench.registry.FORMATS and sources.power.registry.FORMATS (in its detection order)
+BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics")
+POWER_FORMATS = ("aiperf-telemetry", "dcgm-exporter", "nvidia-smi", "nvidia-smi-dmon", "zeus",
+                 "codecarbon", "amd-smi", "ptdaemon")
 
 evidence_app = typer.Typer(help="Measured evidence: benchmark results (goodput, knee) and "
                            "power logs (energy, J/token).", no_args_is_help=True)
@@ -43,11 +54,11 @@ def _fail(message: str) -> typer.Exit:
 def inspect_command(
     paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders (a sweep).")],
     fmt: Annotated[str | None, typer.Option(
-        "--format", help="Force a format: vllm, guidellm, aiperf, llmperf, mlperf, trace, "
-             "vllm-metrics.")
+        "--format", help=f"Force a format: {', '.join(BENCH_FORMATS)}.")
     ] = None,
     tz: Annotated[str | None, typer.Option(
-        help="Timezone of naive timestamps (vLLM 'date'), e.g. Europe/Paris.")] = None,
+        help="Timezone of naive timestamps, e.g. Europe/Paris: vLLM's 'date', and the --power "
+             "log's (nvidia-smi, dmon, CodeCarbon, PTDaemon).")] = None,
     ttft_ms: Annotated[float | None, typer.Option(
         help="SLO: time to first token limit, ms (omitted: no TTFT limit).")] = None,
     tpot_ms: Annotated[float | None, typer.Option(help="SLO: time per output token, ms.")
@@ -64,8 +75,8 @@ def inspect_command(
     power: Annotated[Path | None, typer.Option(
         help="Power log (file or folder): adds its energy over the operating point's window "
              "and J/token under a 'power' key.")] = None,
-    power_format: Annotated[str | None, typer.Option(help="Force the power log format.")
-                            ] = None,
+    power_format: Annotated[str | None, typer.Option(
+        help=f"Force the power log's format: {', '.join(POWER_FORMATS)}.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
                        ] = False,
 ) -> None:
@@ -113,12 +124,14 @@ def add_command(
     db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
                                                 "./scorecard.duckdb).")] = None,
     fmt: Annotated[str | None, typer.Option(
-        "--format", help="Force a benchmark format (files no reader recognises are then "
-        "read as benchmark results).")] = None,
+        "--format", help=f"Force a benchmark format: {', '.join(BENCH_FORMATS)} (files no "
+        "reader recognises are then read as benchmark results).")] = None,
     power_fmt: Annotated[str | None, typer.Option(
-        "--power-format", help="Force a power-log format (files no reader recognises are then "
-        "read as power logs).")] = None,
-    tz: Annotated[str | None, typer.Option(help="Timezone of naive timestamps.")] = None,
+        "--power-format", help=f"Force a power-log format: {', '.join(POWER_FORMATS)} (files "
+        "no reader recognises are then read as power logs).")] = None,
+    tz: Annotated[str | None, typer.Option(
+        help="Timezone of naive timestamps, e.g. Europe/Paris: vLLM's 'date', nvidia-smi, "
+             "dmon, CodeCarbon and PTDaemon logs.")] = None,
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are

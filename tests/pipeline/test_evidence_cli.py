@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline.evidence_cli import evidence_app
+from pipeline.evidence_cli import BENCH_FORMATS, POWER_FORMATS, evidence_app
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "bench"
@@ -218,3 +218,20 @@ def test_add_to_a_file_that_is_not_a_database_exits_1(tmp_path: Path) -> None:
     # DuckDB refuses the file: exit 1 with one line naming it, not an uncaught duckdb.Error
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert result.stderr.startswith("error: ") and "notes.duckdb" in result.stderr
+
+
+def test_help_names_every_format_of_the_registries() -> None:
+    from sources.bench.registry import FORMATS as BENCH
+    from sources.power.registry import FORMATS as POWER
+
+    # written out in evidence_cli (the registries import polars): they must not drift
+    assert sorted(BENCH_FORMATS) == sorted(BENCH)
+    assert list(POWER_FORMATS) == list(POWER)
+    command = typer.main.get_command(app).commands["evidence"]  # type: ignore[attr-defined]
+    helps = {(name, p.name): p.help for name in ("inspect", "add")
+             for p in command.commands[name].params}
+    for key in (("inspect", "power_format"), ("add", "power_fmt")):
+        assert ", ".join(POWER) in helps[key]
+    for key in (("inspect", "fmt"), ("add", "fmt")):
+        assert all(name in helps[key] for name in BENCH)
+    assert "--power" in helps[("inspect", "tz")]
