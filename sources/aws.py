@@ -21,7 +21,7 @@ import requests
 from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 from sources.offers import finish_offers
 
 SOURCE = "aws"
@@ -62,8 +62,8 @@ def fetch_prices(session: requests.Session, location: str, *, base_url: str = BA
                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     if location not in LOCATIONS:
         raise ValueError(f"unknown AWS location {location!r}; known: {sorted(LOCATIONS)}")
-    return [fetch_with(policy, session, base_url + PATH.format(location.replace(" ", "%20")),
-                       source=SOURCE)]
+    return [fetch(session, base_url + PATH.format(location.replace(" ", "%20")),
+                       source=SOURCE, policy=policy)]
 
 
 def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,

@@ -22,7 +22,7 @@ import requests
 from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 from sources.offers import finish_offers
 
 SOURCE = "azure"
@@ -67,7 +67,7 @@ def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE
     host = urlsplit(base_url).netloc
     pages: list[Fetched] = []
     for _ in range(MAX_PAGES):
-        page = fetch_with(policy, session, url, source=SOURCE, params=params)
+        page = fetch(session, url, source=SOURCE, params=params, policy=policy)
         pages.append(page)
         body = load_json_object(page.data, source=SOURCE, url=page.url, required=("Items",))
         following = body.get("NextPageLink")

@@ -20,7 +20,7 @@ import requests
 from schemas.market import FX_RATES
 from sources.decode import load_xml
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "ecb"
 BASE_URL = "https://www.ecb.europa.eu/stats/eurofxref"
@@ -35,13 +35,13 @@ _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
 def fetch_recent(session: requests.Session, *, base_url: str = BASE_URL,
                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """The last 90 days (eurofxref-hist-90d.xml, same format as the daily file)."""
-    return [fetch_with(policy, session, f"{base_url}/eurofxref-hist-90d.xml", source=SOURCE)]
+    return [fetch(session, f"{base_url}/eurofxref-hist-90d.xml", source=SOURCE, policy=policy)]
 
 
 def fetch_history(session: requests.Session, *, base_url: str = BASE_URL,
                   policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """Every rate since 1999 (eurofxref-hist.zip holding eurofxref-hist.csv, ~0.6 MB)."""
-    return [fetch_with(policy, session, f"{base_url}/eurofxref-hist.zip", source=SOURCE)]
+    return [fetch(session, f"{base_url}/eurofxref-hist.zip", source=SOURCE, policy=policy)]
 
 
 def _cited(frame: pl.DataFrame, url: str) -> pl.DataFrame:

@@ -23,7 +23,7 @@ import requests
 from schemas.market import GRID_INTENSITY
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "electricity_maps"
 BASE_URL = "https://api.electricitymaps.com"
@@ -45,9 +45,9 @@ def _fetch(session: requests.Session, kind: str, zone: str, token: str, basis: s
     if basis not in ("lifecycle", "direct"):
         raise ValueError(f"emission factor basis must be lifecycle or direct, not {basis!r}")
     params = {"zone": zone, "disableCallerLookup": "true", "emissionFactorType": basis}
-    return [fetch_with(policy, session, f"{base_url}/v4/carbon-intensity/{kind}",
+    return [fetch(session, f"{base_url}/v4/carbon-intensity/{kind}",
                        source=SOURCE, params=params, headers={TOKEN_HEADER: token},
-                       secret_headers=(TOKEN_HEADER,))]
+                       secret_headers=(TOKEN_HEADER,), policy=policy)]
 
 
 def fetch_history(session: requests.Session, zone: str, token: str, *,

@@ -21,7 +21,7 @@ import requests
 from schemas.market import ELECTRICITY_PRICES, GRID_INTENSITY
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "ember"
 BASE_URL = "https://files.ember-energy.org"
@@ -49,7 +49,7 @@ INTENSITY_ENTITIES = ("FRA", "DEU", "ESP", "PRT", "NLD", "BEL", "AUT", "POL", "I
 
 def fetch_wholesale_monthly(session: requests.Session, *, base_url: str = BASE_URL,
                             policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
-    return [fetch_with(policy, session, base_url + WHOLESALE_PATH, source=SOURCE)]
+    return [fetch(session, base_url + WHOLESALE_PATH, source=SOURCE, policy=policy)]
 
 
 def fetch_intensity(session: requests.Session, api_key: str, granularity: str, start: str, *,
@@ -60,8 +60,8 @@ def fetch_intensity(session: requests.Session, api_key: str, granularity: str, s
         raise ValueError(f"granularity must be yearly or monthly, not {granularity!r}")
     params = {"entity_code": ",".join(entities), "start_date": start,
               "include_all_dates_value_range": "false", "api_key": api_key}
-    return [fetch_with(policy, session, f"{base_url}/v1/carbon-intensity/{granularity}",
-                       source=SOURCE, params=params, secret_params=("api_key",))]
+    return [fetch(session, f"{base_url}/v1/carbon-intensity/{granularity}",
+                       source=SOURCE, params=params, secret_params=("api_key",), policy=policy)]
 
 
 def _month_floor(vintage: str) -> date:

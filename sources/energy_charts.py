@@ -21,7 +21,7 @@ import requests
 from schemas.market import ELECTRICITY_PRICES
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "energy_charts"
 BASE_URL = "https://api.energy-charts.info"
@@ -51,7 +51,7 @@ def fetch_prices(session: requests.Session, bzn: str, start: date, end: date, *,
     if bzn not in ZONES:
         raise ValueError(f"unknown Energy-Charts bidding zone {bzn!r}; known: {sorted(ZONES)}")
     params = {"bzn": bzn, "start": start.isoformat(), "end": end.isoformat()}
-    return [fetch_with(policy, session, f"{base_url}/price", source=SOURCE, params=params)]
+    return [fetch(session, f"{base_url}/price", source=SOURCE, params=params, policy=policy)]
 
 
 def licence_of(license_info: str) -> str:

@@ -26,7 +26,7 @@ import requests
 from schemas.market import ELECTRICITY_PRICES
 from sources.decode import load_xml
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "entsoe"
 BASE_URL = "https://web-api.tp.entsoe.eu"
@@ -58,8 +58,8 @@ def fetch_prices(session: requests.Session, zone: str, start: datetime, end: dat
               "periodEnd": f"{end:%Y%m%d%H%M}", "contract_MarketAgreement.type": "A01"}
     if zone in SDAC_POSITION_ZONES:
         params["classificationSequence_AttributeInstanceComponent.position"] = "1"
-    return [fetch_with(policy, session, f"{base_url}/api", source=SOURCE, params=params,
-                       secret_params=("securityToken",))]
+    return [fetch(session, f"{base_url}/api", source=SOURCE, params=params,
+                       secret_params=("securityToken",), policy=policy)]
 
 
 def _local(tag: str) -> str:

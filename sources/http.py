@@ -63,6 +63,9 @@ class FetchPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
 
 
+DEFAULT_POLICY = FetchPolicy()
+
+
 def redact_url(url: str, secret_params: Collection[str]) -> str:
     """The URL with the values of `secret_params` replaced by ***."""
     if not secret_params:
@@ -101,17 +104,18 @@ def retry_after_s(value: str | None, now: datetime | None = None) -> float | Non
 
 def fetch(session: requests.Session, url: str, *, source: str,
           params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
-          timeout_s: float = 30.0, retries: int = 4, backoff_s: float = 1.0,
-          max_wait_s: float = 60.0, max_bytes: int = DEFAULT_MAX_BYTES,
           secret_params: Collection[str] = (), secret_headers: Collection[str] = (),
-          sleep: Callable[[float], None] = time.sleep) -> Fetched:
+          policy: FetchPolicy = DEFAULT_POLICY) -> Fetched:
     """GET `url` and return its bytes, or raise FetchError.
 
-    Retries (at most `retries` extra attempts) on 429, 5xx and connection errors or timeouts,
-    waiting backoff_s * 2**attempt, or Retry-After when the server says so; either wait is
-    capped at `max_wait_s`. A body larger than `max_bytes` is refused while streaming, so a
-    runaway response never fills memory. Other 4xx fail at once (a 401 will not get better).
+    Retries (at most `policy.retries` extra attempts) on 429, 5xx and connection errors or
+    timeouts, waiting backoff_s * 2**attempt, or Retry-After when the server says so; either
+    wait is capped at `max_wait_s`. A body larger than `max_bytes` is refused while
+    streaming, so a runaway response never fills memory. Other 4xx fail at once (a 401 will
+    not get better).
     """
+    timeout_s, retries, backoff_s = policy.timeout_s, policy.retries, policy.backoff_s
+    max_wait_s, max_bytes, sleep = policy.max_wait_s, policy.max_bytes, policy.sleep
     sent_params = {k: str(v) for k, v in (params or {}).items()}
     secrets = [sent_params[k] for k in secret_params if k in sent_params]
     secrets += [v for k, v in (headers or {}).items() if k in secret_headers]
@@ -189,18 +193,6 @@ def _read_capped(response: requests.Response, max_bytes: int, source: str, url: 
         chunks.append(chunk)
     return b"".join(chunks)
 
-
-def fetch_with(policy: FetchPolicy, session: requests.Session, url: str, *, source: str,
-               params: Mapping[str, Any] | None = None,
-               headers: Mapping[str, str] | None = None,
-               secret_params: Collection[str] = (),
-               secret_headers: Collection[str] = ()) -> Fetched:
-    """`fetch` with the knobs taken from a FetchPolicy (what source modules call)."""
-    return fetch(session, url, source=source, params=params, headers=headers,
-                 timeout_s=policy.timeout_s, retries=policy.retries,
-                 backoff_s=policy.backoff_s, max_wait_s=policy.max_wait_s,
-                 max_bytes=policy.max_bytes, secret_params=secret_params,
-                 secret_headers=secret_headers, sleep=policy.sleep)
 
 
 #: The policy live runs use.

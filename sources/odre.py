@@ -22,7 +22,7 @@ import requests
 from schemas.market import GRID_INTENSITY
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "odre"
 BASE_URL = "https://odre.opendatasoft.com"
@@ -45,9 +45,9 @@ def fetch_records(session: requests.Session, start: date, end: date, *,
     pages: list[Fetched] = []
     offset = 0
     while offset + PAGE <= MAX_ROWS:
-        page = fetch_with(policy, session, url, source=SOURCE, params={
+        page = fetch(session, url, source=SOURCE, params={
             "select": "date_heure,taux_co2", "where": where, "order_by": "date_heure",
-            "limit": PAGE, "offset": offset, "timezone": "UTC"})
+            "limit": PAGE, "offset": offset, "timezone": "UTC"}, policy=policy)
         pages.append(page)
         body = load_json_object(page.data, source=SOURCE, url=page.url,
                                 required=("total_count", "results"))

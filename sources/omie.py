@@ -19,7 +19,7 @@ import requests
 
 from schemas.market import ELECTRICITY_PRICES
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 
 SOURCE = "omie"
 BASE_URL = "https://www.omie.es"
@@ -40,8 +40,8 @@ def file_name(day: date) -> str:
 def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,
               policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     params = {"parents": "marginalpdbc", "filename": file_name(day)}
-    return [fetch_with(policy, session, f"{base_url}/es/file-download", source=SOURCE,
-                       params=params)]
+    return [fetch(session, f"{base_url}/es/file-download", source=SOURCE,
+                       params=params, policy=policy)]
 
 
 def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,

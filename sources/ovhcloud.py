@@ -24,7 +24,7 @@ import requests
 from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 from sources.offers import HOURS_PER_MONTH, finish_offers, gpu_ids, no_fx
 
 SOURCE = "ovhcloud"
@@ -51,8 +51,8 @@ _SHOWN = re.compile(r"([0-9]+(?:[.,][0-9]{1,2})?)")
 def fetch_catalog(session: requests.Session, *, subsidiary: str = SUBSIDIARY,
                   base_url: str = BASE_URL, policy: FetchPolicy = DEFAULT_POLICY
                   ) -> list[Fetched]:
-    return [fetch_with(policy, session, f"{base_url}/1.0/order/catalog/public/cloud",
-                       source=SOURCE, params={"ovhSubsidiary": subsidiary})]
+    return [fetch(session, f"{base_url}/1.0/order/catalog/public/cloud",
+                       source=SOURCE, params={"ovhSubsidiary": subsidiary}, policy=policy)]
 
 
 def _gpu_rows(addon: dict[str, Any], url: str, notes: list[str] | None) -> dict[str, Any] | None:

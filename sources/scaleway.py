@@ -19,7 +19,7 @@ import requests
 from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch_with
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
 from sources.offers import finish_offers, gpu_ids, no_fx
 
 SOURCE = "scaleway"
@@ -50,8 +50,8 @@ def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_
     pages: list[Fetched] = []
     seen = 0
     for page in range(1, MAX_PAGES + 1):
-        fetched = fetch_with(policy, session, url, source=SOURCE,
-                             params={"per_page": PER_PAGE, "page": page})
+        fetched = fetch(session, url, source=SOURCE,
+                             params={"per_page": PER_PAGE, "page": page}, policy=policy)
         pages.append(fetched)
         body = load_json_object(fetched.data, source=SOURCE, url=fetched.url,
                                 required=("servers",))

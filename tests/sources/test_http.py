@@ -9,7 +9,7 @@ import requests
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from sources.http import FetchError, fetch, retry_after_s
+from sources.http import FetchError, FetchPolicy, fetch, retry_after_s
 
 
 @pytest.fixture
@@ -19,8 +19,12 @@ def session() -> requests.Session:
 
 
 def quick(session: requests.Session, url: str, waits: list[float], **kw):  # type: ignore[no-untyped-def]
-    kw.setdefault("retries", 3)
-    return fetch(session, url, source="test", backoff_s=0.01, sleep=waits.append, **kw)
+    """fetch with a fast policy (3 retries, 0.01 s backoff, waits recorded); `kw` holds request
+    arguments and policy fields alike."""
+    knobs = {name: kw.pop(name) for name in ("retries", "timeout_s", "max_wait_s", "max_bytes")
+             if name in kw}
+    policy = FetchPolicy(**{"retries": 3, **knobs}, backoff_s=0.01, sleep=waits.append)
+    return fetch(session, url, source="test", policy=policy, **kw)
 
 
 def test_retries_503_then_succeeds(httpserver: HTTPServer, session: requests.Session) -> None:
