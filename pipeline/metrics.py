@@ -22,9 +22,16 @@ from typing import TypeVar
 import polars as pl
 
 SECONDS_PER_HOUR = 3600.0
-HOURS_PER_YEAR = 8760.0
+SECONDS_PER_DAY = 86_400.0
+HOURS_PER_YEAR = 8760.0  # 365 days: no leap year, as DAYS_PER_MONTH
+MONTHS_PER_YEAR = 12.0
+DAYS_PER_MONTH = 365.0 / MONTHS_PER_YEAR
 TOKENS_PER_MTOK = 1e6
 J_PER_KWH = 3.6e6
+KWH_PER_MWH = 1000.0
+W_PER_KW = 1000.0
+G_PER_KG = 1000.0
+G_PER_TONNE = 1e6
 COST_MODELS = ("declared", "on_demand", "reserved", "tco")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 
@@ -74,7 +81,7 @@ def _is(model: str) -> pl.Expr:
 
 def _annuity_eur_per_month() -> pl.Expr:
     """Level monthly payment repaying capex less the present value of the residual."""
-    r = c("cost_of_capital_per_year") / 12.0
+    r = c("cost_of_capital_per_year") / MONTHS_PER_YEAR
     n = c("amortisation_months")
     financed = c("capex_eur") - c("residual_eur").fill_null(0.0) / (1.0 + r) ** n
     return (pl.when(r == 0).then(financed / n)
@@ -104,7 +111,7 @@ STEPS: tuple[Step, ...] = (
     Step("capital_eur_per_hour", "EUR/h",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
-         lambda: _annuity_eur_per_month() * 12.0 / HOURS_PER_YEAR, TCO_ONLY),
+         lambda: _annuity_eur_per_month() * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
     Step("maintenance_eur_per_hour", "EUR/h", "capex x maintenance share per year / 8760",
          lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY),
     Step("staff_eur_per_hour", "EUR/h", "staff EUR per year / 8760",
@@ -112,11 +119,11 @@ STEPS: tuple[Step, ...] = (
     Step("hosting_eur_per_hour", "EUR/h",
          "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
          lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
-         + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / 1000.0
-         * 12.0 / HOURS_PER_YEAR, TCO_ONLY),
+         + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / W_PER_KW
+         * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
     Step("electricity_eur_per_hour", "EUR/h",
          "average_power_w / 1000 x PUE x electricity tariff",
-         lambda: c("average_power_w") / 1000.0 * c("pue") * c("electricity_eur_per_kwh"),
+         lambda: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
          TCO_ONLY),
     Step("cost_eur_per_hour", "EUR/h",
          "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
@@ -141,7 +148,7 @@ STEPS: tuple[Step, ...] = (
          lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh")),
     Step("embodied_gco2e_per_mtok", "gCO2e/Mtok",
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
-         lambda: c("embodied_kgco2e") * 1000.0
+         lambda: c("embodied_kgco2e") * G_PER_KG
          / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
             * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
 )
@@ -167,4 +174,4 @@ PriceT = TypeVar("PriceT", float, pl.Expr)
 
 def eur_per_kwh(price_eur_per_mwh: PriceT) -> PriceT:
     """Market prices come per MWh, tariffs per kWh: the one place the two meet."""
-    return price_eur_per_mwh / 1000.0
+    return price_eur_per_mwh / KWH_PER_MWH

@@ -11,18 +11,39 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from pipeline.metrics import evaluate
+from pipeline.metrics import (
+    DAYS_PER_MONTH,
+    G_PER_TONNE,
+    KWH_PER_MWH,
+    MONTHS_PER_YEAR,
+    SECONDS_PER_DAY,
+    TOKENS_PER_MTOK,
+    evaluate,
+)
 from pipeline.proposal import Demand, Number, point
 
-SECONDS_PER_DAY = 86_400.0
-DAYS_PER_MONTH = 365.0 / 12.0
 CURVE_POINTS = 40
+
+
+# The identity between a daily volume and a goodput: tokens per day = utilisation x goodput x
+# 86,400 s. Sizing reads it one way (a volume -> its mean rate -> the utilisation of a fleet),
+# the break-even the other (a utilisation -> the volume it serves); both directions live here.
+
+
+def mean_tokens_per_s(tokens_per_day: pl.Expr) -> pl.Expr:
+    """A daily volume spread evenly over the day."""
+    return tokens_per_day / SECONDS_PER_DAY
+
+
+def tokens_per_day(utilisation: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
+    """The daily volume served at a goodput busy a share `utilisation` of the day."""
+    return utilisation * tokens_per_s * SECONDS_PER_DAY
 
 
 def instances_needed(tokens_per_day: pl.Expr, peak_factor: pl.Expr, headroom: pl.Expr,
                      goodput: pl.Expr) -> pl.Expr:
     """ceil(peak tokens/s / (goodput x (1 - headroom)))."""
-    peak = tokens_per_day / SECONDS_PER_DAY * peak_factor
+    peak = mean_tokens_per_s(tokens_per_day) * peak_factor
     return (peak / (goodput * (1.0 - headroom))).ceil().cast(pl.Int64)
 
 
@@ -34,18 +55,20 @@ def sizing(point: pl.DataFrame, demand: Demand) -> pl.DataFrame:
                          pl.lit(point_value(demand.headroom)), pl.col("tokens_per_s"))
         .alias("instances"),
     ).with_columns(
-        (per_day / SECONDS_PER_DAY / (pl.col("instances") * pl.col("tokens_per_s")))
+        (mean_tokens_per_s(pl.lit(per_day)) / (pl.col("instances") * pl.col("tokens_per_s")))
         .alias("utilisation"),
     )
     out = evaluate(sized)
-    mtok_per_month = per_day * DAYS_PER_MONTH / 1e6
+    mtok_per_month = per_day * DAYS_PER_MONTH / TOKENS_PER_MTOK
     return out.select(
         pl.col("id").alias("candidate"),
         "instances",
         pl.col("utilisation"),
         (pl.col("cpm_eur_per_mtok") * mtok_per_month).alias("monthly_cost_eur"),
-        (pl.col("facility_kwh_per_mtok") * mtok_per_month * 12 / 1000).alias("annual_mwh"),
-        (pl.col("carbon_gco2e_per_mtok") * mtok_per_month * 12 / 1e6).alias("annual_tco2e"),
+        (pl.col("facility_kwh_per_mtok") * mtok_per_month * MONTHS_PER_YEAR / KWH_PER_MWH)
+        .alias("annual_mwh"),
+        (pl.col("carbon_gco2e_per_mtok") * mtok_per_month * MONTHS_PER_YEAR / G_PER_TONNE)
+        .alias("annual_tco2e"),
     )
 
 
@@ -65,7 +88,7 @@ def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
     rows = point.filter(pl.col("id").is_in(on_prem)).join(
         pl.DataFrame({"u": grid}), how="cross").with_columns(pl.col("u").alias("utilisation"))
     out = evaluate(rows).with_columns(
-        (pl.col("u") * pl.col("tokens_per_s") * SECONDS_PER_DAY).alias("tokens_per_day"))
+        tokens_per_day(pl.col("u"), pl.col("tokens_per_s")).alias("tokens_per_day"))
     result = []
     for cid in on_prem:
         curve = out.filter(pl.col("id") == cid).sort("u")
