@@ -213,7 +213,9 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
         notes.append(f"operating point: the knee at {key} {knee}")
     elif len(chosen) > 1:
         notes.append(f"{len(chosen)} runs at one load level: their mean is used")
-    tokens = _mean([m["token_goodput_per_s"] for m, _ in chosen])
+    # at a knee, the sweep's own pooled figure (the mean over the level's runs)
+    tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
+              is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))
     raw = _mean([m["output_tokens_per_s"] for m, _ in chosen])
     for m, _ in chosen:
         if m["token_goodput_per_s"] is None and m["goodput_null_reason"]:

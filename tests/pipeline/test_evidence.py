@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +35,22 @@ def test_sweep_folder_gives_the_knee() -> None:
     for path, digest in files.items():
         assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest
     assert any("knee at concurrency 2" in n for n in ev.notes)
+
+
+def test_runs_pooled_at_the_knee(tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    shutil.copytree(FIXTURES / "vllm_sweep", folder)
+    # a second run at concurrency 2: the same 4 requests x 20 tokens, but over 2 s
+    second = json.loads((folder / "vllm-infqps-concurrency2-m-20260816-160101.json").read_text())
+    second.update(date="20260816-160301", duration=2.0, request_throughput=2.0,
+                  output_throughput=40.0)
+    (folder / "vllm-infqps-concurrency2-m-20260816-160301.json").write_text(json.dumps(second))
+    ev = throughput_from_evidence(folder, Slo(ttft_ms=300, tpot_ms=50), tz="UTC")
+    # level 2: 8 of 8 pass (attainment 1.0), goodput 80 and 80 / 2 = 40 tokens/s: mean 60;
+    # level 4 still fails (attainment 0.5), so the knee stays at 2
+    assert (ev.concurrency, ev.tokens_per_s, ev.output_tokens_per_s) == (2, 60.0, 60.0)
+    # two runs have no one window: no UTC window, no token counts for energy
+    assert ev.window_start_utc is None and ev.goodput_tokens is None
 
 
 def test_no_level_meets_the_slo() -> None:
