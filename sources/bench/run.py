@@ -15,23 +15,14 @@ from datetime import datetime
 
 import polars as pl
 
-from schemas.evidence import ITL_DEFINITIONS, TPOT_DEFINITIONS
+from schemas.evidence import BENCH_REQUESTS, ITL_DEFINITIONS, TPOT_DEFINITIONS
+from schemas.fields import FIELDS
 
 # Per-request columns (all times in s; `sent_s`/`done_s` on the run's own clock, the same clock
 # as `BenchRun.window_start_s`). `itls_s` (the gaps, a list) is optional and not stored.
 REQUEST_SCHEMA: dict[str, pl.DataType] = {
-    "request_id": pl.String(),
-    "sent_s": pl.Float64(),
-    "done_s": pl.Float64(),
-    "ttft_s": pl.Float64(),
-    "tpot_s": pl.Float64(),
-    "max_itl_s": pl.Float64(),
-    "e2e_s": pl.Float64(),
-    "output_tokens": pl.Int64(),
-    "input_tokens": pl.Int64(),
-    "ok": pl.Boolean(),
-    "incomplete": pl.Boolean(),
-    "error": pl.String(),
+    name: FIELDS[name].dtype for name in BENCH_REQUESTS.columns
+    if name not in ("bench_file", "run_index")  # the run's key, added when runs are stored
 }
 REQUEST_COLUMNS = tuple(REQUEST_SCHEMA)
 ITLS = "itls_s"
@@ -72,10 +63,6 @@ class BenchRun:
         if self.window_start_s is not None and self.window_end_s is not None:
             return self.window_end_s - self.window_start_s
         return self.duration_s
-
-
-def empty_requests() -> pl.DataFrame:
-    return pl.DataFrame(schema=REQUEST_SCHEMA)
 
 
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
