@@ -22,7 +22,7 @@ from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
-from sources.offers import finish_offers
+from sources.offers import finish_offers, gpu_ids
 
 SOURCE = "aws"
 BASE_URL = "https://b0.p.awsstatic.com"
@@ -103,8 +103,7 @@ def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
     raw = frame.select(
         pl.lit(PROVIDER_ID).alias("provider_id"), "offer_id", "region",
         pl.col("offer_id").alias("model"),
-        pl.col("offer_id").replace_strict(GPU_MODELS, default=None,
-                                          return_dtype=pl.String()).alias("gpu"),
+        gpu_ids(pl.col("offer_id"), GPU_MODELS).alias("gpu"),
         pl.col("offer_id").replace_strict(counts, default=1,
                                           return_dtype=pl.Int64()).alias("gpu_count"),
         pl.lit("on_demand").alias("pricing_model"),

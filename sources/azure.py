@@ -23,7 +23,7 @@ from schemas.market import GPU_OFFERS
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
-from sources.offers import finish_offers
+from sources.offers import finish_offers, gpu_ids
 
 SOURCE = "azure"
 BASE_URL = "https://prices.azure.com"
@@ -124,8 +124,7 @@ def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
         pl.col("armSkuName").alias("offer_id"),
         pl.col("armRegionName").alias("region"),
         pl.col("armSkuName").alias("model"),
-        pl.col("armSkuName").replace_strict(GPU_MODELS, default=None,
-                                            return_dtype=pl.String()).alias("gpu"),
+        gpu_ids(pl.col("armSkuName"), GPU_MODELS).alias("gpu"),
         pl.col("armSkuName").replace_strict(counts, default=1,
                                             return_dtype=pl.Int64()).alias("gpu_count"),
         pl.lit("on_demand").alias("pricing_model"),

@@ -32,8 +32,8 @@ def no_fx() -> pl.DataFrame:
     return pl.DataFrame(schema=FX_COLUMNS)
 
 
-def gpu_ids(models: pl.Series, mapping: dict[str, str]) -> pl.Series:
-    """Map provider GPU model names to hardware ids; unknown names become null."""
+def gpu_ids(models: pl.Expr, mapping: dict[str, str]) -> pl.Expr:
+    """Map provider GPU model (or SKU) names to hardware ids; unknown names become null."""
     return models.replace_strict(mapping, default=None, return_dtype=pl.String())
 
 

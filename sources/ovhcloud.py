@@ -126,7 +126,7 @@ def parse_catalog(data: bytes, *, url: str, vintage: str, fetched_on: date,
         notes.append("no ovhcloud region in regions.csv: offers cannot be placed")
     raw = placed.with_columns(
         pl.lit(PROVIDER_ID).alias("provider_id"),
-        gpu_ids(placed["model"], GPU_MODELS).alias("gpu"),
+        gpu_ids(pl.col("model"), GPU_MODELS).alias("gpu"),
         pl.lit(currency).alias("currency"),
         pl.lit(url).alias("source_url"),
         pl.lit(fetched_on).alias("source_date"),

@@ -104,7 +104,7 @@ def parse_servers(data: bytes, *, url: str, vintage: str, fetched_on: date,
     raw = frame.with_columns(
         pl.lit(PROVIDER_ID).alias("provider_id"),
         pl.lit(zone).alias("region"),
-        gpu_ids(frame["model"], GPU_MODELS).alias("gpu"),
+        gpu_ids(pl.col("model"), GPU_MODELS).alias("gpu"),
         pl.lit("on_demand").alias("pricing_model"),
         pl.lit("EUR").alias("currency"),
         pl.lit(url).alias("source_url"),
