@@ -6,8 +6,9 @@ lines give completed samples (queries) and tokens per second, the latency, first
 time-to-output-token (= per-query TPOT) percentiles in ns, the scenario, `target_qps` (the
 Server scenario's Poisson rate) and the TTFT/TPOT constraints. The detail log's `:::MLLOG`
 JSON lines give the same `result_*` figures plus `result_query_count` and `power_begin`/
-`power_end` (`MM-DD-YYYY HH:MM:SS.fff`, UTC in current loadgen; `tz` overrides for old logs),
-which bound the run in time. `result_token_throughput` is ignored (a bogus 6.8e-09 in real logs).
+`power_end` (`MM-DD-YYYY HH:MM:SS.fff`, UTC in current loadgen; `tz` overrides for old logs,
+and a time that a DST change skips or repeats there is an error), which bound the run in
+time. `result_token_throughput` is ignored (a bogus 6.8e-09 in real logs).
 """
 
 from __future__ import annotations

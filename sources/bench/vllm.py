@@ -13,7 +13,8 @@ Definitions: vLLM "ITL" is the gap between streamed chunks (a chunk can hold sev
 with speculative decoding), so `itl_definition = "chunk"`; vLLM TPOT per request is
 (latency - TTFT) / (output_len - 1), the same as ours. `date` is local wall time taken after
 the run (1 s resolution): the window is [date - duration, date] in the timezone given as `tz`,
-else no absolute time (said in the notes). `start_times` are `perf_counter()` values (not
+else no absolute time (said in the notes); a `date` that a DST change skips or repeats in that
+zone is an error, never a guess. `start_times` are `perf_counter()` values (not
 epoch): they place requests on the run's clock only.
 """
 
