@@ -258,15 +258,28 @@ def tornado_frame(result: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=TORNADO_COLUMNS)
 
 
+BREAK_EVEN_COLUMNS: dict[str, pl.DataType] = {
+    "candidate": pl.String(), "versus": pl.String(), "versus_cpm_eur_per_mtok": pl.Float64(),
+    "break_even_tokens_per_day": pl.Float64(), "tokens_per_day": pl.Float64(),
+    "cpm_eur_per_mtok": pl.Float64(),
+}
+
+BREAK_EVEN_HEADERS = {
+    "candidate": "Candidate id", "versus": "Versus (cloud candidate id)",
+    "versus_cpm_eur_per_mtok": "Cloud CPM (EUR/Mtok)",
+    "break_even_tokens_per_day": "Break-even volume (tokens/day)",
+    "tokens_per_day": "Volume (tokens/day)", "cpm_eur_per_mtok": "CPM at this volume (EUR/Mtok)",
+}
+
+
 def break_even_frame(result: dict[str, Any]) -> pl.DataFrame:
-    """The break-even curves, long: one row per curve point, with the crossing volume."""
+    """The break-even curves, long: one row per curve point (an on-prem candidate's CPM at a
+    daily volume), with the cloud CPM it is compared with and the crossing volume."""
     rows = [
         {"candidate": b["candidate"], "versus": b["versus"],
+         "versus_cpm_eur_per_mtok": b.get("versus_cpm_eur_per_mtok"),
          "break_even_tokens_per_day": b.get("tokens_per_day"),
          "tokens_per_day": p["tokens_per_day"], "cpm_eur_per_mtok": p["cpm_eur_per_mtok"]}
         for b in result.get("break_even") or [] for p in b.get("curve") or []
     ]
-    return pl.DataFrame(rows, schema={
-        "candidate": pl.String(), "versus": pl.String(),
-        "break_even_tokens_per_day": pl.Float64(), "tokens_per_day": pl.Float64(),
-        "cpm_eur_per_mtok": pl.Float64()})
+    return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)

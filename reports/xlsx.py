@@ -1,6 +1,7 @@
 """The workbook procurement teams open: About, Scorecard, Breakdown, Assumptions, Sources,
-Sizing, Probabilities. Numbers are written as numbers (formatted, not turned into text),
-headers carry units, a sheet whose figures the result lacks says so in its first row.
+Sizing, Break-even, P(frontier), Pairwise. Numbers are written as numbers (formatted, not
+turned into text), headers carry units, a sheet whose figures the result lacks says so in its
+first row.
 
 openpyxl is imported inside `write_xlsx`; the document's created/modified stamps are the
 result's generated_at, so two runs on the same result give the same workbook contents.
@@ -15,10 +16,12 @@ from typing import Any
 import polars as pl
 
 from reports.frames import (
+    BREAK_EVEN_HEADERS,
     HEADERS,
     PAIRWISE_COLUMNS,
     SIZING_HEADERS,
     assumptions_frame,
+    break_even_frame,
     breakdown_frame,
     pairwise_frame,
     scorecard_frame,
@@ -47,14 +50,20 @@ def sheets(result: dict[str, Any]) -> dict[str, pl.DataFrame]:
         "Assumptions": assumptions_frame(result),
         "Sources": sources_frame(result),
         "Sizing": sizing_frame(result),
+        "Break-even": break_even_frame(result),
         "P(frontier)": probabilities,
         "Pairwise": pairwise_frame(result).select(list(PAIRWISE_COLUMNS)),
     }
 
 
-def header(column: str) -> str:
-    return HEADERS.get(column) or SIZING_HEADERS.get(column) or _OTHER_HEADERS.get(column,
-                                                                                column)
+#: sheet -> its own headers, looked up first (Break-even's CPM is an on-prem candidate's at
+#: one volume, not the scorecard's CPM)
+_SHEET_HEADERS = {"Sizing": SIZING_HEADERS, "Break-even": BREAK_EVEN_HEADERS}
+
+
+def header(column: str, sheet: str = "") -> str:
+    return (_SHEET_HEADERS.get(sheet, {}).get(column) or HEADERS.get(column)
+            or SIZING_HEADERS.get(column) or _OTHER_HEADERS.get(column, column))
 
 
 def about_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -86,14 +95,15 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
         if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
             sheet.append([f"{name}: {NOT_COMPUTED}"])
             continue
-        sheet.append([header(c) for c in frame.columns])
+        sheet.append([header(c, name) for c in frame.columns])
         for cell in sheet[1]:
             cell.font = bold
         for row in frame.iter_rows():
             sheet.append(list(row))
         sheet.freeze_panes = "B2"
         for i, column in enumerate(frame.columns, start=1):
-            width = max(len(header(column)), *(len(str(v)) for v in frame[column].head(50)))
+            width = max(len(header(column, name)),
+                        *(len(str(v)) for v in frame[column].head(50)))
             sheet.column_dimensions[get_column_letter(i)].width = min(60, max(10, width + 2))
             if frame.schema[column] == pl.Float64():
                 for (cell,) in sheet.iter_rows(min_row=2, min_col=i, max_col=i):

@@ -30,7 +30,7 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
     check_snapshot("result_full.xlsx.json",
                    json.dumps(values, indent=1, ensure_ascii=False, default=str) + "\n")
     assert list(values) == ["About", "Scorecard", "Breakdown", "Assumptions", "Sources",
-                            "Sizing", "P(frontier)", "Pairwise"]
+                            "Sizing", "Break-even", "P(frontier)", "Pairwise"]
 
 
 def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
@@ -48,6 +48,16 @@ def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
     assert len(rows) == len(full["candidates"])
     sizing = read_values(path)["Sizing"]
     assert sizing[0][0] == "Candidate id" and sizing[1][1] == 2  # instances stay integers
+    # Break-even: the fixture's one curve (FR H200 vs Scaleway), 6 points, one row each
+    even = read_values(path)["Break-even"]
+    assert even[0] == ["Candidate id", "Versus (cloud candidate id)", "Cloud CPM (EUR/Mtok)",
+                       "Break-even volume (tokens/day)", "Volume (tokens/day)",
+                       "CPM at this volume (EUR/Mtok)"]
+    assert len(even) == 1 + 6
+    # first point: 1e7 tokens/day at 33.6 EUR/Mtok; Scaleway's CPM 1.954537 EUR/Mtok; the
+    # curves meet at 171,906,977 tokens/day (all as written in the fixture)
+    assert even[1] == ["onprem-fr-h200-fp8", "scaleway-h100x8-fp8",
+                       pytest.approx(1.954537, rel=1e-6), 171906977.0, 10000000.0, 33.6]
 
 
 def test_xlsx_sheets_without_figures_say_not_computed(full: dict[str, Any],
@@ -55,7 +65,7 @@ def test_xlsx_sheets_without_figures_say_not_computed(full: dict[str, Any],
     path = tmp_path / "bare.xlsx"
     write_xlsx(without_optional(full), path)
     values = read_values(path)
-    for sheet in ("Sizing", "P(frontier)", "Pairwise"):
+    for sheet in ("Sizing", "Break-even", "P(frontier)", "Pairwise"):
         assert values[sheet] == [[f"{sheet}: not computed for this proposal"]]
 
 
