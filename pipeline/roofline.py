@@ -13,8 +13,8 @@ API (the scorecard and `scorecard estimate` both use it; nothing here does I/O):
   one row per candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and
   optionally those of `OPTIONAL_INPUTS` (missing ones take their defaults); the same frame
   comes back with the columns of `OUTPUTS` added. `tokens_per_s_ceiling` is null, with
-  `ceiling_reason` set, where the memory budget is exceeded. Call `check_inputs(frame)` first
-  to reject non-positive draws with a message naming the column.
+  `ceiling_reason` set, where the memory budget is exceeded. The frame is not range-checked:
+  build its rows from `RooflineInputs` (checked on construction) or check them first.
 - `RooflineInputs` (frozen dataclass, validated on construction: `RooflineInputError` names the
   field) -> `estimate(inputs) -> RooflineResult` (the scalar wrapper; `.to_dict()` for JSON;
   `.assumptions` is a tuple of sentences). `assumptions(inputs)` gives the sentences alone.
@@ -31,8 +31,9 @@ API (the scorecard and `scorecard estimate` both use it; nothing here does I/O):
   `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
   compute are the effective figures, with the calibration source recorded in the assumptions.
 
-Scorecard use (the lead's integration): goodput = `tokens_per_s_ceiling` x efficiency, where
-efficiency is the proposal's `{low, mode, high}` range drawn per Monte Carlo row.
+Scorecard use (pipeline/resolve.py): `estimate` runs once per estimated candidate, and its
+goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode, high}` range (so
+the Monte Carlo draws the efficiency, never the roofline's inputs).
 """
 
 from __future__ import annotations
@@ -245,38 +246,6 @@ def roofline(frame: F) -> F:
     return out.collect() if isinstance(frame, pl.DataFrame) else out
 
 
-def check_inputs(frame: pl.DataFrame) -> None:
-    """Raise RooflineInputError naming the first column with an out-of-range value (a draw of
-    a range that went non-positive, a zero batch), and the first such row. Loops over the
-    ~20 input columns, never over rows."""
-    names = frame.columns
-    missing = [c for c in REQUIRED_INPUTS if c not in names]
-    if missing:
-        raise RooflineInputError(missing[0], f"input column missing (all missing: {missing})")
-    for name in (*REQUIRED_INPUTS, *OPTIONAL_INPUTS):
-        if name not in names or name not in _RULES:
-            continue
-        minimum, inclusive, wanted = _RULES[name]
-        col = _f(name)
-        bad = col.is_nan() | col.is_infinite() | (col < minimum if inclusive
-                                                  else col <= minimum)
-        if name in REQUIRED_INPUTS:
-            bad = bad | col.is_null()
-        _raise_on_rows(frame, bad, name, f"must be {wanted}")
-    if "active_params" in names:
-        _raise_on_rows(frame, _f("active_params") > _f("params"), "active_params",
-                       "must not exceed params")
-    _raise_on_rows(frame, _f("kv_heads") > _f("q_heads"), "kv_heads", "must not exceed q_heads")
-
-
-def _raise_on_rows(frame: pl.DataFrame, bad: pl.Expr, name: str, wanted: str) -> None:
-    rows = frame.with_row_index("_row").filter(bad.fill_null(False))
-    if rows.height:
-        row = rows.row(0, named=True)
-        raise RooflineInputError(name, f"{wanted}; row {row['_row']} has {row[name]!r} "
-                                        f"({rows.height} bad row(s))")
-
-
 # --- scalar wrapper ----------------------------------------------------------------------
 
 
@@ -378,13 +347,16 @@ def _num(x: float) -> str:
 
 
 def assumptions(inputs: RooflineInputs) -> list[str]:
-    """Every assumption behind the figures, as sentences to print beside them."""
+    """Every assumption behind the figures, as sentences to print beside them. The figures the
+    sentences quote come from the formulas above (defaults included), not from a copy."""
     i = inputs
     tp = i.tensor_parallel
-    heads_held = max(i.kv_heads, tp)
-    kv = 2 * i.layers * heads_held * i.head_dim * i.cache_bytes
-    active = i.params if i.active_params is None else i.active_params
-    prompt = i.context if i.prompt_tokens is None else i.prompt_tokens
+    quoted = _with_defaults(_one_row(inputs).lazy()).select(
+        _kv_heads_held().alias("heads_held"), _kv_bytes_per_token().alias("kv"),
+        _f("active_params").alias("active"), _f("prompt_tokens").alias("prompt"),
+    ).collect().row(0, named=True)
+    heads_held, kv = int(quoted["heads_held"]), quoted["kv"]
+    active, prompt = quoted["active"], int(quoted["prompt"])
     out = [
         "Units: GB = 1e9 bytes; times in ms; compute in dense TFLOP/s (1e12 FLOP/s); the "
         "figures are a design-stage estimate (grade `estimated`), never a measurement.",
