@@ -222,16 +222,20 @@ def _delta(new: Any, old: Any) -> float | None:
 
 
 def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
-         path: str, *, generated_at: str, code_version: str, use_stored: bool = True
-         ) -> dict[str, Any]:
+         path: str, *, generated_at: str, code_version: str, use_stored: bool = True,
+         market_b: Market | None = None) -> dict[str, Any]:
     """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
-    change and its attribution to CAUSES, rank and frontier changes."""
+    change and its attribution to CAUSES, rank and frontier changes. `market_b` is B's market
+    when the caller has already read it (with the proposal's workload), else it is read."""
+    if market_b is not None and market_b.vintage != vintage_b:
+        raise ValueError(f"market_b is of vintage {market_b.vintage}, not {vintage_b}")
     for v in (vintage_a, vintage_b):
         if not _has_data(con, v):
             raise DiffError(f"no market data loaded for a vintage up to {v}; run "
                             f"`scorecard ingest --vintage {v}` first")
     market_a = Market.read(con, vintage_a, proposal.workload)
-    market_b = Market.read(con, vintage_b, proposal.workload)
+    if market_b is None:
+        market_b = Market.read(con, vintage_b, proposal.workload)
     groups = changed_groups(market_a, market_b)
     cache: dict[frozenset[str], dict[str, dict[str, Any]]] = {}
 

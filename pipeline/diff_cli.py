@@ -52,7 +52,8 @@ def diff(
         with opened(proposal, vintage_b, db) as o, input_errors():
             document = make_diff(o.con, vintage_a, vintage_b, o.proposal, o.name,
                                  generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                                 code_version=code_version(), use_stored=not recompute)
+                                 code_version=code_version(), use_stored=not recompute,
+                                 market_b=o.market)
     except UserError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(err.code) from None

@@ -360,3 +360,23 @@ def test_cli_works_offline_on_a_fresh_store(db: Path) -> None:
     for candidate in document["candidates"]:
         for metric, change in candidate["change"].items():
             assert change["change"] == 0.0, (candidate["id"], metric)
+
+
+def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConnection) -> None:
+    """`scorecard run` has B's market already; diff takes it instead of reading it again.
+    Given A's market relabelled as 2026-11, nothing changed (read from the store, FR's
+    electricity would: 58 -> 87 EUR/MWh)."""
+    import dataclasses
+
+    same = dataclasses.replace(Market.read(two_vintages, "2026-09"), vintage="2026-11")
+    document = diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
+                    generated_at=STAMP, code_version="test", use_stored=False, market_b=same)
+    assert document["changed_groups"] == []
+    # FR electricity stays at 0.0293222 EUR/Mtok (5600 W / 4000 tokens/s x 1e6 / 3.6e6 x 1.3
+    # x 0.058 EUR/kWh): a change of 0
+    fr = by_id(document)["onprem-fr"]["change"]["electricity_eur_per_mtok"]
+    assert fr["b"] == pytest.approx(0.0293222, rel=1e-5) and fr["change"] == 0.0
+    with pytest.raises(ValueError, match="market_b is of vintage 2026-09, not 2026-11"):
+        diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL), generated_at=STAMP,
+             code_version="test", use_stored=False,
+             market_b=Market.read(two_vintages, "2026-09"))
