@@ -219,8 +219,7 @@ def _em_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
 def _em_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     frame = electricity_maps.parse_history(raw.data, url=raw.url, vintage=ctx.vintage,
                                            fetched_on=_day(raw), notes=notes)
-    month = frame.filter(pl.col("interval_start_utc").dt.strftime("%Y-%m") == ctx.vintage)
-    return [(electricity_maps.GRID_INTENSITY, month)]
+    return [(electricity_maps.GRID_INTENSITY, _in_month(frame, ctx))]
 
 
 # --- entsoe --------------------------------------------------------------------------------
@@ -240,9 +239,11 @@ def _entsoe_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
 def _entsoe_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     eic = raw.params.get("in_Domain", "")
     zone = next((z for z, code in entsoe.EIC.items() if code == eic), eic)
-    return [(entsoe.ELECTRICITY_PRICES, entsoe.parse_prices(
-        raw.data, url=raw.url, zone=zone, vintage=ctx.vintage, fetched_on=_day(raw),
-        notes=notes))]
+    frame = entsoe.parse_prices(raw.data, url=raw.url, zone=zone, vintage=ctx.vintage,
+                                fetched_on=_day(raw), notes=notes)
+    # the request reaches 3 h back for local days; the vintage keeps its own (UTC) month, as
+    # the monthly price is taken by UTC month
+    return [(entsoe.ELECTRICITY_PRICES, _in_month(frame, ctx))]
 
 
 # --- omie ----------------------------------------------------------------------------------
@@ -270,6 +271,11 @@ def _odre_fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
 def _odre_parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     return [(odre.GRID_INTENSITY, odre.parse_records(
         raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=_day(raw), notes=notes))]
+
+
+def _in_month(frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
+    """The rows whose interval starts in the vintage's month (UTC)."""
+    return frame.filter(pl.col("interval_start_utc").dt.strftime("%Y-%m") == ctx.vintage)
 
 
 def _day(raw: Raw) -> date:

@@ -5,7 +5,7 @@ and leaves its rows exactly as they were (row count and content)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -196,4 +196,25 @@ def test_429_then_success_loads(source: str, httpserver: HTTPServer, tmp_path: P
         results = ingest(con, session, wanted, context(httpserver, con, source))
     assert [r.status for r in results] == ["loaded"] * len(wanted), [r.error for r in results]
     assert calls.count(setup.path) >= 2  # retried after the 429
+    con.close()
+
+
+def test_entsoe_keeps_the_rows_of_the_vintage_month(httpserver: HTTPServer, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The request reaches 3 h back to cover local days: a day published for 1 November
+    # (Paris) starts at 2026-10-31 23:00 UTC. Its first hour is October's, not the vintage's.
+    setup = SETUPS["entsoe"]
+    monkeypatch.setenv("ENTSOE_API_KEY", "entsoe-token")
+    body = (FIXTURES / setup.fixture).read_bytes().replace(
+        b"2026-11-26T23:00Z", b"2026-11-01T23:00Z").replace(
+        b"2026-11-25T23:00Z", b"2026-10-31T23:00Z")
+    con = store.connect(tmp_path / "s.duckdb")
+    serve(httpserver, setup, body)
+    with requests.Session() as session:
+        [result] = ingest(con, session, ["entsoe"], context(httpserver, con, "entsoe"))
+    assert result.status == "loaded", result.error
+    (first, months), = con.execute(
+        "SELECT min(interval_start_utc), count(DISTINCT strftime(interval_start_utc AT TIME "
+        "ZONE 'UTC', '%Y-%m')) FROM core__electricity_prices").fetchall()
+    assert first.astimezone(UTC) == datetime(2026, 11, 1, tzinfo=UTC) and months == 1
     con.close()
