@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from schemas.fields import declare
+from schemas.market import CITED
 from schemas.table import Table
 
 declare("model", pl.String(), "Model id as its publisher names it (the Hugging Face repository "
@@ -42,7 +43,6 @@ declare("experts", pl.Int64(), "Routed experts per MoE layer (num_local_experts)
 declare("experts_per_token", pl.Int64(), "Experts each token is routed to "
         "(num_experts_per_tok); null for a dense model.", unit="experts", ge=1, le=10_000)
 
-CITED = ("source_url", "source_date", "licence")
 
 MODEL_ARCHITECTURES = Table(
     "core__model_architectures",
