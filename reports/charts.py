@@ -210,14 +210,11 @@ def break_even_svg(result: dict[str, Any]) -> str | None:
     entries = result.get("break_even") or []
     lines, flats, crossings = [], [], []
     curved = {b["candidate"] for b in entries if b.get("curve")}
-    by_id = {c["id"]: c for c in result["candidates"]}
     for b in entries:
         for p in b.get("curve") or []:
             lines.append({"series": b["candidate"], "tokens_per_day": p["tokens_per_day"],
                           "cpm": p["cpm_eur_per_mtok"]})
         versus_cpm = b.get("versus_cpm_eur_per_mtok")
-        if versus_cpm is None:
-            versus_cpm = value(by_id.get(b["versus"], {}), "cpm_eur_per_mtok")
         if b["versus"] not in curved and versus_cpm is not None:
             flats.append({"series": f"{b['versus']} (flat)", "cpm": versus_cpm})
         if b.get("tokens_per_day") is not None:

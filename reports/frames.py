@@ -49,7 +49,7 @@ METRICS: dict[str, Metric] = {
     "carbon_gco2e_per_mtok_time_matched": Metric("Carbon, time-matched", "gCO2e/Mtok", 1),
 }
 
-#: Metrics that may carry a p5/p50/p95 range (candidate["ranges"]).
+#: Metrics that may carry a p5/p50/p95 range (candidate["uncertainty"]).
 RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
                  "carbon_gco2e_per_mtok")
 
@@ -66,7 +66,7 @@ HEADERS: dict[str, str] = {
     "gpu_count": "GPUs (count)",
     "tokens_per_s_grade": "Goodput grade",
     "cost_grade": "Cost grade",
-    "power_w": "Power (W)",
+    "average_power_w": "Average power (W)",
     "power_grade": "Power grade",
     "energy_boundary": "Energy boundary",
     "pue": "PUE (ratio)",
@@ -103,9 +103,9 @@ _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
 
 
 def ranges(candidate: dict[str, Any]) -> dict[str, dict[str, float | None]]:
-    """metric -> {p5, p50, p95}: `ranges` as specified, or the engine's `uncertainty`
-    (where a metric without draws is null)."""
-    found = candidate.get("ranges") or candidate.get("uncertainty") or {}
+    """metric -> {p5, p50, p95}: the engine's `uncertainty`, without the metrics that had no
+    draws (null there)."""
+    found = candidate.get("uncertainty") or {}
     return {m: r for m, r in found.items() if r and r.get("p5") is not None}
 
 
@@ -141,7 +141,7 @@ def has_p_frontier(result: dict[str, Any]) -> bool:
 _BREAKDOWN_COLUMNS: dict[str, pl.DataType] = {
     "id": pl.String(), "cost_model": pl.String(), "tokens_per_s": pl.Float64(),
     "cost_eur_per_hour": pl.Float64(),
-    "power_w": pl.Float64(), "energy_boundary": pl.String(), "pue": pl.Float64(),
+    "average_power_w": pl.Float64(), "energy_boundary": pl.String(), "pue": pl.Float64(),
     "electricity_eur_per_kwh": pl.Float64(), "grid_gco2e_per_kwh": pl.Float64(),
     "cpm_eur_per_mtok": pl.Float64(), "energy_j_per_token": pl.Float64(),
     "facility_kwh_per_mtok": pl.Float64(), "electricity_eur_per_mtok": pl.Float64(),
@@ -151,13 +151,8 @@ _BREAKDOWN_COLUMNS: dict[str, pl.DataType] = {
 
 def breakdown_frame(result: dict[str, Any]) -> pl.DataFrame:
     """Per candidate: every input beside every metric it feeds (the identities, row by row)."""
-    rows = []
-    for c in result["candidates"]:
-        row = {k: value(c, k) for k in _BREAKDOWN_COLUMNS}
-        if row["power_w"] is None:  # the engine's name for the power averaged over the hour
-            row["power_w"] = value(c, "average_power_w")
-        rows.append(row)
-    return pl.DataFrame(rows, schema=_BREAKDOWN_COLUMNS)
+    return pl.DataFrame([{k: value(c, k) for k in _BREAKDOWN_COLUMNS}
+                         for c in result["candidates"]], schema=_BREAKDOWN_COLUMNS)
 
 
 #: input column -> (name, unit, grade key, source key). The grade of PUE is `declared`: it
@@ -165,7 +160,7 @@ def breakdown_frame(result: dict[str, Any]) -> pl.DataFrame:
 INPUTS: dict[str, tuple[str, str, str | None, str]] = {
     "tokens_per_s": ("Goodput", "tokens/s", "tokens_per_s_grade", "tokens_per_s_source"),
     "cost_eur_per_hour": ("Cost", "EUR/h", "cost_grade", "cost_source"),
-    "power_w": ("Power", "W", "power_grade", "power_source"),
+    "busy_power_w": ("Power", "W", "power_grade", "power_source"),
     "pue": ("PUE", "ratio", None, "pue_source"),
     "electricity_eur_per_kwh": ("Electricity price", "EUR/kWh", "electricity_grade",
                                 "electricity_source"),
@@ -197,7 +192,7 @@ def assumptions_frame(result: dict[str, Any]) -> pl.DataFrame:
             grade = value(c, grade_key) if grade_key else ("declared" if figure is not None
                                                           else None)
             source = value(c, source_key)
-            if column == "power_w" and value(c, "energy_boundary"):
+            if column == "busy_power_w" and value(c, "energy_boundary"):
                 unit = f"W at {value(c, 'energy_boundary')}"
             if column == "grid_gco2e_per_kwh" and value(c, "grid_basis"):
                 source = f"{source} [{value(c, 'grid_basis')}]"

@@ -1,9 +1,10 @@
 """Fixtures for the report tests: the hand-made full result and snapshot comparison.
 
 `result_full.json` is the bundled example's result (generated at a fixed time) with every
-optional decision-engine key added by hand (ranges, P(frontier), pairwise, tornado, sizing,
-break-even) and the engine's `formulas` list (pipeline.scorecard.formulas()); its figures are
-illustrative, only their rendering is under test.
+optional decision-engine key added by hand under the engine's names (uncertainty,
+P(frontier), pairwise, tornado, sizing, break-even; busy_power_w and average_power_w equal, as
+at full utilisation) and the engine's `formulas` list (pipeline.scorecard.formulas()); its
+figures are illustrative, only their rendering is under test.
 
 Snapshots live in tests/fixtures/reports/. To accept a deliberate change of output, rerun
 with SCORECARD_UPDATE_SNAPSHOTS=1 and review the diff of the snapshot files.
@@ -37,7 +38,7 @@ def full(_full: dict[str, Any]) -> dict[str, Any]:
 
 OPTIONAL_TOP = ("pairwise", "tornado", "sizing", "break_even", "demand", "uncertainty",
                 "formulas")
-OPTIONAL_CANDIDATE = ("ranges", "uncertainty", "p_frontier", "inputs", "sizing")
+OPTIONAL_CANDIDATE = ("uncertainty", "p_frontier", "inputs", "sizing")
 
 
 def without_optional(result: dict[str, Any]) -> dict[str, Any]:
