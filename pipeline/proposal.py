@@ -398,11 +398,13 @@ def parse(text: str, path: Path | str) -> Proposal:
         errors = err.errors()
         # In a union (number or range, declared or offer cost) pydantic reports every branch;
         # a branch of the wrong type ("not a number" for a table) is the least useful, and
-        # the branch that got deepest into the table is the one the user meant. An unknown
-        # key comes before a missing one: a misspelt required key gives both, and the typo
-        # is what the user has to see.
-        first = min(errors, key=lambda e: (e["type"].endswith("_type"),
-                                           e["type"] != "extra_forbidden", -len(e["loc"])))
+        # the branch that got deepest into the table is the one the user meant. At the same
+        # depth an unknown key comes before a missing one: a misspelt required key gives both
+        # (siblings), and the typo is what the user has to see. Depth first, so the wrong
+        # branches' "unknown key" (`estimate` is not a key of a declared throughput) never
+        # hides a deeper problem inside the branch meant.
+        first = min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"]),
+                                           e["type"] != "extra_forbidden"))
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
             problem = "unknown key (check the spelling against `scorecard init`'s example)"

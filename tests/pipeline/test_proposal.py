@@ -89,3 +89,18 @@ def test_misspelt_required_key_is_named_first() -> None:
     message = str(caught.value)
     assert message.startswith("typo.toml: candidates[0] (id 'A').cost.eur_per_hr: unknown key"), \
         message
+
+
+def test_a_deeper_problem_beats_the_other_branches_unknown_key() -> None:
+    # throughput is a union: the declared and evidence branches reject `estimate` as an unknown
+    # key at depth 5 (candidates, 0, throughput, <branch>, estimate), while the estimate branch
+    # meant finds the real fault one table deeper, in `calibration` (depth 6): that one is shown.
+    estimate = ('throughput = { estimate = { model = "Llama-3.1-8B", batch = 8, context = 2048, '
+                'efficiency = 0.5, calibration = { tpot_ms = 10, context = 100 } } }')
+    text = MINIMAL.replace('throughput = { tokens_per_s = 2800, source = "s" }', estimate)
+    with pytest.raises(ProposalError) as caught:
+        parse(text, "cal.toml")
+    message = str(caught.value)
+    assert message.startswith("cal.toml: candidates[0] (id 'A').throughput.estimate.calibration"), \
+        message
+    assert "name the measured run" in message
