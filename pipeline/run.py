@@ -122,7 +122,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                                                           result["proposal"])
             change = None if last is None else diff(
                 o.con, last, o.market.vintage, o.proposal, o.name, generated_at=generated_at,
-                code_version=code_version())
+                code_version=code_version(), market_b=o.market)
     except UserError as err:
         _error(str(err))
         return err.code
