@@ -118,7 +118,8 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
 
 
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
-    """Eligible = sovereignty at or above the policy minimum and every objective computable."""
+    """Eligible = sovereignty at or above the policy minimum, every objective computable, and
+    (under policy.allow_estimates = false) no estimated goodput or power."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")
