@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from proposals import candidate, proposal
 
 from pipeline import store
 from pipeline.proposal import ProposalError, parse
@@ -14,26 +15,9 @@ from pipeline.reference import load_bundled
 from pipeline.resolve import Market, resolve
 from sources import bundled
 
-PROPOSAL = """
-[proposal]
-name = "t"
-[slo]
-ttft_ms = 1500
-[[candidates]]
-id = "own"
-label = "own"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 8
-pue = 1.3
-power = { watts = 5600, boundary = "node", source = "s" }
-throughput = { tokens_per_s = 2800, source = "s" }
-cost = { eur_per_hour = 11.0, source = "s" }
-electricity_eur_per_kwh = 0.15
-grid_gco2e_per_kwh = 50
-"""
+#: one on-prem candidate whose electricity price and grid intensity are both declared
+PROPOSAL = proposal("t", candidate("own", electricity_eur_per_kwh="0.15",
+                                   grid_gco2e_per_kwh="50"))
 
 
 @pytest.fixture(scope="module")
