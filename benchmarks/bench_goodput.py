@@ -4,7 +4,7 @@ Generates (seeded, deterministic) a vLLM result with N requests of ~K streamed c
 then times, in the same run:
   1. bare parse: the fastest JSON parser available here (stdlib `json.loads`; polars'
      `read_json` and DuckDB's `read_json` were slower on this shape when measured);
-  2. ours: `sources.bench.vllm.parse` + `pipeline.goodput.run_metrics` (goodput, counts,
+  2. ours: `sources.bench.vllm.parse` + `pipeline.evidence.goodput.run_metrics` (goodput, counts,
      TTFT/TPOT/ITL percentiles), and the metrics step alone;
   3. a straightforward per-request Python loop computing the same figures from the parsed
      dict (pass/fail per request, token goodput, sorted-list percentiles).
@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.goodput import Slo, run_metrics
+from pipeline.evidence.goodput import Slo, run_metrics
 from sources.bench import vllm
 
 SLO = Slo(ttft_ms=1000, tpot_ms=50, max_itl_ms=200)
@@ -86,7 +86,7 @@ def loop_metrics(d: dict[str, Any], slo: Slo) -> dict[str, Any]:
         tpot = sum(itl) / (n - 1) if n > 1 else None
         if tpot is not None:
             tpots.append(tpot)
-        ok = ttft <= slo.ttft_ms / 1000 + 1e-6  # the 1 µs tolerance of pipeline.goodput
+        ok = ttft <= slo.ttft_ms / 1000 + 1e-6  # the 1 µs tolerance of pipeline.evidence.goodput
         if ok and tpot is not None and slo.tpot_ms is not None:
             ok = tpot <= slo.tpot_ms / 1000 + 1e-6
         if ok and itl and slo.max_itl_ms is not None:

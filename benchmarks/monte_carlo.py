@@ -19,9 +19,9 @@ import time
 import numpy as np
 import polars as pl
 
-from pipeline import uncertainty
-from pipeline.metrics import evaluate
-from pipeline.pareto import pareto_ranks
+from pipeline.engine import uncertainty
+from pipeline.engine.metrics import evaluate
+from pipeline.engine.pareto import pareto_ranks
 
 OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
 

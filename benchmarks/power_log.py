@@ -46,7 +46,7 @@ def measure(path: Path) -> dict[str, float]:
 
     import duckdb
 
-    from pipeline.energy import Window, window_energy
+    from pipeline.evidence.energy import Window, window_energy
     from sources.power.registry import read_power
 
     begin = time.perf_counter()

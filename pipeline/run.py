@@ -20,11 +20,11 @@ from typing import Any
 
 import duckdb
 
-from pipeline import proposal as proposal_file
+from pipeline.engine import proposal as proposal_file
 from pipeline import store
-from pipeline.market import latest_vintage
-from pipeline.reference import load_bundled
-from pipeline.resolve import Market
+from pipeline.engine.market import latest_vintage
+from pipeline.ingest.bundled import load_bundled
+from pipeline.engine.resolve import Market
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
@@ -92,7 +92,7 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
 @contextmanager
 def input_errors() -> Iterator[None]:
     """Bad proposals and bad evidence files are the user's to fix: exit 1, file named."""
-    from pipeline.energy import EnergyError
+    from pipeline.evidence.energy import EnergyError
 
     try:
         yield
@@ -107,8 +107,8 @@ def _error(message: str) -> None:
 
 def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Path | None,
             json_out: bool, pdf: bool = False, now: datetime | None = None) -> int:
-    from pipeline.diff import diff, previous_vintage
-    from pipeline.scorecard import compute, to_contract
+    from pipeline.engine.diff import diff, previous_vintage
+    from pipeline.engine.scorecard import compute, to_contract
 
     try:
         with opened(path, vintage, db) as o:
@@ -149,9 +149,9 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
 
 def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | None,
             db: Path | None, json_out: bool) -> int:
-    from pipeline.explain import explain as chain_of
-    from pipeline.explain import render
-    from pipeline.resolve import resolve
+    from pipeline.engine.explain import explain as chain_of
+    from pipeline.engine.explain import render
+    from pipeline.engine.resolve import resolve
 
     try:
         with opened(path, vintage, db) as o:

@@ -1,4 +1,4 @@
-"""The vintage diff (`pipeline.diff`) as a terminal table, an HTML section and a page.
+"""The vintage diff (`pipeline.engine.diff`) as a terminal table, an HTML section and a page.
 
 Reads the diff document only. Strings (ids, labels, input changes) are escaped in HTML.
 """

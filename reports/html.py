@@ -110,7 +110,7 @@ def _absent(what: str) -> str:
 
 
 def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
-    """The whole page. `diff` (from `pipeline.diff`) adds the change-since-last-vintage
+    """The whole page. `diff` (from `pipeline.engine.diff`) adds the change-since-last-vintage
     section; without it the section says no comparison was made."""
     parts = [
         "<!DOCTYPE html>",

@@ -19,9 +19,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline import proposal as proposal_file
+from pipeline.engine import proposal as proposal_file
 from pipeline import store
-from pipeline.diff import (
+from pipeline.engine.diff import (
     CAUSES,
     ELECTRICITY,
     EVIDENCE,
@@ -30,9 +30,9 @@ from pipeline.diff import (
     previous_vintage,
     shapley,
 )
-from pipeline.diff_cli import diff as diff_command
-from pipeline.reference import load_bundled
-from pipeline.resolve import Market
+from pipeline.cli.diff import diff as diff_command
+from pipeline.ingest.bundled import load_bundled
+from pipeline.engine.resolve import Market
 from pipeline.run import dumps
 from sources import bundled
 
@@ -156,7 +156,7 @@ def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict
     import hashlib
     from datetime import datetime
 
-    from pipeline.scorecard import compute, to_contract
+    from pipeline.engine.scorecard import compute, to_contract
 
     result = to_contract(compute(parse(text), str(PROPOSAL), Market.read(con, vintage)),
                          "2026-10-01T09:00:00+00:00", "test")
@@ -236,7 +236,7 @@ def test_workload_profile_prices_and_intensities_swap_separately() -> None:
     electricity group takes B's price and keeps A's intensity."""
     import polars as pl
 
-    from pipeline.diff import GRID, _compose_profile
+    from pipeline.engine.diff import GRID, _compose_profile
 
     a = pl.DataFrame({"zone": ["FR"], "wholesale_eur_per_kwh_profile": [0.05],
                       "grid_gco2e_per_kwh_profile": [30.0], "price_intervals": [96],

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.reference import load_bundled
+from pipeline.ingest.bundled import load_bundled
 from schemas.table import ValidationFailed
 from sources import bundled
 from sources.errors import ParseError

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline.estimate_cli import estimate
+from pipeline.cli.estimate import estimate
 
 HARDWARE = Path(__file__).resolve().parents[1] / "fixtures" / "roofline" / "hardware.csv"
 EXAMPLE_FLAGS = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
@@ -199,13 +199,13 @@ def test_calibration_flags():
 
 
 def test_importing_the_command_does_not_import_polars():
-    code = ("import sys, pipeline.estimate_cli; "
+    code = ("import sys, pipeline.cli.estimate; "
             "sys.exit(1 if 'polars' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_every_bundled_gpu_can_be_looked_up():
-    from pipeline.estimate_cli import HARDWARE_CSV, lookup_gpu
+    from pipeline.cli.estimate import HARDWARE_CSV, lookup_gpu
 
     if not HARDWARE_CSV.exists():
         pytest.skip("sources/reference/hardware.csv not bundled")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evidence import bench_frames, load_runs, throughput_from_evidence
-from pipeline.goodput import Slo
+from pipeline.evidence.bench import bench_frames, load_runs, throughput_from_evidence
+from pipeline.evidence.goodput import Slo
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[2]

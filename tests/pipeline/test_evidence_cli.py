@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline.evidence_cli import BENCH_FORMATS, POWER_FORMATS, evidence_app
+from pipeline.cli.evidence import BENCH_FORMATS, POWER_FORMATS, evidence_app
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "bench"
@@ -82,7 +82,7 @@ def test_help_is_fast_to_import() -> None:
     # the command module must not pull polars in at import time
     import subprocess
     import sys
-    code = ("import sys; import pipeline.evidence_cli; "
+    code = ("import sys; import pipeline.cli.evidence; "
             "print('polars' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.goodput import Slo, knee, run_metrics, sweep_metrics
+from pipeline.evidence.goodput import Slo, knee, run_metrics, sweep_metrics
 from sources.bench import trace, vllm
 from sources.bench.run import BenchRun, conform
 

@@ -14,9 +14,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from pipeline import store
-from pipeline.ingest import exit_code, ingest
-from pipeline.ingest_jobs import Context
-from pipeline.ingest_support import fx_rates
+from pipeline.ingest.pull import exit_code, ingest
+from pipeline.ingest.jobs import Context
+from pipeline.ingest.inputs import fx_rates
 from sources.http import FetchPolicy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -10,7 +10,7 @@ import typer
 from pytest_httpserver import HTTPServer
 from typer.testing import CliRunner
 
-from pipeline.ingest_cli import ingest, sources_cmd
+from pipeline.cli.ingest import ingest, sources_cmd
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 app = typer.Typer()
@@ -66,7 +66,7 @@ def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServ
 
 def test_sources_lists_the_bundled_data_once_loaded(tmp_path: Path) -> None:
     from pipeline import store
-    from pipeline.reference import load_bundled
+    from pipeline.ingest.bundled import load_bundled
 
     db = tmp_path / "s.duckdb"
     before = runner.invoke(app, ["sources", "--db", str(db)]).output.splitlines()

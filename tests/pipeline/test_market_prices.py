@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from pipeline import store
-from pipeline.market import zone_prices
+from pipeline.engine.market import zone_prices
 from sources.energy_charts import RESTRICTED
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.metrics import evaluate
+from pipeline.engine.metrics import evaluate
 
 
 def _inputs(**columns: list) -> pl.DataFrame:

@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.pareto import dominance_pairs, pareto_ranks
+from pipeline.engine.pareto import dominance_pairs, pareto_ranks
 
 
 def _frame(rows: list[tuple[str, float, float, int]]) -> pl.DataFrame:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.energy import EnergyError
-from pipeline.power_evidence import power_from_evidence, power_from_snapshots
+from pipeline.evidence.energy import EnergyError
+from pipeline.evidence.power import power_from_evidence, power_from_snapshots
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 

@@ -10,9 +10,9 @@ import pytest
 from proposals import candidate, proposal
 
 from pipeline import store
-from pipeline.proposal import ProposalError, parse
-from pipeline.reference import load_bundled
-from pipeline.resolve import Market, resolve
+from pipeline.engine.proposal import ProposalError, parse
+from pipeline.ingest.bundled import load_bundled
+from pipeline.engine.resolve import Market, resolve
 from sources import bundled
 
 #: one on-prem candidate whose electricity price and grid intensity are both declared

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.roofline import (
+from pipeline.engine.roofline import (
     OUTPUTS,
     RooflineInputError,
     RooflineInputs,

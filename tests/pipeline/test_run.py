@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.scorecard import CONTRACT_KEYS
+from pipeline.engine.scorecard import CONTRACT_KEYS
 
 runner = CliRunner()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.sovereignty import ProviderFacts, level_for
+from pipeline.engine.sovereignty import ProviderFacts, level_for
 
 
 def facts(**kw: object) -> ProviderFacts:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.reference import load_bundled
+from pipeline.ingest.bundled import load_bundled
 from schemas.market import ELECTRICITY_PRICES, GRID_INTENSITY
 
 runner = CliRunner()

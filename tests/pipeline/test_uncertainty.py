@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline import sizing, uncertainty
-from pipeline.proposal import Demand
+from pipeline.engine import sizing, uncertainty
+from pipeline.engine.proposal import Demand
 
 STATIC = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared", "declared"],
                        "sovereignty_level": [4, 2]})

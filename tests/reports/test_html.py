@@ -125,7 +125,7 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
         assert s["snapshot_sha256"] in page
     # the methodology prints the engine's own formulas, not a copy that could drift: e.g.
     # CPM over served_tokens_per_s (goodput x billed utilisation), energy over average power
-    from pipeline.metrics import STEPS
+    from pipeline.engine.metrics import STEPS
 
     methodology = re.search(r'<section id="methodology">.*?</section>', page, flags=re.DOTALL)
     assert methodology

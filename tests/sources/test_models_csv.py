@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.estimate_cli import MODELS_CSV, read_reference_csv
+from pipeline.cli.estimate import MODELS_CSV, read_reference_csv
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.table import ValidationFailed
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pipeline.ingest_jobs import JOBS
+from pipeline.ingest.jobs import JOBS
 from schemas.table import Table
 
 MODULES = [job.module for job in JOBS.values()]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evidence import load_runs
-from pipeline.goodput import Slo, run_metrics
+from pipeline.evidence.bench import load_runs
+from pipeline.evidence.goodput import Slo, run_metrics
 from sources.bench import aiperf
 from sources.errors import ParseError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.goodput import Slo, run_metrics
+from pipeline.evidence.goodput import Slo, run_metrics
 from sources.bench import guidellm
 from sources.errors import ParseError
 

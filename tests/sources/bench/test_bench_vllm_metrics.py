@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evidence import throughput_from_evidence
-from pipeline.goodput import Slo
+from pipeline.evidence.bench import throughput_from_evidence
+from pipeline.evidence.goodput import Slo
 from sources.bench import vllm_metrics
 from sources.errors import ParseError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.energy import Window, window_energy
+from pipeline.evidence.energy import Window, window_energy
 from sources.bench import mlperf
 from sources.errors import ParseError
 from sources.power import (

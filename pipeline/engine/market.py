@@ -11,7 +11,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from pipeline.sovereignty import ProviderFacts
+from pipeline.engine.sovereignty import ProviderFacts
 from pipeline.store import frame
 
 

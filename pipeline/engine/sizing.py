@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from pipeline.metrics import (
+from pipeline.engine.metrics import (
     DAYS_PER_MONTH,
     G_PER_TONNE,
     KWH_PER_MWH,
@@ -20,7 +20,7 @@ from pipeline.metrics import (
     TOKENS_PER_MTOK,
     evaluate,
 )
-from pipeline.proposal import Demand, Number, point
+from pipeline.engine.proposal import Demand, Number, point
 
 CURVE_POINTS = 40
 

@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline import market
-from pipeline.metrics import eur_per_kwh
-from pipeline.proposal import (
+from pipeline.engine import market
+from pipeline.engine.metrics import eur_per_kwh
+from pipeline.engine.proposal import (
     Calibration,
     Candidate,
     ContractTariff,
@@ -38,7 +38,7 @@ from pipeline.proposal import (
     TcoCost,
     Workload,
 )
-from pipeline.sovereignty import level_for, zone_country
+from pipeline.engine.sovereignty import level_for, zone_country
 
 
 @dataclass
@@ -190,8 +190,8 @@ class _Candidate:
             self._estimated_throughput(t)
             return None
         if isinstance(t, EvidenceThroughput):
-            from pipeline.evidence import throughput_from_evidence
-            from pipeline.goodput import Slo
+            from pipeline.evidence.bench import throughput_from_evidence
+            from pipeline.evidence.goodput import Slo
 
             path = self._evidence_path(t.evidence, "throughput.evidence")
             slo = Slo(**self.proposal.slo.model_dump())
@@ -217,7 +217,7 @@ class _Candidate:
         return None
 
     def _estimated_throughput(self, t: EstimatedThroughput) -> None:
-        from pipeline.roofline import RooflineInputError, estimate, inputs_from_reference
+        from pipeline.engine.roofline import RooflineInputError, estimate, inputs_from_reference
 
         e, c = t.estimate, self.c
         model = _one(self.mkt.models, model=e.model)
@@ -255,12 +255,12 @@ class _Candidate:
     def _calibrated(self, inputs: Any, cal: Calibration) -> Any:
         """Roofline inputs with the rates a concurrency-1 run implies (datasheet rates kept
         for what the run does not measure)."""
-        from pipeline.roofline import apply_calibration, calibrate
+        from pipeline.engine.roofline import apply_calibration, calibrate
 
         tpot_ms, ttft_ms, source = cal.tpot_ms, cal.ttft_ms, cal.source
         if cal.evidence is not None:
-            from pipeline.evidence import inspect
-            from pipeline.goodput import Slo
+            from pipeline.evidence.bench import inspect
+            from pipeline.evidence.goodput import Slo
 
             path = self._evidence_path(cal.evidence, "throughput.estimate.calibration.evidence")
             runs = [r for r in inspect([path], Slo(**self.proposal.slo.model_dump()),
@@ -403,7 +403,7 @@ class _Candidate:
             self.row["power_source"] = source
         else:
             assert isinstance(p, EvidencePower)
-            from pipeline.power_evidence import power_from_evidence
+            from pipeline.evidence.power import power_from_evidence
 
             path = self._evidence_path(p.evidence, "power.evidence")
             start = window.window_start_utc if window is not None else None

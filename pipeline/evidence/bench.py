@@ -28,7 +28,7 @@ API (what the scorecard and `scorecard evidence inspect` use):
   contract `{"runs": [...], "sweep": {...} | None}`.
 - `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice for
   runs already loaded; `energy_at_operating_point(ev, power_path, tz=None, fmt=None)`: the
-  power log's energy over that window (pipeline.power_evidence) and J per goodput token and
+  power log's energy over that window (pipeline.evidence.power) and J per goodput token and
   per output token, for `evidence inspect --power`.
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
   `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
@@ -54,7 +54,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.goodput import Slo, run_metrics, sweep_metrics
+from pipeline.evidence.goodput import Slo, run_metrics, sweep_metrics
 from pipeline.store import sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
 from schemas.fields import FIELDS
@@ -245,7 +245,7 @@ def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
                               ) -> dict[str, Any]:
     """Energy of the power log over the operating point's UTC window, and J per goodput token
     and per output token of that window (DESIGN section 7). `None` figures carry a reason."""
-    from pipeline.power_evidence import power_from_evidence
+    from pipeline.evidence.power import power_from_evidence
 
     if ev.window_start_utc is None or ev.window_end_utc is None:
         return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
@@ -332,7 +332,7 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                  progress: Callable[[str, str], None] | None = None
                  ) -> tuple[list[tuple[str, Any]], list[str]]:
     """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
-    from pipeline.power_evidence import add_power_logs
+    from pipeline.evidence.power import add_power_logs
 
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:

@@ -102,10 +102,10 @@ def init(
 
 # Command modules import only typer at load time (their work is imported inside), so
 # registering them here keeps `scorecard --help` fast.
-from pipeline.diff_cli import diff  # noqa: E402
-from pipeline.estimate_cli import estimate  # noqa: E402
-from pipeline.evidence_cli import evidence_app  # noqa: E402
-from pipeline.ingest_cli import ingest, sources_cmd  # noqa: E402
+from pipeline.cli.diff import diff  # noqa: E402
+from pipeline.cli.estimate import estimate  # noqa: E402
+from pipeline.cli.evidence import evidence_app  # noqa: E402
+from pipeline.cli.ingest import ingest, sources_cmd  # noqa: E402
 
 app.command("ingest")(ingest)
 app.command("sources")(sources_cmd)

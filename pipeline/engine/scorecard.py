@@ -12,11 +12,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline import sizing, uncertainty
-from pipeline.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
-from pipeline.pareto import OBJECTIVES, pareto_ranks
-from pipeline.proposal import Proposal
-from pipeline.resolve import Market, Resolved, resolve
+from pipeline.engine import sizing, uncertainty
+from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
+from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
+from pipeline.engine.proposal import Proposal
+from pipeline.engine.resolve import Market, Resolved, resolve
 
 #: The contract keys of each candidate, in the order reports show them.
 CONTRACT_KEYS = (

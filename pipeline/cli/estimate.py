@@ -20,10 +20,10 @@ import typer
 if TYPE_CHECKING:
     import polars as pl
 
-    from pipeline.roofline import RooflineInputs, RooflineResult
+    from pipeline.engine.roofline import RooflineInputs, RooflineResult
     from schemas.table import Table
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "sources" / "reference"
+REFERENCE_DIR = Path(__file__).resolve().parents[2] / "sources" / "reference"
 MODELS_CSV = REFERENCE_DIR / "models.csv"
 HARDWARE_CSV = REFERENCE_DIR / "hardware.csv"
 
@@ -191,7 +191,7 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
     defaults taken, calibration)."""
     import dataclasses
 
-    from pipeline import roofline as rf
+    from pipeline.engine import roofline as rf
 
     toml = _read_toml(toml_path) if toml_path is not None else {}
     values = _Values(flags, toml, toml_path)
@@ -296,7 +296,7 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
 
 
 def _calibrate(inputs: RooflineInputs, values: _Values) -> Any:
-    from pipeline import roofline as rf
+    from pipeline.engine import roofline as rf
 
     get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items() if k.startswith("calib")}
     if get["calibrate_tpot_ms"] is None and get["calibrate_ttft_ms"] is None:
@@ -463,7 +463,7 @@ def estimate(
 ) -> None:
     """Design-stage capacity estimate: KV-cache fit, memory budget, the warm-decode roofline
     ceiling and the TTFT bound, with every assumption (GB = 1e9 bytes)."""
-    from pipeline import roofline as rf
+    from pipeline.engine import roofline as rf
 
     flags = {
         "model": model, "gpu": gpu, "precision": precision, "params": params,

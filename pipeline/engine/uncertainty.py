@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from pipeline.metrics import COST_MODELS, INPUTS, evaluate
-from pipeline.pareto import OBJECTIVES
+from pipeline.engine.metrics import COST_MODELS, INPUTS, evaluate
+from pipeline.engine.pareto import OBJECTIVES
 
 #: metrics whose percentiles are reported
 METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",

@@ -3,7 +3,7 @@
 - `inspect`: what benchmark files, sweep folders and traces give (counts, percentiles,
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
   point.
-- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add_evidence).
+- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.bench.add_evidence).
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
 is fast; pipeline/cli.py mounts `evidence_app` as `scorecard evidence`. The format names in the
@@ -81,13 +81,13 @@ def inspect_command(
                        ] = False,
 ) -> None:
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee."""
-    from pipeline.evidence import (
+    from pipeline.evidence.bench import (
         build_report,
         energy_at_operating_point,
         load_runs,
         operating_point,
     )
-    from pipeline.goodput import Slo
+    from pipeline.evidence.goodput import Slo
     from sources.errors import ParseError
 
     try:
@@ -98,7 +98,7 @@ def inspect_command(
         loaded = load_runs(paths, fmt=fmt, tz=tz)
         report = build_report(loaded, slo, bounds)
         if power is not None:
-            from pipeline.energy import EnergyError
+            from pipeline.evidence.energy import EnergyError
             from schemas.table import ValidationFailed
 
             ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
@@ -138,7 +138,7 @@ def add_command(
     skipped."""
     import duckdb
 
-    from pipeline.evidence import add_evidence
+    from pipeline.evidence.bench import add_evidence
     from pipeline.store import LoadFailed, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError

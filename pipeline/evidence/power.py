@@ -20,7 +20,7 @@ API (what the scorecard calls)::
 `PowerEvidence` carries `average_power_w` over the window (= energy / window seconds, the
 figure `energy [J/token] = average_power [W] / tokens_per_s` uses), `energy_j`, `boundary`,
 `grade` ("measured"), `method` (counter or trapezoid), `notes`, `files` (path, sha256, tool,
-rows) and the full `pipeline.energy.EnergyResult` (gaps, resets, idle power, stability).
+rows) and the full `pipeline.evidence.energy.EnergyResult` (gaps, resets, idle power, stability).
 `power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
 energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken just before and
 after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
@@ -32,7 +32,7 @@ counter that dropped (reset, or snapshots of different runs) is an error, never 
 the same file again is `unchanged`.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
-`pipeline.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
+`pipeline.evidence.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.energy import EnergyParams, EnergyResult, Window, window_energy
-from pipeline.evidence import head, walk
+from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
+from pipeline.evidence.bench import head, walk
 from pipeline.store import sha256
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -104,7 +104,7 @@ class PowerEvidence:
 
 def read_power_files(path: Path, tz: str | None = None, format: str | None = None
                      ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
-    """All power samples under `path` (walked as `pipeline.evidence.walk` does), the files read
+    """All power samples under `path` (walked as `pipeline.evidence.bench.walk` does), the files read
     (with sha256) and notes on skipped files. A file is read whole only when a power reader
     recognises its head (or `format` is given); identical files (same sha256) are read once."""
     frames, files, notes, seen = [], [], [], set()

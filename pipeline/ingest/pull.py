@@ -23,7 +23,7 @@ import polars as pl
 import requests
 
 from pipeline import store
-from pipeline.ingest_jobs import JOBS, Context, Raw
+from pipeline.ingest.jobs import JOBS, Context, Raw
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 from sources.http import Fetched, FetchError

@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
-from pipeline.resolve import Resolved
-from pipeline.uncertainty import point_frame
+from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
+from pipeline.engine.resolve import Resolved
+from pipeline.engine.uncertainty import point_frame
 
 
 def dependencies(metric: str, cost_model: str | None = None) -> list[str]:

@@ -30,9 +30,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.proposal import Proposal
-from pipeline.resolve import Market
-from pipeline.scorecard import compute, to_contract
+from pipeline.engine.proposal import Proposal
+from pipeline.engine.resolve import Market
+from pipeline.engine.scorecard import compute, to_contract
 from sources.bundled import convert_to_eur
 
 GPU_PRICE = "GPU price"
@@ -47,7 +47,7 @@ CAUSES = (GPU_PRICE, FX, ELECTRICITY, GRID, EVIDENCE, METHOD)
 METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
 OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
 #: Candidate keys (top level or `detail`) that come from benchmark and power evidence: the
-#: resolved throughput and power inputs (`pipeline.resolve`), their grades and the boundary.
+#: resolved throughput and power inputs (`pipeline.engine.resolve`), their grades and the boundary.
 _EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "busy_power_w", "idle_power_w",
                     "power_grade", "energy_boundary")
 #: Besides every other resolved input (`inputs`: PUE, TCO parameters, prices, ...).

@@ -33,9 +33,9 @@ def ingest(
     from rich.console import Console
 
     from pipeline import store
-    from pipeline.ingest import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
-    from pipeline.ingest import ingest as run_ingest
-    from pipeline.ingest_jobs import JOBS
+    from pipeline.ingest.pull import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
+    from pipeline.ingest.pull import ingest as run_ingest
+    from pipeline.ingest.jobs import JOBS
 
     err = Console(stderr=True)
     chosen = list(sources or JOBS)
@@ -94,8 +94,8 @@ def _context(con, vintage, today):  # type: ignore[no-untyped-def]
     SCORECARD_<SOURCE>_BASE_URL, e.g. SCORECARD_SCALEWAY_BASE_URL=http://127.0.0.1:8000."""
     import os
 
-    from pipeline.ingest_jobs import JOBS, Context
-    from pipeline.ingest_support import fx_rates, regions
+    from pipeline.ingest.jobs import JOBS, Context
+    from pipeline.ingest.inputs import fx_rates, regions
 
     # every job's host, and Ember's second one (its key-gated API)
     base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"]
@@ -114,7 +114,7 @@ def sources_cmd(
     from datetime import UTC
 
     from pipeline import store
-    from pipeline.ingest_jobs import JOBS
+    from pipeline.ingest.jobs import JOBS
 
     path = store.db_path(db)
     status: dict[str, tuple[object, object, object]] = {}

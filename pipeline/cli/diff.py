@@ -38,8 +38,8 @@ def diff(
     method/assumptions; rank and frontier changes."""
     from datetime import UTC, datetime
 
-    from pipeline.diff import DiffError
-    from pipeline.diff import diff as make_diff
+    from pipeline.engine.diff import DiffError
+    from pipeline.engine.diff import diff as make_diff
     from pipeline.run import UserError, code_version, dumps, input_errors, opened
 
     for v in (vintage_a, vintage_b):
