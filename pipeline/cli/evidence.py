@@ -2,12 +2,13 @@
 
 - `inspect`: what benchmark files, sweep folders and traces give (counts, percentiles,
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
-  point.
-- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.bench.add_evidence).
+  point (pipeline.evidence.inspection).
+- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add).
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
-is fast; pipeline/cli.py mounts `evidence_app` as `scorecard evidence`. The format names in the
-help are written out here for that reason (tests check them against the readers' registries).
+is fast; pipeline/cli/__init__.py mounts `evidence_app` as `scorecard evidence`. The format
+names in the help are written out here for that reason (tests check them against the readers'
+registries).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -81,40 +82,24 @@ def inspect_command(
                        ] = False,
 ) -> None:
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee."""
-    from pipeline.evidence.bench import (
-        build_report,
-        energy_at_operating_point,
-        load_runs,
-        operating_point,
-    )
     from pipeline.evidence.goodput import Slo
+    from pipeline.evidence.inspection import inspect_report, report_table
     from sources.errors import ParseError
 
     try:
         slo = Slo(ttft_ms=math.inf if ttft_ms is None else ttft_ms, tpot_ms=tpot_ms,
                   max_itl_ms=max_itl_ms, attainment=attainment, ttft_p99_ms=ttft_p99_ms,
                   tpot_p99_ms=tpot_p99_ms)
-        bounds = _window(window)
-        loaded = load_runs(paths, fmt=fmt, tz=tz)
-        report = build_report(loaded, slo, bounds)
-        if power is not None:
-            from pipeline.evidence.energy import EnergyError
-            from schemas.table import ValidationFailed
-
-            ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
-            try:
-                report["power"] = energy_at_operating_point(ev, power, tz=tz, fmt=power_format)
-            except (EnergyError, ValidationFailed) as err:
-                raise _fail(f"power log {power}: {err}") from None
-    except (ParseError, ValueError, OSError) as err:
+        report = inspect_report(
+            paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
+            power_fmt=power_format, run_notes=() if ttft_ms is not None else (
+                "no --ttft-ms: every completed request passes the TTFT limit",))
+    except (ParseError, ValueError, OSError) as err:  # PowerLogError is a ValueError
         raise _fail(str(err)) from None
-    if ttft_ms is None:
-        for run in report["runs"]:
-            run["notes"].append("no --ttft-ms: every completed request passes the TTFT limit")
     if as_json:
         sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
         return
-    typer.echo(_table(report))
+    typer.echo(report_table(report))
 
 
 @evidence_app.command("add")
@@ -138,7 +123,7 @@ def add_command(
     skipped."""
     import duckdb
 
-    from pipeline.evidence.bench import add_evidence
+    from pipeline.evidence.add import add_evidence
     from pipeline.store import LoadFailed, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
@@ -165,51 +150,3 @@ def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("reading", total=None)
         return work(lambda what, stage: bar.update(task, description=f"{what}: {stage}"))
-
-
-def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value * scale:,.{digits}f}"
-    return str(value)
-
-
-def _table(report: dict[str, Any]) -> str:
-    head = ("tool", "conc", "rate", "offered", "done", "failed", "passed", "window_s",
-            "goodput_tok/s", "raw_tok/s", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
-            "tpot_p99_ms", "agg_only")
-    rows = [head]
-    for r in report["runs"]:
-        rows.append((r["tool"], _fmt(r["concurrency"]), _fmt(r["request_rate"]),
-                     _fmt(r["offered"]), _fmt(r["completed"]), _fmt(r["failed"]),
-                     _fmt(r["passed"]), _fmt(r["window_s"], digits=2),
-                     _fmt(r["token_goodput_per_s"]), _fmt(r["output_tokens_per_s"]),
-                     _fmt(r["ttft_p50_s"], 1000), _fmt(r["ttft_p99_s"], 1000),
-                     _fmt(r["tpot_p50_s"], 1000), _fmt(r["tpot_p99_s"], 1000),
-                     "yes" if r["aggregate_only"] else "no"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
-             for row in rows]
-    for r in report["runs"]:
-        lines.append(f"\n{r['path']} (run {r['run_index']}):")
-        lines.extend(f"  - {note}" for note in r["notes"])
-    sweep = report["sweep"]
-    if sweep is not None and sweep["load_variable"] is None:
-        lines.append("")
-        lines.extend(f"  - {note}" for note in sweep["notes"])
-    elif sweep is not None:
-        knee = sweep["knee_concurrency"] if sweep["knee_concurrency"] is not None else (
-            sweep["knee_request_rate"])
-        lines.append(f"\nsweep over {sweep['load_variable']}: knee {_fmt(knee)} at "
-                     f"{_fmt(sweep['knee_tokens_per_s'])} tokens/s goodput, saturated "
-                     f"{sweep['saturated']}")
-        lines.extend(f"  - {note}" for note in sweep["notes"])
-    energy = report.get("power")
-    if energy is not None:
-        lines.append(f"\npower over the operating point: {_fmt(energy.get('energy_j'))} J, "
-                     f"{_fmt(energy.get('energy_j_per_goodput_token'), digits=3)} J per goodput "
-                     f"token, {_fmt(energy.get('energy_j_per_output_token'), digits=3)} J per "
-                     "output token")
-        lines.extend(f"  - {note}" for note in energy.get("notes", []))
-    return "\n".join(lines)

@@ -15,30 +15,25 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
 - `load_runs(paths, *, fmt=None, tz=None, keep=None) -> Loaded`: files and folders to runs.
-  Folders are walked by `walk` (recursively in name order; hidden files and folders, vLLM
-  `*.pytorch.json` side files, and the `summary.json` beside `vllm bench sweep` `run=N.json`
-  files are left out); a file is read only when a reader recognises its head, others are
-  skipped with a note (a folder may hold power logs too). `keep(path, bytes) -> sha256` is
-  handed each file read (evidence add keeps them as raw snapshots). The two files of one
-  AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run (`X_individual_responses.json`
-  + `X_summary.json`) given together become one run.
-- `walk(path) -> [Path]`: the one folder walk of evidence (benchmark results and power logs);
-  `head(path)`: a file's first 64 kB, all any detector looks at.
+  Folders are walked by `pipeline.evidence.files.walk`; a file is read only when a reader
+  recognises its head, others are skipped with a note (a folder may hold power logs too).
+  `keep(path, bytes) -> sha256` is handed each file read (evidence add keeps them as raw
+  snapshots). The two files of one AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run
+  (`X_individual_responses.json` + `X_summary.json`) given together become one run.
 - `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
-  contract `{"runs": [...], "sweep": {...} | None}`.
-- `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice for
-  runs already loaded; `energy_at_operating_point(ev, power_path, tz=None, fmt=None)`: the
-  power log's energy over that window (pipeline.evidence.power) and J per goodput token and
-  per output token, for `evidence inspect --power`.
+  contract `{"runs": [...], "sweep": {...} | None}`; `build_report(loaded, slo, window)` the
+  same for runs already loaded.
+- `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice as
+  `throughput_from_evidence` for runs already loaded (the power log's energy over its window
+  is `pipeline.evidence.inspection.energy_at_operating_point`).
 - `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
   `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
-- `add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None) -> ([(file, LoadResult)],
-  notes)`: keeps each file's bytes as a raw snapshot and loads, in one transaction per file, a
-  benchmark result's runs and requests (source `bench:<sha256 prefix>`) or a power log's
-  samples (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`: adding
-  the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised
-  by the readers' validation before any row is written; the raw snapshot of a benchmark file
-  that parsed is kept). In folders, files that are neither are skipped (see `split_files`).
+- `add_bench_files(con, paths, *, fmt=None, tz=None) -> [(file, LoadResult)]`: keeps each
+  file's bytes as a raw snapshot and loads, in one transaction per file, its runs and requests
+  (source `bench:<sha256 prefix>`, vintage `evidence`): adding the same file twice changes
+  nothing; invalid rows load nothing (ValidationFailed, raised by `bench_frames` before any
+  row is written; the raw snapshot of a file that parsed is kept). `scorecard evidence add`
+  calls it through `pipeline.evidence.add.add_evidence`, with power logs.
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.
@@ -54,14 +49,13 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.evidence.files import head, walk
 from pipeline.evidence.goodput import Slo, run_metrics, sweep_metrics
-from pipeline.store import sha256
-from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS
+from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
+from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
-from sources.bench.jsondoc import HEAD_BYTES
 from sources.bench.registry import FORMATS, detect_format, parse_bench
 from sources.bench.run import REQUEST_COLUMNS, BenchRun
-from sources.errors import ParseError
 
 
 @dataclass(frozen=True)
@@ -90,22 +84,6 @@ class ThroughputEvidence:
     notes: tuple[str, ...] = ()
 
 
-def walk(path: Path) -> list[Path]:
-    """The evidence files under `path` (itself when a file), in name order: hidden files and
-    folders (`.ipynb_checkpoints/`) are left out, as are vLLM `*.pytorch.json` side files and
-    the `summary.json` of a folder holding `vllm bench sweep` `run=N.json` files (the same runs
-    twice). The one folder walk of benchmark results and power logs."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or folder")
-    if path.is_file():
-        return [path]
-    found = sorted(p for p in path.rglob("*") if p.is_file()
-                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
-    sweep_dirs = {p.parent for p in found if p.name.startswith("run=") and p.suffix == ".json"}
-    return [p for p in found if not p.name.endswith(".pytorch.json")
-            and not (p.name == "summary.json" and p.parent in sweep_dirs)]
-
-
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
@@ -125,12 +103,6 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             parsed.append((path, tool, parse_bench(data, path=name, fmt=tool, tz=tz)))
             files.append((name, keep(path, data) if keep else sha256(data)))
     return Loaded(_pair(parsed, notes), files, notes)
-
-
-def head(path: Path) -> bytes:
-    """A file's first 64 kB: all that any detector, benchmark or power, looks at."""
-    with path.open("rb") as file:
-        return file.read(HEAD_BYTES)
 
 
 def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str]
@@ -240,30 +212,6 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
     )
 
 
-def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
-                              tz: str | None = None, fmt: str | None = None
-                              ) -> dict[str, Any]:
-    """Energy of the power log over the operating point's UTC window, and J per goodput token
-    and per output token of that window (DESIGN section 7). `None` figures carry a reason."""
-    from pipeline.evidence.power import power_from_evidence
-
-    if ev.window_start_utc is None or ev.window_end_utc is None:
-        return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
-                "notes": ["the operating point has no UTC window (a vLLM `date` needs --tz; a "
-                          "trace on its own clock has none; runs pooled at one level have "
-                          "none): energy cannot be aligned"]}
-    power = power_from_evidence(Path(power_path), ev.window_start_utc, ev.window_end_utc, tz,
-                                uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt)
-    out = power.as_dict()
-    out["energy_j_per_goodput_token"] = (None if ev.goodput_tokens is None
-                                         else power.joules_per_token(ev.goodput_tokens))
-    out["energy_j_per_output_token"] = (None if ev.output_tokens is None
-                                        else power.joules_per_token(ev.output_tokens))
-    out["goodput_tokens"] = ev.goodput_tokens
-    out["output_tokens"] = ev.output_tokens
-    return out
-
-
 def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
     runs = pl.DataFrame([{
         "bench_tool": r.tool, "bench_file": r.path, "run_index": r.run_index,
@@ -287,65 +235,8 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
     return (BENCH_RUNS.validate(runs, origin), BENCH_REQUESTS.validate(requests, origin))
 
 
-def split_files(paths: Sequence[Path], *, fmt: str | None = None,
-                power_fmt: str | None = None) -> tuple[list[Path], list[Path], list[str]]:
-    """The files under `paths` as (benchmark results, power logs, notes on files skipped).
-    Detection looks at each file's head; a file neither reader recognises is a benchmark
-    result when `fmt` is given, else a power log when `power_fmt` is, else skipped in a
-    folder and an error when named (ParseError, listing both families of formats)."""
-    from sources.power.registry import FORMATS as POWER_FORMATS
-
-    bench: list[Path] = []
-    power: list[Path] = []
-    notes: list[str] = []
-    for root in map(Path, paths):
-        for path in walk(root):
-            top = head(path)
-            if detect_format(top) is not None:
-                bench.append(path)
-            elif _is_power_log(top, path):
-                power.append(path)
-            elif fmt is not None or power_fmt is not None:
-                (bench if fmt is not None else power).append(path)
-            elif root.is_dir():
-                notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
-                             "this project reads)")
-            else:
-                raise ParseError("evidence", str(path), "format", (
-                    "neither a benchmark result (formats: "
-                    f"{', '.join(sorted(FORMATS))}) nor a power log (formats: "
-                    f"{', '.join(POWER_FORMATS)}); force one with --format or --power-format"))
-    return bench, power, notes
-
-
-def _is_power_log(top: bytes, path: Path) -> bool:
-    from sources.power.registry import detect_format as power_format
-
-    try:
-        return bool(power_format(top, str(path)))
-    except ParseError:
-        return False
-
-
-def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
-                 power_fmt: str | None = None, tz: str | None = None,
-                 progress: Callable[[str, str], None] | None = None
-                 ) -> tuple[list[tuple[str, Any]], list[str]]:
-    """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
-    from pipeline.evidence.power import add_power_logs
-
-    bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
-    if progress and bench:
-        progress(f"{len(bench)} benchmark file(s)", "reading and loading")
-    results = _add_bench(con, bench, fmt=fmt, tz=tz) if bench else []
-    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress), notes
-
-
-def _add_bench(con: Any, paths: Sequence[Path], *, fmt: str | None, tz: str | None
-               ) -> list[tuple[str, Any]]:
-    from pipeline.store import Batch, ensure_tables, load, save_snapshot
-    from schemas.evidence import EVIDENCE_TABLES
-
+def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
+                    tz: str | None = None) -> list[tuple[str, Any]]:
     ensure_tables(con, EVIDENCE_TABLES)
     # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once
     loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(

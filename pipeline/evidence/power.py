@@ -46,8 +46,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
-from pipeline.evidence.bench import head, walk
-from pipeline.store import sha256
+from pipeline.evidence.files import head, walk
+from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power import amd_smi
@@ -104,7 +104,7 @@ class PowerEvidence:
 
 def read_power_files(path: Path, tz: str | None = None, format: str | None = None
                      ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
-    """All power samples under `path` (walked as `pipeline.evidence.bench.walk` does), the files read
+    """All power samples under `path` (walked by `pipeline.evidence.files.walk`), the files read
     (with sha256) and notes on skipped files. A file is read whole only when a power reader
     recognises its head (or `format` is given); identical files (same sha256) are read once."""
     frames, files, notes, seen = [], [], [], set()
@@ -156,8 +156,6 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
 def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
                    tz: str | None = None, progress: Callable[[str, str], None] | None = None
                    ) -> list[tuple[str, Any]]:
-    from pipeline.store import Batch, ensure_tables, load, save_snapshot
-
     def say(file: Path, stage: str) -> None:
         if progress:
             progress(str(file), stage)

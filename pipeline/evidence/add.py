@@ -1,0 +1,34 @@
+"""`scorecard evidence add`: benchmark results and power logs, each recognised by its content,
+into the store.
+
+`add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None) ->
+([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
+split_files`; benchmark results loaded by `pipeline.evidence.bench.add_bench_files` (runs and
+requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.
+add_power_logs` (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`,
+each file's bytes kept as a raw snapshot: adding the same file twice changes nothing; invalid
+rows load nothing (ValidationFailed, raised by the readers' validation before any row is
+written). `notes` names the files of folders that are neither and were skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.evidence.bench import add_bench_files
+from pipeline.evidence.files import split_files
+from pipeline.evidence.power import add_power_logs
+
+
+def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
+                 power_fmt: str | None = None, tz: str | None = None,
+                 progress: Callable[[str, str], None] | None = None
+                 ) -> tuple[list[tuple[str, Any]], list[str]]:
+    """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
+    bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
+    if progress and bench:
+        progress(f"{len(bench)} benchmark file(s)", "reading and loading")
+    results = add_bench_files(con, bench, fmt=fmt, tz=tz) if bench else []
+    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress), notes

@@ -1,0 +1,84 @@
+"""Evidence files on disk: the one folder walk, the head every detector looks at, and which
+family (benchmark result or power log) each file is, for benchmark results and power logs alike.
+
+- `walk(path) -> [Path]`: the files under `path` (itself when a file), recursively in name
+  order; hidden files and folders, vLLM `*.pytorch.json` side files, and the `summary.json`
+  beside `vllm bench sweep` `run=N.json` files are left out.
+- `head(path) -> bytes`: a file's first 64 kB, all any detector, benchmark or power, looks at.
+- `split_files(paths, *, fmt=None, power_fmt=None) -> (benchmark files, power logs, notes)`:
+  each file recognised by its head through `sources.bench.registry` then
+  `sources.power.registry`; see its docstring for files neither recognises.
+
+Errors: a missing path raises FileNotFoundError; a named file neither family reads raises
+`sources.errors.ParseError` listing both families of formats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from sources.bench.jsondoc import HEAD_BYTES
+from sources.bench.registry import FORMATS as BENCH_FORMATS
+from sources.bench.registry import detect_format as bench_format
+from sources.errors import ParseError
+from sources.power.registry import FORMATS as POWER_FORMATS
+from sources.power.registry import detect_format as power_format
+
+
+def walk(path: Path) -> list[Path]:
+    """The evidence files under `path` (itself when a file), in name order: hidden files and
+    folders (`.ipynb_checkpoints/`) are left out, as are vLLM `*.pytorch.json` side files and
+    the `summary.json` of a folder holding `vllm bench sweep` `run=N.json` files (the same runs
+    twice). The one folder walk of benchmark results and power logs."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_file():
+        return [path]
+    found = sorted(p for p in path.rglob("*") if p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    sweep_dirs = {p.parent for p in found if p.name.startswith("run=") and p.suffix == ".json"}
+    return [p for p in found if not p.name.endswith(".pytorch.json")
+            and not (p.name == "summary.json" and p.parent in sweep_dirs)]
+
+
+def head(path: Path) -> bytes:
+    """A file's first 64 kB: all that any detector, benchmark or power, looks at."""
+    with path.open("rb") as file:
+        return file.read(HEAD_BYTES)
+
+
+def split_files(paths: Sequence[Path], *, fmt: str | None = None,
+                power_fmt: str | None = None) -> tuple[list[Path], list[Path], list[str]]:
+    """The files under `paths` as (benchmark results, power logs, notes on files skipped).
+    Detection looks at each file's head; a file neither reader recognises is a benchmark
+    result when `fmt` is given, else a power log when `power_fmt` is, else skipped in a
+    folder and an error when named (ParseError, listing both families of formats)."""
+    bench: list[Path] = []
+    power: list[Path] = []
+    notes: list[str] = []
+    for root in map(Path, paths):
+        for path in walk(root):
+            top = head(path)
+            if bench_format(top) is not None:
+                bench.append(path)
+            elif _is_power_log(top, path):
+                power.append(path)
+            elif fmt is not None or power_fmt is not None:
+                (bench if fmt is not None else power).append(path)
+            elif root.is_dir():
+                notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
+                             "this project reads)")
+            else:
+                raise ParseError("evidence", str(path), "format", (
+                    "neither a benchmark result (formats: "
+                    f"{', '.join(sorted(BENCH_FORMATS))}) nor a power log (formats: "
+                    f"{', '.join(POWER_FORMATS)}); force one with --format or --power-format"))
+    return bench, power, notes
+
+
+def _is_power_log(top: bytes, path: Path) -> bool:
+    try:
+        return bool(power_format(top, str(path)))
+    except ParseError:
+        return False
