@@ -11,8 +11,8 @@ from proposals import candidate, proposal
 
 from pipeline import store
 from pipeline.engine.proposal import ProposalError, parse
-from pipeline.ingest.bundled import load_bundled
 from pipeline.engine.resolve import Market, resolve
+from pipeline.ingest.bundled import load_bundled
 from sources import bundled
 
 #: one on-prem candidate whose electricity price and grid intensity are both declared

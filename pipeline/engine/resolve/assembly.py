@@ -1,0 +1,69 @@
+"""Each candidate resolved in turn, input by input, into the run's static rows, input rows and
+sources; the sovereignty level (computed, or overridden with a justification) closes the row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.proposal import Proposal
+from pipeline.engine.resolve.cost import resolve_cost
+from pipeline.engine.resolve.draft import Draft
+from pipeline.engine.resolve.embodied import resolve_embodied
+from pipeline.engine.resolve.market_tables import Market
+from pipeline.engine.resolve.power import resolve_power, resolve_pue
+from pipeline.engine.resolve.records import INPUT_SCHEMA, STATIC_SCHEMA, Provenance, Resolved
+from pipeline.engine.resolve.throughput import resolve_throughput
+from pipeline.engine.resolve.zone_inputs import (
+    check_known_zone,
+    resolve_electricity,
+    resolve_grid,
+)
+from pipeline.engine.sovereignty import level_for, zone_country
+
+
+def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:
+    prov = Provenance()
+    statics, inputs = [], []
+    for i, c in enumerate(proposal.candidates):
+        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov))
+        statics.append(static)
+        inputs.extend(rows)
+    return Resolved(pl.DataFrame(statics, schema=STATIC_SCHEMA),
+                    pl.DataFrame(inputs, schema=INPUT_SCHEMA), prov.as_list())
+
+
+def _candidate(d: Draft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    known_gpus = d.mkt.hardware["gpu"].to_list()
+    if d.c.gpu not in known_gpus:
+        raise d.error("gpu", f"unknown accelerator {d.c.gpu!r}; known: {', '.join(known_gpus)}")
+    window = resolve_throughput(d)
+    zone = resolve_cost(d)
+    check_known_zone(d, zone)
+    d.row["zone"] = zone
+    resolve_power(d, window)
+    resolve_pue(d)
+    resolve_electricity(d, zone)
+    resolve_grid(d, zone)
+    resolve_embodied(d)
+    _sovereignty(d, zone)
+    d.row["notes"] = d.notes
+    return d.row, d.inputs.rows
+
+
+def _sovereignty(d: Draft, zone: str) -> None:
+    c = d.c
+    facts = d.mkt.providers.get(c.provider)
+    if c.deployment == "cloud" and facts is None:
+        d.notes.append(f"provider {c.provider!r} has no facts in the reference data")
+    computed = level_for(c.deployment, zone_country(zone), facts)
+    if c.sovereignty_override is not None:
+        o = c.sovereignty_override
+        d.row["sovereignty_level"] = o.level
+        d.row["sovereignty_reason"] = (f"level {o.level} by override (computed: "
+                                       f"{computed.reason}); justification: {o.justification}")
+    else:
+        d.row["sovereignty_level"] = computed.level
+        d.row["sovereignty_reason"] = computed.reason

@@ -1,0 +1,120 @@
+"""A candidate's cost inputs and its zone. A cloud offer of the vintage gives the hourly price
+(converted to EUR at the offer's dated ECB rate) and the region; a TCO profile gives an
+on-prem instance's capex, running costs and utilisation; or an hourly cost is declared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
+from pipeline.engine.resolve.draft import Draft
+from pipeline.engine.resolve.market_tables import one
+from pipeline.engine.resolve.ranges import sum_numbers
+from pipeline.engine.resolve.records import cite
+
+
+def resolve_cost(d: Draft) -> str:
+    """The cost inputs; returns the candidate's zone (stated, or its offer's or region's)."""
+    c, cost = d.c, d.c.cost
+    zone = c.zone
+    utilisation: Number | None = c.utilisation
+    if isinstance(cost, OfferCost):
+        offer_zone = _offer_cost(d, cost)
+        zone = zone or offer_zone
+    elif isinstance(cost, TcoCost):
+        _tco_cost(d, cost, utilisation)
+    else:
+        assert isinstance(cost, DeclaredCost)
+        d.row["cost_model"] = "on_demand" if cost.pricing == "on_demand" else "declared"
+        d.row["cost_grade"] = "declared"
+        d.row["cost_source"] = cost.source
+        d.inputs.add("price_eur_per_hour", cost.eur_per_hour, f"{d.key}.cost.eur_per_hour",
+                     "declared", cost.source)
+    if not isinstance(cost, TcoCost):
+        d.inputs.add("utilisation", utilisation if utilisation is not None else 1.0,
+                     f"{d.key}.utilisation", "declared",
+                     "proposal" if utilisation is not None else "default 1")
+    if zone is None and c.region is not None:
+        region = one(d.mkt.regions, provider_id=c.provider, region=c.region)
+        zone = region["zone"] if region else None
+    if zone is None:
+        raise d.error("zone", "no zone: give `zone`, or a `region` or `cost.offer` whose "
+                              "region is known")
+    return zone
+
+
+def _offer_cost(d: Draft, cost: OfferCost) -> str | None:
+    """The offer's hourly price; returns the offer's zone."""
+    offer = _offer(d, cost)
+    d.row["region"] = offer["region"]
+    d.row["cost_model"] = "on_demand" if cost.pricing in ("on_demand", "spot") else "reserved"
+    d.row["cost_grade"] = "reference"
+    fx = (f" = {offer['price_original_per_hour']:g} {offer['currency']}/h at ECB "
+          f"{offer['fx_units_per_eur']:g} {offer['currency']}/EUR of {offer['fx_date']}"
+          if offer["currency"] != "EUR" else "")
+    d.row["cost_source"] = (f"{cost.offer} {cost.pricing} in {offer['region']}: "
+                            f"{offer['price_eur_per_hour']:.4g} EUR/h{fx}, observed "
+                            f"{offer['source_date']}; {cite(offer)}")
+    d.inputs.add("price_eur_per_hour", offer["price_eur_per_hour"],
+                 f"market.offer.{cost.offer}.{offer['region']}.{cost.pricing}", "reference",
+                 d.row["cost_source"])
+    d.prov.cite("gpu_offer", f"{cost.offer}@{offer['region']}", offer)
+    zone: str | None = offer["zone"]
+    return zone
+
+
+def _offer(d: Draft, cost: OfferCost) -> dict[str, Any]:
+    c, offers = d.c, d.mkt.offers
+    mine = offers.filter(pl.col("provider_id") == cost.provider_id,
+                         pl.col("offer_id") == cost.offer_id,
+                         pl.col("pricing_model") == cost.pricing)
+    if c.region is not None:
+        mine = mine.filter(pl.col("region") == c.region)
+    if mine.height == 0:
+        available = offers.filter(pl.col("provider_id") == cost.provider_id).select(
+            pl.format("{}:{} ({}, {})", "provider_id", "offer_id", "region",
+                      "pricing_model")).to_series().to_list()
+        listing = ", ".join(available) if available else "none for this provider"
+        region = f", region {c.region}" if c.region else ""
+        raise d.error("cost.offer", f"no offer {cost.offer!r} ({cost.pricing}{region}) in "
+                                    f"vintage {d.mkt.vintage}; available: {listing}")
+    offer = mine.sort("region").row(0, named=True)
+    if offer["gpu"] != c.gpu or offer["gpu_count"] != c.gpu_count:
+        raise d.error("gpu", f"offer {cost.offer} is {offer['gpu_count']} x {offer['gpu']}, "
+                             f"the candidate says {c.gpu_count} x {c.gpu}")
+    return offer
+
+
+def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
+    """The TCO profile's cost lines, and the utilisation (the candidate's, else the
+    profile's)."""
+    profile = d.proposal.tco[cost.tco]
+    d.row["cost_model"] = "tco"
+    d.row["cost_grade"] = "declared"
+    d.row["cost_source"] = f"[tco.{cost.tco}]: {profile.source}"
+    k = f"tco.{cost.tco}"
+    capex = profile.capex
+    total = sum_numbers([capex.gpus, capex.servers, capex.network, capex.installation])
+    d.inputs.add("capex_eur", total, f"{k}.capex", "declared", profile.source)
+    d.inputs.add("amortisation_months", float(profile.amortisation_months),
+                 f"{k}.amortisation_months", "declared", profile.source)
+    for name, value in (("cost_of_capital_per_year", profile.cost_of_capital),
+                        ("residual_eur", profile.residual_eur),
+                        ("maintenance_share_per_year", profile.maintenance_share_per_year),
+                        ("staff_eur_per_year", profile.staff_eur_per_year)):
+        d.inputs.add(name, value, f"{k}.{name}", "declared", profile.source)
+    if profile.hosting is not None:
+        if profile.hosting.kind == "own_site":
+            d.inputs.add("hosting_eur_per_year", profile.hosting.eur_per_year,
+                         f"{k}.hosting", "declared", profile.source)
+        else:
+            d.inputs.add("hosting_eur_per_kw_month", profile.hosting.eur_per_kw_month,
+                         f"{k}.hosting", "declared", profile.source)
+    if utilisation is None:
+        utilisation = profile.utilisation
+        ukey = f"{k}.utilisation"
+    else:
+        ukey = f"{d.key}.utilisation"
+    d.inputs.add("utilisation", utilisation, ukey, "declared", "proposal")

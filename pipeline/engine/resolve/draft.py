@@ -1,0 +1,44 @@
+"""One candidate being resolved: its static row, numeric inputs and notes as each input module
+fills them in, and the error that names the candidate's key in the proposal file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pipeline.engine.proposal import Candidate, Proposal, ProposalError
+from pipeline.engine.resolve.market_tables import Market, one
+from pipeline.engine.resolve.records import InputRows, Provenance
+
+
+class Draft:
+    """The candidate `c` (index `index` in the proposal at `path`) against the market `mkt`;
+    the sources it cites go to the run's `prov`."""
+
+    def __init__(self, index: int, c: Candidate, proposal: Proposal, path: str, mkt: Market,
+                 prov: Provenance):
+        self.c, self.proposal, self.path, self.mkt, self.prov = c, proposal, path, mkt, prov
+        self.key = f"candidates[{index}]"
+        self.where = f"candidates[{index}] (id {c.id!r})"
+        self.notes: list[str] = []
+        self.inputs = InputRows(c.id)
+        self.row: dict[str, Any] = {
+            "id": c.id, "label": c.label, "deployment": c.deployment, "provider": c.provider,
+            "region": c.region, "gpu": c.gpu, "gpu_count": c.gpu_count, "model": c.model,
+            "precision": c.precision, "engine": c.engine, "example_data": c.example_data,
+        }
+
+    def error(self, key: str, problem: str) -> ProposalError:
+        return ProposalError(self.path, f"{self.where}.{key}", problem)
+
+    def evidence_path(self, text: str, key: str) -> Path:
+        path = Path(self.path).parent / text  # an absolute `text` replaces the folder
+        if not path.exists():
+            raise self.error(key, f"no such file or folder: {path}")
+        return path
+
+    def gpu_row(self) -> dict[str, Any]:
+        """The candidate's accelerator in the market's hardware table."""
+        gpu = one(self.mkt.hardware, gpu=self.c.gpu)
+        assert gpu is not None  # checked before any input is resolved
+        return gpu

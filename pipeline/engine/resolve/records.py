@@ -1,0 +1,92 @@
+"""What resolving yields: a static row per candidate (identity, grades, sources, notes), a row
+per numeric input (low, mode, high, keyed by where it was stated), and the sources cited."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.proposal import Number
+from pipeline.engine.resolve.ranges import bounds
+
+STATIC_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
+    "provider": pl.String(), "zone": pl.String(), "region": pl.String(),
+    "gpu": pl.String(), "gpu_count": pl.Int64(), "model": pl.String(),
+    "precision": pl.String(), "engine": pl.String(), "cost_model": pl.String(),
+    "tokens_per_s_grade": pl.String(), "tokens_per_s_source": pl.String(),
+    "raw_tokens_per_s": pl.Float64(),
+    "cost_grade": pl.String(), "cost_source": pl.String(),
+    "power_grade": pl.String(), "energy_boundary": pl.String(), "power_source": pl.String(),
+    "pue_source": pl.String(),
+    "electricity_grade": pl.String(), "electricity_source": pl.String(),
+    "grid_grade": pl.String(), "grid_basis": pl.String(), "grid_source": pl.String(),
+    "embodied_source": pl.String(),
+    "sovereignty_level": pl.Int64(), "sovereignty_reason": pl.String(),
+    "example_data": pl.Boolean(), "notes": pl.List(pl.String()),
+}
+INPUT_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),
+    "mode": pl.Float64(), "high": pl.Float64(), "grade": pl.String(), "source": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    static: pl.DataFrame  # one row per candidate: identity, grades, sources, notes
+    inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
+    sources: list[dict[str, Any]]
+
+
+class InputRows:
+    """Collects one candidate's numeric inputs."""
+
+    def __init__(self, cid: str):
+        self.cid = cid
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, name: str, value: Number | None, key: str, grade: str | None,
+            source: str | None) -> None:
+        if value is None:
+            return
+        low, mode, high = bounds(value)
+        self.rows.append({"id": self.cid, "input": name, "key": key, "low": low, "mode": mode,
+                          "high": high, "grade": grade, "source": source})
+
+
+@dataclass
+class Provenance:
+    """The sources behind the figures of one run, keyed so each is listed once."""
+
+    items: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, kind: str, subject: str, **facts: Any) -> None:
+        self.items[(kind, subject)] = {"kind": kind, "subject": subject, **facts}
+
+    def cite(self, kind: str, subject: str, row: dict[str, Any]) -> None:
+        """A reference-table row: its URL, date, licence and snapshot hash."""
+        self.add(kind, subject, url=row["source_url"], date=str(row["source_date"]),
+                 licence=row["licence"], snapshot_sha256=row["snapshot_sha256"])
+
+    def add_files(self, files: Sequence[tuple[str, str]]) -> None:
+        """Evidence files, each (path, sha256): the user's own data."""
+        for path, sha256 in files:
+            self.add("evidence", path, url=f"file://{path}", date=None, licence="own data",
+                     snapshot_sha256=sha256)
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [self.items[k] for k in sorted(self.items)]
+
+
+def file_listing(files: Sequence[tuple[str, str]]) -> str:
+    """Evidence files, each (path, sha256), as a source names them."""
+    return ", ".join(f"{path} (sha256 {sha256[:12]})" for path, sha256 in files)
+
+
+def cite(row: dict[str, Any]) -> str:
+    """A reference-table row as a source names it: URL, date, licence, short snapshot hash."""
+    return (f"{row['source_url']} ({row['source_date']}, {row['licence']}, sha256 "
+            f"{str(row['snapshot_sha256'])[:12]})")

@@ -1,0 +1,109 @@
+"""A candidate's goodput (tokens/s): declared in the proposal, measured from benchmark evidence
+under the proposal's SLO, or estimated as a roofline ceiling times an efficiency (the ceiling
+optionally calibrated on a measured run at concurrency 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.engine.proposal import Calibration, EstimatedThroughput, EvidenceThroughput
+from pipeline.engine.resolve.draft import Draft
+from pipeline.engine.resolve.market_tables import one
+from pipeline.engine.resolve.ranges import scaled, spread
+from pipeline.engine.resolve.records import file_listing
+from pipeline.engine.roofline import (
+    RooflineInputError,
+    apply_calibration,
+    calibrate,
+    estimate,
+    inputs_from_reference,
+)
+from pipeline.evidence.bench import inspect, throughput_from_evidence
+from pipeline.evidence.goodput import Slo
+
+
+def resolve_throughput(d: Draft) -> Any:
+    """The throughput inputs; returns the benchmark evidence (its window aligns the power log)
+    when the throughput was measured, else None."""
+    t = d.c.throughput
+    if isinstance(t, EstimatedThroughput):
+        _estimated(d, t)
+        return None
+    if isinstance(t, EvidenceThroughput):
+        return _measured(d, t)
+    d.inputs.add("tokens_per_s", t.tokens_per_s, f"{d.key}.throughput.tokens_per_s",
+                 "declared", t.source)
+    d.row["tokens_per_s_grade"] = "declared"
+    d.row["tokens_per_s_source"] = t.source
+    return None
+
+
+def _measured(d: Draft, t: EvidenceThroughput) -> Any:
+    path = d.evidence_path(t.evidence, "throughput.evidence")
+    slo = Slo(**d.proposal.slo.model_dump())
+    ev = throughput_from_evidence(path, slo, fmt=t.format, tz=t.tz)
+    d.inputs.add("tokens_per_s", ev.tokens_per_s, f"{d.key}.throughput", ev.grade, str(path))
+    d.row["tokens_per_s_grade"] = ev.grade
+    d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
+    d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files)}"
+    d.notes.extend(ev.notes)
+    d.prov.add_files(ev.files)
+    if ev.tokens_per_s is None:
+        d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
+                       "energy and carbon are null")
+    return ev
+
+
+def _estimated(d: Draft, t: EstimatedThroughput) -> None:
+    e, c = t.estimate, d.c
+    model = one(d.mkt.models, model=e.model)
+    if model is None:
+        known = ", ".join(d.mkt.models["model"].to_list())
+        raise d.error("throughput.estimate.model", f"unknown model {e.model!r}; known: "
+                                                   f"{known}")
+    try:
+        inputs = inputs_from_reference(model, d.gpu_row(), precision=e.precision,
+                                       batch=e.batch, context=e.context,
+                                       tensor_parallel=c.gpu_count)
+        if e.calibration is not None:
+            inputs = _calibrated(d, inputs, e.calibration)
+        result = estimate(inputs)
+    except RooflineInputError as err:
+        raise d.error("throughput.estimate", str(err)) from None
+    d.row["tokens_per_s_grade"] = "estimated"
+    ceiling = result.tokens_per_s_ceiling
+    if ceiling is None:
+        d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
+        d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
+        return
+    source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
+              f"{e.precision}, batch {e.batch}, context {e.context}, TP {c.gpu_count}) x "
+              f"efficiency {spread(e.efficiency)}")
+    if inputs.calibration_source:
+        source += f"; calibrated on {inputs.calibration_source}"
+    d.inputs.add("tokens_per_s", scaled(e.efficiency, ceiling),
+                 f"{d.key}.throughput.estimate", "estimated", source)
+    d.row["tokens_per_s_source"] = source
+    d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
+                   "measurement")
+
+
+def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
+    """Roofline inputs with the rates a concurrency-1 run implies (datasheet rates kept for
+    what the run does not measure)."""
+    tpot_ms, ttft_ms, source = cal.tpot_ms, cal.ttft_ms, cal.source
+    if cal.evidence is not None:
+        key = "throughput.estimate.calibration.evidence"
+        path = d.evidence_path(cal.evidence, key)
+        runs = [r for r in inspect([path], Slo(**d.proposal.slo.model_dump()),
+                                   tz=cal.tz)["runs"] if r["concurrency"] == 1]
+        if not runs:
+            raise d.error(key, f"no run at concurrency 1 in {path}")
+        run = runs[0]
+        tpot_ms = tpot_ms or (run["tpot_p50_s"] * 1000 if run["tpot_p50_s"] else None)
+        ttft_ms = ttft_ms or (run["ttft_p50_s"] * 1000 if run["ttft_p50_s"] else None)
+        source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
+    assert source is not None  # the proposal model requires it without evidence
+    return apply_calibration(inputs, calibrate(
+        inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+        ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))

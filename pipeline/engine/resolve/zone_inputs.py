@@ -1,0 +1,89 @@
+"""What a candidate's zone gives: its electricity price (the month's day-ahead mean, times a
+TCO tariff's retail multiplier plus grid fee) and its grid carbon intensity (the year's annual
+mean), each from the vintage unless the candidate or its TCO contract states it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.metrics import eur_per_kwh
+from pipeline.engine.proposal import ContractTariff, TcoCost
+from pipeline.engine.resolve.draft import Draft
+from pipeline.engine.resolve.market_tables import one
+from pipeline.engine.resolve.records import cite
+
+
+def check_known_zone(d: Draft, zone: str) -> None:
+    """Every zone, even one whose price and grid intensity are both overridden: the zone also
+    gives the sovereignty's country, so a typo ("FRA") must not pass."""
+    if zone not in d.mkt.zones:
+        raise d.error("zone", f"unknown zone {zone!r}; known zones: {', '.join(d.mkt.zones)}")
+
+
+def _zone_row(d: Draft, frame: pl.DataFrame, zone: str, missing: str) -> dict[str, Any] | None:
+    """The zone's row of a market table, or None with a note `missing` ... for the zone."""
+    row = one(frame, zone=zone)
+    if row is None:
+        d.notes.append(f"{missing} for {zone} up to {d.mkt.vintage}")
+    return row
+
+
+def resolve_electricity(d: Draft, zone: str) -> None:
+    c = d.c
+    tariff = d.proposal.tco[c.cost.tco].electricity if isinstance(c.cost, TcoCost) else None
+    if c.electricity_eur_per_kwh is not None or isinstance(tariff, ContractTariff):
+        value = (c.electricity_eur_per_kwh if c.electricity_eur_per_kwh is not None
+                 else tariff.eur_per_kwh if isinstance(tariff, ContractTariff) else None)
+        what = ("candidate override (electricity_eur_per_kwh)"
+                if c.electricity_eur_per_kwh is not None else "contract tariff of the TCO")
+        d.inputs.add("contract_eur_per_kwh", value, f"{d.key}.electricity", "declared", what)
+        d.row["electricity_grade"] = "declared"
+        d.row["electricity_source"] = what
+        return
+    price = _zone_row(d, d.mkt.prices, zone,
+                      "electricity per token not computed: no day-ahead price")
+    if price is None:
+        return
+    wholesale = eur_per_kwh(float(price["price_eur_per_mwh"]))
+    source = (f"day-ahead mean {zone} {price['month']} ({price['price_eur_per_mwh']:.2f} "
+              f"EUR/MWh, {price['intervals']} {price['resolution']} value(s)); {cite(price)}")
+    d.inputs.add("wholesale_eur_per_kwh", wholesale, f"market.electricity.{zone}", "reference",
+                 source)
+    if tariff is not None:
+        assert isinstance(c.cost, TcoCost)
+        k = f"tco.{c.cost.tco}.electricity"
+        d.inputs.add("retail_multiplier", tariff.retail_multiplier, f"{k}.retail_multiplier",
+                     "declared", "TCO tariff")
+        d.inputs.add("grid_fee_eur_per_kwh", tariff.grid_fee_eur_per_kwh,
+                     f"{k}.grid_fee_eur_per_kwh", "declared", "TCO tariff")
+        source += " x retail multiplier + grid fee (TCO tariff)"
+    d.row["electricity_grade"] = "reference"
+    d.row["electricity_source"] = source
+    if price["month"] != d.mkt.vintage:
+        d.notes.append(f"electricity price for {zone} is from {price['month']}, the latest "
+                       f"month available up to vintage {d.mkt.vintage}")
+    d.prov.cite("electricity_price", f"{zone} {price['month']}", price)
+
+
+def resolve_grid(d: Draft, zone: str) -> None:
+    c = d.c
+    if c.grid_gco2e_per_kwh is not None:
+        d.inputs.add("grid_gco2e_per_kwh", c.grid_gco2e_per_kwh,
+                     f"{d.key}.grid_gco2e_per_kwh", "declared", "candidate override")
+        d.row["grid_grade"] = "declared"
+        d.row["grid_source"] = "candidate override (grid_gco2e_per_kwh)"
+        return
+    intensity = _zone_row(d, d.mkt.intensities, zone, "carbon not computed: no grid intensity")
+    if intensity is None:
+        return
+    source = (f"{zone} {intensity['year']} annual mean "
+              f"({intensity['intensity_gco2e_per_kwh']:g} gCO2e/kWh, "
+              f"{intensity['emission_factor_basis']}); {cite(intensity)}")
+    d.inputs.add("grid_gco2e_per_kwh", intensity["intensity_gco2e_per_kwh"],
+                 f"market.grid.{zone}", "reference", source)
+    d.row["grid_grade"] = "reference"
+    d.row["grid_basis"] = f"{intensity['emission_factor_basis']}, location-based, annual"
+    d.row["grid_source"] = source
+    d.prov.cite("grid_intensity", f"{zone} {intensity['year']}", intensity)
