@@ -5,7 +5,6 @@ Reads the diff document only. Strings (ids, labels, input changes) are escaped i
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from reports.frames import HEADERS, METRICS
+from reports.page import CSS
+from reports.page import escape as _e
 
 #: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
 _SHORT = {k: m.short_label for k, m in METRICS.items()}
@@ -76,10 +77,6 @@ def print_diff(diff: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"[dim]note: {note}[/]")
 
 
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
-
-
 def diff_section(diff: dict[str, Any]) -> str:
     """`<section id="diff">`: one row per candidate and metric, the causes in columns."""
     causes = diff["causes"]
@@ -126,9 +123,7 @@ def diff_section(diff: dict[str, Any]) -> str:
 
 def write_diff_html(diff: dict[str, Any], path: Path) -> None:
     """A standalone page holding the diff section (same look as the report)."""
-    from reports.html import _CSS
-
     path.write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>Diff: {_e(diff['proposal'])}</title><style>{_CSS}</style></head><body>\n"
+        f"<title>Diff: {_e(diff['proposal'])}</title><style>{CSS}</style></head><body>\n"
         f"{diff_section(diff)}\n</body></html>\n", encoding="utf-8")

@@ -4,19 +4,21 @@ break-even, sizing, an optional vintage diff, per-candidate sources and notes, a
 methodology and sources.
 
 A section whose inputs are absent from the result says so instead of vanishing. Every string
-from a proposal, evidence or a source goes through `_e` (HTML escaping) or great-tables (which
-escapes its cells); the charts are SVG drawn by vl-convert, which writes text as XML text.
+from a proposal, evidence or a source goes through `_e` (the escaping of reports/page.py, which
+also holds the style sheet) or great-tables (which escapes its cells); the charts are SVG drawn
+by vl-convert, which writes text as XML text.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reports import charts
+from reports.diff_report import diff_section
 from reports.frames import (
+    BREAK_EVEN_HEADERS,
     HEADERS,
     SIZING_HEADERS,
     assumptions_frame,
@@ -27,35 +29,9 @@ from reports.frames import (
 )
 from reports.freshness import freshness
 from reports.methodology import CONVERSIONS, DEFINITIONS
+from reports.page import CSS
+from reports.page import escape as _e
 from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
-
-_CSS = """
-body { font-family: "DejaVu Sans", Verdana, system-ui, sans-serif; margin: 1.5rem auto;
-  max-width: 1600px; padding: 0 1rem; color: #222; font-size: 14px; }
-h1 { margin-bottom: .3rem; } h2 { border-bottom: 2px solid #1a7a3a; padding-bottom: .2rem; }
-.banner { background: #fff3cd; border: 2px solid #e0a800; padding: .6rem 1rem; margin: 1rem 0;
-  font-size: 1.05rem; }
-dl.meta { display: grid; grid-template-columns: max-content auto; gap: .15rem 1rem; }
-dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
-nav ol { columns: 3; margin: .5rem 0; }
-section { margin-top: 2rem; }
-table.plain { border-collapse: collapse; margin: .5rem 0; }
-table.plain th, table.plain td { border: 1px solid #d0d0d0; padding: .25rem .5rem;
-  vertical-align: top; text-align: left; }
-table.plain th { background: #f3f3f3; } table.plain td.num { text-align: right;
-  font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.stale td { background: #fdecea; } tr.moved td { font-weight: 600; }
-td.hash { font-family: monospace; font-size: .8rem; word-break: break-all; }
-figure { margin: 1rem 0; display: inline-block; vertical-align: top; }
-figcaption { font-size: .9rem; color: #444; max-width: 600px; }
-p.absent { color: #8a5a00; font-style: italic; }
-.charts { display: flex; flex-wrap: wrap; gap: 1.5rem; }
-li { margin: .15rem 0; }
-@media print { body { max-width: none; margin: 0; padding: 0; zoom: 0.66; }
-  nav { display: none; } figure, table.plain, tr { break-inside: avoid; }
-  h2 { break-after: avoid; } }
-@page { size: A4 landscape; margin: 12mm; }
-"""
 
 _SECTIONS = (
     ("scorecard-section", "Scorecard"), ("pareto", "Pareto charts"),
@@ -65,10 +41,6 @@ _SECTIONS = (
     ("candidates", "Candidates"), ("assumptions", "Assumptions"),
     ("methodology", "Methodology"), ("sources", "Sources"),
 )
-
-
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -117,7 +89,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>Scorecard: {_e(result['proposal'])}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{CSS}</style></head><body>",
         *_header(result),
         *_scorecard(result),
         *_pareto(result),
@@ -271,7 +243,8 @@ def _break_even(result: dict[str, Any]) -> list[str]:
     rows = [[b["candidate"], b["versus"], b.get("tokens_per_day")]
             for b in result.get("break_even") or []]
     if rows:
-        parts.append(table(["Candidate", "Versus", "Break-even volume (tokens/day)"], rows,
+        parts.append(table(["Candidate", "Versus",
+                            BREAK_EVEN_HEADERS["break_even_tokens_per_day"]], rows,
                            table_id="break-even-table", numeric=(2,)))
     parts.append("</section>")
     return parts
@@ -299,8 +272,6 @@ def _diff(diff: dict[str, Any] | None) -> list[str]:
                 '<p class="absent">No earlier vintage was compared in this run '
                 "(`scorecard diff VINTAGE_A VINTAGE_B` makes the comparison).</p>",
                 "</section>"]
-    from reports.diff_report import diff_section
-
     return [diff_section(diff)]
 
 

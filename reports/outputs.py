@@ -1,5 +1,7 @@
 """Every file `scorecard run` writes besides the JSON, in one call, so the run (and a CI job)
-lists one place: HTML, XLSX, CSV, Parquet and, on request, PDF.
+lists one place: HTML, XLSX, CSV, Parquet and, on request, PDF. The CSV and Parquet files are
+the scorecard table: one row per candidate, columns named with their unit
+(`cpm_eur_per_mtok`, ...) as in the store, numbers as numbers, nulls as empty/null.
 
 The PDF needs headless Chromium: without it `write_outputs(..., pdf=True)` writes the rest,
 then raises `reports.pdf.ChromiumMissing`, whose message says how to install it.
@@ -10,10 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reports.frames import scorecard_frame
 from reports.html import write_html
-from reports.tables import write_csv, write_parquet
+from reports.pdf import write_pdf
+from reports.xlsx import write_xlsx
 
 STEM = "scorecard"
+
+
+def write_csv(result: dict[str, Any], path: Path) -> None:
+    scorecard_frame(result).write_csv(path, null_value="")
+
+
+def write_parquet(result: dict[str, Any], path: Path) -> None:
+    scorecard_frame(result).write_parquet(path, statistics=False)
 
 
 def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
@@ -23,8 +35,6 @@ def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
     html = folder / f"{STEM}.html"
     write_html(result, html, diff)
     written = [html]
-    from reports.xlsx import write_xlsx
-
     xlsx = folder / f"{STEM}.xlsx"
     write_xlsx(result, xlsx)
     written.append(xlsx)
@@ -33,8 +43,6 @@ def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
         writer(result, path)
         written.append(path)
     if pdf:
-        from reports.pdf import write_pdf
-
         target = folder / f"{STEM}.pdf"
         write_pdf(html, target)
         written.append(target)

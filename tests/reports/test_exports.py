@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reports.tables import write_csv, write_parquet
+from reports.outputs import write_csv, write_parquet
 from reports.xlsx import read_values, write_xlsx
 from tests.reports.conftest import check_snapshot, without_optional
 
