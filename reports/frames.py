@@ -1,8 +1,9 @@
 """The result dict (DESIGN section 9, plus the optional decision-engine keys) as flat frames.
 
 Every report (HTML tables, XLSX sheets, CSV and Parquet) is built from these frames, so a
-column, its unit and its order are chosen in one place. Column names carry their unit, as in
-the store; `HEADERS` gives the human label (with the unit) that spreadsheets show.
+column and its order are chosen in one place. Column names carry their unit, as in the store;
+`HEADERS` gives the human label (with the unit) that spreadsheets show, built from the
+declarations of schemas/outputs.py.
 
 Optional keys are read with `.get`: a result without them yields empty frames (or null
 columns), and the renderers say "not computed for this proposal".
@@ -15,19 +16,29 @@ from typing import Any
 
 import polars as pl
 
+from schemas.outputs import OUTPUTS, Output
+
 
 @dataclass(frozen=True)
 class Metric:
-    """A figure the reports show: its name, unit and the decimals tables print it with."""
+    """A figure the reports show: its declaration (name, unit: schemas/outputs.py) and the
+    decimals tables print it with."""
 
-    name: str
-    unit: str
+    output: Output
     decimals: int
-    short: str | None = None  # a narrower name for tight tables; defaults to `name`
+    short: str | None = None  # a narrower name for tight tables; defaults to the title
+
+    @property
+    def name(self) -> str:
+        return self.output.title
+
+    @property
+    def unit(self) -> str:
+        return self.output.unit
 
     @property
     def label(self) -> str:
-        return f"{self.name} ({self.unit})"
+        return self.output.label
 
     @property
     def short_label(self) -> str:
@@ -37,17 +48,26 @@ class Metric:
 #: column -> metric: the single place reports take metric names, units and decimals from
 #: (HEADERS, the scorecard table, the terminal summary and the diff all derive from it).
 METRICS: dict[str, Metric] = {
-    "tokens_per_s": Metric("Goodput", "tokens/s", 0),
-    "cost_eur_per_hour": Metric("Cost", "EUR/h", 2),
-    "cpm_eur_per_mtok": Metric("CPM", "EUR/Mtok", 3),
-    "energy_j_per_token": Metric("Energy", "J/token", 3),
-    "facility_kwh_per_mtok": Metric("Facility energy", "kWh/Mtok", 3),
-    "electricity_eur_per_mtok": Metric("Electricity", "EUR/Mtok", 4, short="Elec."),
-    "carbon_gco2e_per_mtok": Metric("Carbon", "gCO2e/Mtok", 1),
-    "embodied_gco2e_per_mtok": Metric("Embodied carbon", "gCO2e/Mtok", 1),
-    "electricity_eur_per_mtok_time_matched": Metric("Electricity, time-matched", "EUR/Mtok", 4),
-    "carbon_gco2e_per_mtok_time_matched": Metric("Carbon, time-matched", "gCO2e/Mtok", 1),
+    column: Metric(OUTPUTS[column], decimals, short) for column, decimals, short in (
+        ("tokens_per_s", 0, None),
+        ("cost_eur_per_hour", 2, None),
+        ("cpm_eur_per_mtok", 3, None),
+        ("energy_j_per_token", 3, None),
+        ("facility_kwh_per_mtok", 3, None),
+        ("electricity_eur_per_mtok", 4, "Elec."),
+        ("carbon_gco2e_per_mtok", 1, None),
+        ("embodied_gco2e_per_mtok", 1, None),
+        ("electricity_eur_per_mtok_time_matched", 4, None),
+        ("carbon_gco2e_per_mtok_time_matched", 1, None),
+    )
 }
+
+def in_sentence(column: str) -> str:
+    """A declared figure's name inside a sentence: lower case, an acronym (CPM) kept as it
+    is."""
+    title = OUTPUTS[column].title
+    return title if title.isupper() else title.lower()
+
 
 #: Metrics that may carry a p5/p50/p95 range (candidate["uncertainty"]).
 RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
@@ -66,20 +86,16 @@ HEADERS: dict[str, str] = {
     "gpu_count": "GPUs (count)",
     "tokens_per_s_grade": "Goodput grade",
     "cost_grade": "Cost grade",
-    "average_power_w": "Average power (W)",
     "power_grade": "Power grade",
     "energy_boundary": "Energy boundary",
-    "pue": "PUE (ratio)",
-    "electricity_eur_per_kwh": "Electricity price (EUR/kWh)",
     "electricity_grade": "Electricity grade",
-    "grid_gco2e_per_kwh": "Grid intensity (gCO2e/kWh)",
     "grid_grade": "Grid grade",
-    "sovereignty_level": "Sovereignty (level 0-4)",
     "eligible": "Eligible",
     "exclusion_reason": "Exclusion reason",
     "pareto_rank": "Pareto rank (1 = frontier)",
     "dominated_by": "Dominated by",
-    "p_frontier": "P(frontier) (probability)",
+    **{k: OUTPUTS[k].label for k in ("average_power_w", "pue", "electricity_eur_per_kwh",
+                                      "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier")},
     **{k: m.label for k, m in METRICS.items()},
     **{f"{m}_{p}": f"{METRICS[m].label} {p}" for m in RANGE_METRICS
        for p in ("p5", "p50", "p95")},
@@ -155,16 +171,16 @@ def breakdown_frame(result: dict[str, Any]) -> pl.DataFrame:
                          for c in result["candidates"]], schema=_BREAKDOWN_COLUMNS)
 
 
-#: input column -> (name, unit, grade key, source key). The grade of PUE is `declared`: it
-#: can only come from the proposal (the candidate or [defaults]).
-INPUTS: dict[str, tuple[str, str, str | None, str]] = {
-    "tokens_per_s": ("Goodput", "tokens/s", "tokens_per_s_grade", "tokens_per_s_source"),
-    "cost_eur_per_hour": ("Cost", "EUR/h", "cost_grade", "cost_source"),
-    "busy_power_w": ("Power", "W", "power_grade", "power_source"),
-    "pue": ("PUE", "ratio", None, "pue_source"),
-    "electricity_eur_per_kwh": ("Electricity price", "EUR/kWh", "electricity_grade",
-                                "electricity_source"),
-    "grid_gco2e_per_kwh": ("Grid intensity", "gCO2e/kWh", "grid_grade", "grid_source"),
+#: input column -> (grade key, source key), for a result without the engine's `inputs` list
+#: (name and unit from schemas/outputs.py). The grade of PUE is `declared`: it can only come
+#: from the proposal (the candidate or [defaults]).
+INPUTS: dict[str, tuple[str | None, str]] = {
+    "tokens_per_s": ("tokens_per_s_grade", "tokens_per_s_source"),
+    "cost_eur_per_hour": ("cost_grade", "cost_source"),
+    "busy_power_w": ("power_grade", "power_source"),
+    "pue": (None, "pue_source"),
+    "electricity_eur_per_kwh": ("electricity_grade", "electricity_source"),
+    "grid_gco2e_per_kwh": ("grid_grade", "grid_source"),
 }
 
 _ASSUMPTION_COLUMNS: dict[str, pl.DataType] = {
@@ -187,7 +203,8 @@ def assumptions_frame(result: dict[str, Any]) -> pl.DataFrame:
                              "high": i.get("high"), "unit": i.get("unit"),
                              "grade": i.get("grade"), "source": i.get("source")})
             continue
-        for column, (name, unit, grade_key, source_key) in INPUTS.items():
+        for column, (grade_key, source_key) in INPUTS.items():
+            name, unit = OUTPUTS[column].title, OUTPUTS[column].unit
             figure = value(c, column)
             grade = value(c, grade_key) if grade_key else ("declared" if figure is not None
                                                           else None)
@@ -220,9 +237,11 @@ SIZING_COLUMNS: dict[str, pl.DataType] = {
 }
 
 SIZING_HEADERS = {
-    "candidate": "Candidate id", "instances": "Instances (count)",
-    "utilisation": "Utilisation (share of capacity)", "monthly_cost_eur": "Cost (EUR/month)",
-    "annual_mwh": "Facility energy (MWh/year)", "annual_tco2e": "Carbon (tCO2e/year)",
+    "candidate": "Candidate id",
+    # the fleet's utilisation: the input's busy share, here of the fleet's capacity
+    "utilisation": f"{OUTPUTS['utilisation'].title} (share of capacity)",
+    **{k: OUTPUTS[k].label for k in ("instances", "monthly_cost_eur", "annual_mwh",
+                                      "annual_tco2e")},
 }
 
 
@@ -259,11 +278,14 @@ BREAK_EVEN_COLUMNS: dict[str, pl.DataType] = {
     "cpm_eur_per_mtok": pl.Float64(),
 }
 
+_CPM, _VOLUME = OUTPUTS["cpm_eur_per_mtok"], OUTPUTS["tokens_per_day"]
+
 BREAK_EVEN_HEADERS = {
     "candidate": "Candidate id", "versus": "Versus (cloud candidate id)",
-    "versus_cpm_eur_per_mtok": "Cloud CPM (EUR/Mtok)",
-    "break_even_tokens_per_day": "Break-even volume (tokens/day)",
-    "tokens_per_day": "Volume (tokens/day)", "cpm_eur_per_mtok": "CPM at this volume (EUR/Mtok)",
+    "versus_cpm_eur_per_mtok": f"Cloud {_CPM.label}",
+    "break_even_tokens_per_day": f"Break-even {_VOLUME.label.lower()}",
+    "tokens_per_day": _VOLUME.label, "cpm_eur_per_mtok": f"{_CPM.title} at this volume "
+                                                         f"({_CPM.unit})",
 }
 
 

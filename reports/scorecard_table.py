@@ -14,18 +14,38 @@ import polars as pl
 from great_tables import GT, loc, style
 
 from reports.frames import (
+    HEADERS,
     METRICS,
     RANGE_METRICS,
     has_p_frontier,
     has_ranges,
+    in_sentence,
     scorecard_frame,
 )
+from schemas.outputs import OUTPUTS
 
 #: columns shown only when some candidate has them (a lifecycle view, a workload profile)
 OPTIONAL_COLUMNS = ("embodied_gco2e_per_mtok", "electricity_eur_per_mtok_time_matched",
                     "carbon_gco2e_per_mtok_time_matched")
 
 NOT_COMPUTED = "not computed for this proposal"
+
+#: the figures the table's subtitle says the better way of (their declared `better`)
+COMPARED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+            "sovereignty_level")
+
+
+def better_text(columns: tuple[str, ...] = COMPARED) -> str:
+    """The way each figure is better, in words: "lower CPM, energy and carbon are better,
+    higher sovereignty is better"."""
+    ways: dict[str | None, list[str]] = {}
+    for column in columns:
+        ways.setdefault(OUTPUTS[column].better, []).append(in_sentence(column))
+    said = []
+    for way, names in ways.items():
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        said.append(f"{way} {listed} {'is' if len(names) == 1 else 'are'} better")
+    return ", ".join(said)
 
 
 def status(candidate: dict[str, Any]) -> str:
@@ -77,12 +97,13 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result['proposal']}",
-                    subtitle=f"Market data vintage {result['vintage']}; lower CPM, energy and "
-                             "carbon are better, higher sovereignty is better")
+                    subtitle=f"Market data vintage {result['vintage']}; {better_text()}")
         .cols_label(
             label="Candidate", where="Provider · zone",
             grades="Grades (goodput, cost, power)", energy_boundary="Energy boundary",
-            sovereignty_level="Sovereignty (level 0–4)", eligible_text="Eligible",
+            # the level range with an en dash, as the other ranges of the table
+            sovereignty_level=HEADERS["sovereignty_level"].replace("-", "–"),
+            eligible_text="Eligible",
             status="Pareto rank", p_frontier="P(frontier)", dominated_by="Dominated by",
             **labels,
         )

@@ -9,15 +9,14 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from reports.frames import METRICS
+from reports.frames import METRICS, in_sentence
 from reports.freshness import freshness
 
 
 def _header(column: str) -> str:
     """Two lines, name over unit, since the terminal is narrow: lower case like the other
     headers, an acronym (CPM) kept as it is."""
-    name = METRICS[column].name
-    return f"{name if name.isupper() else name.lower()}\n{METRICS[column].unit}"
+    return f"{in_sentence(column)}\n{METRICS[column].unit}"
 
 
 #: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...)

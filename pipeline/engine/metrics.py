@@ -1,8 +1,9 @@
 """Every formula of the scorecard, in one place, as an ordered list of named steps.
 
-Each step is a polars expression over columns (inputs or earlier steps) with its unit and its
-formula in words, so the same list computes one row per candidate, one row per Monte Carlo
-draw, the tornado and the sizing, and `scorecard explain` prints the derivation from it.
+Each step is a polars expression over columns (inputs or earlier steps) with its formula in
+words, so the same list computes one row per candidate, one row per Monte Carlo draw, the
+tornado and the sizing, and `scorecard explain` prints the derivation from it. The unit and
+meaning of every input and step column are declared once, in schemas/outputs.py.
 A null input gives a null output; the caller records why.
 
 Inputs (one column each, see INPUTS): goodput, utilisation, power, PUE, electricity tariff,
@@ -21,6 +22,8 @@ from typing import TypeVar
 
 import polars as pl
 
+from schemas.outputs import OUTPUTS
+
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
 HOURS_PER_YEAR = 8760.0  # 365 days: no leap year, as DAYS_PER_MONTH
@@ -35,41 +38,35 @@ G_PER_TONNE = 1e6
 COST_MODELS = ("declared", "on_demand", "reserved", "tco")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 
+#: the formulas' input columns; their units and meanings are declared in schemas/outputs.py
+INPUT_COLUMNS = (
+    "tokens_per_s", "utilisation", "busy_power_w", "idle_power_w", "pue",
+    "wholesale_eur_per_kwh", "retail_multiplier", "grid_fee_eur_per_kwh", "contract_eur_per_kwh",
+    "grid_gco2e_per_kwh", "price_eur_per_hour", "capex_eur", "amortisation_months",
+    "cost_of_capital_per_year", "residual_eur", "maintenance_share_per_year",
+    "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
+    "lifetime_years",
+)
+
 #: input column -> (unit, meaning)
 INPUTS: dict[str, tuple[str, str]] = {
-    "tokens_per_s": ("tokens/s", "goodput while busy (output tokens of requests meeting the SLO)"),
-    "utilisation": ("share", "busy share of the hours paid for"),
-    "busy_power_w": ("W", "average power while serving, at the stated boundary"),
-    "idle_power_w": ("W", "average power while idle, at the same boundary"),
-    "pue": ("ratio", "facility energy over IT energy"),
-    "wholesale_eur_per_kwh": ("EUR/kWh", "zone day-ahead wholesale price"),
-    "retail_multiplier": ("ratio", "retail multiplier applied to the wholesale price"),
-    "grid_fee_eur_per_kwh": ("EUR/kWh", "grid fees and levies added per kWh"),
-    "contract_eur_per_kwh": ("EUR/kWh", "contract tariff or override (replaces the above)"),
-    "grid_gco2e_per_kwh": ("gCO2e/kWh", "grid carbon intensity (location-based)"),
-    "price_eur_per_hour": ("EUR/h", "declared all-in cost or offer price per instance-hour"),
-    "capex_eur": ("EUR", "capital expenditure of one instance (GPUs, servers, network, install)"),
-    "amortisation_months": ("months", "amortisation period"),
-    "cost_of_capital_per_year": ("1/year", "annual cost of capital (annuity rate)"),
-    "residual_eur": ("EUR", "residual value at the end of amortisation"),
-    "maintenance_share_per_year": ("1/year", "maintenance as a share of capex per year"),
-    "staff_eur_per_year": ("EUR/year", "staff cost share of one instance"),
-    "hosting_eur_per_year": ("EUR/year", "own-site hosting cost of one instance"),
-    "hosting_eur_per_kw_month": ("EUR/(kW month)", "colocation price per kW of busy power"),
-    "embodied_kgco2e": ("kgCO2e", "manufacturing emissions of the instance's hardware"),
-    "lifetime_years": ("years", "hardware lifetime the embodied emissions spread over"),
-}
+    name: (OUTPUTS[name].unit, OUTPUTS[name].meaning) for name in INPUT_COLUMNS}
 
 
 @dataclass(frozen=True)
 class Step:
+    """A named formula; its unit is the declaration of its column (schemas/outputs.py)."""
+
     name: str
-    unit: str
     formula: str
     expr: Callable[[], pl.Expr]
     #: the cost models whose figures the step enters: `explain` leaves the others out (the
     #: step is still computed for every row; where it does not apply its value is unused)
     models: tuple[str, ...] = COST_MODELS
+
+    @property
+    def unit(self) -> str:
+        return OUTPUTS[self.name].unit
 
 
 c = pl.col
@@ -89,64 +86,64 @@ def _annuity_eur_per_month() -> pl.Expr:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("electricity_eur_per_kwh", "EUR/kWh",
+    Step("electricity_eur_per_kwh",
          "contract tariff if given, else wholesale x retail multiplier (default 1) + grid fee "
          "(default 0)",
          lambda: pl.coalesce(
              c("contract_eur_per_kwh"),
              c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
              + c("grid_fee_eur_per_kwh").fill_null(0.0))),
-    Step("billed_utilisation", "share",
+    Step("billed_utilisation",
          "utilisation of the hours paid for: 1 for on-demand (only busy hours are billed), "
          "else utilisation",
          lambda: pl.when(_is("on_demand")).then(1.0).otherwise(c("utilisation"))),
-    Step("served_tokens_per_s", "tokens/s",
+    Step("served_tokens_per_s",
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
          lambda: c("tokens_per_s") * c("billed_utilisation")),
-    Step("average_power_w", "W",
+    Step("average_power_w",
          "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation)",
          lambda: pl.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
              c("busy_power_w") * c("billed_utilisation")
              + c("idle_power_w") * (1.0 - c("billed_utilisation")))),
-    Step("capital_eur_per_hour", "EUR/h",
+    Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
          lambda: _annuity_eur_per_month() * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
-    Step("maintenance_eur_per_hour", "EUR/h", "capex x maintenance share per year / 8760",
+    Step("maintenance_eur_per_hour", "capex x maintenance share per year / 8760",
          lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY),
-    Step("staff_eur_per_hour", "EUR/h", "staff EUR per year / 8760",
+    Step("staff_eur_per_hour", "staff EUR per year / 8760",
          lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY),
-    Step("hosting_eur_per_hour", "EUR/h",
+    Step("hosting_eur_per_hour",
          "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
          lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
          + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / W_PER_KW
          * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
-    Step("electricity_eur_per_hour", "EUR/h",
+    Step("electricity_eur_per_hour",
          "average_power_w / 1000 x PUE x electricity tariff",
          lambda: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
          TCO_ONLY),
-    Step("cost_eur_per_hour", "EUR/h",
+    Step("cost_eur_per_hour",
          "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
          "declared: price_eur_per_hour",
          lambda: pl.when(_is("tco")).then(
              c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
              + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
              + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour"))),
-    Step("cpm_eur_per_mtok", "EUR/Mtok",
+    Step("cpm_eur_per_mtok",
          "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
          lambda: c("cost_eur_per_hour")
          / (c("served_tokens_per_s") * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
-    Step("energy_j_per_token", "J/token", "average_power_w / served_tokens_per_s",
+    Step("energy_j_per_token", "average_power_w / served_tokens_per_s",
          lambda: c("average_power_w") / c("served_tokens_per_s")),
-    Step("facility_kwh_per_mtok", "kWh/Mtok", "energy_j_per_token x 1e6 / 3.6e6 x PUE",
+    Step("facility_kwh_per_mtok", "energy_j_per_token x 1e6 / 3.6e6 x PUE",
          lambda: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue")),
-    Step("electricity_eur_per_mtok", "EUR/Mtok",
+    Step("electricity_eur_per_mtok",
          "facility_kwh_per_mtok x electricity tariff (a breakdown: already inside CPM)",
          lambda: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh")),
-    Step("carbon_gco2e_per_mtok", "gCO2e/Mtok",
+    Step("carbon_gco2e_per_mtok",
          "facility_kwh_per_mtok x grid intensity (location-based, operational only)",
          lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh")),
-    Step("embodied_gco2e_per_mtok", "gCO2e/Mtok",
+    Step("embodied_gco2e_per_mtok",
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
          lambda: c("embodied_kgco2e") * G_PER_KG
          / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
