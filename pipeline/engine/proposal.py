@@ -175,6 +175,9 @@ class TcoCost(_Strict):
 
 
 class Capex(_Strict):
+    """Purchase cost of one instance in EUR, by line; the lines add up (ranges bound to bound,
+    as fully correlated)."""
+
     gpus: Number = 0.0
     servers: Number = 0.0
     network: Number = 0.0
@@ -182,22 +185,30 @@ class Capex(_Strict):
 
 
 class OwnSite(_Strict):
+    """Hosting in the organisation's own room: a yearly cost, whatever the load."""
+
     kind: Literal["own_site"]
     eur_per_year: Number
 
 
 class Colocation(_Strict):
+    """Hosting in a colocation site: billed per kW of the instance's busy power each month."""
+
     kind: Literal["colocation"]
     eur_per_kw_month: Number
 
 
 class WholesaleTariff(_Strict):
+    """The zone's day-ahead price of the vintage x retail_multiplier + grid_fee_eur_per_kwh."""
+
     basis: Literal["wholesale"]
     retail_multiplier: Number = 1.0
     grid_fee_eur_per_kwh: Number = 0.0
 
 
 class ContractTariff(_Strict):
+    """A negotiated price per kWh, used instead of the zone's day-ahead price."""
+
     basis: Literal["contract"]
     eur_per_kwh: Number
 
