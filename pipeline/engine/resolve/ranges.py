@@ -6,6 +6,7 @@ from pipeline.engine.proposal import Number, Range
 
 
 def bounds(value: Number) -> tuple[float, float, float]:
+    """(low, mode, high); a plain number is all three."""
     return (value.low, value.mode, value.high) if isinstance(value, Range) else \
         (value, value, value)
 

@@ -36,6 +36,8 @@ INPUT_SCHEMA: dict[str, pl.DataType] = {
 
 @dataclass(frozen=True)
 class Resolved:
+    """A run's candidates resolved: what the metric steps compute from."""
+
     static: pl.DataFrame  # one row per candidate: identity, grades, sources, notes
     inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
     sources: list[dict[str, Any]]

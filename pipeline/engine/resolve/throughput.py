@@ -40,8 +40,7 @@ def resolve_throughput(d: Draft) -> Any:
 
 def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
-    slo = Slo(**d.proposal.slo.model_dump())
-    ev = throughput_from_evidence(path, slo, fmt=t.format, tz=t.tz)
+    ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz)
     d.inputs.add("tokens_per_s", ev.tokens_per_s, f"{d.key}.throughput", ev.grade, str(path))
     d.row["tokens_per_s_grade"] = ev.grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
@@ -95,8 +94,8 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
     if cal.evidence is not None:
         key = "throughput.estimate.calibration.evidence"
         path = d.evidence_path(cal.evidence, key)
-        runs = [r for r in inspect([path], Slo(**d.proposal.slo.model_dump()),
-                                   tz=cal.tz)["runs"] if r["concurrency"] == 1]
+        runs = [r for r in inspect([path], _slo(d), tz=cal.tz)["runs"]
+                if r["concurrency"] == 1]
         if not runs:
             raise d.error(key, f"no run at concurrency 1 in {path}")
         run = runs[0]
@@ -107,3 +106,8 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
     return apply_calibration(inputs, calibrate(
         inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
         ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
+
+
+def _slo(d: Draft) -> Slo:
+    """The proposal's SLO as the goodput computation takes it."""
+    return Slo(**d.proposal.slo.model_dump())
