@@ -23,6 +23,9 @@
   when some device has none).
 
 All arithmetic is on float seconds since the Unix epoch; inputs are tz-aware UTC.
+`window_energy` works in three steps: `_choose` (boundary, samples with a value, one stream
+per device, window, method), `_integrate` (the energy over the window and the shifted ones),
+`_qualify` (gaps, resets, idle power, notes and the stability reasons of `EnergyParams`).
 """
 
 from __future__ import annotations
@@ -316,12 +319,71 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     when None). `samples` holds POWER_SAMPLES columns; `origin` names the file(s) in errors.
     `method` forces "counter" or "trapezoid" (to compare them); by default counter first."""
     params = params or EnergyParams()
+    choice = _choose(samples, window, origin=origin, boundary=boundary, method=method)
+    return _qualify(choice, _integrate(choice, params, origin), params)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """What the energy is computed from: `rows`, the usable samples (in time order) of the
+    `streams` chosen (one per device, with its span and counts, from `_choose_series`), over
+    `window` ([a, b] in float seconds), by `method`."""
+
+    boundary: str
+    rows: pl.DataFrame
+    streams: pl.DataFrame
+    window: Window
+    a: float
+    b: float
+    method: str
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class _Integral:
+    """The energy over the window: per device (with its edge shortfalls), the reading intervals
+    overlapping the window (`inside`), the readings within the uncertainty of it (`near`, with
+    float seconds `t`) and the range over the window shifted by +/- the uncertainty."""
+
+    energy_j: float
+    per_device: pl.DataFrame
+    inside: pl.DataFrame
+    near: pl.DataFrame
+    energy_range_j: tuple[float, float] | None
+    notes: list[str]
+
+
+def _choose(samples: pl.DataFrame, window: Window | None, *, origin: str,
+            boundary: str | None, method: str | None) -> _Choice:
+    """The boundary, the samples with a value, one stream per device, the window (the span
+    every device covers when None) and the method (counter when every device has one)."""
     chosen_boundary, notes = _choose_boundary(samples, boundary, origin)
     # Every pass over the whole of a 10-million-row log costs: only one grouping (in
     # _choose_series) sees every row; the rest works on the rows near the window.
+    usable = _usable(samples, chosen_boundary, notes)
+    a = _epoch(window.start_utc) if window else None
+    b = _epoch(window.end_utc) if window else None
+    chosen, series_notes, some_dropped = _choose_series(usable, a, b)
+    notes += series_notes
+    if window is None:
+        a, b = float(chosen["first"].max()), float(chosen["last"].min())  # type: ignore[arg-type]
+        if not b > a:
+            raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
+        window = Window(_utc(a), _utc(b))
+    assert a is not None and b is not None
+    method = _choose_method(chosen, method, origin, notes)
+    rows = (usable if not some_dropped else usable.join(
+        chosen.select("device_id", "series_id"), on=["device_id", "series_id"],
+        maintain_order="left"))
+    return _Choice(chosen_boundary, rows, chosen, window, a, b, method, notes)
+
+
+def _usable(samples: pl.DataFrame, boundary: str, notes: list[str]) -> pl.DataFrame:
+    """The samples of `boundary` with a power or energy value, in time order; those without
+    are counted by their note in `notes`."""
     frame = samples
-    if _only_value(samples, "measurement_boundary") != chosen_boundary:  # else: no copy
-        frame = samples.filter(pl.col("measurement_boundary") == chosen_boundary)
+    if _only_value(samples, "measurement_boundary") != boundary:  # else: no copy
+        frame = samples.filter(pl.col("measurement_boundary") == boundary)
     usable = frame.filter(pl.col("power_w").is_not_null()
                           | pl.col("energy_counter_j").is_not_null())
     if usable.height < frame.height:
@@ -334,37 +396,37 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
                      f"skipped ({listed})")
     if not usable["sample_utc"].is_sorted():
         usable = usable.sort("sample_utc", maintain_order=True)
-    a = _epoch(window.start_utc) if window else None
-    b = _epoch(window.end_utc) if window else None
-    chosen, series_notes, some_dropped = _choose_series(usable, a, b)
-    notes += series_notes
-    if window is None:
-        a, b = float(chosen["first"].max()), float(chosen["last"].min())  # type: ignore[arg-type]
-        if not b > a:
-            raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
-        window = Window(_utc(a), _utc(b))
-    assert a is not None and b is not None
+    return usable
+
+
+def _choose_method(chosen: pl.DataFrame, method: str | None, origin: str, notes: list[str]
+                   ) -> str:
+    """`method` when every chosen stream has two readings for it, else counter when every one
+    has two counter readings, else trapezoid (with a note when some have counters)."""
     if method not in (None, "counter", "trapezoid"):
         raise ValueError(f"method must be 'counter' or 'trapezoid', not {method!r}")
     if method is not None:
         column = "n_counter" if method == "counter" else "n_power"
         if not (chosen[column] >= 2).all():
             raise EnergyError(f"{origin}: method {method} needs 2 readings per device")
-    elif (chosen["n_counter"] >= 2).all():
-        method = "counter"
-    elif (chosen["n_power"] >= 2).all():
-        method = "trapezoid"
+        return method
+    if (chosen["n_counter"] >= 2).all():
+        return "counter"
+    if (chosen["n_power"] >= 2).all():
         if (chosen["n_counter"] > 0).any():
             notes.append("energy counters missing on some devices; integrated power instead")
-    else:
-        few = chosen.filter((pl.col("n_counter") < 2) & (pl.col("n_power") < 2))
-        raise EnergyError(f"{origin}: device {few['device_id'][0]} has fewer than 2 power or "
-                          "energy readings")
-    rows = (usable if not some_dropped else usable.join(
-        chosen.select("device_id", "series_id"), on=["device_id", "series_id"],
-        maintain_order="left"))
-    u = window.uncertainty_s
-    near = _near_window(rows, chosen, a - u, b + u)
+        return "trapezoid"
+    few = chosen.filter((pl.col("n_counter") < 2) & (pl.col("n_power") < 2))
+    raise EnergyError(f"{origin}: device {few['device_id'][0]} has fewer than 2 power or "
+                      "energy readings")
+
+
+def _integrate(choice: _Choice, params: EnergyParams, origin: str) -> _Integral:
+    """The energy of every device over the window, and over the window shifted by -u and +u
+    (u its uncertainty) for the range; raises when the log does not cover the window."""
+    a, b, method, chosen = choice.a, choice.b, choice.method, choice.streams
+    u = choice.window.uncertainty_s
+    near = _near_window(choice.rows, chosen, a - u, b + u)
     iv = _intervals(near, method, params)
     # devices with a single interval of the method's readings in the whole log
     lone = chosen.filter(pl.col("n_counter" if method == "counter" else "n_power") == 2
@@ -375,17 +437,29 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         raise EnergyError(f"{origin}: device {sorted(missing)[0]} has no two {method} "
                           "readings around the window")
     energy = float(per_device["energy_j"].sum())
+    notes = []
+    energy_range: tuple[float, float] | None = None
+    if u > 0:
+        try:
+            shifted = [float(_energy_over(iv, method, a + s, b + s, params, origin, lone)[0]
+                             ["energy_j"].sum()) for s in (-u, u)]
+            energy_range = (min([*shifted, energy]), max([*shifted, energy]))
+        except EnergyError:
+            notes.append(f"the log does not cover the window shifted by +/-{u} s: "
+                         "no energy range")
+    return _Integral(energy, per_device, inside, near, energy_range, notes)
+
+
+def _qualify(choice: _Choice, integral: _Integral, params: EnergyParams) -> EnergyResult:
+    """The result with what qualifies it: gaps, counter resets, pro-rated intervals, samples
+    in and out of the window, idle power, and the reasons it is unstable (`params`)."""
+    a, b, chosen = choice.a, choice.b, choice.streams
+    per_device, inside, near = integral.per_device, integral.inside, integral.near
+    u = choice.window.uncertainty_s
+    notes = list(choice.notes)
     duration = b - a
 
-    gaps = [Gap(r["device_id"], _utc(r["t"]), _utc(r["t1"]), r["dt"], "gap")
-            for r in inside.filter(pl.col("is_gap")).sort("device_id", "t").iter_rows(named=True)]
-    for r in per_device.iter_rows(named=True):
-        if r["lead"] > 0:
-            gaps.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), r["lead"],
-                            "before_first_sample"))
-        if r["trail"] > 0:
-            gaps.append(Gap(r["device_id"], _utc(r["last"]), _utc(b), r["trail"],
-                            "after_last_sample"))
+    gaps = _gaps(per_device, inside, a, b)
     resets = tuple(
         Reset(r["device_id"], _utc(r["t1"]), r["energy_counter_j"], r["c1"])
         for r in inside.filter(pl.col("reset")).sort("device_id", "t").iter_rows(named=True))
@@ -400,30 +474,7 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
         notes.append(f"{prorated.height} reading interval(s) longer than half the window were "
                      "pro-rated to it (constant power assumed within them)")
 
-    # `near` holds every reading in [a - u, b + u]: those of the window, and those not idle
-    # (a device's idle readings are all its readings but these: no pass over the whole log)
-    t = pl.col("t")
-    in_window = near.filter((t >= a) & (t <= b))
-    samples_in = in_window.height
-    samples_out = rows.height - samples_in
-    busy = near.filter((t >= a - u) & (t <= b + u)).group_by("device_id").agg(
-        busy_sum_w=pl.col("power_w").sum(), busy_n=pl.col("power_w").count())
-    idle = chosen.join(busy, on="device_id", how="left").select(
-        n=pl.col("n_power").cast(pl.Int64) - pl.col("busy_n").fill_null(0),
-        sum_w=pl.col("power_sum_w") - pl.col("busy_sum_w").fill_null(0.0))
-    idle_power = (float((idle["sum_w"] / idle["n"]).sum()) if (idle["n"] > 0).all()
-                  else None)  # mean power of the readings outside, summed over devices
-
-    energy_range: tuple[float, float] | None = None
-    if u > 0:
-        try:
-            shifted = [float(_energy_over(iv, method, a + s, b + s, params, origin, lone)[0]
-                             ["energy_j"].sum()) for s in (-u, u)]
-            energy_range = (min([*shifted, energy]), max([*shifted, energy]))
-        except EnergyError:
-            notes.append(f"the log does not cover the window shifted by +/-{u} s: "
-                         "no energy range")
-
+    in_window = near.filter((pl.col("t") >= a) & (pl.col("t") <= b))
     reasons: list[str] = []
     counts = in_window.group_by("device_id").len()["len"].to_list()
     fewest = min(counts) if len(counts) == chosen.height else 0
@@ -439,10 +490,41 @@ def window_energy(samples: pl.DataFrame, window: Window | None = None, *, origin
     if resets:
         reasons.append(f"counter_resets:{len(resets)}")
 
+    energy = integral.energy_j
     return EnergyResult(
-        energy_j=energy, average_power_w=energy / duration, boundary=chosen_boundary,
-        method=method, gpus=tuple(per_device["device_id"].to_list()), window=window,
-        gaps=tuple(gaps), resets=resets, samples_in_window=samples_in,
-        samples_outside_window=samples_out, idle_power_w=idle_power,
-        energy_range_j=energy_range, stable=not reasons, stability_reasons=tuple(reasons),
-        notes=tuple(notes))
+        energy_j=energy, average_power_w=energy / duration, boundary=choice.boundary,
+        method=choice.method, gpus=tuple(per_device["device_id"].to_list()),
+        window=choice.window, gaps=tuple(gaps), resets=resets,
+        samples_in_window=in_window.height,
+        samples_outside_window=choice.rows.height - in_window.height,
+        idle_power_w=_idle_power(near, chosen, a - u, b + u),
+        energy_range_j=integral.energy_range_j, stable=not reasons,
+        stability_reasons=tuple(reasons), notes=(*notes, *integral.notes))
+
+
+def _gaps(per_device: pl.DataFrame, inside: pl.DataFrame, a: float, b: float) -> list[Gap]:
+    """The long intervals inside [a, b], then each device's edges extended to it."""
+    gaps = [Gap(r["device_id"], _utc(r["t"]), _utc(r["t1"]), r["dt"], "gap")
+            for r in inside.filter(pl.col("is_gap")).sort("device_id", "t").iter_rows(named=True)]
+    for r in per_device.iter_rows(named=True):
+        if r["lead"] > 0:
+            gaps.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), r["lead"],
+                            "before_first_sample"))
+        if r["trail"] > 0:
+            gaps.append(Gap(r["device_id"], _utc(r["last"]), _utc(b), r["trail"],
+                            "after_last_sample"))
+    return gaps
+
+
+def _idle_power(near: pl.DataFrame, chosen: pl.DataFrame, lo: float, hi: float
+                ) -> float | None:
+    """Mean power of each device's readings outside [lo, hi], summed over devices (None when
+    some device has none). `near` holds every reading in [lo, hi]: a device's idle readings
+    are all its readings (counted in `chosen`) but these, with no pass over the whole log."""
+    t = pl.col("t")
+    busy = near.filter((t >= lo) & (t <= hi)).group_by("device_id").agg(
+        busy_sum_w=pl.col("power_w").sum(), busy_n=pl.col("power_w").count())
+    idle = chosen.join(busy, on="device_id", how="left").select(
+        n=pl.col("n_power").cast(pl.Int64) - pl.col("busy_n").fill_null(0),
+        sum_w=pl.col("power_sum_w") - pl.col("busy_sum_w").fill_null(0.0))
+    return float((idle["sum_w"] / idle["n"]).sum()) if (idle["n"] > 0).all() else None
