@@ -205,12 +205,11 @@ def test_importing_the_command_does_not_import_polars():
 
 
 def test_every_bundled_gpu_can_be_looked_up():
-    from pipeline.cli.estimate import HARDWARE_CSV, lookup_gpu
+    from pipeline.engine.roofline.options import lookup_gpu
+    from sources import bundled
 
-    if not HARDWARE_CSV.exists():
-        pytest.skip("sources/reference/hardware.csv not bundled")
-    names = [line.split(",", 1)[0] for line in
-             HARDWARE_CSV.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+    text = bundled.read("hardware.csv").content.decode("utf-8")
+    names = [line.split(",", 1)[0] for line in text.splitlines()[1:] if line.strip()]
     assert names
     for name in names:
         gpu = lookup_gpu(name)

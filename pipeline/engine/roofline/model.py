@@ -1,59 +1,23 @@
-"""Design-stage capacity model: does a model fit on a GPU at a batch and context, and what is
-the most tokens/s the hardware could give (a roofline ceiling, graded `estimated`)?
+"""The roofline formulas: the vectorised model over a frame of inputs, the validated scalar
+inputs and result, and the assumptions behind the figures. Nothing here does I/O.
 
-Why it exists: a buyer must place hardware it cannot benchmark yet. The arithmetic that
-practitioners do by hand (KV-cache fit, memory budget, the warm-decode roofline, the prefill
-bound) lives here once, with every assumption returned beside the figures, and calibrates
-against a measured run when there is one. GB = 1e9 bytes throughout; times in ms; compute
-rates in dense TFLOP/s (1e12 FLOP/s).
-
-API (the scorecard and `scorecard estimate` both use it; nothing here does I/O):
-
-- `roofline(frame) -> frame`: the vectorised model. `frame` (polars DataFrame or LazyFrame,
-  one row per candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and
-  optionally those of `OPTIONAL_INPUTS` (missing ones take their defaults); the same frame
-  comes back with the columns of `OUTPUTS` added. `tokens_per_s_ceiling` is null, with
-  `ceiling_reason` set, where the memory budget is exceeded. The frame is not range-checked:
-  build its rows from `RooflineInputs` (checked on construction) or check them first.
-- `RooflineInputs` (frozen dataclass, validated on construction: `RooflineInputError` names the
-  field) -> `estimate(inputs) -> RooflineResult` (the scalar wrapper; `.to_dict()` for JSON;
-  `.assumptions` is a tuple of sentences). `assumptions(inputs)` gives the sentences alone.
-- `with_reference_inputs(frame, precision=None)`: adds the roofline's inputs to a frame of
-  joined reference rows (core__model_architectures x core__hardware columns, plus `batch` and
-  `context`): weights at `WEIGHT_BYTES[precision]` per parameter, compute from
-  `COMPUTE_COLUMN[precision]`, budget = `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of the
-  budget, a 2-byte cache. Input columns already present (per-candidate overrides) keep their
-  non-null values; precision may be a per-row `precision` column.
-  `inputs_from_reference(model_row, gpu_row, precision=..., batch=..., context=...)` is the
-  scalar form.
-- Calibration: `implied_bandwidth_gb_per_s(inputs, tpot_ms=, context=)`,
-  `implied_tflops(inputs, ttft_ms=, prompt_tokens=)`, `calibrate(inputs, source=, ...)` ->
-  `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
-  compute are the effective figures, with the calibration source recorded in the assumptions.
-
-Scorecard use (pipeline/resolve.py): `estimate` runs once per estimated candidate, and its
-goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode, high}` range (so
-the Monte Carlo draws the efficiency, never the roofline's inputs).
+GB = 1e9 bytes throughout; times in ms; compute rates in dense TFLOP/s (1e12 FLOP/s).
+`roofline(frame)` adds the columns of `OUTPUTS` to a frame holding those of `REQUIRED_INPUTS`
+(and optionally `OPTIONAL_INPUTS`); `estimate(RooflineInputs(...))` is the scalar form, with
+`assumptions(inputs)` as sentences. See the package docstring for the whole API.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import polars as pl
 
 GB = 1e9  # bytes
 TERA = 1e12  # FLOP/s per TFLOP/s
-
-Precision = Literal["bf16", "fp8"]
-WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
-COMPUTE_COLUMN: dict[str, str] = {"bf16": "bf16_dense_tflops", "fp8": "fp8_dense_tflops"}
-DEFAULT_CACHE_BYTES = 2.0  # a BF16/FP16 KV cache, the engines' default even for FP8 weights
-DEFAULT_RESERVE_SHARE = 0.10  # vLLM's gpu_memory_utilization=0.9 leaves 10% of the GPU
 
 REQUIRED_INPUTS: tuple[str, ...] = (
     "params", "layers", "q_heads", "kv_heads", "head_dim", "cache_bytes", "batch", "context",
@@ -408,150 +372,3 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
         out.append("Vocabulary and hidden size not given: prefill counts the embedding and LM "
                    "head as linear layers for every prompt token (FLOPs slightly overstated).")
     return out
-
-
-# --- reference data -> inputs ------------------------------------------------------------
-
-
-def with_reference_inputs(frame: F, precision: str | None = None) -> F:
-    """Add the roofline inputs a frame of joined reference rows implies: a model's architecture
-    columns (params, ...) and a GPU's hardware columns (memory_gb, memory_bandwidth_gb_per_s,
-    bf16_dense_tflops, fp8_dense_tflops), plus the caller's `batch` and `context`.
-
-    Where an input column is already there (an override per candidate), its non-null values
-    win and only its nulls take the default. `precision` applies to every row; None reads a
-    per-row `precision` column ("bf16" or "fp8")."""
-    names = frame.collect_schema().names()
-    if precision is None:
-        if "precision" not in names:
-            raise RooflineInputError("precision", "give a precision or a `precision` column")
-        chosen = _C("precision")
-    elif precision in WEIGHT_BYTES:
-        chosen = pl.lit(precision)
-    else:
-        raise RooflineInputError("precision", f"must be one of {sorted(WEIGHT_BYTES)}, "
-                                              f"got {precision!r}")
-    weight_bytes = chosen.replace_strict(WEIGHT_BYTES, return_dtype=pl.Float64)
-    tflops = pl.when(chosen == "bf16").then(_f(COMPUTE_COLUMN["bf16"])) \
-        .when(chosen == "fp8").then(_f(COMPUTE_COLUMN["fp8"]))
-    budget = _C("budget_gb") if "budget_gb" in names else _f("memory_gb")
-    defaults = {
-        "weights_gb": _f("params") * weight_bytes / GB,
-        "budget_gb": _f("memory_gb"),
-        "reserve_gb": budget.cast(pl.Float64) * DEFAULT_RESERVE_SHARE,
-        "bandwidth_gb_per_s": _f("memory_bandwidth_gb_per_s"),
-        "tflops": tflops,
-        "cache_bytes": pl.lit(DEFAULT_CACHE_BYTES),
-    }
-    return frame.with_columns(
-        (pl.coalesce(_f(name), default) if name in names else default).alias(name)
-        for name, default in defaults.items()
-    )
-
-
-_MODEL_FIELDS = ("params", "active_params", "layers", "q_heads", "kv_heads", "head_dim",
-                 "vocab_size", "hidden_size", "tied_embeddings")
-_FLOAT_INPUTS = ("weights_gb", "reserve_gb", "budget_gb", "bandwidth_gb_per_s", "tflops",
-                 "cache_bytes")
-_GPU_FIELDS = ("memory_gb", "memory_bandwidth_gb_per_s", "bf16_dense_tflops",
-               "fp8_dense_tflops")
-
-
-def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, Any], *,
-                          precision: str, batch: int, context: int,
-                          **overrides: Any) -> RooflineInputs:
-    """RooflineInputs for a model (a core__model_architectures row) on a GPU (a core__hardware
-    row); `overrides` (any RooflineInputs field) win over the defaults, as in
-    `with_reference_inputs` (a budget override moves the default reserve with it)."""
-    names = [f.name for f in dataclasses.fields(RooflineInputs)]
-    unknown = sorted(set(overrides) - set(names))
-    if unknown:
-        raise RooflineInputError(unknown[0], "not a roofline input")
-    row = ({k: model_row[k] for k in _MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
-           | {"batch": batch, "context": context} | overrides)
-    floats = {k: pl.Float64 for k in (*_GPU_FIELDS, *_FLOAT_INPUTS) if k in row}
-    mapped = with_reference_inputs(pl.DataFrame([row], schema_overrides=floats),
-                                   precision).row(0, named=True)
-    if mapped["tflops"] is None:
-        raise RooflineInputError("tflops", f"GPU {gpu_row.get('gpu')!r} has no "
-                                           f"{COMPUTE_COLUMN[precision]} figure; give the "
-                                           "compute rate")
-    return RooflineInputs(**{k: mapped[k] for k in names if k in mapped})
-
-
-# --- calibration from a measured run -----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Effective rates implied by a measured run at concurrency 1 on the candidate hardware.
-    A rate is None when its measurement was not given."""
-
-    bandwidth_gb_per_s: float | None
-    tflops: float | None
-    source: str
-    tpot_ms: float | None = None
-    context: int | None = None
-    ttft_ms: float | None = None
-    prompt_tokens: int | None = None
-
-
-def _positive(name: str, value: float) -> None:
-    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise RooflineInputError(name, f"must be a positive number, got {value!r}")
-
-
-def implied_bandwidth_gb_per_s(inputs: RooflineInputs, *, tpot_ms: float,
-                               context: int) -> float:
-    """Per-GPU bandwidth that would make one decode step at concurrency 1 and `context` cached
-    tokens (the same traffic formula as the forecast) take the measured TPOT."""
-    _positive("tpot_ms", tpot_ms)
-    at_one = dataclasses.replace(inputs, batch=1, context=context, prompt_tokens=None)
-    traffic = estimate(at_one).traffic_gb
-    return traffic / (inputs.tensor_parallel * tpot_ms / 1e3)
-
-
-def implied_tflops(inputs: RooflineInputs, *, ttft_ms: float, prompt_tokens: int) -> float:
-    """Per-GPU compute rate that would make the prefill of `prompt_tokens` take the measured
-    TTFT (the whole TTFT is charged to prefill compute: an effective, pessimistic rate)."""
-    _positive("ttft_ms", ttft_ms)
-    at_one = dataclasses.replace(inputs, batch=1, prompt_tokens=prompt_tokens)
-    flops = estimate(at_one).prefill_flops
-    return flops / (inputs.tensor_parallel * TERA * ttft_ms / 1e3)
-
-
-def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = None,
-              context: int | None = None, ttft_ms: float | None = None,
-              prompt_tokens: int | None = None) -> Calibration:
-    """Implied effective bandwidth (from TPOT) and compute rate (from TTFT) of a measured run at
-    concurrency 1; `source` names the run (file, date) and is kept with the figures."""
-    if not source.strip():
-        raise RooflineInputError("source", "name the measured run the calibration comes from")
-    bandwidth = tflops = None
-    if tpot_ms is not None:
-        if context is None:
-            raise RooflineInputError("context", "give the cached tokens of the measured run")
-        bandwidth = implied_bandwidth_gb_per_s(inputs, tpot_ms=tpot_ms, context=context)
-    if ttft_ms is not None:
-        if prompt_tokens is None:
-            raise RooflineInputError("prompt_tokens", "give the prompt length of the run")
-        tflops = implied_tflops(inputs, ttft_ms=ttft_ms, prompt_tokens=prompt_tokens)
-    return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens)
-
-
-def apply_calibration(inputs: RooflineInputs, calibration: Calibration) -> RooflineInputs:
-    """Inputs with the calibrated rates in place of the datasheet ones (a rate not calibrated
-    is kept), recording the calibration source."""
-    parts = []
-    if calibration.bandwidth_gb_per_s is not None:
-        parts.append(f"TPOT {calibration.tpot_ms:g} ms at {calibration.context} cached tokens")
-    if calibration.tflops is not None:
-        parts.append(f"TTFT {calibration.ttft_ms:g} ms for {calibration.prompt_tokens} "
-                     "prompt tokens")
-    what = "; ".join(parts) if parts else "no measurement"
-    return dataclasses.replace(
-        inputs,
-        bandwidth_gb_per_s=calibration.bandwidth_gb_per_s or inputs.bandwidth_gb_per_s,
-        tflops=calibration.tflops or inputs.tflops,
-        calibration_source=f"{calibration.source} ({what}, concurrency 1)",
-    )

@@ -1,0 +1,88 @@
+"""Calibration of the roofline from a measured run at concurrency 1 on the candidate hardware:
+the effective bandwidth a TPOT implies, the effective compute rate a TTFT implies (through the
+same formulas as the forecast), and the inputs with those rates in place of the datasheet
+peaks, the run recorded as the calibration source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from pipeline.engine.roofline.model import TERA, RooflineInputError, RooflineInputs, estimate
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Effective rates implied by a measured run at concurrency 1 on the candidate hardware.
+    A rate is None when its measurement was not given."""
+
+    bandwidth_gb_per_s: float | None
+    tflops: float | None
+    source: str
+    tpot_ms: float | None = None
+    context: int | None = None
+    ttft_ms: float | None = None
+    prompt_tokens: int | None = None
+
+
+def _positive(name: str, value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise RooflineInputError(name, f"must be a positive number, got {value!r}")
+
+
+def implied_bandwidth_gb_per_s(inputs: RooflineInputs, *, tpot_ms: float,
+                               context: int) -> float:
+    """Per-GPU bandwidth that would make one decode step at concurrency 1 and `context` cached
+    tokens (the same traffic formula as the forecast) take the measured TPOT."""
+    _positive("tpot_ms", tpot_ms)
+    at_one = dataclasses.replace(inputs, batch=1, context=context, prompt_tokens=None)
+    traffic = estimate(at_one).traffic_gb
+    return traffic / (inputs.tensor_parallel * tpot_ms / 1e3)
+
+
+def implied_tflops(inputs: RooflineInputs, *, ttft_ms: float, prompt_tokens: int) -> float:
+    """Per-GPU compute rate that would make the prefill of `prompt_tokens` take the measured
+    TTFT (the whole TTFT is charged to prefill compute: an effective, pessimistic rate)."""
+    _positive("ttft_ms", ttft_ms)
+    at_one = dataclasses.replace(inputs, batch=1, prompt_tokens=prompt_tokens)
+    flops = estimate(at_one).prefill_flops
+    return flops / (inputs.tensor_parallel * TERA * ttft_ms / 1e3)
+
+
+def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = None,
+              context: int | None = None, ttft_ms: float | None = None,
+              prompt_tokens: int | None = None) -> Calibration:
+    """Implied effective bandwidth (from TPOT) and compute rate (from TTFT) of a measured run at
+    concurrency 1; `source` names the run (file, date) and is kept with the figures."""
+    if not source.strip():
+        raise RooflineInputError("source", "name the measured run the calibration comes from")
+    bandwidth = tflops = None
+    if tpot_ms is not None:
+        if context is None:
+            raise RooflineInputError("context", "give the cached tokens of the measured run")
+        bandwidth = implied_bandwidth_gb_per_s(inputs, tpot_ms=tpot_ms, context=context)
+    if ttft_ms is not None:
+        if prompt_tokens is None:
+            raise RooflineInputError("prompt_tokens", "give the prompt length of the run")
+        tflops = implied_tflops(inputs, ttft_ms=ttft_ms, prompt_tokens=prompt_tokens)
+    return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens)
+
+
+def apply_calibration(inputs: RooflineInputs, calibration: Calibration) -> RooflineInputs:
+    """Inputs with the calibrated rates in place of the datasheet ones (a rate not calibrated
+    is kept), recording the calibration source."""
+    parts = []
+    if calibration.bandwidth_gb_per_s is not None:
+        parts.append(f"TPOT {calibration.tpot_ms:g} ms at {calibration.context} cached tokens")
+    if calibration.tflops is not None:
+        parts.append(f"TTFT {calibration.ttft_ms:g} ms for {calibration.prompt_tokens} "
+                     "prompt tokens")
+    what = "; ".join(parts) if parts else "no measurement"
+    return dataclasses.replace(
+        inputs,
+        bandwidth_gb_per_s=calibration.bandwidth_gb_per_s or inputs.bandwidth_gb_per_s,
+        tflops=calibration.tflops or inputs.tflops,
+        calibration_source=f"{calibration.source} ({what}, concurrency 1)",
+    )

@@ -1,0 +1,302 @@
+"""The options of `scorecard estimate` resolved into roofline inputs: each value comes from its
+flag, else from a TOML table (`--from-toml`), else from the reference rows (`--model` in
+core__model_architectures, `--gpu` in core__hardware), else from a stated default; each default
+taken is kept as an assumption, and every error names the flag, TOML key or file at fault.
+
+Options are keyed by their TOML key, the flag's name with underscores (`bandwidth_gbs` for
+`--bandwidth-gbs`), as the command's parameters are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.roofline.calibration import Calibration, apply_calibration, calibrate
+from pipeline.engine.roofline.model import REQUIRED_INPUTS, RooflineInputError, RooflineInputs
+from pipeline.engine.roofline.reference import (
+    COMPUTE_COLUMN,
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_RESERVE_SHARE,
+    GPU_COLUMNS,
+    MODEL_FIELDS,
+    WEIGHT_BYTES,
+    default_reserve_gb,
+    default_weights_gb,
+    read_reference,
+    reference_file,
+)
+from schemas.architecture import MODEL_ARCHITECTURES
+from schemas.market import HARDWARE
+from schemas.table import Table, ValidationFailed
+from sources.errors import ParseError
+
+# roofline input -> the flag that sets it (TOML keys are the flag names with underscores).
+FLAGS: dict[str, str] = {
+    "params": "--params",
+    "active_params": "--active-params",
+    "layers": "--layers",
+    "q_heads": "--q-heads",
+    "kv_heads": "--kv-heads",
+    "head_dim": "--head-dim",
+    "cache_bytes": "--cache-bytes",
+    "batch": "--batch",
+    "context": "--context",
+    "prompt_tokens": "--prompt-tokens",
+    "weights_gb": "--weights-gb",
+    "reserve_gb": "--reserve-gb",
+    "budget_gb": "--budget-gb",
+    "bandwidth_gb_per_s": "--bandwidth-gbs",
+    "tflops": "--tflops",
+    "tensor_parallel": "--tensor-parallel",
+    "vocab_size": "--vocab-size",
+    "hidden_size": "--hidden-size",
+}
+_OTHER_KEYS = {
+    "model": "--model", "gpu": "--gpu", "precision": "--precision",
+    "calibrate_tpot_ms": "--calibrate-tpot-ms", "calibrate_context": "--calibrate-context",
+    "calibrate_ttft_ms": "--calibrate-ttft-ms",
+    "calibrate_prompt_tokens": "--calibrate-prompt-tokens",
+    "calibration_source": "--calibration-source",
+}
+_INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
+             "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
+             "calibrate_prompt_tokens"}
+_STRINGS = {"model", "gpu", "precision", "calibration_source"}
+
+
+class EstimateError(Exception):
+    """Bad input, with a message naming the flag, TOML key or file at fault."""
+
+
+def toml_key(flag: str) -> str:
+    return flag.removeprefix("--").replace("-", "_")
+
+
+# --- reference tables --------------------------------------------------------------------
+
+
+def _lookup(flag: str, name: str, path: Path | None, table: Table, key: str, missing: str
+            ) -> dict[str, Any]:
+    """One row of a reference table by id (case-insensitive); errors name the flag."""
+    try:
+        raw = reference_file(table, path)
+    except FileNotFoundError:
+        if path is None:
+            raise
+        raise EstimateError(f"{flag}: {missing}") from None
+    try:
+        rows = read_reference(raw, table)
+    except ValidationFailed as err:
+        raise EstimateError(f"{flag}: {err.report()}") from None
+    except ParseError as err:
+        raise EstimateError(f"{flag}: {err}") from None
+    hit = rows.filter(pl.col(key).str.to_lowercase() == name.lower())
+    if hit.height == 0:
+        known = ", ".join(sorted(rows[key].to_list()))
+        where = raw.url if path is None else raw.name
+        raise EstimateError(f"{flag}: unknown {key} {name!r} in {where} (known: {known})")
+    return hit.row(0, named=True)
+
+
+def lookup_model(name: str, path: Path | None = None) -> dict[str, Any]:
+    """One core__model_architectures row by model id (case-insensitive), from the bundled
+    table or the file at `path`."""
+    return _lookup("--model", name, path, MODEL_ARCHITECTURES, "model",
+                   f"model table {path} not found")
+
+
+def lookup_gpu(name: str, path: Path | None = None) -> dict[str, Any]:
+    """One core__hardware row by GPU id (case-insensitive), with its citation, from the
+    bundled table or the file at `path`."""
+    return _lookup("--gpu", name, path, HARDWARE, "gpu",
+                   f"hardware table {path} not found; give --budget-gb, --bandwidth-gbs and "
+                   "--tflops instead")
+
+
+# --- resolving the inputs ----------------------------------------------------------------
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The `estimate` table (or the top level) of a TOML file, each key a known option of the
+    right type."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EstimateError(f"--from-toml: {path} not found") from None
+    except tomllib.TOMLDecodeError as err:
+        raise EstimateError(f"--from-toml: {path}: {err}") from None
+    table = data.get("estimate", data)
+    if not isinstance(table, dict):
+        raise EstimateError(f"{path}: [estimate] must be a table")
+    allowed = {toml_key(f) for f in (*FLAGS.values(), *_OTHER_KEYS.values())}
+    for key, value in table.items():
+        if key not in allowed:
+            raise EstimateError(f"{path}: unknown key {key!r} (expected one of "
+                                f"{', '.join(sorted(allowed))})")
+        if key in _STRINGS:
+            if not isinstance(value, str):
+                raise EstimateError(f"{path}: key {key!r} must be a string, got {value!r}")
+        elif key in _INTEGERS:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise EstimateError(f"{path}: key {key!r} must be an integer, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            raise EstimateError(f"{path}: key {key!r} must be a number, got {value!r}")
+    return table
+
+
+class _Values:
+    """Each value with where it came from, so an error names the flag or the TOML key."""
+
+    def __init__(self, flags: dict[str, Any], toml: dict[str, Any], toml_path: Path | None):
+        self.flags = {k: v for k, v in flags.items() if v is not None}
+        self.toml = toml
+        self.toml_path = toml_path
+        self.origin: dict[str, str] = {}
+
+    def get(self, key: str, flag: str) -> Any:
+        """The value of `flag` (given as the flag, else in the TOML file), recorded under
+        `key` (the roofline input name, or the TOML key)."""
+        name = toml_key(flag)
+        if name in self.flags:
+            self.origin[key] = flag
+            return self.flags[name]
+        if name in self.toml:
+            self.origin[key] = f"{self.toml_path}: key {name!r}"
+            return self.toml[name]
+        return None
+
+    def where(self, key: str, flag: str) -> str:
+        return self.origin.get(key, flag)
+
+
+def resolve(flags: dict[str, Any], toml_path: Path | None = None,
+            models_csv: Path | None = None, hardware_csv: Path | None = None,
+            ) -> tuple[RooflineInputs, dict[str, Any]]:
+    """The roofline inputs from the options given (keyed by TOML key; None: not given), a TOML
+    table and the reference tables (the bundled ones unless a path is given); plus the context
+    for the report (model, GPU, precision, sources, defaults taken, calibration)."""
+    toml = read_toml(toml_path) if toml_path is not None else {}
+    values = _Values(flags, toml, toml_path)
+    model_name = values.get("model", "--model")
+    gpu_name = values.get("gpu", "--gpu")
+    precision = values.get("precision", "--precision") or "bf16"
+    if precision not in WEIGHT_BYTES:
+        raise EstimateError(f"{values.where('precision', '--precision')}: must be one of "
+                            f"{sorted(WEIGHT_BYTES)}, got {precision!r}")
+    model = lookup_model(model_name, models_csv) if model_name else None
+    gpu = lookup_gpu(gpu_name, hardware_csv) if gpu_name else None
+
+    resolved: dict[str, Any] = {}
+    defaults: list[str] = []
+    for name, flag in FLAGS.items():
+        value = values.get(name, flag)
+        if value is None and name in MODEL_FIELDS and model is not None:
+            value = model[name]
+            values.origin[name] = f"--model {model['model']} ({name})"
+        resolved[name] = value
+    if model is not None:
+        resolved |= {name: model[name] for name in MODEL_FIELDS if name not in FLAGS}
+
+    for name, column in {**GPU_COLUMNS, "tflops": COMPUTE_COLUMN[precision]}.items():
+        if resolved[name] is None and gpu is not None:
+            if gpu.get(column) is None:
+                raise EstimateError(f"--gpu: {gpu['gpu']} has no {column} figure; give "
+                                    f"{FLAGS[name]}")
+            resolved[name] = gpu[column]
+            values.origin[name] = f"--gpu {gpu['gpu']} ({column})"
+
+    if resolved["weights_gb"] is None and resolved["params"] is not None:
+        per = WEIGHT_BYTES[precision]
+        resolved["weights_gb"] = default_weights_gb(float(resolved["params"]), per)
+        defaults.append(f"Weights = {resolved['params']:,.0f} parameters x {per:g} B "
+                        f"({precision}) = {resolved['weights_gb']:,.3f} GB: parameters only "
+                        "(quantisation scales and layers kept in 16-bit are not counted); "
+                        "give --weights-gb for the real checkpoint size.")
+        values.origin["weights_gb"] = "--weights-gb (from --params and --precision)"
+    if resolved["cache_bytes"] is None:
+        resolved["cache_bytes"] = DEFAULT_CACHE_BYTES
+        defaults.append(f"KV cache stored in 16-bit ({DEFAULT_CACHE_BYTES:g} B per element), "
+                        "the engines' default even for FP8 weights; give --cache-bytes 1 for "
+                        "an FP8 cache.")
+    if resolved["reserve_gb"] is None and resolved["budget_gb"] is not None:
+        resolved["reserve_gb"] = default_reserve_gb(float(resolved["budget_gb"]))
+        defaults.append(f"Reserve = {DEFAULT_RESERVE_SHARE:.0%} of the per-GPU budget "
+                        f"({resolved['reserve_gb']:,.2f} GB), what vLLM's default "
+                        "gpu_memory_utilization=0.9 leaves aside; give --reserve-gb to change.")
+        values.origin["reserve_gb"] = (f"--reserve-gb ({DEFAULT_RESERVE_SHARE:.0%} of the "
+                                       "budget)")
+    if resolved["tensor_parallel"] is None:
+        resolved["tensor_parallel"] = 1
+
+    missing = [n for n in REQUIRED_INPUTS if resolved[n] is None]
+    if missing:
+        hints = {n: " or --model" for n in MODEL_FIELDS} | {n: " or --gpu" for n in
+                                                             (*GPU_COLUMNS, "tflops")}
+        wanted = ", ".join(FLAGS[n] + hints.get(n, "") for n in missing)
+        raise EstimateError(f"missing {wanted}")
+    for name in _INTEGERS & set(resolved):
+        value = resolved[name]
+        if isinstance(value, float) and not value.is_integer():
+            raise EstimateError(f"{values.where(name, FLAGS[name])}: must be a whole number, "
+                                f"got {value!r}")
+        if isinstance(value, float):
+            resolved[name] = int(value)
+
+    try:
+        inputs = RooflineInputs(**resolved)
+    except RooflineInputError as err:
+        where = values.where(err.field, FLAGS.get(err.field, err.field))
+        raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
+
+    calibration = _calibrate(inputs, values)
+    if calibration is not None:
+        inputs = apply_calibration(inputs, calibration)
+
+    sources = []
+    for table, row, key in ((MODEL_ARCHITECTURES, model, "model"), (HARDWARE, gpu, "gpu")):
+        if row is not None:
+            sources.append({"table": table.name, "key": row[key],
+                            **{k: _jsonable(row.get(k)) for k in ("source_url", "source_date",
+                                                                 "licence")}})
+    context = {
+        "model": model["model"] if model else None,
+        "gpu": gpu["gpu"] if gpu else None,
+        "precision": precision,
+        "defaults": defaults,
+        "sources": sources,
+        "calibration": dataclasses.asdict(calibration) if calibration else None,
+    }
+    return inputs, context
+
+
+def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
+    get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items() if k.startswith("calib")}
+    if get["calibrate_tpot_ms"] is None and get["calibrate_ttft_ms"] is None:
+        return None
+    pairs = (("calibrate_tpot_ms", "calibrate_context"),
+             ("calibrate_ttft_ms", "calibrate_prompt_tokens"))
+    for measured, needed in pairs:
+        if get[measured] is not None and get[needed] is None:
+            raise EstimateError(f"{_OTHER_KEYS[measured]} needs {_OTHER_KEYS[needed]}")
+    if not get["calibration_source"]:
+        raise EstimateError("--calibration-source: name the measured run (file, date) the "
+                            "calibration comes from")
+    try:
+        return calibrate(inputs, source=get["calibration_source"],
+                         tpot_ms=get["calibrate_tpot_ms"],
+                         context=get["calibrate_context"],
+                         ttft_ms=get["calibrate_ttft_ms"],
+                         prompt_tokens=get["calibrate_prompt_tokens"])
+    except RooflineInputError as err:
+        key = {"tpot_ms": "calibrate_tpot_ms", "ttft_ms": "calibrate_ttft_ms"}.get(err.field)
+        where = values.where(key, _OTHER_KEYS[key]) if key else err.field
+        raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
+
+
+def _jsonable(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value

@@ -1,0 +1,101 @@
+"""What `scorecard estimate` prints: the `--json` object (every roofline output at the top
+level, DESIGN section 9, then the inputs, assumptions, sources and calibration) and the text
+table, built from the options given (see options.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.engine.roofline.model import RooflineInputs, RooflineResult, estimate
+from pipeline.engine.roofline.options import resolve
+
+
+def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
+                    models_csv: Path | None = None, hardware_csv: Path | None = None,
+                    ) -> dict[str, Any]:
+    """The `--json` object for the options given (keyed by TOML key; see `resolve`); an
+    EstimateError names the option at fault."""
+    inputs, context = resolve(flags, toml_path, models_csv, hardware_csv)
+    return report(inputs, estimate(inputs), context)
+
+
+def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]
+           ) -> dict[str, Any]:
+    """The `--json` object: every output at the top level (DESIGN section 9), then the inputs,
+    assumptions (defaults taken first), sources and calibration."""
+    out = result.to_dict()
+    out["assumptions"] = [*context["defaults"], *result.assumptions]
+    out["inputs"] = {**inputs.row(), "calibration_source": inputs.calibration_source}
+    out["grade"] = "estimated"
+    for key in ("model", "gpu", "precision", "sources", "calibration"):
+        out[key] = context[key]
+    return out
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "null" if value is None else f"{value:,.{digits}f}"
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """The human-readable report: memory budget, bounds, ceiling, the binding bound, and the
+    assumptions."""
+    i = data["inputs"]
+    tp = i["tensor_parallel"]
+    what = [x for x in (data["model"], data["gpu"] and f"on {data['gpu']}",
+                        data["precision"], tp > 1 and f"tensor parallel x{tp}") if x]
+    ceiling = data["tokens_per_s_ceiling"]
+    max_batch = data["max_batch"]
+    # (label, number, unit, note); a row without a number is a section heading
+    rows: list[tuple[str, str, str, str]] = [
+        ("Memory budget" + (f" (x{tp} GPUs)" if tp > 1 else ""), "", "", ""),
+        ("budget", _fmt(data["memory_budget_gb"]), "GB", ""),
+        ("weights", _fmt(i["weights_gb"]), "GB", ""),
+        ("reserve", _fmt(i["reserve_gb"] * tp), "GB", ""),
+        ("KV cache", _fmt(data["cache_gb"]), "GB",
+         f"{data['kv_bytes_per_token']:,.0f} B/token x batch {i['batch']:,.0f} x context "
+         f"{i['context']:,.0f}"),
+        ("required", _fmt(data["required_gb"]), "GB", ""),
+        ("headroom", _fmt(data["headroom_gb"]), "GB", ""),
+        ("max batch", "null" if max_batch is None else f"{max_batch:,}", "seq",
+         "at this context, within the budget"),
+        ("Warm decode step", "", "", ""),
+        ("traffic", _fmt(data["traffic_gb"], 3), "GB", "per step"),
+        ("memory time", _fmt(data["memory_ms"], 3), "ms", ""),
+        ("compute time", _fmt(data["compute_ms"], 3), "ms", ""),
+        ("step", _fmt(data["step_ms"], 3), "ms",
+         f"{data['bound']}-bound: intensity {data['arithmetic_intensity_flop_per_byte']:,.1f} "
+         f"vs ridge {data['ridge_flop_per_byte']:,.1f} FLOP/B"),
+        ("ceiling", _fmt(ceiling, 1), "tok/s",
+         "batch / step" if ceiling is not None else f"none: {data['ceiling_reason']}"),
+        ("Prefill", "", "", ""),
+        ("prompt", f"{i['prompt_tokens'] or i['context']:,.0f}", "tokens",
+         f"{data['prefill_flops']:.3e} FLOP"),
+        ("TTFT lower bound", _fmt(data["ttft_lower_bound_ms"], 3), "ms",
+         f"compute {_fmt(data['prefill_compute_ms'], 3)} ms, weights read "
+         f"{_fmt(data['prefill_memory_ms'], 3)} ms"),
+    ]
+    width = max(len(number) for _, number, _, _ in rows)
+    lines = ["Roofline estimate (grade: estimated, never a measurement)"
+             + (" - " + ", ".join(what) if what else "")]
+    for label, number, unit, note in rows:
+        if not number:
+            lines.append(label)
+            continue
+        line = f"  {label:<17} {number:>{width}} {unit:<6}"
+        lines.append((line + f"  {note}" if note else line).rstrip())
+    if data["calibration"]:
+        lines.append(f"Calibrated from: {data['calibration']['source']}")
+    lines.append("Assumptions")
+    lines.extend(f"  - {a}" for a in data["assumptions"])
+    for s in data["sources"]:
+        lines.append(f"Source: {s['table']} {s['key']}: {s['source_url']} "
+                     f"({s['source_date']}, {s['licence']})")
+    return "\n".join(lines)
+
+
+def render_json(data: dict[str, Any]) -> str:
+    """The `--json` output: sorted keys, no NaN."""
+    return json.dumps(data, sort_keys=True, indent=2, allow_nan=False)
