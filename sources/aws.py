@@ -19,16 +19,20 @@ import polars as pl
 import requests
 
 from schemas.market import GPU_OFFERS
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
-from sources.offers import finish_offers, gpu_ids
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
+from sources.offers import finish_offers, instance_columns
 
 SOURCE = "aws"
 BASE_URL = "https://b0.p.awsstatic.com"
 LICENCE = "AWS public on-demand price list (USD); figures cited"
 PROVIDES = (GPU_OFFERS,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 PROVIDER_ID = "aws"
 PATH = ("/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/"
@@ -58,11 +62,24 @@ INSTANCE_TYPES: dict[str, tuple[str, int]] = {
 GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """The price map of each location."""
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_LOCATIONS, lambda location: fetch_prices(
+        session, location, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(GPU_OFFERS, parse_prices(raw.data, url=raw.url, vintage=ctx.vintage,
+                                      fetched_on=raw.fetched_on, regions=ctx.regions,
+                                      fx=ctx.fx_rates(), notes=notes))]
+
+
 def fetch_prices(session: requests.Session, location: str, *, base_url: str = BASE_URL,
                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     if location not in LOCATIONS:
         raise ValueError(f"unknown AWS location {location!r}; known: {sorted(LOCATIONS)}")
-    return [fetch(session, base_url + PATH.format(location.replace(" ", "%20")),
+    return [http.fetch(session, base_url + PATH.format(location.replace(" ", "%20")),
                        source=SOURCE, policy=policy)]
 
 
@@ -99,20 +116,12 @@ def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
     schema = {"offer_id": pl.String(), "region": pl.String(),
               "price_original_per_hour": pl.Float64()}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
-    counts = {name: n for name, (_, n) in INSTANCE_TYPES.items()}
     raw = frame.select(
         pl.lit(PROVIDER_ID).alias("provider_id"), "offer_id", "region",
-        pl.col("offer_id").alias("model"),
-        gpu_ids(pl.col("offer_id"), GPU_MODELS).alias("gpu"),
-        pl.col("offer_id").replace_strict(counts, default=1,
-                                          return_dtype=pl.Int64()).alias("gpu_count"),
-        pl.lit("on_demand").alias("pricing_model"),
-        "price_original_per_hour",
-        pl.lit("USD").alias("currency"),
-        pl.lit(None, pl.String()).alias("note"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *instance_columns(pl.col("offer_id"), INSTANCE_TYPES),
+        pl.lit("on_demand").alias("pricing_model"), "price_original_per_hour",
+        pl.lit("USD").alias("currency"), pl.lit(None, pl.String()).alias("note"),
+        *cited(url, fetched_on, LICENCE),
     )
     return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions, fx=fx,
                          notes=notes)

@@ -20,16 +20,20 @@ import polars as pl
 import requests
 
 from schemas.market import GPU_OFFERS
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
-from sources.offers import finish_offers, gpu_ids
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
+from sources.offers import finish_offers, instance_columns
 
 SOURCE = "azure"
 BASE_URL = "https://prices.azure.com"
 LICENCE = "Azure Retail Prices API (Microsoft retail list prices, USD); figures cited"
 PROVIDES = (GPU_OFFERS,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 PROVIDER_ID = "azure"
 API_VERSION = "2023-01-01-preview"
@@ -57,6 +61,19 @@ def price_filter(region: str, skus: tuple[str, ...]) -> str:
             f"priceType eq 'Consumption' and ({wanted})")
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """Every page of each region."""
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_REGIONS, lambda region: fetch_prices(
+        session, region, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(GPU_OFFERS, parse_prices(raw.data, url=raw.url, vintage=ctx.vintage,
+                                      fetched_on=raw.fetched_on, regions=ctx.regions,
+                                      fx=ctx.fx_rates(), notes=notes))]
+
+
 def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE_URL,
                  skus: tuple[str, ...] = tuple(SKUS), policy: FetchPolicy = DEFAULT_POLICY
                  ) -> list[Fetched]:
@@ -67,7 +84,7 @@ def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE
     host = urlsplit(base_url).netloc
     pages: list[Fetched] = []
     for _ in range(MAX_PAGES):
-        page = fetch(session, url, source=SOURCE, params=params, policy=policy)
+        page = http.fetch(session, url, source=SOURCE, params=params, policy=policy)
         pages.append(page)
         body = load_json_object(page.data, source=SOURCE, url=page.url, required=("Items",))
         following = body.get("NextPageLink")
@@ -118,22 +135,16 @@ def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
     if notes is not None and latest.height < linux.height:
         notes.append(f"{url}: {linux.height - latest.height} older duplicate meter(s) "
                      "superseded by a later effectiveStartDate")
-    counts = {sku: count for sku, (_, count) in SKUS.items()}
     raw = latest.select(
         pl.lit(PROVIDER_ID).alias("provider_id"),
         pl.col("armSkuName").alias("offer_id"),
         pl.col("armRegionName").alias("region"),
-        pl.col("armSkuName").alias("model"),
-        gpu_ids(pl.col("armSkuName"), GPU_MODELS).alias("gpu"),
-        pl.col("armSkuName").replace_strict(counts, default=1,
-                                            return_dtype=pl.Int64()).alias("gpu_count"),
+        *instance_columns(pl.col("armSkuName"), SKUS),
         pl.lit("on_demand").alias("pricing_model"),
         pl.col("retailPrice").alias("price_original_per_hour"),
         pl.col("currencyCode").alias("currency"),
         pl.lit(None, pl.String()).alias("note"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     )
     return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions, fx=fx,
                          notes=notes)

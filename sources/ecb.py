@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import io
 import zipfile
+from datetime import timedelta
 
 import polars as pl
 import requests
 
 from schemas.market import FX_RATES
+from sources import http
 from sources.decode import load_xml
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw
 
 SOURCE = "ecb"
 BASE_URL = "https://www.ecb.europa.eu/stats/eurofxref"
@@ -28,20 +31,46 @@ LICENCE = ("ECB euro reference rates; reuse permitted provided the information a
            "accurately and the ECB is cited as the source (informational rates only)")
 PROVIDES = (FX_RATES,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
+
+LOOKBACK_DAYS = 10  # rates before the month start, so day 1 has a rate to carry forward
+RECENT_DAYS = 80  # a month that started this long ago may be past the 90-day file
 
 _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
+
+
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """The 90-day file for a recent vintage, the full history for an older one."""
+    first, _ = ctx.month
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    if (ctx.today - first).days < RECENT_DAYS:
+        return fetch_recent(session, base_url=base_url, policy=ctx.policy)
+    return fetch_history(session, base_url=base_url, policy=ctx.policy)
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    """The vintage month's rates and the LOOKBACK_DAYS before it."""
+    first, last = ctx.month
+    if raw.url.endswith(".zip") or raw.url.endswith(".csv"):
+        frame = parse_hist_csv(raw.data, url=raw.url)
+    else:
+        frame = parse_xml(raw.data, url=raw.url)
+    window = frame.filter(pl.col("rate_date").is_between(
+        first - timedelta(days=LOOKBACK_DAYS), last))
+    return [(FX_RATES, window)]
 
 
 def fetch_recent(session: requests.Session, *, base_url: str = BASE_URL,
                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """The last 90 days (eurofxref-hist-90d.xml, same format as the daily file)."""
-    return [fetch(session, f"{base_url}/eurofxref-hist-90d.xml", source=SOURCE, policy=policy)]
+    return [http.fetch(session, f"{base_url}/eurofxref-hist-90d.xml", source=SOURCE, policy=policy)]
 
 
 def fetch_history(session: requests.Session, *, base_url: str = BASE_URL,
                   policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """Every rate since 1999 (eurofxref-hist.zip holding eurofxref-hist.csv, ~0.6 MB)."""
-    return [fetch(session, f"{base_url}/eurofxref-hist.zip", source=SOURCE, policy=policy)]
+    return [http.fetch(session, f"{base_url}/eurofxref-hist.zip", source=SOURCE, policy=policy)]
 
 
 def _cited(frame: pl.DataFrame, url: str) -> pl.DataFrame:

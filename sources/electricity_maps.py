@@ -15,15 +15,18 @@ carbonIntensity is skipped with a note; an error object such as {"error": ..., "
 
 from __future__ import annotations
 
+import os
 from datetime import date
 
 import polars as pl
 import requests
 
 from schemas.market import GRID_INTENSITY
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "electricity_maps"
 BASE_URL = "https://api.electricitymaps.com"
@@ -31,6 +34,8 @@ LICENCE = ("Electricity Maps API (free tier: personal use; commercial reuse need
            "contract); attribution: Electricity Maps")
 PROVIDES = (GRID_INTENSITY,)
 ENV_VAR: str | None = "ELECTRICITYMAPS_API_KEY"
+NEEDS_KEY = True
+ACCUMULATE = True  # the free tier serves 24 h: each load re-parses the month's earlier ones
 
 TOKEN_HEADER = "auth-token"
 DEFAULT_ZONES = ("FR", "DE", "ES", "PT", "NL", "BE", "AT", "PL", "IE", "SE-SE3", "IT-NO",
@@ -40,12 +45,27 @@ ZONES = {"DE": "DE-LU", "IT-NO": "IT-NORTH"}
 _GRANULARITY = {"hourly": "hour", "15_minutes": "15min"}
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """The trailing 24 hours of each zone."""
+    token = os.environ[ENV_VAR or ""]
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_history(
+        session, zone, token, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    """The hours of the snapshot that fall in the vintage month."""
+    frame = parse_history(raw.data, url=raw.url, vintage=ctx.vintage,
+                          fetched_on=raw.fetched_on, notes=notes)
+    return [(GRID_INTENSITY, ctx.in_month(frame))]
+
+
 def _fetch(session: requests.Session, kind: str, zone: str, token: str, basis: str,
            base_url: str, policy: FetchPolicy) -> list[Fetched]:
     if basis not in ("lifecycle", "direct"):
         raise ValueError(f"emission factor basis must be lifecycle or direct, not {basis!r}")
     params = {"zone": zone, "disableCallerLookup": "true", "emissionFactorType": basis}
-    return [fetch(session, f"{base_url}/v4/carbon-intensity/{kind}",
+    return [http.fetch(session, f"{base_url}/v4/carbon-intensity/{kind}",
                        source=SOURCE, params=params, headers={TOKEN_HEADER: token},
                        secret_headers=(TOKEN_HEADER,), policy=policy)]
 
@@ -92,9 +112,7 @@ def _rows(records: list[object], url: str, granularity: str, vintage: str, fetch
         pl.col("carbonIntensity").alias("intensity_gco2e_per_kwh"),
         pl.col("emissionFactorType").alias("emission_factor_basis"),
         pl.lit("location_based").alias("accounting"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("interval_start_utc")
 
 

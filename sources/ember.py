@@ -13,15 +13,18 @@ code). Ember intensity uses lifecycle emission factors.
 from __future__ import annotations
 
 import io
+import os
 from datetime import date
 
 import polars as pl
 import requests
 
 from schemas.market import ELECTRICITY_PRICES, GRID_INTENSITY
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "ember"
 BASE_URL = "https://files.ember-energy.org"
@@ -29,6 +32,8 @@ API_URL = "https://api.ember-energy.org"
 LICENCE = "CC BY 4.0, Ember (ember-energy.org)"
 PROVIDES = (ELECTRICITY_PRICES, GRID_INTENSITY)
 ENV_VAR: str | None = "EMBER_API_KEY"  # optional: only the intensity API needs it
+NEEDS_KEY = False
+ACCUMULATE = False
 
 WHOLESALE_PATH = ("/public-downloads/price/outputs/"
                   "european_wholesale_electricity_price_data_monthly.csv")
@@ -47,9 +52,33 @@ INTENSITY_ENTITIES = ("FRA", "DEU", "ESP", "PRT", "NLD", "BEL", "AUT", "POL", "I
                       "IRL", "FIN", "DNK")
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """The wholesale CSV; with a key, also yearly intensity from three years back and monthly
+    intensity from last January (the API's host is the context's `ember_api` base URL)."""
+    out = fetch_wholesale_monthly(session, base_url=ctx.base_url(SOURCE, BASE_URL),
+                                  policy=ctx.policy)
+    key = os.environ.get(ENV_VAR or "")
+    if key:
+        api = ctx.base_url("ember_api", API_URL)
+        year = int(ctx.vintage[:4])
+        out += fetch_intensity(session, key, "yearly", str(year - 3), base_url=api,
+                               policy=ctx.policy)
+        out += fetch_intensity(session, key, "monthly", f"{year - 1}-01", base_url=api,
+                               policy=ctx.policy)
+    return out
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    if "/carbon-intensity/" in raw.url:
+        return [(GRID_INTENSITY, parse_intensity(
+            raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=raw.fetched_on, notes=notes))]
+    return [(ELECTRICITY_PRICES, parse_wholesale_monthly(
+        raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=raw.fetched_on, notes=notes))]
+
+
 def fetch_wholesale_monthly(session: requests.Session, *, base_url: str = BASE_URL,
                             policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
-    return [fetch(session, base_url + WHOLESALE_PATH, source=SOURCE, policy=policy)]
+    return [http.fetch(session, base_url + WHOLESALE_PATH, source=SOURCE, policy=policy)]
 
 
 def fetch_intensity(session: requests.Session, api_key: str, granularity: str, start: str, *,
@@ -60,7 +89,7 @@ def fetch_intensity(session: requests.Session, api_key: str, granularity: str, s
         raise ValueError(f"granularity must be yearly or monthly, not {granularity!r}")
     params = {"entity_code": ",".join(entities), "start_date": start,
               "include_all_dates_value_range": "false", "api_key": api_key}
-    return [fetch(session, f"{base_url}/v1/carbon-intensity/{granularity}",
+    return [http.fetch(session, f"{base_url}/v1/carbon-intensity/{granularity}",
                        source=SOURCE, params=params, secret_params=("api_key",), policy=policy)]
 
 
@@ -118,9 +147,7 @@ def parse_wholesale_monthly(data: bytes, *, url: str, vintage: str, fetched_on: 
         pl.lit("month").alias("resolution"),
         "price_eur_per_mwh",
         pl.lit("day_ahead_average").alias("price_basis"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("zone", "interval_start_utc")
 
 
@@ -165,7 +192,5 @@ def parse_intensity(data: bytes, *, url: str, vintage: str, fetched_on: date,
         pl.col("emissions_intensity_gco2_per_kwh").alias("intensity_gco2e_per_kwh"),
         pl.lit("lifecycle").alias("emission_factor_basis"),
         pl.lit("location_based").alias("accounting"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("zone", "interval_start_utc")

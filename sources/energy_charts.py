@@ -19,9 +19,11 @@ import polars as pl
 import requests
 
 from schemas.market import ELECTRICITY_PRICES
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "energy_charts"
 BASE_URL = "https://api.energy-charts.info"
@@ -29,6 +31,8 @@ LICENCE = ("per response (license_info): CC BY 4.0 from Bundesnetzagentur | SMAR
            "zones, private and internal use only for others; attribution: Energy-Charts.info")
 PROVIDES = (ELECTRICITY_PRICES,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 #: Energy-Charts `bzn` -> our zone code (ZONE_PATTERN: upper case, '-' separated).
 ZONES = {
@@ -44,6 +48,20 @@ RESTRICTED = "RESTRICTED (not CC BY, not for public or commercial reuse): "
 _STEPS = {900: "15min", 3600: "hour"}
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """The vintage month of each zone."""
+    first, last = ctx.month
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda bzn: fetch_prices(
+        session, bzn, first, last, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(ELECTRICITY_PRICES, parse_prices(
+        raw.data, url=raw.url, bzn=raw.params.get("bzn", ""), vintage=ctx.vintage,
+        fetched_on=raw.fetched_on, notes=notes))]
+
+
 def fetch_prices(session: requests.Session, bzn: str, start: date, end: date, *,
                  base_url: str = BASE_URL, policy: FetchPolicy = DEFAULT_POLICY
                  ) -> list[Fetched]:
@@ -51,7 +69,7 @@ def fetch_prices(session: requests.Session, bzn: str, start: date, end: date, *,
     if bzn not in ZONES:
         raise ValueError(f"unknown Energy-Charts bidding zone {bzn!r}; known: {sorted(ZONES)}")
     params = {"bzn": bzn, "start": start.isoformat(), "end": end.isoformat()}
-    return [fetch(session, f"{base_url}/price", source=SOURCE, params=params, policy=policy)]
+    return [http.fetch(session, f"{base_url}/price", source=SOURCE, params=params, policy=policy)]
 
 
 def licence_of(license_info: str) -> str:
@@ -112,7 +130,5 @@ def parse_prices(data: bytes, *, url: str, bzn: str, vintage: str, fetched_on: d
         pl.col("step").replace_strict(_STEPS, return_dtype=pl.String()).alias("resolution"),
         "price_eur_per_mwh",
         pl.lit("day_ahead").alias("price_basis"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(licence).alias("licence"),
+        *cited(url, fetched_on, licence),
     ).sort("interval_start_utc")

@@ -17,6 +17,7 @@ are flagged RESTRICTED in `licence`.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, date, datetime, timedelta
 from xml.etree import ElementTree
 
@@ -24,9 +25,11 @@ import polars as pl
 import requests
 
 from schemas.market import ELECTRICITY_PRICES
+from sources import http
 from sources.decode import load_xml
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "entsoe"
 BASE_URL = "https://web-api.tp.entsoe.eu"
@@ -35,6 +38,8 @@ LICENCE = ("RESTRICTED (not CC BY, not for public or commercial reuse): ENTSO-E 
            "and republishing needs their agreement")
 PROVIDES = (ELECTRICITY_PRICES,)
 ENV_VAR: str | None = "ENTSOE_API_KEY"
+NEEDS_KEY = True
+ACCUMULATE = False
 
 #: Our zone -> EIC code of the bidding zone.
 EIC = {
@@ -45,6 +50,28 @@ EIC = {
 SDAC_POSITION_ZONES = ("DE-LU", "AT")
 DEFAULT_ZONES = tuple(EIC)
 _RESOLUTIONS = {"PT15M": (15, "15min"), "PT60M": (60, "hour")}
+
+
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """Each zone over a UTC window covering the month's local days in every European zone
+    (UTC+0..+3)."""
+    token = os.environ[ENV_VAR or ""]
+    first, last = ctx.month
+    start = datetime(first.year, first.month, first.day, tzinfo=UTC) - timedelta(hours=3)
+    end = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_prices(
+        session, zone, start, end, token, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    """The snapshot's zone read back from its EIC code; the request reaches 3 h back for local
+    days, the vintage keeps its own (UTC) month, as the monthly price is taken by UTC month."""
+    eic = raw.params.get("in_Domain", "")
+    zone = next((z for z, code in EIC.items() if code == eic), eic)
+    frame = parse_prices(raw.data, url=raw.url, zone=zone, vintage=ctx.vintage,
+                         fetched_on=raw.fetched_on, notes=notes)
+    return [(ELECTRICITY_PRICES, ctx.in_month(frame))]
 
 
 def fetch_prices(session: requests.Session, zone: str, start: datetime, end: datetime,
@@ -58,7 +85,7 @@ def fetch_prices(session: requests.Session, zone: str, start: datetime, end: dat
               "periodEnd": f"{end:%Y%m%d%H%M}", "contract_MarketAgreement.type": "A01"}
     if zone in SDAC_POSITION_ZONES:
         params["classificationSequence_AttributeInstanceComponent.position"] = "1"
-    return [fetch(session, f"{base_url}/api", source=SOURCE, params=params,
+    return [http.fetch(session, f"{base_url}/api", source=SOURCE, params=params,
                        secret_params=("securityToken",), policy=policy)]
 
 
@@ -151,6 +178,5 @@ def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: 
     return unique.select(
         pl.lit(vintage).alias("vintage"), pl.lit(zone).alias("zone"), "interval_start_utc",
         "resolution", "price_eur_per_mwh", pl.lit("day_ahead").alias("price_basis"),
-        pl.lit(url).alias("source_url"), pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("interval_start_utc")

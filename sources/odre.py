@@ -14,25 +14,41 @@ with a count; `date_heure` carries its UTC offset.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import polars as pl
 import requests
 
 from schemas.market import GRID_INTENSITY
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "odre"
 BASE_URL = "https://odre.opendatasoft.com"
 LICENCE = "Licence Ouverte / Etalab 2.0 (assumed, usual for ODRE; not confirmed), source RTE"
 PROVIDES = (GRID_INTENSITY,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 DATASET = "eco2mix-national-tr"
 PAGE = 100
 MAX_ROWS = 10_000
+
+
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """Every page of the vintage month (up to today)."""
+    first, last = ctx.month
+    return fetch_records(session, first, last + timedelta(days=1),
+                         base_url=ctx.base_url(SOURCE, BASE_URL), policy=ctx.policy)
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(GRID_INTENSITY, parse_records(raw.data, url=raw.url, vintage=ctx.vintage,
+                                           fetched_on=raw.fetched_on, notes=notes))]
 
 
 def fetch_records(session: requests.Session, start: date, end: date, *,
@@ -45,7 +61,7 @@ def fetch_records(session: requests.Session, start: date, end: date, *,
     pages: list[Fetched] = []
     offset = 0
     while offset + PAGE <= MAX_ROWS:
-        page = fetch(session, url, source=SOURCE, params={
+        page = http.fetch(session, url, source=SOURCE, params={
             "select": "date_heure,taux_co2", "where": where, "order_by": "date_heure",
             "limit": PAGE, "offset": offset, "timezone": "UTC"}, policy=policy)
         pages.append(page)
@@ -88,7 +104,5 @@ def parse_records(data: bytes, *, url: str, vintage: str, fetched_on: date,
         pl.col("co2").alias("intensity_gco2e_per_kwh"),
         pl.lit("direct").alias("emission_factor_basis"),
         pl.lit("location_based").alias("accounting"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("interval_start_utc")

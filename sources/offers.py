@@ -1,6 +1,9 @@
-"""The last step every GPU-price parser shares: from provider rows (RAW_OFFER_COLUMNS: the
-provider's own GPU name in `model`, our hardware id or null in `gpu`) to GPU_OFFERS rows with
-a bidding zone and EUR prices.
+"""What every GPU-price parser shares, and the one conversion of a price to EUR.
+
+Provider rows (RAW_OFFER_COLUMNS: the provider's own GPU name in `model`, our hardware id or
+null in `gpu`) become GPU_OFFERS rows with a bidding zone and EUR prices (`finish_offers`);
+`convert_to_eur` prices a row in EUR at the ECB rate of its date, for the live parsers, the
+bundled reader and the diff of a vintage alike.
 
 A region missing from the region map, or a GPU model missing from the provider's mapping, is
 skipped and described in `notes` (which the ingest summary prints): never silently dropped,
@@ -12,7 +15,6 @@ from __future__ import annotations
 import polars as pl
 
 from schemas.market import GPU_OFFERS
-from sources.bundled import convert_to_eur
 from sources.errors import ParseError
 
 #: Columns a provider parser hands over.
@@ -24,6 +26,7 @@ RAW_OFFER_COLUMNS = ("provider_id", "offer_id", "region", "model", "gpu", "gpu_c
 #: Hours in the month that monthly prices are divided by (365 * 24 / 12).
 HOURS_PER_MONTH = 730.0
 
+#: The ECB rates `convert_to_eur` reads (units of `currency` per EUR on `rate_date`).
 FX_COLUMNS = {"currency": pl.String(), "rate_date": pl.Date(), "units_per_eur": pl.Float64()}
 
 
@@ -32,9 +35,47 @@ def no_fx() -> pl.DataFrame:
     return pl.DataFrame(schema=FX_COLUMNS)
 
 
+def convert_to_eur(offers: pl.DataFrame, fx: pl.DataFrame) -> pl.DataFrame:
+    """Add fx_date, fx_units_per_eur, price_eur_per_hour and price_eur_per_gpu_hour.
+
+    EUR prices pass through with null FX fields; other currencies use the ECB rate of the
+    latest TARGET day on or before `source_date` (units per EUR, so EUR = amount / rate)."""
+    rates = fx.select(
+        pl.col("currency").alias("_fx_currency"), pl.col("rate_date").alias("fx_date"),
+        pl.col("units_per_eur").alias("fx_units_per_eur"),
+    ).sort("fx_date")
+    priced = offers.sort("source_date").join_asof(
+        rates, left_on="source_date", right_on="fx_date", by_left="currency",
+        by_right="_fx_currency", strategy="backward", check_sortedness=False,
+    )
+    is_eur = pl.col("currency") == "EUR"
+    priced = priced.with_columns(
+        pl.when(is_eur).then(None).otherwise(pl.col("fx_date")).alias("fx_date"),
+        pl.when(is_eur).then(None).otherwise(pl.col("fx_units_per_eur")).alias(
+            "fx_units_per_eur"),
+    ).with_columns(
+        pl.when(is_eur).then(pl.col("price_original_per_hour"))
+        .otherwise(pl.col("price_original_per_hour") / pl.col("fx_units_per_eur"))
+        .alias("price_eur_per_hour"),
+    ).with_columns(
+        (pl.col("price_eur_per_hour") / pl.col("gpu_count")).alias("price_eur_per_gpu_hour"),
+    )
+    return priced.sort("provider_id", "offer_id", "region", "pricing_model")
+
+
 def gpu_ids(models: pl.Expr, mapping: dict[str, str]) -> pl.Expr:
     """Map provider GPU model (or SKU) names to hardware ids; unknown names become null."""
     return models.replace_strict(mapping, default=None, return_dtype=pl.String())
+
+
+def instance_columns(name: pl.Expr, types: dict[str, tuple[str, int]]) -> list[pl.Expr]:
+    """model, gpu and gpu_count from an instance type (or SKU) `name` and the provider's
+    table of name -> (hardware id, GPUs per instance); a name missing from it gets a null
+    gpu (so finish_offers skips and reports it) and a count of 1."""
+    counts = {key: count for key, (_, count) in types.items()}
+    return [name.alias("model"),
+            gpu_ids(name, {key: gpu for key, (gpu, _) in types.items()}).alias("gpu"),
+            name.replace_strict(counts, default=1, return_dtype=pl.Int64()).alias("gpu_count")]
 
 
 def skipped_note(rows: pl.DataFrame, what: str, column: str) -> str:

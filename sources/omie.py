@@ -12,14 +12,16 @@ peninsular time, so interval starts are that local midnight in UTC plus (period 
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import polars as pl
 import requests
 
 from schemas.market import ELECTRICITY_PRICES
+from sources import http
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 
 SOURCE = "omie"
 BASE_URL = "https://www.omie.es"
@@ -27,6 +29,8 @@ LICENCE = ("OMIE public information, free of charge: reuse allowed if the origin
            "is respected and OMIE is cited as the source")
 PROVIDES = (ELECTRICITY_PRICES,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 TIMEZONE = "Europe/Madrid"
 HOURLY_DAY = (23, 24, 25)
@@ -37,10 +41,24 @@ def file_name(day: date) -> str:
     return f"marginalpdbc_{day:%Y%m%d}.1"
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """One file for each day of the vintage month (up to today)."""
+    first, last = ctx.month
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return [file for offset in range((last - first).days + 1)
+            for file in fetch_day(session, first + timedelta(days=offset), base_url=base_url,
+                                  policy=ctx.policy)]
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(ELECTRICITY_PRICES, parse_marginal(raw.data, url=raw.url, vintage=ctx.vintage,
+                                                fetched_on=raw.fetched_on, notes=notes))]
+
+
 def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,
               policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     params = {"parents": "marginalpdbc", "filename": file_name(day)}
-    return [fetch(session, f"{base_url}/es/file-download", source=SOURCE,
+    return [http.fetch(session, f"{base_url}/es/file-download", source=SOURCE,
                        params=params, policy=policy)]
 
 
@@ -97,7 +115,5 @@ def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,
         .alias("resolution"),
         "price_eur_per_mwh",
         pl.lit("day_ahead").alias("price_basis"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     ).sort("zone", "interval_start_utc")

@@ -22,9 +22,11 @@ import polars as pl
 import requests
 
 from schemas.market import GPU_OFFERS
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 from sources.offers import HOURS_PER_MONTH, finish_offers, gpu_ids, no_fx
 
 SOURCE = "ovhcloud"
@@ -32,6 +34,8 @@ BASE_URL = "https://eu.api.ovh.com"
 LICENCE = "OVHcloud public price catalog (provider terms); figures cited, not redistributed"
 PROVIDES = (GPU_OFFERS,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 PROVIDER_ID = "ovhcloud"
 SUBSIDIARY = "FR"
@@ -48,10 +52,20 @@ _SUFFIXES = {".consumption": "on_demand", ".monthly.postpaid": "reserved"}
 _SHOWN = re.compile(r"([0-9]+(?:[.,][0-9]{1,2})?)")
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    return fetch_catalog(session, base_url=ctx.base_url(SOURCE, BASE_URL), policy=ctx.policy)
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(GPU_OFFERS, parse_catalog(raw.data, url=raw.url, vintage=ctx.vintage,
+                                       fetched_on=raw.fetched_on, regions=ctx.regions,
+                                       notes=notes))]
+
+
 def fetch_catalog(session: requests.Session, *, subsidiary: str = SUBSIDIARY,
                   base_url: str = BASE_URL, policy: FetchPolicy = DEFAULT_POLICY
                   ) -> list[Fetched]:
-    return [fetch(session, f"{base_url}/1.0/order/catalog/public/cloud",
+    return [http.fetch(session, f"{base_url}/1.0/order/catalog/public/cloud",
                        source=SOURCE, params={"ovhSubsidiary": subsidiary}, policy=policy)]
 
 
@@ -128,9 +142,7 @@ def parse_catalog(data: bytes, *, url: str, vintage: str, fetched_on: date,
         pl.lit(PROVIDER_ID).alias("provider_id"),
         gpu_ids(pl.col("model"), GPU_MODELS).alias("gpu"),
         pl.lit(currency).alias("currency"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     )
     return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions,
                          fx=no_fx(), notes=notes)

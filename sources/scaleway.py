@@ -17,9 +17,11 @@ import polars as pl
 import requests
 
 from schemas.market import GPU_OFFERS
+from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
-from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy, fetch
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.job import Context, Frames, Raw, cited
 from sources.offers import finish_offers, gpu_ids, no_fx
 
 SOURCE = "scaleway"
@@ -27,6 +29,8 @@ BASE_URL = "https://api.scaleway.com"
 LICENCE = "Scaleway public price list (provider terms); figures cited, not redistributed"
 PROVIDES = (GPU_OFFERS,)
 ENV_VAR: str | None = None
+NEEDS_KEY = False
+ACCUMULATE = False
 
 PROVIDER_ID = "scaleway"
 DEFAULT_ZONES = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-1")
@@ -43,6 +47,19 @@ GPU_MODELS = {
 _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/")
 
 
+def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+    """Every page of each zone."""
+    base_url = ctx.base_url(SOURCE, BASE_URL)
+    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_servers(
+        session, zone, base_url=base_url, policy=ctx.policy))
+
+
+def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
+    return [(GPU_OFFERS, parse_servers(raw.data, url=raw.url, vintage=ctx.vintage,
+                                       fetched_on=raw.fetched_on, regions=ctx.regions,
+                                       notes=notes))]
+
+
 def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_URL,
                   policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
     """Every page of server types in `zone`."""
@@ -50,7 +67,7 @@ def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_
     pages: list[Fetched] = []
     seen = 0
     for page in range(1, MAX_PAGES + 1):
-        fetched = fetch(session, url, source=SOURCE,
+        fetched = http.fetch(session, url, source=SOURCE,
                              params={"per_page": PER_PAGE, "page": page}, policy=policy)
         pages.append(fetched)
         body = load_json_object(fetched.data, source=SOURCE, url=fetched.url,
@@ -107,9 +124,7 @@ def parse_servers(data: bytes, *, url: str, vintage: str, fetched_on: date,
         gpu_ids(pl.col("model"), GPU_MODELS).alias("gpu"),
         pl.lit("on_demand").alias("pricing_model"),
         pl.lit("EUR").alias("currency"),
-        pl.lit(url).alias("source_url"),
-        pl.lit(fetched_on).alias("source_date"),
-        pl.lit(LICENCE).alias("licence"),
+        *cited(url, fetched_on, LICENCE),
     )
     return finish_offers(raw, source=SOURCE, url=url, vintage=vintage, regions=regions,
                          fx=no_fx(), notes=notes)

@@ -35,13 +35,13 @@ def ingest(
     from pipeline import store
     from pipeline.ingest.pull import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
     from pipeline.ingest.pull import ingest as run_ingest
-    from pipeline.ingest.jobs import JOBS
+    from sources.registry import SOURCES
 
     err = Console(stderr=True)
-    chosen = list(sources or JOBS)
-    unknown = [s for s in chosen if s not in JOBS]
+    chosen = list(sources or SOURCES)
+    unknown = [s for s in chosen if s not in SOURCES]
     if unknown:
-        err.print(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(JOBS)}")
+        err.print(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(SOURCES)}")
         raise typer.Exit(1)
     today = datetime.now(UTC).date()
     vintage = vintage or today.strftime("%Y-%m")
@@ -94,12 +94,13 @@ def _context(con, vintage, today):  # type: ignore[no-untyped-def]
     SCORECARD_<SOURCE>_BASE_URL, e.g. SCORECARD_SCALEWAY_BASE_URL=http://127.0.0.1:8000."""
     import os
 
-    from pipeline.ingest.jobs import JOBS, Context
     from pipeline.ingest.inputs import fx_rates, regions
+    from sources.job import Context
+    from sources.registry import SOURCES
 
     # every job's host, and Ember's second one (its key-gated API)
     base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"]
-                 for name in (*JOBS, "ember_api")
+                 for name in (*SOURCES, "ember_api")
                  if os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL")}
     return Context(vintage=vintage, today=today, regions=regions(con),
                    fx_rates=lambda: fx_rates(con), base_urls=base_urls)
@@ -114,7 +115,7 @@ def sources_cmd(
     from datetime import UTC
 
     from pipeline import store
-    from pipeline.ingest.jobs import JOBS
+    from sources.registry import SOURCES
 
     path = store.db_path(db)
     status: dict[str, tuple[object, object, object]] = {}
@@ -131,12 +132,11 @@ def sources_cmd(
         return "never" if finished is None else (
             f"{finished:%Y-%m-%d %H:%M} UTC (vintage {vintage}, {rows} rows)")
 
-    for name, job in JOBS.items():
-        module = job.module
+    for name, module in SOURCES.items():
         env = module.ENV_VAR
         key = "none needed" if env is None else (
             f"{env} ({'set' if os.environ.get(env) else 'not set'}"
-            f"{'' if job.needs_key else '; optional, extra data when set'})")
+            f"{'' if module.NEEDS_KEY else '; optional, extra data when set'})")
         typer.echo(f"{name}: provides {', '.join(t.name for t in module.PROVIDES)}")
         typer.echo(f"  licence: {module.LICENCE}")
         typer.echo(f"  key: {key}")

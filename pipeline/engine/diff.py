@@ -33,7 +33,7 @@ import polars as pl
 from pipeline.engine.proposal import Proposal
 from pipeline.engine.resolve import Market
 from pipeline.engine.scorecard import compute, to_contract
-from sources.bundled import convert_to_eur
+from sources.offers import convert_to_eur
 
 GPU_PRICE = "GPU price"
 FX = "FX"

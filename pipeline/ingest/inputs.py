@@ -7,6 +7,7 @@ import duckdb
 import polars as pl
 
 from schemas.market import FX_RATES, REGIONS
+from sources import bundled
 from sources.offers import FX_COLUMNS
 
 REGION_COLUMNS = {"provider_id": pl.String(), "region": pl.String(), "zone": pl.String()}
@@ -14,8 +15,6 @@ REGION_COLUMNS = {"provider_id": pl.String(), "region": pl.String(), "zone": pl.
 
 def regions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The bundled regions.csv when shipped, else whatever core__regions holds."""
-    from sources import bundled
-
     try:
         raw = bundled.read("regions.csv")
     except FileNotFoundError:

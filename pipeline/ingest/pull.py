@@ -23,10 +23,11 @@ import polars as pl
 import requests
 
 from pipeline import store
-from pipeline.ingest.jobs import JOBS, Context, Raw
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 from sources.http import Fetched, FetchError
+from sources.job import Context, Raw
+from sources.registry import SOURCES
 
 #: What a source's run ended as.
 LOADED, UNCHANGED, FAILED, SKIPPED, NOTHING = "loaded", "unchanged", "failed", "skipped", "none"
@@ -60,16 +61,16 @@ def _quiet(source: str, stage: str) -> None:
 def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
            sources: Sequence[str], ctx: Context, *, offline: bool = False,
            progress: Progress = _quiet, record_dir: Path | None = None) -> list[SourceResult]:
-    """Run each source in `sources` (names from JOBS, in JOBS order) and report each.
+    """Run each source in `sources` (names from SOURCES, in SOURCES order) and report each.
 
     With `record_dir`, every fetched response is also written to
     record_dir/<source>/<n>_<last path part>, to refresh test fixtures where network exists
     (the bytes never hold a secret: tokens travel in headers or redacted query parameters)."""
-    unknown = [s for s in sources if s not in JOBS]
+    unknown = [s for s in sources if s not in SOURCES]
     if unknown:
-        raise ValueError(f"unknown source(s) {unknown}; known: {list(JOBS)}")
+        raise ValueError(f"unknown source(s) {unknown}; known: {list(SOURCES)}")
     results = []
-    for name in [s for s in JOBS if s in sources]:
+    for name in [s for s in SOURCES if s in sources]:
         results.append(_run_one(con, session, name, ctx, offline, progress, record_dir))
     return results
 
@@ -77,10 +78,10 @@ def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
 def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, name: str,
              ctx: Context, offline: bool, progress: Progress,
              record_dir: Path | None = None) -> SourceResult:
-    job = JOBS[name]
+    source = SOURCES[name]
     result = SourceResult(name, FAILED)
-    env_var = job.module.ENV_VAR
-    if not offline and job.needs_key and env_var and not os.environ.get(env_var):
+    env_var = source.ENV_VAR
+    if not offline and source.NEEDS_KEY and env_var and not os.environ.get(env_var):
         result.status = SKIPPED
         result.error = f"{env_var} is not set; skipped (set it to ingest this source)"
         return result
@@ -97,7 +98,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
             if session is None:
                 raise ValueError("a requests.Session is needed to fetch")
             progress(name, "fetching")
-            fetched = job.fetch(session, ctx)
+            fetched = source.fetch(session, ctx)
             if record_dir is not None:
                 record(fetched, record_dir / name)
             raws = []
@@ -106,7 +107,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
                                           params=item.params, fetched_at=item.fetched_at)
                 raws.append(Raw(sha, item.url, dict(item.params), item.data,
                                 item.fetched_at))
-        if job.accumulate and not offline:
+        if source.ACCUMULATE and not offline:
             known = {r.sha256 for r in raws}
             earlier = [r for r in stored_snapshots(con, name, ctx.vintage, good_only=True)
                        if r.sha256 not in known]
@@ -118,9 +119,9 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         progress(name, f"parsing {len(raws)} snapshot(s)")
         batches = []
         for raw in sorted(raws, key=lambda r: r.fetched_at):
-            for table, frame in job.parse(raw, ctx, result.notes):
+            for table, frame in source.parse(raw, ctx, result.notes):
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
-        if job.accumulate:
+        if source.ACCUMULATE:
             batches = newest_wins(batches)
         check_keys_across(name, batches)
         if not any(batch.frame.height for batch in batches):

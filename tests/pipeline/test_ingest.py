@@ -14,10 +14,10 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from pipeline import store
-from pipeline.ingest.pull import exit_code, ingest
-from pipeline.ingest.jobs import Context
 from pipeline.ingest.inputs import fx_rates
+from pipeline.ingest.pull import exit_code, ingest
 from sources.http import FetchPolicy
+from sources.job import Context
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = FetchPolicy(retries=2, backoff_s=0.0, sleep=lambda s: None)

@@ -16,10 +16,11 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from pipeline import store
-from pipeline.ingest.pull import exit_code, ingest
-from pipeline.ingest.jobs import JOBS, Context
 from pipeline.ingest.inputs import fx_rates
+from pipeline.ingest.pull import exit_code, ingest
 from sources.http import FetchPolicy
+from sources.job import Context
+from sources.registry import SOURCES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = FetchPolicy(retries=1, backoff_s=0.0, sleep=lambda s: None)
@@ -81,7 +82,7 @@ FAULTS = {
 
 
 def test_every_source_has_a_fault_setup() -> None:
-    assert set(SETUPS) == set(JOBS)
+    assert set(SETUPS) == set(SOURCES)
 
 
 def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, source: str) -> Context:
@@ -90,7 +91,7 @@ def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, source: str)
     zones = {source: setup.zones} if setup.zones else {}
     return Context(vintage="2026-11", today=setup.today, regions=REGIONS,
                    fx_rates=lambda: fx_rates(con), policy=FAST,
-                   base_urls={name: root for name in JOBS}, zones=zones)
+                   base_urls={name: root for name in SOURCES}, zones=zones)
 
 
 def serve(httpserver: HTTPServer, setup: Setup, body: bytes, status: int = 200) -> None:

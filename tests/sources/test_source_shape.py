@@ -1,16 +1,23 @@
-"""Every market-data source module is shaped alike (DESIGN section 3, STYLE habit 1)."""
+"""Every market-data source module is shaped alike (DESIGN section 3, STYLE habit 1): the same
+constants, the job's `fetch(session, ctx)` and `parse(raw, ctx, notes)`, and lower-level
+`fetch_<kind>`/`parse_<kind>` functions of one shape. Read through sources.registry alone, as
+electricitymaps-contrib tests its parsers: no pipeline import."""
 
 from __future__ import annotations
 
 import inspect
 import re
+import typing
 
 import pytest
+import requests
 
-from pipeline.ingest.jobs import JOBS
 from schemas.table import Table
+from sources.http import Fetched
+from sources.job import Context, Frames, Raw
+from sources.registry import SOURCES
 
-MODULES = [job.module for job in JOBS.values()]
+MODULES = list(SOURCES.values())
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
@@ -20,7 +27,33 @@ def test_constants(module) -> None:  # type: ignore[no-untyped-def]
     assert isinstance(module.LICENCE, str) and module.LICENCE
     assert module.PROVIDES and all(isinstance(t, Table) for t in module.PROVIDES)
     assert module.ENV_VAR is None or re.fullmatch(r"[A-Z][A-Z0-9_]*", module.ENV_VAR)
-    assert JOBS[module.SOURCE].module is module
+    assert isinstance(module.NEEDS_KEY, bool) and isinstance(module.ACCUMULATE, bool)
+    assert not module.NEEDS_KEY or module.ENV_VAR, "a key it needs is named in ENV_VAR"
+    assert SOURCES[module.SOURCE] is module
+
+
+def test_the_registry_runs_ecb_first() -> None:
+    """USD prices are converted at parse time with the rates the ecb job loads."""
+    assert next(iter(SOURCES)) == "ecb"
+    assert len(SOURCES) == len(set(SOURCES.values())) == 11
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_job_signatures(module) -> None:  # type: ignore[no-untyped-def]
+    expected = {
+        "fetch": ({"session": requests.Session, "ctx": Context}, list[Fetched]),
+        "parse": ({"raw": Raw, "ctx": Context, "notes": list[str]}, Frames),
+    }
+    for name, (params, returns) in expected.items():
+        function = getattr(module, name)
+        assert function.__module__ == module.__name__, name
+        signature = inspect.signature(function)
+        assert list(signature.parameters) == list(params), name
+        assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                   and p.default is inspect.Parameter.empty
+                   for p in signature.parameters.values()), name
+        hints = typing.get_type_hints(function)
+        assert hints == {**params, "return": returns}, name
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

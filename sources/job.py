@@ -1,0 +1,114 @@
+"""The one shape of a market source's ingest job, and what every job shares.
+
+Each module in `sources.registry` has `fetch(session, ctx) -> list[Fetched]` (which requests
+to make for a vintage) and `parse(raw, ctx, notes) -> Frames` (how one stored snapshot turns
+back into canonical frames), with the flags `NEEDS_KEY` and `ACCUMULATE` beside its other
+constants (`MarketSource` spells the whole shape out).
+
+parse reads only the snapshot (URL, params, bytes, fetch time) and the context, so an
+`--offline` run re-parses stored snapshots exactly as a live run would.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Protocol
+
+import polars as pl
+import requests
+
+from schemas.table import Table
+from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
+from sources.offers import no_fx
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A stored raw snapshot, as parse sees it."""
+
+    sha256: str
+    url: str
+    params: dict[str, str]
+    data: bytes
+    fetched_at: datetime
+
+    @property
+    def fetched_on(self) -> date:
+        """The UTC day of the fetch: the `source_date` of the rows it gives."""
+        return self.fetched_at.astimezone(UTC).date()
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a job needs besides the session: the vintage, the day of the run, the
+    region map, the ECB rates known so far (a callable: the ecb job may just have loaded
+    them), fetch policy and per-source base-URL and zone overrides (tests,
+    SCORECARD_<SOURCE>_BASE_URL)."""
+
+    vintage: str
+    today: date
+    regions: pl.DataFrame
+    fx_rates: Callable[[], pl.DataFrame] = field(default=no_fx)
+    policy: FetchPolicy = DEFAULT_POLICY
+    base_urls: dict[str, str] = field(default_factory=dict)
+    zones: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def base_url(self, source: str, default: str) -> str:
+        return self.base_urls.get(source, default)
+
+    def each_zone(self, source: str, default: tuple[str, ...],
+                  fetch_zone: Callable[[str], list[Fetched]]) -> list[Fetched]:
+        """The responses of fetch_zone(zone) for each zone of `source` in turn: `default`
+        (the module's DEFAULT_ZONES, or its regions or locations) unless `zones` names some."""
+        return [page for zone in self.zones.get(source, default) for page in fetch_zone(zone)]
+
+    @property
+    def month(self) -> tuple[date, date]:
+        """First and last day of the vintage month, the last capped at today."""
+        year, month = (int(p) for p in self.vintage.split("-"))
+        first = date(year, month, 1)
+        last = date(year, month, calendar.monthrange(year, month)[1])
+        return first, min(last, max(self.today, first))
+
+    def in_month(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The rows whose interval starts in the vintage's month (UTC)."""
+        return frame.filter(pl.col("interval_start_utc").dt.strftime("%Y-%m") == self.vintage)
+
+
+#: What parse returns: each canonical table with the rows one snapshot gives it.
+Frames = list[tuple[Table, pl.DataFrame]]
+
+
+class MarketSource(Protocol):
+    """What `sources.registry` holds: a source module, as ingest uses it (read-only
+    properties here stand for the module's constants)."""
+
+    @property
+    def SOURCE(self) -> str: ...
+    @property
+    def BASE_URL(self) -> str: ...
+    @property
+    def LICENCE(self) -> str: ...
+    @property
+    def PROVIDES(self) -> tuple[Table, ...]: ...
+    @property
+    def ENV_VAR(self) -> str | None: ...
+    @property
+    def NEEDS_KEY(self) -> bool:
+        """Skipped (not failed) when ENV_VAR is unset."""
+    @property
+    def ACCUMULATE(self) -> bool:
+        """Each load re-includes the vintage's earlier snapshots."""
+
+    def fetch(self, session: requests.Session, ctx: Context) -> list[Fetched]: ...
+
+    def parse(self, raw: Raw, ctx: Context, notes: list[str]) -> Frames: ...
+
+
+def cited(url: str, fetched_on: date, licence: str) -> list[pl.Expr]:
+    """The provenance columns every market row ends with: source_url, source_date, licence."""
+    return [pl.lit(url).alias("source_url"), pl.lit(fetched_on).alias("source_date"),
+            pl.lit(licence).alias("licence")]
