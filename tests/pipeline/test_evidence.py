@@ -1,4 +1,5 @@
-"""`throughput_from_evidence`: what the scorecard takes from a benchmark file or folder."""
+"""`throughput_from_evidence`: what the scorecard takes from a benchmark file or folder; the
+folder walk and split of evidence files; the `evidence inspect` report without the CLI."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.evidence.bench import bench_frames, load_runs, throughput_from_evidence
+from pipeline.evidence.files import split_files, walk
 from pipeline.evidence.goodput import Slo
+from pipeline.evidence.inspection import PowerLogError, inspect_report, report_table
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,3 +103,35 @@ def test_tables_validate_every_fixture_and_sample() -> None:
     # 3 guidellm v0.3 + 5 aiperf + 3 energy trace (+ 150 llmperf when the samples are there)
     expected = 6 + 5 + 5 + 12 + 5 + 3 + 5 + 3 + (150 if (SAMPLES / "llmperf").exists() else 0)
     assert requests.height == expected
+
+
+def test_walk_and_split_files_sort_a_run_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    shutil.copy(FIXTURES / "energy_run" / "trace.jsonl", folder)
+    shutil.copy(FIXTURES / "energy_run" / "power.csv", folder)
+    shutil.copy(FIXTURES / "energy_run" / "power.csv", folder / ".ipynb_checkpoints")
+    (folder / "README.md").write_text("how the run was made\n")
+    assert [p.name for p in walk(folder)] == ["README.md", "power.csv", "trace.jsonl"]
+    bench, power, notes = split_files([folder])
+    assert ([p.name for p in bench], [p.name for p in power]) == (["trace.jsonl"], ["power.csv"])
+    assert len(notes) == 1 and "README.md: skipped" in notes[0]
+    with pytest.raises(ParseError, match="neither a benchmark result"):
+        split_files([folder / "README.md"])
+
+
+def test_inspect_report_with_power_without_the_cli() -> None:
+    # the issue's energy example (tests/pipeline/test_evidence_cli.py): 1,800 J / 900 goodput
+    # tokens in the window = 2.0 J/token
+    folder = FIXTURES / "energy_run"
+    report = inspect_report([folder], Slo(ttft_ms=300), tz="UTC", power=folder,
+                            run_notes=("a note",))
+    assert report["power"]["energy_j"] == pytest.approx(1800.0)
+    assert report["power"]["energy_j_per_goodput_token"] == pytest.approx(2.0)
+    assert report["runs"][0]["notes"][-1] == "a note"
+    table = report_table(report)
+    assert "goodput_tok/s" in table and "1,800.0 J, 2.000 J per goodput token" in table
+    # a log that does not cover the window: the error names the log
+    with pytest.raises(PowerLogError, match=r"power log .*dcgm_scrapes_2gpu\.prom: .*cover"):
+        inspect_report([folder], Slo(ttft_ms=300), tz="UTC",
+                       power=ROOT / "tests" / "fixtures" / "power" / "dcgm_scrapes_2gpu.prom")
