@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine.metrics import evaluate
+from pipeline.engine.metrics import INPUTS, STEPS, evaluate
+from pipeline.engine.pareto import OBJECTIVES
+from schemas.outputs import OUTPUTS
 
 
 def _inputs(**columns: list) -> pl.DataFrame:
@@ -129,3 +131,18 @@ def test_units_round_trip(power: float, tps: float, pue: float) -> None:
         0, named=True)
     assert row["facility_kwh_per_mtok"] * 3.6e6 / 1e6 / pue == pytest.approx(
         row["energy_j_per_token"], rel=1e-9)
+
+
+def test_every_input_and_step_is_a_declared_figure() -> None:
+    # units and meanings live in schemas/outputs.py; the formulas read them from there
+    assert INPUTS["tokens_per_s"][0] == "tokens/s"
+    assert {s.name: s.unit for s in STEPS}["cpm_eur_per_mtok"] == "EUR/Mtok"
+    for name, (unit, meaning) in INPUTS.items():
+        assert (unit, meaning) == (OUTPUTS[name].unit, OUTPUTS[name].meaning)
+    for step in STEPS:
+        assert step.unit == OUTPUTS[step.name].unit
+
+
+def test_pareto_objectives_go_the_declared_better_way() -> None:
+    for column, sign in OBJECTIVES.values():
+        assert OUTPUTS[column].better == ("higher" if sign > 0 else "lower"), column

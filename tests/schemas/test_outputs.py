@@ -1,0 +1,69 @@
+"""The scorecard's figures are declared once (schemas/outputs.toml), each name carries its unit,
+a name the store also declares has the same unit there, and a slip in the file is an error."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+import schemas.architecture
+import schemas.evidence
+import schemas.market
+import schemas.power  # noqa: F401  (the table modules declare their fields on import)
+from schemas.fields import FIELDS
+from schemas.outputs import DECLARATIONS, OUTPUTS, parse
+
+#: unit -> the parts a column carrying it must hold in its name (unitless shares, ratios,
+#: probabilities and counts need none)
+UNIT_IN_NAME = {
+    "tokens/s": ("_per_s",), "W": ("_w",), "EUR/kWh": ("_eur_per_kwh",),
+    "gCO2e/kWh": ("_gco2e_per_kwh",), "EUR/h": ("_eur_per_hour",), "EUR": ("_eur",),
+    "months": ("_months",), "1/year": ("_per_year",), "EUR/year": ("_eur_per_year",),
+    "EUR/(kW month)": ("_eur_per_kw_month",), "kgCO2e": ("_kgco2e",), "years": ("_years",),
+    "EUR/Mtok": ("_eur_per_mtok",), "J/token": ("_j_per_token",),
+    "kWh/Mtok": ("_kwh_per_mtok",), "gCO2e/Mtok": ("_gco2e_per_mtok",),
+    "level 0-4": ("_level",), "tokens/day": ("_per_day",),
+    "EUR/month": ("monthly_", "_eur"), "MWh/year": ("annual_", "_mwh"),
+    "tCO2e/year": ("annual_", "_tco2e"),
+}
+UNITLESS = {"share", "ratio", "probability", "count"}
+
+
+def test_each_figure_is_declared_once() -> None:
+    text = DECLARATIONS.read_text(encoding="utf-8")
+    with pytest.raises(tomllib.TOMLDecodeError):
+        tomllib.loads(text + '\n[cpm_eur_per_mtok]\nunit = "EUR/Mtok"\n')
+
+
+@pytest.mark.parametrize("entry", [
+    {"unit": "EUR/Mtok", "title": "CPM"},  # no meaning
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "units": "EUR"},  # misspelt key
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "better": "cheaper"},
+    {"unit": 3, "title": "CPM", "meaning": "m"},
+])
+def test_a_slip_in_a_declaration_is_an_error(entry: dict) -> None:
+    with pytest.raises(ValueError, match="cpm_eur_per_mtok"):
+        parse({"cpm_eur_per_mtok": entry})
+
+
+def test_units_show_in_column_names() -> None:
+    for name, output in OUTPUTS.items():
+        if output.unit in UNITLESS:
+            continue
+        assert output.unit in UNIT_IN_NAME, f"{name}: add a rule for unit {output.unit!r}"
+        for part in UNIT_IN_NAME[output.unit]:
+            assert part in name, f"{name} carries {output.unit}"
+
+
+def test_a_name_the_store_declares_too_has_the_same_unit() -> None:
+    shared = set(OUTPUTS) & set(FIELDS)
+    assert shared  # price_eur_per_hour, embodied_kgco2e
+    for name in shared:
+        assert OUTPUTS[name].unit == FIELDS[name].unit, name
+
+
+def test_labels_carry_the_unit() -> None:
+    assert OUTPUTS["cpm_eur_per_mtok"].label == "CPM (EUR/Mtok)"
+    assert OUTPUTS["sovereignty_level"].better == "higher"
+    assert all(o.better in (None, "lower", "higher") for o in OUTPUTS.values())
