@@ -3,8 +3,8 @@ Sizing, Break-even, P(frontier), Pairwise. Numbers are written as numbers (forma
 turned into text), headers carry units, a sheet whose figures the result lacks says so in its
 first row.
 
-openpyxl is imported inside `write_xlsx`; the document's created/modified stamps are the
-result's generated_at, so two runs on the same result give the same workbook contents.
+The document's created/modified stamps are the result's generated_at, so two runs on the same
+result give the same workbook contents.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from openpyxl import Workbook, load_workbook
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
 
 from reports.frames import (
     BREAK_EVEN_HEADERS,
@@ -77,10 +80,6 @@ def about_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def write_xlsx(result: dict[str, Any], path: Path) -> None:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font, PatternFill
-    from openpyxl.utils import get_column_letter
-
     book = Workbook()
     about = book.active
     about.title = "About"
@@ -123,7 +122,5 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
 
 def read_values(path: Path) -> dict[str, list[list[Any]]]:
     """Every sheet's cell values (for tests and for checking a workbook by hand)."""
-    from openpyxl import load_workbook
-
     book = load_workbook(path, read_only=True)
     return {ws.title: [list(r) for r in ws.iter_rows(values_only=True)] for ws in book}

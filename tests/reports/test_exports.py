@@ -10,15 +10,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reports.outputs import write_csv, write_parquet
+from reports.outputs import write_csv, write_outputs, write_parquet
 from reports.xlsx import read_values, write_xlsx
 from tests.reports.conftest import check_snapshot, without_optional
-
-
-@pytest.fixture(autouse=True)
-def _openpyxl(request: pytest.FixtureRequest) -> None:
-    if "xlsx" in request.node.name or "outputs" in request.node.name:
-        pytest.importorskip("openpyxl", reason="XLSX needs openpyxl (a project dependency)")
 
 
 def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path: Path) -> None:
@@ -91,7 +85,6 @@ def test_csv_and_parquet_hold_the_scorecard_table(full: dict[str, Any], tmp_path
 
 def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -> None:
     pytest.importorskip("altair", reason="charts need altair (a project dependency)")
-    from reports.outputs import write_outputs
 
     written = write_outputs(full, tmp_path / "out")
     assert [p.name for p in written] == ["scorecard.html", "scorecard.xlsx", "scorecard.csv",
