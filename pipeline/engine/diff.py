@@ -30,6 +30,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline import store
 from pipeline.engine.proposal import Proposal
 from pipeline.engine.resolve import Market
 from pipeline.engine.scorecard import compute, to_contract
@@ -183,21 +184,6 @@ def shapley(players: list[str], worth: Callable[[frozenset[str]], float | None]
     return values
 
 
-def stored_result(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
-                  ) -> dict[str, Any] | None:
-    import json
-
-    rows = con.execute("SELECT candidates_json FROM out__scorecard WHERE vintage = ? AND "
-                       "proposal = ?", [vintage, proposal]).fetchall()
-    return json.loads(rows[0][0]) if rows else None
-
-
-def _has_data(con: duckdb.DuckDBPyConnection, vintage: str) -> bool:
-    rows = con.execute("SELECT count(*) FROM loads WHERE status = 'ok' AND vintage <= ?",
-                       [vintage]).fetchall()
-    return bool(rows[0][0])
-
-
 def _inputs(c: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     detail = c.get("detail") or {}
     return {k: c.get(k, detail.get(k)) for k in names}
@@ -230,7 +216,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     if market_b is not None and market_b.vintage != vintage_b:
         raise ValueError(f"market_b is of vintage {market_b.vintage}, not {vintage_b}")
     for v in (vintage_a, vintage_b):
-        if not _has_data(con, v):
+        if not store.has_loads_up_to(con, v):
             raise DiffError(f"no market data loaded for a vintage up to {v}; run "
                             f"`scorecard ingest --vintage {v}` first")
     market_a = Market.read(con, vintage_a, proposal.workload)
@@ -250,7 +236,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
 
     now = evaluate(frozenset(groups))
     recomputed_a = evaluate(frozenset())
-    stored = stored_result(con, vintage_a, proposal.proposal.name) if use_stored else None
+    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+              else None)
     baseline = {c["id"]: c for c in stored["candidates"]} if stored else recomputed_a
     notes = []
     if stored is None:
@@ -351,13 +338,3 @@ def _residual_cause(stored: dict[str, Any], recomputed: dict[str, Any],
     if document is not None and document.get("code_version") != code_version:
         others.append(f"code_version: {document.get('code_version')!r} -> {code_version!r}")
     return evidence + others, EVIDENCE if evidence and not others else METHOD
-
-
-def previous_vintage(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
-                     ) -> str | None:
-    """The latest vintage before `vintage` with a stored scorecard of this proposal (what
-    `scorecard run` compares with to add the change-since-last-vintage section)."""
-    rows = con.execute("SELECT max(vintage) FROM out__scorecard WHERE proposal = ? AND "
-                       "vintage < ?", [proposal, vintage]).fetchall()
-    found: str | None = rows[0][0]
-    return found

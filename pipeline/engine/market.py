@@ -15,11 +15,6 @@ from pipeline.engine.sovereignty import ProviderFacts
 from pipeline.store import frame
 
 
-def latest_vintage(con: duckdb.DuckDBPyConnection) -> str | None:
-    rows = con.execute("SELECT max(vintage) FROM loads WHERE status = 'ok'").fetchall()
-    return rows[0][0]
-
-
 def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     return frame(con, """
         SELECT * EXCLUDE (rn) FROM (

@@ -8,13 +8,10 @@ instead of touching the network.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -132,10 +129,10 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         loaded = store.load(con, name, ctx.vintage, batches)
     except FetchError as error:
         result.error = str(error)
-        _record_failure(con, name, ctx.vintage, [], result.error)
+        store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
         result.error = f"parse error: {error}"
-        _record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
+        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
     except ValidationFailed as error:  # store.load has recorded it in `loads`
         result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
     except store.LoadFailed as error:  # recorded by store.load too
@@ -143,7 +140,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
         result.error = f"{type(error).__name__}: {error}"
-        _record_failure(con, name, ctx.vintage, [], result.error)
+        store.record_failure(con, name, ctx.vintage, [], result.error)
     else:
         result.status = loaded.status
         result.rows = loaded.row_count
@@ -205,26 +202,8 @@ def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
                      good_only: bool = False) -> list[Raw]:
     """The raw snapshots of the latest load of `source` for `vintage` that recorded any
     (with `good_only`, of the latest successful load)."""
-    status = "AND status = 'ok' " if good_only else ""
-    row = con.execute(
-        "SELECT snapshots FROM loads WHERE source = ? AND vintage = ? AND snapshots <> '' "
-        + status + "ORDER BY started_at_utc DESC LIMIT 1", [source, vintage]).fetchall()
-    if not row or not row[0][0]:
-        return []
-    shas = row[0][0].split(",")
-    found = con.execute(
-        "SELECT sha256, url, params_json, content, fetched_at_utc FROM raw_snapshots "
-        "WHERE list_contains(?, sha256) ORDER BY fetched_at_utc, url", [shas]).fetchall()
-    return [Raw(sha, url, json.loads(params or "{}"), bytes(content),
-                fetched.astimezone(UTC)) for sha, url, params, content, fetched in found]
-
-
-def _record_failure(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-                    snapshots: list[str], error: str) -> None:
-    now = datetime.now(UTC)
-    con.execute(
-        "INSERT INTO loads VALUES (?, ?, ?, ?, ?, 'failed', 0, ?, NULL, ?, NULL)",
-        [uuid.uuid4().hex, source, vintage, now, now, ",".join(sorted(set(snapshots))), error])
+    return [Raw(*snapshot) for snapshot in
+            store.latest_load_snapshots(con, source, vintage, good_only=good_only)]
 
 
 def exit_code(results: Sequence[SourceResult]) -> int:

@@ -19,21 +19,20 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pipeline.engine import proposal as proposal_file
 from pipeline import store
+from pipeline.cli.diff import diff as diff_command
+from pipeline.engine import proposal as proposal_file
 from pipeline.engine.diff import (
     CAUSES,
     ELECTRICITY,
     EVIDENCE,
     compose,
     diff,
-    previous_vintage,
     shapley,
 )
-from pipeline.cli.diff import diff as diff_command
-from pipeline.ingest.bundled import load_bundled
 from pipeline.engine.resolve import Market
-from pipeline.run import dumps
+from pipeline.ingest.bundled import load_bundled
+from pipeline.workspace import dumps
 from sources import bundled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -147,22 +146,17 @@ def test_stored_baseline_separates_evidence_from_electricity(
     assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.0117289, rel=1e-4)
     assert cpm["change"] == pytest.approx(sum(cpm["by_cause"].values()), abs=1e-12)
     # the run's "last month" lookup finds the stored 2026-09 scorecard, nothing before it
-    assert previous_vintage(two_vintages, "2026-11", "Diff worked example") == "2026-09"
-    assert previous_vintage(two_vintages, "2026-09", "Diff worked example") is None
+    assert store.previous_vintage(two_vintages, "2026-11", "Diff worked example") == "2026-09"
+    assert store.previous_vintage(two_vintages, "2026-09", "Diff worked example") is None
 
 
 def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict[str, Any]:
     """Store a scorecard the way `scorecard run` does (the out__scorecard row)."""
-    import hashlib
-    from datetime import datetime
-
     from pipeline.engine.scorecard import compute, to_contract
 
     result = to_contract(compute(parse(text), str(PROPOSAL), Market.read(con, vintage)),
                          "2026-10-01T09:00:00+00:00", "test")
-    con.execute("INSERT OR REPLACE INTO out__scorecard VALUES (?, ?, ?, ?, ?)",
-                [vintage, result["proposal"], hashlib.sha256(text.encode()).hexdigest(),
-                 datetime.fromisoformat(result["generated_at"]), dumps(result)])
+    store.save_scorecard(con, result, text, dumps(result))
     return result
 
 

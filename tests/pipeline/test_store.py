@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -88,3 +89,48 @@ def test_a_batch_validated_by_its_caller_is_not_validated_again(db: Path) -> Non
                         [store.Batch(FX_RATES, given, sha, "a", validated=True)])
     assert (result.status, result.row_count) == ("loaded", 1)
     assert rows(con) == [(date(2025, 5, 2), -1.0, "ecb")]
+
+
+def test_a_load_links_its_snapshots_and_they_read_back_oldest_first(db: Path) -> None:
+    con = store.connect(db)
+    old = store.save_snapshot(con, b"old", source="ecb", url="https://ecb/1",
+                              fetched_at=datetime(2025, 5, 1, tzinfo=UTC))
+    new = store.save_snapshot(con, b"new", source="ecb", url="https://ecb/2",
+                              params={"day": "2"}, fetched_at=datetime(2025, 5, 2, tzinfo=UTC))
+    store.load(con, "ecb", "2025-05", [store.Batch(FX_RATES, fx(1.13), new, "b"),
+                                       store.Batch(FX_RATES, fx(1.14, day=3), old, "a")])
+    assert [(s.sha256, s.params, s.content) for s in
+            store.latest_load_snapshots(con, "ecb", "2025-05")] == [
+        (old, {}, b"old"), (new, {"day": "2"}, b"new")]
+    # a later failure that read one snapshot is the latest load with snapshots; good_only
+    # still finds the successful one
+    store.record_failure(con, "ecb", "2025-05", [new, new], "parse error: x")
+    assert [s.sha256 for s in store.latest_load_snapshots(con, "ecb", "2025-05")] == [new]
+    assert [s.sha256 for s in store.latest_load_snapshots(con, "ecb", "2025-05",
+                                                          good_only=True)] == [old, new]
+    # a failure with no snapshot (a fetch error) links none and is passed over
+    store.record_failure(con, "ecb", "2025-05", [], "HTTP 500")
+    assert [s.sha256 for s in store.latest_load_snapshots(con, "ecb", "2025-05")] == [new]
+    assert store.latest_load_snapshots(con, "ecb", "2025-06") == []
+
+
+def test_a_store_with_comma_joined_snapshots_is_migrated_once(db: Path) -> None:
+    old = duckdb.connect(str(db))
+    old.execute("""CREATE TABLE loads (
+        load_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, vintage VARCHAR NOT NULL,
+        started_at_utc TIMESTAMPTZ NOT NULL, finished_at_utc TIMESTAMPTZ,
+        status VARCHAR NOT NULL, row_count BIGINT, snapshots VARCHAR, tables VARCHAR,
+        error VARCHAR, fingerprint VARCHAR)""")
+    old.execute("INSERT INTO loads VALUES ('l1', 'ecb', '2025-05', now(), now(), 'ok', 1, "
+                "'aa,bb', 'core_ecb__fx_rates', NULL, 'f'), ('l2', 'ecb', '2025-05', now(), "
+                "now(), 'failed', 0, '', NULL, 'HTTP 500', NULL)")
+    old.close()
+    con = store.connect(db)
+    assert con.execute("SELECT * FROM load_snapshots ORDER BY ALL").fetchall() == [
+        ("l1", "aa"), ("l1", "bb")]
+    assert "snapshots" not in [c[0] for c in con.execute("DESCRIBE loads").fetchall()]
+    assert con.execute("SELECT load_id, status, tables FROM loads ORDER BY 1").fetchall() == [
+        ("l1", "ok", "core_ecb__fx_rates"), ("l2", "failed", None)]
+    con.close()
+    again = store.connect(db)
+    assert again.execute("SELECT count(*) FROM load_snapshots").fetchall() == [(2,)]

@@ -1,0 +1,84 @@
+"""The store's file: where it is, opening it, the bookkeeping tables' DDL (and the migration of
+an older file), and running a query into a polars frame."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from schemas.architecture import MODEL_ARCHITECTURES
+from schemas.market import MARKET_TABLES
+from schemas.table import Table
+
+DEFAULT_DB = "scorecard.duckdb"
+
+#: raw_snapshots: bytes as fetched, content-addressed. loads: one row per load attempt.
+#: load_snapshots: which snapshots a load read. out__scorecard: each rendered scorecard.
+_META_DDL = (
+    """CREATE TABLE IF NOT EXISTS raw_snapshots (
+        sha256 VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, url VARCHAR NOT NULL,
+        params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL,
+        content BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS loads (
+        load_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, vintage VARCHAR NOT NULL,
+        started_at_utc TIMESTAMPTZ NOT NULL, finished_at_utc TIMESTAMPTZ,
+        status VARCHAR NOT NULL, row_count BIGINT, tables VARCHAR,
+        error VARCHAR, fingerprint VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS load_snapshots (
+        load_id VARCHAR NOT NULL, snapshot_sha256 VARCHAR NOT NULL,
+        PRIMARY KEY (load_id, snapshot_sha256))""",
+    """CREATE TABLE IF NOT EXISTS out__scorecard (
+        vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
+        generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR NOT NULL,
+        PRIMARY KEY (vintage, proposal))""",
+)
+
+
+def db_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """--db, else $SCORECARD_DB, else ./scorecard.duckdb."""
+    return Path(explicit or os.environ.get("SCORECARD_DB") or DEFAULT_DB)
+
+
+def connect(path: str | os.PathLike[str],
+            tables: Sequence[Table] = (*MARKET_TABLES, MODEL_ARCHITECTURES)
+            ) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the store with its meta tables and the given core tables."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path))
+    ensure_tables(con, tables)
+    return con
+
+
+def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> None:
+    for ddl in _META_DDL:
+        con.execute(ddl)
+    _link_old_snapshots(con)
+    for table in tables:
+        con.execute(table.ddl())
+
+
+def _link_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
+    """A store written before load_snapshots kept a load's snapshots as a comma-joined
+    `loads.snapshots` string: move them into the link table and drop the column (so this
+    runs once per file)."""
+    if not con.execute("SELECT 1 FROM duckdb_columns() WHERE table_name = 'loads' AND "
+                       "column_name = 'snapshots' AND database_name = current_database() "
+                       "AND schema_name = current_schema()").fetchall():
+        return
+    con.execute("BEGIN TRANSACTION")
+    con.execute("INSERT OR IGNORE INTO load_snapshots SELECT DISTINCT load_id, sha FROM "
+                "(SELECT load_id, unnest(string_split(snapshots, ',')) AS sha FROM loads "
+                "WHERE snapshots <> '') WHERE sha <> ''")
+    con.execute("ALTER TABLE loads DROP COLUMN snapshots")
+    con.execute("COMMIT")
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+    """Run a parameterised query and return a polars frame."""
+    return con.sql(sql, params=list(params)).pl()

@@ -1,0 +1,99 @@
+"""What every command opens: the proposal (a file or the bundled example), the store with the
+bundled reference data loaded, the market of a vintage; and how a command reports what the
+user can fix (`UserError`, exit codes of DESIGN section 9: 1 invalid input, 2 no usable
+market data), its version and its JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline import store
+from pipeline.engine import proposal as proposal_file
+from pipeline.engine.resolve import Market
+from pipeline.evidence.energy import EnergyError
+from pipeline.ingest.bundled import load_bundled
+from schemas.table import ValidationFailed
+from sources.errors import ParseError
+
+EXAMPLE = "example_proposal.toml"
+
+
+class UserError(Exception):
+    """Something the user can fix; `code` is the exit code."""
+
+    def __init__(self, code: int, message: str):
+        self.code = code
+        super().__init__(message)
+
+
+def code_version() -> str:
+    try:
+        return metadata.version("inference-scorecard")
+    except metadata.PackageNotFoundError:  # running from a source tree without install
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class Opened:
+    proposal: proposal_file.Proposal
+    name: str  # the file, or "(bundled example ...)"
+    text: str
+    con: duckdb.DuckDBPyConnection
+    market: Market
+
+
+def proposal_text(path: Path | None) -> tuple[str, str]:
+    if path is None:
+        return (resources.files("pipeline").joinpath(EXAMPLE).read_text(encoding="utf-8"),
+                f"(bundled example {EXAMPLE})")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except OSError as err:
+        raise UserError(1, f"{path}: cannot read: {err.strerror}") from None
+
+
+@contextmanager
+def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[Opened]:
+    """The parsed proposal, the store (bundled reference data loaded) and its market."""
+    text, name = proposal_text(path)
+    try:
+        proposal = proposal_file.parse(text, name)
+    except proposal_file.ProposalError as err:
+        raise UserError(1, str(err)) from None
+    con = store.connect(store.db_path(db))
+    try:
+        try:
+            load_bundled(con)
+        except (ParseError, ValidationFailed) as err:
+            raise UserError(1, f"bundled reference data is invalid, nothing was loaded:\n"
+                               f"{err}") from None
+        vintage = vintage or store.latest_vintage(con)
+        if vintage is None:
+            raise UserError(2, "no market data in the store; run `scorecard ingest` first")
+        yield Opened(proposal, name, text, con,
+                     Market.read(con, vintage, proposal.workload))
+    finally:
+        con.close()
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """Bad proposals and bad evidence files are the user's to fix: exit 1, file named."""
+    try:
+        yield
+    except (proposal_file.ProposalError, ParseError, ValidationFailed, EnergyError,
+            FileNotFoundError) as err:
+        raise UserError(1, str(err)) from None
+
+
+def dumps(result: dict[str, Any]) -> str:
+    """Deterministic JSON: sorted keys, fixed indentation, a trailing newline."""
+    return json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
