@@ -1,16 +1,13 @@
-"""`scorecard ingest` and `scorecard sources` (registered by pipeline/cli.py). Heavy imports
-stay inside the functions so `scorecard --help` starts fast."""
+"""`scorecard ingest` and `scorecard sources` (registered by pipeline/cli/__init__.py). Heavy
+imports stay inside the functions so `scorecard --help` starts fast; the run's checks and setup
+are `pipeline.ingest.start`'s, the run itself `pipeline.ingest.pull`'s."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
-
-VINTAGE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
-USER_AGENT = "inference-scorecard/0.1 (market-data ingest; +https://github.com/)"
 
 
 def ingest(
@@ -29,34 +26,24 @@ def ingest(
     """Pull this month's market data (prices, grid, FX) into the store as a new vintage."""
     from datetime import UTC, datetime
 
-    import requests
     from rich.console import Console
 
     from pipeline import store
+    from pipeline.ingest import start
     from pipeline.ingest.pull import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
     from pipeline.ingest.pull import ingest as run_ingest
-    from sources.registry import SOURCES
 
     err = Console(stderr=True)
-    chosen = list(sources or SOURCES)
-    unknown = [s for s in chosen if s not in SOURCES]
-    if unknown:
-        err.print(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(SOURCES)}")
-        raise typer.Exit(1)
     today = datetime.now(UTC).date()
-    vintage = vintage or today.strftime("%Y-%m")
-    if not VINTAGE.match(vintage):
-        err.print(f"--vintage {vintage!r} is not YYYY-MM")
-        raise typer.Exit(1)
-    if record and offline:
-        err.print("--record needs the network; it cannot be combined with --offline")
-        raise typer.Exit(1)
+    try:
+        chosen, vintage = start.checked(sources, vintage, offline=offline,
+                                        record=bool(record), today=today)
+    except start.RequestError as error:
+        err.print(str(error))
+        raise typer.Exit(1) from None
     con = store.connect(store.db_path(db))
-    ctx = _context(con, vintage, today)
-    session: requests.Session | None = None
-    if not offline:
-        session = requests.Session()
-        session.headers["User-Agent"] = USER_AGENT
+    ctx = start.context(con, vintage, today)
+    session = None if offline else start.session()
     results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,
                                  Path(record) if record else None)
     for result in results:
@@ -89,48 +76,29 @@ def _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,  # t
                           record_dir=record_dir)
 
 
-def _context(con, vintage, today):  # type: ignore[no-untyped-def]
-    """Base URLs can be pointed elsewhere (a replay server, a mirror) with
-    SCORECARD_<SOURCE>_BASE_URL, e.g. SCORECARD_SCALEWAY_BASE_URL=http://127.0.0.1:8000."""
-    import os
-
-    from pipeline.ingest.inputs import fx_rates, regions
-    from sources.job import Context
-    from sources.registry import SOURCES
-
-    # every job's host, and Ember's second one (its key-gated API)
-    base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"]
-                 for name in (*SOURCES, "ember_api")
-                 if os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL")}
-    return Context(vintage=vintage, today=today, regions=regions(con),
-                   fx_rates=lambda: fx_rates(con), base_urls=base_urls)
-
-
 def sources_cmd(
     db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
                                            "./scorecard.duckdb).")] = None,
 ) -> None:
     """List each source: what it provides, licence, key needed, last good fetch, rows."""
     import os
-    from datetime import UTC
 
     from pipeline import store
     from sources.registry import SOURCES
 
     path = store.db_path(db)
-    status: dict[str, tuple[object, object, object]] = {}
+    status: dict[str, store.LastLoad] = {}
     if path.exists():
         con = store.connect(path)
-        for source, finished, rows, vintage in con.execute(
-                "SELECT source, max(finished_at_utc), arg_max(row_count, finished_at_utc), "
-                "arg_max(vintage, finished_at_utc) FROM loads WHERE status = 'ok' "
-                "GROUP BY source").fetchall():
-            status[source] = (finished.astimezone(UTC), rows, vintage)
+        status = store.last_good_loads(con)
         con.close()
+
     def last(name: str) -> str:
-        finished, rows, vintage = status.get(name, (None, None, None))
-        return "never" if finished is None else (
-            f"{finished:%Y-%m-%d %H:%M} UTC (vintage {vintage}, {rows} rows)")
+        if name not in status:
+            return "never"
+        done = status[name]
+        return (f"{done.finished_at:%Y-%m-%d %H:%M} UTC (vintage {done.vintage}, "
+                f"{done.row_count} rows)")
 
     for name, module in SOURCES.items():
         env = module.ENV_VAR

@@ -1,0 +1,58 @@
+"""What an ingest run starts from: the request checked (sources, vintage, `--record` without
+`--offline`), the Context its jobs get (base URLs from the environment, the store's region map
+and ECB rates) and the HTTP session it fetches with."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from datetime import date
+
+import duckdb
+import requests
+
+from pipeline.ingest.inputs import fx_rates, regions
+from schemas.fields import VINTAGE_PATTERN
+from sources.job import Context
+from sources.registry import SOURCES
+
+USER_AGENT = "inference-scorecard/0.1 (market-data ingest; +https://github.com/)"
+
+
+class RequestError(ValueError):
+    """An ingest request that cannot run; the message says why."""
+
+
+def checked(sources: Sequence[str] | None, vintage: str | None, *, offline: bool,
+            record: bool, today: date) -> tuple[list[str], str]:
+    """The sources to run (default: all) and the vintage (default: `today`'s month)."""
+    chosen = list(sources or SOURCES)
+    unknown = [s for s in chosen if s not in SOURCES]
+    if unknown:
+        raise RequestError(f"unknown source(s): {', '.join(unknown)}; "
+                           f"known: {', '.join(SOURCES)}")
+    vintage = vintage or today.strftime("%Y-%m")
+    if not re.match(VINTAGE_PATTERN, vintage):
+        raise RequestError(f"--vintage {vintage!r} is not YYYY-MM")
+    if record and offline:
+        raise RequestError("--record needs the network; it cannot be combined with --offline")
+    return chosen, vintage
+
+
+def context(con: duckdb.DuckDBPyConnection, vintage: str, today: date) -> Context:
+    """Base URLs can be pointed elsewhere (a replay server, a mirror) with
+    SCORECARD_<SOURCE>_BASE_URL, e.g. SCORECARD_SCALEWAY_BASE_URL=http://127.0.0.1:8000."""
+    # every source's host, and Ember's second one (its key-gated API)
+    base_urls = {name: os.environ[f"SCORECARD_{name.upper()}_BASE_URL"]
+                 for name in (*SOURCES, "ember_api")
+                 if os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL")}
+    return Context(vintage=vintage, today=today, regions=regions(con),
+                   fx_rates=lambda: fx_rates(con), base_urls=base_urls)
+
+
+def session() -> requests.Session:
+    """A session that names the project in its User-Agent."""
+    opened = requests.Session()
+    opened.headers["User-Agent"] = USER_AGENT
+    return opened
