@@ -20,57 +20,73 @@ class PrecisionChoice(StrEnum):
     fp8 = "fp8"
 
 
+# The --help text of each option ("": none). An option's name is its TOML key and its flag is
+# the name with dashes (`bandwidth_gbs`, `--bandwidth-gbs`), as the engine's options.py reads them.
+HELP: dict[str, str] = {
+    "model": "Model id from sources/reference/models.csv (fills the architecture flags).",
+    "gpu": "GPU id from sources/reference/hardware.csv (fills budget, bandwidth, compute).",
+    "precision": "bf16 or fp8: weight bytes and the GPU compute column (default: bf16).",
+    "params": "Total parameters.",
+    "active_params": "Parameters used per token (MoE) (default: --params).",
+    "layers": "",
+    "q_heads": "Query heads.",
+    "kv_heads": "KV heads.",
+    "head_dim": "",
+    "cache_bytes": "Bytes per cached K/V element (default: 2).",
+    "batch": "Concurrent sequences.",
+    "context": "Tokens of context each sequence holds.",
+    "prompt_tokens": "Prompt length for the TTFT bound (default: --context).",
+    "weights_gb": "Weights in GB (1e9 B) (default: params x precision bytes).",
+    "reserve_gb": "Per-GPU reserve for activations and runtime (default: 10% of the budget).",
+    "budget_gb": "Per-GPU memory budget in GB.",
+    "bandwidth_gbs": "Per-GPU memory bandwidth in GB/s.",
+    "tflops": "Per-GPU dense compute in TFLOP/s.",
+    "tensor_parallel": "GPUs the model is split over (default: 1).",
+    "vocab_size": "",
+    "hidden_size": "",
+    "calibrate_tpot_ms": "Measured TPOT at concurrency 1 (ms): calibrates bandwidth.",
+    "calibrate_context": "Cached tokens during that measurement.",
+    "calibrate_ttft_ms": "Measured TTFT at concurrency 1 (ms): calibrates compute.",
+    "calibrate_prompt_tokens": "Prompt tokens of that measurement.",
+    "calibration_source": "The measured run (file, date) calibrated from.",
+    "from_toml": "TOML file whose `estimate` table (or top level) holds the options, keys named "
+                 "like the flags (q_heads, bandwidth_gbs, ...).",
+    "json_output": "Print only JSON.",
+}
+
+
 def estimate(
-    model: Annotated[str | None, typer.Option(help="Model id from sources/reference/models.csv "
-                     "(fills the architecture flags).")] = None,
-    gpu: Annotated[str | None, typer.Option(help="GPU id from sources/reference/hardware.csv "
-                   "(fills budget, bandwidth, compute).")] = None,
-    precision: Annotated[PrecisionChoice | None, typer.Option(
-        help="bf16 or fp8: weight bytes and the GPU compute column (default: bf16).")] = None,
-    params: Annotated[float | None, typer.Option(help="Total parameters.")] = None,
-    active_params: Annotated[float | None, typer.Option(
-        help="Parameters used per token (MoE) (default: --params).")] = None,
-    layers: Annotated[int | None, typer.Option()] = None,
-    q_heads: Annotated[int | None, typer.Option(help="Query heads.")] = None,
-    kv_heads: Annotated[int | None, typer.Option(help="KV heads.")] = None,
-    head_dim: Annotated[int | None, typer.Option()] = None,
-    cache_bytes: Annotated[float | None, typer.Option(
-        help="Bytes per cached K/V element (default: 2).")] = None,
-    batch: Annotated[int | None, typer.Option(help="Concurrent sequences.")] = None,
-    context: Annotated[int | None, typer.Option(
-        help="Tokens of context each sequence holds.")] = None,
-    prompt_tokens: Annotated[int | None, typer.Option(
-        help="Prompt length for the TTFT bound (default: --context).")] = None,
-    weights_gb: Annotated[float | None, typer.Option(
-        help="Weights in GB (1e9 B) (default: params x precision bytes).")] = None,
-    reserve_gb: Annotated[float | None, typer.Option(
-        help="Per-GPU reserve for activations and runtime (default: 10% of the budget).")
-    ] = None,
-    budget_gb: Annotated[float | None, typer.Option(help="Per-GPU memory budget in GB.")] = None,
-    bandwidth_gbs: Annotated[float | None, typer.Option(
-        help="Per-GPU memory bandwidth in GB/s.")] = None,
-    tflops: Annotated[float | None, typer.Option(help="Per-GPU dense compute in TFLOP/s.")
-                      ] = None,
-    tensor_parallel: Annotated[int | None, typer.Option(
-        help="GPUs the model is split over (default: 1).")] = None,
-    vocab_size: Annotated[int | None, typer.Option()] = None,
-    hidden_size: Annotated[int | None, typer.Option()] = None,
-    calibrate_tpot_ms: Annotated[float | None, typer.Option(
-        help="Measured TPOT at concurrency 1 (ms): calibrates bandwidth.")] = None,
-    calibrate_context: Annotated[int | None, typer.Option(
-        help="Cached tokens during that measurement.")] = None,
-    calibrate_ttft_ms: Annotated[float | None, typer.Option(
-        help="Measured TTFT at concurrency 1 (ms): calibrates compute.")] = None,
+    model: Annotated[str | None, typer.Option(help=HELP["model"])] = None,
+    gpu: Annotated[str | None, typer.Option(help=HELP["gpu"])] = None,
+    precision: Annotated[PrecisionChoice | None, typer.Option(help=HELP["precision"])] = None,
+    params: Annotated[float | None, typer.Option(help=HELP["params"])] = None,
+    active_params: Annotated[float | None, typer.Option(help=HELP["active_params"])] = None,
+    layers: Annotated[int | None, typer.Option(help=HELP["layers"])] = None,
+    q_heads: Annotated[int | None, typer.Option(help=HELP["q_heads"])] = None,
+    kv_heads: Annotated[int | None, typer.Option(help=HELP["kv_heads"])] = None,
+    head_dim: Annotated[int | None, typer.Option(help=HELP["head_dim"])] = None,
+    cache_bytes: Annotated[float | None, typer.Option(help=HELP["cache_bytes"])] = None,
+    batch: Annotated[int | None, typer.Option(help=HELP["batch"])] = None,
+    context: Annotated[int | None, typer.Option(help=HELP["context"])] = None,
+    prompt_tokens: Annotated[int | None, typer.Option(help=HELP["prompt_tokens"])] = None,
+    weights_gb: Annotated[float | None, typer.Option(help=HELP["weights_gb"])] = None,
+    reserve_gb: Annotated[float | None, typer.Option(help=HELP["reserve_gb"])] = None,
+    budget_gb: Annotated[float | None, typer.Option(help=HELP["budget_gb"])] = None,
+    bandwidth_gbs: Annotated[float | None, typer.Option(help=HELP["bandwidth_gbs"])] = None,
+    tflops: Annotated[float | None, typer.Option(help=HELP["tflops"])] = None,
+    tensor_parallel: Annotated[int | None, typer.Option(help=HELP["tensor_parallel"])] = None,
+    vocab_size: Annotated[int | None, typer.Option(help=HELP["vocab_size"])] = None,
+    hidden_size: Annotated[int | None, typer.Option(help=HELP["hidden_size"])] = None,
+    calibrate_tpot_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_tpot_ms"])] = None,
+    calibrate_context: Annotated[int | None, typer.Option(help=HELP["calibrate_context"])] = None,
+    calibrate_ttft_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_ttft_ms"])] = None,
     calibrate_prompt_tokens: Annotated[int | None, typer.Option(
-        help="Prompt tokens of that measurement.")] = None,
-    calibration_source: Annotated[str | None, typer.Option(
-        help="The measured run (file, date) calibrated from.")] = None,
-    from_toml: Annotated[Path | None, typer.Option(
-        help="TOML file whose `estimate` table (or top level) holds the options, keys named "
-        "like the flags (q_heads, bandwidth_gbs, ...).")] = None,
+        help=HELP["calibrate_prompt_tokens"])] = None,
+    calibration_source: Annotated[str | None, typer.Option(help=HELP["calibration_source"])] = None,
+    from_toml: Annotated[Path | None, typer.Option(help=HELP["from_toml"])] = None,
     models_csv: Annotated[Path | None, typer.Option(hidden=True)] = None,
     hardware_csv: Annotated[Path | None, typer.Option(hidden=True)] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print only JSON.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help=HELP["json_output"])] = False,
 ) -> None:
     """Design-stage capacity estimate: KV-cache fit, memory budget, the warm-decode roofline
     ceiling and the TTFT bound, with every assumption (GB = 1e9 bytes)."""

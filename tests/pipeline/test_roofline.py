@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.engine.roofline import (
+    MODEL_FIELDS,
     OUTPUTS,
     RooflineInputError,
     RooflineInputs,
@@ -24,6 +25,10 @@ from pipeline.engine.roofline import (
     roofline,
     with_reference_inputs,
 )
+from pipeline.engine.roofline.reference import read_reference, reference_file
+from schemas.architecture import MODEL_ARCHITECTURES
+from schemas.market import HARDWARE
+from schemas.table import ValidationFailed
 
 # Issue 6's 8B-class decoder on an 80 GB, 3,350 GB/s, 989 TFLOP/s GPU.
 EXAMPLE = RooflineInputs(
@@ -266,6 +271,25 @@ def test_inputs_from_reference_rows():
         inputs_from_reference(model, gpu | {"fp8_dense_tflops": None}, precision="fp8",
                               batch=1, context=1)
     assert err.value.field == "tflops"
+
+
+def test_reference_rows_are_read_through_the_bundled_reader(tmp_path):
+    models = read_reference(reference_file(MODEL_ARCHITECTURES), MODEL_ARCHITECTURES)
+    gpus = read_reference(reference_file(HARDWARE), HARDWARE)
+    model = models.filter(pl.col("model") == "Llama-3.1-8B").row(0, named=True)
+    gpu = gpus.filter(pl.col("gpu") == "H100-SXM-80GB").row(0, named=True)
+    # the bundled rows give the same inputs as the hand-written rows above
+    bf16 = inputs_from_reference(model, gpu, precision="bf16", batch=16, context=2048)
+    assert bf16.weights_gb == pytest.approx(16.060522496)
+    assert (bf16.reserve_gb, bf16.bandwidth_gb_per_s) == (pytest.approx(8.0), 3350.0)
+    assert bf16.tflops == gpu["bf16_dense_tflops"]
+    assert set(MODEL_FIELDS) <= set(models.columns)
+    # a file in place of the bundled one is named by its path when it is wrong
+    broken = tmp_path / "hardware.csv"
+    broken.write_bytes(reference_file(HARDWARE).content.replace(b"H100-SXM-80GB,", b",", 1))
+    with pytest.raises(ValidationFailed) as err:
+        read_reference(reference_file(HARDWARE, broken), HARDWARE)
+    assert str(broken) in err.value.report()
 
 
 def test_with_reference_inputs_per_row_precision_and_overrides():
