@@ -235,8 +235,8 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
 
     missing = [n for n in REQUIRED_INPUTS if resolved[n] is None]
     if missing:
-        hints = {n: " or --model" for n in MODEL_FIELDS} | {n: " or --gpu" for n in
-                                                             (*GPU_COLUMNS, "tflops")}
+        hints = ({n: " or --model" for n in MODEL_FIELDS}
+                 | {n: " or --gpu" for n in (*GPU_COLUMNS, "tflops")})
         wanted = ", ".join(FLAGS[n] + hints.get(n, "") for n in missing)
         raise EstimateError(f"missing {wanted}")
     for name in _INTEGERS & set(resolved):
