@@ -8,14 +8,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli.estimate import MODELS_CSV, read_reference_csv
+from pipeline.engine.roofline.reference import read_reference, reference_file
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.table import ValidationFailed
 
 
 @pytest.fixture(scope="module")
 def models() -> pl.DataFrame:
-    return read_reference_csv(MODELS_CSV, MODEL_ARCHITECTURES)
+    return read_reference(reference_file(MODEL_ARCHITECTURES), MODEL_ARCHITECTURES)
 
 
 def test_table_validates_and_holds_the_issue_models(models):
@@ -71,12 +71,12 @@ def test_parameter_counts_follow_from_the_architecture(models):
 
 
 def test_a_broken_row_is_rejected_with_its_column(tmp_path: Path):
-    text = MODELS_CSV.read_text(encoding="utf-8").splitlines()
+    text = reference_file(MODEL_ARCHITECTURES).content.decode("utf-8").splitlines()
     header, first = text[0], text[1].split(",")
     first[header.split(",").index("kv_heads")] = "0"
     broken = tmp_path / "models.csv"
     broken.write_text("\n".join([header, ",".join(first)]) + "\n", encoding="utf-8")
     with pytest.raises(ValidationFailed) as err:
-        read_reference_csv(broken, MODEL_ARCHITECTURES)
+        read_reference(reference_file(MODEL_ARCHITECTURES, broken), MODEL_ARCHITECTURES)
     assert "kv_heads" in err.value.report()
     assert str(broken) in err.value.report()
