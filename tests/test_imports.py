@@ -1,0 +1,151 @@
+"""The package's import graph, read from the source (every `import`, at module level or inside a
+function): no cycle between modules, and the direction between the four packages holds.
+
+- schemas imports none of pipeline, sources, reports (it declares; it knows no stage);
+- sources never imports pipeline or reports (a source knows its API, not the engine);
+- reports never imports sources (it renders the engine's result, not raw inputs);
+- nothing imports pipeline.cli, and only pipeline.cli imports inside functions (there, to keep
+  `scorecard --help` fast).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("pipeline", "sources", "schemas", "reports")
+FORBIDDEN = {"schemas": {"pipeline", "sources", "reports"},
+             "sources": {"pipeline", "reports"},
+             "reports": {"sources"}}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+
+
+KNOWN = modules()
+
+
+def target(name: str) -> str | None:
+    """The module of ours that `import name` runs: the longest known prefix."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in KNOWN:
+            return candidate
+        parts.pop()
+    return None
+
+
+def imports(module: str, path: Path) -> Iterator[tuple[str, int, bool]]:
+    """(imported module of ours, line, inside a function) for each import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def visit(node: ast.AST, in_function: bool) -> Iterator[tuple[str, int, bool]]:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if (found := target(alias.name)) is not None:
+                        yield found, child.lineno, in_function
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: resolve against this module's package
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in child.names:  # `from a import b` may import the module a.b
+                    found = target(f"{base}.{alias.name}") or target(base)
+                    if found is not None:
+                        yield found, child.lineno, in_function
+            yield from visit(child, nested)
+
+    yield from visit(tree, False)
+
+
+GRAPH = {m: sorted({(t, line, inside) for t, line, inside in imports(m, p) if t != m})
+         for m, p in KNOWN.items()}
+
+
+def test_the_walker_sees_module_and_function_imports() -> None:
+    # pipeline/cli/__init__.py imports pipeline.run inside its `run` command and registers the
+    # other command modules at module level
+    edges = GRAPH["pipeline.cli"]
+    assert any(t == "pipeline.run" and inside for t, _, inside in edges)
+    assert any(t.startswith("pipeline.cli.") and not inside for t, _, inside in edges)
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_import_direction(package: str) -> None:
+    wrong = [f"{module}:{line} imports {imported}"
+             for module, edges in GRAPH.items() if module.split(".")[0] == package
+             for imported, line, _ in edges if imported.split(".")[0] in FORBIDDEN[package]]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_the_cli_imports_inside_functions_and_nothing_imports_the_cli() -> None:
+    wrong = []
+    for module, edges in GRAPH.items():
+        in_cli = module == "pipeline.cli" or module.startswith("pipeline.cli.")
+        for imported, line, inside in edges:
+            if inside and not in_cli:
+                wrong.append(f"{module}:{line} imports {imported} inside a function")
+            if not in_cli and (imported == "pipeline.cli" or imported.startswith("pipeline.cli.")):
+                wrong.append(f"{module}:{line} imports the CLI ({imported})")
+    assert not wrong, "\n".join(wrong)
+
+
+def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, []):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_cycles_finds_a_loop_and_not_a_chain() -> None:
+    assert cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+    assert cycles({"a": ["b"], "b": ["c"], "c": []}) == []
+
+
+def test_no_import_cycle() -> None:
+    plain = {m: sorted({t for t, _, _ in edges}) for m, edges in GRAPH.items()}
+    assert cycles(plain) == []
