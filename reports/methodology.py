@@ -11,10 +11,10 @@ from __future__ import annotations
 #: engine's own text) and the report prints that, so the two cannot drift apart.
 CONVERSIONS: tuple[tuple[str, str, str, str], ...] = (
     ("Price conversion", "wholesale_eur_per_kwh = price_eur_per_mwh / 1000", "EUR per kWh",
-     "pipeline/metrics.py"),
+     "pipeline/engine/metrics.py"),
     ("FX", "price_eur_per_hour = price_original_per_hour / units_per_eur (ECB reference rate "
      "of the latest TARGET day on or before the price's date)", "EUR per hour",
-     "sources/bundled.py"),
+     "sources/offers.py"),
 )
 
 #: (term, definition)

@@ -63,7 +63,7 @@ class DiffError(ValueError):
 
 def _with_rates_of(offers: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
     """`offers` priced at `other`'s exchange rate for the same offer (where `other` has the
-    offer and converted it), through the one conversion `sources.bundled.convert_to_eur`:
+    offer and converted it), through the one conversion `sources.offers.convert_to_eur`:
     each price is looked up at the date of the rate it borrows."""
     if offers.is_empty():
         return offers

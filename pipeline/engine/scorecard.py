@@ -148,7 +148,7 @@ def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
 
 def formulas() -> list[dict[str, str]]:
     """Every metric step in evaluation order, with the unit and formula text the engine itself
-    holds (pipeline/metrics.py STEPS): reports print these, never a copy of their own."""
+    holds (pipeline/engine/metrics.py STEPS): reports print these, never a copy of their own."""
     return [{"name": s.name, "unit": s.unit, "formula": s.formula} for s in STEPS]
 
 

@@ -1,8 +1,9 @@
 """The bundled example's JSON (generated-at fixed): a change in any figure, key or source
 shows up here. Keys, strings, integers and nulls must match exactly; floats to 1e-12 relative,
 because the last bit of a sum depends on the CPU's vector width (a rerun of the same commit on
-another machine moved `tokens_per_day` from ...097 to ...093). Accept a deliberate change with
-SCORECARD_UPDATE_SNAPSHOTS=1 and review the diff of tests/fixtures/reports/example_scorecard.json."""
+another machine moved `tokens_per_day` from ...097 to ...093). Accept a deliberate change
+with SCORECARD_UPDATE_SNAPSHOTS=1 and review the diff of
+tests/fixtures/reports/example_scorecard.json."""
 
 from __future__ import annotations
 
