@@ -321,8 +321,8 @@ def _methodology(result: dict[str, Any]) -> list[str]:
     parts = [
         '<section id="methodology"><h2>Methodology</h2>',
         "<p>Throughput is the shared denominator of every metric. The steps below are the "
-        "engine's own formulas (pipeline/engine/metrics.py), carried in the result and evaluated in "
-        "this order, each from the inputs (listed under Assumptions) and the steps above it; "
+        "engine's own formulas (pipeline/engine/metrics.py), carried in the result and evaluated "
+        "in this order, each from the inputs (listed under Assumptions) and the steps above it; "
         "docs/methodology.md gives the full text.</p>",
     ]
     if steps:
