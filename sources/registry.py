@@ -3,7 +3,8 @@ prices are converted with its rates). Each is a module of the shape `sources.job
 
 from __future__ import annotations
 
-from sources import (
+from sources.job import MarketSource
+from sources.market import (
     aws,
     azure,
     ecb,
@@ -16,7 +17,6 @@ from sources import (
     ovhcloud,
     scaleway,
 )
-from sources.job import MarketSource
 
 _ORDER: tuple[MarketSource, ...] = (ecb, energy_charts, scaleway, ovhcloud, azure, aws, ember,
                                     electricity_maps, omie, entsoe, odre)

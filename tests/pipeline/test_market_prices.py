@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from pipeline import store
 from pipeline.engine.market import zone_prices
-from sources.energy_charts import RESTRICTED
+from sources.market.energy_charts import RESTRICTED
 
 
 def _insert(con, zone: str, prices: list[float], resolution: str, licence: str,  # type: ignore[no-untyped-def]

@@ -11,9 +11,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GPU_OFFERS
-from sources import aws
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import aws
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "aws_pricing" /

@@ -13,9 +13,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GPU_OFFERS
-from sources import azure
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import azure
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "azure_retail_prices" /

@@ -11,9 +11,9 @@ import samples
 from pytest_httpserver import HTTPServer
 
 from schemas.market import FX_RATES
-from sources import ecb
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import ecb
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "ecb"

@@ -12,9 +12,9 @@ import samples
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GRID_INTENSITY
-from sources import electricity_maps as em
 from sources.errors import ParseError
 from sources.http import FetchError, FetchPolicy
+from sources.market import electricity_maps as em
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "electricity_maps"

@@ -11,9 +11,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import ELECTRICITY_PRICES, GRID_INTENSITY
-from sources import ember
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import ember
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "ember" /

@@ -12,9 +12,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import ELECTRICITY_PRICES
-from sources import energy_charts as ec
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import energy_charts as ec
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "energy_charts"
 URL = "https://api.energy-charts.info/price?bzn=BE&start=2025-10-26&end=2025-10-26"

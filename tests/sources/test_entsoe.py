@@ -11,9 +11,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import ELECTRICITY_PRICES
-from sources import entsoe
 from sources.errors import ParseError
 from sources.http import FetchError, FetchPolicy
+from sources.market import entsoe
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "entsoe"
 URL = "https://web-api.tp.entsoe.eu/api?documentType=A44&securityToken=***"

@@ -10,8 +10,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sources import energy_charts, omie
 from sources.http import redact_url
+from sources.market import energy_charts, omie
 
 START = 1_761_429_600  # 2025-10-25T22:00:00Z
 

@@ -10,9 +10,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GRID_INTENSITY
-from sources import odre
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import odre
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "odre_eco2mix" /

@@ -11,9 +11,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import ELECTRICITY_PRICES
-from sources import omie
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import omie
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "omie" /

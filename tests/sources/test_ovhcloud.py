@@ -12,9 +12,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GPU_OFFERS
-from sources import ovhcloud
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import ovhcloud
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "ovhcloud" / "catalog_public_cloud_FR_excerpt.json"

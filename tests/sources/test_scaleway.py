@@ -12,9 +12,9 @@ import requests
 from pytest_httpserver import HTTPServer
 
 from schemas.market import GPU_OFFERS
-from sources import scaleway
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.market import scaleway
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / ".." / "shared" / "samples" / "scaleway" /

@@ -1,0 +1,3 @@
+"""Market-data sources, one module per source (ecb, energy_charts, scaleway, ovhcloud, azure,
+aws, ember, electricity_maps, omie, entsoe, odre), each owning its ingest job in the shape
+`sources.job` declares; `sources.registry` lists them in the order ingest runs them."""
