@@ -15,7 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import NOT_AVAILABLE, canonical, decode, first_line, from_epoch_s
+from sources.power.frame import NOT_AVAILABLE, canonical, first_line, from_epoch_s, read_text_csv
 
 TOOL = "amd-smi"
 _POWER = ("socket_power", "current_socket_power", "average_socket_power")
@@ -32,11 +32,7 @@ def detect(data: bytes, path: str) -> bool:
 
 
 def _read(data: bytes, path: str) -> pl.DataFrame:
-    text = decode(data, source=TOOL, path=path)
-    try:
-        raw = pl.read_csv(text.encode(), infer_schema=False, truncate_ragged_lines=True)
-    except pl.exceptions.PolarsError as err:
-        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
+    raw = read_text_csv(data, source=TOOL, path=path, truncate_ragged_lines=True)
     return (raw.with_row_index("line", offset=2)
             .filter(pl.any_horizontal(pl.all().exclude("line").is_not_null()))
             .filter(pl.col(raw.columns[0]) != raw.columns[0]))  # repeated header

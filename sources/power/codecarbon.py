@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import canonical, decode, first_line, local_to_utc, require_tz
+from sources.power.frame import canonical, first_line, local_to_utc, read_text_csv, require_tz
 
 TOOL = "codecarbon"
 _REQUIRED = ("timestamp", "duration", "energy_consumed")
@@ -31,11 +31,7 @@ def detect(data: bytes, path: str) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
-    text = decode(data, source=TOOL, path=path)
-    try:
-        raw = pl.read_csv(text.encode(), infer_schema=False)
-    except pl.exceptions.PolarsError as err:
-        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
+    raw = read_text_csv(data, source=TOOL, path=path)
     missing = [c for c in _REQUIRED if c not in raw.columns]
     if missing:
         raise ParseError(TOOL, path, "header", f"missing column(s) {', '.join(missing)}")

@@ -55,6 +55,18 @@ def decode(data: bytes, *, source: str, path: str) -> str:
     return text
 
 
+def read_text_csv(data: bytes, *, source: str, path: str,
+                  truncate_ragged_lines: bool = False) -> pl.DataFrame:
+    """The file (decoded as `decode` does) as a CSV of strings; a CSV polars cannot read is a
+    parse error naming the file."""
+    text = decode(data, source=source, path=path)
+    try:
+        return pl.read_csv(text.encode(), infer_schema=False,
+                           truncate_ragged_lines=truncate_ragged_lines)
+    except pl.exceptions.PolarsError as err:
+        raise ParseError(source, path, "csv", str(err).split("\n", 1)[0]) from None
+
+
 def first_line(data: bytes) -> str:
     """The first line of the first 8 KiB, for format sniffing: BOM dropped, bad bytes
     replaced (detection never fails; parse reports them)."""

@@ -14,7 +14,7 @@ import re
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.frame import canonical, decode, first_line, from_epoch_s
+from sources.power.frame import canonical, first_line, from_epoch_s, read_text_csv
 
 TOOL = "zeus"
 
@@ -25,11 +25,7 @@ def detect(data: bytes, path: str) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
-    text = decode(data, source=TOOL, path=path)
-    try:
-        raw = pl.read_csv(text.encode(), infer_schema=False)
-    except pl.exceptions.PolarsError as err:
-        raise ParseError(TOOL, path, "csv", str(err).split("\n", 1)[0]) from None
+    raw = read_text_csv(data, source=TOOL, path=path)
     raw = raw.rename({c: c.strip() for c in raw.columns})
     missing = [c for c in ("start_time", "window_name", "elapsed_time") if c not in raw.columns]
     if missing:
