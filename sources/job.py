@@ -2,8 +2,10 @@
 
 Each module in `sources.registry` has `fetch(session, ctx) -> list[Fetched]` (which requests
 to make for a vintage) and `parse(raw, ctx, notes) -> Frames` (how one stored snapshot turns
-back into canonical frames), with the flags `NEEDS_KEY` and `ACCUMULATE` beside its other
-constants (`MarketSource` spells the whole shape out).
+back into canonical frames), with its constants declared in one `Source(...)` (the flags
+`NEEDS_KEY` and `ACCUMULATE` among them; `MarketSource` spells the whole shape out). The
+requests go through `Context.fetch` or `Context.each_zone` (base URL override, fetch policy,
+zones), a parse of one table through `single_table`.
 
 parse reads only the snapshot (URL, params, bytes, fetch time) and the context, so an
 `--offline` run re-parses stored snapshots exactly as a live run would.
@@ -15,7 +17,7 @@ import calendar
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import polars as pl
 import requests
@@ -23,6 +25,20 @@ import requests
 from schemas.table import Table
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.offers import no_fx
+
+
+class Source(NamedTuple):
+    """A market source's constants in one declaration, unpacked into the module's SOURCE,
+    BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY and ACCUMULATE (the names ingest reads):
+    a source needs no key and does not accumulate unless it says so."""
+
+    name: str
+    base_url: str
+    licence: str
+    provides: tuple[Table, ...]
+    env_var: str | None = None
+    needs_key: bool = False
+    accumulate: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,14 +72,22 @@ class Context:
     base_urls: dict[str, str] = field(default_factory=dict)
     zones: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def base_url(self, source: str, default: str) -> str:
-        return self.base_urls.get(source, default)
+    def fetch(self, fetch_kind: Callable[..., list[Fetched]], session: requests.Session,
+              *args: object, source: str, base_url: str) -> list[Fetched]:
+        """fetch_kind(session, *args) at the base URL `base_urls` gives `source` (else
+        `base_url`, the module's BASE_URL), under the run's fetch policy."""
+        return fetch_kind(session, *args, base_url=self.base_urls.get(source, base_url),
+                          policy=self.policy)
 
-    def each_zone(self, source: str, default: tuple[str, ...],
-                  fetch_zone: Callable[[str], list[Fetched]]) -> list[Fetched]:
-        """The responses of fetch_zone(zone) for each zone of `source` in turn: `default`
-        (the module's DEFAULT_ZONES, or its regions or locations) unless `zones` names some."""
-        return [page for zone in self.zones.get(source, default) for page in fetch_zone(zone)]
+    def each_zone(self, fetch_zone: Callable[..., list[Fetched]], session: requests.Session,
+                  *args: object, source: str, base_url: str,
+                  zones: tuple[str, ...]) -> list[Fetched]:
+        """The responses of fetch_zone(session, zone, *args), as `fetch` makes them, for each
+        zone of `source` in turn: `zones` (the module's DEFAULT_ZONES, or its regions or
+        locations) unless the context's `zones` names some."""
+        return [page for zone in self.zones.get(source, zones)
+                for page in self.fetch(fetch_zone, session, zone, *args, source=source,
+                                       base_url=base_url)]
 
     @property
     def month(self) -> tuple[date, date]:
@@ -112,3 +136,11 @@ def cited(url: str, fetched_on: date, licence: str) -> list[pl.Expr]:
     """The provenance columns every market row ends with: source_url, source_date, licence."""
     return [pl.lit(url).alias("source_url"), pl.lit(fetched_on).alias("source_date"),
             pl.lit(licence).alias("licence")]
+
+
+def single_table(table: Table, parse_kind: Callable[..., pl.DataFrame], raw: Raw, ctx: Context,
+                 notes: list[str], **params: object) -> Frames:
+    """The one table a snapshot fills: parse_kind(raw.data, url=, vintage=, fetched_on=,
+    notes=, **params), the keywords every parse_<kind> of a source takes."""
+    return [(table, parse_kind(raw.data, url=raw.url, vintage=ctx.vintage,
+                               fetched_on=raw.fetched_on, notes=notes, **params))]

@@ -23,16 +23,12 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 from sources.offers import finish_offers, instance_columns
 
-SOURCE = "aws"
-BASE_URL = "https://b0.p.awsstatic.com"
-LICENCE = "AWS public on-demand price list (USD); figures cited"
-PROVIDES = (GPU_OFFERS,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "aws", "https://b0.p.awsstatic.com", provides=(GPU_OFFERS,),
+    licence="AWS public on-demand price list (USD); figures cited")
 
 PROVIDER_ID = "aws"
 PATH = ("/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/"
@@ -64,15 +60,13 @@ GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
 
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """The price map of each location."""
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_LOCATIONS, lambda location: fetch_prices(
-        session, location, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_prices, session, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_LOCATIONS)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(GPU_OFFERS, parse_prices(raw.data, url=raw.url, vintage=ctx.vintage,
-                                      fetched_on=raw.fetched_on, regions=ctx.regions,
-                                      fx=ctx.fx_rates(), notes=notes))]
+    return single_table(GPU_OFFERS, parse_prices, raw, ctx, notes, regions=ctx.regions,
+                        fx=ctx.fx_rates())
 
 
 def fetch_prices(session: requests.Session, location: str, *, base_url: str = BASE_URL,

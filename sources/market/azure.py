@@ -24,16 +24,12 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 from sources.offers import finish_offers, instance_columns
 
-SOURCE = "azure"
-BASE_URL = "https://prices.azure.com"
-LICENCE = "Azure Retail Prices API (Microsoft retail list prices, USD); figures cited"
-PROVIDES = (GPU_OFFERS,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "azure", "https://prices.azure.com", provides=(GPU_OFFERS,),
+    licence="Azure Retail Prices API (Microsoft retail list prices, USD); figures cited")
 
 PROVIDER_ID = "azure"
 API_VERSION = "2023-01-01-preview"
@@ -63,15 +59,13 @@ def price_filter(region: str, skus: tuple[str, ...]) -> str:
 
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """Every page of each region."""
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_REGIONS, lambda region: fetch_prices(
-        session, region, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_prices, session, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_REGIONS)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(GPU_OFFERS, parse_prices(raw.data, url=raw.url, vintage=ctx.vintage,
-                                      fetched_on=raw.fetched_on, regions=ctx.regions,
-                                      fx=ctx.fx_rates(), notes=notes))]
+    return single_table(GPU_OFFERS, parse_prices, raw, ctx, notes, regions=ctx.regions,
+                        fx=ctx.fx_rates())
 
 
 def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE_URL,

@@ -23,16 +23,12 @@ from sources import http
 from sources.decode import load_xml
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw
+from sources.job import Context, Frames, Raw, Source
 
-SOURCE = "ecb"
-BASE_URL = "https://www.ecb.europa.eu/stats/eurofxref"
-LICENCE = ("ECB euro reference rates; reuse permitted provided the information appears "
-           "accurately and the ECB is cited as the source (informational rates only)")
-PROVIDES = (FX_RATES,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "ecb", "https://www.ecb.europa.eu/stats/eurofxref", provides=(FX_RATES,),
+    licence=("ECB euro reference rates; reuse permitted provided the information appears "
+             "accurately and the ECB is cited as the source (informational rates only)"))
 
 LOOKBACK_DAYS = 10  # rates before the month start, so day 1 has a rate to carry forward
 RECENT_DAYS = 80  # a month that started this long ago may be past the 90-day file
@@ -43,10 +39,9 @@ _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """The 90-day file for a recent vintage, the full history for an older one."""
     first, _ = ctx.month
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    if (ctx.today - first).days < RECENT_DAYS:
-        return fetch_recent(session, base_url=base_url, policy=ctx.policy)
-    return fetch_history(session, base_url=base_url, policy=ctx.policy)
+    recent = (ctx.today - first).days < RECENT_DAYS
+    return ctx.fetch(fetch_recent if recent else fetch_history, session, source=SOURCE,
+                     base_url=BASE_URL)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:

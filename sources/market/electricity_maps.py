@@ -26,16 +26,14 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited
 
-SOURCE = "electricity_maps"
-BASE_URL = "https://api.electricitymaps.com"
-LICENCE = ("Electricity Maps API (free tier: personal use; commercial reuse needs a "
-           "contract); attribution: Electricity Maps")
-PROVIDES = (GRID_INTENSITY,)
-ENV_VAR: str | None = "ELECTRICITYMAPS_API_KEY"
-NEEDS_KEY = True
-ACCUMULATE = True  # the free tier serves 24 h: each load re-parses the month's earlier ones
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "electricity_maps", "https://api.electricitymaps.com", provides=(GRID_INTENSITY,),
+    licence=("Electricity Maps API (free tier: personal use; commercial reuse needs a "
+             "contract); attribution: Electricity Maps"),
+    # the free tier serves 24 h: each load re-parses the month's earlier ones
+    env_var="ELECTRICITYMAPS_API_KEY", needs_key=True, accumulate=True)
 
 TOKEN_HEADER = "auth-token"
 DEFAULT_ZONES = ("FR", "DE", "ES", "PT", "NL", "BE", "AT", "PL", "IE", "SE-SE3", "IT-NO",
@@ -48,9 +46,8 @@ _GRANULARITY = {"hourly": "hour", "15_minutes": "15min"}
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """The trailing 24 hours of each zone."""
     token = os.environ[ENV_VAR or ""]
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_history(
-        session, zone, token, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_history, session, token, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_ZONES)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:

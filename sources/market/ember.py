@@ -24,16 +24,13 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 
-SOURCE = "ember"
-BASE_URL = "https://files.ember-energy.org"
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "ember", "https://files.ember-energy.org", provides=(ELECTRICITY_PRICES, GRID_INTENSITY),
+    licence="CC BY 4.0, Ember (ember-energy.org)",
+    env_var="EMBER_API_KEY")  # optional: only the intensity API needs it
 API_URL = "https://api.ember-energy.org"
-LICENCE = "CC BY 4.0, Ember (ember-energy.org)"
-PROVIDES = (ELECTRICITY_PRICES, GRID_INTENSITY)
-ENV_VAR: str | None = "EMBER_API_KEY"  # optional: only the intensity API needs it
-NEEDS_KEY = False
-ACCUMULATE = False
 
 WHOLESALE_PATH = ("/public-downloads/price/outputs/"
                   "european_wholesale_electricity_price_data_monthly.csv")
@@ -55,25 +52,20 @@ INTENSITY_ENTITIES = ("FRA", "DEU", "ESP", "PRT", "NLD", "BEL", "AUT", "POL", "I
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """The wholesale CSV; with a key, also yearly intensity from three years back and monthly
     intensity from last January (the API's host is the context's `ember_api` base URL)."""
-    out = fetch_wholesale_monthly(session, base_url=ctx.base_url(SOURCE, BASE_URL),
-                                  policy=ctx.policy)
+    out = ctx.fetch(fetch_wholesale_monthly, session, source=SOURCE, base_url=BASE_URL)
     key = os.environ.get(ENV_VAR or "")
     if key:
-        api = ctx.base_url("ember_api", API_URL)
         year = int(ctx.vintage[:4])
-        out += fetch_intensity(session, key, "yearly", str(year - 3), base_url=api,
-                               policy=ctx.policy)
-        out += fetch_intensity(session, key, "monthly", f"{year - 1}-01", base_url=api,
-                               policy=ctx.policy)
+        for granularity, since in (("yearly", str(year - 3)), ("monthly", f"{year - 1}-01")):
+            out += ctx.fetch(fetch_intensity, session, key, granularity, since,
+                             source="ember_api", base_url=API_URL)
     return out
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     if "/carbon-intensity/" in raw.url:
-        return [(GRID_INTENSITY, parse_intensity(
-            raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=raw.fetched_on, notes=notes))]
-    return [(ELECTRICITY_PRICES, parse_wholesale_monthly(
-        raw.data, url=raw.url, vintage=ctx.vintage, fetched_on=raw.fetched_on, notes=notes))]
+        return single_table(GRID_INTENSITY, parse_intensity, raw, ctx, notes)
+    return single_table(ELECTRICITY_PRICES, parse_wholesale_monthly, raw, ctx, notes)
 
 
 def fetch_wholesale_monthly(session: requests.Session, *, base_url: str = BASE_URL,

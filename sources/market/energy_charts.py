@@ -23,16 +23,12 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 
-SOURCE = "energy_charts"
-BASE_URL = "https://api.energy-charts.info"
-LICENCE = ("per response (license_info): CC BY 4.0 from Bundesnetzagentur | SMARD.de for some "
-           "zones, private and internal use only for others; attribution: Energy-Charts.info")
-PROVIDES = (ELECTRICITY_PRICES,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "energy_charts", "https://api.energy-charts.info", provides=(ELECTRICITY_PRICES,),
+    licence=("per response (license_info): CC BY 4.0 from Bundesnetzagentur | SMARD.de for some "
+             "zones, private and internal use only for others; attribution: Energy-Charts.info"))
 
 #: Energy-Charts `bzn` -> our zone code (ZONE_PATTERN: upper case, '-' separated).
 ZONES = {
@@ -51,15 +47,13 @@ _STEPS = {900: "15min", 3600: "hour"}
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """The vintage month of each zone."""
     first, last = ctx.month
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda bzn: fetch_prices(
-        session, bzn, first, last, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_prices, session, first, last, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_ZONES)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(ELECTRICITY_PRICES, parse_prices(
-        raw.data, url=raw.url, bzn=raw.params.get("bzn", ""), vintage=ctx.vintage,
-        fetched_on=raw.fetched_on, notes=notes))]
+    return single_table(ELECTRICITY_PRICES, parse_prices, raw, ctx, notes,
+                        bzn=raw.params.get("bzn", ""))
 
 
 def fetch_prices(session: requests.Session, bzn: str, start: date, end: date, *,

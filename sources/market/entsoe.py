@@ -29,17 +29,14 @@ from sources import http
 from sources.decode import load_xml
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited
 
-SOURCE = "entsoe"
-BASE_URL = "https://web-api.tp.entsoe.eu"
-LICENCE = ("RESTRICTED (not CC BY, not for public or commercial reuse): ENTSO-E Transparency "
-           "Platform; day-ahead prices are owned by the NEMOs (EPEX SPOT, OMIE, Nord Pool) "
-           "and republishing needs their agreement")
-PROVIDES = (ELECTRICITY_PRICES,)
-ENV_VAR: str | None = "ENTSOE_API_KEY"
-NEEDS_KEY = True
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "entsoe", "https://web-api.tp.entsoe.eu", provides=(ELECTRICITY_PRICES,),
+    licence=("RESTRICTED (not CC BY, not for public or commercial reuse): ENTSO-E Transparency "
+             "Platform; day-ahead prices are owned by the NEMOs (EPEX SPOT, OMIE, Nord Pool) "
+             "and republishing needs their agreement"),
+    env_var="ENTSOE_API_KEY", needs_key=True)
 
 #: Our zone -> EIC code of the bidding zone.
 EIC = {
@@ -59,9 +56,8 @@ def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     first, last = ctx.month
     start = datetime(first.year, first.month, first.day, tzinfo=UTC) - timedelta(hours=3)
     end = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_prices(
-        session, zone, start, end, token, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_prices, session, start, end, token, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_ZONES)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:

@@ -24,15 +24,11 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 
-SOURCE = "odre"
-BASE_URL = "https://odre.opendatasoft.com"
-LICENCE = "Licence Ouverte / Etalab 2.0 (assumed, usual for ODRE; not confirmed), source RTE"
-PROVIDES = (GRID_INTENSITY,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "odre", "https://odre.opendatasoft.com", provides=(GRID_INTENSITY,),
+    licence="Licence Ouverte / Etalab 2.0 (assumed, usual for ODRE; not confirmed), source RTE")
 
 DATASET = "eco2mix-national-tr"
 PAGE = 100
@@ -42,13 +38,12 @@ MAX_ROWS = 10_000
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """Every page of the vintage month (up to today)."""
     first, last = ctx.month
-    return fetch_records(session, first, last + timedelta(days=1),
-                         base_url=ctx.base_url(SOURCE, BASE_URL), policy=ctx.policy)
+    return ctx.fetch(fetch_records, session, first, last + timedelta(days=1), source=SOURCE,
+                     base_url=BASE_URL)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(GRID_INTENSITY, parse_records(raw.data, url=raw.url, vintage=ctx.vintage,
-                                           fetched_on=raw.fetched_on, notes=notes))]
+    return single_table(GRID_INTENSITY, parse_records, raw, ctx, notes)
 
 
 def fetch_records(session: requests.Session, start: date, end: date, *,

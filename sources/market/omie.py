@@ -21,16 +21,12 @@ from schemas.market import ELECTRICITY_PRICES
 from sources import http
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 
-SOURCE = "omie"
-BASE_URL = "https://www.omie.es"
-LICENCE = ("OMIE public information, free of charge: reuse allowed if the original content "
-           "is respected and OMIE is cited as the source")
-PROVIDES = (ELECTRICITY_PRICES,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "omie", "https://www.omie.es", provides=(ELECTRICITY_PRICES,),
+    licence=("OMIE public information, free of charge: reuse allowed if the original content "
+             "is respected and OMIE is cited as the source"))
 
 TIMEZONE = "Europe/Madrid"
 HOURLY_DAY = (23, 24, 25)
@@ -44,15 +40,13 @@ def file_name(day: date) -> str:
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """One file for each day of the vintage month (up to today)."""
     first, last = ctx.month
-    base_url = ctx.base_url(SOURCE, BASE_URL)
     return [file for offset in range((last - first).days + 1)
-            for file in fetch_day(session, first + timedelta(days=offset), base_url=base_url,
-                                  policy=ctx.policy)]
+            for file in ctx.fetch(fetch_day, session, first + timedelta(days=offset),
+                                  source=SOURCE, base_url=BASE_URL)]
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(ELECTRICITY_PRICES, parse_marginal(raw.data, url=raw.url, vintage=ctx.vintage,
-                                                fetched_on=raw.fetched_on, notes=notes))]
+    return single_table(ELECTRICITY_PRICES, parse_marginal, raw, ctx, notes)
 
 
 def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,

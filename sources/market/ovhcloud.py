@@ -26,16 +26,12 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 from sources.offers import HOURS_PER_MONTH, finish_offers, gpu_ids, no_fx
 
-SOURCE = "ovhcloud"
-BASE_URL = "https://eu.api.ovh.com"
-LICENCE = "OVHcloud public price catalog (provider terms); figures cited, not redistributed"
-PROVIDES = (GPU_OFFERS,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "ovhcloud", "https://eu.api.ovh.com", provides=(GPU_OFFERS,),
+    licence="OVHcloud public price catalog (provider terms); figures cited, not redistributed")
 
 PROVIDER_ID = "ovhcloud"
 SUBSIDIARY = "FR"
@@ -53,13 +49,11 @@ _SHOWN = re.compile(r"([0-9]+(?:[.,][0-9]{1,2})?)")
 
 
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
-    return fetch_catalog(session, base_url=ctx.base_url(SOURCE, BASE_URL), policy=ctx.policy)
+    return ctx.fetch(fetch_catalog, session, source=SOURCE, base_url=BASE_URL)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(GPU_OFFERS, parse_catalog(raw.data, url=raw.url, vintage=ctx.vintage,
-                                       fetched_on=raw.fetched_on, regions=ctx.regions,
-                                       notes=notes))]
+    return single_table(GPU_OFFERS, parse_catalog, raw, ctx, notes, regions=ctx.regions)
 
 
 def fetch_catalog(session: requests.Session, *, subsidiary: str = SUBSIDIARY,

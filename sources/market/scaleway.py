@@ -21,16 +21,12 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, cited
+from sources.job import Context, Frames, Raw, Source, cited, single_table
 from sources.offers import finish_offers, gpu_ids, no_fx
 
-SOURCE = "scaleway"
-BASE_URL = "https://api.scaleway.com"
-LICENCE = "Scaleway public price list (provider terms); figures cited, not redistributed"
-PROVIDES = (GPU_OFFERS,)
-ENV_VAR: str | None = None
-NEEDS_KEY = False
-ACCUMULATE = False
+SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
+    "scaleway", "https://api.scaleway.com", provides=(GPU_OFFERS,),
+    licence="Scaleway public price list (provider terms); figures cited, not redistributed")
 
 PROVIDER_ID = "scaleway"
 DEFAULT_ZONES = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-1")
@@ -49,15 +45,12 @@ _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/")
 
 def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
     """Every page of each zone."""
-    base_url = ctx.base_url(SOURCE, BASE_URL)
-    return ctx.each_zone(SOURCE, DEFAULT_ZONES, lambda zone: fetch_servers(
-        session, zone, base_url=base_url, policy=ctx.policy))
+    return ctx.each_zone(fetch_servers, session, source=SOURCE, base_url=BASE_URL,
+                         zones=DEFAULT_ZONES)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return [(GPU_OFFERS, parse_servers(raw.data, url=raw.url, vintage=ctx.vintage,
-                                       fetched_on=raw.fetched_on, regions=ctx.regions,
-                                       notes=notes))]
+    return single_table(GPU_OFFERS, parse_servers, raw, ctx, notes, regions=ctx.regions)
 
 
 def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_URL,

@@ -14,10 +14,21 @@ import requests
 
 from schemas.table import Table
 from sources.http import Fetched
-from sources.job import Context, Frames, Raw
+from sources.job import Context, Frames, MarketSource, Raw, Source
 from sources.registry import SOURCES
 
 MODULES = list(SOURCES.values())
+#: The constants each module unpacks from its `Source(...)`, in the declaration's order.
+CONSTANTS = ("SOURCE", "BASE_URL", "LICENCE", "PROVIDES", "ENV_VAR", "NEEDS_KEY", "ACCUMULATE")
+
+
+def test_source_declares_the_constants_ingest_reads() -> None:
+    """Source's fields, in order, are the constants of the MarketSource shape."""
+    properties = {name for name, value in vars(MarketSource).items()
+                  if isinstance(value, property)}
+    assert properties == set(CONSTANTS)
+    assert len(Source._fields) == len(CONSTANTS)
+    assert [f.upper() for f in Source._fields[1:]] == list(CONSTANTS[1:])
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
