@@ -10,28 +10,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from schemas.fields import FIELDS, UTC_TIME, declare
+from schemas.fields import FIELDS, choices
 from schemas.table import Table
 
-BOUNDARIES = ("gpu_board", "node", "wall", "facility")
-
-declare("sample_utc", UTC_TIME, "Instant of a power or energy reading (UTC).")
-declare("device_id", pl.String(), "Stable id of the measured device: the GPU UUID when the "
-        "tool gives one, else host/index or the meter's name. Readings of one device are "
-        "never summed twice.")
-declare("gpu_index", pl.Int64(), "GPU index as the tool numbers it (null for node or wall "
-        "meters and for tools that report all GPUs together).", ge=0, le=1023)
-declare("series_id", pl.String(), "Which stream of readings a row belongs to (exporter URL, "
-        "host, measurement window or run id): one device may be read by several streams.")
-declare("measurement_boundary", pl.String(), "What the reading covers: the GPU board, the "
-        "whole node (as the tool estimates it), the wall socket, or the facility (x PUE). "
-        "Figures of different boundaries are never summed.", isin=BOUNDARIES)
-declare("power_w", pl.Float64(), "Power drawn at the sample instant (or averaged by the tool "
-        "over its own short window). Bounded at 50 kW to catch mW/kW mistakes.", unit="W",
-        ge=0, le=50_000)
-declare("energy_counter_j", pl.Float64(), "Reading of a cumulative energy counter (since "
-        "boot, driver load or the start of the tool's window); only differences within one "
-        "series mean anything, and a drop is a reset.", unit="J", ge=0)
+#: What a reading may cover, narrowest first (declared with measurement_boundary).
+BOUNDARIES = choices("measurement_boundary")
 
 POWER_SAMPLES = Table(
     "core__power_samples",

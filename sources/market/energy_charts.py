@@ -30,7 +30,7 @@ SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     licence=("per response (license_info): CC BY 4.0 from Bundesnetzagentur | SMARD.de for some "
              "zones, private and internal use only for others; attribution: Energy-Charts.info"))
 
-#: Energy-Charts `bzn` -> our zone code (ZONE_PATTERN: upper case, '-' separated).
+#: Energy-Charts `bzn` -> our zone code (the zone field's pattern: upper case, '-' separated).
 ZONES = {
     "FR": "FR", "DE-LU": "DE-LU", "BE": "BE", "NL": "NL", "AT": "AT", "PL": "PL",
     "CZ": "CZ", "CH": "CH", "SI": "SI", "HU": "HU", "ES": "ES", "PT": "PT",

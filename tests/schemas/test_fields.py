@@ -3,6 +3,7 @@ schemas reject the unit slips the bounds are there for."""
 
 from __future__ import annotations
 
+import tomllib
 from datetime import date
 
 import polars as pl
@@ -12,7 +13,7 @@ import schemas.architecture
 import schemas.evidence
 import schemas.market
 import schemas.power
-from schemas.fields import FIELDS, declare
+from schemas.fields import DECLARATIONS, FIELDS, parse
 from schemas.table import Table, ValidationFailed
 
 #: unit -> the endings a column carrying it may have (counts such as tokens need none)
@@ -47,8 +48,32 @@ def test_every_table_column_is_declared_and_tables_have_distinct_names() -> None
 
 
 def test_a_field_cannot_be_declared_twice() -> None:
-    with pytest.raises(ValueError, match="declared twice"):
-        declare("power_w", pl.Float64(), "again")
+    text = DECLARATIONS.read_text(encoding="utf-8")
+    with pytest.raises(tomllib.TOMLDecodeError):
+        tomllib.loads(text + '\n[power_w]\ndtype = "Float64"\ndescription = "again"\n')
+
+
+@pytest.mark.parametrize(("entry", "complaint"), [
+    ({"dtype": "Float64"}, "declares dtype, description"),  # no description
+    ({"dtype": "Float64", "description": "x", "lt": 1}, "declares dtype, description"),
+    ({"dtype": "float", "description": "x"}, "dtype is one of"),
+    ({"dtype": "Float64", "description": "x", "le": "50"}, "le mistyped"),
+    ({"dtype": "Float64", "description": "x", "ge": True}, "ge mistyped"),
+    ({"dtype": "String", "description": "x", "isin": "a"}, "isin mistyped"),
+    ({"dtype": "String", "description": 3}, "description mistyped"),
+])
+def test_a_slip_in_a_declaration_is_an_error_naming_the_field(
+        entry: dict[str, object], complaint: str) -> None:
+    with pytest.raises(ValueError, match=f"^power_w: .*{complaint}"):
+        parse({"power_w": entry})
+
+
+def test_declarations_read_into_fields() -> None:
+    (field,) = parse({"x_w": {"dtype": "Float64", "description": "d", "unit": "W", "ge": 0,
+                              "le": 5e4, "isin": ["a"], "pattern": "^a$"}}).values()
+    assert (field.dtype, field.unit, field.ge, field.le, field.gt, field.isin, field.pattern) == (
+        pl.Float64(), "W", 0, 5e4, None, ("a",), "^a$")
+    assert FIELDS["sample_utc"].dtype == pl.Datetime("us", "UTC")
 
 
 def test_bounds_catch_unit_slips() -> None:

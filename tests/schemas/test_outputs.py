@@ -7,10 +7,6 @@ import tomllib
 
 import pytest
 
-import schemas.architecture
-import schemas.evidence
-import schemas.market
-import schemas.power  # noqa: F401  (the table modules declare their fields on import)
 from schemas.fields import FIELDS
 from schemas.outputs import DECLARATIONS, OUTPUTS, parse
 
