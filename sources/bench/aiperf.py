@@ -20,7 +20,6 @@ rows with the summary's aggregates and load settings.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +27,15 @@ from typing import Any
 
 import polars as pl
 
-from sources.bench.jsondoc import decode_text, head, integer, json_values, number
+from sources.bench.jsondoc import (
+    decode_text,
+    head,
+    integer,
+    json_lines,
+    json_values,
+    number,
+    paired_name,
+)
 from sources.bench.run import ITLS, BenchRun, conform
 from sources.errors import ParseError
 
@@ -52,11 +59,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 def partner(name: str) -> str | None:
     """The other file of the same run: X.jsonl <-> X_aiperf.json."""
-    if name.endswith("_aiperf.json"):
-        return name[: -len("_aiperf.json")] + ".jsonl"
-    if name.endswith(".jsonl"):
-        return name[: -len(".jsonl")] + "_aiperf.json"
-    return None
+    return paired_name(name, ("_aiperf.json", ".jsonl"))
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
@@ -95,15 +98,8 @@ def _records(data: bytes, path: str) -> BenchRun:
     text = decode_text(data, TOOL, path)
     rows = []
     dropped = 0
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ParseError(TOOL, path, f"line {n} column {err.colno}",
-                             f"invalid JSON: {err.msg}") from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("metadata"), dict):
+    for n, rec in json_lines(text, TOOL, path, constants=True):
+        if not isinstance(rec.get("metadata"), dict):
             raise ParseError(TOOL, path, f"line {n}", "expected a record with 'metadata'")
         meta = rec["metadata"]
         phase = meta.get("benchmark_phase", meta.get("credit_phase", "profiling"))

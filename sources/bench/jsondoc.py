@@ -1,6 +1,7 @@
 """Reading JSON documents the benchmark tools write: one value, a pretty-printed value, or
-several values one after the other (vLLM `--append-result`, JSON Lines), with errors that name
-the line and column. Also the cheap look at a file's head that `detect` functions use."""
+several values one after the other (vLLM `--append-result`), or JSON Lines records, with errors
+that name the line and column. Also the cheap look at a file's head that `detect` functions use,
+and the name of the other file of a run a tool writes as two (`partner`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ def head(path_or_bytes: str | Path | bytes, size: int = HEAD_BYTES) -> bytes:
             return f.read(size)
     except OSError:
         return b""
+
+
+def paired_name(name: str, suffixes: tuple[str, str]) -> str | None:
+    """`name` with one of the two suffixes swapped for the other (None when it has neither):
+    the other file of a run a tool writes as two."""
+    first, second = suffixes
+    for this, other in ((first, second), (second, first)):
+        if name.endswith(this):
+            return name[: -len(this)] + other
+    return None
 
 
 def decode_text(data: bytes, source: str, path: str) -> str:
@@ -61,6 +72,30 @@ def json_values(data: bytes, source: str, path: str) -> list[Any]:
     if not values:
         raise ParseError(source, path, "line 1", "empty file: no JSON value")
     return values
+
+
+def json_lines(text: str, source: str, path: str, *,
+               constants: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of JSON Lines text; a line that is not a
+    JSON object, or holds NaN or Infinity unless `constants` allows them, is a ParseError
+    naming the line."""
+    decoder = json.JSONDecoder() if constants else json.JSONDecoder(
+        parse_constant=reject_constant)
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = decoder.decode(line)
+        except json.JSONDecodeError as err:
+            raise ParseError(source, path, f"line {n} column {err.colno}",
+                             f"invalid JSON: {err.msg}") from None
+        except ValueError as err:  # from reject_constant
+            raise ParseError(source, path, f"line {n}", str(err)) from None
+        if not isinstance(record, dict):
+            raise ParseError(source, path, f"line {n}", "expected a JSON object per line")
+        records.append((n, record))
+    return records
 
 
 def reject_constant(name: str) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from sources.bench.jsondoc import head, integer, json_values, number
+from sources.bench.jsondoc import head, integer, json_values, number, paired_name
 from sources.bench.run import BenchRun, conform
 from sources.errors import ParseError
 
@@ -40,11 +40,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 def partner(name: str) -> str | None:
     """X_individual_responses.json <-> X_summary.json."""
-    if name.endswith("_individual_responses.json"):
-        return name[: -len("_individual_responses.json")] + "_summary.json"
-    if name.endswith("_summary.json"):
-        return name[: -len("_summary.json")] + "_individual_responses.json"
-    return None
+    return paired_name(name, ("_individual_responses.json", "_summary.json"))
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:

@@ -12,13 +12,12 @@ read as unix epoch seconds (said in the notes) so the window can be placed in UT
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
-from sources.bench.jsondoc import decode_text, head, reject_constant
+from sources.bench.jsondoc import decode_text, head, json_lines
 from sources.bench.run import ITLS, BenchRun, conform
 from sources.errors import ParseError
 
@@ -47,20 +46,11 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     text = decode_text(data, TOOL, path)
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    lines = json_lines(text, TOOL, path)
     if not lines:
         raise ParseError(TOOL, path, "line 1", "empty trace: no request lines")
     records = []
-    for n, line in lines:
-        try:
-            record = json.loads(line, parse_constant=reject_constant)
-        except ValueError as err:
-            if not isinstance(err, json.JSONDecodeError):
-                raise ParseError(TOOL, path, f"line {n}", str(err)) from None
-            raise ParseError(TOOL, path, f"line {n} column {err.colno}",
-                             f"invalid JSON: {err.msg}") from None
-        if not isinstance(record, dict):
-            raise ParseError(TOOL, path, f"line {n}", "expected a JSON object per line")
+    for n, record in lines:
         missing = [k for k in ("sent_s", "ok") if record.get(k) is None]
         if missing:
             raise ParseError(TOOL, path, f"line {n}", f"missing field(s) {missing}")

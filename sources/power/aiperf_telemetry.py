@@ -11,10 +11,9 @@ energy computation counts the device once.
 
 from __future__ import annotations
 
-import json
-
 import polars as pl
 
+from sources.bench.jsondoc import json_lines
 from sources.errors import ParseError
 from sources.power.frame import canonical, decode, from_epoch_ns
 
@@ -30,26 +29,13 @@ def detect(data: bytes, path: str) -> bool:
     return first.startswith(b"{") and b'"timestamp_ns"' in first and b'"telemetry_data"' in first
 
 
-def _first_bad_line(text: str) -> tuple[int, str]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            return number, f"not JSON ({err.msg})"
-        if not isinstance(record, dict):
-            return number, "not a JSON object"
-    return 0, "unreadable records"
-
-
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     text = decode(data, source=TOOL, path=path)
     try:
         raw = pl.read_ndjson(text.encode(), infer_schema_length=None)
     except (pl.exceptions.PolarsError, ValueError):
-        line, reason = _first_bad_line(text)
-        raise ParseError(TOOL, path, f"line {line}", reason) from None
+        json_lines(text, TOOL, path)  # a ParseError naming the first line that is no record
+        raise ParseError(TOOL, path, "records", "unreadable records") from None
     if raw.is_empty() or "timestamp_ns" not in raw.columns or "telemetry_data" not in raw.columns:
         raise ParseError(TOOL, path, "line 1", "records need timestamp_ns and telemetry_data")
     if not isinstance(raw.schema["telemetry_data"], pl.Struct):
