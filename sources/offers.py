@@ -12,6 +12,10 @@ never guessed.
 
 from __future__ import annotations
 
+import csv
+import io
+from importlib import resources
+
 import polars as pl
 
 from schemas.market import GPU_OFFERS
@@ -66,6 +70,16 @@ def convert_to_eur(offers: pl.DataFrame, fx: pl.DataFrame) -> pl.DataFrame:
 def gpu_ids(models: pl.Expr, mapping: dict[str, str]) -> pl.Expr:
     """Map provider GPU model (or SKU) names to hardware ids; unknown names become null."""
     return models.replace_strict(mapping, default=None, return_dtype=pl.String())
+
+
+def instance_types(provider: str) -> dict[str, tuple[str, int]]:
+    """The provider's instance types (or VM SKUs) -> (hardware id, GPUs per instance), as
+    sources/market/instance_types.csv lists them; a type missing there is skipped and
+    reported by finish_offers."""
+    text = resources.files("sources.market").joinpath("instance_types.csv").read_text(
+        encoding="utf-8")
+    return {row["instance_type"]: (row["gpu"], int(row["gpus_per_instance"]))
+            for row in csv.DictReader(io.StringIO(text)) if row["provider"] == provider}
 
 
 def instance_columns(name: pl.Expr, types: dict[str, tuple[str, int]]) -> list[pl.Expr]:

@@ -24,7 +24,7 @@ from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.job import Context, Frames, Raw, Source, cited, single_table
-from sources.offers import finish_offers, instance_columns
+from sources.offers import finish_offers, instance_columns, instance_types
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "aws", "https://b0.p.awsstatic.com", provides=(GPU_OFFERS,),
@@ -40,21 +40,8 @@ LOCATIONS = {
     "EU (Spain)": "eu-south-2", "US East (N. Virginia)": "us-east-1",
 }
 DEFAULT_LOCATIONS = ("EU (Paris)", "EU (Frankfurt)", "EU (Stockholm)", "EU (Ireland)")
-_SIZES_L4_L40S = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
-                  "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
-#: Instance type -> (hardware id, GPUs per instance).
-INSTANCE_TYPES: dict[str, tuple[str, int]] = {
-    "p5.48xlarge": ("H100-SXM-80GB", 8),
-    "p5.4xlarge": ("H100-SXM-80GB", 1),
-    "p5e.48xlarge": ("H200-SXM-141GB", 8),
-    "p5en.48xlarge": ("H200-SXM-141GB", 8),
-    "p4d.24xlarge": ("A100-SXM-40GB", 8),
-    "p4de.24xlarge": ("A100-SXM-80GB", 8),
-    "p6-b200.48xlarge": ("B200-SXM-180GB", 8),
-    "p6-b300.48xlarge": ("B300-SXM-288GB", 8),
-    **{f"g6e.{size}": ("L40S-48GB", n) for size, n in _SIZES_L4_L40S.items()},
-    **{f"g6.{size}": ("L4-24GB", n) for size, n in _SIZES_L4_L40S.items()},
-}
+#: Instance type -> (hardware id, GPUs per instance), from sources/market/instance_types.csv.
+INSTANCE_TYPES = instance_types(PROVIDER_ID)
 GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
 
 

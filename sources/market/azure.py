@@ -25,7 +25,7 @@ from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.job import Context, Frames, Raw, Source, cited, single_table
-from sources.offers import finish_offers, instance_columns
+from sources.offers import finish_offers, instance_columns, instance_types
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "azure", "https://prices.azure.com", provides=(GPU_OFFERS,),
@@ -36,18 +36,8 @@ API_VERSION = "2023-01-01-preview"
 DEFAULT_REGIONS = ("francecentral", "germanywestcentral", "swedencentral", "westeurope",
                    "northeurope", "italynorth", "polandcentral", "spaincentral")
 MAX_PAGES = 50
-#: armSkuName -> (hardware id, GPUs per VM).
-SKUS: dict[str, tuple[str, int]] = {
-    "Standard_ND96isr_H100_v5": ("H100-SXM-80GB", 8),
-    "Standard_ND96isr_H200_v5": ("H200-SXM-141GB", 8),
-    "Standard_NC40ads_H100_v5": ("H100-NVL-94GB", 1),
-    "Standard_NC80adis_H100_v5": ("H100-NVL-94GB", 2),
-    "Standard_NC24ads_A100_v4": ("A100-PCIe-80GB", 1),
-    "Standard_NC48ads_A100_v4": ("A100-PCIe-80GB", 2),
-    "Standard_NC96ads_A100_v4": ("A100-PCIe-80GB", 4),
-    "Standard_ND96asr_v4": ("A100-SXM-40GB", 8),
-    "Standard_ND96amsr_A100_v4": ("A100-SXM-80GB", 8),
-}
+#: armSkuName -> (hardware id, GPUs per VM), from sources/market/instance_types.csv.
+SKUS = instance_types(PROVIDER_ID)
 GPU_MODELS = {sku: gpu for sku, (gpu, _) in SKUS.items()}
 
 
