@@ -75,11 +75,13 @@ static int read_stamp(const unsigned char *buf, Py_ssize_t *pos, int64_t *micros
     return 0;
 }
 
-/* A GPU index: 1 to 9 digits. */
+/* A GPU index: 1 to 9 digits, no leading zero (nvidia-smi writes none; the general path keeps
+   the index as written in device_id, so "00" is left to it). */
 static int read_index(const unsigned char *buf, Py_ssize_t *pos, int64_t *index) {
     Py_ssize_t i = *pos;
     int64_t value = 0;
     int digits = 0;
+    if (buf[i] == '0' && is_digit(buf[i + 1])) return -1;
     for (; is_digit(buf[i]); i++, digits++) {
         if (digits == 9) return -1;
         value = value * 10 + (buf[i] - '0');
