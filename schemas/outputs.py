@@ -27,6 +27,10 @@ class Output:
     title: str
     meaning: str
     better: Literal["lower", "higher"] | None = None
+    #: the range a proposal's figure must lie in unless the candidate overrides plausibility
+    #: (per GPU when `plausible_per` is "gpu": the figure over the candidate's gpu_count)
+    plausible: tuple[float, float] | None = None
+    plausible_per: Literal["gpu"] | None = None
 
     @property
     def label(self) -> str:
@@ -38,16 +42,27 @@ def parse(declarations: dict[str, Any]) -> dict[str, Output]:
     """column -> its declaration, in the file's order; a missing, unknown or mistyped key, or a
     `better` other than lower/higher, is a ValueError naming the column."""
     outputs = {}
+    optional = {"better", "plausible", "plausible_per"}
     for name, entry in declarations.items():
         keys = set(entry) if isinstance(entry, dict) else set()
-        if not {"unit", "title", "meaning"} <= keys <= {"unit", "title", "meaning", "better"}:
+        if not {"unit", "title", "meaning"} <= keys <= {"unit", "title", "meaning", *optional}:
             raise ValueError(f"{name}: an output declares unit, title, meaning and optionally "
-                             f"better; got {sorted(keys)}")
+                             f"{', '.join(sorted(optional))}; got {sorted(keys)}")
+        entry = dict(entry)
+        plausible = entry.pop("plausible", None)
         if not all(isinstance(v, str) for v in entry.values()):
-            raise ValueError(f"{name}: every value is a string")
+            raise ValueError(f"{name}: every value but plausible is a string")
         if entry.get("better") not in (None, *BETTER):
             raise ValueError(f"{name}: better is one of {BETTER}, not {entry['better']!r}")
-        outputs[name] = Output(name, **entry)
+        if entry.get("plausible_per") not in (None, "gpu"):
+            raise ValueError(f"{name}: plausible_per is \"gpu\" or absent")
+        if plausible is not None and not (
+                isinstance(plausible, list) and len(plausible) == 2
+                and all(isinstance(v, int | float) for v in plausible)
+                and plausible[0] < plausible[1]):
+            raise ValueError(f"{name}: plausible is [low, high] with low < high")
+        outputs[name] = Output(name, **entry, plausible=None if plausible is None else
+                               (float(plausible[0]), float(plausible[1])))
     return outputs
 
 

@@ -11,7 +11,14 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 
 class ProposalError(ValueError):
@@ -24,7 +31,8 @@ class ProposalError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    # allow_inf_nan=False: TOML can spell nan and inf; no figure of ours may be either
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
 
 
 class Range(_Strict):
@@ -42,6 +50,38 @@ class Range(_Strict):
 
 
 Number = float | Range
+
+
+def _lower_bound(minimum: float, *, strict: bool) -> AfterValidator:
+    """A number (or a range's low end) above `minimum` (strict) or at least `minimum`."""
+    word = "positive" if strict and minimum == 0 else (
+        f"above {minimum:g}" if strict else f"at least {minimum:g}")
+
+    def check(value: Number | None) -> Number | None:
+        low = value.low if isinstance(value, Range) else value
+        if low is not None and not (low > minimum if strict else low >= minimum):
+            raise ValueError(f"must be {word}, got {low:g}")
+        return value
+
+    return AfterValidator(check)
+
+
+#: a figure that divides or multiplies the others: zero or less makes no sense
+Positive = Annotated[Number, _lower_bound(0.0, strict=True)]
+#: a cost line or an amount that may be nothing, never less
+NonNegative = Annotated[Number, _lower_bound(0.0, strict=False)]
+
+
+def _upper_share() -> AfterValidator:
+    """A share kept free (headroom): below 1, or nothing is left to serve with."""
+
+    def check(value: Number) -> Number:
+        high = value.high if isinstance(value, Range) else value
+        if not high < 1:
+            raise ValueError(f"must be below 1 (a share of goodput kept free), got {high:g}")
+        return value
+
+    return AfterValidator(check)
 
 
 def point(value: Number | None) -> float | None:
@@ -69,11 +109,25 @@ Objective = Literal["cpm", "energy", "carbon", "sovereignty", "electricity"]
 DEFAULT_OBJECTIVES: tuple[Objective, ...] = ("cpm", "energy", "carbon", "sovereignty")
 
 
+class Weights(_Strict):
+    """`policy.choose = { weights = { cpm = 0.6, carbon = 0.4 } }`: a weighted score."""
+
+    weights: Annotated[dict[Objective, Annotated[float, Field(ge=0)]], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> Weights:
+        if not sum(self.weights.values()) > 0:
+            raise ValueError("at least one weight must be above 0")
+        return self
+
+
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
     allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
     objectives: list[Objective] = Field(default_factory=lambda: list(DEFAULT_OBJECTIVES),
                                         min_length=1)
+    #: how the recommendation picks among the frontier (pipeline/engine/recommend.py)
+    choose: Literal["cpm", "carbon", "energy"] | Weights = "cpm"
 
 
 class Defaults(_Strict):
@@ -81,7 +135,7 @@ class Defaults(_Strict):
 
 
 class DeclaredThroughput(_Strict):
-    tokens_per_s: Number
+    tokens_per_s: Positive
     source: str
 
 
@@ -126,7 +180,7 @@ class Estimate(_Strict):
     precision: Literal["bf16", "fp8"] = "bf16"
     batch: Annotated[int, Field(ge=1)]
     context: Annotated[int, Field(ge=1)]
-    efficiency: Number
+    efficiency: Positive
     calibration: Calibration | None = None
 
 
@@ -135,19 +189,19 @@ class EstimatedThroughput(_Strict):
 
 
 class PowerEstimate(_Strict):
-    tdp_fraction: Number
+    tdp_fraction: Positive
 
 
 class EstimatedPower(_Strict):
     """Design-stage power: gpu_count x the GPU's TDP x a fraction range, at the GPU boards."""
 
     estimate: PowerEstimate
-    idle_watts: Number | None = None
+    idle_watts: NonNegative | None = None
 
 
 class DeclaredPower(_Strict):
-    watts: Number
-    idle_watts: Number | None = None
+    watts: Positive
+    idle_watts: NonNegative | None = None
     boundary: Literal["gpu_board", "node", "wall"]
     source: str
 
@@ -158,14 +212,14 @@ class EvidencePower(_Strict):
     evidence: str
     format: str | None = None
     tz: str | None = None
-    idle_watts: Number | None = None
+    idle_watts: NonNegative | None = None
 
 
 class DeclaredCost(_Strict):
     """An hourly cost typed in. `pricing = "on_demand"` means only busy hours are paid (a
     cloud price); by default every hour is paid (an all-in on-prem or reserved cost)."""
 
-    eur_per_hour: Number
+    eur_per_hour: Positive
     source: str
     pricing: Literal["on_demand", "reserved"] = "reserved"
 
@@ -178,39 +232,39 @@ class Capex(_Strict):
     """Purchase cost of one instance in EUR, by line; the lines add up (ranges bound to bound,
     as fully correlated)."""
 
-    gpus: Number = 0.0
-    servers: Number = 0.0
-    network: Number = 0.0
-    installation: Number = 0.0
+    gpus: NonNegative = 0.0
+    servers: NonNegative = 0.0
+    network: NonNegative = 0.0
+    installation: NonNegative = 0.0
 
 
 class OwnSite(_Strict):
     """Hosting in the organisation's own room: a yearly cost, whatever the load."""
 
     kind: Literal["own_site"]
-    eur_per_year: Number
+    eur_per_year: NonNegative
 
 
 class Colocation(_Strict):
     """Hosting in a colocation site: billed per kW of the instance's busy power each month."""
 
     kind: Literal["colocation"]
-    eur_per_kw_month: Number
+    eur_per_kw_month: NonNegative
 
 
 class WholesaleTariff(_Strict):
     """The zone's day-ahead price of the vintage x retail_multiplier + grid_fee_eur_per_kwh."""
 
     basis: Literal["wholesale"]
-    retail_multiplier: Number = 1.0
-    grid_fee_eur_per_kwh: Number = 0.0
+    retail_multiplier: Positive = 1.0
+    grid_fee_eur_per_kwh: NonNegative = 0.0
 
 
 class ContractTariff(_Strict):
     """A negotiated price per kWh, used instead of the zone's day-ahead price."""
 
     basis: Literal["contract"]
-    eur_per_kwh: Number
+    eur_per_kwh: Positive
 
 
 class TcoProfile(_Strict):
@@ -218,10 +272,10 @@ class TcoProfile(_Strict):
 
     capex: Capex
     amortisation_months: Annotated[int, Field(ge=1, le=240)]
-    cost_of_capital: Number = 0.0
-    residual_eur: Number = 0.0
-    maintenance_share_per_year: Number = 0.0
-    staff_eur_per_year: Number = 0.0
+    cost_of_capital: NonNegative = 0.0
+    residual_eur: NonNegative = 0.0
+    maintenance_share_per_year: NonNegative = 0.0
+    staff_eur_per_year: NonNegative = 0.0
     hosting: OwnSite | Colocation | None = None
     electricity: WholesaleTariff | ContractTariff = Field(
         default_factory=lambda: WholesaleTariff(basis="wholesale"))
@@ -230,9 +284,9 @@ class TcoProfile(_Strict):
 
 
 class Demand(_Strict):
-    tokens_per_day: Number
-    peak_factor: Number = 1.0
-    headroom: Number = 0.2
+    tokens_per_day: Positive
+    peak_factor: Annotated[Number, _lower_bound(1.0, strict=False)] = 1.0
+    headroom: Annotated[NonNegative, _upper_share()] = 0.2
 
 
 class Uncertainty(_Strict):
@@ -241,7 +295,7 @@ class Uncertainty(_Strict):
 
 
 class Embodied(_Strict):
-    lifetime_years: Number = Field(
+    lifetime_years: Positive = Field(
         default_factory=lambda: Range(low=3.0, mode=4.0, high=6.0))
 
 
@@ -292,9 +346,16 @@ class Candidate(_Strict):
     throughput: DeclaredThroughput | EvidenceThroughput | EstimatedThroughput
     power: DeclaredPower | EvidencePower | EstimatedPower | None = None
     cost: DeclaredCost | OfferCost | TcoCost
-    electricity_eur_per_kwh: Number | None = None
-    grid_gco2e_per_kwh: Number | None = None
+    electricity_eur_per_kwh: Positive | None = None
+    grid_gco2e_per_kwh: NonNegative | None = None
     sovereignty_override: SovereigntyOverride | None = None
+    #: how a cloud candidate's instances are held: every sized instance billed every hour
+    #: (provisioned), or only busy instance-hours, at least `min_instances` (elastic)
+    capacity: Literal["provisioned", "elastic"] = "provisioned"
+    min_instances: Annotated[int, Field(ge=0)] | None = None
+    #: "override" accepts figures outside their declared plausible range, with a reason
+    plausibility: Literal["override"] | None = None
+    plausibility_reason: Annotated[str, Field(min_length=10)] | None = None
     example_data: bool = False
 
     @model_validator(mode="after")
@@ -311,6 +372,15 @@ class Candidate(_Strict):
         if isinstance(self.cost, TcoCost) and self.deployment != "on_prem":
             raise ValueError("a TCO profile describes own hardware: use it on an on_prem "
                              "candidate")
+        if self.deployment == "on_prem" and self.capacity == "elastic":
+            raise ValueError("own hardware is always provisioned: capacity = \"elastic\" is "
+                             "for a cloud candidate")
+        if self.min_instances is not None and self.capacity != "elastic":
+            raise ValueError("min_instances is the floor of an elastic fleet: give it with "
+                             "capacity = \"elastic\"")
+        if (self.plausibility == "override") != (self.plausibility_reason is not None):
+            raise ValueError("plausibility = \"override\" goes with a plausibility_reason "
+                             "(why the figures outside their plausible range are right)")
         _check_pue(self.pue, "pue")
         _check_share(self.utilisation, "utilisation")
         if isinstance(self.throughput, EstimatedThroughput):
@@ -378,6 +448,21 @@ def _is_union_branch(item: Any, node: Any) -> bool:
     return item[:1].isupper() or "[" in item or item in {"float", "int", "str", "bool"}
 
 
+def _branch(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The location up to the deepest union member pydantic tried, or None outside unions."""
+    node: Any = data
+    last = None
+    for i, item in enumerate(loc):
+        if _is_union_branch(item, node):
+            last = i
+            continue
+        if isinstance(node, dict):
+            node = node.get(item, {})
+        elif isinstance(node, list) and isinstance(item, int) and item < len(node):
+            node = node[item]
+    return None if last is None else loc[:last + 1]
+
+
 def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
     """Render a pydantic location as a TOML key path, naming candidates by their id."""
     parts: list[str] = []
@@ -414,7 +499,12 @@ def parse(text: str, path: Path | str) -> Proposal:
         # (siblings), and the typo is what the user has to see. Depth first, so the wrong
         # branches' "unknown key" (`estimate` is not a key of a declared throughput) never
         # hides a deeper problem inside the branch meant.
-        first = min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"]),
+        # Before all that: a union branch none of whose errors is an unknown key fits every key
+        # the user wrote, so its errors (a bad value) come first.
+        unknown = {_branch(tuple(e["loc"]), data) for e in errors
+                   if e["type"] == "extra_forbidden"}
+        first = min(errors, key=lambda e: (_branch(tuple(e["loc"]), data) in unknown,
+                                           e["type"].endswith("_type"), -len(e["loc"]),
                                            e["type"] != "extra_forbidden"))
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
