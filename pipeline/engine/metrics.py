@@ -7,11 +7,22 @@ meaning of every input and step column are declared once, in schemas/outputs.py.
 A null input gives a null output; the caller records why.
 
 Inputs (one column each, see INPUTS): goodput, utilisation, power, PUE, electricity tariff,
-grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions.
-The cost model (a string column `cost_model`) says how hours are paid for:
-  declared / reserved: every hour is paid, so fixed costs spread over u x capacity;
-  on_demand: only busy hours are paid, so utilisation does not change CPM;
-  tco: annuity of capex + maintenance + staff + hosting + electricity, spread over u x capacity.
+grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions,
+and the declared demand (tokens per day, peak factor, headroom).
+
+One utilisation model. With a demand, the fleet is sized for the peak (`instances`) and the
+utilisation of the hours paid for follows from it: mean demand over the capacity billed. The
+declared `utilisation` is read only when no demand is given. So CPM, energy and carbon per
+token, the monthly cost and the Monte Carlo describe the same fleet, and
+`cpm_eur_per_mtok = monthly_cost_eur / (demand_tokens_per_day x 365 / 12 / 1e6)`.
+
+Two string columns say how hours are paid for:
+  `cost_model`: tco (annuity of capex + maintenance + staff + hosting + electricity) or a price
+  per hour (declared, on_demand, reserved);
+  `capacity`: provisioned (default: every hour of every sized instance is billed, so fixed
+  costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour, holding at
+  least `min_instances`; without a demand, only busy hours are paid).
+Every step's value that is not a finite number (a division by a zero goodput) is null.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
 HOURS_PER_YEAR = 8760.0  # 365 days: no leap year, as DAYS_PER_MONTH
 MONTHS_PER_YEAR = 12.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR
 DAYS_PER_MONTH = 365.0 / MONTHS_PER_YEAR
 TOKENS_PER_MTOK = 1e6
 J_PER_KWH = 3.6e6
@@ -36,6 +48,7 @@ W_PER_KW = 1000.0
 G_PER_KG = 1000.0
 G_PER_TONNE = 1e6
 COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+CAPACITIES = ("provisioned", "elastic")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 
 #: the formulas' input columns; their units and meanings are declared in schemas/outputs.py
@@ -45,7 +58,7 @@ INPUT_COLUMNS = (
     "grid_gco2e_per_kwh", "price_eur_per_hour", "capex_eur", "amortisation_months",
     "cost_of_capital_per_year", "residual_eur", "maintenance_share_per_year",
     "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
-    "lifetime_years",
+    "lifetime_years", "demand_tokens_per_day", "peak_factor", "headroom", "min_instances",
 )
 
 #: input column -> (unit, meaning)
@@ -76,6 +89,14 @@ def _is(model: str) -> pl.Expr:
     return c("cost_model") == model
 
 
+def _elastic() -> pl.Expr:
+    return c("capacity") == "elastic"
+
+
+def _mean_demand_tokens_per_s() -> pl.Expr:
+    return c("demand_tokens_per_day") / SECONDS_PER_DAY
+
+
 def _annuity_eur_per_month() -> pl.Expr:
     """Level monthly payment repaying capex less the present value of the residual."""
     r = c("cost_of_capital_per_year") / MONTHS_PER_YEAR
@@ -93,18 +114,34 @@ STEPS: tuple[Step, ...] = (
              c("contract_eur_per_kwh"),
              c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
              + c("grid_fee_eur_per_kwh").fill_null(0.0))),
+    Step("instances",
+         "ceil(demand_tokens_per_day / 86400 x peak_factor / (tokens_per_s x (1 - headroom))): "
+         "the instances the peak needs (null without a demand)",
+         lambda: (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
+                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()),
+    Step("busy_instances", "demand_tokens_per_day / 86400 / tokens_per_s",
+         lambda: _mean_demand_tokens_per_s() / c("tokens_per_s")),
+    Step("billed_instances",
+         "provisioned: instances; elastic: max(busy_instances, min_instances)",
+         lambda: pl.when(c("busy_instances").is_null()).then(None).when(_elastic()).then(
+             pl.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
+         .otherwise(c("instances"))),
     Step("billed_utilisation",
-         "utilisation of the hours paid for: 1 for on-demand (only busy hours are billed), "
-         "else utilisation",
-         lambda: pl.when(_is("on_demand")).then(1.0).otherwise(c("utilisation"))),
+         "busy share of the instance-hours paid for: with a demand, busy_instances / "
+         "billed_instances; without, 1 when elastic, else the declared utilisation",
+         lambda: pl.when(c("demand_tokens_per_day").is_not_null())
+         .then(c("busy_instances") / c("billed_instances"))
+         .when(_elastic()).then(1.0).otherwise(c("utilisation"))),
     Step("served_tokens_per_s",
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
          lambda: c("tokens_per_s") * c("billed_utilisation")),
     Step("average_power_w",
-         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation)",
+         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
+         "without an idle figure, idle hours at busy power (an upper bound)",
          lambda: pl.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
              c("busy_power_w") * c("billed_utilisation")
-             + c("idle_power_w") * (1.0 - c("billed_utilisation")))),
+             + pl.coalesce(c("idle_power_w"), c("busy_power_w"))
+             * (1.0 - c("billed_utilisation")))),
     Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
@@ -129,6 +166,10 @@ STEPS: tuple[Step, ...] = (
              c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
              + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
              + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour"))),
+    Step("monthly_cost_eur", "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
+         lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH),
+    Step("monthly_capital_eur", "capital_eur_per_hour x billed_instances x 730 h",
+         lambda: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY),
     Step("cpm_eur_per_mtok",
          "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
          lambda: c("cost_eur_per_hour")
@@ -161,8 +202,11 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     frame = frame.with_columns(pl.lit(None, dtype=pl.Float64()).alias(n) for n in missing)
     if "cost_model" not in present:
         frame = frame.with_columns(pl.lit("declared").alias("cost_model"))
+    if "capacity" not in present:
+        frame = frame.with_columns(pl.lit("provisioned").alias("capacity"))
     for step in STEPS:
-        frame = frame.with_columns(step.expr().alias(step.name))
+        value = step.expr()
+        frame = frame.with_columns(pl.when(value.is_finite()).then(value).alias(step.name))
     return frame.collect()
 
 

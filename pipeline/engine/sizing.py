@@ -1,9 +1,11 @@
-"""Demand sizing and on-prem versus cloud break-even, on top of `metrics.evaluate`.
+"""Demand sizing and on-prem versus cloud break-even, read off `metrics.evaluate`.
 
-Sizing: the instances a candidate needs for the demand's peak at its goodput, with headroom,
-and what that fleet costs and emits at the utilisation it implies. Break-even: the daily token
-volume at which one on-prem instance's CPM (which falls as utilisation rises, fixed costs
-being spread over more tokens) meets the cheapest eligible cloud candidate's CPM.
+Sizing is not computed here: the metric steps size each candidate's fleet for the declared
+demand (`instances`, `billed_instances`, `billed_utilisation`, `monthly_cost_eur`), so the
+scorecard's CPM and the sizing table are one evaluation. This module lays that evaluation out
+per candidate, with the year's energy and emissions. Break-even: the daily token volume at
+which one on-prem instance's CPM (which falls as utilisation rises, fixed costs being spread
+over more tokens) meets the cheapest eligible cloud candidate's CPM at the demand.
 """
 
 from __future__ import annotations
@@ -12,27 +14,15 @@ import numpy as np
 import polars as pl
 
 from pipeline.engine.metrics import (
-    DAYS_PER_MONTH,
     G_PER_TONNE,
     KWH_PER_MWH,
-    MONTHS_PER_YEAR,
     SECONDS_PER_DAY,
     TOKENS_PER_MTOK,
     evaluate,
 )
-from pipeline.engine.proposal import Demand, Number, point
 
 CURVE_POINTS = 40
-
-
-# The identity between a daily volume and a goodput: tokens per day = utilisation x goodput x
-# 86,400 s. Sizing reads it one way (a volume -> its mean rate -> the utilisation of a fleet),
-# the break-even the other (a utilisation -> the volume it serves); both directions live here.
-
-
-def mean_tokens_per_s(tokens_per_day: pl.Expr) -> pl.Expr:
-    """A daily volume spread evenly over the day."""
-    return tokens_per_day / SECONDS_PER_DAY
+DAYS_PER_YEAR = 365.0
 
 
 def tokens_per_day(utilisation: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
@@ -40,42 +30,20 @@ def tokens_per_day(utilisation: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
     return utilisation * tokens_per_s * SECONDS_PER_DAY
 
 
-def instances_needed(tokens_per_day: pl.Expr, peak_factor: pl.Expr, headroom: pl.Expr,
-                     goodput: pl.Expr) -> pl.Expr:
-    """ceil(peak tokens/s / (goodput x (1 - headroom)))."""
-    peak = mean_tokens_per_s(tokens_per_day) * peak_factor
-    return (peak / (goodput * (1.0 - headroom))).ceil().cast(pl.Int64)
-
-
-def sizing(point: pl.DataFrame, demand: Demand) -> pl.DataFrame:
-    """`point`: one row per candidate with its inputs at their modes (metrics.INPUTS)."""
-    per_day = float(point_value(demand.tokens_per_day))
-    sized = point.with_columns(
-        instances_needed(pl.lit(per_day), pl.lit(point_value(demand.peak_factor)),
-                         pl.lit(point_value(demand.headroom)), pl.col("tokens_per_s"))
-        .alias("instances"),
-    ).with_columns(
-        (mean_tokens_per_s(pl.lit(per_day)) / (pl.col("instances") * pl.col("tokens_per_s")))
-        .alias("utilisation"),
-    )
-    out = evaluate(sized)
-    mtok_per_month = per_day * DAYS_PER_MONTH / TOKENS_PER_MTOK
-    return out.select(
+def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
+    """`evaluated`: one row per candidate, the metric steps at the inputs' modes with the
+    demand's inputs (the scorecard table)."""
+    mtok_per_year = pl.col("demand_tokens_per_day") * DAYS_PER_YEAR / TOKENS_PER_MTOK
+    return evaluated.select(
         pl.col("id").alias("candidate"),
-        "instances",
-        pl.col("utilisation"),
-        (pl.col("cpm_eur_per_mtok") * mtok_per_month).alias("monthly_cost_eur"),
-        (pl.col("facility_kwh_per_mtok") * mtok_per_month * MONTHS_PER_YEAR / KWH_PER_MWH)
-        .alias("annual_mwh"),
-        (pl.col("carbon_gco2e_per_mtok") * mtok_per_month * MONTHS_PER_YEAR / G_PER_TONNE)
-        .alias("annual_tco2e"),
+        pl.col("capacity"),
+        pl.col("instances").cast(pl.Int64),
+        pl.col("billed_instances"),
+        pl.col("billed_utilisation").alias("utilisation"),
+        "monthly_cost_eur",
+        (pl.col("facility_kwh_per_mtok") * mtok_per_year / KWH_PER_MWH).alias("annual_mwh"),
+        (pl.col("carbon_gco2e_per_mtok") * mtok_per_year / G_PER_TONNE).alias("annual_tco2e"),
     )
-
-
-def point_value(value: Number) -> float:
-    result = point(value)
-    assert result is not None
-    return float(result)
 
 
 def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
@@ -85,8 +53,11 @@ def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
     if not on_prem or cloud_id is None or cloud_cpm is None:
         return []
     grid = np.geomspace(0.01, 1.0, CURVE_POINTS)
+    # one instance swept over its utilisation: the demand's sizing does not apply
     rows = point.filter(pl.col("id").is_in(on_prem)).join(
-        pl.DataFrame({"u": grid}), how="cross").with_columns(pl.col("u").alias("utilisation"))
+        pl.DataFrame({"u": grid}), how="cross").with_columns(
+        pl.col("u").alias("utilisation"),
+        pl.lit(None, dtype=pl.Float64()).alias("demand_tokens_per_day"))
     out = evaluate(rows).with_columns(
         tokens_per_day(pl.col("u"), pl.col("tokens_per_s")).alias("tokens_per_day"))
     result = []

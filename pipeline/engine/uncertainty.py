@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from pipeline.engine.metrics import COST_MODELS, INPUTS, evaluate
+from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUTS, evaluate
 from pipeline.engine.pareto import OBJECTIVES
 
 #: metrics whose percentiles are reported
@@ -25,13 +25,15 @@ METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
 PERCENTILES = (5.0, 50.0, 95.0)
 PAIRWISE_MAX = 40  # pairwise probabilities for at most this many eligible candidates
 COST_MODEL = pl.Enum(COST_MODELS)
+CAPACITY = pl.Enum(CAPACITIES)
 
 
 def point_frame(static: pl.DataFrame, inputs: pl.DataFrame, value: str = "mode"
                 ) -> pl.DataFrame:
-    """One row per candidate: id, cost_model and each input at `value` (low, mode or high)."""
+    """One row per candidate: id, cost_model, capacity and each input at `value` (low, mode or
+    high)."""
     wide = inputs.pivot(on="input", index="id", values=value, aggregate_function="first")
-    return static.select("id", "cost_model").join(wide, on="id", how="left",
+    return static.select("id", "cost_model", "capacity").join(wide, on="id", how="left",
                                                   maintain_order="left")
 
 
@@ -86,6 +88,7 @@ def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
     return pl.DataFrame(columns, nan_to_null=True).with_columns(
         static["id"].gather(which),
         static["cost_model"].cast(COST_MODEL).gather(which),
+        static["capacity"].cast(CAPACITY).gather(which),
         static["sovereignty_level"].gather(which),
     )
 
@@ -95,14 +98,15 @@ class MonteCarlo:
     percentiles: pl.DataFrame  # id, metric, p5, p50, p95
     p_frontier: pl.DataFrame  # id, p_frontier (eligible candidates)
     pairwise: pl.DataFrame  # a, b, metric, p_a_lower
+    p_cheapest: dict[str, float]  # eligible id -> share of draws in which its CPM is lowest
     draws: int
     seed: int
 
 
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         objectives: Sequence[str], n: int, seed: int, chunk: int = 100) -> MonteCarlo:
-    """`static` needs id, cost_model and sovereignty_level; `eligible` ids take part in the
-    frontier and pairwise probabilities."""
+    """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
+    in the frontier, cheapest and pairwise probabilities."""
     draws = Draws.sample(inputs, n, seed)
     columns = [OBJECTIVES[o] for o in objectives]
     needed = sorted({*METRICS, *(col for col, _ in columns)})
@@ -122,7 +126,8 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     cpm_all = np.concatenate(cpm_parts) if cpm_parts else np.empty((0, n))
     return MonteCarlo(pl.concat(percentile_parts),
                       frontier_probability(eligible_ids, objectives_all),
-                      pairwise_lower(eligible_ids, cpm_all), n, seed)
+                      pairwise_lower(eligible_ids, cpm_all), p_cheapest(eligible_ids, cpm_all),
+                      n, seed)
 
 
 def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
@@ -191,6 +196,17 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame({"a": [kept[i] for i in a], "b": [kept[j] for j in b],
                          "metric": ["cpm_eur_per_mtok"] * len(a), "p_a_lower": p[a, b]},
                         schema=schema)
+
+
+def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
+    """Share of draws in which each candidate has the lowest CPM; `cpm` is (candidates,
+    draws) in the order of `ids`, NaN counting as never cheapest."""
+    if not len(ids):
+        return {}
+    filled = np.where(np.isnan(cpm), np.inf, cpm)
+    winner = np.argmin(filled, axis=0)
+    counts = np.bincount(winner, minlength=len(ids))
+    return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
 
 
 def tornado(static: pl.DataFrame, inputs: pl.DataFrame,

@@ -36,9 +36,13 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
     # every line of the TCO enters a TCO candidate's cost
     assert {"capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per_hour",
             "hosting_eur_per_hour", "electricity_eur_per_hour"} <= set(steps)
-    # hand figures of the TCO (see test_run): 10.1431 + 2.3425 + 1.7123 + 1.5342 + 0.5190
+    # hand figures of the TCO at the utilisation its sizing implies (see test_run):
+    # 10.1431 + 2.3425 + 1.7123 + 1.5342 + 0.3577
     assert steps["capital_eur_per_hour"] == pytest.approx(10.1431, abs=1e-3)
-    assert steps["cost_eur_per_hour"] == pytest.approx(16.2511, abs=1e-3)
+    assert steps["cost_eur_per_hour"] == pytest.approx(16.0898, abs=1e-3)
+    # 4 instances for the peak, 1.44676 of them busy on average
+    assert steps["instances"] == 4
+    assert steps["billed_utilisation"] == pytest.approx(1.44676 / 4, rel=1e-5)
     inputs = {i["input"]: i for i in chain["inputs"]}
     assert inputs["capex_eur"]["key"] == "tco.hgx-h200.capex"
     assert (inputs["capex_eur"]["low"], inputs["capex_eur"]["high"]) == (312_000, 382_000)
@@ -75,9 +79,9 @@ def test_chain_of_a_declared_cost_lists_only_the_price(db: Path) -> None:
     assert chain["value"] == 11.0
     assert [s["step"] for s in chain["steps"]] == ["cost_eur_per_hour"]
     assert [i["input"] for i in chain["inputs"]] == ["price_eur_per_hour"]
-    # its CPM chain: goodput and utilisation, still no TCO line
+    # its CPM chain: the fleet sized for the demand, its utilisation, still no TCO line
     cpm = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cpm_eur_per_mtok",
                               "--db", str(db), "--json"])
     steps = [s["step"] for s in json.loads(cpm.stdout)["steps"]]
-    assert steps == ["billed_utilisation", "served_tokens_per_s", "cost_eur_per_hour",
-                     "cpm_eur_per_mtok"]
+    assert steps == ["instances", "busy_instances", "billed_instances", "billed_utilisation",
+                     "served_tokens_per_s", "cost_eur_per_hour", "cpm_eur_per_mtok"]

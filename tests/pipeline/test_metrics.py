@@ -72,12 +72,15 @@ def test_residual_value_lowers_the_annuity() -> None:
     assert row["capital_eur_per_hour"] == pytest.approx(12.888, abs=1e-3)
 
 
-def test_on_demand_cpm_ignores_utilisation_reserved_does_not() -> None:
-    out = evaluate(_inputs(cost_model=["on_demand", "on_demand", "reserved", "reserved"],
+def test_elastic_cpm_ignores_utilisation_provisioned_does_not() -> None:
+    out = evaluate(_inputs(cost_model=["on_demand"] * 4,
+                           capacity=["elastic", "elastic", "provisioned", "provisioned"],
                            utilisation=[1.0, 0.25, 1.0, 0.25])).rows(named=True)
-    # on demand: only busy hours are billed -> 14 / 14.4 = 0.9722 at any utilisation
+    # elastic: only busy hours are billed -> 14 / 14.4 = 0.9722 at any utilisation
+    assert out[0]["cpm_eur_per_mtok"] == pytest.approx(14 / 14.4)
     assert out[0]["cpm_eur_per_mtok"] == pytest.approx(out[1]["cpm_eur_per_mtok"])
-    # reserved: every hour billed -> at u = 0.25 the CPM is 4 x higher: 3.8889
+    # provisioned (the default, at an on-demand price too): every hour billed -> at u = 0.25
+    # the CPM is 4 x higher: 3.8889
     assert out[3]["cpm_eur_per_mtok"] == pytest.approx(4 * out[2]["cpm_eur_per_mtok"])
 
 
@@ -146,3 +149,88 @@ def test_every_input_and_step_is_a_declared_figure() -> None:
 def test_pareto_objectives_go_the_declared_better_way() -> None:
     for column, sign in OBJECTIVES.values():
         assert OUTPUTS[column].better == ("higher" if sign > 0 else "lower"), column
+
+
+SEED = {"tokens_per_s": [2800.0], "busy_power_w": [5600.0], "pue": [1.4],
+        "utilisation": [1.0]}
+
+
+def test_seed_identity_without_demand_is_unchanged() -> None:
+    # 8 x H100, 2,800 tokens/s, 5,600 W, PUE 1.4, every paid hour busy:
+    # 2,800 x 3600 / 1e6 = 10.08 Mtok/h
+    out = evaluate(_inputs(
+        **{**SEED, "tokens_per_s": [2800.0, 2800.0, 4200.0]},
+        cost_model=["on_demand", "declared", "on_demand"],
+        capacity=["elastic", "provisioned", "elastic"],
+        price_eur_per_hour=[21.84, 11.0, 21.84],
+        grid_gco2e_per_kwh=[40.0, 363.0, 40.0])).rows(named=True)
+    cloud, onprem, faster = out
+    assert cloud["cpm_eur_per_mtok"] == pytest.approx(2.1667, abs=1e-4)  # 21.84 / 10.08
+    assert onprem["cpm_eur_per_mtok"] == pytest.approx(1.0913, abs=1e-4)  # 11 / 10.08
+    assert cloud["energy_j_per_token"] == pytest.approx(2.0)  # 5,600 W / 2,800 tokens/s
+    # 2 J/token x 1e6 / 3.6e6 x 1.4 = 0.7778 kWh/Mtok; x 40 g/kWh (FR) = 31.11 g/Mtok,
+    # x 363 g/kWh (DE) = 282.33 g/Mtok
+    assert cloud["facility_kwh_per_mtok"] == pytest.approx(0.7778, abs=1e-4)
+    assert cloud["carbon_gco2e_per_mtok"] == pytest.approx(31.11, abs=0.01)
+    assert onprem["carbon_gco2e_per_mtok"] == pytest.approx(282.33, abs=0.01)
+    # +50 % throughput, 4,200 tokens/s = 15.12 Mtok/h: 21.84 / 15.12 = 1.4444 EUR/Mtok,
+    # 5,600 / 4,200 = 1.3333 J/token
+    assert faster["cpm_eur_per_mtok"] == pytest.approx(1.4444, abs=1e-4)
+    assert faster["energy_j_per_token"] == pytest.approx(1.3333, abs=1e-4)
+    # no demand: no fleet, no monthly figure
+    assert cloud["instances"] is None and cloud["monthly_cost_eur"] is None
+
+
+def test_cpm_at_demand_is_monthly_cost_over_monthly_tokens() -> None:
+    # 500 Mtok/day, peak x2, headroom 0.25, 2,800 tokens/s per instance:
+    # mean 500e6 / 86,400 = 5,787.04 tokens/s, peak 11,574.07; usable 2,800 x 0.75 = 2,100
+    # -> ceil(5.5115) = 6 instances; busy instance-hours per hour 5,787.04 / 2,800 = 2.066799
+    # Monthly volume: 500 x 365 / 12 = 15,208.33 Mtok.
+    demand = {"demand_tokens_per_day": [500e6], "peak_factor": [2.0], "headroom": [0.25],
+              "utilisation": [0.6]}  # declared utilisation: not read under a demand
+    onprem, cloud, elastic, floor = evaluate(_inputs(
+        **{**SEED, **demand}, cost_model=["declared", "on_demand", "on_demand", "on_demand"],
+        capacity=["provisioned", "provisioned", "elastic", "elastic"],
+        min_instances=[None, None, None, 3.0],
+        price_eur_per_hour=[11.0, 21.84, 21.84, 21.84])).rows(named=True)
+    mtok_per_month = 500 * 365 / 12
+    for row in (onprem, cloud, elastic, floor):
+        assert row["instances"] == 6
+        assert row["cpm_eur_per_mtok"] == pytest.approx(row["monthly_cost_eur"]
+                                                        / mtok_per_month, rel=1e-12)
+    # on-prem: 6 x 11 EUR/h x 730 h = 48,180 EUR/month = 3.1680 EUR/Mtok, at utilisation
+    # 2.066799 / 6 = 0.34447 (not the declared 0.6)
+    assert onprem["billed_utilisation"] == pytest.approx(0.34447, abs=1e-5)
+    assert onprem["monthly_cost_eur"] == pytest.approx(48_180.0)
+    assert onprem["cpm_eur_per_mtok"] == pytest.approx(3.1680, abs=1e-4)
+    # provisioned cloud: 6 x 21.84 x 730 = 95,659.20 EUR/month = 6.2899 EUR/Mtok
+    assert cloud["monthly_cost_eur"] == pytest.approx(95_659.20)
+    # elastic: 2.066799 x 730 = 1,508.76 busy instance-hours x 21.84 = 32,951.4 EUR/month,
+    # = 21.84 / 10.08 = 2.1667 EUR/Mtok, the seed's figure
+    assert elastic["monthly_cost_eur"] == pytest.approx(32_951.4, abs=0.1)
+    assert elastic["cpm_eur_per_mtok"] == pytest.approx(2.1667, abs=1e-4)
+    # cheaper exactly by the idle instance-hours it does not pay:
+    # 21.84 x (6 - 2.066799) x 730 = 62,707.8 EUR
+    assert cloud["monthly_cost_eur"] - elastic["monthly_cost_eur"] == pytest.approx(
+        21.84 * (6 - 500e6 / 86_400 / 2800) * 730)
+    assert cloud["monthly_cost_eur"] - elastic["monthly_cost_eur"] == pytest.approx(
+        62_707.8, abs=0.1)
+    # an elastic floor of 3 instances: max(2.0668, 3) x 21.84 x 730 = 47,829.6 EUR/month
+    assert floor["billed_instances"] == 3.0
+    assert floor["monthly_cost_eur"] == pytest.approx(47_829.6)
+
+
+def test_zero_goodput_gives_null_never_infinity() -> None:
+    row = evaluate(_inputs(tokens_per_s=[0.0], demand_tokens_per_day=[1e6])).row(0, named=True)
+    # 14 EUR/h over 0 tokens would be infinite: every figure that divides by it is null
+    for name in ("instances", "busy_instances", "cpm_eur_per_mtok", "energy_j_per_token",
+                 "carbon_gco2e_per_mtok", "monthly_cost_eur"):
+        assert row[name] is None, name
+
+
+def test_no_idle_figure_counts_idle_hours_at_busy_power() -> None:
+    # u = 0.5, 5,600 W busy, idle unknown: 0.5 x 5,600 + 0.5 x 5,600 = 5,600 W over
+    # 0.5 x 4,000 = 2,000 served tokens/s = 2.8 J/token (an upper bound, never a gap)
+    row = evaluate(_inputs(utilisation=[0.5])).row(0, named=True)
+    assert row["average_power_w"] == pytest.approx(5600.0)
+    assert row["energy_j_per_token"] == pytest.approx(2.8)

@@ -7,10 +7,10 @@ import polars as pl
 import pytest
 
 from pipeline.engine import sizing, uncertainty
-from pipeline.engine.proposal import Demand
+from pipeline.engine.metrics import evaluate
 
 STATIC = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared", "declared"],
-                       "sovereignty_level": [4, 2]})
+                       "capacity": ["provisioned", "provisioned"], "sovereignty_level": [4, 2]})
 
 
 def inputs(rows: list[tuple[str, str, str, float, float, float]]) -> pl.DataFrame:
@@ -85,8 +85,9 @@ def test_tornado_ranks_inputs_by_swing() -> None:
 def test_sizing_worked_example_of_issue_5() -> None:
     # 500 Mtok/day, peak x2, headroom 25 %, goodput 4,000 tokens/s:
     # peak = 500e6 / 86,400 x 2 = 11,574 tokens/s; usable 4,000 x 0.75 = 3,000 -> 4 instances.
-    point = uncertainty.point_frame(STATIC, base())
-    out = sizing.sizing(point, Demand(tokens_per_day=500e6, peak_factor=2, headroom=0.25))
+    point = uncertainty.point_frame(STATIC, base()).with_columns(
+        demand_tokens_per_day=pl.lit(500e6), peak_factor=pl.lit(2.0), headroom=pl.lit(0.25))
+    out = sizing.sizing(evaluate(point))
     a = out.filter(pl.col("candidate") == "a").row(0, named=True)
     assert a["instances"] == 4
     # utilisation = 5,787 / (4 x 4,000) = 0.3617; declared cost is billed every hour:

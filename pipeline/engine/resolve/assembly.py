@@ -9,10 +9,11 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.proposal import Proposal
-from pipeline.engine.resolve.cost import resolve_cost
+from pipeline.engine.resolve.cost import resolve_capacity, resolve_cost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.embodied import resolve_embodied
 from pipeline.engine.resolve.market_tables import Market
+from pipeline.engine.resolve.plausibility import check_plausible
 from pipeline.engine.resolve.power import resolve_power, resolve_pue
 from pipeline.engine.resolve.records import INPUT_SCHEMA, STATIC_SCHEMA, Provenance, Resolved
 from pipeline.engine.resolve.throughput import resolve_throughput
@@ -41,6 +42,7 @@ def _candidate(d: Draft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise d.error("gpu", f"unknown accelerator {d.c.gpu!r}; known: {', '.join(known_gpus)}")
     window = resolve_throughput(d)
     zone = resolve_cost(d)
+    resolve_capacity(d)
     check_known_zone(d, zone)
     d.row["zone"] = zone
     resolve_power(d, window)
@@ -48,6 +50,7 @@ def _candidate(d: Draft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     resolve_electricity(d, zone)
     resolve_grid(d, zone)
     resolve_embodied(d)
+    check_plausible(d)
     _sovereignty(d, zone)
     d.row["notes"] = d.notes
     return d.row, d.inputs.rows

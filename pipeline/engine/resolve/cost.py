@@ -11,7 +11,7 @@ import polars as pl
 from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
-from pipeline.engine.resolve.ranges import sum_numbers
+from pipeline.engine.resolve.ranges import spread, sum_numbers
 from pipeline.engine.resolve.records import cite
 
 
@@ -33,8 +33,7 @@ def resolve_cost(d: Draft) -> str:
         d.inputs.add("price_eur_per_hour", cost.eur_per_hour, f"{d.key}.cost.eur_per_hour",
                      "declared", cost.source)
     if not isinstance(cost, TcoCost):
-        d.inputs.add("utilisation", utilisation if utilisation is not None else 1.0,
-                     f"{d.key}.utilisation", "declared",
+        _utilisation(d, utilisation, f"{d.key}.utilisation",
                      "proposal" if utilisation is not None else "default 1")
     if zone is None and c.region is not None:
         region = one(d.mkt.regions, provider_id=c.provider, region=c.region)
@@ -113,8 +112,43 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
             d.inputs.add("hosting_eur_per_kw_month", profile.hosting.eur_per_kw_month,
                          f"{k}.hosting", "declared", profile.source)
     if utilisation is None:
+        explicit = "utilisation" in profile.model_fields_set
         utilisation = profile.utilisation
         ukey = f"{k}.utilisation"
     else:
+        explicit = True
         ukey = f"{d.key}.utilisation"
-    d.inputs.add("utilisation", utilisation, ukey, "declared", "proposal")
+    _utilisation(d, utilisation if explicit or d.proposal.demand is None else None, ukey,
+                 "proposal")
+
+
+def _utilisation(d: Draft, utilisation: Number | None, key: str, source: str) -> None:
+    """The declared utilisation, read only without a demand: with one, the sizing sets it."""
+    if d.proposal.demand is None:
+        d.inputs.add("utilisation", 1.0 if utilisation is None else utilisation, key,
+                     "declared", source)
+    elif utilisation is not None:
+        d.notes.append(f"utilisation {spread(utilisation)} ({key}) is not used: the fleet is "
+                       "sized for the declared [demand], which sets the utilisation")
+
+
+def resolve_capacity(d: Draft) -> None:
+    """How the instances are held (provisioned or elastic) and the demand they are sized for:
+    its inputs are the same keys for every candidate, so they move together in the Monte
+    Carlo."""
+    d.row["capacity"] = d.c.capacity
+    demand = d.proposal.demand
+    if demand is not None:
+        for name, value, key in (("demand_tokens_per_day", demand.tokens_per_day,
+                                  "demand.tokens_per_day"),
+                                 ("peak_factor", demand.peak_factor, "demand.peak_factor"),
+                                 ("headroom", demand.headroom, "demand.headroom")):
+            d.inputs.add(name, value, key, "declared", "proposal [demand]")
+    if d.c.min_instances is not None:
+        d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
+                     "declared", "proposal")
+    if d.c.capacity == "elastic":
+        d.notes.append("elastic capacity: only busy instance-hours are billed"
+                       + (f", at least {d.c.min_instances} instance(s) held"
+                          if d.c.min_instances else "")
+                       + "; this assumes the provider has the instances when the load asks")

@@ -33,6 +33,10 @@ def resolve_power(d: Draft, window: Any) -> None:
     if p.idle_watts is not None:
         d.inputs.add("idle_power_w", p.idle_watts, f"{d.key}.power.idle_watts", "declared",
                      "proposal")
+    elif not any(r["input"] == "idle_power_w" for r in d.inputs.rows):
+        d.notes.append("no idle power: the idle share of the paid hours is counted at busy "
+                       "power, an upper bound on energy and carbon per token; give "
+                       "power.idle_watts")
 
 
 def _estimated(d: Draft, p: EstimatedPower) -> None:
