@@ -95,5 +95,8 @@ def input_errors() -> Iterator[None]:
 
 
 def dumps(result: dict[str, Any]) -> str:
-    """Deterministic JSON: sorted keys, fixed indentation, a trailing newline."""
-    return json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
+    """Deterministic, strict JSON: sorted keys, fixed indentation, a trailing newline; a NaN or
+    an infinity is a bug of ours (a figure that cannot be computed is null with its reason),
+    so it raises rather than writing what strict parsers reject."""
+    return json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False, default=str,
+                      allow_nan=False) + "\n"

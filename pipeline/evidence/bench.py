@@ -50,7 +50,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.goodput import Slo, run_metrics, sweep_metrics
+from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep_metrics
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
@@ -82,6 +82,8 @@ class ThroughputEvidence:
     request_rate: float | None = None
     slo: Slo | None = None
     notes: tuple[str, ...] = ()
+    #: set when no request met the SLO: the candidate is not eligible, for this reason
+    no_goodput_reason: str | None = None
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -178,9 +180,14 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
         if knee is None:
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
+            judged = all(m["passed"] is not None for m in metrics)
+            reason = (no_goodput_reason(metrics, slo)
+                      if judged and not any(m["passed"] for m in metrics) else
+                      f"no load level of the sweep reaches the SLO's attainment "
+                      f"{slo.attainment:g}")
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, tuple(loaded.files),
-                slo=slo, notes=tuple(notes))
+                slo=slo, notes=tuple(notes), no_goodput_reason=reason)
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
     elif len(chosen) > 1:
@@ -194,6 +201,7 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
             notes.append(f"{m['path']}: {m['goodput_null_reason']}")
     m0, r0 = chosen[0]
     one = len(chosen) == 1
+    zero = tokens == 0 and all(m["passed"] == 0 for m, _ in chosen)
     window_s = m0["window_s"] if one else None
     grade = "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else "measured"
     return ThroughputEvidence(
@@ -209,6 +217,7 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
         else m0["output_tokens_per_s"] * window_s,
         concurrency=m0["concurrency"], request_rate=m0["request_rate"], slo=slo,
         notes=tuple(notes),
+        no_goodput_reason=no_goodput_reason([m for m, _ in chosen], slo) if zero else None,
     )
 
 

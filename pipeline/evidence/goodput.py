@@ -141,6 +141,12 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         tokens=tokens, no_ttft=(completed & pl.col("ttft_s").is_null()).fill_null(False),
         no_tpot=(completed & (pl.col("output_tokens").fill_null(2) > 1)
                  & pl.col("tpot_s").is_null()).fill_null(False),
+        over_ttft=(completed & (pl.col("ttft_s") > _limit(slo.ttft_ms))).fill_null(False),
+        over_tpot=(completed & (pl.col("output_tokens").fill_null(2) > 1)
+                   & (pl.col("tpot_s") > _limit(slo.tpot_ms))).fill_null(False)
+        if slo.tpot_ms is not None else pl.lit(False),
+        over_itl=(completed & (pl.col("max_itl_s") > _limit(slo.max_itl_ms))).fill_null(False)
+        if slo.max_itl_ms is not None else pl.lit(False),
     )
     counts = flags.select(
         offered=pl.col("offered").sum(),
@@ -153,11 +159,15 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         completed_tokens=pl.col("tokens").filter(pl.col("completed")).sum(),
         no_ttft=pl.col("no_ttft").sum(),
         no_tpot=pl.col("no_tpot").sum(),
+        over_ttft=pl.col("over_ttft").sum(),
+        over_tpot=pl.col("over_tpot").sum(),
+        over_itl=pl.col("over_itl").sum(),
     ).row(0, named=True)
 
     done = df.filter(flags["completed"])
     out: dict[str, Any] = {k: int(counts[k]) for k in
-                           ("offered", "completed", "failed", "incomplete", "passed")}
+                           ("offered", "completed", "failed", "incomplete", "passed",
+                            "over_ttft", "over_tpot", "over_itl")}
     out.update(window_s=window_s, window_start_s=start, window_end_s=end)
     out.update(_percentiles(done, "ttft_s", "ttft"))
     out.update(_percentiles(done, "tpot_s", "tpot"))
@@ -360,7 +370,30 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
         "knee_attainment": None if knee_row is None else knee_row["attainment"],
         "saturated": saturated,
         "attainment_target": slo.attainment,
-        "slo": asdict(slo),
+        # a limit not given is infinite here and null in the report (JSON has no infinity)
+        "slo": {k: None if isinstance(v, float) and math.isinf(v) else v
+                for k, v in asdict(slo).items()},
         "levels": level_rows,
         "notes": notes,
     }
+
+
+#: a run's count of completed requests over each limit, and the limit's SLO field
+OVER_LIMITS = (("over_ttft", "ttft_ms", "TTFT"), ("over_tpot", "tpot_ms", "TPOT"),
+               ("over_itl", "max_itl_ms", "the longest gap between tokens"))
+
+
+def no_goodput_reason(metrics: list[dict[str, Any]], slo: Slo) -> str:
+    """Why no request met the SLO, for runs none of whose requests passed: the limit the most
+    completed requests exceeded, with the counts summed over the runs."""
+    completed = sum(m.get("completed") or 0 for m in metrics)
+    text = "no request met the SLO at any load level"
+    if not completed:
+        return text + " (no request completed)"
+    counts = [(sum(m.get(key) or 0 for m in metrics), getattr(slo, field), name)
+              for key, field, name in OVER_LIMITS]
+    worst, limit, name = max(counts, key=lambda c: c[0])
+    if not worst:
+        return text
+    return (f"{text}: the limit failed most is {name} over {limit:g} ms, in {worst} of "
+            f"{completed} completed requests")

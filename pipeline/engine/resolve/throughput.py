@@ -47,6 +47,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files)}"
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files)
+    d.row["no_goodput_reason"] = ev.no_goodput_reason
     if ev.tokens_per_s is None:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
                        "energy and carbon are null")

@@ -1,0 +1,132 @@
+"""Sound numbers: a bad figure in a proposal exits 1 naming its key, an implausible one needs
+an override, a candidate none of whose requests meets the SLO is excluded with that reason,
+and no output holds NaN or Infinity (every JSON parses with a strict parser)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+runner = CliRunner()
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+EXAMPLE = resources.files("pipeline").joinpath("example_proposal.toml").read_text()
+
+
+def strict(text: str) -> Any:
+    """json.loads that refuses NaN, Infinity and -Infinity, as jq and browsers do."""
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def no_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(no_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(no_non_finite(v) for v in value)
+    return True
+
+
+TOKENS = "tokens_per_s = { low = 2400, mode = 2800, high = 3100 }"
+COST = "cost = { eur_per_hour = 11.0,"
+THROUGHPUT_KEY = "candidates[0] (id 'onprem-fr-h100-fp16').throughput.tokens_per_s"
+
+
+@pytest.mark.parametrize(("old", "new", "key", "problem"), [
+    (TOKENS, "tokens_per_s = nan", THROUGHPUT_KEY, "finite number"),
+    (TOKENS, "tokens_per_s = inf", THROUGHPUT_KEY, "finite number"),
+    (TOKENS, "tokens_per_s = 0", THROUGHPUT_KEY, "must be positive, got 0"),
+    (TOKENS, "tokens_per_s = -1", THROUGHPUT_KEY, "must be positive, got -1"),
+    (COST, "cost = { eur_per_hour = -5.0,",
+     "candidates[0] (id 'onprem-fr-h100-fp16').cost.eur_per_hour", "must be positive"),
+    ("pue = 1.3\nthroughput", "pue = inf\nthroughput",
+     "candidates[0] (id 'onprem-fr-h100-fp16').pue", "finite number"),
+    ("tokens_per_day = 500_000_000", "tokens_per_day = 0", "demand.tokens_per_day",
+     "must be positive"),
+    ("headroom = 0.25 ", "headroom = 1.0 ", "demand.headroom", "must be below 1"),
+    # implausible: a PUE of 135, a price of 900 EUR/h over 8 GPUs (112.5 per GPU-hour)
+    ("pue = 1.3\nthroughput", "pue = 135\nthroughput", "candidates[0].pue",
+     "outside the plausible range of a pue, 1 to 3 ratio"),
+    (COST, "cost = { eur_per_hour = 900.0,", "candidates[0].cost.eur_per_hour",
+     "112.5 EUR/h per GPU (8 GPUs) is outside the plausible range"),
+])
+def test_a_bad_number_exits_1_naming_its_key(tmp_path: Path, db: Path, old: str, new: str,
+                                             key: str, problem: str) -> None:
+    assert old in EXAMPLE
+    path = tmp_path / "proposal.toml"
+    path.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1, result.output
+    assert f"{path}: {key}: " in result.stderr and problem in result.stderr, result.stderr
+
+
+def test_plausibility_override_accepts_the_figure_with_its_reason(tmp_path: Path, db: Path
+                                                                 ) -> None:
+    text = proposal("override", candidate("hot", pue="3.5", plausibility='"override"',
+                                          plausibility_reason='"container site, measured"'))
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    [hot] = strict(result.stdout)["candidates"]
+    assert any("plausibility override: container site, measured" in n for n in hot["notes"])
+    # 5,600 W / 4,000 tokens/s = 1.4 J/token; x 1e6 / 3.6e6 x 3.5 = 1.3611 kWh/Mtok
+    assert hot["facility_kwh_per_mtok"] == pytest.approx(1.3611, abs=1e-4)
+
+
+def test_no_request_meeting_the_slo_excludes_and_every_output_is_finite(
+        tmp_path: Path, db: Path) -> None:
+    # vllm_detailed_small.json: 4 completed requests with TTFT 0.1 to 0.5 s, none within a
+    # 50 ms TTFT limit: goodput 0, so no CPM (11 EUR/h over no token), never Infinity
+    shutil.copy(FIXTURES / "bench" / "vllm_detailed_small.json", tmp_path / "run.json")
+    text = proposal("zero goodput",
+                    candidate("slow", throughput='{ evidence = "run.json" }'),
+                    candidate("fine"),
+                    "[demand]\ntokens_per_day = 100_000_000\n").replace("ttft_ms = 1500",
+                                                                        "ttft_ms = 50")
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = strict((out / "scorecard.json").read_text(encoding="utf-8"))
+    assert no_non_finite(doc)
+    slow, fine = doc["candidates"]
+    assert slow["eligible"] is False and slow["cpm_eur_per_mtok"] is None
+    assert slow["exclusion_reason"] == (
+        "goodput under the SLO is zero: no request met the SLO at any load level: the limit "
+        "failed most is TTFT over 50 ms, in 4 of 4 completed requests")
+    assert fine["eligible"] is True
+    assert doc["recommendation"]["candidate"] == "fine"
+    # the stored row, the CSV and the Parquet: no NaN, no infinity
+    con = duckdb.connect(str(db))
+    [(stored,)] = con.execute("SELECT candidates_json FROM out__scorecard").fetchall()
+    assert no_non_finite(strict(stored))
+    for frame in (pl.read_csv(out / "scorecard.csv"), pl.read_parquet(out / "scorecard.parquet")):
+        for name, dtype in frame.schema.items():
+            if dtype.is_float():
+                assert frame[name].is_finite().fill_null(True).all(), name
+
+
+def test_evidence_inspect_json_without_a_ttft_limit_is_strict_json() -> None:
+    # two or more runs and no --ttft-ms: the limit is "none", printed as null
+    result = runner.invoke(app, ["evidence", "inspect", str(FIXTURES / "bench" / "vllm_sweep"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    report = strict(result.stdout)
+    assert report["sweep"]["slo"]["ttft_ms"] is None
+    assert no_non_finite(report)
