@@ -91,6 +91,8 @@ def _place_labels(points: list[dict[str, Any]]) -> None:
     last try. Deterministic: points are placed in order of x, then y, then id."""
     xs = [v for p in points for v in (p["x"], p["x_p5"], p["x_p95"]) if v is not None]
     ys = [v for p in points for v in (p["y"], p["y_p5"], p["y_p95"]) if v is not None]
+    if not xs or not ys:  # no candidate with both figures: nothing to place
+        return
     x_span = (max(xs) - min(xs)) or 1.0
     y_span = (max(ys) - min(ys)) or 1.0
     boxes: list[tuple[float, float, float, float]] = []

@@ -300,3 +300,37 @@ def break_even_frame(result: dict[str, Any]) -> pl.DataFrame:
         for b in result.get("break_even") or [] for p in b.get("curve") or []
     ]
     return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)
+
+
+def eur(amount: float) -> str:
+    """Euros a reader can take in at a glance: 31,543 EUR."""
+    return f"{amount:,.0f} EUR"
+
+
+def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:
+    """The recommendation as a headline and its supporting lines, plain text (each renderer
+    escapes it): what to choose and why, its cost at the demand, its chance of being the
+    cheapest, and what would change the choice."""
+    rec = result.get("recommendation")
+    if not rec:
+        return "No recommendation in this result.", []
+    basis = result.get("token_basis", "output")
+    if rec["candidate"] is None:
+        return f"No candidate to recommend: {rec['reason']}", [
+            f"{x['id']}: {x['reason']}" for x in rec["excluded"]]
+    lines = [rec["reason"], f"Rule: {rec['rule']}; CPM per million {basis} tokens."]
+    if rec.get("monthly_cost_eur") is not None:
+        cost = (f"At the declared demand: {eur(rec['monthly_cost_eur'])} a month, "
+                f"{eur(rec['annual_cost_eur'])} a year")
+        split = rec.get("cost_split")
+        if split:
+            cost += (f" (capex annuity {eur(split['capex_eur_per_month'])}, opex "
+                     f"{eur(split['opex_eur_per_month'])} a month)")
+        lines.append(cost + ".")
+    elif rec.get("monthly_cost_reason"):
+        lines.append(f"Monthly cost: {rec['monthly_cost_reason']}.")
+    if rec.get("p_chosen_cheapest") is not None:
+        lines.append(f"P({rec['candidate']} is the cheapest eligible candidate) = "
+                     f"{rec['p_chosen_cheapest']:.0%} over the Monte Carlo draws.")
+    lines += [f"What would change it: {w['text']}." for w in rec["what_would_change_it"]]
+    return f"Recommended: {rec['candidate']}", lines

@@ -24,6 +24,7 @@ from reports.frames import (
     assumptions_frame,
     has_p_frontier,
     pairwise_frame,
+    recommendation_lines,
     sizing_frame,
     sources_frame,
 )
@@ -111,6 +112,12 @@ def write_html(result: dict[str, Any], path: Path, diff: dict[str, Any] | None =
     path.write_text(render_html(result, diff), encoding="utf-8")
 
 
+def _recommendation(result: dict[str, Any]) -> list[str]:
+    headline, lines = recommendation_lines(result)
+    return ['<section id="recommendation">', f"<h2>{_e(headline)}</h2>",
+            "<ul>", *[f"<li>{_e(line)}</li>" for line in lines], "</ul>", "</section>"]
+
+
 def _header(result: dict[str, Any]) -> list[str]:
     policy = result.get("policy") or {}
     parts = [
@@ -124,6 +131,7 @@ def _header(result: dict[str, Any]) -> list[str]:
         f"<dt>Policy</dt><dd>minimum sovereignty {_e(policy.get('min_sovereignty'))}; "
         f"objectives {_e(', '.join(policy.get('objectives') or []))}</dd>",
         "</dl>",
+        *_recommendation(result),
     ]
     if result.get("example_data"):
         parts.append('<div class="banner" id="example-data"><strong>EXAMPLE DATA.</strong> '

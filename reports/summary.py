@@ -8,8 +8,9 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from reports.frames import METRICS, in_sentence
+from reports.frames import METRICS, in_sentence, recommendation_lines
 from reports.freshness import freshness
 
 
@@ -47,9 +48,14 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
                       style="green" if c["pareto_rank"] == 1 else
                       None if c["eligible"] else "dim")
     console.print(table)
+    # foreign text (ids, reasons) goes in as Text, never as rich markup
     for c in result["candidates"]:
         if not c["eligible"]:
-            console.print(f"[dim]{c['id']} excluded: {c['exclusion_reason']}[/]")
+            console.print(Text(f"{c['id']} excluded: {c['exclusion_reason']}", style="dim"))
+    headline, lines = recommendation_lines(result)
+    console.print(Text(headline, style="bold green"))
+    for line in lines:
+        console.print(Text(f"  {line}"))
     if result["example_data"]:
         console.print("[yellow]EXAMPLE DATA: declared figures from the bundled example.[/]")
     stale = [f for f in freshness(result) if f.stale]

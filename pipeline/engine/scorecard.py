@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import sizing, uncertainty
+from pipeline.engine import recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.proposal import Proposal
@@ -37,6 +37,7 @@ class Scorecard:
     tornado: pl.DataFrame
     sizing: pl.DataFrame | None
     break_even: list[dict[str, Any]]
+    recommendation: dict[str, Any]
 
     @property
     def sources(self) -> list[dict[str, Any]]:
@@ -63,18 +64,29 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
     table = table.join(ranks, on="id", how="left", maintain_order="left")
 
     table = _time_matched(table, point_inputs, mkt)
-    mc = uncertainty.run(table.select("id", "cost_model", "sovereignty_level"),
+    mc = uncertainty.run(table.select("id", "cost_model", "capacity", "sovereignty_level"),
                          resolved.inputs, eligible["id"].to_list(), objectives,
                          draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
-    sized = sizing.sizing(point_inputs, proposal.demand) if proposal.demand else None
+    sized = sizing.sizing(table) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     even = sizing.break_even(point_inputs, on_prem,
                              cloud["id"][0] if cloud.height else None,
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
-    return Scorecard(proposal, mkt.vintage, table, resolved, mc,
-                     uncertainty.tornado(resolved.static, resolved.inputs), sized, even)
+    tornado = uncertainty.tornado(resolved.static, resolved.inputs)
+    choice = recommend.recommend(
+        table, point_inputs, resolved.inputs, tornado, mc.p_cheapest,
+        recommend.Rule.of(_choose(proposal)), has_demand=proposal.demand is not None)
+    return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice)
 
+
+def _choose(proposal: Proposal) -> str | dict[str, Any]:
+    choose = proposal.policy.choose
+    return choose if isinstance(choose, str) else choose.model_dump()
+
+
+#: every per-token figure counts output tokens (of requests meeting the SLO)
+TOKEN_BASIS = "output"
 
 TIME_MATCHED = ("wholesale_eur_per_kwh_profile", "grid_gco2e_per_kwh_profile",
                 "electricity_eur_per_mtok_time_matched", "carbon_gco2e_per_mtok_time_matched")
@@ -130,8 +142,10 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.lit(not proposal.policy.allow_estimates) & estimated.fill_null(False)).then(
             pl.lit("uses estimated figures, which policy.allow_estimates = false keeps out of "
                    "the ranking")),
-        *[pl.when(pl.col(OBJECTIVES[o][0]).is_null()).then(
-            pl.lit(f"{OBJECTIVES[o][0]} is not computable (see notes)"))
+        pl.when(pl.col("no_goodput_reason").is_not_null()).then(
+            pl.format("goodput under the SLO is zero: {}", "no_goodput_reason")),
+        *[pl.when(pl.col(OBJECTIVES[o][0]).is_null() & pl.col("no_goodput_reason").is_null())
+          .then(pl.lit(f"{OBJECTIVES[o][0]} is not computable (see notes)"))
           for o in proposal.policy.objectives],
     ]
     return table.with_columns(
@@ -165,6 +179,8 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
     candidates = []
     for row in card.table.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
+        item["capacity"] = row["capacity"]
+        item["token_basis"] = TOKEN_BASIS
         item["notes"] = row["notes"]
         item["uncertainty"] = ranges.get(row["id"], {})
         item["p_frontier"] = p_frontier.get(row["id"])
@@ -195,6 +211,8 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "sizing": _records(card.sizing),
         "demand": card.proposal.demand.model_dump() if card.proposal.demand else None,
         "break_even": card.break_even,
+        "recommendation": card.recommendation,
+        "token_basis": TOKEN_BASIS,
         "formulas": formulas(),
         "candidates": candidates,
     }

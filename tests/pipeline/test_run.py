@@ -41,37 +41,43 @@ def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
     c = {x["id"]: x for x in run_json(db)["candidates"]}
     # By hand, at the modes of the example's ranges, with the bundled data (2025 intensity
     # FR 31, ES 136, DE-LU 342 gCO2e/kWh; Dec 2025 day-ahead FR 63.49 EUR/MWh; Scaleway
-    # H100-SXM-8-80G 25.3308 EUR/h; OVHcloud h100-1520 11.2 EUR/h).
-    # FR H100, declared 11 EUR/h, every hour paid, busy 60 %: served 0.6 x 2800 = 1680 tok/s
-    #   CPM = 11 / (1680 x 0.0036) = 1.8188; power 0.6 x 5600 + 0.4 x 800 = 3680 W
-    #   -> 3680 / 1680 = 2.1905 J/token; carbon 2.1905 / 3.6 x 1.3 x 31 = 24.52
-    # FR H200, TCO hgx-h200 at u = 0.6 (served 2400 tok/s = 8.64 Mtok/h):
+    # H100-SXM-8-80G 25.3308 EUR/h; OVHcloud h100-1520 11.2 EUR/h), each fleet sized for the
+    # demand: 500 Mtok/day = 5,787.04 tokens/s mean, x2 at the peak, 25 % headroom.
+    # FR H100, declared 11 EUR/h, provisioned: ceil(11,574.07 / (2800 x 0.75)) = 6 instances,
+    #   busy 5,787.04 / 2800 = 2.0668 of them: u = 0.34447, served 964.51 tok/s per instance
+    #   CPM = 11 / (964.51 x 0.0036) = 3.1680; power 0.34447 x 5600 + 0.65553 x 800 = 2453.4 W
+    #   -> 2453.4 / 964.51 = 2.5437 J/token
+    # FR H200, TCO hgx-h200: ceil(11,574.07 / 3000) = 4 instances, u = 1.44676 / 4 = 0.36169
+    #   (served 1,446.76 tok/s = 5.2083 Mtok/h):
     #   capex 342,000, r = 0.05/12, n = 48, residual 25,000 / 1.2209 = 20,477:
     #   annuity 321,523 x 0.0230292 = 7,404.4 EUR/month = 10.1431 EUR/h
     #   + maintenance 342,000 x 0.06 / 8760 = 2.3425 + staff 15,000 / 8760 = 1.7123
     #   + colocation 200 x 5.6 kW x 12 / 8760 = 1.5342
-    #   + electricity 3.68 kW x 1.3 x (0.06349 + 0.045) = 0.5190  -> 16.2511 EUR/h
-    #   CPM = 16.2511 / 8.64 = 1.8809; energy 3680 / 2400 = 1.5333; carbon 1.5333/3.6x1.3x31
-    #   = 17.17. ES and DE: same node, dearer power and dirtier grid: 1.8919 / 78.2 and
-    #   1.9049 / 203.9.
-    # Scaleway, on demand (busy hours only): 25.3308 / (3600 x 0.0036) = 1.9545, 5600 / 3600
-    #   = 1.5556 J/token, carbon 1.5556 / 3.6 x 1.25 x 31 = 16.74, level 2.
-    # OVHcloud: 11.2 / (1500 x 0.0036) = 2.0741, 1400 / 1500 = 0.9333, 10.45, level 2.
-    assert c["onprem-fr-h100-fp16"]["cpm_eur_per_mtok"] == pytest.approx(1.81878, rel=1e-4)
-    assert c["onprem-fr-h100-fp16"]["energy_j_per_token"] == pytest.approx(2.19048, rel=1e-4)
-    assert c["onprem-fr-h200-fp8"]["cost_eur_per_hour"] == pytest.approx(16.2511, abs=1e-3)
-    assert c["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"] == pytest.approx(1.88091, rel=1e-4)
-    assert c["onprem-fr-h200-fp8"]["carbon_gco2e_per_mtok"] == pytest.approx(17.165, rel=1e-3)
-    assert c["scaleway-h100x8-fp8"]["cpm_eur_per_mtok"] == pytest.approx(1.95454, rel=1e-4)
+    #   + electricity (0.36169 x 5.6 + 0.63831 x 0.8 = 2.5361 kW) x 1.3 x (0.06349 + 0.045)
+    #   = 0.3577  -> 16.0898 EUR/h
+    #   CPM = 16.0898 / 5.2083 = 3.0892; energy 2536.1 / 1446.76 = 1.7530; carbon
+    #   1.7530 / 3.6 x 1.3 x 31 = 19.62. ES and DE: same node, dearer power, dirtier grid.
+    # Scaleway, provisioned: 5 instances, u = 1.6075 / 5 = 0.32150:
+    #   25.3308 / (3600 x 0.32150 x 0.0036) = 6.0794 EUR/Mtok
+    # OVHcloud, elastic (3.858 busy instances, above its floor of 2): only busy hours are
+    #   billed: 11.2 / (1500 x 0.0036) = 2.0741, 1400 / 1500 = 0.9333 J/token, level 2.
+    assert c["onprem-fr-h100-fp16"]["cpm_eur_per_mtok"] == pytest.approx(3.16800, rel=1e-4)
+    assert c["onprem-fr-h100-fp16"]["energy_j_per_token"] == pytest.approx(2.54373, rel=1e-4)
+    assert c["onprem-fr-h200-fp8"]["cost_eur_per_hour"] == pytest.approx(16.0898, abs=1e-3)
+    assert c["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"] == pytest.approx(3.08924, rel=1e-4)
+    assert c["onprem-fr-h200-fp8"]["carbon_gco2e_per_mtok"] == pytest.approx(19.623, rel=1e-3)
+    assert c["scaleway-h100x8-fp8"]["cpm_eur_per_mtok"] == pytest.approx(6.07939, rel=1e-4)
+    assert c["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"] == pytest.approx(2.07407, rel=1e-4)
     assert c["ovhcloud-h100x4-fp8"]["energy_j_per_token"] == pytest.approx(0.93333, rel=1e-4)
-    # Frontier: FR H100 (cheapest), FR H200 (less energy than FR H100), Scaleway (less carbon
-    # than FR H200), OVHcloud (least energy and carbon). ES H200 loses to FR H200 on cost and
-    # carbon at equal energy and sovereignty (rank 2); DE H200 loses to FR and ES H200 (rank 3).
+    # Frontier: FR H200 (level 4, cheapest and cleanest of own hardware) and OVHcloud (level
+    # 2, cheapest, least energy and carbon). FR H100, ES H200 lose to FR H200; Scaleway loses
+    # to both; DE H200 loses to FR and ES H200 (rank 3).
     frontier = {k for k, v in c.items() if v["pareto_rank"] == 1}
-    assert frontier == {"onprem-fr-h100-fp16", "onprem-fr-h200-fp8", "scaleway-h100x8-fp8",
-                        "ovhcloud-h100x4-fp8"}
+    assert frontier == {"onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8"}
     assert c["onprem-es-h200-fp8"]["pareto_rank"] == 2
     assert c["onprem-es-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
+    assert c["scaleway-h100x8-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8",
+                                                       "ovhcloud-h100x4-fp8"]
     assert c["onprem-de-h200-fp8"]["pareto_rank"] == 3
     assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-es-h200-fp8",
                                                       "onprem-fr-h200-fp8"]
@@ -103,7 +109,7 @@ def test_uncertainty_sizing_and_break_even_in_the_contract(db: Path) -> None:
     assert {b["candidate"] for b in doc["break_even"]} == {
         "onprem-fr-h100-fp16", "onprem-fr-h200-fp8", "onprem-de-h200-fp8",
         "onprem-es-h200-fp8"}
-    assert doc["break_even"][0]["versus"] == "scaleway-h100x8-fp8"  # cheapest eligible cloud
+    assert doc["break_even"][0]["versus"] == "ovhcloud-h100x4-fp8"  # cheapest eligible cloud
 
 
 def test_files_written_and_two_runs_identical_but_for_the_stamp(tmp_path: Path) -> None:
@@ -149,3 +155,34 @@ def test_init_writes_the_example_and_it_runs(tmp_path: Path, db: Path) -> None:
     assert doc["proposal"] == "Sovereign 70B inference platform (example)"
     again = runner.invoke(app, ["init", str(tmp_path / "mine")])
     assert again.exit_code == 1 and "exists" in again.output
+
+
+def test_one_answer_at_the_demand(db: Path) -> None:
+    """The scorecard, the sizing and the recommendation describe one fleet per candidate."""
+    doc = run_json(db)
+    c = {x["id"]: x for x in doc["candidates"]}
+    mtok_per_month = 500 * 365 / 12  # [demand] tokens_per_day = 500e6
+    for cand in c.values():
+        if cand["eligible"]:
+            assert cand["cpm_eur_per_mtok"] == pytest.approx(
+                cand["sizing"]["monthly_cost_eur"] / mtok_per_month, rel=1e-12), cand["id"]
+    rec = doc["recommendation"]
+    chosen = c[rec["candidate"]]
+    assert chosen["eligible"] and chosen["pareto_rank"] == 1
+    # the default rule: the cheapest frontier candidate (OVHcloud elastic, 2.0741 EUR/Mtok,
+    # see test_frontier_dominance_and_exclusions_of_the_example); runner-up the next cheapest
+    # eligible one (FR H200, 3.0892)
+    assert rec["candidate"] == "ovhcloud-h100x4-fp8"
+    assert rec["runner_up"] == "onprem-fr-h200-fp8"
+    assert rec["monthly_cost_eur"] == chosen["sizing"]["monthly_cost_eur"]
+    assert rec["annual_cost_eur"] == pytest.approx(12 * rec["monthly_cost_eur"])
+    assert [x["id"] for x in rec["excluded"]] == ["azure-nd-h100-v5-fp8"]
+    assert 0 <= rec["p_chosen_cheapest"] <= 1
+    assert doc["token_basis"] == "output" and chosen["capacity"] == "elastic"
+    # Below 129.6 Mtok/day the peak (2 x 1,500 = 3,000 tokens/s) fits one FR H200 instance
+    # (4,000 x 0.75 = 3,000 usable) instead of two: just below it FR H200 costs 16.10 EUR/h
+    # over 0.375 x 4,000 tokens/s = 2.98 EUR/Mtok, while OVHcloud pays its floor of 2
+    # instances (2 x 11.2 x 730 = 16,352 EUR/month over 3,942 Mtok = 4.15 EUR/Mtok).
+    demand = next(w for w in rec["what_would_change_it"] if w["input"] == "demand_tokens_per_day")
+    assert demand["direction"] == "falls"
+    assert demand["threshold"] == pytest.approx(129.6e6, rel=1e-4)

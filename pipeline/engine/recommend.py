@@ -1,0 +1,258 @@
+"""The recommendation: which eligible candidate to choose, by which rule, what it costs at the
+declared demand, and the input values at which the runner-up would become the choice.
+
+Rules (`policy.choose`): `"cpm"` (the default), `"carbon"` or `"energy"` choose the frontier
+candidate lowest on that metric; `{ weights = { cpm = 0.6, carbon = 0.4 } }` scores each
+eligible candidate by the weighted sum of its objectives, each scaled to 0 (the best eligible
+value) .. 1 (the worst), and chooses the frontier candidate with the lowest score. The
+runner-up is the next eligible candidate by the same score.
+
+What would change the choice is solved on the metric steps (`metrics.evaluate`), never read
+off a chart: for each of the inputs that move the two candidates' figures most (the tornado's
+top rows, and the demand), the value of that input's key at which the runner-up's score meets
+the chosen one's, every other input at its mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from pipeline.engine.metrics import INPUTS, evaluate
+from pipeline.engine.pareto import OBJECTIVES
+
+#: how many of each candidate's top tornado inputs are solved for
+TOP_INPUTS = 3
+#: the search for a crossing spans the current value / SPAN .. x SPAN (inside the domain)
+SPAN = 100.0
+GRID = 241  # points per search pass; three passes give a relative precision below 1e-6
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How the preferred candidate is chosen: objective -> weight (weights sum to 1)."""
+
+    weights: dict[str, float]
+
+    @classmethod
+    def of(cls, choose: str | Mapping[str, Any]) -> Rule:
+        if isinstance(choose, str):
+            return cls({choose: 1.0})
+        weights = dict(choose["weights"])
+        total = sum(weights.values())
+        return cls({k: v / total for k, v in weights.items()})
+
+    @property
+    def single(self) -> str | None:
+        return next(iter(self.weights)) if len(self.weights) == 1 else None
+
+    def describe(self) -> str:
+        if (only := self.single) is not None:
+            return f"the frontier candidate with the lowest {OBJECTIVES[only][0]}" if \
+                OBJECTIVES[only][1] < 0 else \
+                f"the frontier candidate with the highest {OBJECTIVES[only][0]}"
+        parts = ", ".join(f"{w:g} x {name}" for name, w in self.weights.items())
+        return (f"the frontier candidate with the lowest weighted score ({parts}; each "
+                "objective scaled 0 = best .. 1 = worst eligible value)")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Per objective: (best, worst) over the eligible candidates, fixed for the solving."""
+
+    bounds: dict[str, tuple[float, float]]
+
+    @classmethod
+    def over(cls, eligible: pl.DataFrame, rule: Rule) -> Scale:
+        bounds = {}
+        for name in rule.weights:
+            column, sign = OBJECTIVES[name]
+            values = eligible[column].cast(pl.Float64).to_list()
+            best, worst = (min(values), max(values)) if sign < 0 else (max(values), min(values))
+            bounds[name] = (best, worst)
+        return cls(bounds)
+
+    def score(self, rule: Rule, values: Mapping[str, float]) -> float:
+        """0 is best. A single-objective rule scores the raw metric (lower is better)."""
+        if (only := rule.single) is not None:
+            return values[OBJECTIVES[only][0]] * -OBJECTIVES[only][1]
+        total = 0.0
+        for name, weight in rule.weights.items():
+            best, worst = self.bounds[name]
+            value = values[OBJECTIVES[name][0]]
+            total += weight * (0.0 if best == worst else (value - best) / (worst - best))
+        return total
+
+
+def order(eligible: pl.DataFrame, rule: Rule) -> list[str]:
+    """Eligible ids, best score first (ties: lower Pareto rank, then id)."""
+    scale = Scale.over(eligible, rule)
+    scored = [(scale.score(rule, row), row["pareto_rank"], row["id"])
+              for row in eligible.iter_rows(named=True)]
+    return [cid for _, _, cid in sorted(scored)]
+
+
+def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
+              tornado: pl.DataFrame, p_cheapest: Mapping[str, float], rule: Rule,
+              has_demand: bool) -> dict[str, Any]:
+    """The recommendation object of the JSON contract.
+
+    `table`: the scorecard (one row per candidate, with eligible, exclusion_reason,
+    pareto_rank and every metric step); `point`: the candidates' inputs at their modes
+    (uncertainty.point_frame); `inputs`: the long inputs frame (id, input, key, low, mode,
+    high); `tornado`: uncertainty.tornado; `p_cheapest`: eligible id -> share of Monte Carlo
+    draws in which it has the lowest CPM."""
+    excluded = [{"id": r["id"], "reason": r["exclusion_reason"]}
+                for r in table.filter(~pl.col("eligible")).iter_rows(named=True)]
+    eligible = table.filter(pl.col("eligible"))
+    empty: dict[str, Any] = {
+        "candidate": None, "rule": rule.describe(), "runner_up": None, "excluded": excluded,
+        "monthly_cost_eur": None, "annual_cost_eur": None, "cost_split": None,
+        "what_would_change_it": [], "p_chosen_cheapest": None,
+    }
+    if eligible.height == 0:
+        return {**empty, "reason": "no candidate is eligible: see each exclusion reason"}
+    ranked = order(eligible, rule)
+    frontier = set(eligible.filter(pl.col("pareto_rank") == 1)["id"].to_list())
+    chosen = next(cid for cid in ranked if cid in frontier)
+    runner = next((cid for cid in ranked if cid != chosen), None)
+    row = eligible.row(by_predicate=pl.col("id") == chosen, named=True)
+    cost = _cost_at_demand(row) if has_demand else None
+    result = {
+        **empty,
+        "candidate": chosen,
+        "runner_up": runner,
+        "reason": _reason(row, runner, eligible, rule, len(frontier)),
+        "p_chosen_cheapest": p_cheapest.get(chosen),
+        **(cost or {"monthly_cost_reason": "no [demand] is declared: costs per month need "
+                                           "a daily volume"}),
+    }
+    if runner is not None:
+        scale = Scale.over(eligible, rule)
+        result["what_would_change_it"] = what_would_change_it(
+            chosen, runner, point, inputs, tornado, rule, scale, has_demand)
+    return result
+
+
+def _cost_at_demand(row: Mapping[str, Any]) -> dict[str, Any]:
+    monthly = row["monthly_cost_eur"]
+    split = None
+    if row["cost_model"] == "tco" and monthly is not None:
+        capital = row["monthly_capital_eur"]
+        split = {"capex_eur_per_month": capital, "opex_eur_per_month": monthly - capital}
+    return {"monthly_cost_eur": monthly,
+            "annual_cost_eur": None if monthly is None else monthly * 12.0,
+            "cost_split": split}
+
+
+def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, rule: Rule,
+            frontier_size: int) -> str:
+    metric = OBJECTIVES[rule.single][0] if rule.single else "cpm_eur_per_mtok"
+    value = row[metric]
+    text = (f"{row['id']} is {rule.describe()} ({metric} {value:.4g}) among "
+            f"{eligible.height} eligible candidate(s), {frontier_size} on the frontier")
+    if runner is not None:
+        other = eligible.row(by_predicate=pl.col("id") == runner, named=True)[metric]
+        text += f"; the runner-up {runner} has {other:.4g}"
+    return text + "."
+
+
+def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: pl.DataFrame,
+                         tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool
+                         ) -> list[dict[str, Any]]:
+    """For the top inputs of both candidates (and the demand): the key's value at which the
+    runner-up's score equals the chosen one's, or nothing when no value in range does."""
+    pair = inputs.filter(pl.col("id").is_in([chosen, runner]))
+    metric = OBJECTIVES[rule.single][0] if rule.single else "cpm_eur_per_mtok"
+    if metric not in tornado["metric"].unique().to_list():
+        metric = "cpm_eur_per_mtok"
+    keys: list[str] = []
+    for cid in (chosen, runner):
+        top = tornado.filter((pl.col("candidate") == cid) & (pl.col("metric") == metric))
+        for inp in top.head(TOP_INPUTS)["input"].to_list():
+            keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
+    if has_demand:
+        keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
+    rows = point.filter(pl.col("id").is_in([chosen, runner]))
+    out = []
+    for key in dict.fromkeys(keys):
+        where = pair.filter(pl.col("key") == key)
+        solved = _solve(rows, where, chosen, runner, rule, scale)
+        if solved is None:
+            continue
+        first = where.row(0, named=True)
+        current = float(first["mode"])
+        unit = INPUTS[first["input"]][0]
+        owners = sorted(set(inputs.filter(pl.col("key") == key)["id"].to_list()))
+        subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
+                   f"{first['input']} ({key}, shared by {len(owners)} candidates)")
+        direction = "falls below" if solved < current else "rises above"
+        out.append({
+            "key": key, "input": first["input"], "unit": unit, "candidates": owners,
+            "current": current, "threshold": solved, "direction": direction.split()[0],
+            "within_stated_range": bool(first["low"] <= solved <= first["high"]),
+            "text": f"{runner} becomes the choice if {subject} {direction} "
+                    f"{_figure(solved)} {unit} (now {_figure(current)})",
+        })
+    return out
+
+
+def _figure(value: float) -> str:
+    """4 significant digits, thousands separated: 204,300 EUR, 3,858 tokens/s, 0.4107."""
+    if abs(value) >= 1e4:
+        return f"{float(f'{value:.4g}'):,.0f}"
+    return f"{value:.4g}"
+
+
+def _solve(rows: pl.DataFrame, where: pl.DataFrame, chosen: str, runner: str, rule: Rule,
+           scale: Scale) -> float | None:
+    """The value of the key (set on every (id, input) in `where`) nearest its current one at
+    which score(runner) - score(chosen) changes sign; None when none does within the span."""
+    current = float(where["mode"][0])
+    if not math.isfinite(current) or current <= 0:
+        return None
+    share = INPUTS[where["input"][0]][0] == "share"
+    low, high = current / SPAN, (1.0 if share else current * SPAN)
+    if low >= high:
+        return None
+    gap0 = _gaps(rows, where, chosen, runner, rule, scale, np.array([current]))[0]
+    if not math.isfinite(gap0) or gap0 == 0:
+        return None
+    for _ in range(3):
+        grid = np.geomspace(low, high, GRID)
+        gaps = _gaps(rows, where, chosen, runner, rule, scale, grid)
+        flips = np.flatnonzero(np.isfinite(gaps[:-1]) & np.isfinite(gaps[1:])
+                               & (np.sign(gaps[:-1]) != np.sign(gaps[1:])))
+        if flips.size == 0:
+            return None
+        nearest = flips[np.argmin(np.abs(np.log(grid[flips] / current)))]
+        low, high = float(grid[nearest]), float(grid[nearest + 1])
+    g_low, g_high = _gaps(rows, where, chosen, runner, rule, scale, np.array([low, high]))
+    return float(low + g_low / (g_low - g_high) * (high - low))
+
+
+def _gaps(rows: pl.DataFrame, where: pl.DataFrame, chosen: str, runner: str, rule: Rule,
+          scale: Scale, values: np.ndarray) -> np.ndarray:
+    """score(runner) - score(chosen) with the key set to each of `values`."""
+    trial = pl.DataFrame({"trial": np.arange(len(values)), "value": values})
+    grid = rows.join(trial, how="cross")
+    for cid, name in where.select("id", "input").iter_rows():
+        grid = grid.with_columns(
+            pl.when(pl.col("id") == cid).then(pl.col("value")).otherwise(pl.col(name))
+            .alias(name))
+    out = evaluate(grid.drop("value")).sort("trial")
+    columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
+
+    def scores(cid: str) -> np.ndarray:
+        part = out.filter(pl.col("id") == cid)
+        arrays = {c: part[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in columns}
+        return np.array([scale.score(rule, {c: arrays[c][i] for c in columns})
+                         for i in range(len(values))])
+
+    return scores(runner) - scores(chosen)
+
