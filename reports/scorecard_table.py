@@ -97,7 +97,8 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result['proposal']}",
-                    subtitle=f"Market data vintage {result['vintage']}; {better_text()}")
+                    subtitle=f"Market data vintage {result['vintage']}; {better_text()}; per "
+                             f"million {result.get('token_basis', 'output')} tokens")
         .cols_label(
             label="Candidate", where="Provider · zone",
             grades="Grades (goodput, cost, power)", energy_boundary="Energy boundary",

@@ -29,6 +29,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     # piped output (CI logs, files) gets room for the whole table instead of 80 columns
     console = console or Console(width=None if sys.stdout.isatty() else 100)
     table = Table(title=f"{result['proposal']} (vintage {result['vintage']})",
+                  caption=f"per million {result.get('token_basis', 'output')} tokens",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("id", no_wrap=True)
     for header in _SHOWN.values():

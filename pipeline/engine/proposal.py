@@ -128,6 +128,9 @@ class Policy(_Strict):
                                         min_length=1)
     #: how the recommendation picks among the frontier (pipeline/engine/recommend.py)
     choose: Literal["cpm", "carbon", "energy"] | Weights = "cpm"
+    #: the tokens every per-token figure (and the demand) counts: output tokens of requests
+    #: meeting the SLO, or their input + output tokens
+    token_basis: Literal["output", "total"] = "output"
 
 
 class Defaults(_Strict):
@@ -136,6 +139,8 @@ class Defaults(_Strict):
 
 class DeclaredThroughput(_Strict):
     tokens_per_s: Positive
+    #: prompt tokens per second at the same operating point (read under token_basis = "total")
+    input_tokens_per_s: NonNegative | None = None
     source: str
 
 

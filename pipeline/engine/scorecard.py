@@ -85,9 +85,6 @@ def _choose(proposal: Proposal) -> str | dict[str, Any]:
     return choose if isinstance(choose, str) else choose.model_dump()
 
 
-#: every per-token figure counts output tokens (of requests meeting the SLO)
-TOKEN_BASIS = "output"
-
 TIME_MATCHED = ("wholesale_eur_per_kwh_profile", "grid_gco2e_per_kwh_profile",
                 "electricity_eur_per_mtok_time_matched", "carbon_gco2e_per_mtok_time_matched")
 
@@ -180,7 +177,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
     for row in card.table.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
         item["capacity"] = row["capacity"]
-        item["token_basis"] = TOKEN_BASIS
+        item["token_basis"] = card.proposal.policy.token_basis
         item["notes"] = row["notes"]
         item["uncertainty"] = ranges.get(row["id"], {})
         item["p_frontier"] = p_frontier.get(row["id"])
@@ -212,7 +209,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "demand": card.proposal.demand.model_dump() if card.proposal.demand else None,
         "break_even": card.break_even,
         "recommendation": card.recommendation,
-        "token_basis": TOKEN_BASIS,
+        "token_basis": card.proposal.policy.token_basis,
         "formulas": formulas(),
         "candidates": candidates,
     }

@@ -84,6 +84,9 @@ class ThroughputEvidence:
     notes: tuple[str, ...] = ()
     #: set when no request met the SLO: the candidate is not eligible, for this reason
     no_goodput_reason: str | None = None
+    #: input tokens per output token of the requests meeting the SLO (the total token
+    #: basis); None when a run gives no per-request input lengths
+    input_per_output: float | None = None
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -218,7 +221,16 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
         concurrency=m0["concurrency"], request_rate=m0["request_rate"], slo=slo,
         notes=tuple(notes),
         no_goodput_reason=no_goodput_reason([m for m, _ in chosen], slo) if zero else None,
+        input_per_output=_input_per_output([m for m, _ in chosen]),
     )
+
+
+def _input_per_output(metrics: list[dict[str, Any]]) -> float | None:
+    inputs = [m.get("passed_input_tokens") for m in metrics]
+    outputs = sum(m.get("passed_output_tokens") or 0 for m in metrics)
+    if any(i is None for i in inputs) or not outputs:
+        return None
+    return sum(i for i in inputs if i is not None) / outputs
 
 
 def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -138,7 +138,8 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
     flags = df.select(
         completed=completed, passes=passes.fill_null(False), incomplete=incomplete,
         failed=failed, offered=offered, gaps_unknown=gaps_unknown.fill_null(False),
-        tokens=tokens, no_ttft=(completed & pl.col("ttft_s").is_null()).fill_null(False),
+        tokens=tokens, input_tokens=pl.col("input_tokens"),
+        no_ttft=(completed & pl.col("ttft_s").is_null()).fill_null(False),
         no_tpot=(completed & (pl.col("output_tokens").fill_null(2) > 1)
                  & pl.col("tpot_s").is_null()).fill_null(False),
         over_ttft=(completed & (pl.col("ttft_s") > _limit(slo.ttft_ms))).fill_null(False),
@@ -156,6 +157,10 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         passed=pl.col("passes").sum(),
         gaps_unknown=pl.col("gaps_unknown").sum(),
         passed_tokens=pl.col("tokens").filter(pl.col("passes")).sum(),
+        # null unless every passing request says its input length (the total token basis)
+        passed_input_tokens=pl.when(pl.col("input_tokens").filter(pl.col("passes"))
+                                    .null_count() == 0)
+        .then(pl.col("input_tokens").filter(pl.col("passes")).sum()),
         completed_tokens=pl.col("tokens").filter(pl.col("completed")).sum(),
         no_ttft=pl.col("no_ttft").sum(),
         no_tpot=pl.col("no_tpot").sum(),
@@ -168,7 +173,10 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
     out: dict[str, Any] = {k: int(counts[k]) for k in
                            ("offered", "completed", "failed", "incomplete", "passed",
                             "over_ttft", "over_tpot", "over_itl")}
-    out.update(window_s=window_s, window_start_s=start, window_end_s=end)
+    out.update(window_s=window_s, window_start_s=start, window_end_s=end,
+               passed_output_tokens=int(counts["passed_tokens"]),
+               passed_input_tokens=None if counts["passed_input_tokens"] is None
+               else int(counts["passed_input_tokens"]))
     out.update(_percentiles(done, "ttft_s", "ttft"))
     out.update(_percentiles(done, "tpot_s", "tpot"))
     if ITLS in done.columns and run.itl_definition in ("token", "chunk"):

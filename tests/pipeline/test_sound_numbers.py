@@ -130,3 +130,28 @@ def test_evidence_inspect_json_without_a_ttft_limit_is_strict_json() -> None:
     report = strict(result.stdout)
     assert report["sweep"]["slo"]["ttft_ms"] is None
     assert no_non_finite(report)
+
+
+def test_total_token_basis_counts_input_and_output(tmp_path: Path, db: Path) -> None:
+    # vllm_detailed_small.json under TTFT 1500 ms: 4 requests pass, 13 output and 4 x 10 = 40
+    # input tokens over the 2.0 s window: 6.5 output tokens/s, x (1 + 40 / 13) = 26.5 tokens/s.
+    # Declared: 4,000 output + 8,000 input = 12,000 tokens/s -> 11 / (12,000 x 0.0036) = 0.2546.
+    shutil.copy(FIXTURES / "bench" / "vllm_detailed_small.json", tmp_path / "run.json")
+    text = proposal("basis", '[policy]\ntoken_basis = "total"\n',
+                    candidate("measured", throughput='{ evidence = "run.json" }'),
+                    candidate("declared", throughput='{ tokens_per_s = 4000, '
+                              'input_tokens_per_s = 8000, source = "bench" }'),
+                    candidate("output-only"))
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = strict(result.stdout)
+    measured, declared, output_only = doc["candidates"]
+    assert doc["token_basis"] == "total" and declared["token_basis"] == "total"
+    assert measured["tokens_per_s"] == pytest.approx(26.5)
+    assert declared["tokens_per_s"] == pytest.approx(12_000)
+    assert declared["cpm_eur_per_mtok"] == pytest.approx(0.25463, abs=1e-5)
+    # a declared goodput without its input tokens has no figure on this basis, and says why
+    assert output_only["cpm_eur_per_mtok"] is None and not output_only["eligible"]
+    assert any("give throughput.input_tokens_per_s" in n for n in output_only["notes"])

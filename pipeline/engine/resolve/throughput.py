@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import Calibration, EstimatedThroughput, EvidenceThroughput
+from pipeline.engine.proposal import (
+    Calibration,
+    EstimatedThroughput,
+    EvidenceThroughput,
+    Number,
+)
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
-from pipeline.engine.resolve.ranges import scaled, spread
+from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import file_listing
 from pipeline.engine.roofline import (
     RooflineInputError,
@@ -31,7 +36,13 @@ def resolve_throughput(d: Draft) -> Any:
         return None
     if isinstance(t, EvidenceThroughput):
         return _measured(d, t)
-    d.inputs.add("tokens_per_s", t.tokens_per_s, f"{d.key}.throughput.tokens_per_s",
+    tokens: Number | None = t.tokens_per_s
+    if _total(d):
+        if t.input_tokens_per_s is None:
+            tokens = _no_total(d, "give throughput.input_tokens_per_s")
+        else:
+            tokens = sum_numbers([t.tokens_per_s, t.input_tokens_per_s])
+    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput.tokens_per_s",
                  "declared", t.source)
     d.row["tokens_per_s_grade"] = "declared"
     d.row["tokens_per_s_source"] = t.source
@@ -41,7 +52,15 @@ def resolve_throughput(d: Draft) -> Any:
 def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
     ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz)
-    d.inputs.add("tokens_per_s", ev.tokens_per_s, f"{d.key}.throughput", ev.grade, str(path))
+    tokens: Number | None = ev.tokens_per_s
+    if _total(d) and tokens is not None:
+        if ev.input_per_output is None:
+            tokens = _no_total(d, "the evidence gives no per-request input lengths")
+        else:
+            tokens = scaled(tokens, 1.0 + ev.input_per_output)
+            d.notes.append(f"token basis total: goodput x (1 + {ev.input_per_output:.4g} input "
+                           "tokens per output token of the requests meeting the SLO)")
+    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", ev.grade, str(path))
     d.row["tokens_per_s_grade"] = ev.grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
     d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files)}"
@@ -81,11 +100,23 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
               f"efficiency {spread(e.efficiency)}")
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
-    d.inputs.add("tokens_per_s", scaled(e.efficiency, ceiling),
+    d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
+                 if _total(d) else scaled(e.efficiency, ceiling),
                  f"{d.key}.throughput.estimate", "estimated", source)
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
                    "measurement")
+
+
+def _total(d: Draft) -> bool:
+    return d.proposal.policy.token_basis == "total"
+
+
+def _no_total(d: Draft, why: str) -> Number | None:
+    """No goodput on the total token basis (input + output): None, and the note saying why."""
+    d.notes.append(f"no goodput on the total token basis (policy.token_basis): {why}; CPM, "
+                   "energy and carbon are null")
+    return None
 
 
 def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
