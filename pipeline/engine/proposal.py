@@ -243,18 +243,23 @@ class Capex(_Strict):
     installation: NonNegative = 0.0
 
 
-class OwnSite(_Strict):
-    """Hosting in the organisation's own room: a yearly cost, whatever the load."""
+class Hosting(_Strict):
+    """Where the instance is hosted: the organisation's own room (`kind = "own_site"`, a yearly
+    cost whatever the load, `eur_per_year`) or a colocation site (`kind = "colocation"`,
+    billed per kW of the instance's busy power each month, `eur_per_kw_month`)."""
 
-    kind: Literal["own_site"]
-    eur_per_year: NonNegative
+    kind: Literal["own_site", "colocation"]
+    eur_per_year: NonNegative | None = None
+    eur_per_kw_month: NonNegative | None = None
 
-
-class Colocation(_Strict):
-    """Hosting in a colocation site: billed per kW of the instance's busy power each month."""
-
-    kind: Literal["colocation"]
-    eur_per_kw_month: NonNegative
+    @model_validator(mode="after")
+    def _priced_for_its_kind(self) -> Hosting:
+        wanted, other = (("eur_per_year", "eur_per_kw_month") if self.kind == "own_site"
+                         else ("eur_per_kw_month", "eur_per_year"))
+        if getattr(self, wanted) is None or getattr(self, other) is not None:
+            raise ValueError(f"hosting of kind {self.kind!r} is priced by {wanted} (and not "
+                             f"by {other})")
+        return self
 
 
 class WholesaleTariff(_Strict):
@@ -281,7 +286,7 @@ class TcoProfile(_Strict):
     residual_eur: NonNegative = 0.0
     maintenance_share_per_year: NonNegative = 0.0
     staff_eur_per_year: NonNegative = 0.0
-    hosting: OwnSite | Colocation | None = None
+    hosting: Hosting | None = None
     electricity: WholesaleTariff | ContractTariff = Field(
         default_factory=lambda: WholesaleTariff(basis="wholesale"))
     utilisation: Number = 1.0
