@@ -1,0 +1,60 @@
+"""The recommendation's rules and its solved thresholds, on hand-checkable cases."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.engine import recommend, uncertainty
+from pipeline.engine.metrics import evaluate
+from pipeline.engine.pareto import pareto_ranks
+
+TRADE_OFF = pl.DataFrame({
+    "id": ["a", "b", "c"], "cpm_eur_per_mtok": [1.0, 2.0, 1.5],
+    "carbon_gco2e_per_mtok": [100.0, 20.0, 50.0], "pareto_rank": [1, 1, 1],
+})
+
+
+def test_each_rule_orders_the_eligible_candidates() -> None:
+    assert recommend.order(TRADE_OFF, recommend.Rule.of("cpm")) == ["a", "c", "b"]
+    assert recommend.order(TRADE_OFF, recommend.Rule.of("carbon")) == ["b", "c", "a"]
+    # weights 1:1 (normalised to 0.5 each), each objective scaled 0 (best) .. 1 (worst):
+    # cpm a 0, b 1, c 0.5; carbon (20 best, 100 worst) a 1, b 0, c 30 / 80 = 0.375
+    # -> scores a 0.5, b 0.5, c 0.4375: c first, then a and b tied (id order)
+    rule = recommend.Rule.of({"weights": {"cpm": 1.0, "carbon": 1.0}})
+    assert rule.weights == {"cpm": 0.5, "carbon": 0.5}
+    assert recommend.order(TRADE_OFF, rule) == ["c", "a", "b"]
+
+
+def test_the_threshold_is_where_the_two_cpms_meet() -> None:
+    # a: 11 EUR/h, b: 14 EUR/h, both 4,000 tokens/s, every hour busy: CPM 0.7639 and 0.9722.
+    # b becomes the choice when a's goodput falls below 4,000 x 11 / 14 = 3,142.86 tokens/s
+    # (a's range 3,000 .. 5,000 holds it); b's price would have to fall below 11 EUR/h.
+    static = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared"] * 2,
+                           "capacity": ["provisioned"] * 2})
+    rows = []
+    for cid, price, tps in (("a", 11.0, (3000.0, 4000.0, 5000.0)),
+                            ("b", 14.0, (4000.0, 4000.0, 4000.0))):
+        rows += [(cid, "tokens_per_s", f"{cid}.tps", *tps),
+                 (cid, "price_eur_per_hour", f"{cid}.price", price * 0.9, price, price * 1.1),
+                 (cid, "utilisation", f"{cid}.u", 1.0, 1.0, 1.0)]
+    inputs = pl.DataFrame([(*r, "declared", "test") for r in rows],
+                          schema=["id", "input", "key", "low", "mode", "high", "grade",
+                                  "source"], orient="row")
+    point = uncertainty.point_frame(static, inputs)
+    table = static.join(evaluate(point).drop("cost_model", "capacity"), on="id").with_columns(
+        eligible=pl.lit(True), exclusion_reason=pl.lit(None, pl.String()))
+    table = table.join(pareto_ranks(table, ["cpm"]), on="id")
+    tornado = uncertainty.tornado(static, inputs)
+    result = recommend.recommend(table, point, inputs, tornado, {"a": 0.9, "b": 0.1},
+                                 recommend.Rule.of("cpm"), has_demand=False)
+    assert (result["candidate"], result["runner_up"]) == ("a", "b")
+    assert result["monthly_cost_eur"] is None and "no [demand]" in result["monthly_cost_reason"]
+    assert result["p_chosen_cheapest"] == 0.9
+    change = {w["key"]: w for w in result["what_would_change_it"]}
+    assert change["a.tps"]["threshold"] == pytest.approx(4000 * 11 / 14, rel=1e-6)
+    assert change["a.tps"]["direction"] == "falls" and change["a.tps"]["within_stated_range"]
+    assert change["b.price"]["threshold"] == pytest.approx(11.0, rel=1e-6)
+    assert change["b.price"]["within_stated_range"] is False  # 12.6 .. 15.4 EUR/h
+    assert change["a.tps"]["text"] == ("b becomes the choice if a's tokens_per_s falls below "
+                                       "3143 tokens/s (now 4000)")
