@@ -232,16 +232,18 @@ def sources_frame(result: dict[str, Any]) -> pl.DataFrame:
 
 
 SIZING_COLUMNS: dict[str, pl.DataType] = {
-    "candidate": pl.String(), "instances": pl.Int64(), "utilisation": pl.Float64(),
+    "candidate": pl.String(), "capacity": pl.String(), "instances": pl.Int64(),
+    "billed_instances": pl.Float64(), "utilisation": pl.Float64(),
     "monthly_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
 }
 
 SIZING_HEADERS = {
     "candidate": "Candidate id",
-    # the fleet's utilisation: the input's busy share, here of the fleet's capacity
-    "utilisation": f"{OUTPUTS['utilisation'].title} (share of capacity)",
-    **{k: OUTPUTS[k].label for k in ("instances", "monthly_cost_eur", "annual_mwh",
-                                      "annual_tco2e")},
+    "capacity": "Capacity (provisioned or elastic)",
+    # the busy share of the instance-hours billed
+    "utilisation": f"{OUTPUTS['billed_utilisation'].title} (share of billed hours)",
+    **{k: OUTPUTS[k].label for k in ("instances", "billed_instances", "monthly_cost_eur",
+                                      "annual_mwh", "annual_tco2e")},
 }
 
 

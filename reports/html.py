@@ -267,7 +267,7 @@ def _sizing(result: dict[str, Any]) -> list[str]:
                                                    sorted(demand.items()))) + ".</p>")
     if frame.height:
         parts.append(table([SIZING_HEADERS[c] for c in frame.columns], frame.rows(),
-                           table_id="sizing-table", numeric=range(1, len(frame.columns))))
+                           table_id="sizing-table", numeric=range(2, len(frame.columns))))
     else:
         parts.append(_absent("Demand sizing"))
     parts.append("</section>")

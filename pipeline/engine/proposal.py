@@ -221,8 +221,9 @@ class EvidencePower(_Strict):
 
 
 class DeclaredCost(_Strict):
-    """An hourly cost typed in. `pricing = "on_demand"` means only busy hours are paid (a
-    cloud price); by default every hour is paid (an all-in on-prem or reserved cost)."""
+    """An hourly cost typed in: an all-in on-prem or reserved cost (`pricing = "reserved"`, the
+    default) or a cloud's on-demand price. Which hours are billed is the candidate's
+    `capacity` (every hour of every sized instance unless it is elastic)."""
 
     eur_per_hour: Positive
     source: str

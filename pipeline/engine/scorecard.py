@@ -53,7 +53,7 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
     resolved = resolve(proposal, path, mkt)
     point_inputs = uncertainty.point_frame(resolved.static, resolved.inputs)
     point = evaluate(point_inputs)
-    table = resolved.static.join(point.drop("cost_model"), on="id", how="left",
+    table = resolved.static.join(point.drop("cost_model", "capacity"), on="id", how="left",
                                  maintain_order="left")
     table = _gate(table, proposal)
     objectives = list(proposal.policy.objectives)

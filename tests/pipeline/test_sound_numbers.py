@@ -59,9 +59,11 @@ THROUGHPUT_KEY = "candidates[0] (id 'onprem-fr-h100-fp16').throughput.tokens_per
      "must be positive"),
     ("headroom = 0.25 ", "headroom = 1.0 ", "demand.headroom", "must be below 1"),
     # implausible: a PUE of 135, a price of 900 EUR/h over 8 GPUs (112.5 per GPU-hour)
-    ("pue = 1.3\nthroughput", "pue = 135\nthroughput", "candidates[0].pue",
+    ("pue = 1.3\nthroughput", "pue = 135\nthroughput",
+     "candidates[0] (id 'onprem-fr-h100-fp16').pue",
      "outside the plausible range of a pue, 1 to 3 ratio"),
-    (COST, "cost = { eur_per_hour = 900.0,", "candidates[0].cost.eur_per_hour",
+    (COST, "cost = { eur_per_hour = 900.0,",
+     "candidates[0] (id 'onprem-fr-h100-fp16').cost.eur_per_hour",
      "112.5 EUR/h per GPU (8 GPUs) is outside the plausible range"),
 ])
 def test_a_bad_number_exits_1_naming_its_key(tmp_path: Path, db: Path, old: str, new: str,

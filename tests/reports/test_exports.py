@@ -41,7 +41,8 @@ def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
     assert by_id["onprem-fr-h200-fp8"][cpm] == pytest.approx(0.972222, rel=1e-5)
     assert len(rows) == len(full["candidates"])
     sizing = read_values(path)["Sizing"]
-    assert sizing[0][0] == "Candidate id" and sizing[1][1] == 2  # instances stay integers
+    assert sizing[0][0] == "Candidate id" and sizing[1][1] == "provisioned"
+    assert sizing[1][2] == 2  # instances stay integers
     # Break-even: the fixture's one curve (FR H200 vs Scaleway), 6 points, one row each
     even = read_values(path)["Break-even"]
     assert even[0] == ["Candidate id", "Versus (cloud candidate id)", "Cloud CPM (EUR/Mtok)",

@@ -31,6 +31,9 @@ def check_plausible(d: Draft) -> None:
             d.notes.append(f"{row['key']}: {problem}; accepted by plausibility override: "
                            f"{d.c.plausibility_reason}")
         else:
-            raise ProposalError(d.path, row["key"], problem + " (if it is right, set "
+            # a key of the candidate's own is named as parse errors name it, with its id
+            key = row["key"].replace(d.key, d.where, 1) if row["key"].startswith(
+                f"{d.key}.") else row["key"]
+            raise ProposalError(d.path, key, problem + " (if it is right, set "
                                 "plausibility = \"override\" and a plausibility_reason on "
                                 f"candidate {d.c.id!r})")
