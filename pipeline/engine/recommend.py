@@ -72,13 +72,16 @@ class Scale:
         bounds = {}
         for name in rule.weights:
             column, sign = OBJECTIVES[name]
-            values = eligible[column].cast(pl.Float64).to_list()
+            values = eligible[column].cast(pl.Float64).drop_nulls().to_list() or [0.0]
             best, worst = (min(values), max(values)) if sign < 0 else (max(values), min(values))
             bounds[name] = (best, worst)
         return cls(bounds)
 
     def score(self, rule: Rule, values: Mapping[str, float]) -> float:
-        """0 is best. A single-objective rule scores the raw metric (lower is better)."""
+        """0 is best. A single-objective rule scores the raw metric (lower is better). A figure
+        that is not there (a metric outside the policy's objectives) scores worst."""
+        if any(values[OBJECTIVES[name][0]] is None for name in rule.weights):
+            return math.inf
         if (only := rule.single) is not None:
             return values[OBJECTIVES[only][0]] * -OBJECTIVES[only][1]
         total = 0.0
@@ -154,11 +157,11 @@ def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, 
             frontier_size: int) -> str:
     metric = OBJECTIVES[rule.single][0] if rule.single else "cpm_eur_per_mtok"
     value = row[metric]
-    text = (f"{row['id']} is {rule.describe()} ({metric} {value:.4g}) among "
+    text = (f"{row['id']} is {rule.describe()} ({metric} {_figure(value)}) among "
             f"{eligible.height} eligible candidate(s), {frontier_size} on the frontier")
     if runner is not None:
         other = eligible.row(by_predicate=pl.col("id") == runner, named=True)[metric]
-        text += f"; the runner-up {runner} has {other:.4g}"
+        text += f"; the runner-up {runner} has {_figure(other)}"
     return text + "."
 
 
@@ -202,8 +205,10 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
     return out
 
 
-def _figure(value: float) -> str:
+def _figure(value: float | None) -> str:
     """4 significant digits, thousands separated: 204,300 EUR, 3,858 tokens/s, 0.4107."""
+    if value is None:
+        return "n/a"
     if abs(value) >= 1e4:
         return f"{float(f'{value:.4g}'):,.0f}"
     return f"{value:.4g}"

@@ -58,3 +58,10 @@ def test_the_threshold_is_where_the_two_cpms_meet() -> None:
     assert change["b.price"]["within_stated_range"] is False  # 12.6 .. 15.4 EUR/h
     assert change["a.tps"]["text"] == ("b becomes the choice if a's tokens_per_s falls below "
                                        "3143 tokens/s (now 4000)")
+
+
+def test_a_rule_on_a_metric_some_candidates_lack_ranks_them_last() -> None:
+    # carbon is not among the objectives: a candidate without it (no power figure) is
+    # eligible but scores worst under choose = "carbon"
+    frame = TRADE_OFF.with_columns(pl.Series("carbon_gco2e_per_mtok", [None, 20.0, 50.0]))
+    assert recommend.order(frame, recommend.Rule.of("carbon")) == ["b", "c", "a"]
