@@ -1,12 +1,17 @@
 """The proposal file (DESIGN section 8): what the user compares, under which SLO and policy.
 
 Parsed with pydantic models that forbid unknown keys, so a typo is an error naming the file and
-the key rather than a silently ignored setting. Checks that need market data (does this offer or
-zone exist in the vintage?) happen when candidates are resolved against the store.
+the key rather than a silently ignored setting. Where a table takes one of several shapes (a
+throughput declared, measured or estimated; a cost typed in, an offer or a TCO profile; ...),
+the key the user wrote decides the shape (a discriminated union, `_by_key` and `_by_value`), so
+an error is that shape's own and names the key written or forgotten with the allowed values.
+Checks that need market data (does this offer or zone exist in the vintage?) happen when
+candidates are resolved against the store.
 """
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,10 +20,13 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 
 class ProposalError(ValueError):
@@ -33,6 +41,75 @@ class ProposalError(ValueError):
 class _Strict(BaseModel):
     # allow_inf_nan=False: TOML can spell nan and inf; no figure of ours may be either
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        """An unknown key is named with the closest known one and the keys of the table."""
+        if isinstance(data, dict):
+            allowed = list(cls.model_fields)
+            for written in data:
+                if written not in cls.model_fields:
+                    close = difflib.get_close_matches(str(written), allowed, n=1, cutoff=0.7)
+                    hint = f" (did you mean `{close[0]}`?)" if close else ""
+                    raise PydanticCustomError(
+                        "unknown_key", "unknown key{hint}; the keys of this table are {allowed}",
+                        {"key": str(written), "hint": hint, "allowed": ", ".join(allowed)})
+        return data
+
+
+#: the custom error type of each union -> the key whose value decides it (`_by_value`)
+_DECIDING_VALUE: dict[str, str] = {}
+
+
+def _tag(name: str) -> str:
+    """A branch's tag; `_key` leaves the <...> pydantic puts in an error's location out."""
+    return f"<{name}>"
+
+
+def _by_key(what: str, branches: dict[str, type[BaseModel]], help_text: str) -> Discriminator:
+    """A union decided by which of `branches`' keys the table has (the first written; else one
+    written close to it, a typo then named by the branch as an unknown key)."""
+    keys = list(branches)
+
+    def decide(value: Any) -> str | None:
+        if isinstance(value, BaseModel):
+            return next((_tag(k) for k, cls in branches.items() if isinstance(value, cls)), None)
+        if not isinstance(value, dict):
+            return None
+        for key in keys:
+            if key in value:
+                return _tag(key)
+        for written in value:
+            close = difflib.get_close_matches(str(written), keys, n=1, cutoff=0.7)
+            if close:
+                return _tag(close[0])
+        return None
+
+    listed = ", ".join(f"`{k}`" for k in keys)
+    return Discriminator(decide, custom_error_type=f"{what}_shape",
+                         custom_error_message=f"{help_text}: give one of the keys {listed}")
+
+
+def _by_value(what: str, key: str, branches: dict[str, type[BaseModel]]) -> Discriminator:
+    """A union decided by the value of `key` (a tariff's `basis`, a hosting's `kind`)."""
+
+    def decide(value: Any) -> str | None:
+        if isinstance(value, BaseModel):
+            return next((_tag(v) for v, cls in branches.items() if isinstance(value, cls)), None)
+        if isinstance(value, dict) and value.get(key) in branches:
+            return _tag(str(value[key]))
+        return None
+
+    error_type = f"{what}_{key}"
+    _DECIDING_VALUE[error_type] = key
+    allowed = " or ".join(repr(v) for v in branches)
+    return Discriminator(decide, custom_error_type=error_type,
+                         custom_error_message=f"{what} needs `{key}` = {allowed}")
+
+
+def _number_or_range(value: Any) -> str:
+    return _tag("range") if isinstance(value, dict | Range) else _tag("number")
 
 
 class Range(_Strict):
@@ -49,7 +126,9 @@ class Range(_Strict):
         return self
 
 
-Number = float | Range
+#: a figure: a number, or a table {low, mode, high}
+Number = Annotated[Annotated[float, Tag(_tag("number"))] | Annotated[Range, Tag(_tag("range"))],
+                   Discriminator(_number_or_range)]
 
 
 def _lower_bound(minimum: float, *, strict: bool) -> AfterValidator:
@@ -121,13 +200,21 @@ class Weights(_Strict):
         return self
 
 
+def _choose_shape(value: Any) -> str:
+    return _tag("weights") if isinstance(value, dict | Weights) else _tag("name")
+
+
+
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
     allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
     objectives: list[Objective] = Field(default_factory=lambda: list(DEFAULT_OBJECTIVES),
                                         min_length=1)
     #: how the recommendation picks among the frontier (pipeline/engine/recommend.py)
-    choose: Literal["cpm", "carbon", "energy"] | Weights = "cpm"
+    choose: Annotated[
+        Annotated[Literal["cpm", "carbon", "energy"], Tag(_tag("name"))]
+        | Annotated[Weights, Tag(_tag("weights"))],
+        Discriminator(_choose_shape)] = "cpm"
     #: the tokens every per-token figure (and the demand) counts: output tokens of requests
     #: meeting the SLO, or their input + output tokens
     token_basis: Literal["output", "total"] = "output"
@@ -145,11 +232,14 @@ class DeclaredThroughput(_Strict):
 
 
 class EvidenceThroughput(_Strict):
-    """Benchmark results (a file or a sweep folder) read under the proposal's SLO: measured."""
+    """Benchmark results (a file or a sweep folder) read under the proposal's SLO: measured.
+    Runs are pooled only within one configuration (engine settings); with several, the best
+    under the SLO by `choose` (goodput per GPU, or total goodput) is taken."""
 
     evidence: str
     format: str | None = None
     tz: str | None = None
+    choose: Literal["goodput_per_gpu", "goodput"] = "goodput_per_gpu"
 
 
 class Calibration(_Strict):
@@ -244,23 +334,26 @@ class Capex(_Strict):
     installation: NonNegative = 0.0
 
 
-class Hosting(_Strict):
-    """Where the instance is hosted: the organisation's own room (`kind = "own_site"`, a yearly
-    cost whatever the load, `eur_per_year`) or a colocation site (`kind = "colocation"`,
-    billed per kW of the instance's busy power each month, `eur_per_kw_month`)."""
+class OwnSiteHosting(_Strict):
+    """The organisation's own room (`kind = "own_site"`): a yearly cost whatever the load."""
 
-    kind: Literal["own_site", "colocation"]
-    eur_per_year: NonNegative | None = None
-    eur_per_kw_month: NonNegative | None = None
+    kind: Literal["own_site"]
+    eur_per_year: NonNegative
 
-    @model_validator(mode="after")
-    def _priced_for_its_kind(self) -> Hosting:
-        wanted, other = (("eur_per_year", "eur_per_kw_month") if self.kind == "own_site"
-                         else ("eur_per_kw_month", "eur_per_year"))
-        if getattr(self, wanted) is None or getattr(self, other) is not None:
-            raise ValueError(f"hosting of kind {self.kind!r} is priced by {wanted} (and not "
-                             f"by {other})")
-        return self
+
+class ColocationHosting(_Strict):
+    """A colocation site (`kind = "colocation"`): billed per kW of the instance's busy power
+    each month."""
+
+    kind: Literal["colocation"]
+    eur_per_kw_month: NonNegative
+
+
+#: where the instance is hosted, decided by `kind`; each kind is priced by its own key
+Hosting = Annotated[
+    Annotated[OwnSiteHosting, Tag(_tag("own_site"))]
+    | Annotated[ColocationHosting, Tag(_tag("colocation"))],
+    _by_value("hosting", "kind", {"own_site": OwnSiteHosting, "colocation": ColocationHosting})]
 
 
 class WholesaleTariff(_Strict):
@@ -278,6 +371,13 @@ class ContractTariff(_Strict):
     eur_per_kwh: Positive
 
 
+#: how electricity is priced, decided by `basis`
+Tariff = Annotated[
+    Annotated[WholesaleTariff, Tag(_tag("wholesale"))]
+    | Annotated[ContractTariff, Tag(_tag("contract"))],
+    _by_value("electricity", "basis", {"wholesale": WholesaleTariff, "contract": ContractTariff})]
+
+
 class TcoProfile(_Strict):
     """On-prem total cost of ownership of one instance (node), DESIGN section 7."""
 
@@ -288,7 +388,7 @@ class TcoProfile(_Strict):
     maintenance_share_per_year: NonNegative = 0.0
     staff_eur_per_year: NonNegative = 0.0
     hosting: Hosting | None = None
-    electricity: WholesaleTariff | ContractTariff = Field(
+    electricity: Tariff = Field(
         default_factory=lambda: WholesaleTariff(basis="wholesale"))
     utilisation: Number = 1.0
     source: str
@@ -335,6 +435,36 @@ class OfferCost(_Strict):
         return self
 
 
+#: a candidate's throughput: typed in, measured (benchmark files) or estimated (roofline)
+Throughput = Annotated[
+    Annotated[DeclaredThroughput, Tag(_tag("tokens_per_s"))]
+    | Annotated[EvidenceThroughput, Tag(_tag("evidence"))]
+    | Annotated[EstimatedThroughput, Tag(_tag("estimate"))],
+    _by_key("throughput", {"tokens_per_s": DeclaredThroughput, "evidence": EvidenceThroughput,
+                           "estimate": EstimatedThroughput},
+            "a throughput is declared (`tokens_per_s` with its `source`), measured (`evidence`, "
+            "benchmark files) or estimated (`estimate`, a roofline)")]
+
+#: a candidate's power: typed in, measured (power logs) or estimated (a share of TDP)
+Power = Annotated[
+    Annotated[DeclaredPower, Tag(_tag("watts"))]
+    | Annotated[EvidencePower, Tag(_tag("evidence"))]
+    | Annotated[EstimatedPower, Tag(_tag("estimate"))],
+    _by_key("power", {"watts": DeclaredPower, "evidence": EvidencePower,
+                      "estimate": EstimatedPower},
+            "a power is declared (`watts` with `boundary` and `source`), measured (`evidence`, "
+            "power logs) or estimated (`estimate`, a share of TDP)")]
+
+#: a candidate's cost: typed in, a cloud offer of the vintage, or a [tco.NAME] profile
+Cost = Annotated[
+    Annotated[DeclaredCost, Tag(_tag("eur_per_hour"))]
+    | Annotated[OfferCost, Tag(_tag("offer"))]
+    | Annotated[TcoCost, Tag(_tag("tco"))],
+    _by_key("cost", {"eur_per_hour": DeclaredCost, "offer": OfferCost, "tco": TcoCost},
+            "a cost is typed in (`eur_per_hour` with its `source`), a cloud offer (`offer` = "
+            "'provider:offer_id') or a TCO profile (`tco` = the name of a [tco.NAME] table)")]
+
+
 class SovereigntyOverride(_Strict):
     level: Annotated[int, Field(ge=0, le=4)]
     justification: Annotated[str, Field(min_length=20)]
@@ -354,9 +484,9 @@ class Candidate(_Strict):
     engine: str | None = None
     pue: Number | None = None
     utilisation: Number | None = None
-    throughput: DeclaredThroughput | EvidenceThroughput | EstimatedThroughput
-    power: DeclaredPower | EvidencePower | EstimatedPower | None = None
-    cost: DeclaredCost | OfferCost | TcoCost
+    throughput: Throughput
+    power: Power | None = None
+    cost: Cost
     electricity_eur_per_kwh: Positive | None = None
     grid_gco2e_per_kwh: NonNegative | None = None
     sovereignty_override: SovereigntyOverride | None = None
@@ -452,39 +582,19 @@ class Proposal(_Strict):
         return self
 
 
-def _is_union_branch(item: Any, node: Any) -> bool:
-    """pydantic names the union member it tried (`OfferCost`, `float`, ...) in the location."""
-    if not isinstance(item, str) or (isinstance(node, dict) and item in node):
-        return False
-    return item[:1].isupper() or "[" in item or item in {"float", "int", "str", "bool"}
-
-
-def _branch(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The location up to the deepest union member pydantic tried, or None outside unions."""
-    node: Any = data
-    last = None
-    for i, item in enumerate(loc):
-        if _is_union_branch(item, node):
-            last = i
-            continue
-        if isinstance(node, dict):
-            node = node.get(item, {})
-        elif isinstance(node, list) and isinstance(item, int) and item < len(node):
-            node = node[item]
-    return None if last is None else loc[:last + 1]
-
-
 def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
-    """Render a pydantic location as a TOML key path, naming candidates by their id."""
+    """Render a pydantic location as a TOML key path, naming candidates by their id (a union's
+    <tag> left out)."""
     parts: list[str] = []
     node: Any = data
     for item in loc:
+        if item == "[key]" or (isinstance(item, str) and item.startswith("<")
+                               and item.endswith(">")):
+            continue  # a union's tag, or pydantic's mark of a bad table key (named before)
         if isinstance(item, int):
             ident = node[item].get("id") if isinstance(node, list) and item < len(node) \
                 and isinstance(node[item], dict) else None
             parts[-1] += f"[{item}]" + (f" (id {ident!r})" if ident else "")
-        elif _is_union_branch(item, node):
-            continue
         else:
             parts.append(str(item))
         if isinstance(node, dict):
@@ -492,6 +602,30 @@ def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
         elif isinstance(node, list) and isinstance(item, int) and item < len(node):
             node = node[item]
     return ".".join(parts) or "(top level)"
+
+
+def _located(error: Any) -> tuple[tuple[Any, ...], str]:
+    """An error's location (down to the key it is about) and its problem in words."""
+    loc, kind, ctx = tuple(error["loc"]), error["type"], error.get("ctx") or {}
+    problem = str(error["msg"]).removeprefix("Value error, ")
+    if kind == "unknown_key":
+        return (*loc, ctx["key"]), problem
+    if kind == "extra_forbidden":
+        return loc, "unknown key"
+    if kind == "missing":
+        return loc, "missing: this key is required"
+    if kind == "literal_error":
+        return loc, f"{error['input']!r} is not allowed; allowed: {ctx['expected']}"
+    if kind in _DECIDING_VALUE:
+        key = _DECIDING_VALUE[kind]
+        got = error["input"].get(key) if isinstance(error["input"], dict) else None
+        return (*loc, key), problem + ("" if got is None else f", got {got!r}")
+    if kind.endswith("_shape"):
+        written = ", ".join(map(str, error["input"])) if isinstance(error["input"], dict) \
+            else None
+        return loc, problem + (f" (keys written: {written})" if written else
+                               f" (got {error['input']!r}, not a table)")
+    return loc, problem
 
 
 def parse(text: str, path: Path | str) -> Proposal:
@@ -502,28 +636,10 @@ def parse(text: str, path: Path | str) -> Proposal:
     try:
         return Proposal.model_validate(data)
     except ValidationError as err:
-        errors = err.errors()
-        # In a union (number or range, declared or offer cost) pydantic reports every branch;
-        # a branch of the wrong type ("not a number" for a table) is the least useful, and
-        # the branch that got deepest into the table is the one the user meant. At the same
-        # depth an unknown key comes before a missing one: a misspelt required key gives both
-        # (siblings), and the typo is what the user has to see. Depth first, so the wrong
-        # branches' "unknown key" (`estimate` is not a key of a declared throughput) never
-        # hides a deeper problem inside the branch meant.
-        # Before all that: a union branch none of whose errors is an unknown key fits every key
-        # the user wrote, so its errors (a bad value) come first.
-        unknown = {_branch(tuple(e["loc"]), data) for e in errors
-                   if e["type"] == "extra_forbidden"}
-        first = min(errors, key=lambda e: (_branch(tuple(e["loc"]), data) in unknown,
-                                           e["type"].endswith("_type"), -len(e["loc"]),
-                                           e["type"] != "extra_forbidden"))
-        problem = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            problem = "unknown key (check the spelling against `scorecard init`'s example)"
-        return _raise(path, _key(tuple(first["loc"]), data), problem, len(errors))
-
-
-def _raise(path: Path | str, key: str, problem: str, count: int) -> Proposal:
-    more = f" (and {count - 1} more problem(s))" if count > 1 else ""
-    raise ProposalError(path, key, problem + more)
+        # Every union is decided by a key the user wrote, so each error is about the table
+        # meant: all are listed, in the order of the file's keys.
+        found = [_located(e) for e in err.errors()]
+        problems = [(_key(loc, data), problem) for loc, problem in found]
+        rest = "".join(f"\n{path}: {key}: {problem}" for key, problem in problems[1:])
+        raise ProposalError(path, problems[0][0], problems[0][1] + rest) from None
 

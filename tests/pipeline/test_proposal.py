@@ -104,3 +104,77 @@ def test_a_deeper_problem_beats_the_other_branches_unknown_key() -> None:
     assert message.startswith("cal.toml: candidates[0] (id 'A').throughput.estimate.calibration"), \
         message
     assert "name the measured run" in message
+
+
+DECLARED_THROUGHPUT = 'throughput = { tokens_per_s = 2800, source = "s" }'
+DECLARED_COST = 'cost = { eur_per_hour = 11.0, source = "s" }'
+TCO = ('cost = { tco = "x" }\n[tco.x]\nsource = "s"\namortisation_months = 48\n'
+       'capex = { gpus = 1 }\n')
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "problem"),
+    [
+        # the cases of issue 17: each once named another branch's key ("cost.eur_per_hour:
+        # unknown key" for a pricing the declared cost does not take, ...)
+        ((DECLARED_COST, 'cost = { eur_per_hour = 11.0, source = "s", pricing = "spot" }'),
+         "candidates[0] (id 'A').cost.pricing",
+         "'spot' is not allowed; allowed: 'on_demand' or 'reserved'"),
+        ((DECLARED_THROUGHPUT, "throughput = { tokens_per_s = 2800 }"),
+         "candidates[0] (id 'A').throughput.source", "missing: this key is required"),
+        ((DECLARED_COST, DECLARED_COST + '\npower = { watts = 5000, boundary = "facility", '
+                                         'source = "s" }'),
+         "candidates[0] (id 'A').power.boundary", "allowed: 'gpu_board', 'node' or 'wall'"),
+        # the key that decides the shape forgotten: the keys that would decide it are listed
+        ((DECLARED_THROUGHPUT, 'throughput = { source = "s" }'),
+         "candidates[0] (id 'A').throughput",
+         "give one of the keys `tokens_per_s`, `evidence`, `estimate` (keys written: source)"),
+        ((DECLARED_COST, 'cost = { source = "s" }'), "candidates[0] (id 'A').cost",
+         "`eur_per_hour`, `offer`, `tco`"),
+        ((DECLARED_COST, DECLARED_COST + "\npower = { source = \"s\" }"),
+         "candidates[0] (id 'A').power", "`watts`, `evidence`, `estimate`"),
+        # a value that decides the shape: the key and its allowed values
+        ((DECLARED_COST, TCO + 'electricity = { basis = "spot" }'), "tco.x.electricity.basis",
+         "electricity needs `basis` = 'wholesale' or 'contract', got 'spot'"),
+        ((DECLARED_COST, TCO + "electricity = { eur_per_kwh = 0.1 }"),
+         "tco.x.electricity.basis", "needs `basis` = 'wholesale' or 'contract'"),
+        ((DECLARED_COST, TCO + 'hosting = { kind = "own_site", eur_per_kw_month = 3 }'),
+         "tco.x.hosting.eur_per_kw_month", "unknown key; the keys of this table are kind, "
+                                           "eur_per_year"),
+        ((DECLARED_COST, TCO + 'hosting = { kind = "garage", eur_per_year = 3 }'),
+         "tco.x.hosting.kind", "'own_site' or 'colocation', got 'garage'"),
+        (("ttft_ms = 1500", "ttft_ms = 1500\n[policy]\nchoose = \"cheap\""), "policy.choose",
+         "allowed: 'cpm', 'carbon' or 'energy'"),
+        (("ttft_ms = 1500", "ttft_ms = 1500\n[policy]\nchoose = { weights = { speed = 1 } }"),
+         "policy.choose.weights.speed", "'speed' is not allowed"),
+        (("pue = 1.3", "pue = { low = 1.2, mode = 1.3 }"), "candidates[0] (id 'A').pue.high",
+         "missing"),
+    ],
+)
+def test_each_wrong_key_names_the_key_written_and_the_allowed_values(
+        edit: tuple[str, str], key: str, problem: str) -> None:
+    assert edit[0] in MINIMAL
+    with pytest.raises(ProposalError) as caught:
+        parse(MINIMAL.replace(*edit, 1), "bad.toml")
+    message = str(caught.value)
+    assert message.startswith(f"bad.toml: {key}: "), message
+    assert problem in message, message
+    assert "more problem" not in message
+
+
+def test_an_unknown_key_names_the_closest_known_one() -> None:
+    with pytest.raises(ProposalError) as caught:
+        parse(MINIMAL.replace("source = \"s\" }\ncost", "sorce = \"s\" }\ncost"), "t.toml")
+    assert "throughput.sorce: unknown key (did you mean `source`?)" in str(caught.value)
+
+
+def test_every_problem_is_listed_one_a_line() -> None:
+    # two independent mistakes in two tables: both named, each on its line with the file
+    text = MINIMAL.replace("gpu_count = 8", "gpu_count = 'eight'").replace(
+        "attainment", "x").replace("ttft_ms = 1500", "ttft_ms = -1")
+    with pytest.raises(ProposalError) as caught:
+        parse(text, "two.toml")
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("two.toml: slo.ttft_ms: "), lines
+    assert lines[1].startswith("two.toml: candidates[0] (id 'A').gpu_count: "), lines
+    assert len(lines) == 2
