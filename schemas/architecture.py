@@ -1,5 +1,6 @@
 """Model architectures: the shape figures a capacity estimate needs (layers, query and KV heads,
-head dim, widths, vocabulary, total and active parameters), each row citing the model's
+head dim, widths, vocabulary, whether the embedding is tied and looked up, total and
+active parameters, experts), each row citing the model's
 published config.json.
 
 Counts are plain numbers whose unit is the column's name (`layers`, `kv_heads`, `params`).
@@ -16,10 +17,10 @@ MODEL_ARCHITECTURES = Table(
     "core__model_architectures",
     "Open-weight LLM architectures from their published config.json, for capacity estimates.",
     ("model", "layers", "q_heads", "kv_heads", "head_dim", "hidden_size",
-     "intermediate_size", "vocab_size", "tied_embeddings", "params", "active_params",
-     "experts", "experts_per_token", "note", *CITED),
+     "intermediate_size", "vocab_size", "tied_embeddings", "lookup_embeddings", "params",
+     "active_params", "experts", "experts_per_token", "note", *CITED),
     key=("model",),
     required=("layers", "q_heads", "kv_heads", "head_dim", "hidden_size",
-              "intermediate_size", "vocab_size", "tied_embeddings", "params", "active_params",
-              *CITED),
+              "intermediate_size", "vocab_size", "tied_embeddings", "lookup_embeddings", "params",
+              "active_params", *CITED),
 )

@@ -32,6 +32,19 @@ OPTIONAL_INPUTS: dict[str, Any] = {
     "vocab_size": None,
     "hidden_size": None,
     "tied_embeddings": False,
+    # the input embedding table is looked up (only the new tokens' rows are read), so it is
+    # left out of the per-token weight traffic and decode FLOPs (untied models; a tied table is
+    # read whole as the LM head)
+    "lookup_embeddings": False,
+    # MoE: experts per layer and experts routed per token (null: dense, or every expert read)
+    "experts": None,
+    "experts_per_token": None,
+    # per all-reduce latency in microseconds (null: collectives not counted)
+    "allreduce_us": None,
+    "pipeline_parallel": 1,
+    # microbatches in flight through the pipeline stages (null: one per sequence, the batch)
+    "microbatches": None,
+    "replicas": 1,
 }
 OUTPUTS: tuple[str, ...] = (
     "kv_bytes_per_token", "cache_gb", "memory_budget_gb", "required_gb", "headroom_gb",
@@ -39,6 +52,9 @@ OUTPUTS: tuple[str, ...] = (
     "tokens_per_s_ceiling", "ceiling_reason", "arithmetic_intensity_flop_per_byte",
     "ridge_flop_per_byte", "prefill_flops", "prefill_compute_ms", "prefill_memory_ms",
     "ttft_lower_bound_ms",
+    # issue 16: MoE traffic, parallelism costs, KV capacity and the topology's totals
+    "experts_touched", "weights_read_gb", "collective_ms", "pp_bubble_share",
+    "kv_capacity_tokens", "gpus", "tokens_per_s_total", "tokens_per_s_per_gpu",
 )
 
 # column -> (minimum, minimum is inclusive, what it must be). One table for the scalar and the
@@ -62,6 +78,12 @@ _RULES: dict[str, tuple[float, bool, str]] = {
     "tensor_parallel": (1, True, "at least 1"),
     "vocab_size": (1, True, "at least 1"),
     "hidden_size": (1, True, "at least 1"),
+    "experts": (2, True, "at least 2"),
+    "experts_per_token": (1, True, "at least 1"),
+    "allreduce_us": (0, True, "0 or more microseconds"),
+    "pipeline_parallel": (1, True, "at least 1"),
+    "microbatches": (1, True, "at least 1"),
+    "replicas": (1, True, "at least 1"),
 }
 
 
@@ -102,14 +124,40 @@ def _kv_bytes_per_token() -> pl.Expr:
     return 2.0 * _f("layers") * _kv_heads_held() * _f("head_dim") * _f("cache_bytes")
 
 
+def _looked_up_params() -> pl.Expr:
+    """Parameters of an untied input embedding table that is looked up, not multiplied: read
+    only for the new tokens' rows, so out of the per-token weight traffic and FLOPs."""
+    vh = (_f("vocab_size") * _f("hidden_size")).fill_null(0.0)
+    return pl.when(_C("lookup_embeddings") & ~_C("tied_embeddings")).then(vh).otherwise(0.0)
+
+
+def _experts_touched() -> pl.Expr:
+    """Expected distinct experts per layer a batch of B tokens routes to, top-k of E each:
+    E x (1 - (1 - k/E)^B); null for a dense model."""
+    e, k = _f("experts"), _f("experts_per_token")
+    return e * (1.0 - (1.0 - k / e) ** _f("batch"))
+
+
+def _weights_read_gb() -> pl.Expr:
+    """Weights read per decode step: a MoE reads its shared weights and the experts the batch
+    touches (each expert (params - active) / (E - k) parameters); a dense model all of them;
+    less a looked-up embedding table. Scaled from weights_gb so quantisation carries over."""
+    e, k = _f("experts"), _f("experts_per_token")
+    per_expert = (_f("params") - _f("active_params")) / (e - k)
+    moe = _f("params") - e * per_expert + _C("experts_touched") * per_expert
+    read = pl.when(e.is_not_null() & k.is_not_null() & (e > k)).then(moe) \
+        .otherwise(_f("params")) - _looked_up_params()
+    return _f("weights_gb") * read / _f("params")
+
+
 def _decode_flops() -> pl.Expr:
-    per_token = (2.0 * _f("active_params")
+    per_token = (2.0 * (_f("active_params") - _looked_up_params())
                  + 4.0 * _f("layers") * _f("q_heads") * _f("head_dim") * _f("context"))
     return _f("batch") * per_token
 
 
 def _traffic_gb() -> pl.Expr:
-    return _f("weights_gb") + _C("cache_gb") + _f("batch") * _C("kv_bytes_per_token") / GB
+    return _C("weights_read_gb") + _C("cache_gb") + _f("batch") * _C("kv_bytes_per_token") / GB
 
 
 def _prefill_flops() -> pl.Expr:
@@ -124,9 +172,14 @@ def _prefill_flops() -> pl.Expr:
     return n * 2.0 * linear_params + lm_head_once + attention
 
 
+def _group() -> pl.Expr:
+    """GPUs one replica spans: tensor parallel x pipeline stages."""
+    return _f("tensor_parallel") * _f("pipeline_parallel")
+
+
 def _fixed_gb() -> pl.Expr:
     """Memory taken before any KV cache: the weights and every GPU's reserve."""
-    return _f("weights_gb") + _f("tensor_parallel") * _f("reserve_gb")
+    return _f("weights_gb") + _group() * _f("reserve_gb")
 
 
 def _max_batch() -> pl.Expr:
@@ -151,10 +204,15 @@ def _with_defaults(frame: pl.LazyFrame) -> pl.LazyFrame:
         _C("prompt_tokens").fill_null(_C("context")),
         _C("tensor_parallel").fill_null(1),
         _C("tied_embeddings").cast(pl.Boolean).fill_null(False),
+        _C("lookup_embeddings").cast(pl.Boolean).fill_null(False),
+        _C("pipeline_parallel").fill_null(1),
+        _C("replicas").fill_null(1),
+        _C("microbatches").fill_null(_C("batch")),
     )
 
 
 F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+_BOOLEANS = ("tied_embeddings", "lookup_embeddings")
 
 
 def roofline(frame: F) -> F:
@@ -162,16 +220,23 @@ def roofline(frame: F) -> F:
     out). Vectorised over rows: one row per candidate and Monte Carlo draw."""
     lazy = _with_defaults(frame.lazy())
     tp = _f("tensor_parallel")
+    group = _group()
+    pp = _f("pipeline_parallel")
     out = (
         lazy.with_columns(
             _kv_bytes_per_token().alias("kv_bytes_per_token"),
-            (tp * _f("budget_gb")).alias("memory_budget_gb"),
+            (group * _f("budget_gb")).alias("memory_budget_gb"),
+            _experts_touched().alias("experts_touched"),
+            pl.when(tp > 1).then(_f("layers") * 2.0 * _f("allreduce_us").fill_null(0.0) / 1e3)
+            .otherwise(0.0).alias("collective_ms"),
+            ((pp - 1.0) / (_f("microbatches") + pp - 1.0)).alias("pp_bubble_share"),
             _decode_flops().alias("decode_flops"),
             _prefill_flops().alias("prefill_flops"),
             (_f("tflops") * TERA / (_f("bandwidth_gb_per_s") * GB)).alias("ridge_flop_per_byte"),
         )
         .with_columns(
             (_f("batch") * _f("context") * _C("kv_bytes_per_token") / GB).alias("cache_gb"),
+            _weights_read_gb().alias("weights_read_gb"),
         )
         .with_columns(
             (_fixed_gb() + _C("cache_gb")).alias("required_gb"),
@@ -179,8 +244,8 @@ def roofline(frame: F) -> F:
         )
         .with_columns(
             (_C("memory_budget_gb") - _C("required_gb")).alias("headroom_gb"),
-            (_C("traffic_gb") / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("memory_ms"),
-            (_C("decode_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("compute_ms"),
+            (_C("traffic_gb") / (group * _f("bandwidth_gb_per_s")) * 1e3).alias("memory_ms"),
+            (_C("decode_flops") / (group * _f("tflops") * TERA) * 1e3).alias("compute_ms"),
             (_C("decode_flops") / (_C("traffic_gb") * GB))
             .alias("arithmetic_intensity_flop_per_byte"),
             (_C("prefill_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("prefill_compute_ms"),
@@ -189,7 +254,11 @@ def roofline(frame: F) -> F:
         )
         .with_columns(
             _max_batch().alias("max_batch"),
-            pl.max_horizontal("memory_ms", "compute_ms").alias("step_ms"),
+            (pl.max_horizontal("memory_ms", "compute_ms") / (1.0 - _C("pp_bubble_share"))
+             + _C("collective_ms")).alias("step_ms"),
+            ((_C("memory_budget_gb") - _fixed_gb()) * GB / _C("kv_bytes_per_token")).floor()
+            .clip(lower_bound=0).cast(pl.Int64).alias("kv_capacity_tokens"),
+            (group * _f("replicas")).alias("gpus"),
             pl.when(_C("memory_ms") >= _C("compute_ms")).then(pl.lit("memory"))
             .otherwise(pl.lit("compute")).alias("bound"),
             pl.max_horizontal("prefill_compute_ms", "prefill_memory_ms")
@@ -198,11 +267,16 @@ def roofline(frame: F) -> F:
         .with_columns(
             pl.when(_C("headroom_gb") >= 0).then(_f("batch") / _C("step_ms") * 1e3)
             .otherwise(None).alias("tokens_per_s_ceiling"),
+            pl.when(_C("headroom_gb") >= 0).then(_f("batch") / _C("step_ms") * 1e3
+                                                 * _f("replicas"))
+            .otherwise(None).alias("tokens_per_s_total"),
+            pl.when(_C("headroom_gb") >= 0).then(_f("batch") / _C("step_ms") * 1e3 / group)
+            .otherwise(None).alias("tokens_per_s_per_gpu"),
             pl.when(_C("headroom_gb") < 0).then(pl.format(
                 "required {} GB (weights {} + reserve {} + KV cache {}) exceeds the {} GB "
                 "memory budget by {} GB: no token ceiling",
                 _C("required_gb").round(2), _f("weights_gb").round(2),
-                (tp * _f("reserve_gb")).round(2), _C("cache_gb").round(2),
+                (group * _f("reserve_gb")).round(2), _C("cache_gb").round(2),
                 _C("memory_budget_gb").round(2), (-_C("headroom_gb")).round(2),
             )).otherwise(None).alias("ceiling_reason"),
         )
@@ -238,7 +312,17 @@ class RooflineInputs:
     vocab_size: int | None = None
     hidden_size: int | None = None
     tied_embeddings: bool = False
+    lookup_embeddings: bool = False
+    experts: int | None = None
+    experts_per_token: int | None = None
+    allreduce_us: float | None = None
+    pipeline_parallel: int = 1
+    microbatches: int | None = None
+    replicas: int = 1
     calibration_source: str | None = None
+    #: where bandwidth and compute come from (a datasheet, cited); None: planning inputs typed
+    #: in by the user, not datasheet peaks
+    rates_source: str | None = None
 
     def __post_init__(self) -> None:
         for name in _RULES:
@@ -257,10 +341,18 @@ class RooflineInputs:
         if (self.vocab_size is None) != (self.hidden_size is None):
             which = "vocab_size" if self.vocab_size is None else "hidden_size"
             raise RooflineInputError(which, "give both vocab_size and hidden_size, or neither")
+        if (self.experts is None) != (self.experts_per_token is None):
+            which = "experts" if self.experts is None else "experts_per_token"
+            raise RooflineInputError(which, "give both experts and experts_per_token, or "
+                                            "neither")
+        if self.experts is not None and self.experts_per_token is not None \
+                and self.experts_per_token > self.experts:
+            raise RooflineInputError("experts_per_token", f"must not exceed experts "
+                                     f"({self.experts_per_token} > {self.experts})")
 
     def row(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "calibration_source"}
+                if f.name not in ("calibration_source", "rates_source")}
 
 
 @dataclass(frozen=True)
@@ -285,6 +377,14 @@ class RooflineResult:
     prefill_compute_ms: float
     prefill_memory_ms: float
     ttft_lower_bound_ms: float
+    experts_touched: float | None
+    weights_read_gb: float
+    collective_ms: float
+    pp_bubble_share: float
+    kv_capacity_tokens: int | None
+    gpus: float
+    tokens_per_s_total: float | None
+    tokens_per_s_per_gpu: float | None
     assumptions: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -295,7 +395,7 @@ class RooflineResult:
 
 def _one_row(inputs: RooflineInputs) -> pl.DataFrame:
     row = inputs.row()
-    schema = {k: (pl.Boolean if k == "tied_embeddings" else pl.Float64) for k in row}
+    schema = {k: (pl.Boolean if k in _BOOLEANS else pl.Float64) for k in row}
     return pl.DataFrame([row], schema=schema)
 
 
@@ -345,26 +445,59 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
         "once; TTFT lower bound = max(prefill FLOPs at the compute rate, one read of the "
         "weights and a write of the prompt's KV), ignoring queueing, tokenisation and network.",
     ]
-    if i.calibration_source is None:
+    if i.calibration_source is None and i.rates_source is not None:
         out.append(f"Bandwidth {_num(i.bandwidth_gb_per_s)} GB/s and compute "
                    f"{_num(i.tflops)} TFLOP/s per GPU are peak datasheet figures (dense, never "
-                   "the sparse headline): real engines reach less.")
+                   f"the sparse headline; {i.rates_source}): real engines reach less.")
+    elif i.calibration_source is None:
+        out.append(f"Bandwidth {_num(i.bandwidth_gb_per_s)} GB/s and compute "
+                   f"{_num(i.tflops)} TFLOP/s per GPU are planning inputs as given (not a "
+                   "datasheet peak, nor a measurement).")
     else:
         out.append(f"Calibrated from {i.calibration_source}: bandwidth "
                    f"{_num(i.bandwidth_gb_per_s)} GB/s and compute {_num(i.tflops)} TFLOP/s "
                    "per GPU (a rate not measured stays the datasheet peak); calibrated rates "
                    "carry that run's engine efficiency and hold for the same hardware, engine "
                    "and precision only.")
-    if active < i.params:
+    if active < i.params and i.experts is not None and i.experts_per_token is not None:
+        touched = i.experts * (1 - (1 - i.experts_per_token / i.experts) ** i.batch)
+        out.append(f"Mixture of experts: {_num(active)} active of {_num(i.params)} resident "
+                   f"parameters, top-{i.experts_per_token} of {i.experts} experts. Resident "
+                   "memory holds every expert; compute uses the active parameters; a decode "
+                   f"step reads the shared weights and the experts the batch touches, "
+                   f"E x (1 - (1 - k/E)^B) = {touched:.3g} per layer at batch {i.batch} "
+                   "(uniform, independent routing; real routers are skewed, which touches "
+                   "fewer).")
+    elif active < i.params:
         out.append(f"Mixture of experts: {_num(active)} active of {_num(i.params)} resident "
                    "parameters. Compute uses the active parameters; memory traffic assumes "
-                   "every expert's weights are read each step (true at large batch; at batch 1 "
-                   "only the routed experts are read, so the ceiling is pessimistic there).")
+                   "every expert's weights are read each step (experts and top-k not given; "
+                   "true at large batch, pessimistic at batch 1).")
+    if i.lookup_embeddings and i.vocab_size is not None and not i.tied_embeddings:
+        out.append(f"Input embedding table ({i.vocab_size:,} x {i.hidden_size:,} parameters) "
+                   "is looked up, not read whole: left out of the per-token weight traffic and "
+                   "decode FLOPs (the LM head is read and counted).")
     if tp > 1:
+        collectives = ("all-reduce time is not counted (collectives are not free: the ceiling "
+                       "is optimistic; give an all-reduce latency, NVLink about 5-100 us, PCIe "
+                       "2-8 ms per all-reduce, seed 001)" if i.allreduce_us is None else
+                       f"each decode step adds {i.layers} layers x 2 all-reduces x "
+                       f"{_num(i.allreduce_us)} us = {_num(i.layers * 2 * i.allreduce_us / 1e3)}"
+                       " ms, not overlapped with compute")
         out.append(f"Tensor parallel x{tp}: weights and KV cache split evenly over {tp} GPUs; "
                    f"budget, reserve, bandwidth and compute are {tp} x the per-GPU figures; "
-                   "all-reduce time is not counted (collectives are not free: the ceiling is "
-                   "optimistic).")
+                   f"{collectives}.")
+    if i.pipeline_parallel > 1:
+        m = i.microbatches or i.batch
+        p = i.pipeline_parallel
+        out.append(f"Pipeline parallel x{p}: layers in {p} stages; the decode step is the "
+                   f"ideal one over {p} x the GPUs divided by (1 - bubble), bubble = (p - 1) / "
+                   f"(m + p - 1) = {(p - 1) / (m + p - 1):.3g} with {m} microbatches; prefill "
+                   "passes the stages in turn (no faster than one stage group); weights "
+                   "re-read per microbatch are not counted.")
+    if i.replicas > 1:
+        out.append(f"{i.replicas} independent replicas: totals are {i.replicas} x one "
+                   "replica's ceiling (no shared KV cache, no cross-replica traffic).")
     if tp > i.kv_heads:
         out.append(f"{i.kv_heads} KV heads for {tp} GPUs: KV heads are replicated so each GPU "
                    f"holds one, and the cache counts {tp} heads.")

@@ -27,7 +27,8 @@ DEFAULT_RESERVE_SHARE = 0.10  # vLLM's gpu_memory_utilization=0.9 leaves 10% of 
 
 #: the roofline inputs a core__model_architectures row gives.
 MODEL_FIELDS: tuple[str, ...] = ("params", "active_params", "layers", "q_heads", "kv_heads",
-                                 "head_dim", "vocab_size", "hidden_size", "tied_embeddings")
+                                 "head_dim", "vocab_size", "hidden_size", "tied_embeddings",
+                                 "lookup_embeddings", "experts", "experts_per_token")
 #: roofline input -> the core__hardware column giving it (compute: COMPUTE_COLUMN[precision]).
 GPU_COLUMNS: dict[str, str] = {"budget_gb": "memory_gb",
                                "bandwidth_gb_per_s": "memory_bandwidth_gb_per_s"}
@@ -98,7 +99,7 @@ def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, An
     unknown = sorted(set(overrides) - set(names))
     if unknown:
         raise RooflineInputError(unknown[0], "not a roofline input")
-    row = ({k: model_row[k] for k in MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
+    row = ({k: model_row.get(k) for k in MODEL_FIELDS} | {k: gpu_row.get(k) for k in _GPU_FIELDS}
            | {"batch": batch, "context": context} | overrides)
     floats = {k: pl.Float64 for k in (*_GPU_FIELDS, *_FLOAT_INPUTS) if k in row}
     mapped = with_reference_inputs(pl.DataFrame([row], schema_overrides=floats),
@@ -107,7 +108,14 @@ def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, An
         raise RooflineInputError("tflops", f"GPU {gpu_row.get('gpu')!r} has no "
                                            f"{COMPUTE_COLUMN[precision]} figure; give the "
                                            "compute rate")
-    return RooflineInputs(**{k: mapped[k] for k in names if k in mapped})
+    cited = {"rates_source": f"{gpu_row.get('gpu')} datasheet, {gpu_row['source_url']}"} \
+        if gpu_row.get("source_url") and not {"bandwidth_gb_per_s", "tflops"} & set(overrides) \
+        else {}
+    values = {k: mapped[k] for k in names if k in mapped} | cited
+    for k in ("experts", "experts_per_token", "microbatches"):
+        if values.get(k) is not None:
+            values[k] = int(values[k])
+    return RooflineInputs(**values)
 
 
 # --- the reference tables ----------------------------------------------------------------
