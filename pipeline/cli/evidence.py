@@ -78,10 +78,17 @@ def inspect_command(
              "and J/token under a 'power' key.")] = None,
     power_format: Annotated[str | None, typer.Option(
         help=f"Force the power log's format: {', '.join(POWER_FORMATS)}.")] = None,
+    choose: Annotated[str, typer.Option(
+        help="Of several configurations, the best by goodput_per_gpu or goodput.")
+    ] = "goodput_per_gpu",
+    gpus: Annotated[int | None, typer.Option(
+        min=1, help="GPU count of configurations that record none (for goodput per GPU).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
                        ] = False,
 ) -> None:
-    """Print what was parsed and computed: per run counts, percentiles, goodput; the knee."""
+    """Print what was parsed and computed: per run counts, percentiles, goodput; the knee;
+    the configurations (engine settings), each with its own sweep, and the best marked."""
     from pipeline.evidence.goodput import Slo
     from pipeline.evidence.inspection import inspect_report, report_table
     from sources.errors import ParseError
@@ -93,7 +100,8 @@ def inspect_command(
         report = inspect_report(
             paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
             power_fmt=power_format, run_notes=() if ttft_ms is not None else (
-                "no --ttft-ms: every completed request passes the TTFT limit",))
+                "no --ttft-ms: every completed request passes the TTFT limit",),
+            choose=choose, gpu_count=gpus)
     except (ParseError, ValueError, OSError) as err:  # PowerLogError is a ValueError
         raise _fail(str(err)) from None
     if as_json:

@@ -42,13 +42,14 @@ place; a missing path raises FileNotFoundError.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep_metrics
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
@@ -63,6 +64,12 @@ class Loaded:
     runs: list[BenchRun]
     files: list[tuple[str, str]]  # (path, sha256)
     notes: list[str] = field(default_factory=list)
+    #: each run's configuration settings, keyed by (path, run_index); computed when missing
+    settings: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
+
+    def settings_of(self, run: BenchRun) -> dict[str, str]:
+        found = self.settings.get((run.path, run.run_index))
+        return found if found is not None else configuration(run)
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,13 @@ class ThroughputEvidence:
     #: input tokens per output token of the requests meeting the SLO (the total token
     #: basis); None when a run gives no per-request input lengths
     input_per_output: float | None = None
+    #: the settings of the configuration chosen (empty when none recorded), its label and GPU
+    #: count (None when the evidence does not say), and every configuration's figures
+    configuration: dict[str, str] = field(default_factory=dict)
+    configuration_label: str | None = None
+    configuration_gpus: int | None = None
+    configurations: tuple[dict[str, Any], ...] = ()
+    choose: str = "goodput_per_gpu"
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -96,6 +110,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
+    roots: dict[str, Path] = {}
     for root in paths:
         in_folder = Path(root).is_dir()
         for path in walk(Path(root)):
@@ -107,7 +122,10 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             data = path.read_bytes()
             parsed.append((path, tool, parse_bench(data, path=name, fmt=tool, tz=tz)))
             files.append((name, keep(path, data) if keep else sha256(data)))
-    return Loaded(_pair(parsed, notes), files, notes)
+            roots[name] = Path(root)
+    runs = _pair(parsed, notes)
+    settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
+    return Loaded(runs, files, notes, settings)
 
 
 def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str]
@@ -140,42 +158,152 @@ def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str
     return out
 
 
+#: how a candidate whose evidence holds several configurations takes one
+CHOICES = ("goodput_per_gpu", "goodput")
+
+
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
-            window: tuple[float, float] | None = None) -> dict[str, Any]:
+            window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
+            gpu_count: int | None = None) -> dict[str, Any]:
     loaded = load_runs(paths, fmt=fmt, tz=tz)
-    return build_report(loaded, slo, window)
+    return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
-def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None
+def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None, *,
+                 choose: str = "goodput_per_gpu", gpu_count: int | None = None
                  ) -> dict[str, Any]:
-    """`inspect` for runs already loaded."""
+    """`inspect` for runs already loaded. Runs are grouped by configuration; each group has
+    its own sweep and operating point under "configurations" (in first-seen order, the best
+    under the SLO by `choose` marked `best`); "sweep" is the best configuration's (all runs'
+    when there is one configuration)."""
+    if choose not in CHOICES:
+        raise ValueError(f"choose must be one of {', '.join(CHOICES)}, got {choose!r}")
     runs = [run_metrics(run, slo, window) for run in loaded.runs]
-    for m, run in zip(runs, loaded.runs, strict=True):
+    groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
+    for i, (m, run) in enumerate(zip(runs, loaded.runs, strict=True)):
         m["sha256"] = dict(loaded.files).get(run.path)
-    sweep = sweep_metrics(runs, slo)
+        settings = loaded.settings_of(run)
+        m["configuration"] = dict(settings)
+        m["configuration_label"] = label(settings)
+        groups.setdefault(key(settings), []).append(i)
+    configs = []
+    for members in groups.values():
+        sub = [runs[i] for i in members]
+        sweep = sweep_metrics(sub, slo)
+        point = _config_point([loaded.runs[i] for i in members], sub, sweep, slo)
+        settings = runs[members[0]]["configuration"]
+        own = gpus(settings)
+        count = own if own is not None else gpu_count
+        tokens = point.tokens_per_s
+        configs.append({
+            "label": runs[members[0]]["configuration_label"], "settings": settings,
+            "gpus": own, "gpus_assumed": count if own is None else None,
+            "runs": members, "sweep": sweep,
+            "load_variable": None if sweep is None else sweep["load_variable"],
+            "knee": None if sweep is None else (
+                sweep["knee_concurrency"] if sweep["knee_concurrency"] is not None
+                else sweep["knee_request_rate"]),
+            "tokens_per_s": tokens,
+            "tokens_per_s_per_gpu": None if tokens is None or not count else tokens / count,
+            "output_tokens_per_s": point.output_tokens_per_s,
+            "no_goodput_reason": point.no_goodput_reason,
+            "best": False,
+        })
+    best = _best(configs, choose)
+    if best is not None:
+        configs[best]["best"] = True
+    sweep = configs[best if best is not None else 0]["sweep"] if configs else None
+    if sweep is not None:
+        sweep = {**sweep, "notes": list(sweep["notes"])}
+    if len(configs) > 1 and sweep is not None:
+        sweep["notes"].append(f"the sweep of configuration {configs[best or 0]['label']!r}, "
+                              f"the best of {len(configs)} under the SLO by {choose}")
     if sweep is not None and loaded.notes:
         sweep["notes"] = [*sweep["notes"], *loaded.notes]
     elif loaded.notes and runs:
         runs[0]["notes"] = [*runs[0]["notes"], *loaded.notes]
-    return {"runs": runs, "sweep": sweep}
+    return {"runs": runs, "sweep": sweep, "configurations": configs, "choose": choose}
+
+
+def _best(configs: list[dict[str, Any]], choose: str) -> int | None:
+    """The index of the configuration with the highest positive goodput (per GPU under
+    `goodput_per_gpu`, where one whose GPU count is unknown counts its total), or None."""
+    def score(c: dict[str, Any]) -> float:
+        if choose == "goodput_per_gpu" and c["tokens_per_s_per_gpu"] is not None:
+            return float(c["tokens_per_s_per_gpu"])
+        return float(c["tokens_per_s"])
+
+    ranked = [i for i, c in enumerate(configs) if c["tokens_per_s"]]
+    return max(ranked, key=lambda i: score(configs[i])) if ranked else None
 
 
 def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
-                             tz: str | None = None) -> ThroughputEvidence:
+                             tz: str | None = None, choose: str = "goodput_per_gpu",
+                             gpu_count: int | None = None) -> ThroughputEvidence:
     loaded = load_runs([Path(path)], fmt=fmt, tz=tz)
-    return operating_point(loaded, build_report(loaded, slo, None), slo, str(path))
+    report = build_report(loaded, slo, None, choose=choose, gpu_count=gpu_count)
+    return operating_point(loaded, report, slo, str(path))
 
 
 def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: str
                     ) -> ThroughputEvidence:
-    """The throughput the scorecard uses from an `inspect` report of `loaded` runs: the knee
-    of a sweep, else the run (or the mean of runs at one level)."""
+    """The throughput the scorecard uses from an `inspect` report of `loaded` runs: the
+    configuration marked best (the only one, or the first when none gives goodput), and in it
+    the knee of its sweep, else the run (or the mean of runs at one level)."""
     if not loaded.runs:
         return ThroughputEvidence(None, "measured", None, source, tuple(loaded.files),
                                   slo=slo, notes=("no benchmark run found", *loaded.notes))
-    metrics, sweep = report["runs"], report["sweep"]
+    configs = report.get("configurations") or [
+        {"runs": list(range(len(loaded.runs))), "sweep": report["sweep"], "best": True,
+         "label": "no settings recorded", "settings": {}, "gpus": None}]
+    chosen_config = next((c for c in configs if c["best"]), configs[0])
+    members = chosen_config["runs"]
     notes: list[str] = list(loaded.notes)
-    chosen = list(zip(metrics, loaded.runs, strict=True))
+    choose = report.get("choose", "goodput_per_gpu")
+    if len(configs) > 1:
+        notes.append(_choice_note(configs, chosen_config, choose))
+    elif set(chosen_config["settings"]) - {"model"}:
+        notes.append(f"configuration: {chosen_config['label']}")
+    point = _config_point([loaded.runs[i] for i in members],
+                          [report["runs"][i] for i in members], chosen_config["sweep"], slo)
+    return replace(
+        point, source_path=source, files=tuple(loaded.files), notes=(*notes, *point.notes),
+        configuration=dict(chosen_config["settings"]),
+        configuration_label=chosen_config["label"],
+        configuration_gpus=chosen_config["gpus"],
+        configurations=tuple({k: v for k, v in c.items() if k not in ("sweep", "runs")}
+                             for c in configs),
+        choose=choose)
+
+
+def _choice_note(configs: list[dict[str, Any]], chosen: dict[str, Any], choose: str) -> str:
+    def figure(c: dict[str, Any]) -> str:
+        if c["tokens_per_s"] is None:
+            return f"{c['label']}: no goodput"
+        per = c["tokens_per_s_per_gpu"]
+        gpus_text = (f" on {c['gpus']} GPU(s)" if c["gpus"] is not None else
+                     f" on {c['gpus_assumed']} GPU(s) assumed (the candidate's gpu_count)"
+                     if c["gpus_assumed"] else "")
+        return (f"{c['label']}: {c['tokens_per_s']:.4g} tokens/s{gpus_text}"
+                + ("" if per is None else f", {per:.4g} per GPU"))
+
+    others = [figure(c) for c in configs if c is not chosen]
+    if not chosen["best"]:
+        return (f"{len(configs)} configurations in the evidence, kept apart; none gives goodput "
+                f"under the SLO (by {choose}); shown: {figure(chosen)}; others: "
+                + "; ".join(others))
+    return (f"{len(configs)} configurations in the evidence, kept apart (runs pooled only "
+            f"within one); the best under the SLO by {choose.replace('_', ' ')} is "
+            f"{figure(chosen)}; others: " + "; ".join(others))
+
+
+def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
+                  sweep: dict[str, Any] | None, slo: Slo, source: str = "",
+                  files: tuple[tuple[str, str], ...] = ()) -> ThroughputEvidence:
+    """The operating point of one configuration's runs: the knee of their sweep, else the run
+    (or the mean of runs at one level)."""
+    notes: list[str] = []
+    chosen = list(zip(metrics, config_runs, strict=True))
     if sweep is not None and sweep["load_variable"] is not None:
         notes.extend(sweep["notes"])
         key = "concurrency" if sweep["load_variable"] == "concurrency" else "request_rate"
@@ -189,7 +317,7 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
                       f"no load level of the sweep reaches the SLO's attainment "
                       f"{slo.attainment:g}")
             return ThroughputEvidence(
-                None, "measured", best["output_tokens_per_s"], source, tuple(loaded.files),
+                None, "measured", best["output_tokens_per_s"], source, files,
                 slo=slo, notes=tuple(notes), no_goodput_reason=reason)
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
@@ -209,7 +337,7 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
     grade = "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else "measured"
     return ThroughputEvidence(
         tokens_per_s=tokens, grade=grade, output_tokens_per_s=raw, source_path=source,
-        files=tuple(loaded.files),
+        files=files,
         window_start_utc=r0.started_at_utc if one else None,
         window_end_utc=r0.ended_at_utc if one else None,
         clock_uncertainty_s=r0.clock_uncertainty_s if one else None,

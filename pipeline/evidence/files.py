@@ -2,8 +2,9 @@
 family (benchmark result or power log) each file is, for benchmark results and power logs alike.
 
 - `walk(path) -> [Path]`: the files under `path` (itself when a file), recursively in name
-  order; hidden files and folders, vLLM `*.pytorch.json` side files, and the `summary.json`
-  beside `vllm bench sweep` `run=N.json` files are left out.
+  order; hidden files and folders, vLLM `*.pytorch.json` side files, the `summary.json`
+  beside `vllm bench sweep` `run=N.json` files and `configuration.toml` sidecars
+  (`pipeline.evidence.configuration`) are left out.
 - `head(path) -> bytes`: a file's first 64 kB, all any detector, benchmark or power, looks at.
 - `split_files(paths, *, fmt=None, power_fmt=None) -> (benchmark files, power logs, notes)`:
   each file recognised by its head through `sources.bench.registry` then
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.evidence.configuration import SIDECAR
 from sources.bench.jsondoc import HEAD_BYTES
 from sources.bench.registry import FORMATS as BENCH_FORMATS
 from sources.bench.registry import detect_format as bench_format
@@ -38,7 +40,7 @@ def walk(path: Path) -> list[Path]:
     found = sorted(p for p in path.rglob("*") if p.is_file()
                    and not any(part.startswith(".") for part in p.relative_to(path).parts))
     sweep_dirs = {p.parent for p in found if p.name.startswith("run=") and p.suffix == ".json"}
-    return [p for p in found if not p.name.endswith(".pytorch.json")
+    return [p for p in found if not p.name.endswith(".pytorch.json") and p.name != SIDECAR
             and not (p.name == "summary.json" and p.parent in sweep_dirs)]
 
 

@@ -2,14 +2,17 @@
 J/token at their operating point, and the report as the table the command prints.
 
 - `inspect_report(paths, slo, *, fmt=None, tz=None, window=None, power=None, power_fmt=None,
-  run_notes=()) -> dict`: `pipeline.evidence.bench.inspect`'s `{"runs", "sweep"}` report (the
-  DESIGN section 9 contract) and, with a `power` log, its energy over the operating point's
-  window under "power"; `run_notes` are added to every run's notes.
+  run_notes=(), choose="goodput_per_gpu", gpu_count=None) -> dict`:
+  `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations", "choose"}` report
+  (the DESIGN section 9 contract, extended) and, with a `power` log, its energy over the
+  operating point's window under "power"; `run_notes` are added to every run's notes.
 - `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None) -> dict`: the power log's
   energy over a `ThroughputEvidence` window (`pipeline.evidence.power`) and J per goodput token
   and per output token of that window (DESIGN section 7).
 - `report_table(report) -> str`: one line per run (counts, goodput, percentiles in ms), then
-  each run's notes, the sweep's knee and the energy at the operating point.
+  each run's notes, the sweep's knee, the configurations (each one's GPUs, knee, goodput and
+  goodput per GPU, the best marked `*`) when the runs record settings, and the energy at the
+  operating point.
 
 Errors: those of the readers (`sources.errors.ParseError`, FileNotFoundError); a power log that
 gives no energy over the window raises `PowerLogError` naming it.
@@ -35,9 +38,10 @@ class PowerLogError(ValueError):
 def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    tz: str | None = None, window: tuple[float, float] | None = None,
                    power: Path | None = None, power_fmt: str | None = None,
-                   run_notes: Sequence[str] = ()) -> dict[str, Any]:
+                   run_notes: Sequence[str] = (), choose: str = "goodput_per_gpu",
+                   gpu_count: int | None = None) -> dict[str, Any]:
     loaded = load_runs(paths, fmt=fmt, tz=tz)
-    report = build_report(loaded, slo, window)
+    report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
     if power is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
         try:
@@ -100,6 +104,11 @@ def report_table(report: dict[str, Any]) -> str:
                      f"{_fmt(sweep['knee_tokens_per_s'])} tokens/s goodput, saturated "
                      f"{sweep['saturated']}")
         lines.extend(f"  - {note}" for note in sweep["notes"])
+    configs = report.get("configurations") or []
+    if len(configs) > 1 or any(set(c["settings"]) - {"model"} for c in configs):
+        lines.append(f"\nconfigurations ({len(configs)}, runs pooled only within one; best "
+                     f"under the SLO by {report.get('choose', 'goodput_per_gpu')}):")
+        lines.extend(_config_lines(configs))
     energy = report.get("power")
     if energy is not None:
         lines.append(f"\npower over the operating point: {_fmt(energy.get('energy_j'))} J, "
@@ -108,6 +117,24 @@ def report_table(report: dict[str, Any]) -> str:
                      "output token")
         lines.extend(f"  - {note}" for note in energy.get("notes", []))
     return "\n".join(lines)
+
+
+def _config_lines(configs: list[dict[str, Any]]) -> list[str]:
+    head = ("", "configuration", "gpus", "runs", "knee", "goodput_tok/s", "per_gpu_tok/s")
+    rows = [head] + [(
+        "*" if c["best"] else "", c["label"],
+        _fmt(c["gpus"]) if c["gpus"] is not None else (
+            f"{c['gpus_assumed']}?" if c["gpus_assumed"] else "-"),
+        str(len(c["runs"])),
+        "-" if c["knee"] is None else f"{c['load_variable']} {_fmt(c['knee'])}",
+        _fmt(c["tokens_per_s"]), _fmt(c["tokens_per_s_per_gpu"]),
+    ) for c in configs]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                              for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+             for row in rows]
+    lines.append("  (* the best; gpus N? = not recorded, the --gpus given)")
+    return lines
 
 
 def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:

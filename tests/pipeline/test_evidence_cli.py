@@ -37,7 +37,7 @@ def test_sweep_folder_json_contract() -> None:
                           "--json")
     assert code == 0
     report = json.loads(out)  # only JSON on stdout
-    assert set(report) == {"runs", "sweep"}
+    assert set(report) >= {"runs", "sweep"}  # extended by configurations, choose
     assert len(report["runs"]) == 3
     for run in report["runs"]:
         assert set(run) >= RUN_KEYS
@@ -196,9 +196,9 @@ def test_power_at_the_operating_point() -> None:
     assert run["token_goodput_per_s"] == pytest.approx(450.0)  # 900 tokens / 2 s
     assert report["power"]["energy_j"] == pytest.approx(1800.0)
     assert report["power"]["energy_j_per_goodput_token"] == pytest.approx(2.0)
-    # without --power the contract keys are exactly runs and sweep
+    # without --power: the contract keys runs and sweep, and the configurations, no power
     code, out, _ = invoke(str(folder), "--ttft-ms", "300", "--json")
-    assert set(json.loads(out)) == {"runs", "sweep"}
+    assert set(json.loads(out)) == {"runs", "sweep", "configurations", "choose"}
 
 
 def test_power_needs_a_utc_window() -> None:

@@ -51,7 +51,8 @@ def resolve_throughput(d: Draft) -> Any:
 
 def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
-    ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz)
+    ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
+                                  gpu_count=d.c.gpu_count)
     tokens: Number | None = ev.tokens_per_s
     if _total(d) and tokens is not None:
         if ev.input_per_output is None:
@@ -64,6 +65,15 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.row["tokens_per_s_grade"] = ev.grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
     d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files)}"
+    if len(ev.configurations) > 1 or set(ev.configuration) - {"model"}:
+        d.row["tokens_per_s_source"] += (
+            f"; configuration {ev.configuration_label}"
+            + (f" (best of {len(ev.configurations)} by {ev.choose})"
+               if len(ev.configurations) > 1 else ""))
+    if ev.configuration_gpus is not None and ev.configuration_gpus != d.c.gpu_count:
+        d.notes.append(f"the configuration chosen ran on {ev.configuration_gpus} GPU(s), the "
+                       f"candidate declares gpu_count {d.c.gpu_count}: its goodput is used as "
+                       "measured, not scaled")
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
