@@ -20,6 +20,7 @@ import polars as pl
 import requests
 
 from pipeline import store
+from pipeline.ingest import complete
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 from sources.http import Fetched, FetchError
@@ -120,11 +121,12 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
         if source.ACCUMULATE:
             batches = newest_wins(batches)
-        check_keys_across(name, batches)
+        batches = complete.drop_duplicates(name, batches, result.notes)
         if not any(batch.frame.height for batch in batches):
             # a valid but empty answer (a month the API no longer serves) must not replace the
             # month's good rows with none
             raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
+        complete.check_coverage(con, name, ctx.vintage, source.PROVIDES, batches)
         progress(name, "loading")
         loaded = store.load(con, name, ctx.vintage, batches)
     except FetchError as error:
@@ -158,28 +160,6 @@ def record(fetched: Sequence[Fetched], folder: Path) -> list[Path]:
         path.write_bytes(item.data)
         written.append(path)
     return written
-
-
-def check_keys_across(source: str, batches: Sequence[store.Batch]) -> None:
-    """The store validates each batch alone; a key repeated across two snapshots of one load
-    (a page served twice, the same day in two files) would slip through, so refuse it."""
-    by_table: dict[str, list[store.Batch]] = {}
-    for batch in batches:
-        by_table.setdefault(batch.table.name, []).append(batch)
-    for name, group in by_table.items():
-        if len(group) < 2:
-            continue
-        key = list(group[0].table.key)
-        keys = pl.concat([b.frame.select(key).with_columns(pl.lit(b.origin).alias("_origin"))
-                          for b in group])
-        repeated = keys.filter(pl.struct(key).is_duplicated())
-        if repeated.height:
-            first = repeated.row(0, named=True)
-            same = repeated.join(repeated.head(1).select(key), on=key, nulls_equal=True)
-            origins = sorted(set(same["_origin"]))
-            raise ParseError(source, ", ".join(origins), f"{name} key",
-                             f"{repeated.height} rows share a key across snapshots, e.g. "
-                             f"{ {k: first[k] for k in key} }")
 
 
 def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:

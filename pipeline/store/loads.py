@@ -178,3 +178,15 @@ def last_good_loads(con: duckdb.DuckDBPyConnection) -> dict[str, LastLoad]:
         "GROUP BY source").fetchall()
     return {source: LastLoad(finished.astimezone(UTC), count, vintage)
             for source, finished, count, vintage in rows}
+
+
+def coverage(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: str,
+             zone: str, counted: str) -> dict[str, int]:
+    """Per `zone` value, how many distinct `counted` values (intervals, rate days, offers)
+    `source`'s rows of `vintage` in `table` hold now: what its last good load left (a load
+    replaces all its earlier rows of that vintage)."""
+    rows = con.execute(
+        f"SELECT {zone}, count(DISTINCT {counted}) FROM {table} "  # names from our schemas
+        "WHERE load_id IN (SELECT load_id FROM loads WHERE source = ? AND vintage = ? "
+        "AND status = 'ok') GROUP BY ALL", [source, vintage]).fetchall()
+    return {str(value): int(count) for value, count in rows}

@@ -121,7 +121,7 @@ def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: 
     if kind != "Publication_MarketDocument":
         raise ParseError(SOURCE, url, "(root)", f"unexpected document {kind!r}")
     rows: list[tuple[datetime, str, float]] = []
-    filled = gaps = 0
+    filled = gaps = repeats = 0
     for number, series in enumerate((c for c in root if _local(c.tag) == "TimeSeries"), 1):
         where = f"TimeSeries[{number}]"
         currency = _text(series, "currency_Unit.name")
@@ -143,10 +143,18 @@ def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: 
             for point in (c for c in period if _local(c.tag) == "Point"):
                 try:
                     position = int(_text(point, "position") or "")
-                    prices[position] = float(_text(point, "price.amount") or "")
+                    price = float(_text(point, "price.amount") or "")
                 except ValueError:
                     raise ParseError(SOURCE, url, where + ".Point",
                                      "unreadable position or price.amount") from None
+                if position in prices:
+                    if prices[position] != price:
+                        raise ParseError(SOURCE, url, f"{where}.Point.position {position}",
+                                         f"given twice, {prices[position]} and {price} "
+                                         f"(period start {start:%Y-%m-%d %H:%M} UTC): refused "
+                                         "rather than keep one")
+                    repeats += 1
+                prices[position] = price
             if not prices or min(prices) < 1 or max(prices) > slots:
                 raise ParseError(SOURCE, url, where + ".Point.position",
                                  f"positions outside 1..{slots}")
@@ -166,11 +174,19 @@ def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: 
     frame = pl.DataFrame(rows, schema={"interval_start_utc": pl.Datetime("us", "UTC"),
                                        "resolution": pl.String(),
                                        "price_eur_per_mwh": pl.Float64()}, orient="row")
-    unique = frame.unique(["interval_start_utc", "resolution"], keep="first",
-                          maintain_order=True)
-    if notes is not None and unique.height < frame.height:
-        notes.append(f"{zone}: {frame.height - unique.height} interval(s) in more than one "
-                     "TimeSeries; the first kept")
+    key = ["interval_start_utc", "resolution"]
+    conflicts = frame.group_by(key, maintain_order=True).agg(
+        pl.col("price_eur_per_mwh").n_unique().alias("prices")).filter(pl.col("prices") > 1)
+    if conflicts.height:
+        first = conflicts.row(0, named=True)
+        raise ParseError(SOURCE, url, "TimeSeries",
+                         f"{conflicts.height} interval(s) priced differently in two "
+                         f"TimeSeries, the first {first['interval_start_utc']:%Y-%m-%d %H:%M} "
+                         f"UTC ({first['resolution']}): refused rather than keep one")
+    unique = frame.unique(key, keep="first", maintain_order=True)
+    repeats += frame.height - unique.height
+    if notes is not None and repeats:
+        notes.append(f"{zone}: {repeats} identical duplicate point(s) dropped")
     return unique.select(
         pl.lit(vintage).alias("vintage"), pl.lit(zone).alias("zone"), "interval_start_utc",
         "resolution", "price_eur_per_mwh", pl.lit("day_ahead").alias("price_basis"),

@@ -6,10 +6,11 @@ lifecycle, consumption-based figures (Electricity Maps, Ember) and is never mixe
 GET /api/explore/v2.1/catalog/datasets/{dataset}/records?select=date_heure,taux_co2&where=...
 &order_by=date_heure&limit=100&offset=N&timezone=UTC
 
-Pitfalls handled: `/records` pages are at most 100 rows and offset + limit may not exceed
-10,000 (a month of quarter-hours is ~2,976 rows: 30 pages); rows without a `taux_co2` (the
-last quarter-hours of the real-time dataset, or half-hourly production fields) are skipped
-with a count; `date_heure` carries its UTC offset.
+Pitfalls handled: a page shorter than `total_count` promises (an empty page mid-month) fails
+the fetch rather than cut the month short; `/records` pages are at most 100 rows and offset +
+limit may not exceed 10,000 (a month of quarter-hours is ~2,976 rows: 30 pages); rows without
+a `taux_co2` (the last quarter-hours of the real-time dataset, or half-hourly production
+fields) are skipped with a count; `date_heure` carries its UTC offset.
 """
 
 from __future__ import annotations
@@ -62,8 +63,16 @@ def fetch_records(session: requests.Session, start: date, end: date, *,
         pages.append(page)
         body = load_json_object(page.data, source=SOURCE, url=page.url,
                                 required=("total_count", "results"))
+        total, results = body["total_count"], body["results"]
+        if not isinstance(total, int) or isinstance(total, bool) or not isinstance(results, list):
+            raise ParseError(SOURCE, page.url, "total_count", "expected a count and a list")
+        if offset + len(results) < min(total, offset + PAGE):
+            # a short or empty page before total_count is reached: rows are missing
+            raise ParseError(SOURCE, page.url, f"offset {offset}",
+                             f"page holds {len(results)} record(s) but total_count {total} "
+                             f"promises {min(total - offset, PAGE)} here: incomplete answer")
         offset += PAGE
-        if offset >= int(body["total_count"]) or not body["results"]:
+        if offset >= total:
             return pages
     raise ParseError(SOURCE, url, "offset", f"more than {MAX_ROWS} rows: narrow the period "
                      "or use the exports endpoint")

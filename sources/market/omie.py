@@ -2,7 +2,8 @@
 day: GET https://www.omie.es/es/file-download?parents=marginalpdbc&filename=
 marginalpdbc_YYYYMMDD.1 (a 302 to the file; no key).
 
-A body that stops mid-line (a truncated download) is refused.
+A body that stops mid-line (a truncated download) is refused, and so is a day whose period
+count is not its real length (a 25-hour DST day with 96 quarter-hours is missing four).
 Format: header `MARGINALPDBC;`, rows `YYYY;MM;DD;period;price_PT;price_ES;` (column 5 is
 Portugal, 6 Spain), a final `*` line; latin-1; EUR/MWh. Periods are hours (23/24/25 a day) to
 2025-09-30 and quarter-hours (92/96/100) from 2025-10-01; period 1 starts at 00:00 Spanish
@@ -12,7 +13,8 @@ peninsular time, so interval starts are that local midnight in UTC plus (period 
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import requests
@@ -31,6 +33,14 @@ SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
 TIMEZONE = "Europe/Madrid"
 HOURLY_DAY = (23, 24, 25)
 QUARTER_DAY = (92, 96, 100)
+
+
+def day_hours(day: date) -> int:
+    """How long `day` is in Madrid, in hours: 23 on the spring DST change, 25 in autumn."""
+    zone = ZoneInfo(TIMEZONE)
+    start = datetime.combine(day, time(), zone)
+    end = datetime.combine(day + timedelta(days=1), time(), zone)
+    return round((end.astimezone(UTC) - start.astimezone(UTC)).total_seconds() / 3600)
 
 
 def file_name(day: date) -> str:
@@ -57,8 +67,10 @@ def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,
 
 
 def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,
-                   notes: list[str] | None = None) -> pl.DataFrame:
-    """One marginalpdbc file -> ELECTRICITY_PRICES rows for PT and ES."""
+                   notes: list[str] | None = None, partial_ok: bool = False) -> pl.DataFrame:
+    """One marginalpdbc file -> ELECTRICITY_PRICES rows for PT and ES. A day with fewer or
+    more periods than its real length (23, 24 or 25 hours in Madrid, times 4 in quarter-hours)
+    is refused, or with `partial_ok` (an excerpt) noted."""
     text = data.decode("latin-1")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines or not lines[0].upper().startswith("MARGINALPDBC"):
@@ -92,9 +104,16 @@ def parse_marginal(data: bytes, *, url: str, vintage: str, fetched_on: date,
         if periods > max(QUARTER_DAY) or (max(HOURLY_DAY) < periods < min(QUARTER_DAY)):
             raise ParseError(SOURCE, url, f"day {day}", f"period {periods} fits neither "
                              "hours nor quarter-hours")
-        if count not in HOURLY_DAY + QUARTER_DAY and notes is not None:
-            notes.append(f"{day}: {count} period(s) in the file, a full day has "
-                         f"{HOURLY_DAY} hours or {QUARTER_DAY} quarter-hours")
+        hours = day_hours(day)
+        expected = hours * 4 if periods > max(HOURLY_DAY) else hours
+        if count != expected:
+            unit = "quarter-hours" if periods > max(HOURLY_DAY) else "hours"
+            what = (f"{count} of the day's {expected} {unit} (a {hours}-hour day in "
+                    f"{TIMEZONE})")
+            if not partial_ok:
+                raise ParseError(SOURCE, url, f"day {day}", f"{what}: incomplete file")
+            if notes is not None:
+                notes.append(f"{day}: {what}")
     frame = frame.join(per_day.select("day", "periods"), on="day").with_columns(
         pl.when(pl.col("periods") > max(HOURLY_DAY)).then(15).otherwise(60).alias("minutes"))
     midnight = (pl.col("day").cast(pl.Datetime("us")).dt.replace_time_zone(TIMEZONE)

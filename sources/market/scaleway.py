@@ -2,10 +2,10 @@
 GET /instance/v1/zones/{zone}/products/servers?per_page=100&page=N (no key needed).
 
 Pitfalls handled: the product list is paged (X-Total-Count header; pages are fetched until it
-is reached or a short page arrives); non-GPU server types are not offers and are left out;
-GPU names (`gpu_info.gpu_name`) map to hardware ids through an explicit table, and a GPU that
-is not in it is skipped and reported; MIG-partitioned types (a slice of a GPU) are skipped and
-reported; `monthly_price` is hourly x 730 and is not used.
+is reached, and a short page before it fails the zone); non-GPU server types are not offers
+and are left out; GPU names (`gpu_info.gpu_name`) map to hardware ids through an explicit
+table, and a GPU that is not in it is skipped and reported; MIG-partitioned types (a slice of
+a GPU) are skipped and reported; `monthly_price` is hourly x 730 and is not used.
 """
 
 from __future__ import annotations
@@ -68,7 +68,13 @@ def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_
         count = len(body["servers"]) if isinstance(body["servers"], dict) else 0
         seen += count
         total = fetched.headers.get("x-total-count", "")
-        if count < PER_PAGE or (total.isdigit() and seen >= int(total)):
+        if total.isdigit() and seen >= int(total):
+            return pages
+        if count < PER_PAGE:
+            if total.isdigit():  # a short page before X-Total-Count is reached
+                raise ParseError(SOURCE, fetched.url, f"page {page}",
+                                 f"{seen} server type(s) of the {total} X-Total-Count "
+                                 "promises: incomplete answer")
             return pages
     raise ParseError(SOURCE, url, "page", f"still more servers after {MAX_PAGES} pages")
 

@@ -23,9 +23,10 @@ URL = "https://www.omie.es/es/file-download?parents=marginalpdbc&filename=x"
 FAST = FetchPolicy(backoff_s=0.0, sleep=lambda s: None)
 
 
-def parse(data: bytes, notes: list[str] | None = None) -> pl.DataFrame:
+def parse(data: bytes, notes: list[str] | None = None, partial_ok: bool = False
+          ) -> pl.DataFrame:
     frame = omie.parse_marginal(data, url=URL, vintage="2025-10", fetched_on=date(2025, 10, 27),
-                                notes=notes)
+                                notes=notes, partial_ok=partial_ok)
     return ELECTRICITY_PRICES.validate(frame, URL)
 
 
@@ -33,12 +34,12 @@ def test_real_first_line_column_5_is_portugal() -> None:
     if not SAMPLE.exists():
         pytest.skip(f"{SAMPLE} absent")
     notes: list[str] = []
-    frame = parse(SAMPLE.read_bytes(), notes)
+    frame = parse(SAMPLE.read_bytes(), notes, partial_ok=True)  # a one-line excerpt
     # "2018;01;01;1;28.1;6.74;": PT 28.1, ES 6.74; period 1 = 00:00 Madrid (CET) = 23:00 UTC
     assert frame.select("zone", "interval_start_utc", "price_eur_per_mwh").rows() == [
         ("ES", datetime(2017, 12, 31, 23, tzinfo=UTC), 6.74),
         ("PT", datetime(2017, 12, 31, 23, tzinfo=UTC), 28.1)]
-    assert len(notes) == 1 and notes[0].startswith("2018-01-01: 1 period(s)")
+    assert len(notes) == 1 and notes[0].startswith("2018-01-01: 1 of the day's 24 hours")
 
 
 def test_autumn_dst_day_in_quarter_hours() -> None:
@@ -87,3 +88,27 @@ def test_fetch_follows_redirect(httpserver: HTTPServer) -> None:
                                base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
     assert got.url.endswith("/files/marginalpdbc_20251026.1")
     assert parse(got.data).height == 200
+
+
+def test_a_dst_day_is_checked_against_its_real_length() -> None:
+    # 2025-10-26 lasts 25 hours in Madrid (CEST -> CET): 100 quarter-hours. The fixture
+    # without its last 4 periods holds 96, a full count for an ordinary day, but four short
+    # of this one: refused naming the day; as an excerpt, noted with the real length.
+    lines = (FIXTURES / "marginalpdbc_20251026.1").read_bytes().splitlines(keepends=True)
+    body = b"".join(line for line in lines
+                    if not line.startswith((b"2025;10;26;97;", b"2025;10;26;98;",
+                                            b"2025;10;26;99;", b"2025;10;26;100;")))
+    with pytest.raises(ParseError) as caught:
+        parse(body)
+    assert caught.value.where == "day 2025-10-26"
+    assert "96 of the day's 100 quarter-hours (a 25-hour day" in caught.value.reason
+    notes: list[str] = []
+    assert parse(body, notes, partial_ok=True).height == 2 * 96
+    assert notes == ["2025-10-26: 96 of the day's 100 quarter-hours (a 25-hour day in "
+                     "Europe/Madrid)"]
+
+
+def test_day_lengths_in_madrid() -> None:
+    # spring forward 2025-03-30 (23 h), fall back 2025-10-26 (25 h), an ordinary day (24 h)
+    assert [omie.day_hours(date(2025, 3, 30)), omie.day_hours(date(2025, 10, 26)),
+            omie.day_hours(date(2025, 11, 5))] == [23, 25, 24]
