@@ -114,10 +114,23 @@ def parse_prices(data: bytes, *, url: str, vintage: str, fetched_on: date,
         raise ParseError(SOURCE, url, "unitOfMeasure",
                          f"expected '1 Hour', got {wrong_unit['unitOfMeasure'][0]!r} "
                          f"for {wrong_unit['armSkuName'][0]}")
-    latest = linux.sort("effectiveStartDate").unique(
-        ["armSkuName", "armRegionName"], keep="last")
-    if notes is not None and latest.height < linux.height:
-        notes.append(f"{url}: {linux.height - latest.height} older duplicate meter(s) "
+    meter = ["armSkuName", "armRegionName"]
+    newest = linux.filter(pl.col("effectiveStartDate")
+                          == pl.col("effectiveStartDate").max().over(meter))
+    conflicts = newest.group_by([*meter, "effectiveStartDate"], maintain_order=True).agg(
+        pl.col("retailPrice").n_unique().alias("prices"), pl.col("retailPrice")
+    ).filter(pl.col("prices") > 1)
+    if conflicts.height:
+        sku, region, start, _, prices = conflicts.row(0)
+        raise ParseError(SOURCE, url, f"Items[armSkuName={sku}, armRegionName={region}]",
+                         f"{len(prices)} meters from {start} priced {sorted(prices)}: refused "
+                         "rather than keep one")
+    latest = newest.unique(meter, keep="first", maintain_order=True)
+    if notes is not None and newest.height > latest.height:
+        notes.append(f"{url}: {newest.height - latest.height} identical duplicate meter(s) "
+                     "dropped")
+    if notes is not None and linux.height > newest.height:
+        notes.append(f"{url}: {linux.height - newest.height} older duplicate meter(s) "
                      "superseded by a later effectiveStartDate")
     raw = latest.select(
         pl.lit(PROVIDER_ID).alias("provider_id"),

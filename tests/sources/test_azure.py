@@ -102,3 +102,29 @@ def test_next_page_link_to_another_host_is_refused(httpserver: HTTPServer) -> No
     with requests.Session() as session, pytest.raises(ParseError, match="another host"):
         azure.fetch_prices(session, "francecentral",
                            base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
+
+
+def _twice(second_price: float) -> bytes:
+    """The page-2 fixture with its 2025-06-01 NC40ads meter (7.35 $/h) given a second time at
+    `second_price`: two meters for one SKU, region and date."""
+    body = json.loads((FIXTURES / "retail_prices_francecentral_page2.json").read_bytes())
+    first = body["Items"][0]
+    assert (first["effectiveStartDate"], first["retailPrice"]) == ("2025-06-01T00:00:00Z", 7.35)
+    body["Items"].append(first | {"retailPrice": second_price, "meterId": "another"})
+    return json.dumps(body).encode()
+
+
+def test_two_meters_for_one_date_priced_differently_are_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse(_twice(9.99))
+    assert caught.value.where == ("Items[armSkuName=Standard_NC40ads_H100_v5, "
+                                  "armRegionName=francecentral]")
+    assert "2 meters from 2025-06-01T00:00:00Z priced [7.35, 9.99]" in caught.value.reason
+
+
+def test_two_identical_meters_for_one_date_are_dropped_and_counted() -> None:
+    notes: list[str] = []
+    frame = parse(_twice(7.35), notes)
+    once = parse((FIXTURES / "retail_prices_francecentral_page2.json").read_bytes())
+    assert frame.equals(once)
+    assert f"{URL}: 1 identical duplicate meter(s) dropped" in notes
