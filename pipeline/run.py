@@ -3,6 +3,10 @@ the store (`pipeline.workspace`), compute, store, render.
 
 Exit codes (DESIGN section 9): 0 success, 1 invalid input (a message names the file, key or
 line), 2 no usable market data.
+
+Every run is stored under its vintage and proposal identity (name + sha256 of the parsed
+proposal); which one is the published baseline (what next month's run and `diff` compare with)
+is decided here, `publishes`.
 """
 
 from __future__ import annotations
@@ -24,22 +28,89 @@ from reports.outputs import write_outputs
 from reports.pdf import ChromiumFailed, ChromiumMissing
 from reports.summary import print_summary
 from schemas.fields import VINTAGE_PATTERN
+from sources import bundled
+
+#: the folder under which each proposal's outputs go, one folder per proposal and vintage
+OUT_ROOT = Path("scorecard-out")
 
 
 def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
+def _note(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def slug(name: str) -> str:
+    """A proposal name as a folder name: lower case, runs of other characters as one '-'."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "proposal"
+
+
+def default_out(proposal_name: str, vintage: str) -> Path:
+    """`scorecard-out/<proposal-slug>/<vintage>/`."""
+    return OUT_ROOT / slug(proposal_name) / vintage
+
+
+def check_vintage(vintage: str | None) -> None:
+    """A vintage given is YYYY-MM, checked before anything runs."""
+    if vintage is not None and not re.match(VINTAGE_PATTERN, vintage):
+        raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
+
+
+def _source(path: Path | None, name: str) -> str:
+    return str(path.resolve()) if path is not None else name
+
+
+def publishes(published: store.StoredRun | None, sha: str, source: str, *, asked: bool,
+              json_out: bool, default_folder: bool) -> tuple[bool, str | None]:
+    """Whether a run replaces the published scorecard, and why not when it does not.
+
+    `--publish` always does. Otherwise only a default run does (files written to the
+    default folder): of a proposal with nothing published yet, or of the same proposal file
+    (or the same proposal) as the published run. `--json` and `--out` elsewhere never do."""
+    if asked:
+        return True, None
+    if json_out or not default_folder:
+        return False, ("stored as a run, not published (a --json or --out run never "
+                       "replaces the published scorecard; --publish does)")
+    if published is None or published.proposal_sha256 == sha or published.source == source:
+        return True, None
+    return False, (f"not published: {published.describe()} is another proposal file's; "
+                   "--publish replaces it")
+
+
+def _announce_store(con: Any, db: Path | None, existed: bool, vintage: str) -> None:
+    """A new or empty store says so: its figures are the bundled reference data's only."""
+    if store.bundled_only(con, bundled.SOURCE):
+        state = "new store" if not existed else "store with no ingested data"
+        _note(f"{state} at {store.db_path(db)}: bundled reference data only, vintage "
+              f"{vintage} (`scorecard ingest` fetches fresh market data)")
+
+
 def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Path | None,
-            json_out: bool, pdf: bool = False, now: datetime | None = None) -> int:
+            json_out: bool, pdf: bool = False, now: datetime | None = None,
+            publish: bool = False) -> int:
     try:
+        check_vintage(vintage)
+        existed = store.db_path(db).exists()
         with opened(path, vintage, db) as o:
+            _announce_store(o.con, db, existed, o.market.vintage)
             with input_errors():
                 card = compute(o.proposal, o.name, o.market)
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
             result = to_contract(card, generated_at, code_version())
             document = dumps(result)
-            store.save_scorecard(o.con, result, o.text, document)
+            sha, source = o.proposal.sha256(), _source(path, o.name)
+            folder = out or default_out(result["proposal"], result["vintage"])
+            default_folder = folder.resolve() == default_out(
+                result["proposal"], result["vintage"]).resolve()
+            before = store.published(o.con, result["vintage"], result["proposal"])
+            store.save_run(o.con, result, sha, source, document)
+            publish_it, why_not = publishes(before, sha, source, asked=publish,
+                                            json_out=json_out, default_folder=default_folder)
+            if publish_it:
+                store.publish_scorecard(o.con, result, sha, document)
             last = None if json_out else store.previous_vintage(o.con, o.market.vintage,
                                                                 result["proposal"])
             change = None if last is None else diff(
@@ -52,7 +123,6 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     if json_out:
         sys.stdout.write(document)
         return 0
-    folder = out or Path("scorecard-out") / result["vintage"]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scorecard.json").write_text(document, encoding="utf-8")
     print_summary(result)
@@ -62,13 +132,18 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
         _error(f"{err}\n(the other files were written to {folder})")
         return 1
     print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
+    print(f"published as the scorecard of {result['vintage']} for {result['proposal']!r} "
+          f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
     return 0
 
 
 def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | None,
             db: Path | None, json_out: bool) -> int:
     try:
+        check_vintage(vintage)
+        existed = store.db_path(db).exists()
         with opened(path, vintage, db) as o:
+            _announce_store(o.con, db, existed, o.market.vintage)
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market)
             try:

@@ -43,7 +43,8 @@ def run(
     proposal: ProposalArg = None,
     vintage: VintageOpt = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Output folder (default: ./scorecard-out/<vintage>/).",
+        "--out", help="Output folder (default: ./scorecard-out/<proposal-slug>/<vintage>/). "
+                      "A run written elsewhere is stored but not published.",
         show_default=False)] = None,
     db: DbOpt = None,
     offline: Annotated[bool, typer.Option(
@@ -51,16 +52,22 @@ def run(
                           "the bundled reference data. Use `scorecard ingest` for fresh "
                           "prices.")] = False,
     json_out: Annotated[bool, typer.Option(
-        "--json", help="Print only the JSON result on stdout; write no files.")] = False,
+        "--json", help="Print only the JSON result on stdout; write no files. The run is "
+                       "stored but not published.")] = False,
     pdf: Annotated[bool, typer.Option(
         "--pdf", help="Also print scorecard.pdf with headless Chromium (apt-get install "
                       "chromium).")] = False,
+    publish: Annotated[bool, typer.Option(
+        "--publish", help="Make this run the published scorecard of its vintage and "
+                          "proposal name (what next month's run and `diff` compare with), "
+                          "even with --json, --out elsewhere or another proposal file.")
+    ] = False,
 ) -> None:
     """Compute the scorecard of a proposal: HTML report, JSON, XLSX, CSV and Parquet."""
     from pipeline.run import execute
 
     raise typer.Exit(execute(proposal, vintage=vintage, out=out, db=db, json_out=json_out,
-                             pdf=pdf))
+                             pdf=pdf, publish=publish))
 
 
 @app.command()

@@ -245,8 +245,13 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                      "recomputed with today's proposal and code, so evidence and method "
                      "changes cannot be seen; only market changes are attributed")
     else:
-        notes.append(f"A is the scorecard stored for vintage {vintage_a} (generated "
-                     f"{stored.get('generated_at')}, code {stored.get('code_version')})")
+        run = store.published(con, vintage_a, proposal.proposal.name)
+        which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
+        notes.append(f"A is {which}, code {stored.get('code_version')}")
+        if run is not None and run.proposal_sha256 != proposal.sha256():
+            notes.append(f"the proposal differs from the one published for {vintage_a} "
+                         f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
+                         "changes include the proposal's")
     if not groups:
         notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
                      "every input group")
@@ -302,9 +307,20 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         "proposal": proposal.proposal.name, "vintage_a": vintage_a, "vintage_b": vintage_b,
         "generated_at": generated_at, "code_version": code_version,
         "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
+        "baseline_run": _run_key(con, vintage_a, proposal) if stored else None,
         "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
         "candidates": candidates,
     }
+
+
+def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal
+             ) -> dict[str, Any] | None:
+    """Which stored run A is: the published one's vintage, name, sha256, file and time."""
+    run = store.published(con, vintage, proposal.proposal.name)
+    return None if run is None else {
+        "vintage": run.vintage, "proposal": run.proposal,
+        "proposal_sha256": run.proposal_sha256, "proposal_source": run.source,
+        "generated_at": run.generated_at}
 
 
 def _clean(value: float) -> float:

@@ -12,6 +12,8 @@ candidates are resolved against the store.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +26,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -268,8 +271,13 @@ class Calibration(_Strict):
 
 
 class Estimate(_Strict):
-    """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs (tensor
-    parallel over gpu_count) times an efficiency range. Graded `estimated`."""
+    """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs times an
+    efficiency range. Graded `estimated`. The GPUs are split into replicas of
+    tensor_parallel x pipeline_parallel GPUs (default: one replica, tensor parallel over
+    gpu_count); `batch` is each replica's operating concurrency. `allreduce_us` is the latency
+    of one all-reduce (NVLink about 5-100 us, PCIe 2-8 ms; not counted when absent), and
+    `lookup_embeddings` overrides the model table's field (the input embedding out of the
+    per-token weight traffic)."""
 
     model: str
     precision: Literal["bf16", "fp8"] = "bf16"
@@ -277,6 +285,10 @@ class Estimate(_Strict):
     context: Annotated[int, Field(ge=1)]
     efficiency: Positive
     calibration: Calibration | None = None
+    tensor_parallel: Annotated[int, Field(ge=1)] | None = None
+    pipeline_parallel: Annotated[int, Field(ge=1)] = 1
+    allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    lookup_embeddings: bool | None = None
 
 
 class EstimatedThroughput(_Strict):
@@ -395,9 +407,34 @@ class TcoProfile(_Strict):
 
 
 class Demand(_Strict):
-    tokens_per_day: Positive
+    """The organisation's demand: a daily token volume (`tokens_per_day`, on the token basis)
+    or a sustained request rate (`requests_per_s` with the mean `prompt_tokens` and
+    `output_tokens` of a request, turned into tokens per day on the token basis); one of the
+    two, never both. With tokens_per_day, the request shape is optional and lets the
+    Little's-law instance count be reported beside the goodput one."""
+
+    tokens_per_day: Positive | None = None
+    requests_per_s: Positive | None = None
+    prompt_tokens: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    output_tokens: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
     peak_factor: Annotated[Number, _lower_bound(1.0, strict=False)] = 1.0
     headroom: Annotated[NonNegative, _upper_share()] = 0.2
+
+    @model_validator(mode="after")
+    def _one_volume(self) -> Demand:
+        if (self.tokens_per_day is None) == (self.requests_per_s is None):
+            raise ValueError("give tokens_per_day or requests_per_s (with prompt_tokens and "
+                             "output_tokens), exactly one")
+        if self.requests_per_s is not None and (self.prompt_tokens is None
+                                                or self.output_tokens is None):
+            raise ValueError("requests_per_s needs prompt_tokens and output_tokens (the mean "
+                             "tokens of one request)")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The keys given (a tokens_per_day demand dumps as it did before requests_per_s)."""
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class Uncertainty(_Strict):
@@ -563,6 +600,14 @@ class Proposal(_Strict):
     embodied: Embodied = Field(default_factory=Embodied)
     workload: Workload | None = None
     candidates: Annotated[list[Candidate], Field(min_length=1)]
+
+    def sha256(self) -> str:
+        """The proposal's identity beside its name: the sha256 of the parsed proposal as
+        canonical JSON (defaults filled in), so comments and layout do not change it and
+        every figure does."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True,
+                               separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Proposal:

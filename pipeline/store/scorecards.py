@@ -1,42 +1,119 @@
-"""`out__scorecard`: each rendered scorecard, per vintage and proposal, so next month's run can
-be diffed against this month's."""
+"""Stored scorecards. `out__scorecard_run`: every run, keyed by vintage and proposal identity
+(its name and the sha256 of the parsed proposal), so a what-if variant never overwrites another
+run. `out__scorecard`: the published one of each vintage and proposal name, what next month's
+run and `scorecard diff` compare with; only a publishing run replaces it (`pipeline.run`
+decides which run publishes)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
+_RUNS_DDL = """CREATE TABLE IF NOT EXISTS out__scorecard_run (
+    vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
+    proposal_source VARCHAR NOT NULL, generated_at_utc TIMESTAMPTZ NOT NULL,
+    candidates_json VARCHAR NOT NULL, PRIMARY KEY (vintage, proposal, proposal_sha256))"""
 
-def save_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
-                   proposal_text: str, document: str) -> None:
-    """Keep `document` (the result's JSON) as the scorecard of its vintage and proposal,
-    replacing an earlier one."""
+
+@dataclass(frozen=True)
+class StoredRun:
+    """Which stored run a figure comes from: what `diff` and `run` name."""
+
+    vintage: str
+    proposal: str
+    proposal_sha256: str
+    source: str | None  # the proposal file it was run from (None: stored before sources)
+    generated_at: str
+
+    def describe(self) -> str:
+        where = f" from {self.source}" if self.source else ""
+        return (f"the scorecard published for {self.vintage} of {self.proposal!r} (proposal "
+                f"sha256 {self.proposal_sha256[:12]}{where}, generated {self.generated_at})")
+
+
+def save_run(con: duckdb.DuckDBPyConnection, result: dict[str, Any], proposal_sha256: str,
+             source: str, document: str) -> None:
+    """Keep `document` (the result's JSON) as the run of its vintage and proposal identity
+    (replacing only a run of the same identity)."""
+    con.execute(_RUNS_DDL)
+    con.execute(
+        "INSERT OR REPLACE INTO out__scorecard_run (vintage, proposal, proposal_sha256, "
+        "proposal_source, generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?, ?)",
+        [result["vintage"], result["proposal"], proposal_sha256, source,
+         datetime.fromisoformat(result["generated_at"]), document])
+
+
+def publish_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
+                      proposal_sha256: str, document: str) -> None:
+    """Make `document` the published scorecard of its vintage and proposal name."""
     con.execute(
         "INSERT OR REPLACE INTO out__scorecard (vintage, proposal, proposal_sha256, "
         "generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?)",
-        [result["vintage"], result["proposal"],
-         hashlib.sha256(proposal_text.encode()).hexdigest(),
+        [result["vintage"], result["proposal"], proposal_sha256,
          datetime.fromisoformat(result["generated_at"]), document],
     )
 
 
+def save_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
+                   proposal_text: str, document: str, *, proposal_sha256: str | None = None,
+                   source: str = "(unknown)") -> None:
+    """Store `document` as a run and publish it (identity: `proposal_sha256`, else the
+    sha256 of the proposal's text)."""
+    sha = proposal_sha256 or hashlib.sha256(proposal_text.encode()).hexdigest()
+    save_run(con, result, sha, source, document)
+    publish_scorecard(con, result, sha, document)
+
+
+def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
+              ) -> StoredRun | None:
+    """Which run is published for `vintage` and `proposal`, if any."""
+    con.execute(_RUNS_DDL)
+    rows = con.execute(
+        "SELECT p.proposal_sha256, r.proposal_source, "
+        "strftime(p.generated_at_utc AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S+00:00') "
+        "FROM out__scorecard p LEFT JOIN out__scorecard_run r USING (vintage, proposal, "
+        "proposal_sha256) WHERE p.vintage = ? AND p.proposal = ?", [vintage, proposal]
+    ).fetchall()
+    if not rows:
+        return None
+    sha, source, generated = rows[0]
+    return StoredRun(vintage, proposal, sha, source, generated)
+
+
 def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
                      ) -> dict[str, Any] | None:
-    """The scorecard stored for `vintage` and `proposal`, parsed, if any."""
+    """The scorecard published for `vintage` and `proposal`, parsed, if any."""
     rows = con.execute("SELECT candidates_json FROM out__scorecard WHERE vintage = ? AND "
                        "proposal = ?", [vintage, proposal]).fetchall()
     return json.loads(rows[0][0]) if rows else None
 
 
+def stored_runs(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
+                ) -> list[tuple[str, str]]:
+    """(proposal sha256, source) of every run stored for `vintage` and `proposal`."""
+    con.execute(_RUNS_DDL)
+    return [(r[0], r[1]) for r in con.execute(
+        "SELECT proposal_sha256, proposal_source FROM out__scorecard_run WHERE vintage = ? "
+        "AND proposal = ? ORDER BY generated_at_utc", [vintage, proposal]).fetchall()]
+
+
 def previous_vintage(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
                      ) -> str | None:
-    """The latest vintage before `vintage` with a stored scorecard of this proposal (what
+    """The latest vintage before `vintage` with a published scorecard of this proposal (what
     `scorecard run` compares with to add the change-since-last-vintage section)."""
     rows = con.execute("SELECT max(vintage) FROM out__scorecard WHERE proposal = ? AND "
                        "vintage < ?", [proposal, vintage]).fetchall()
     found: str | None = rows[0][0]
     return found
+
+
+def bundled_only(con: duckdb.DuckDBPyConnection, bundled_source: str) -> bool:
+    """Whether the store holds no successful load but the bundled reference data's."""
+    rows = con.execute("SELECT count(*) FROM loads WHERE status = 'ok' AND source <> ?",
+                       [bundled_source]).fetchall()
+    return not rows[0][0]

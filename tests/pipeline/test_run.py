@@ -128,11 +128,15 @@ def test_files_written_and_two_runs_identical_but_for_the_stamp(tmp_path: Path) 
 
 
 def test_scorecard_is_stored_per_vintage_and_proposal(db: Path) -> None:
+    # a --json run is stored as a run (keyed by vintage, name and sha256) and not published;
+    # tests/pipeline/test_baseline.py has who publishes
     doc = run_json(db)
     con = duckdb.connect(str(db))
-    rows = con.execute("SELECT vintage, proposal, candidates_json FROM out__scorecard").fetchall()
+    rows = con.execute("SELECT vintage, proposal, candidates_json FROM out__scorecard_run"
+                       ).fetchall()
     assert [(r[0], r[1]) for r in rows] == [(doc["vintage"], doc["proposal"])]
     assert json.loads(rows[0][2])["candidates"] == doc["candidates"]
+    assert con.execute("SELECT count(*) FROM out__scorecard").fetchall() == [(0,)]
 
 
 def test_help_is_fast_and_lazy() -> None:

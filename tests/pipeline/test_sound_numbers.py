@@ -116,7 +116,8 @@ def test_no_request_meeting_the_slo_excludes_and_every_output_is_finite(
     assert doc["recommendation"]["candidate"] == "fine"
     # the stored row, the CSV and the Parquet: no NaN, no infinity
     con = duckdb.connect(str(db))
-    [(stored,)] = con.execute("SELECT candidates_json FROM out__scorecard").fetchall()
+    # (an --out run is stored as a run, not published: out__scorecard_run, issue 17)
+    [(stored,)] = con.execute("SELECT candidates_json FROM out__scorecard_run").fetchall()
     assert no_non_finite(strict(stored))
     for frame in (pl.read_csv(out / "scorecard.csv"), pl.read_parquet(out / "scorecard.parquet")):
         for name, dtype in frame.schema.items():
