@@ -16,6 +16,13 @@ declared `utilisation` is read only when no demand is given. So CPM, energy and 
 token, the monthly cost and the Monte Carlo describe the same fleet, and
 `cpm_eur_per_mtok = monthly_cost_eur / (demand_tokens_per_day x 365 / 12 / 1e6)`.
 
+Request-level demand (`[demand] requests_per_s` with the mean prompt and output tokens) is
+turned into `demand_tokens_per_day` on the proposal's token basis by
+`tokens_per_day_from_requests` before the steps, so it sizes, bills and prices through the same
+steps. Beside the goodput-based `instances`, the Little's-law count `littles_law_instances` is
+reported (never billed): a replica at operating concurrency c serves c / request duration
+requests/s, the duration being TTFT + (output tokens - 1) x TPOT.
+
 Two string columns say how hours are paid for:
   `cost_model`: tco (annuity of capex + maintenance + staff + hosting + electricity) or a price
   per hour (declared, on_demand, reserved);
@@ -59,6 +66,8 @@ INPUT_COLUMNS = (
     "cost_of_capital_per_year", "residual_eur", "maintenance_share_per_year",
     "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
     "lifetime_years", "demand_tokens_per_day", "peak_factor", "headroom", "min_instances",
+    "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
+    "operating_ttft_s", "operating_tpot_s",
 )
 
 #: input column -> (unit, meaning)
@@ -83,6 +92,7 @@ class Step:
 
 
 c = pl.col
+NumT = TypeVar("NumT", float, pl.Expr)
 
 
 def _is(model: str) -> pl.Expr:
@@ -95,6 +105,12 @@ def _elastic() -> pl.Expr:
 
 def _mean_demand_tokens_per_s() -> pl.Expr:
     return c("demand_tokens_per_day") / SECONDS_PER_DAY
+
+
+def tokens_per_day_from_requests(requests_per_s: NumT, tokens_per_request: float) -> NumT:
+    """The daily token volume of a sustained request rate: requests/s x 86,400 x the tokens
+    one request counts on the token basis (output tokens, or prompt + output)."""
+    return requests_per_s * SECONDS_PER_DAY * tokens_per_request
 
 
 def _annuity_eur_per_month() -> pl.Expr:
@@ -190,6 +206,30 @@ STEPS: tuple[Step, ...] = (
          / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
             * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
 )
+
+#: Little's law beside the goodput sizing (reported, never billed): null without a request rate
+#: or an operating concurrency
+REQUEST_STEPS: tuple[Step, ...] = (
+    Step("request_tpot_s",
+         "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
+         "sequences in flight gets one token per decode step)",
+         lambda: pl.coalesce(c("operating_tpot_s"),
+                             c("operating_concurrency") / c("tokens_per_s"))),
+    Step("request_duration_s",
+         "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
+         lambda: c("operating_ttft_s")
+         + (c("request_output_tokens") - 1.0) * c("request_tpot_s")),
+    Step("replica_requests_per_s",
+         "operating_concurrency / request_duration_s (Little's law)",
+         lambda: c("operating_concurrency") / c("request_duration_s")),
+    Step("littles_law_instances",
+         "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
+         "headroom)))",
+         lambda: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
+                  / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
+         .ceil()),
+)
+STEPS = (*STEPS, *REQUEST_STEPS)
 
 STEP_BY_NAME = {s.name: s for s in STEPS}
 

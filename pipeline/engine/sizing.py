@@ -3,7 +3,9 @@
 Sizing is not computed here: the metric steps size each candidate's fleet for the declared
 demand (`instances`, `billed_instances`, `billed_utilisation`, `monthly_cost_eur`), so the
 scorecard's CPM and the sizing table are one evaluation. This module lays that evaluation out
-per candidate, with the year's energy and emissions. Break-even: the daily token volume at
+per candidate, with the year's energy and emissions, and beside the goodput-based instances
+the Little's-law count from the request rate, operating concurrency and request duration (a
+cross-check: it is not billed). Break-even: the daily token volume at
 which one on-prem instance's CPM (which falls as utilisation rises, fixed costs being spread
 over more tokens) meets the cheapest eligible cloud candidate's CPM at the demand.
 """
@@ -43,6 +45,10 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         "monthly_cost_eur",
         (pl.col("facility_kwh_per_mtok") * mtok_per_year / KWH_PER_MWH).alias("annual_mwh"),
         (pl.col("carbon_gco2e_per_mtok") * mtok_per_year / G_PER_TONNE).alias("annual_tco2e"),
+        # Little's law beside the goodput sizing (null without a request shape or an
+        # operating concurrency): reported, never billed
+        pl.col("littles_law_instances").cast(pl.Int64),
+        "request_duration_s", "replica_requests_per_s", "request_tpot_s",
     )
 
 

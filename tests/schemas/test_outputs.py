@@ -22,6 +22,7 @@ UNIT_IN_NAME = {
     "level 0-4": ("_level",), "tokens/day": ("_per_day",),
     "EUR/month": ("monthly_", "_eur"), "MWh/year": ("annual_", "_mwh"),
     "tCO2e/year": ("annual_", "_tco2e"),
+    "requests/s": ("_per_s",), "tokens": ("_tokens",), "s": ("_s",),
 }
 UNITLESS = {"share", "ratio", "probability", "count"}
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine.metrics import tokens_per_day_from_requests
 from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
-from pipeline.engine.resolve.ranges import spread, sum_numbers
+from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import cite
 
 
@@ -132,6 +133,46 @@ def _utilisation(d: Draft, utilisation: Number | None, key: str, source: str) ->
                        "sized for the declared [demand], which sets the utilisation")
 
 
+def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
+    """The demand's metric inputs (name, value, key, source): the daily token volume on the
+    token basis (declared, or requests/s x 86,400 x the tokens of one request), the request
+    rate and output length when the request shape is known, the peak factor and headroom."""
+    demand = d.proposal.demand
+    assert demand is not None
+    total = d.proposal.policy.token_basis == "total"
+    shape = demand.output_tokens is not None and (not total or demand.prompt_tokens is not None)
+    per_request = ((demand.output_tokens or 0.0)
+                   + ((demand.prompt_tokens or 0.0) if total else 0.0))
+    basis = "prompt + output" if total else "output"
+    out: list[tuple[str, Number, str, str]] = []
+    if demand.requests_per_s is not None:
+        out.append(("demand_tokens_per_day",
+                    scaled(demand.requests_per_s,
+                           tokens_per_day_from_requests(1.0, per_request)),
+                    "demand.requests_per_s",
+                    f"proposal [demand]: requests_per_s x 86,400 x {per_request:g} {basis} "
+                    "tokens per request"))
+        out.append(("demand_requests_per_s", demand.requests_per_s, "demand.requests_per_s",
+                    "proposal [demand]"))
+    else:
+        assert demand.tokens_per_day is not None
+        out.append(("demand_tokens_per_day", demand.tokens_per_day, "demand.tokens_per_day",
+                    "proposal [demand]"))
+        if shape:
+            out.append(("demand_requests_per_s",
+                        scaled(demand.tokens_per_day,
+                               1.0 / tokens_per_day_from_requests(1.0, per_request)),
+                        "demand.tokens_per_day",
+                        f"proposal [demand]: tokens_per_day / 86,400 / {per_request:g} {basis} "
+                        "tokens per request"))
+    if demand.output_tokens is not None:
+        out.append(("request_output_tokens", demand.output_tokens, "demand.output_tokens",
+                    "proposal [demand]"))
+    out += [("peak_factor", demand.peak_factor, "demand.peak_factor", "proposal [demand]"),
+            ("headroom", demand.headroom, "demand.headroom", "proposal [demand]")]
+    return out
+
+
 def resolve_capacity(d: Draft) -> None:
     """How the instances are held (provisioned or elastic) and the demand they are sized for:
     its inputs are the same keys for every candidate, so they move together in the Monte
@@ -139,11 +180,8 @@ def resolve_capacity(d: Draft) -> None:
     d.row["capacity"] = d.c.capacity
     demand = d.proposal.demand
     if demand is not None:
-        for name, value, key in (("demand_tokens_per_day", demand.tokens_per_day,
-                                  "demand.tokens_per_day"),
-                                 ("peak_factor", demand.peak_factor, "demand.peak_factor"),
-                                 ("headroom", demand.headroom, "demand.headroom")):
-            d.inputs.add(name, value, key, "declared", "proposal [demand]")
+        for name, value, key, source in _demand_inputs(d):
+            d.inputs.add(name, value, key, "declared", source)
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")

@@ -90,23 +90,48 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
         known = ", ".join(d.mkt.models["model"].to_list())
         raise d.error("throughput.estimate.model", f"unknown model {e.model!r}; known: "
                                                    f"{known}")
+    tp = e.tensor_parallel or c.gpu_count // e.pipeline_parallel
+    group = tp * e.pipeline_parallel
+    if c.gpu_count % group:
+        raise d.error("throughput.estimate.tensor_parallel",
+                      f"tensor_parallel {tp} x pipeline_parallel {e.pipeline_parallel} = "
+                      f"{group} GPUs per replica does not divide gpu_count {c.gpu_count}")
+    topology: dict[str, Any] = {
+        "tensor_parallel": tp, "pipeline_parallel": e.pipeline_parallel,
+        "replicas": c.gpu_count // group, "allreduce_us": e.allreduce_us}
+    if e.lookup_embeddings is not None:
+        topology["lookup_embeddings"] = e.lookup_embeddings
+    demand = d.proposal.demand
+    prompt = int(demand.prompt_tokens) if demand and demand.prompt_tokens else None
     try:
         inputs = inputs_from_reference(model, d.gpu_row(), precision=e.precision,
                                        batch=e.batch, context=e.context,
-                                       tensor_parallel=c.gpu_count)
+                                       prompt_tokens=prompt or None, **topology)
         if e.calibration is not None:
             inputs = _calibrated(d, inputs, e.calibration)
         result = estimate(inputs)
     except RooflineInputError as err:
         raise d.error("throughput.estimate", str(err)) from None
     d.row["tokens_per_s_grade"] = "estimated"
-    ceiling = result.tokens_per_s_ceiling
+    ceiling = result.tokens_per_s_total
+    # Little's law beside the goodput sizing: each replica's operating concurrency is the
+    # batch, TTFT the prefill bound at the demand's prompt length (the TPOT follows from the
+    # goodput in the metric steps)
+    d.inputs.add("operating_concurrency", float(e.batch * topology["replicas"]),
+                 f"{d.key}.throughput.estimate.batch", "estimated",
+                 f"batch {e.batch} per replica x {topology['replicas']} replica(s)")
+    d.inputs.add("operating_ttft_s", result.ttft_lower_bound_ms / 1e3,
+                 f"{d.key}.throughput.estimate", "estimated",
+                 f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
+                 "tokens (no queueing: optimistic)")
     if ceiling is None:
         d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
         d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
         return
+    replicas = f" x {topology['replicas']} replicas" if topology["replicas"] > 1 else ""
+    pp = f" PP {e.pipeline_parallel}" if e.pipeline_parallel > 1 else ""
     source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
-              f"{e.precision}, batch {e.batch}, context {e.context}, TP {c.gpu_count}) x "
+              f"{e.precision}, batch {e.batch}, context {e.context}, TP {tp}{pp}{replicas}) x "
               f"efficiency {spread(e.efficiency)}")
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
