@@ -53,6 +53,9 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     for c in result["candidates"]:
         if not c["eligible"]:
             console.print(Text(f"{c['id']} excluded: {c['exclusion_reason']}", style="dim"))
+            if "not computable" in (c["exclusion_reason"] or ""):  # "(see notes)": shown here
+                for note in c.get("notes") or []:
+                    console.print(Text(f"  - {note}", style="dim"))
     headline, lines = recommendation_lines(result)
     console.print(Text(headline, style="bold green"))
     for line in lines:

@@ -330,6 +330,9 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
     for m, _ in chosen:
         if m["token_goodput_per_s"] is None and m["goodput_null_reason"]:
             notes.append(f"{m['path']}: {m['goodput_null_reason']}")
+        # how a summary-only run's goodput was had (or why MLPerf's was not used as it is)
+        notes.extend(f"{m['path']}: {n}" for n in m["notes"]
+                     if n.startswith(("basis = ", "MLPerf Server result not used")))
     m0, r0 = chosen[0]
     one = len(chosen) == 1
     zero = tokens == 0 and all(m["passed"] == 0 for m, _ in chosen)

@@ -11,7 +11,11 @@ and come with their sample counts. Limits are compared with a 1 µs tolerance so
 exactly at the limit is not failed by floating-point noise (1 µs: epoch-second floats, as
 GuideLLM writes them, resolve about 0.24 µs).
 
-Aggregate-only runs take the tool's own aggregates; their goodput is the tool's when it reports
+Aggregate-only runs take the tool's own aggregates; their token goodput is the conservative
+percentile bound (`percentile_bound`: a reported percentile at or under its limit proves that
+share passes, limits combined by the union bound; goodput = output throughput x the share when
+it reaches the attainment), or an MLPerf Server result's own throughput when its constraints
+are at least as strict as the SLO; their request goodput is the tool's when it reports
 one (vLLM `request_goodput`, under the SLO the tool was given) and null with a reason otherwise.
 
 A sweep's load variable is concurrency, or request rate when more runs differ in rate; runs
@@ -24,6 +28,8 @@ summed counts, mean goodput, worst p99).
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -265,12 +271,138 @@ def _aggregate_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | No
     out["request_throughput_per_s"] = req_tput
     out["request_goodput_per_s"] = r.get("request_goodput_per_s")
     out["token_goodput_per_s"] = None
+    out["goodput_basis"] = None
+    why = _summary_goodput(run, slo, out, notes)
+    if why is None:
+        out["goodput_null_reason"] = None
+        return out
     reason = ("aggregate-only: no per-request latencies, so goodput under this SLO cannot be "
-              "computed" + ("; request_goodput_per_s is the tool's own figure under the SLO it "
-                            "was given" if out["request_goodput_per_s"] is not None else ""))
+              f"computed ({why})" + ("; request_goodput_per_s is the tool's own figure under "
+                                     "the SLO it was given"
+                                     if out["request_goodput_per_s"] is not None else ""))
     out["goodput_null_reason"] = reason
     notes.append(reason)
     return out
+
+
+#: the reported percentiles a summary-only run's bound can use: `ttft_p99_s`, `tpot_p99.9_s`
+_REPORTED_PCT = re.compile(r"^(ttft|tpot)_p(\d+(?:\.\d+)?)_s$")
+_LIMIT_NAMES = {"ttft": "TTFT", "tpot": "TPOT"}
+
+
+def _summary_goodput(run: BenchRun, slo: Slo, out: dict[str, Any], notes: list[str]
+                     ) -> str | None:
+    """Goodput of a summary-only run into `out` (an MLPerf Server result under limits at
+    least as strict as the SLO, else the percentile bound); returns None when it was set,
+    else why it was not."""
+    tput = out["output_tokens_per_s"]
+    if tput is None:
+        return "no output throughput reported"
+    if run.tool == "mlperf" and run.params.get("scenario") == "Server":
+        refused = _mlperf_server(run, slo, out, notes)
+        if refused is None:
+            return None
+        notes.append(f"MLPerf Server result not used directly: {refused}")
+    share, reasons = percentile_bound(run.reported, slo, out.get("completed"))
+    attainment = share
+    offered, completed = out.get("offered"), out.get("completed")
+    if share is not None and offered and completed is not None:
+        attainment = share * completed / offered  # failed requests never pass
+    if share is None or attainment is None:
+        return "; ".join(reasons)
+    out["attainment"] = attainment
+    out["attainment_basis"] = "percentile bound"
+    if attainment < slo.attainment - TOLERANCE_S:
+        return (f"the percentile bound proves only {attainment:.4g} of the offered requests "
+                f"pass, under the SLO's attainment {slo.attainment:g}: " + "; ".join(reasons))
+    out["token_goodput_per_s"] = tput * share
+    out["goodput_basis"] = "percentile bound"
+    if out["request_goodput_per_s"] is None and out["request_throughput_per_s"] is not None:
+        out["request_goodput_per_s"] = out["request_throughput_per_s"] * share
+    notes.append(f"basis = \"percentile bound\": {'; '.join(reasons)}; together (union bound) "
+                 f"at least {share:.4g} of the completed requests pass, so goodput = output "
+                 f"throughput {tput:.6g} x {share:.4g} = {tput * share:.6g} tokens/s, a lower "
+                 "bound graded measured")
+    return None
+
+
+def percentile_bound(reported: Mapping[str, Any], slo: Slo, completed: int | None = None
+                     ) -> tuple[float | None, list[str]]:
+    """The share of completed requests a run's reported percentiles prove to pass the SLO,
+    and one reason per limit. A percentile at or under its limit proves at least that share
+    passes that limit (p99 TTFT <= limit: >= 0.99; with `completed` = n known, the numpy
+    linear p_q bounds the floor((n - 1) q) + 1 smallest values, the smaller share is taken);
+    the limits combine by the union bound, 1 - the sum of the failing shares. None when a
+    limit cannot be bounded at all (the largest gap of a request: no percentile of the gaps
+    bounds it)."""
+    if slo.max_itl_ms is not None:
+        return None, ["--max-itl-ms: no reported percentile bounds a request's largest gap"]
+    limits = [(metric, ms) for metric, ms in (("ttft", slo.ttft_ms), ("tpot", slo.tpot_ms))
+              if ms is not None and math.isfinite(ms)]
+    failing = 0.0
+    reasons: list[str] = []
+    for metric, ms in limits:
+        name = _LIMIT_NAMES[metric]
+        reported_q = sorted((float(m.group(2)), value) for key, value in reported.items()
+                            if (m := _REPORTED_PCT.match(key)) and m.group(1) == metric
+                            and value is not None)
+        within = [q for q, value in reported_q if value <= ms / 1000.0 + TOLERANCE_S]
+        if not reported_q:
+            reasons.append(f"{name}: no percentile reported, nothing proven under {ms:g} ms")
+            failing += 1.0
+            continue
+        if not within:
+            q, value = reported_q[0]
+            reasons.append(f"{name}: the lowest percentile reported, p{q:g} = "
+                           f"{value * 1000:.4g} ms, is over {ms:g} ms")
+            failing += 1.0
+            continue
+        q = max(within)
+        value = dict(reported_q)[q]
+        share = q / 100.0
+        if completed:
+            share = min(share, (math.floor((completed - 1) * share) + 1) / completed)
+        failing += 1.0 - share
+        reasons.append(f"{name} p{q:g} {value * 1000:.4g} ms <= {ms:g} ms proves >= {share:.4g}")
+    if not limits:
+        reasons.append("no latency limit: every completed request passes")
+    return max(0.0, 1.0 - failing), reasons
+
+
+def _mlperf_server(run: BenchRun, slo: Slo, out: dict[str, Any], notes: list[str]
+                   ) -> str | None:
+    """An MLPerf Server result is a throughput under p99 TTFT/TPOT constraints: its completed
+    tokens per second is the goodput when the result is VALID and its constraints are at least
+    as strict as the SLO (each at or under the SLO's limit, and the share they prove, 0.99 per
+    limit the SLO sets, by the union bound, at least the SLO's attainment); None when used,
+    else why not."""
+    r = run.reported
+    if r.get("result_valid") != 1:
+        return "the result is not VALID"
+    if slo.max_itl_ms is not None:
+        return "MLPerf does not constrain the largest gap (--max-itl-ms)"
+    checks = [("TTFT", slo.ttft_ms, r.get("constraint_ttft_p99_s"))]
+    if slo.tpot_ms is not None:
+        checks.append(("TPOT", slo.tpot_ms, r.get("constraint_tpot_p99_s")))
+    for name, ms, limit_s in checks:
+        if limit_s is None:
+            return f"the log states no {name} constraint"
+        if ms is not None and math.isfinite(ms) and limit_s > ms / 1000.0 + TOLERANCE_S:
+            return f"its {name} constraint {limit_s * 1000:g} ms is looser than the SLO's {ms:g} ms"
+    share = 1.0 - 0.01 * len(checks)
+    if share < slo.attainment - TOLERANCE_S:
+        return (f"its p99 constraints prove {share:g} of requests pass, under the SLO's "
+                f"attainment {slo.attainment:g}")
+    out["token_goodput_per_s"] = out["output_tokens_per_s"]
+    out["attainment"] = share
+    out["attainment_basis"] = "mlperf server constraints"
+    out["goodput_basis"] = "mlperf server"
+    limits = ", ".join(f"p99 {name} <= {float(limit_s or 0) * 1000:g} ms"
+                       for name, _, limit_s in checks)
+    notes.append(f"basis = \"mlperf server\": a VALID Server result under {limits}, at least "
+                 f"as strict as the SLO (>= {share:g} of requests pass by the union bound): "
+                 f"its {out['output_tokens_per_s']:.6g} completed tokens/s is the goodput")
+    return None
 
 
 # --- sweeps --------------------------------------------------------------------------------
@@ -278,7 +410,7 @@ def _aggregate_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | No
 LEVEL_SCHEMA: dict[str, pl.DataType] = {
     "load": pl.Float64(), "offered": pl.Int64(), "passed": pl.Int64(),
     "token_goodput_per_s": pl.Float64(), "ttft_p99_s": pl.Float64(),
-    "tpot_p99_s": pl.Float64(),
+    "tpot_p99_s": pl.Float64(), "run_attainment": pl.Float64(),
 }
 
 
@@ -310,10 +442,14 @@ def sweep_metrics(runs: list[dict[str, Any]], slo: Slo) -> dict[str, Any] | None
         "token_goodput_per_s": [m["token_goodput_per_s"] for m in runs],
         "ttft_p99_s": [m["ttft_p99_s"] for m in runs],
         "tpot_p99_s": [m["tpot_p99_s"] for m in runs],
+        "run_attainment": [m.get("attainment") for m in runs],
     }, schema=LEVEL_SCHEMA).group_by("load").agg(
         runs=pl.len(),
+        # from summed counts; runs with a bound only (summary-only files): the lowest bound
         attainment=pl.when(pl.col("passed").null_count() == 0)
-        .then(pl.col("passed").sum() / pl.col("offered").sum()),
+        .then(pl.col("passed").sum() / pl.col("offered").sum())
+        .when(pl.col("run_attainment").null_count() == 0)
+        .then(pl.col("run_attainment").min()),
         token_goodput_per_s=pl.when(pl.col("token_goodput_per_s").null_count() == 0)
         .then(pl.col("token_goodput_per_s").mean()),
         ttft_p99_s=pl.col("ttft_p99_s").max(),

@@ -4,8 +4,9 @@ Both hold aggregates only (per-query timing would need `mlperf_log_trace.json`),
 is aggregate-only: goodput under our SLO cannot be recomputed. The summary's `Key : value`
 lines give completed samples (queries) and tokens per second, the latency, first-token and
 time-to-output-token (= per-query TPOT) percentiles in ns, the scenario, `target_qps` (the
-Server scenario's Poisson rate) and the TTFT/TPOT constraints. The detail log's `:::MLLOG`
-JSON lines give the same `result_*` figures plus `result_query_count` and `power_begin`/
+Server scenario's Poisson rate) and the TTFT/TPOT constraints (on the p99, kept as
+`constraint_ttft_p99_s`/`constraint_tpot_p99_s`, with `result_valid` 1/0). The detail log's
+`:::MLLOG` JSON lines give the same `result_*` figures plus `result_query_count` and `power_begin`/
 `power_end` (`MM-DD-YYYY HH:MM:SS.fff`, UTC in current loadgen; `tz` overrides for old logs,
 and a time that a DST change skips or repeats there is an error), which bound the run in
 time. `result_token_throughput` is ignored (a bogus 6.8e-09 in real logs).
@@ -83,6 +84,12 @@ def _summary(text: str, path: str) -> BenchRun:
         if limit is not None:
             notes.append(f"constraint {key.split(' ')[0]} = {limit / 1e6:g} ms (on a "
                          "percentile, not per request)")
+    for key, name in (("ttft_latency (ns)", "constraint_ttft_p99_s"),
+                      ("tpot_latency (ns)", "constraint_tpot_p99_s")):
+        limit = num(key)
+        if limit is not None:
+            reported[name] = limit / 1e9
+    reported["result_valid"] = _valid(values.get("Result is"))
     rate = num("target_qps") if scenario == "Server" else None
     if not reported["request_throughput_per_s"] and not reported["output_tokens_per_s"] and \
             not any(k.endswith("_s") for k in reported):
@@ -91,7 +98,15 @@ def _summary(text: str, path: str) -> BenchRun:
         tool=TOOL, path=path, run_index=0, requests=None, reported=reported,
         request_rate_per_s=rate, itl_definition="none", tpot_definition="aggregate_only",
         label=values.get("SUT name"), notes=tuple(notes),
+        params={"scenario": str(scenario)} if scenario else {},
     )
+
+
+def _valid(text: object) -> int | None:
+    """1 for a VALID result, 0 for INVALID, None when the log does not say."""
+    if not isinstance(text, str):
+        return None
+    return {"VALID": 1, "INVALID": 0}.get(text.strip().upper())
 
 
 def _detail(text: str, path: str, tz: str | None) -> BenchRun:
@@ -131,6 +146,12 @@ def _detail(text: str, path: str, tz: str | None) -> BenchRun:
         ns = num(key)
         if ns is not None:
             reported[f"{name}_mean_s"] = ns / 1e9
+    for key, name in (("requested_server_ttft_latency", "constraint_ttft_p99_s"),
+                      ("requested_server_tpot_latency", "constraint_tpot_p99_s")):
+        ns = num(key)
+        if ns is not None:
+            reported[name] = ns / 1e9
+    reported["result_valid"] = _valid(entries.get("result_validity"))
     notes = [f"MLPerf detail log, result {entries.get('result_validity')}: aggregates only"]
     started, ended = _power_window(entries, path, tz, notes)
     duration = None if started is None or ended is None else (ended - started).total_seconds()
