@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,21 @@ def check_vintage(vintage: str | None) -> None:
         raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
 
 
+def store_file(path: Path | None, db: Path | None) -> Path | None:
+    """The store a command opens: --db, else the proposal's `[store] path` (relative to the
+    proposal's folder), else None ($SCORECARD_DB, else ./scorecard.duckdb: `store.db_path`).
+    The proposal is read only for that key here; its errors are met when it is parsed."""
+    if db is not None or path is None:
+        return db
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("store")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if isinstance(table, dict) and isinstance(table.get("path"), str) and table["path"]:
+        return path.parent / Path(table["path"]).expanduser()
+    return None
+
+
 def _source(path: Path | None, name: str) -> str:
     return str(path.resolve()) if path is not None else name
 
@@ -93,6 +109,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             publish: bool = False) -> int:
     try:
         check_vintage(vintage)
+        db = store_file(path, db)
         existed = store.db_path(db).exists()
         with opened(path, vintage, db) as o:
             _announce_store(o.con, db, existed, o.market.vintage)
@@ -141,6 +158,7 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
             db: Path | None, json_out: bool) -> int:
     try:
         check_vintage(vintage)
+        db = store_file(path, db)
         existed = store.db_path(db).exists()
         with opened(path, vintage, db) as o:
             _announce_store(o.con, db, existed, o.market.vintage)
@@ -165,6 +183,7 @@ def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | Non
     for v in (vintage_a, vintage_b):
         if not re.match(VINTAGE_PATTERN, v):
             raise UserError(1, f"vintage {v!r} is not YYYY-MM")
+    db = store_file(path, db)
     try:
         with opened(path, vintage_b, db) as o, input_errors():
             return diff(o.con, vintage_a, vintage_b, o.proposal, o.name,

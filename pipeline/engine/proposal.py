@@ -447,6 +447,13 @@ class Embodied(_Strict):
         default_factory=lambda: Range(low=3.0, mode=4.0, high=6.0))
 
 
+class StoreTable(_Strict):
+    """`[store] path = "..."`: the DuckDB file this proposal's runs read and keep (relative to
+    the proposal file's folder); `--db` overrides it, and it overrides $SCORECARD_DB."""
+
+    path: Annotated[str, Field(min_length=1)]
+
+
 class Workload(_Strict):
     hourly_profile: Annotated[list[float], Field(min_length=24, max_length=24)]
     timezone: str = "Europe/Paris"
@@ -599,13 +606,14 @@ class Proposal(_Strict):
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
     embodied: Embodied = Field(default_factory=Embodied)
     workload: Workload | None = None
+    store: StoreTable | None = None
     candidates: Annotated[list[Candidate], Field(min_length=1)]
 
     def sha256(self) -> str:
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
         canonical JSON (defaults filled in), so comments and layout do not change it and
-        every figure does."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True,
+        every figure does; where the store is kept is not part of it."""
+        canonical = json.dumps(self.model_dump(mode="json", exclude={"store"}), sort_keys=True,
                                separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 

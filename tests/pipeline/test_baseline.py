@@ -120,3 +120,24 @@ def test_a_bad_vintage_is_refused_before_anything_runs(db: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("error: --vintage '2026-13' is not a month YYYY-MM")
     assert not db.exists()
+
+
+def test_the_proposals_store_path_beats_scorecard_db(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "env.duckdb"
+    monkeypatch.setenv("SCORECARD_DB", str(elsewhere))
+    folder = tmp_path / "team"
+    folder.mkdir()
+    proposal = folder / "p.toml"
+    proposal.write_text('[store]\npath = "team.duckdb"\n\n' + EXAMPLE)
+    result = runner.invoke(app, ["run", str(proposal), "--json"])
+    assert result.exit_code == 0, result.output
+    assert f"new store at {folder / 'team.duckdb'}" in result.stderr
+    assert (folder / "team.duckdb").exists() and not elsewhere.exists()
+    # the store's place is not part of the proposal's identity
+    assert parse(proposal.read_text(), "p").sha256() == parse(EXAMPLE, "e").sha256()
+    # --db still wins
+    explicit = tmp_path / "explicit.duckdb"
+    assert runner.invoke(app, ["run", str(proposal), "--json", "--db", str(explicit)]
+                         ).exit_code == 0
+    assert explicit.exists()
