@@ -382,3 +382,126 @@ def test_max_batch_is_the_largest_batch_that_fits(d):
     if n >= 1:
         assert estimate(dataclasses.replace(base, batch=n)).headroom_gb >= -1e-9
     assert estimate(dataclasses.replace(base, batch=n + 1)).headroom_gb < 1e-9
+
+
+# --- issue 16: MoE traffic, parallelism costs, KV capacity, embedding lookup ---------------
+
+MODELS = {r["model"]: r for r in read_reference(
+    reference_file(MODEL_ARCHITECTURES), MODEL_ARCHITECTURES).iter_rows(named=True)}
+H100 = {"gpu": "H100-SXM-80GB", "memory_gb": 80.0, "memory_bandwidth_gb_per_s": 3350.0,
+        "bf16_dense_tflops": 989.0, "fp8_dense_tflops": 1979.0,
+        "source_url": "https://www.nvidia.com/en-us/data-center/h100/"}
+
+
+def test_mixtral_8x22b_reads_its_active_experts_at_batch_1():
+    mixtral = MODELS["Mixtral-8x22B-Instruct-v0.1"]
+    r = estimate(inputs_from_reference(mixtral, H100, precision="bf16", batch=1, context=1,
+                                       tensor_parallel=4, lookup_embeddings=False))
+    # top-2 of 8 at batch 1: 8 x (1 - (1 - 2/8)^1) = 2 experts touched per layer
+    assert r.experts_touched == pytest.approx(2.0)
+    # expert = (140,630,071,296 - 39,161,468,928) / (8 - 2) = 16,911,433,728 parameters;
+    # shared = total - 8 experts = 5,338,601,472; read = shared + 2 experts = active
+    # = 39,161,468,928 x 2 B = 78.32 GB, 19.58 GB per GPU (the issue: 39e9 x 2 / 4 = 19.5)
+    assert r.weights_read_gb == pytest.approx(78.322937856)
+    # + one token of KV (229,376 B) over 4 x 3,350 GB/s = 5.8451 ms (the issue: 5.8 ms), not the
+    # 21.0 ms of every expert read (281.26 GB / 13,400 GB/s)
+    assert r.memory_ms == pytest.approx(5.8451, abs=1e-4)
+    # at batch 16 nearly every expert is touched: 8 x (1 - 0.75^16) = 7.920
+    wide = estimate(inputs_from_reference(mixtral, H100, precision="bf16", batch=16,
+                                          context=1, tensor_parallel=4))
+    assert wide.experts_touched == pytest.approx(7.9198, abs=1e-4)
+    # weights 281.26 GB = 70.3 GB per GPU at BF16: with the 8 GB reserve only 1.68 GB of each
+    # GPU is left for KV: (320 - 281.260142592 - 32) = 6.739857 GB / 229,376 B = 29,383
+    # tokens in all, a few short conversations: it does not fit for serving beside KV
+    assert r.kv_capacity_tokens == 29_383
+    assert any("top-2 of 8 experts" in a for a in r.assumptions)
+
+
+def test_seed_001_tensor_parallel_all_reduce_cost():
+    seventy = inputs_from_reference(MODELS["Llama-3.1-70B"], H100, precision="bf16",
+                                    batch=1, context=1000, tensor_parallel=4)
+    # seed 001: 80 layers x 2 all-reduces x 100 us = 16 ms per decode step at TP4 (NVLink)
+    tp4 = estimate(dataclasses.replace(seventy, allreduce_us=100))
+    assert tp4.collective_ms == pytest.approx(16.0)
+    # 80 x 2 x 60 us = 9.6 ms at TP2; 80 x 2 x 3 ms = 480 ms over PCIe at TP4
+    assert estimate(dataclasses.replace(seventy, tensor_parallel=2, allreduce_us=60)
+                    ).collective_ms == pytest.approx(9.6)
+    assert estimate(dataclasses.replace(seventy, allreduce_us=3000)).collective_ms == \
+        pytest.approx(480.0)
+    # seed 003: 160 collectives x 5 us = 0.8 ms
+    assert estimate(dataclasses.replace(seventy, allreduce_us=5)).collective_ms == \
+        pytest.approx(0.8)
+    # the collectives add to the step: step = max(memory, compute) + 16 ms
+    bare = estimate(seventy)
+    assert tp4.step_ms == pytest.approx(bare.step_ms + 16.0)
+    assert bare.collective_ms == 0 and any("not counted" in a for a in bare.assumptions)
+    # one GPU has no collective whatever the latency
+    assert estimate(dataclasses.replace(seventy, tensor_parallel=1, allreduce_us=100)
+                    ).collective_ms == 0
+
+
+def test_seed_003_pipeline_bubble():
+    base = dataclasses.replace(EXAMPLE, pipeline_parallel=4, microbatches=16)
+    # bubble = (p - 1) / (m + p - 1): 3 / 19 = 15.8 % at m = 16, 3 / 67 = 4.5 % at m = 64
+    assert estimate(base).pp_bubble_share == pytest.approx(3 / 19)
+    assert round(estimate(base).pp_bubble_share, 3) == 0.158
+    assert round(estimate(dataclasses.replace(base, microbatches=64)).pp_bubble_share,
+                 3) == 0.045
+    # four stages: 4 x the memory budget; the step is the ideal one over 4 x the GPUs divided
+    # by (1 - bubble): 6.058825 / 4 / (16 / 19) = 1.798713 ms
+    r = estimate(base)
+    assert r.memory_budget_gb == 320
+    assert r.step_ms == pytest.approx(6.058825 / 4 / (16 / 19), abs=1e-6)
+    assert r.gpus == 4
+    assert r.tokens_per_s_per_gpu == pytest.approx(r.tokens_per_s_ceiling / 4)
+
+
+def test_seed_001_kv_capacity_in_tokens():
+    # seed 001 worksheet step 1: KV budget 38 GB per GPU x 4 = 152 GB; Llama 70B GQA KV =
+    # 2 x 80 x 8 x 128 x 2 B = 327,680 B/token. 152e9 / 327,680 = 463,867 tokens (about
+    # 464,000); the seed's 475,000 divides by 320,000 B ("320 KB" read as 1e3 B): we keep
+    # 327,680 B (320 KiB)
+    worksheet = RooflineInputs(
+        params=70e9, layers=80, q_heads=64, kv_heads=8, head_dim=128, cache_bytes=2, batch=1,
+        context=1000, weights_gb=140, reserve_gb=7, budget_gb=80, bandwidth_gb_per_s=3350,
+        tflops=989, tensor_parallel=4)  # weights 35 GB + 4 GB activations + 3 GB overhead
+    r = estimate(worksheet)
+    assert r.kv_bytes_per_token == 327_680
+    assert r.kv_capacity_tokens == 463_867
+    assert 152e9 / 320e3 == 475_000
+    # at 1,000 live tokens per request: 463 requests (the seed: about 475)
+    assert r.max_batch == 463
+
+
+def test_qwen_embedding_lookup_leaves_the_table_out_of_the_traffic():
+    qwen = MODELS["Qwen2.5-7B"]
+    a40 = {"gpu": "A40-48GB", "memory_gb": 48.0, "memory_bandwidth_gb_per_s": 696.0,
+           "bf16_dense_tflops": 149.7}
+    looked_up = estimate(inputs_from_reference(qwen, a40, precision="bf16", batch=1,
+                                               context=0))
+    whole = estimate(inputs_from_reference(qwen, a40, precision="bf16", batch=1, context=0,
+                                           lookup_embeddings=False))
+    # 7,615,616,512 x 2 B = 15.23 GB with the table; less 152,064 x 3,584 = 544,997,376
+    # parameters (1.09 GB) = 14.14 GB, seed 004's weight bytes per decode step
+    assert whole.weights_read_gb == pytest.approx(15.231233024)
+    assert looked_up.weights_read_gb == pytest.approx(14.141238272)
+    # decode FLOPs at context 0: 2 x 7,070,619,136 = 1.414e10 (seed 004: 1.4e10 per token)
+    assert looked_up.decode_flops == pytest.approx(14_141_238_272)
+    assert any("looked up" in a for a in looked_up.assumptions)
+
+
+def test_rates_are_labelled_datasheet_or_planning_input():
+    cited = inputs_from_reference(MODELS["Llama-3.1-8B"], H100, precision="bf16", batch=1,
+                                  context=1)
+    assert any("peak datasheet figures" in a and "nvidia.com" in a
+               for a in assumptions(cited))
+    assert any("planning inputs" in a for a in assumptions(EXAMPLE))
+    assert not any("datasheet figures" in a for a in assumptions(EXAMPLE))
+
+
+def test_replicas_multiply_the_total_not_the_per_gpu_rate():
+    one = estimate(dataclasses.replace(EXAMPLE, tensor_parallel=2))
+    two = estimate(dataclasses.replace(EXAMPLE, tensor_parallel=2, replicas=2))
+    assert two.gpus == 4
+    assert two.tokens_per_s_total == pytest.approx(2 * one.tokens_per_s_ceiling)
+    assert two.tokens_per_s_per_gpu == pytest.approx(one.tokens_per_s_per_gpu)
