@@ -1,5 +1,6 @@
 """Turning raw response bytes into Python values, with a ParseError that names the source,
-the URL and what was wrong (invalid JSON, truncated XML, an error body sent with HTTP 200)."""
+the URL and what was wrong (invalid JSON, truncated XML, an error body sent with HTTP 200,
+quoted on one line and cut short: it is the server's text; ingest redacts it)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from sources.errors import ParseError
+from sources.text import one_line
 
 
 def load_json(data: bytes, *, source: str, url: str) -> Any:
@@ -30,7 +32,7 @@ def load_json_object(data: bytes, *, source: str, url: str, required: tuple[str,
         hint = {k: payload[k] for k in ("error", "message", "detail") if k in payload}
         raise ParseError(source, url, f"key {missing[0]!r}",
                          f"missing from the response (keys: {sorted(payload)[:12]})"
-                         + (f"; server said {hint}" if hint else ""))
+                         + (f"; server said {one_line(str(hint), 200)}" if hint else ""))
     return payload
 
 

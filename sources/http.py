@@ -1,6 +1,13 @@
-"""The one way every source talks HTTP: an injected session, a timeout, retries with
-exponential backoff on 429/5xx/connection errors (honouring Retry-After, capped), a size cap
-enforced while streaming, and secrets redacted from everything that is returned or raised.
+"""The one way every source talks HTTP: an injected session, deadlines, retries with
+exponential backoff on 429/5xx/timeouts (honouring Retry-After, capped and reported), a size
+cap enforced while streaming, redirects followed by hand (secret headers dropped when the host
+changes), and secrets redacted from everything that is returned or raised.
+
+Deadlines: `timeout_s` bounds each socket read, `deadline_s` one request in total (connect,
+headers and every read of the body: a server sending a byte every 2 s is cut there), and
+`not_after` (a `time.monotonic()` instant set per source by ingest) all of one source's
+requests, retries and waits included. A name that does not resolve and a refused connection
+fail at once: retrying them only costs time.
 
 Nothing here stores or logs: the caller keeps `Fetched.data` as a raw snapshot, and the
 `url`/`params` it carries are already safe to store (no token, no key).
@@ -14,16 +21,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 
-REDACTED = "***"
+from sources.text import REDACTED, one_line, redact
+
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 10
 NOTABLE_HEADERS = ("content-type", "content-length", "etag", "last-modified", "date",
                    "retry-after", "x-total-count", "x-ratelimit-remaining")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-
+#: Environment variable that sets `deadline_s` (as `scorecard ingest --timeout` does).
+TIMEOUT_ENV = "SCORECARD_HTTP_TIMEOUT_S"
 
 class FetchError(Exception):
     """A fetch that failed for good. The message names source, URL (secrets redacted),
@@ -53,16 +64,25 @@ class Fetched:
 
 @dataclass(frozen=True)
 class FetchPolicy:
-    """How hard to try. Tests pass a tiny backoff and a no-op `sleep` so they stay fast."""
+    """How hard to try, and for how long. Tests pass a tiny backoff and a no-op `sleep` so
+    they stay fast."""
 
-    timeout_s: float = 30.0
+    timeout_s: float = 30.0  # each connect and each socket read
     retries: int = 4
     backoff_s: float = 1.0
-    max_wait_s: float = 60.0
+    max_wait_s: float = 120.0  # the longest wait between attempts (Retry-After included)
     max_bytes: int = DEFAULT_MAX_BYTES
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    deadline_s: float = 60.0  # one request in total: connect, headers, every body read
+    not_after: float | None = None  # time.monotonic() past which no request starts or reads
+    source_deadline_s: float = 300.0  # what ingest sets `not_after` to for each source
+
+    def left_s(self) -> float:
+        """Seconds left before `not_after` (infinite without one)."""
+        return float("inf") if self.not_after is None else self.not_after - time.monotonic()
 
 
+#: The policy live runs use.
 DEFAULT_POLICY = FetchPolicy()
 
 
@@ -76,16 +96,6 @@ def redact_url(url: str, secret_params: Collection[str]) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, safe="*'(),$ ")))
 
 
-def _redact_text(text: str, secrets: Collection[str]) -> str:
-    """`text` without any secret, as written or as a URL carries it (a key "a+b/c==" is
-    "a%2Bb%2Fc%3D%3D" in a query string that an error message repeats)."""
-    for secret in secrets:
-        if secret:
-            for form in (secret, quote_plus(secret), quote(secret, safe="")):
-                text = text.replace(form, REDACTED)
-    return text
-
-
 def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -95,11 +105,33 @@ def retry_after_s(value: str | None, now: datetime | None = None) -> float | Non
         return float(value)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def fails_at_once(error: BaseException) -> str | None:
+    """What a connection error is when retrying cannot help (the name does not resolve, the
+    port refuses), or None (a reset, a timeout: worth another attempt)."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [error]
+    while stack:
+        found = stack.pop()
+        if found is None or id(found) in seen:
+            continue
+        seen.add(id(found))
+        name = type(found).__name__
+        if name == "NameResolutionError" or "Name or service not known" in str(found) \
+                or "nodename nor servname" in str(found) or "getaddrinfo failed" in str(found):
+            return "the host name does not resolve (offline, or a wrong base URL?)"
+        if isinstance(found, ConnectionRefusedError) or "Connection refused" in str(found):
+            return "connection refused (nothing listens there)"
+        stack += [found.__cause__, found.__context__,
+                  *(a for a in getattr(found, "args", ()) if isinstance(a, BaseException)),
+                  getattr(found, "reason", None)]
+    return None
 
 
 def fetch(session: requests.Session, url: str, *, source: str,
@@ -108,14 +140,15 @@ def fetch(session: requests.Session, url: str, *, source: str,
           policy: FetchPolicy = DEFAULT_POLICY) -> Fetched:
     """GET `url` and return its bytes, or raise FetchError.
 
-    Retries (at most `policy.retries` extra attempts) on 429, 5xx and connection errors or
-    timeouts, waiting backoff_s * 2**attempt, or Retry-After when the server says so; either
-    wait is capped at `max_wait_s`. A body larger than `max_bytes` is refused while
-    streaming, so a runaway response never fills memory. Other 4xx fail at once (a 401 will
-    not get better).
+    Retries (at most `policy.retries` extra attempts) on 429, 5xx, timeouts and cut
+    connections, waiting backoff_s * 2**attempt, or Retry-After when the server says so;
+    either wait is capped at `max_wait_s` (a capped Retry-After is reported). A name that
+    does not resolve, a refused connection and other 4xx (a 401 will not get better) fail at
+    once. A body larger than `max_bytes` is refused while streaming; a request past
+    `deadline_s`, or any past `policy.not_after`, is cut and reported.
     """
-    timeout_s, retries, backoff_s = policy.timeout_s, policy.retries, policy.backoff_s
-    max_wait_s, max_bytes, sleep = policy.max_wait_s, policy.max_bytes, policy.sleep
+    retries, backoff_s = policy.retries, policy.backoff_s
+    max_wait_s, sleep = policy.max_wait_s, policy.sleep
     sent_params = {k: str(v) for k, v in (params or {}).items()}
     secrets = [sent_params[k] for k in secret_params if k in sent_params]
     secrets += [v for k, v in (headers or {}).items() if k in secret_headers]
@@ -123,66 +156,132 @@ def fetch(session: requests.Session, url: str, *, source: str,
     full_url = requests.Request("GET", url, params=sent_params or None).prepare().url or url
     shown_url = redact_url(full_url, secret_params)
 
+    def failed(reason: str, status: int | None = None, where: str = shown_url) -> FetchError:
+        return FetchError(source, redact(where, secrets),
+                          one_line(redact(reason, secrets), 400), status)
+
     last_reason = "no attempt made"
     last_status: int | None = None
     for attempt in range(retries + 1):
+        if policy.left_s() <= 0:
+            raise failed(f"the source's deadline passed before attempt {attempt + 1} "
+                         f"(last: {last_reason})", last_status)
         wait = backoff_s * 2 ** attempt
         try:
-            response = session.get(url, params=sent_params or None, headers=dict(headers or {}),
-                                   timeout=timeout_s, stream=True, allow_redirects=True)
+            got = _attempt(session, full_url, dict(headers or {}), secret_headers, policy,
+                           source, secrets, secret_params)
+        except _Retry as retry:
+            last_status, last_reason = retry.status, retry.reason
+            if retry.wait_s is not None:
+                wait = retry.wait_s
+                if wait > max_wait_s:
+                    last_reason += f", capped at {max_wait_s:g} s"
         except (requests.ConnectionError, requests.Timeout) as error:
             last_status = None
-            last_reason = _redact_text(f"{type(error).__name__}: {error}", secrets)
-        except requests.RequestException as error:  # redirect loop, invalid URL: no retry
-            raise FetchError(source, shown_url, _redact_text(
-                f"{type(error).__name__}: {error}", secrets)) from None
+            last_reason = f"{type(error).__name__}: {error}"
+            at_once = fails_at_once(error)
+            if at_once:
+                raise failed(f"{at_once}: {last_reason}") from None
+        except requests.RequestException as error:  # invalid URL and the like: no retry
+            raise failed(f"{type(error).__name__}: {error}") from None
         else:
-            with response:
-                final_url = redact_url(response.url or url, secret_params)
-                if response.status_code in RETRY_STATUSES:
-                    last_status = response.status_code
-                    last_reason = f"{response.reason or 'retryable status'}"
-                    told = retry_after_s(response.headers.get("Retry-After"))
-                    if told is not None:
-                        wait = told
-                        last_reason += f" (Retry-After {response.headers['Retry-After']})"
-                elif response.status_code >= 400:
-                    snippet = _read_capped(response, 500, source, final_url, tolerate=True)
-                    detail = _redact_text(snippet.decode("utf-8", "replace").strip(), secrets)
-                    raise FetchError(source, final_url,
-                                     f"{response.reason}: {detail[:300]}".strip(": "),
-                                     response.status_code)
-                else:
-                    try:
-                        data = _read_capped(response, max_bytes, source, final_url)
-                    except requests.RequestException as error:
-                        last_status = response.status_code
-                        last_reason = _redact_text(f"body cut off: {error}", secrets)
-                    else:
-                        return Fetched(
-                            source=source, data=data, url=final_url, params=safe_params,
-                            status=response.status_code,
-                            headers={k: response.headers[k] for k in NOTABLE_HEADERS
-                                     if k in response.headers},
-                            fetched_at=datetime.now(UTC),
-                        )
+            return Fetched(source=source, data=got.data, url=got.url, params=safe_params,
+                           status=got.status, headers=got.headers,
+                           fetched_at=datetime.now(UTC))
         if attempt < retries:
-            sleep(min(wait, max_wait_s))
-    raise FetchError(source, shown_url,
-                     f"gave up after {retries + 1} attempts: {last_reason}", last_status)
+            pause = min(wait, max_wait_s)
+            if pause >= policy.left_s():
+                raise failed(f"gave up after {attempt + 1} attempt(s): waiting {pause:g} s "
+                             f"would pass the source's deadline; last: {last_reason}",
+                             last_status)
+            sleep(pause)
+    raise failed(f"gave up after {retries + 1} attempts: {last_reason}", last_status)
+
+
+class _Retry(Exception):
+    """An attempt worth repeating: its status, reason and the wait the server asked for."""
+
+    def __init__(self, status: int | None, reason: str, wait_s: float | None = None):
+        super().__init__(reason)
+        self.status, self.reason, self.wait_s = status, reason, wait_s
+
+
+@dataclass(frozen=True)
+class _Got:
+    data: bytes
+    url: str
+    status: int
+    headers: dict[str, str]
+
+
+def _attempt(session: requests.Session, url: str, headers: dict[str, str],
+             secret_headers: Collection[str], policy: FetchPolicy, source: str,
+             secrets: Collection[str], secret_params: Collection[str]) -> _Got:
+    """One attempt: GET `url`, following redirects by hand (a redirect to another host drops
+    the secret headers, as requests does for Authorization), the body read within the
+    request's deadline."""
+    started = time.monotonic()
+    stop = min(started + policy.deadline_s, policy.not_after or float("inf"))
+    host = urlsplit(url).netloc
+    for _ in range(MAX_REDIRECTS + 1):
+        read_s = max(0.001, min(policy.timeout_s, stop - time.monotonic()))
+        response = session.get(url, headers=headers, timeout=(read_s, read_s), stream=True,
+                               allow_redirects=False)
+        with response:
+            shown = redact(redact_url(response.url or url, secret_params), secrets)
+            location = response.headers.get("Location")
+            if response.status_code in REDIRECT_STATUSES and location:
+                url = urljoin(response.url or url, location)
+                if urlsplit(url).netloc != host:
+                    headers = {k: v for k, v in headers.items() if k not in secret_headers
+                               and k.lower() not in ("authorization", "cookie")}
+                continue
+            if response.status_code in RETRY_STATUSES:
+                reason = f"HTTP {response.status_code} {response.reason or ''}".strip()
+                told = retry_after_s(response.headers.get("Retry-After"))
+                if told is not None:
+                    reason += f" (Retry-After {one_line(response.headers['Retry-After'], 40)})"
+                raise _Retry(response.status_code, reason, told)
+            if response.status_code >= 400:
+                snippet = _read_capped(response, 500, source, shown, stop, tolerate=True)
+                detail = one_line(redact(snippet.decode("utf-8", "replace").strip(), secrets))
+                raise FetchError(source, shown, f"{response.reason}: {detail}".strip(": "),
+                                 response.status_code)
+            try:
+                data = _read_capped(response, policy.max_bytes, source, shown, stop)
+            except requests.RequestException as error:
+                raise _Retry(response.status_code, redact(f"body cut off: {error}", secrets)
+                             ) from None
+            return _Got(data, shown, response.status_code,
+                        {k: response.headers[k] for k in NOTABLE_HEADERS
+                         if k in response.headers})
+    raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
 
 def _read_capped(response: requests.Response, max_bytes: int, source: str, url: str,
-                 tolerate: bool = False) -> bytes:
+                 stop: float, tolerate: bool = False) -> bytes:
     """Read the body, refusing more than `max_bytes` (or, with `tolerate`, truncating: used
-    only for the snippet of an error body)."""
+    only for the snippet of an error body) and cutting it at the `stop` instant
+    (time.monotonic()): each read returns what has arrived, so a trickling server is cut
+    there, not only a silent one."""
     declared = response.headers.get("Content-Length")
     if not tolerate and declared and declared.isdigit() and int(declared) > max_bytes:
         raise FetchError(source, url, f"response of {declared} bytes exceeds the cap of "
                          f"{max_bytes} bytes", response.status_code)
     chunks: list[bytes] = []
     size = 0
-    for chunk in response.iter_content(chunk_size=64 * 1024):
+    while True:
+        if time.monotonic() > stop:
+            if tolerate:
+                break
+            raise _Retry(response.status_code, "the request's deadline passed while the body "
+                         f"was arriving ({size} bytes read): a slow or stalled server")
+        try:
+            chunk = response.raw.read1(64 * 1024, decode_content=True)
+        except Exception as error:  # urllib3's own errors: a cut or timed-out read
+            raise requests.ConnectionError(f"{type(error).__name__}: {error}") from None
+        if not chunk:
+            break
         size += len(chunk)
         if size > max_bytes:
             if tolerate:
@@ -192,8 +291,3 @@ def _read_capped(response: requests.Response, max_bytes: int, source: str, url: 
                              response.status_code)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-
-#: The policy live runs use.
-DEFAULT_POLICY = FetchPolicy()

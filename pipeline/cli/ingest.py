@@ -22,11 +22,16 @@ def ingest(
     record: Annotated[str | None, typer.Option(
         help="Also write every fetched response under DIR/<source>/ (to refresh test "
              "fixtures where network exists).")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        help="Each request's total deadline in seconds (connect and every read; default "
+             "$SCORECARD_HTTP_TIMEOUT_S, else 60); a source gets 5x that, at least 300.")
+    ] = None,
 ) -> None:
     """Pull this month's market data (prices, grid, FX) into the store as a new vintage."""
     from datetime import UTC, datetime
 
     from rich.console import Console
+    from rich.text import Text
 
     from pipeline import store
     from pipeline.ingest import start
@@ -38,19 +43,21 @@ def ingest(
     try:
         chosen, vintage = start.checked(sources, vintage, offline=offline,
                                         record=bool(record), today=today)
+        start.deadline_s(timeout)
     except start.RequestError as error:
-        err.print(str(error))
+        err.print(Text(str(error)), soft_wrap=True)
         raise typer.Exit(1) from None
     con = store.connect(store.db_path(db))
-    ctx = start.context(con, vintage, today)
+    ctx = start.context(con, vintage, today, timeout)
     session = None if offline else start.session()
     results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,
                                  Path(record) if record else None)
     for result in results:
         style = {LOADED: "green", UNCHANGED: "cyan", FAILED: "red"}.get(result.status, "yellow")
-        err.print(f"[{style}]{result.line()}[/{style}]", highlight=False, markup=True)
+        # foreign text (server bodies) as Text, never markup; one line, never wrapped
+        err.print(Text(result.line(), style=style), soft_wrap=True)
         for note in result.notes:
-            err.print(f"    note: {note}", highlight=False, markup=False)
+            err.print(Text(f"    note: {note}"), soft_wrap=True)
     if offline and all(result.status == NOTHING for result in results):
         err.print(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
                   "`scorecard ingest` with the network first (or `scorecard run`, which "

@@ -8,8 +8,10 @@ instead of touching the network.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,10 @@ from sources.errors import ParseError
 from sources.http import Fetched, FetchError
 from sources.job import Context, Raw
 from sources.registry import SOURCES
+from sources.text import one_line, redact, redact_bytes
+
+#: The longest error line a source's result carries (the whole reason, still one line).
+MAX_ERROR_CHARS = 1000
 
 #: What a source's run ended as.
 LOADED, UNCHANGED, FAILED, SKIPPED, NOTHING = "loaded", "unchanged", "failed", "skipped", "none"
@@ -67,15 +73,41 @@ def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise ValueError(f"unknown source(s) {unknown}; known: {list(SOURCES)}")
+    secrets = configured_secrets()
     results = []
     for name in [s for s in SOURCES if s in sources]:
-        results.append(_run_one(con, session, name, ctx, offline, progress, record_dir))
+        # each source has its own deadline, counted from its start
+        policy = dataclasses.replace(
+            ctx.policy, not_after=time.monotonic() + ctx.policy.source_deadline_s)
+        result = _run_one(con, session, name, dataclasses.replace(ctx, policy=policy),
+                          offline, progress, record_dir, secrets)
+        results.append(result)
     return results
+
+
+def configured_secrets() -> list[str]:
+    """Every key a source may send (the values of their ENV_VARs that are set): what is
+    redacted from every message, note, `loads.error` and stored snapshot."""
+    names = {source.ENV_VAR for source in SOURCES.values() if source.ENV_VAR}
+    return sorted({os.environ[name] for name in names if os.environ.get(name)})
 
 
 def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, name: str,
              ctx: Context, offline: bool, progress: Progress,
-             record_dir: Path | None = None) -> SourceResult:
+             record_dir: Path | None = None, secrets: Sequence[str] = ()) -> SourceResult:
+    result = _run_source(con, session, name, ctx, offline, progress, record_dir, secrets)
+    if result.error:
+        result.error = one_line(redact(result.error, secrets), MAX_ERROR_CHARS)
+    result.notes = [one_line(redact(note, secrets)) for note in result.notes]
+    return result
+
+
+def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None, name: str,
+                ctx: Context, offline: bool, progress: Progress, record_dir: Path | None,
+                secrets: Sequence[str]) -> SourceResult:
+    def clean(text: str) -> str:
+        return one_line(redact(text, secrets), MAX_ERROR_CHARS)
+
     source = SOURCES[name]
     result = SourceResult(name, FAILED)
     env_var = source.ENV_VAR
@@ -101,10 +133,10 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
                 record(fetched, record_dir / name)
             raws = []
             for item in fetched:
-                sha = store.save_snapshot(con, item.data, source=name, url=item.url,
+                data = redact_bytes(item.data, secrets)  # a body that echoes the key
+                sha = store.save_snapshot(con, data, source=name, url=item.url,
                                           params=item.params, fetched_at=item.fetched_at)
-                raws.append(Raw(sha, item.url, dict(item.params), item.data,
-                                item.fetched_at))
+                raws.append(Raw(sha, item.url, dict(item.params), data, item.fetched_at))
         if source.ACCUMULATE and not offline:
             known = {r.sha256 for r in raws}
             earlier = [r for r in stored_snapshots(con, name, ctx.vintage, good_only=True)
@@ -128,12 +160,12 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
             raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
         complete.check_coverage(con, name, ctx.vintage, source.PROVIDES, batches)
         progress(name, "loading")
-        loaded = store.load(con, name, ctx.vintage, batches)
+        loaded = store.load(con, name, ctx.vintage, batches, clean=clean)
     except FetchError as error:
-        result.error = str(error)
+        result.error = clean(str(error))
         store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
-        result.error = f"parse error: {error}"
+        result.error = clean(f"parse error: {error}")
         store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
     except ValidationFailed as error:  # store.load has recorded it in `loads`
         result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
@@ -141,7 +173,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, session: requests.Session | None, n
         result.error = str(error)
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
-        result.error = f"{type(error).__name__}: {error}"
+        result.error = clean(f"{type(error).__name__}: {error}")
         store.record_failure(con, name, ctx.vintage, [], result.error)
     else:
         result.status = loaded.status

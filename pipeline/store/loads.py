@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -76,10 +76,15 @@ def record_failure(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
                  status="failed", row_count=0, snapshots=snapshots, tables=None, error=error)
 
 
+def _as_is(text: str) -> str:
+    return text
+
+
 def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-         batches: Sequence[Batch]) -> LoadResult:
+         batches: Sequence[Batch], clean: Callable[[str], str] = _as_is) -> LoadResult:
     """Validate every batch (but those marked validated), then replace `source`'s rows of
-    `vintage` in one transaction."""
+    `vintage` in one transaction. `clean` is applied to a failure's text before it is
+    recorded (ingest redacts its secrets there)."""
     snapshots = {b.snapshot_sha256 for b in batches}
     tables = sorted({b.table.name for b in batches})
     load_id = uuid.uuid4().hex
@@ -88,7 +93,7 @@ def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
     def failed(error: str) -> None:
         _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
                      status="failed", row_count=0, snapshots=snapshots,
-                     tables=",".join(tables), error=error)
+                     tables=",".join(tables), error=clean(error))
 
     try:
         frames = [(b, b.frame.select(b.table.columns) if b.validated

@@ -139,11 +139,22 @@ def test_size_cap_while_streaming_without_length(httpserver: HTTPServer,
         quick(session, httpserver.url_for("/stream"), [], max_bytes=1200)
 
 
-def test_connection_refused_is_a_fetch_error(session: requests.Session) -> None:
+def test_connection_refused_fails_at_once(session: requests.Session) -> None:
     waits: list[float] = []
-    with pytest.raises(FetchError, match="ConnectionError") as caught:
-        quick(session, "http://127.0.0.1:9/nothing", waits, retries=1)
-    assert caught.value.status is None and len(waits) == 1
+    with pytest.raises(FetchError, match="connection refused") as caught:
+        quick(session, "http://127.0.0.1:9/nothing", waits, retries=3)
+    assert caught.value.status is None and waits == []  # no retry: nothing listens there
+    assert "\n" not in str(caught.value)
+
+
+def test_a_name_that_does_not_resolve_fails_at_once(session: requests.Session) -> None:
+    # .invalid never resolves (RFC 6761): offline, ingest used to retry this five times
+    waits: list[float] = []
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="does not resolve") as caught:
+        quick(session, "http://scorecard-test.invalid/x", waits, retries=3)
+    assert caught.value.status is None and waits == []
+    assert time.monotonic() - started < 10
 
 
 def test_retry_after_http_date() -> None:
@@ -162,3 +173,93 @@ def test_redirect_loop_fails_at_once(httpserver: HTTPServer, session: requests.S
     with pytest.raises(FetchError, match="TooManyRedirects"):
         quick(session, httpserver.url_for("/loop"), waits)
     assert waits == []  # not retried
+
+
+def test_a_trickling_server_is_cut_at_the_request_deadline(
+        httpserver: HTTPServer, session: requests.Session) -> None:
+    # a byte every 0.2 s for 10 s: every socket read succeeds well within timeout_s = 5 s, so
+    # only the total deadline (1 s) can stop it; 2 attempts of ~1 s each, then failed
+    def trickle(request: Request) -> Response:
+        def body():  # type: ignore[no-untyped-def]
+            for _ in range(50):
+                yield b"x"
+                time.sleep(0.2)
+        return Response(body(), direct_passthrough=True)
+
+    httpserver.expect_request("/trickle").respond_with_handler(trickle)
+    policy = FetchPolicy(retries=1, backoff_s=0.0, sleep=lambda s: None, timeout_s=5.0,
+                         deadline_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="deadline passed while the body was arriving"):
+        fetch(session, httpserver.url_for("/trickle"), source="test", policy=policy)
+    assert time.monotonic() - started < 6  # not 2 x 10 s
+
+
+def test_the_source_deadline_stops_retries(httpserver: HTTPServer,
+                                           session: requests.Session) -> None:
+    # 500 every time, backoff 5 s, but the source has 1 s left: the first wait would pass it,
+    # so it gives up after one attempt without sleeping
+    httpserver.expect_request("/x").respond_with_data("boom", status=500)
+    waits: list[float] = []
+    policy = FetchPolicy(retries=4, backoff_s=5.0, sleep=waits.append,
+                         not_after=time.monotonic() + 1.0)
+    with pytest.raises(FetchError, match="would pass the source's deadline") as caught:
+        fetch(session, httpserver.url_for("/x"), source="test", policy=policy)
+    assert waits == [] and len(httpserver.log) == 1 and caught.value.status == 500
+    late = FetchPolicy(not_after=time.monotonic() - 1.0)
+    with pytest.raises(FetchError, match="deadline passed before attempt 1"):
+        fetch(session, httpserver.url_for("/x"), source="test", policy=late)
+
+
+def test_a_far_retry_after_is_capped_and_reported(httpserver: HTTPServer,
+                                                  session: requests.Session) -> None:
+    httpserver.expect_request("/x").respond_with_data(
+        "slow down", status=429, headers={"Retry-After": "86400"})
+    waits: list[float] = []
+    with pytest.raises(FetchError) as caught:
+        quick(session, httpserver.url_for("/x"), waits, retries=1, max_wait_s=30)
+    # one wait of 30 s (the cap), not a day; the message says what the server asked
+    assert waits == [30.0]
+    assert "Retry-After 86400" in str(caught.value) and "capped at 30 s" in str(caught.value)
+
+
+def test_a_redirect_to_another_host_drops_the_secret_header(
+        httpserver: HTTPServer, session: requests.Session) -> None:
+    # localhost and 127.0.0.1 are two hosts to the client (one server here): the token must
+    # not follow the redirect from one to the other, as requests does for Authorization
+    seen: list[str | None] = []
+
+    def final(request: Request) -> Response:
+        seen.append(request.headers.get("auth-token"))
+        return Response("{}")
+
+    other = httpserver.url_for("/final").replace("localhost", "127.0.0.1")
+    httpserver.expect_request("/start").respond_with_data(
+        "", status=302, headers={"Location": other})
+    httpserver.expect_request("/same").respond_with_data(
+        "", status=302, headers={"Location": "/final"})
+    httpserver.expect_request("/final").respond_with_handler(final)
+    for path in ("/start", "/same"):
+        got = quick(session, httpserver.url_for(path), [], headers={"auth-token": "tok-123"},
+                    secret_headers=("auth-token",))
+        assert got.data == b"{}"
+    assert seen == [None, "tok-123"]  # dropped across hosts, kept on the same host
+
+
+def test_an_echoed_secret_is_redacted_in_every_form(httpserver: HTTPServer,
+                                                    session: requests.Session) -> None:
+    import base64
+
+    secret = "k+y/=Z"
+    # echoed plain, percent-encoded upper and lower case, and base64
+    echoed = (f"bad key {secret} / k%2By%2F%3DZ / k%2by%2f%3dZ / "
+              f"{base64.b64encode(secret.encode()).decode()} [/bold]\x1b[31m")
+    httpserver.expect_request("/api").respond_with_data(echoed, status=403)
+    with pytest.raises(FetchError) as caught:
+        quick(session, httpserver.url_for("/api"), [], params={"key": secret},
+              secret_params=("key",))
+    message = str(caught.value)
+    for form in (secret, "k%2By%2F%3DZ", "k%2by%2f%3dZ", "ayt5Lz1a"):
+        assert form not in message
+    assert message.count("***") >= 4 + 1  # four echoes and the URL's key=***
+    assert "\x1b" not in message and "\\x1b" in message  # the escape shown, not sent

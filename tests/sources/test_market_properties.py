@@ -7,9 +7,11 @@ import json
 from datetime import date
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sources.errors import ParseError
 from sources.http import redact_url
 from sources.market import energy_charts, omie
 
@@ -47,8 +49,15 @@ def test_energy_charts_rows_follow_the_timestamps(steps: list[int], prices: st.D
 def test_omie_day_has_one_row_per_period_and_zone(periods: int, price: float) -> None:
     lines = ["MARGINALPDBC;"] + [f"2025;11;03;{p};{price:.2f};{price:.2f};"
                                  for p in range(1, periods + 1)] + ["*"]
-    frame = omie.parse_marginal("\n".join(lines).encode("latin-1"), url="https://x",
-                                vintage="2025-11", fetched_on=date(2025, 11, 3))
+    data = "\n".join(lines).encode("latin-1")
+    # 2025-11-03 lasts 24 h in Madrid: only 24 hours or 96 quarter-hours are a whole day;
+    # any other count is refused, or read (and noted) as an excerpt
+    if periods not in (24, 96):
+        with pytest.raises(ParseError, match="incomplete file"):
+            omie.parse_marginal(data, url="https://x", vintage="2025-11",
+                                fetched_on=date(2025, 11, 3))
+    frame = omie.parse_marginal(data, url="https://x", vintage="2025-11",
+                                fetched_on=date(2025, 11, 3), partial_ok=True)
     assert frame.height == 2 * periods
     step = 15 if periods > 25 else 60
     for zone in ("ES", "PT"):

@@ -1,0 +1,74 @@
+"""Text that came from outside (server bodies, file contents) made safe to show, and secrets
+taken out of everything shown or stored.
+
+- `one_line`: one line, bounded length, control and bidi characters escaped (`\\x1b`,
+  `\\u202e`), so a body can never move the cursor, reorder a terminal line or spill over
+  many lines. Printing it as rich `Text` (never as markup) is the caller's half.
+- `redact` / `redact_bytes`: the one redaction function every message, log, `loads.error`,
+  note and stored snapshot goes through. Each secret is replaced in every form a request or
+  an echoing server may carry it: as written, percent-encoded (quote and quote_plus, upper-
+  and lower-case hex), and base64 (standard and URL-safe, with or without padding).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Collection
+from urllib.parse import quote, quote_plus
+
+REDACTED = "***"
+#: Longest foreign text shown in one message.
+MAX_SHOWN = 300
+#: C0/C1 controls and DEL, and the Unicode bidi controls (LRE..RLO, LRI..PDI, LRM/RLM/ALM).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_PERCENT = re.compile("%[0-9A-F]{2}")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _SHORT:
+        return _SHORT[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def one_line(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text` on one line, its control and bidi characters escaped, cut to `limit`
+    characters (with "..." and the count left out)."""
+    shown = _UNSAFE.sub(_escape, text)
+    if len(shown) > limit:
+        shown = f"{shown[:limit]}... ({len(shown) - limit} more characters)"
+    return shown
+
+
+def secret_forms(secret: str) -> list[str]:
+    """Every form of `secret` to look for, longest first (so a form holding another is
+    replaced whole)."""
+    if not secret:
+        return []
+    raw = secret.encode()
+    forms = {secret}
+    for encoded in (quote_plus(secret), quote(secret, safe="")):
+        forms |= {encoded, _PERCENT.sub(lambda m: m.group().lower(), encoded)}
+    for b64 in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = b64.decode()
+        forms |= {text, text.rstrip("=")}
+    return sorted((f for f in forms if f), key=len, reverse=True)
+
+
+def redact(text: str, secrets: Collection[str]) -> str:
+    """`text` with every form of every secret replaced by ***."""
+    for secret in secrets:
+        for form in secret_forms(secret):
+            text = text.replace(form, REDACTED)
+    return text
+
+
+def redact_bytes(data: bytes, secrets: Collection[str]) -> bytes:
+    """`data` with every form of every secret replaced by *** (a body that echoes the
+    request is stored without the key)."""
+    for secret in secrets:
+        for form in secret_forms(secret):
+            data = data.replace(form.encode(), REDACTED.encode())
+    return data

@@ -1,0 +1,36 @@
+"""sources.text: foreign text on one line with its controls escaped, and every form of a
+secret redacted."""
+
+from __future__ import annotations
+
+import base64
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sources.text import one_line, redact, redact_bytes
+
+
+def test_one_line_escapes_controls_and_bidi_and_cuts() -> None:
+    text = "a\nb\r\tc\x1b[31m\u202egnp.exe\x00"
+    # newline, CR, tab shown as \n \r \t; ESC as \x1b; RLO as \u202e; NUL as \x00
+    assert one_line(text) == "a\\nb\\r\\tc\\x1b[31m\\u202egnp.exe\\x00"
+    # 500 characters cut to 10, the rest counted: 500 - 10 = 490
+    assert one_line("y" * 500, 10) == "yyyyyyyyyy... (490 more characters)"
+
+
+@given(secret=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x2FF),
+                      min_size=6, max_size=30))
+def test_no_form_of_a_secret_survives(secret: str) -> None:
+    import re
+    from urllib.parse import quote, quote_plus
+    b64 = base64.b64encode(secret.encode()).decode()
+    encoded = quote(secret, safe="")
+    lower_hex = re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)  # %2b%2f%3d
+    forms = {secret, encoded, lower_hex, quote_plus(secret), b64, b64.rstrip("="),
+             base64.urlsafe_b64encode(secret.encode()).decode()}
+    text = " | ".join(sorted(forms))
+    shown = redact(text, [secret])
+    for form in forms:
+        assert form not in shown
+    assert secret.encode() not in redact_bytes(text.encode(), [secret])
