@@ -113,6 +113,12 @@ def tokens_per_day_from_requests(requests_per_s: NumT, tokens_per_request: float
     return requests_per_s * SECONDS_PER_DAY * tokens_per_request
 
 
+def request_duration(ttft: NumT, output_tokens: NumT, tpot: NumT) -> NumT:
+    """One request from arrival to its last token once served: TTFT (its first token) then
+    (output tokens - 1) x TPOT."""
+    return ttft + (output_tokens - 1.0) * tpot
+
+
 def _annuity_eur_per_month() -> pl.Expr:
     """Level monthly payment repaying capex less the present value of the residual."""
     r = c("cost_of_capital_per_year") / MONTHS_PER_YEAR
@@ -217,8 +223,8 @@ REQUEST_STEPS: tuple[Step, ...] = (
                              c("operating_concurrency") / c("tokens_per_s"))),
     Step("request_duration_s",
          "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
-         lambda: c("operating_ttft_s")
-         + (c("request_output_tokens") - 1.0) * c("request_tpot_s")),
+         lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
+                                  c("request_tpot_s"))),
     Step("replica_requests_per_s",
          "operating_concurrency / request_duration_s (Little's law)",
          lambda: c("operating_concurrency") / c("request_duration_s")),

@@ -1,0 +1,138 @@
+"""Serving dynamics beside the warm decode step (seed 004, ../shared/seeds/004_*.txt): chunked
+prefill mixing with decode under a closed-loop client, the queue of a serialised server, the
+prefill-cache and speculative-decoding effects, and a sweep's predicted versus measured levels.
+
+The roofline gives a decode-only step and a prefill; real engines interleave them. With chunked
+prefill and a per-step token budget, a prompt occupies ceil(prompt / budget) mixed steps, each as
+slow as a prefill chunk, during which every other decoding sequence advances one token. Under a
+closed loop of C clients, each of a request's N - 1 decode tokens shares a step with another
+request's prefill chunk about ceil(prompt / budget) x (C - 1) times (at most N - 1), so
+
+    TPOT(C) = (shared x t_mix + (N - 1 - shared) x TPOT_decode(C)) / (N - 1)
+
+and decode throughput is C / TPOT(C) (the running sequences over TPOT, prefill time not in the
+denominator, as the seed's chart). A serialised server (one request at a time under a FIFO lock)
+makes a new request wait C - 1 full requests: TTFT = (C - 1) x T_req + its own TTFT. The model
+ignores the prefill queue of a batched server (TTFT rising with C when prompts wait behind the
+one prefill holding the budget), which is where seed 004's measurements depart from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.engine.metrics import request_duration
+from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
+
+
+def mixed_steps(prompt_tokens: int, budget_tokens: int) -> int:
+    """Steps a prompt's chunked prefill occupies: ceil(prompt / per-step token budget)."""
+    if budget_tokens < 1:
+        raise RooflineInputError("chunk_budget", f"must be at least 1, got {budget_tokens!r}")
+    return math.ceil(prompt_tokens / budget_tokens)
+
+
+def chunked_prefill_tpot_s(decode_tpot_s: float, mixed_step_s: float, *, prompt_tokens: int,
+                           output_tokens: int, concurrency: int, budget_tokens: int) -> float:
+    """Mean TPOT of a request under a closed loop of `concurrency` clients when the other
+    requests' prefill chunks share its decode steps (see the module docstring)."""
+    decode_tokens = output_tokens - 1
+    if decode_tokens < 1:
+        return decode_tpot_s
+    shared = min(mixed_steps(prompt_tokens, budget_tokens) * (concurrency - 1), decode_tokens)
+    return (shared * mixed_step_s + (decode_tokens - shared) * decode_tpot_s) / decode_tokens
+
+
+def serialised_ttft_s(concurrency: int, ttft_s: float, tpot_s: float,
+                      output_tokens: int) -> float:
+    """TTFT on a server that runs one request at a time (FIFO) under a closed loop of C
+    clients: every new request waits C - 1 whole requests, then its own prefill."""
+    return (concurrency - 1) * request_duration(ttft_s, output_tokens, tpot_s) + ttft_s
+
+
+def prefix_cached_ttft_s(ttft_s: float, hit_rate: float) -> float:
+    """TTFT when a share `hit_rate` of the prompt's prefill is served from the prefix cache
+    (warm); 0 gives the cold TTFT. Linear in the uncached tokens, a lower-bound model: the
+    attention over the cached prefix is still paid."""
+    if not 0.0 <= hit_rate <= 1.0:
+        raise RooflineInputError("prefix_hit_rate", f"must be 0 to 1, got {hit_rate!r}")
+    return ttft_s * (1.0 - hit_rate)
+
+
+def speculative_tokens_per_pass(acceptance: float, draft_tokens: int) -> float:
+    """Expected tokens one verification pass yields with k drafted tokens each accepted with
+    probability a: 1 + a + ... + a^k (seed 003: k = 4, a = 0.7 -> 2.77)."""
+    if not 0.0 <= acceptance < 1.0:
+        raise RooflineInputError("spec_acceptance", f"must be 0 to below 1, got {acceptance!r}")
+    return sum(acceptance ** i for i in range(draft_tokens + 1))
+
+
+def speculative_tpot_s(tpot_s: float, acceptance: float, draft_tokens: int,
+                       draft_step_s: float) -> float:
+    """Effective TPOT with speculative decoding: one target pass plus k draft steps per
+    verification, over the expected tokens it yields."""
+    passes = speculative_tokens_per_pass(acceptance, draft_tokens)
+    return (tpot_s + draft_tokens * draft_step_s) / passes
+
+
+def predict_sweep(inputs: RooflineInputs, concurrencies: Sequence[int], *,
+                  prompt_tokens: int, output_tokens: int, budget_tokens: int | None,
+                  serialised: bool = False) -> list[dict[str, Any]]:
+    """One row per concurrency level of a closed-loop sweep: the decode-only step at batch C
+    (every sequence holding the prompt's KV), the mixed step (one budget's prefill chunk at
+    the inputs' compute rate), TPOT, decode throughput C / TPOT and TTFT. `budget_tokens`
+    None: no chunked prefill (decode-only steps). `serialised`: one request at a time (batch 1,
+    FIFO). A level beyond the KV capacity is marked and its figures are null."""
+    one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
+                                       prompt_tokens=prompt_tokens, microbatches=None))
+    ttft_s = one.ttft_lower_bound_ms / 1e3
+    chunks = mixed_steps(prompt_tokens, budget_tokens) if budget_tokens else None
+    mixed_s = one.prefill_compute_ms / 1e3 / chunks if chunks else None
+    rows = []
+    for c in concurrencies:
+        batch = 1 if serialised else c
+        r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
+                                         prompt_tokens=prompt_tokens, microbatches=None))
+        fits = r.max_batch is not None and r.max_batch >= batch
+        decode_s = r.step_ms / 1e3
+        if serialised:
+            tpot = decode_s
+            ttft = serialised_ttft_s(c, ttft_s, tpot, output_tokens)
+            tokens = 1.0 / tpot
+        elif mixed_s is not None and budget_tokens is not None:
+            tpot = chunked_prefill_tpot_s(decode_s, mixed_s, prompt_tokens=prompt_tokens,
+                                          output_tokens=output_tokens, concurrency=c,
+                                          budget_tokens=budget_tokens)
+            ttft, tokens = ttft_s, c / tpot
+        else:
+            tpot, ttft, tokens = decode_s, ttft_s, c / decode_s
+        rows.append({
+            "concurrency": c, "kv_fits": fits,
+            "decode_step_ms": decode_s * 1e3 if fits else None,
+            "mixed_step_ms": mixed_s * 1e3 if mixed_s is not None and fits else None,
+            "tpot_ms": tpot * 1e3 if fits else None,
+            "decode_tokens_per_s": tokens if fits else None,
+            "ttft_s": ttft if fits else None,
+        })
+    return rows
+
+
+def compare_levels(predicted: Sequence[dict[str, Any]], measured: dict[int, dict[str, float]],
+                   keys: Sequence[str] = ("decode_tokens_per_s", "tpot_ms", "ttft_s"),
+                   ) -> list[dict[str, Any]]:
+    """Predicted versus measured per concurrency level: for each key, the measured figure and
+    the error (predicted / measured - 1); null where either is missing."""
+    out = []
+    for row in predicted:
+        got = measured.get(row["concurrency"], {})
+        item: dict[str, Any] = {"concurrency": row["concurrency"]}
+        for key in keys:
+            p, m = row.get(key), got.get(key)
+            item[f"predicted_{key}"] = p
+            item[f"measured_{key}"] = m
+            item[f"error_{key}"] = p / m - 1.0 if p is not None and m else None
+        out.append(item)
+    return out
