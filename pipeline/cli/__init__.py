@@ -74,8 +74,9 @@ def run(
 def explain(
     candidate: Annotated[str, typer.Argument(help="Candidate id from the proposal.")],
     metric: Annotated[str, typer.Argument(
-        help="Metric column, e.g. cpm_eur_per_mtok, energy_j_per_token, "
-             "carbon_gco2e_per_mtok, cost_eur_per_hour.")] = "cpm_eur_per_mtok",
+        help="A policy objective (cpm, energy, carbon, electricity), sovereignty (the level "
+             "and the rubric's reasons), or any metric column, e.g. cost_eur_per_hour.")
+    ] = "cpm_eur_per_mtok",
     proposal: Annotated[Path | None, typer.Option(
         "--proposal", help="Proposal TOML file (default: the bundled example).",
         show_default=False)] = None,

@@ -6,6 +6,10 @@ the order `metrics.STEPS` applies them. The dependencies are read from the step 
 themselves, so the chain cannot drift from the code that computes the figure; steps that do
 not enter the candidate's cost model (`Step.models`: the TCO lines of a candidate with a price
 per hour) are left out with everything only they depend on.
+
+METRIC may also be a policy objective's name (`cpm`, `energy`, `carbon`, `electricity`: the
+column the Pareto frontier reads), or `sovereignty`: the candidate's level with the rubric's
+reason (and an override's justification), since no formula computes it.
 """
 
 from __future__ import annotations
@@ -15,8 +19,19 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
+from pipeline.engine.pareto import OBJECTIVES
 from pipeline.engine.resolve import Resolved
+from pipeline.engine.sovereignty import RUBRIC
 from pipeline.engine.uncertainty import point_frame
+
+SOVEREIGNTY = "sovereignty"
+#: the names `explain` accepts beside the step columns: the policy's objectives
+ALIASES = {name: column for name, (column, _) in OBJECTIVES.items() if name != SOVEREIGNTY}
+
+
+def metric_names() -> list[str]:
+    """What METRIC may be: the objectives' names, `sovereignty`, every step column."""
+    return [*ALIASES, SOVEREIGNTY, *STEP_BY_NAME]
 
 
 def dependencies(metric: str, cost_model: str | None = None) -> list[str]:
@@ -38,12 +53,15 @@ def dependencies(metric: str, cost_model: str | None = None) -> list[str]:
 
 
 def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
-    if metric not in STEP_BY_NAME:
-        raise KeyError(f"unknown metric {metric!r}; one of: {', '.join(STEP_BY_NAME)}")
+    metric = ALIASES.get(metric, metric)
+    if metric not in STEP_BY_NAME and metric not in (SOVEREIGNTY, OBJECTIVES[SOVEREIGNTY][0]):
+        raise KeyError(f"unknown metric {metric!r}; one of: {', '.join(metric_names())}")
     static = resolved.static.filter(pl.col("id") == candidate)
     if static.height == 0:
         known = ", ".join(resolved.static["id"].to_list())
         raise KeyError(f"unknown candidate {candidate!r}; candidates: {known}")
+    if metric in (SOVEREIGNTY, OBJECTIVES[SOVEREIGNTY][0]):
+        return _sovereignty(static.row(0, named=True))
     inputs = resolved.inputs.filter(pl.col("id") == candidate)
     row = evaluate(point_frame(static, inputs)).row(0, named=True)
     facts = static.row(0, named=True)
@@ -67,7 +85,23 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
             "inputs": chain_inputs, "steps": steps, "notes": facts["notes"]}
 
 
+def _sovereignty(facts: dict[str, Any]) -> dict[str, Any]:
+    """The level is a rubric's verdict, not a formula: its reason, and the rubric."""
+    return {"candidate": facts["id"], "metric": OBJECTIVES[SOVEREIGNTY][0],
+            "value": facts["sovereignty_level"], "unit": "level (0-4, higher is better)",
+            "cost_model": facts["cost_model"], "inputs": [], "steps": [],
+            "reasons": [facts["sovereignty_reason"]],
+            "rubric": [{"level": level, "rule": rule} for level, rule in RUBRIC.items()],
+            "notes": facts["notes"]}
+
+
 def render(chain: dict[str, Any]) -> str:
+    if "rubric" in chain:
+        return "\n".join([
+            f"{chain['candidate']}: {chain['metric']} = {chain['value']} {chain['unit']}", "",
+            "Reasons", *(f"  {r}" for r in chain["reasons"]), "", "Rubric",
+            *(f"  {'>' if r['level'] == chain['value'] else ' '} {r['level']}  {r['rule']}"
+              for r in chain["rubric"])])
     lines = [f"{chain['candidate']}: {chain['metric']} = {_fmt(chain['value'])} "
              f"{chain['unit']} (cost model {chain['cost_model']})", "", "Inputs"]
     for i in chain["inputs"]:

@@ -12,6 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the rubric, level -> its rule (the module docstring's table, printed by `explain`)
+RUBRIC: dict[int, str] = {
+    4: "on-prem or colocation under the buyer's control in the EU/EEA",
+    3: "EU-headquartered provider, EU region, offer covered by a qualification requiring "
+       "immunity from non-EU law (SecNumCloud)",
+    2: "EU-headquartered provider in an EU region, not subject to non-EU extraterritorial law",
+    1: "provider subject to non-EU extraterritorial law (e.g. the US CLOUD Act), EU region",
+    0: "outside the EU/EEA, or no provider facts",
+}
+
 #: EU member states and the EEA (Iceland, Liechtenstein, Norway), ISO 3166-1 alpha-2.
 EU_EEA = frozenset((
     "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT",

@@ -52,7 +52,7 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
 
 
 def test_unknown_candidate_or_metric_exits_1(db: Path) -> None:
-    for args in (["explain", "nope"], ["explain", "onprem-fr-h200-fp8", "cpm"]):
+    for args in (["explain", "nope"], ["explain", "onprem-fr-h200-fp8", "cpm_per_token"]):
         result = runner.invoke(app, [*args, "--db", str(db)])
         assert result.exit_code == 1
         assert "unknown" in result.stderr
@@ -85,3 +85,31 @@ def test_chain_of_a_declared_cost_lists_only_the_price(db: Path) -> None:
     steps = [s["step"] for s in json.loads(cpm.stdout)["steps"]]
     assert steps == ["instances", "busy_instances", "billed_instances", "billed_utilisation",
                      "served_tokens_per_s", "cost_eur_per_hour", "cpm_eur_per_mtok"]
+
+
+@pytest.mark.parametrize(("objective", "column"), [
+    ("cpm", "cpm_eur_per_mtok"), ("energy", "energy_j_per_token"),
+    ("carbon", "carbon_gco2e_per_mtok"), ("electricity", "electricity_eur_per_mtok")])
+def test_the_policys_objective_names_are_their_columns(db: Path, objective: str,
+                                                       column: str) -> None:
+    by_name = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", objective, "--db", str(db),
+                                  "--json"])
+    assert by_name.exit_code == 0, by_name.output
+    by_column = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", column, "--db", str(db),
+                                    "--json"])
+    assert json.loads(by_name.stdout) == json.loads(by_column.stdout)
+    assert json.loads(by_name.stdout)["metric"] == column
+
+
+def test_sovereignty_is_explained_by_the_rubric(db: Path) -> None:
+    result = runner.invoke(app, ["explain", "scaleway-h100x8-fp8", "sovereignty", "--db",
+                                 str(db)])
+    assert result.exit_code == 0, result.output
+    # Scaleway: EU-headquartered, EU region, no qualification covering GPU offers -> level 2
+    # (docs/sovereignty.md's worked example)
+    assert result.stdout.startswith("scaleway-h100x8-fp8: sovereignty_level = 2 ")
+    assert "level 2: EU-headquartered (FR), EU region in FR" in result.stdout
+    assert "  > 2  EU-headquartered provider in an EU region" in result.stdout
+    chain = json.loads(runner.invoke(app, ["explain", "scaleway-h100x8-fp8", "sovereignty",
+                                           "--db", str(db), "--json"]).stdout)
+    assert chain["value"] == 2 and [r["level"] for r in chain["rubric"]] == [4, 3, 2, 1, 0]

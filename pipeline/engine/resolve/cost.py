@@ -14,6 +14,7 @@ from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import cite
+from pipeline.engine.resolve.zone_inputs import bidding_zone
 
 
 def resolve_cost(d: Draft) -> str:
@@ -42,7 +43,7 @@ def resolve_cost(d: Draft) -> str:
     if zone is None:
         raise d.error("zone", "no zone: give `zone`, or a `region` or `cost.offer` whose "
                               "region is known")
-    return zone
+    return bidding_zone(d, zone)
 
 
 def _offer_cost(d: Draft, cost: OfferCost) -> str | None:

@@ -1,6 +1,10 @@
 """What a candidate's zone gives: its electricity price (the month's day-ahead mean, times a
 TCO tariff's retail multiplier plus grid fee) and its grid carbon intensity (the year's annual
-mean), each from the vintage unless the candidate or its TCO contract states it."""
+mean), each from the vintage unless the candidate or its TCO contract states it.
+
+A zone may be written as a country's ISO code: prices are a bidding zone's (DE and LU are the
+one zone DE-LU), carbon stays national (the country's own grid row when the store has one).
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,55 @@ from pipeline.engine.proposal import ContractTariff, TcoCost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.records import cite
+from pipeline.engine.sovereignty import zone_country
+
+#: ISO codes of countries that share one bidding zone with another: prices by that zone
+COUNTRY_PRICE_ZONE: dict[str, str] = {"DE": "DE-LU", "LU": "DE-LU"}
+#: countries split into several bidding zones: the code alone names a price only when the
+#: store holds a national price for it (Ember's national means do), else the zone is asked for
+SPLIT_COUNTRIES: dict[str, tuple[str, ...]] = {
+    "DK": ("DK1", "DK2"),
+    "IT": ("IT-North", "IT-Centre-North", "IT-Centre-South", "IT-South", "IT-Calabria",
+           "IT-Sicily", "IT-Sardinia"),
+    "NO": ("NO1", "NO2", "NO3", "NO4", "NO5"),
+    "SE": ("SE1", "SE2", "SE3", "SE4"),
+}
+
+
+def bidding_zone(d: Draft, zone: str) -> str:
+    """The zone prices are read for: the zone as written when the store knows it, else the
+    bidding zone of a country code (DE -> DE-LU, with a note)."""
+    if zone in d.mkt.zones or zone not in COUNTRY_PRICE_ZONE:
+        return zone
+    mapped = COUNTRY_PRICE_ZONE[zone]
+    d.notes.append(f"zone {zone} (a country code) is read as bidding zone {mapped} for "
+                   "prices; its grid intensity is the country's")
+    return mapped
 
 
 def check_known_zone(d: Draft, zone: str) -> None:
     """Every zone, even one whose price and grid intensity are both overridden: the zone also
     gives the sovereignty's country, so a typo ("FRA") must not pass."""
-    if zone not in d.mkt.zones:
-        raise d.error("zone", f"unknown zone {zone!r}; known zones: {', '.join(d.mkt.zones)}")
+    if zone in d.mkt.zones:
+        return
+    if zone in SPLIT_COUNTRIES:
+        raise d.error("zone", f"{zone} is a country of several bidding zones "
+                              f"({', '.join(SPLIT_COUNTRIES[zone])}) and the store has no "
+                              f"national price for it: write the zone the site is in")
+    aliases = ", ".join(f"{c} -> {z}" for c, z in COUNTRY_PRICE_ZONE.items())
+    raise d.error("zone", f"unknown zone {zone!r}; known zones: {', '.join(d.mkt.zones)} "
+                          f"(country codes too: {aliases})")
+
+
+def grid_zone(d: Draft, zone: str) -> str:
+    """The zone grid intensity is read for: national. The zone as the candidate wrote it
+    when the store has a row for it, else its country's, else the bidding zone's."""
+    written = d.c.zone or zone
+    known = set(d.mkt.intensities["zone"].to_list())
+    for choice in (written, zone_country(written), zone):
+        if choice in known:
+            return choice
+    return zone
 
 
 def _zone_row(d: Draft, frame: pl.DataFrame, zone: str, missing: str) -> dict[str, Any] | None:
@@ -75,6 +121,7 @@ def resolve_grid(d: Draft, zone: str) -> None:
         d.row["grid_grade"] = "declared"
         d.row["grid_source"] = "candidate override (grid_gco2e_per_kwh)"
         return
+    zone = grid_zone(d, zone)
     intensity = _zone_row(d, d.mkt.intensities, zone, "carbon not computed: no grid intensity")
     if intensity is None:
         return
