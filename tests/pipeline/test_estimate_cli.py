@@ -233,3 +233,70 @@ def test_every_bundled_gpu_can_be_looked_up():
         assert data["inputs"]["bandwidth_gb_per_s"] == gpu["memory_bandwidth_gb_per_s"]
         assert data["inputs"]["tflops"] == gpu["bf16_dense_tflops"]
         assert data["sources"][1]["key"] == gpu["gpu"]
+
+
+def test_request_sizing_reproduces_the_seed_001_worksheet():
+    # seed 001: Llama 70B BF16 at TP4, 200 RPS of 800 prompt / 250 output tokens at
+    # concurrency 40 and TPOT 35 ms (a planning input). TTFT here is the roofline's prefill
+    # bound at the datasheet 989.5 TFLOP/s: 1.104e14 FLOP / (4 x 989.5e12) = 27.9 ms (the seed
+    # takes efficiency 0.5 and 2 x P FLOP per token: 57 ms). Duration = 0.0279 + 249 x 0.035 =
+    # 8.743 s; 40 / 8.743 = 4.575 requests/s; ceil(200 / 4.575) = ceil(43.7) = 44 replicas x 4
+    # = 176 GPUs (the seed, rounding to 4.5 requests/s: 45 = 180)
+    data = run_json("--model", "Llama-3.1-70B", "--gpu", "H100-SXM-80GB", "--tensor-parallel",
+                    "4", "--batch", "40", "--context", "1050", "--prompt-tokens", "800",
+                    "--requests-per-s", "200", "--output-tokens", "250", "--tpot-ms", "35")
+    s = data["sizing"]
+    assert s["ttft_ms"] == pytest.approx(27.88, abs=0.01)
+    assert s["request_duration_s"] == pytest.approx(8.743, abs=1e-3)
+    assert s["replica_requests_per_s"] == pytest.approx(4.575, abs=1e-3)
+    assert (s["littles_law_instances"], s["littles_law_gpus"]) == (44, 176)
+    # FP8 at TPOT 18 ms: 0.0279 + 249 x 0.018 = 4.510 s -> 8.869 requests/s -> ceil(22.55) =
+    # 23 replicas = 92 GPUs (the seed's 4.7 s and 8.5 requests/s give 24 = 96)
+    fp8 = run_json("--model", "Llama-3.1-70B", "--gpu", "H100-SXM-80GB", "--tensor-parallel",
+                   "4", "--batch", "40", "--context", "1050", "--prompt-tokens", "800",
+                   "--requests-per-s", "200", "--output-tokens", "250", "--tpot-ms", "18")
+    assert (fp8["sizing"]["littles_law_instances"], fp8["sizing"]["littles_law_gpus"]) == (23, 92)
+    code, out, _ = run("--model", "Llama-3.1-70B", "--gpu", "H100-SXM-80GB",
+                       "--tensor-parallel", "4", "--batch", "40", "--context", "1050",
+                       "--requests-per-s", "200", "--output-tokens", "250", "--tpot-ms", "35")
+    assert code == 0 and "-> 44 instances = 176 GPUs" in out
+
+
+def test_topologies_compare_tp_and_replicas_on_the_same_gpus():
+    # Llama 3.1 8B at batch 32, context 2,048 on 4 H100s, all-reduce 100 us: TP1 x 4 has no
+    # collective; TP4 x 1 adds 32 layers x 2 x 100 us = 6.4 ms per step
+    data = run_json("--model", "Llama-3.1-8B", "--gpu", "H100-SXM-80GB", "--batch", "32",
+                    "--context", "2048", "--allreduce-us", "100", "--compare-gpus", "4")
+    rows = {t["tensor_parallel"]: t for t in data["topologies"]}
+    assert sorted(rows) == [1, 2, 4] and rows[4]["replicas"] == 1 and rows[1]["replicas"] == 4
+    assert rows[1]["collective_ms"] == 0 and rows[4]["collective_ms"] == pytest.approx(6.4)
+    # TP1: traffic 15.009849 + 32 x 2,048 x 131,072 / 1e9 (8.589935) + 32 x 131,072 / 1e9
+    # (0.004194) = 23.603978 GB / 3,350 = 7.045963 ms; 32 / 7.045963 ms x 4 replicas =
+    # 18,166.4 tokens/s = 4,541.6 per GPU
+    assert rows[1]["tpot_ms"] == pytest.approx(7.045963, abs=1e-6)
+    assert rows[1]["tokens_per_s_per_gpu"] == pytest.approx(4541.6, abs=0.1)
+    # TP4: 23.603978 / 13,400 = 1.761491 ms + 6.4 = 8.161491 ms -> 32 / 8.161491 ms = 3,920.9
+    # tokens/s for the 4 GPUs = 980.2 per GPU: at 100 us per all-reduce the collective outweighs
+    # TP4's faster read, so four replicas win on tokens per GPU and on TPOT alike
+    assert rows[4]["tpot_ms"] == pytest.approx(8.161491, abs=1e-6)
+    assert rows[4]["tokens_per_s_per_gpu"] == pytest.approx(980.2, abs=0.1)
+
+
+def test_sweep_against_a_measured_sweep_prints_predicted_vs_measured():
+    # seed 004: Qwen2.5-7B on an A40 at its calibrated rates (505 GB/s, 76.6 TFLOP/s typed in:
+    # planning inputs), 8,192-token prompts, 128 output tokens, 2,048-token chunks
+    args = ("--model", "Qwen2.5-7B", "--budget-gb", "48", "--bandwidth-gbs", "505",
+            "--tflops", "76.6", "--batch", "1", "--context", "8192", "--sweep",
+            "1,2,4,8,16,32", "--output-tokens", "128", "--chunk-budget", "2048",
+            "--measured-tokens-per-s", "32.61,52.78,71.13,81.38,83.08,72.32")
+    data = run_json(*args)
+    got = {r["concurrency"]: r for r in data["sweep"]["comparison"]}
+    # predicted C / TPOT: 34.6, 48.5, 61, 70, 77, 83.1 (seed: 35, 49, 61, 70, 77, 84); error at
+    # C = 32: 83.1 / 72.32 - 1 = +15 %
+    assert got[32]["predicted_decode_tokens_per_s"] == pytest.approx(83.1, abs=0.1)
+    assert got[32]["error_decode_tokens_per_s"] == pytest.approx(0.149, abs=0.005)
+    assert any("planning inputs" in a for a in data["assumptions"])
+    code, out, _ = run(*args)
+    assert code == 0 and "C=32: TPOT" in out and "measured 72.3 tok/s, error +15%" in out
+    code, _, err = run(*args[:-1], "32.61,52.78")
+    assert code == 1 and "--measured-tokens-per-s" in err and "one figure per level" in err

@@ -505,3 +505,26 @@ def test_replicas_multiply_the_total_not_the_per_gpu_rate():
     assert two.gpus == 4
     assert two.tokens_per_s_total == pytest.approx(2 * one.tokens_per_s_ceiling)
     assert two.tokens_per_s_per_gpu == pytest.approx(one.tokens_per_s_per_gpu)
+
+
+def test_seed_004_mbu_mfu_and_the_headroom_rule():
+    qwen = inputs_from_reference(
+        MODELS["Qwen2.5-7B"], {"gpu": "A40-48GB", "memory_gb": 48.0,
+                               "memory_bandwidth_gb_per_s": 696.0, "bf16_dense_tflops": 149.7,
+                               "source_url": "https://www.nvidia.com/en-us/data-center/a40/"},
+        precision="bf16", batch=1, context=512)
+    cal = calibrate(qwen, source="seed 004 chart 1a", tpot_ms=28, context=512)
+    # traffic at C = 1, 512 cached tokens: 14.141238 + 512 x 57,344 / 1e9 (0.029360) +
+    # 57,344 / 1e9 = 14.170656 GB / 28 ms = 506.09 GB/s (seed: 14.14 / 28 ms = 505 GB/s);
+    # MBU = 506.09 / 696 = 72.7 % (seed: "about 73 % of peak")
+    assert cal.bandwidth_gb_per_s == pytest.approx(506.09, abs=0.01)
+    assert cal.mbu == pytest.approx(0.7271, abs=1e-4)
+    assert "A40-48GB datasheet" in cal.peaks
+    # the headroom rule: at most 1 / 0.727 = 1.38x from a faster kernel (seed 003: 70 % -> 1.4x)
+    assert "at most 1.38x" in cal.headroom
+    assert "no headroom" in calibrate(qwen, source="s", tpot_ms=20.4, context=512).headroom
+    planned = calibrate(EXAMPLE, source="s", tpot_ms=8, context=2048)
+    assert planned.peaks.startswith("planning inputs")
+    # MFU from TTFT: 512-token prefill FLOPs over TTFT x rate
+    ttft = calibrate(qwen, source="s", ttft_ms=88, prompt_tokens=512)
+    assert ttft.mfu == pytest.approx(ttft.tflops / 149.7)

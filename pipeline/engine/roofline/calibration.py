@@ -1,7 +1,9 @@
 """Calibration of the roofline from a measured run at concurrency 1 on the candidate hardware:
 the effective bandwidth a TPOT implies, the effective compute rate a TTFT implies (through the
-same formulas as the forecast), and the inputs with those rates in place of the datasheet
-peaks, the run recorded as the calibration source.
+same formulas as the forecast), their shares of the peaks they replace (MBU and MFU: of the
+datasheet peak when the rates came from the hardware table, else of the planning input), the
+headroom rule, and the inputs with those rates in place of the peaks, the run recorded as the
+calibration source.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ class Calibration:
     context: int | None = None
     ttft_ms: float | None = None
     prompt_tokens: int | None = None
+    #: achieved over peak: bytes/s (memory bandwidth utilisation) and FLOP/s (model FLOPs
+    #: utilisation); the peak is `peaks`' (a datasheet, cited, or the planning inputs)
+    mbu: float | None = None
+    mfu: float | None = None
+    peak_bandwidth_gb_per_s: float | None = None
+    peak_tflops: float | None = None
+    peaks: str | None = None
+    headroom: str | None = None
 
 
 def _positive(name: str, value: float) -> None:
@@ -67,7 +77,25 @@ def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = No
         if prompt_tokens is None:
             raise RooflineInputError("prompt_tokens", "give the prompt length of the run")
         tflops = implied_tflops(inputs, ttft_ms=ttft_ms, prompt_tokens=prompt_tokens)
-    return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens)
+    mbu = bandwidth / inputs.bandwidth_gb_per_s if bandwidth is not None else None
+    mfu = tflops / inputs.tflops if tflops is not None else None
+    return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens,
+                       mbu=mbu, mfu=mfu, peak_bandwidth_gb_per_s=inputs.bandwidth_gb_per_s,
+                       peak_tflops=inputs.tflops,
+                       peaks=inputs.rates_source or "planning inputs (not a datasheet peak)",
+                       headroom=headroom_rule(mbu))
+
+
+def headroom_rule(mbu: float | None) -> str | None:
+    """What a faster kernel can still give a memory-bound decode at this MBU: at most 1 / MBU
+    (seed 003: MBU 70 % -> at most 1.4x); near 1 none."""
+    if mbu is None:
+        return None
+    if mbu >= 0.95:
+        return (f"decode runs at MBU {mbu:.0%}: no headroom from a faster kernel; only fewer "
+                "bytes per token (quantisation, batching, a smaller cache) raise the ceiling")
+    return (f"decode runs at MBU {mbu:.0%}: a faster kernel can give at most "
+            f"{1 / mbu:.2f}x before the bandwidth wall")
 
 
 def apply_calibration(inputs: RooflineInputs, calibration: Calibration) -> RooflineInputs:

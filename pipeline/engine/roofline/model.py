@@ -437,9 +437,11 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
         "Ideal overlap of memory traffic and compute: step = max(memory time, compute time) is "
         "a lower bound on the step, so tokens/s = batch / step is a ceiling; engines reach a "
         "fraction of it (the efficiency range).",
-        "Decode FLOPs per token = 2 x parameters (the embedding counted like a matmul) + 4 x "
-        "layers x query heads x head dim x context (attention scores and values); softmax, "
-        "norms, sampling and scheduling are ignored.",
+        "Decode FLOPs per token = 2 x parameters ("
+        + ("less the looked-up input embedding" if i.lookup_embeddings and i.vocab_size
+           and not i.tied_embeddings else "the embedding counted like a matmul")
+        + ") + 4 x layers x query heads x head dim x context (attention scores and values); "
+        "softmax, norms, sampling and scheduling are ignored.",
         f"Prefill of {prompt} prompt tokens: 2 x linear parameters per token, causal attention "
         "summed over positions (4 x layers x query heads x head dim x L(L+1)/2), the LM head "
         "once; TTFT lower bound = max(prefill FLOPs at the compute rate, one read of the "

@@ -55,6 +55,13 @@ FLAGS: dict[str, str] = {
     "tensor_parallel": "--tensor-parallel",
     "vocab_size": "--vocab-size",
     "hidden_size": "--hidden-size",
+    "experts": "--experts",
+    "experts_per_token": "--experts-per-token",
+    "lookup_embeddings": "--lookup-embeddings",
+    "allreduce_us": "--allreduce-us",
+    "pipeline_parallel": "--pipeline-parallel",
+    "microbatches": "--microbatches",
+    "replicas": "--replicas",
 }
 _OTHER_KEYS = {
     "model": "--model", "gpu": "--gpu", "precision": "--precision",
@@ -62,11 +69,22 @@ _OTHER_KEYS = {
     "calibrate_ttft_ms": "--calibrate-ttft-ms",
     "calibrate_prompt_tokens": "--calibrate-prompt-tokens",
     "calibration_source": "--calibration-source",
+    # request-level sizing, topologies and the serving sweep (planning.py)
+    "requests_per_s": "--requests-per-s", "output_tokens": "--output-tokens",
+    "peak_factor": "--peak-factor", "headroom": "--headroom", "efficiency": "--efficiency",
+    "tpot_ms": "--tpot-ms", "compare_gpus": "--compare-gpus", "sweep": "--sweep",
+    "chunk_budget": "--chunk-budget", "measured_tokens_per_s": "--measured-tokens-per-s",
+    "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
+    "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
-             "calibrate_prompt_tokens"}
-_STRINGS = {"model", "gpu", "precision", "calibration_source"}
+             "calibrate_prompt_tokens", "experts", "experts_per_token", "pipeline_parallel",
+             "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
+             "spec_draft_tokens"}
+_STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
+            "measured_tokens_per_s"}
+_BOOLEANS = {"lookup_embeddings"}
 
 
 class EstimateError(Exception):
@@ -141,6 +159,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         if key in _STRINGS:
             if not isinstance(value, str):
                 raise EstimateError(f"{path}: key {key!r} must be a string, got {value!r}")
+        elif key in _BOOLEANS:
+            if not isinstance(value, bool):
+                raise EstimateError(f"{path}: key {key!r} must be true or false, got "
+                                    f"{value!r}")
         elif key in _INTEGERS:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise EstimateError(f"{path}: key {key!r} must be an integer, got {value!r}")
@@ -230,8 +252,13 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
                         "gpu_memory_utilization=0.9 leaves aside; give --reserve-gb to change.")
         values.origin["reserve_gb"] = (f"--reserve-gb ({DEFAULT_RESERVE_SHARE:.0%} of the "
                                        "budget)")
-    if resolved["tensor_parallel"] is None:
-        resolved["tensor_parallel"] = 1
+    for name, default in (("tensor_parallel", 1), ("pipeline_parallel", 1), ("replicas", 1),
+                          ("lookup_embeddings", False)):
+        if resolved[name] is None:
+            resolved[name] = default
+    if gpu is not None and all(values.origin.get(n, "").startswith("--gpu")
+                               for n in ("bandwidth_gb_per_s", "tflops")):
+        resolved["rates_source"] = f"{gpu['gpu']} datasheet, {gpu.get('source_url')}"
 
     missing = [n for n in REQUIRED_INPUTS if resolved[n] is None]
     if missing:
@@ -264,6 +291,8 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
                             **{k: _jsonable(row.get(k)) for k in ("source_url", "source_date",
                                                                  "licence")}})
     context = {
+        "plan": {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
+                 if not k.startswith("calibrat") and k not in ("model", "gpu", "precision")},
         "model": model["model"] if model else None,
         "gpu": gpu["gpu"] if gpu else None,
         "precision": precision,

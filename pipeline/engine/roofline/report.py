@@ -9,8 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine.roofline.model import RooflineInputs, RooflineResult, estimate
-from pipeline.engine.roofline.options import resolve
+from pipeline.engine.roofline import planning
+from pipeline.engine.roofline.model import (
+    RooflineInputError,
+    RooflineInputs,
+    RooflineResult,
+    estimate,
+)
+from pipeline.engine.roofline.options import EstimateError, resolve
 
 
 def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
@@ -19,7 +25,17 @@ def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
     """The `--json` object for the options given (keyed by TOML key; see `resolve`); an
     EstimateError names the option at fault."""
     inputs, context = resolve(flags, toml_path, models_csv, hardware_csv)
-    return report(inputs, estimate(inputs), context)
+    out = report(inputs, estimate(inputs), context)
+    plan = context["plan"]
+    try:
+        out["sizing"] = planning.sizing(inputs, plan)
+        out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
+                             if plan.get("compare_gpus") is not None else None)
+        out["sweep"] = planning.sweep(inputs, plan)
+    except RooflineInputError as err:
+        flag = "--" + err.field.replace("_", "-")
+        raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
+    return out
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]
@@ -87,13 +103,68 @@ def render_text(data: dict[str, Any]) -> str:
         line = f"  {label:<17} {number:>{width}} {unit:<6}"
         lines.append((line + f"  {note}" if note else line).rstrip())
     if data["calibration"]:
-        lines.append(f"Calibrated from: {data['calibration']['source']}")
+        cal = data["calibration"]
+        lines.append(f"Calibrated from: {cal['source']}")
+        for share, rate, peak, unit in (("mbu", "bandwidth_gb_per_s", "peak_bandwidth_gb_per_s",
+                                         "GB/s"),
+                                        ("mfu", "tflops", "peak_tflops", "TFLOP/s")):
+            if cal.get(share) is not None:
+                lines.append(f"  {share.upper()} {cal[share]:.1%}: {cal[rate]:,.1f} of "
+                             f"{cal[peak]:,.1f} {unit} ({cal['peaks']})")
+        if cal.get("headroom"):
+            lines.append(f"  {cal['headroom']}")
+    lines.extend(_planning_text(data))
     lines.append("Assumptions")
     lines.extend(f"  - {a}" for a in data["assumptions"])
     for s in data["sources"]:
         lines.append(f"Source: {s['table']} {s['key']}: {s['source_url']} "
                      f"({s['source_date']}, {s['licence']})")
     return "\n".join(lines)
+
+
+def _planning_text(data: dict[str, Any]) -> list[str]:
+    """The sizing, topology and sweep sections, when asked for."""
+    lines: list[str] = []
+    s = data.get("sizing")
+    if s and "reason" in s:
+        lines += ["Sizing", f"  none: {s['reason']}"]
+    elif s:
+        lines += [
+            "Sizing (Little's law)",
+            f"  {s['requests_per_s']:,.4g} requests/s of {s['prompt_tokens']:,.0f} prompt + "
+            f"{s['output_tokens']:,.0f} output tokens; concurrency {s['operating_concurrency']}",
+            f"  TTFT {s['ttft_ms']:,.1f} ms + ({s['output_tokens']:,.0f} - 1) x TPOT "
+            f"{s['tpot_ms']:,.2f} ms = {s['request_duration_s']:,.3f} s per request",
+            f"  {s['replica_requests_per_s']:,.3f} requests/s per instance -> "
+            f"{s['littles_law_instances']} instances = {s['littles_law_gpus']} GPUs "
+            f"(goodput-based: {s['goodput_instances']} instances)",
+        ]
+        lines.extend(f"  - {a}" for a in s["assumptions"])
+    if data.get("topologies"):
+        lines.append("Topologies on the same GPUs (batch per replica as given)")
+        for t in data["topologies"]:
+            total, per = t["tokens_per_s_total"], t["tokens_per_s_per_gpu"]
+            lines.append(f"  TP{t['tensor_parallel']} x {t['replicas']}: " + (
+                f"TPOT {t['tpot_ms']:,.2f} ms (all-reduce {t['collective_ms']:,.2f} ms), "
+                f"{total:,.0f} tok/s, {per:,.1f} tok/s per GPU" if t["fits"] else
+                f"does not fit: {t['reason']}"))
+    sw = data.get("sweep")
+    if sw:
+        lines.append("Closed-loop sweep (predicted)")
+        compared = {r["concurrency"]: r for r in sw["comparison"] or []}
+        for r in sw["levels"]:
+            if not r["kv_fits"]:
+                lines.append(f"  C={r['concurrency']}: beyond the KV capacity")
+                continue
+            line = (f"  C={r['concurrency']}: TPOT {r['tpot_ms']:,.1f} ms, "
+                    f"{r['decode_tokens_per_s']:,.1f} tok/s decode, TTFT {r['ttft_s']:,.2f} s")
+            c = compared.get(r["concurrency"])
+            if c and c["measured_decode_tokens_per_s"] is not None:
+                line += (f"; measured {c['measured_decode_tokens_per_s']:,.1f} tok/s, error "
+                         f"{c['error_decode_tokens_per_s']:+.0%}")
+            lines.append(line)
+        lines.extend(f"  - {a}" for a in sw["assumptions"])
+    return lines
 
 
 def render_json(data: dict[str, Any]) -> str:

@@ -1,0 +1,164 @@
+"""What `scorecard estimate` adds for a capacity planner beside the roofline: request-level
+sizing (through the metric steps of pipeline/engine/metrics.py, so the scorecard and the
+estimate size alike), topologies of the same GPUs compared (TP x replicas, by tokens/s per GPU
+and TPOT), and a closed-loop serving sweep with chunked prefill (serving.py), compared per level
+with a measured sweep when one is given. Each section lists its assumptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.metrics import evaluate
+from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
+from pipeline.engine.roofline.serving import (
+    compare_levels,
+    predict_sweep,
+    prefix_cached_ttft_s,
+    speculative_tpot_s,
+)
+
+
+def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """Replicas for a request rate (`requests_per_s`, `output_tokens`; the prompt is the
+    inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
+    estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
+    step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`))."""
+    if plan.get("requests_per_s") is None:
+        return None
+    if plan.get("output_tokens") is None:
+        raise RooflineInputError("output_tokens", "give the mean output tokens per request")
+    r = estimate(inputs)
+    if r.tokens_per_s_total is None:
+        return {"reason": r.ceiling_reason}
+    efficiency = plan.get("efficiency") or 1.0
+    out_tokens = float(plan["output_tokens"])
+    tpot_s = (plan["tpot_ms"] / 1e3 if plan.get("tpot_ms") is not None
+              else r.step_ms / 1e3 / efficiency)
+    assumptions = [
+        f"Operating concurrency = batch {inputs.batch} per replica x {inputs.replicas} "
+        "replica(s); a planner's operational figure sits below the KV ceiling (max batch "
+        f"{r.max_batch}).",
+        f"TPOT {tpot_s * 1e3:,.2f} ms: " + ("typed in (--tpot-ms), a planning input" if
+                                          plan.get("tpot_ms") is not None else
+                                          f"the decode step / efficiency {efficiency:g}"),
+    ]
+    cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
+    hit = plan.get("prefix_hit_rate")
+    ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
+    assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
+                       f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
+                       "no queueing" + (f", a prefix-cache hit rate {hit:g} on the prefill "
+                                        f"(cold {cold_ttft_s * 1e3:,.1f} ms)" if hit else ""))
+    acceptance = plan.get("spec_acceptance")
+    if acceptance is not None:
+        k = plan.get("spec_draft_tokens") or 4
+        draft_s = (plan.get("spec_draft_ms") or 0.0) / 1e3
+        plain = tpot_s
+        tpot_s = speculative_tpot_s(tpot_s, acceptance, k, draft_s)
+        assumptions.append(f"Speculative decoding: {k} drafted tokens at acceptance "
+                           f"{acceptance:g}, draft step {draft_s * 1e3:g} ms: TPOT "
+                           f"{plain * 1e3:,.2f} -> {tpot_s * 1e3:,.2f} ms (a declared effect)")
+    concurrency = inputs.batch * inputs.replicas
+    row = evaluate(pl.DataFrame({
+        "tokens_per_s": [concurrency / tpot_s],
+        "demand_requests_per_s": [float(plan["requests_per_s"])],
+        "demand_tokens_per_day": [float(plan["requests_per_s"]) * 86_400.0 * out_tokens],
+        "request_output_tokens": [out_tokens], "operating_concurrency": [float(concurrency)],
+        "operating_ttft_s": [ttft_s], "operating_tpot_s": [tpot_s],
+        "peak_factor": [float(plan.get("peak_factor") or 1.0)],
+        "headroom": [float(plan["headroom"]) if plan.get("headroom") is not None else 0.0],
+    })).row(0, named=True)
+    littles = row["littles_law_instances"]
+    goodput = row["instances"]
+    assumptions.append("Instances from goodput: ceil(peak output tokens/s / (instance goodput "
+                       "x (1 - headroom))); from Little's law: ceil(peak requests/s / "
+                       "(concurrency / request duration x (1 - headroom))); the Little's-law "
+                       "count carries TTFT, the goodput count does not.")
+    return {
+        "requests_per_s": float(plan["requests_per_s"]), "output_tokens": out_tokens,
+        "prompt_tokens": inputs.prompt_tokens or inputs.context,
+        "operating_concurrency": concurrency, "tpot_ms": tpot_s * 1e3,
+        "ttft_ms": ttft_s * 1e3, "cold_ttft_ms": cold_ttft_s * 1e3,
+        "request_duration_s": row["request_duration_s"],
+        "replica_requests_per_s": row["replica_requests_per_s"],
+        "littles_law_instances": None if littles is None else int(littles),
+        "goodput_instances": None if goodput is None else int(goodput),
+        "gpus_per_instance": int(r.gpus),
+        "littles_law_gpus": None if littles is None else int(littles * r.gpus),
+        "assumptions": assumptions,
+    }
+
+
+def topologies(inputs: RooflineInputs, gpus: int) -> list[dict[str, Any]]:
+    """Each way of serving the model on `gpus` GPUs as TP x replicas (TP a power of two that
+    divides the GPU count, PP 1), at the inputs' batch per replica: fits, TPOT (the step, with
+    the all-reduce cost), tokens/s in all and per GPU."""
+    if gpus < 1:
+        raise RooflineInputError("compare_gpus", f"must be at least 1, got {gpus!r}")
+    rows = []
+    tp = 1
+    while tp <= gpus:
+        if gpus % tp == 0:
+            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
+                                             replicas=gpus // tp, microbatches=None))
+            rows.append({
+                "tensor_parallel": tp, "replicas": gpus // tp,
+                "fits": r.tokens_per_s_total is not None, "tpot_ms": r.step_ms,
+                "collective_ms": r.collective_ms,
+                "tokens_per_s_total": r.tokens_per_s_total,
+                "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
+                "reason": r.ceiling_reason,
+            })
+        tp *= 2
+    return rows
+
+
+def _numbers(text: str, key: str, kind: type) -> list[Any]:
+    try:
+        return [kind(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise RooflineInputError(key, f"must be comma-separated numbers, got {text!r}") from None
+
+
+def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """A closed-loop sweep over `sweep` concurrency levels ("1,2,4"), chunked prefill at
+    `chunk_budget` tokens per step, `output_tokens` per request; with
+    `measured_tokens_per_s` (one figure per level), predicted vs measured and the error."""
+    if plan.get("sweep") is None:
+        return None
+    levels = _numbers(plan["sweep"], "sweep", int)
+    if plan.get("output_tokens") is None:
+        raise RooflineInputError("output_tokens", "give the output tokens per request")
+    prompt = inputs.prompt_tokens or inputs.context
+    rows = predict_sweep(inputs, levels, prompt_tokens=prompt,
+                         output_tokens=int(plan["output_tokens"]),
+                         budget_tokens=plan.get("chunk_budget"))
+    out: dict[str, Any] = {"levels": rows, "comparison": None, "assumptions": [
+        f"Closed loop: C clients, each sends its next request when its last one ends; every "
+        f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",
+        (f"Chunked prefill at {plan['chunk_budget']} tokens per step: a prompt takes "
+         f"{math.ceil(prompt / plan['chunk_budget'])} mixed steps, each the prefill chunk's "
+         "compute time, during which each decoding sequence advances one token; TPOT averages "
+         "them in; throughput = C / TPOT (prefill wall time not in the denominator)."
+         if plan.get("chunk_budget") else
+         "No chunked prefill given: decode-only steps (the plain roofline; over-predicts a "
+         "server that mixes long prefills into decode)."),
+        "The prefill queue (a prompt waiting behind the one prefill holding the budget) is "
+        "not modelled: TTFT stays the prefill bound below the KV cap.",
+    ]}
+    if plan.get("measured_tokens_per_s") is not None:
+        measured = _numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
+        if len(measured) != len(levels):
+            raise RooflineInputError("measured_tokens_per_s",
+                                     f"give one figure per level ({len(levels)}), got "
+                                     f"{len(measured)}")
+        out["comparison"] = compare_levels(
+            rows, {c: {"decode_tokens_per_s": m} for c, m in zip(levels, measured,
+                                                                  strict=True)},
+            keys=("decode_tokens_per_s",))
+    return out
