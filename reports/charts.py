@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from reports.cells import plain_all
 from reports.frames import HEADERS, RANGE_METRICS, ranges, tornado_frame, value
 
 #: colour of each sovereignty level on every chart; excluded candidates are grey.
@@ -42,8 +43,9 @@ def _svg(chart: Any, prefix: str) -> str:
     the same whatever was drawn before it, and ids stay unique within a page."""
     import vl_convert as vlc
 
-    spec = chart.configure(font=FONT, background="white").configure_view(
-        stroke="#cccccc").to_dict()
+    # a control character in a proposal's id aborts vl-convert's process: strings plain
+    spec = plain_all(chart.configure(font=FONT, background="white").configure_view(
+        stroke="#cccccc").to_dict())
     svg: str = vlc.vegalite_to_svg(spec)
     found = list(dict.fromkeys(re.findall(r'id="(clip\d+)"', svg)))
     renames = {old: f"{prefix}-clip{i}" for i, old in enumerate(found, start=1)}

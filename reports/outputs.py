@@ -1,7 +1,9 @@
 """Every file `scorecard run` writes besides the JSON, in one call, so the run (and a CI job)
 lists one place: HTML, XLSX, CSV, Parquet and, on request, PDF. The CSV and Parquet files are
 the scorecard table: one row per candidate, columns named with their unit
-(`cpm_eur_per_mtok`, ...) as in the store, numbers as numbers, nulls as empty/null.
+(`cpm_eur_per_mtok`, ...) as in the store, numbers as numbers, nulls as empty/null; strings
+lose bidi and control characters, and in the CSV one that starts like a formula is written
+as text with a leading apostrophe (`reports.cells`).
 
 The PDF needs headless Chromium: without it `write_outputs(..., pdf=True)` writes the rest,
 then raises `reports.pdf.ChromiumMissing`, whose message says how to install it.
@@ -12,6 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from reports.cells import plain, plain_all, spreadsheet_text
 from reports.frames import scorecard_frame
 from reports.html import write_html
 from reports.pdf import write_pdf
@@ -21,16 +26,28 @@ STEM = "scorecard"
 
 
 def write_csv(result: dict[str, Any], path: Path) -> None:
-    scorecard_frame(result).write_csv(path, null_value="")
+    """The scorecard table; string cells as spreadsheet text (never a formula)."""
+    frame = scorecard_frame(result)
+    strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
+    frame.with_columns(pl.col(strings).map_elements(spreadsheet_text, return_dtype=pl.String())
+                       ).write_csv(path, null_value="")
 
 
 def write_parquet(result: dict[str, Any], path: Path) -> None:
-    scorecard_frame(result).write_parquet(path, statistics=False)
+    """The scorecard table; strings without bidi or control characters."""
+    frame = scorecard_frame(result)
+    strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
+    frame.with_columns(pl.col(strings).map_elements(plain, return_dtype=pl.String())
+                       ).write_parquet(path, statistics=False)
 
 
 def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
                   diff: dict[str, Any] | None = None) -> list[Path]:
-    """Write the report files into `folder`; returns their paths in the order written."""
+    """Write the report files into `folder`; returns their paths in the order written. Every
+    string of the result and the diff loses its bidi and control characters first, so no
+    report can reorder or hide text."""
+    result = plain_all(result)
+    diff = plain_all(diff) if diff is not None else None
     folder.mkdir(parents=True, exist_ok=True)
     html = folder / f"{STEM}.html"
     write_html(result, html, diff)

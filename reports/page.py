@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from reports.cells import plain
+
 CSS = """
 body { font-family: "DejaVu Sans", Verdana, system-ui, sans-serif; margin: 1.5rem auto;
   max-width: 1600px; padding: 0 1rem; color: #222; font-size: 14px; }
@@ -36,5 +38,6 @@ li { margin: .15rem 0; }
 
 
 def escape(value: Any) -> str:
-    """HTML text of a value; None is the empty string."""
-    return html.escape("" if value is None else str(value))
+    """HTML text of a value, bidi and control characters stripped; None is the empty
+    string."""
+    return html.escape(plain("" if value is None else str(value)))

@@ -1,7 +1,9 @@
 """The workbook procurement teams open: About, Scorecard, Breakdown, Assumptions, Sources,
 Sizing, Break-even, P(frontier), Pairwise. Numbers are written as numbers (formatted, not
 turned into text), headers carry units, a sheet whose figures the result lacks says so in its
-first row.
+first row. Every string is written as text, never as a formula (`reports.cells`: a label
+starting with = + - @, tab or CR gets a leading apostrophe; control and bidi characters are
+removed).
 
 The document's created/modified stamps are the result's generated_at, so two runs on the same
 result give the same workbook contents.
@@ -18,6 +20,7 @@ from openpyxl import Workbook, load_workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from reports.cells import spreadsheet_value
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     HEADERS,
@@ -84,7 +87,7 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
     about = book.active
     about.title = "About"
     for row in about_rows(result):
-        about.append(list(row))
+        about.append([spreadsheet_value(v) for v in row])
     about.column_dimensions["A"].width = 16
     about.column_dimensions["B"].width = 70
     bold = Font(bold=True)
@@ -94,11 +97,11 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
         if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
             sheet.append([f"{name}: {NOT_COMPUTED}"])
             continue
-        sheet.append([header(c, name) for c in frame.columns])
+        sheet.append([spreadsheet_value(header(c, name)) for c in frame.columns])
         for cell in sheet[1]:
             cell.font = bold
-        for row in frame.iter_rows():
-            sheet.append(list(row))
+        for row in frame.iter_rows():  # every string as text: never a formula
+            sheet.append([spreadsheet_value(v) for v in row])
         sheet.freeze_panes = "B2"
         for i, column in enumerate(frame.columns, start=1):
             width = max(len(header(column, name)),

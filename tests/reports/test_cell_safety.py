@@ -1,0 +1,57 @@
+"""Hostile strings in a result (OWASP CSV injection, an escape character, a right-to-left
+override) through the real writers: XLSX cells hold text, never a formula, and no control
+character; the CSV prefixes a formula-like cell with an apostrophe; no output carries a bidi
+control."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from openpyxl import load_workbook
+
+from reports.cells import spreadsheet_text
+from reports.outputs import write_outputs
+
+FORMULA = '=HYPERLINK("http://x","y")'
+DDE = "=cmd|' /C calc'!A0"
+
+
+def hostile(result: dict[str, Any]) -> dict[str, Any]:
+    result["proposal"] = FORMULA
+    # an id with DDE, an escape character (crashed openpyxl) and a right-to-left override
+    result["candidates"][0]["id"] = DDE + "\x1b[31m\u202etxt.exe"
+    return result
+
+
+def test_spreadsheet_text_rules() -> None:
+    # = + - @ tab CR start a formula: prefixed; bidi and control characters removed
+    assert [spreadsheet_text(s) for s in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx")] == [
+        "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx"]
+    assert spreadsheet_text("a\u202eb\u2066c\x00d\x1b") == "abcd"
+    assert spreadsheet_text("plain label") == "plain label"
+
+
+def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path: Path) -> None:
+    written = write_outputs(hostile(full), tmp_path)
+    names = [p.name for p in written]
+    assert names == ["scorecard.html", "scorecard.xlsx", "scorecard.csv", "scorecard.parquet"]
+
+    book = load_workbook(tmp_path / "scorecard.xlsx")
+    formulas = [(ws.title, c.coordinate) for ws in book for row in ws.iter_rows() for c in row
+                if c.data_type == "f"]
+    assert formulas == []
+    assert book["About"]["B1"].value == "'" + FORMULA
+    ids = [row[0].value for row in book["Scorecard"].iter_rows(min_row=2)]
+    assert "'" + DDE + "[31mtxt.exe" in ids  # ESC and RLO gone, the rest kept as text
+
+    with (tmp_path / "scorecard.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["id"] == "'" + DDE + "[31mtxt.exe"
+
+    page = (tmp_path / "scorecard.html").read_text("utf-8")
+    assert "\u202e" not in page and "\x1b" not in page
+    parquet = pl.read_parquet(tmp_path / "scorecard.parquet")
+    assert parquet["id"][0] == DDE + "[31mtxt.exe"  # data, not a spreadsheet: no apostrophe
