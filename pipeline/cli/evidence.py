@@ -84,25 +84,40 @@ def inspect_command(
     gpus: Annotated[int | None, typer.Option(
         min=1, help="GPU count of configurations that record none (for goodput per GPU).")
     ] = None,
+    db: Annotated[Path | None, typer.Option(
+        help="Read files already added (`evidence add`, same sha256) from this store instead "
+             "of parsing them again, and add the others.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
                        ] = False,
 ) -> None:
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee;
     the configurations (engine settings), each with its own sweep, and the best marked."""
+    from contextlib import nullcontext
+
+    import duckdb
+
+    from pipeline.evidence.cache import using
     from pipeline.evidence.goodput import Slo
     from pipeline.evidence.inspection import inspect_report, report_table
+    from pipeline.store import connect, db_path
     from sources.errors import ParseError
 
     try:
         slo = Slo(ttft_ms=math.inf if ttft_ms is None else ttft_ms, tpot_ms=tpot_ms,
                   max_itl_ms=max_itl_ms, attainment=attainment, ttft_p99_ms=ttft_p99_ms,
                   tpot_p99_ms=tpot_p99_ms)
-        report = inspect_report(
-            paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
-            power_fmt=power_format, run_notes=() if ttft_ms is not None else (
-                "no --ttft-ms: every completed request passes the TTFT limit",),
-            choose=choose, gpu_count=gpus)
-    except (ParseError, ValueError, OSError) as err:  # PowerLogError is a ValueError
+        con = None if db is None else connect(db_path(str(db)), tables=())
+        try:
+            with using(con) if con is not None else nullcontext():
+                report = inspect_report(
+                    paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
+                    power_fmt=power_format, run_notes=() if ttft_ms is not None else (
+                        "no --ttft-ms: every completed request passes the TTFT limit",),
+                    choose=choose, gpu_count=gpus)
+        finally:
+            if con is not None:
+                con.close()
+    except (ParseError, ValueError, OSError, duckdb.Error) as err:  # PowerLogError: ValueError
         raise _fail(str(err)) from None
     if as_json:
         sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")

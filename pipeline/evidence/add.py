@@ -30,5 +30,7 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:
         progress(f"{len(bench)} benchmark file(s)", "reading and loading")
-    results = add_bench_files(con, bench, fmt=fmt, tz=tz) if bench else []
+    in_folder = any(Path(p).is_dir() for p in paths)
+    results = add_bench_files(con, bench, fmt=fmt, tz=tz, progress=progress,
+                              notes=notes if in_folder else None) if bench else []
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress), notes

@@ -49,6 +49,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep_metrics
@@ -57,6 +58,7 @@ from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
 from sources.bench.registry import FORMATS, detect_format, parse_bench
 from sources.bench.run import REQUEST_COLUMNS, BenchRun
+from sources.errors import ParseError
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,16 @@ class ThroughputEvidence:
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
-              keep: Callable[[Path, bytes], str] | None = None) -> Loaded:
+              keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
+              progress: Callable[[str, str], None] | None = None, cached: bool = True
+              ) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
-    add keeps them as raw snapshots) and its digest is the one recorded."""
+    add keeps them as raw snapshots) and its digest is the one recorded. Inside
+    `pipeline.evidence.cache.using(con)` a file whose sha256 is in the store's cache is not
+    parsed again (and one parsed is added to it). `skip_bad`: a file of a folder that fails to
+    parse is left out, named with its error in the notes (else its ParseError is raised).
+    `progress(what, stage)` hears of each file read, with its size. `cached=False` parses
+    every file (a `--window` needs the gaps, which the cache does not keep)."""
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -119,9 +128,35 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             if in_folder and tool is None:
                 notes.append(f"{name}: skipped (not a benchmark format this project reads)")
                 continue
+            known = evidence_cache.known_digest(path) if cached and keep is None else None
+            runs = None if known is None else evidence_cache.lookup(known, name, fmt, tz)
+            if runs is not None and known is not None:
+                if progress:
+                    progress(name, "read from the store (unchanged since it was parsed)")
+                parsed.append((path, tool, runs))
+                files.append((name, known))
+                roots[name] = Path(root)
+                continue
+            if progress:
+                progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
             data = path.read_bytes()
-            parsed.append((path, tool, parse_bench(data, path=name, fmt=tool, tz=tz)))
-            files.append((name, keep(path, data) if keep else sha256(data)))
+            digest = keep(path, data) if keep else sha256(data)
+            runs = evidence_cache.lookup(digest, name, fmt, tz) if cached else None
+            if runs is None:
+                if progress:
+                    progress(name, f"parsing {len(data) / 1e6:,.1f} MB")
+                try:
+                    runs = parse_bench(data, path=name, fmt=tool, tz=tz)
+                except ParseError as err:
+                    if not skip_bad:
+                        raise
+                    notes.append(f"{name}: skipped, it could not be read: {err}")
+                    continue
+                evidence_cache.remember(digest, name, fmt, tz, runs)
+            elif progress:
+                progress(name, "read from the store (parsed before, same sha256)")
+            parsed.append((path, tool, runs))
+            files.append((name, digest))
             roots[name] = Path(root)
     runs = _pair(parsed, notes)
     settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
@@ -165,7 +200,7 @@ CHOICES = ("goodput_per_gpu", "goodput")
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
             gpu_count: int | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz)
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None)
     return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
@@ -388,11 +423,20 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
-                    tz: str | None = None) -> list[tuple[str, Any]]:
+                    tz: str | None = None, notes: list[str] | None = None,
+                    progress: Callable[[str, str], None] | None = None
+                    ) -> list[tuple[str, Any]]:
+    """`notes` (when given) receives the files of folders that could not be read and were
+    skipped; without it such a file raises its ParseError."""
     ensure_tables(con, EVIDENCE_TABLES)
-    # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once
-    loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
-        con, data, source="bench", url=path.resolve().as_uri()))
+    # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once;
+    # the parsed runs go to the store's cache, so later commands do not parse the file again
+    with evidence_cache.using(con):
+        loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
+            con, data, source="bench", url=path.resolve().as_uri()),
+            skip_bad=notes is not None, progress=progress)
+    if notes is not None:
+        notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
     runs_frame, requests_frame = bench_frames(loaded)
     results = []
     for name, digest in loaded.files:

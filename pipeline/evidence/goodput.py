@@ -35,7 +35,7 @@ from typing import Any
 
 import polars as pl
 
-from sources.bench.run import ITLS, BenchRun
+from sources.bench.run import GAPS_KNOWN, ITLS, BenchRun
 
 QUANTILES = (50, 90, 95, 99)
 TOLERANCE_S = 1e-6
@@ -136,6 +136,8 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
     gaps_unknown = completed & (pl.col("output_tokens").fill_null(2) > 1)
     if ITLS in df.columns:
         gaps_unknown = gaps_unknown & pl.col(ITLS).is_null()
+    elif GAPS_KNOWN in df.columns:
+        gaps_unknown = gaps_unknown & ~pl.col(GAPS_KNOWN)
     if slo.max_itl_ms is not None:
         gap_ok = (pl.col("output_tokens").fill_null(2) <= 1) | pl.col("max_itl_s").is_null() | (
             pl.col("max_itl_s") <= _limit(slo.max_itl_ms))
@@ -188,6 +190,8 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
     if ITLS in done.columns and run.itl_definition in ("token", "chunk"):
         gaps = done.select(pl.col(ITLS).explode().drop_nulls().alias("itl_s"))
         out.update(_percentiles(gaps, "itl_s", "itl"))
+    elif run.itl_summary is not None and window is None:
+        out.update(run.itl_summary)  # the same figures, computed when the gaps were read
     else:
         out.update(_percentiles(pl.DataFrame({"itl_s": []}, schema={"itl_s": pl.Float64()}),
                                 "itl_s", "itl"))

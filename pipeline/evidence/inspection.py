@@ -40,7 +40,7 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    power: Path | None = None, power_fmt: str | None = None,
                    run_notes: Sequence[str] = (), choose: str = "goodput_per_gpu",
                    gpu_count: int | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz)
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None)
     report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
     if power is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))

@@ -26,10 +26,14 @@ REQUEST_SCHEMA: dict[str, pl.DataType] = {
 }
 REQUEST_COLUMNS = tuple(REQUEST_SCHEMA)
 ITLS = "itls_s"
+#: a per-request flag standing in for `itls_s` when the gaps were not kept (the evidence cache):
+#: whether the request had gap data
+GAPS_KNOWN = "gaps_known"
 
 # How the source defines its gap and TPOT figures is recorded on every run; the allowed words
 # (token / chunk / request_mean / none, ...) live with the table declarations.
-__all__ = ["ITLS", "ITL_DEFINITIONS", "REQUEST_COLUMNS", "TPOT_DEFINITIONS", "BenchRun"]
+__all__ = ["GAPS_KNOWN", "ITLS", "ITL_DEFINITIONS", "REQUEST_COLUMNS", "TPOT_DEFINITIONS",
+           "BenchRun"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class BenchRun:
     model: str | None = None
     params: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: the ITL percentiles over the default window's completed requests, when the gaps
+    #: themselves were not kept (runs read back from the evidence cache); None otherwise
+    itl_summary: Mapping[str, float | int | None] | None = None
 
     @property
     def aggregate_only(self) -> bool:
