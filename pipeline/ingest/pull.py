@@ -24,7 +24,7 @@ import requests
 from pipeline import store
 from pipeline.ingest import complete
 from schemas.table import ValidationFailed
-from sources.errors import ParseError
+from sources.errors import ParseError, reading
 from sources.http import Fetched, FetchError
 from sources.job import Context, Raw
 from sources.registry import SOURCES
@@ -149,7 +149,9 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         progress(name, f"parsing {len(raws)} snapshot(s)")
         batches = []
         for raw in sorted(raws, key=lambda r: r.fetched_at):
-            for table, frame in source.parse(raw, ctx, result.notes):
+            with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
+                frames = source.parse(raw, ctx, result.notes)
+            for table, frame in frames:
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
         if source.ACCUMULATE:
             batches = newest_wins(batches)

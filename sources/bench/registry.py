@@ -11,7 +11,7 @@ from types import ModuleType
 
 from sources.bench import aiperf, guidellm, llmperf, mlperf, trace, vllm, vllm_metrics
 from sources.bench.run import BenchRun
-from sources.errors import ParseError
+from sources.errors import ParseError, reading
 
 READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, llmperf, mlperf, vllm, vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
@@ -29,7 +29,8 @@ def parse_bench(data: bytes, *, path: str, fmt: str | None = None,
                 tz: str | None = None) -> list[BenchRun]:
     """Parse benchmark bytes in format `fmt` (detected when None) into runs."""
     if fmt is None:
-        fmt = detect_format(data)
+        with reading("bench", path):
+            fmt = detect_format(data)
         if fmt is None:
             raise ParseError("bench", path, "start of file",
                              "not a benchmark format this project reads (known: "
@@ -39,5 +40,6 @@ def parse_bench(data: bytes, *, path: str, fmt: str | None = None,
     if reader is None:
         raise ParseError("bench", path, "format",
                          f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-    runs: list[BenchRun] = reader.parse(data, path=path, tz=tz)
+    with reading(fmt, path):  # a hostile file's overflow, recursion, ...: a ParseError
+        runs: list[BenchRun] = reader.parse(data, path=path, tz=tz)
     return runs

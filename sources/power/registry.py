@@ -9,7 +9,7 @@ from types import ModuleType
 import polars as pl
 
 from schemas.power import POWER_SAMPLES, surely_valid
-from sources.errors import ParseError
+from sources.errors import ParseError, reading
 from sources.power import (
     aiperf_telemetry,
     amd_smi,
@@ -104,11 +104,13 @@ def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | N
                ) -> tuple[str, pl.DataFrame]:
     """(tool, validated POWER_SAMPLES frame) for one file. Raises ParseError or
     schemas.table.ValidationFailed; nothing partial is returned."""
-    tool = format or detect_format(data, path)
+    with reading("power", path):
+        tool = format or detect_format(data, path)
     if tool not in FORMATS:
         raise ParseError("power", path, "format", f"unknown format {tool!r} "
                          f"(formats: {', '.join(FORMATS)})")
-    frame = FORMATS[tool].parse(data, path=path, tz=tz)
+    with reading(tool, path):  # a hostile file's overflow, recursion, ...: a ParseError
+        frame = FORMATS[tool].parse(data, path=path, tz=tz)
     if frame.is_empty():
         raise ParseError(tool, path, "file", "no power or energy samples")
     _check_order(frame, tool, path)
