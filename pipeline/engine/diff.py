@@ -123,6 +123,7 @@ def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
         "prices": b.prices if electricity else a.prices,
         "intensities": b.intensities if grid else a.intensities,
         "profile": _compose_profile(a.profile, b.profile, electricity, grid),
+        "fx": b.fx if fx else a.fx,  # declared amounts in other currencies
     }
     return dataclasses.replace(rest, **changes)
 

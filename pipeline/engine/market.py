@@ -15,6 +15,17 @@ from pipeline.engine.sovereignty import ProviderFacts
 from pipeline.store import frame
 
 
+def fx_rates(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """The ECB reference rates dated up to the vintage's last day (units per EUR), with their
+    sources: what a declared amount in another currency is converted at."""
+    return frame(con, """
+        SELECT rate_date, currency, units_per_eur, source_url, source_date, licence,
+               snapshot_sha256
+        FROM core_ecb__fx_rates
+        WHERE rate_date <= last_day(CAST(? || '-01' AS DATE))
+        ORDER BY rate_date, currency""", [vintage])
+
+
 def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     return frame(con, """
         SELECT * EXCLUDE (rn) FROM (

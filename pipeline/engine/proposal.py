@@ -48,8 +48,11 @@ class _Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
-        """An unknown key is named with the closest known one and the keys of the table."""
+        """An unknown key is named with the closest known one and the keys of the table. A
+        money key may name another currency (`usd_per_hour` for `eur_per_hour`): it is read
+        as `{ amount = ..., currency = "USD" }` under the EUR key."""
         if isinstance(data, dict):
+            data = _currency_keys(data, cls.model_fields)
             allowed = list(cls.model_fields)
             for written in data:
                 if written not in cls.model_fields:
@@ -59,6 +62,34 @@ class _Strict(BaseModel):
                         "unknown_key", "unknown key{hint}; the keys of this table are {allowed}",
                         {"key": str(written), "hint": hint, "allowed": ", ".join(allowed)})
         return data
+
+
+def _in_currency(written: str, field: str) -> str | None:
+    """The currency `written` names in place of `eur` in the money key `field`, if it does
+    (`usd_per_hour` for `eur_per_hour` -> USD)."""
+    if "eur" not in field.split("_") or written == field:
+        return None
+    parts, wrote = field.split("_"), written.split("_")
+    if len(parts) != len(wrote):
+        return None
+    i = parts.index("eur")
+    same = all(a == b for j, (a, b) in enumerate(zip(parts, wrote, strict=True)) if j != i)
+    return wrote[i].upper() if same and len(wrote[i]) == 3 and wrote[i].isalpha() else None
+
+
+def _currency_keys(data: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """`data` with each money key in another currency moved under its EUR key."""
+    out = dict(data)
+    for written, value in data.items():
+        if written in fields:
+            continue
+        for field in fields:
+            currency = _in_currency(str(written), field)
+            if currency is not None and field not in data:
+                del out[written]
+                out[field] = {"amount": value, "currency": currency}
+                break
+    return out
 
 
 #: the custom error type of each union -> the key whose value decides it (`_by_value`)
@@ -81,7 +112,7 @@ def _by_key(what: str, branches: dict[str, type[BaseModel]], help_text: str) -> 
         if not isinstance(value, dict):
             return None
         for key in keys:
-            if key in value:
+            if key in value or any(_in_currency(str(w), key) for w in value):
                 return _tag(key)
         for written in value:
             close = difflib.get_close_matches(str(written), keys, n=1, cutoff=0.7)
@@ -139,8 +170,9 @@ def _lower_bound(minimum: float, *, strict: bool) -> AfterValidator:
     word = "positive" if strict and minimum == 0 else (
         f"above {minimum:g}" if strict else f"at least {minimum:g}")
 
-    def check(value: Number | None) -> Number | None:
-        low = value.low if isinstance(value, Range) else value
+    def check(value: Any) -> Any:
+        amount = value.amount if isinstance(value, ForeignMoney) else value
+        low = amount.low if isinstance(amount, Range) else amount
         if low is not None and not (low > minimum if strict else low >= minimum):
             raise ValueError(f"must be {word}, got {low:g}")
         return value
@@ -152,6 +184,28 @@ def _lower_bound(minimum: float, *, strict: bool) -> AfterValidator:
 Positive = Annotated[Number, _lower_bound(0.0, strict=True)]
 #: a cost line or an amount that may be nothing, never less
 NonNegative = Annotated[Number, _lower_bound(0.0, strict=False)]
+
+
+class ForeignMoney(_Strict):
+    """An amount of money in another currency, `{ amount = 120000, currency = "USD" }` (or a
+    key naming the currency, `usd_per_hour = 98.3`): converted to EUR at the ECB rate of the
+    vintage when the candidate is resolved, the rate recorded in the figure's source."""
+
+    amount: Number
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+
+
+def _money_shape(value: Any) -> str:
+    if isinstance(value, ForeignMoney) or (isinstance(value, dict) and "currency" in value):
+        return _tag("foreign")
+    return _number_or_range(value)
+
+
+#: declared money: EUR (a number or a range), or an amount in another currency
+Money = Annotated[Annotated[float, Tag(_tag("number"))] | Annotated[Range, Tag(_tag("range"))]
+                  | Annotated[ForeignMoney, Tag(_tag("foreign"))], Discriminator(_money_shape)]
+PositiveMoney = Annotated[Money, _lower_bound(0.0, strict=True)]
+NonNegativeMoney = Annotated[Money, _lower_bound(0.0, strict=False)]
 
 
 def _upper_share() -> AfterValidator:
@@ -327,7 +381,7 @@ class DeclaredCost(_Strict):
     default) or a cloud's on-demand price. Which hours are billed is the candidate's
     `capacity` (every hour of every sized instance unless it is elastic)."""
 
-    eur_per_hour: Positive
+    eur_per_hour: PositiveMoney
     source: str
     pricing: Literal["on_demand", "reserved"] = "reserved"
 
@@ -340,17 +394,17 @@ class Capex(_Strict):
     """Purchase cost of one instance in EUR, by line; the lines add up (ranges bound to bound,
     as fully correlated)."""
 
-    gpus: NonNegative = 0.0
-    servers: NonNegative = 0.0
-    network: NonNegative = 0.0
-    installation: NonNegative = 0.0
+    gpus: NonNegativeMoney = 0.0
+    servers: NonNegativeMoney = 0.0
+    network: NonNegativeMoney = 0.0
+    installation: NonNegativeMoney = 0.0
 
 
 class OwnSiteHosting(_Strict):
     """The organisation's own room (`kind = "own_site"`): a yearly cost whatever the load."""
 
     kind: Literal["own_site"]
-    eur_per_year: NonNegative
+    eur_per_year: NonNegativeMoney
 
 
 class ColocationHosting(_Strict):
@@ -358,7 +412,7 @@ class ColocationHosting(_Strict):
     each month."""
 
     kind: Literal["colocation"]
-    eur_per_kw_month: NonNegative
+    eur_per_kw_month: NonNegativeMoney
 
 
 #: where the instance is hosted, decided by `kind`; each kind is priced by its own key
@@ -373,14 +427,14 @@ class WholesaleTariff(_Strict):
 
     basis: Literal["wholesale"]
     retail_multiplier: Positive = 1.0
-    grid_fee_eur_per_kwh: NonNegative = 0.0
+    grid_fee_eur_per_kwh: NonNegativeMoney = 0.0
 
 
 class ContractTariff(_Strict):
     """A negotiated price per kWh, used instead of the zone's day-ahead price."""
 
     basis: Literal["contract"]
-    eur_per_kwh: Positive
+    eur_per_kwh: PositiveMoney
 
 
 #: how electricity is priced, decided by `basis`
@@ -396,9 +450,9 @@ class TcoProfile(_Strict):
     capex: Capex
     amortisation_months: Annotated[int, Field(ge=1, le=240)]
     cost_of_capital: NonNegative = 0.0
-    residual_eur: NonNegative = 0.0
+    residual_eur: NonNegativeMoney = 0.0
     maintenance_share_per_year: NonNegative = 0.0
-    staff_eur_per_year: NonNegative = 0.0
+    staff_eur_per_year: NonNegativeMoney = 0.0
     hosting: Hosting | None = None
     electricity: Tariff = Field(
         default_factory=lambda: WholesaleTariff(basis="wholesale"))
@@ -531,7 +585,7 @@ class Candidate(_Strict):
     throughput: Throughput
     power: Power | None = None
     cost: Cost
-    electricity_eur_per_kwh: Positive | None = None
+    electricity_eur_per_kwh: PositiveMoney | None = None
     grid_gco2e_per_kwh: NonNegative | None = None
     sovereignty_override: SovereigntyOverride | None = None
     #: how a cloud candidate's instances are held: every sized instance billed every hour

@@ -10,6 +10,7 @@ import polars as pl
 
 from pipeline.engine.metrics import tokens_per_day_from_requests
 from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
+from pipeline.engine.resolve.currency import in_eur
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
@@ -32,8 +33,11 @@ def resolve_cost(d: Draft) -> str:
         d.row["cost_model"] = "on_demand" if cost.pricing == "on_demand" else "declared"
         d.row["cost_grade"] = "declared"
         d.row["cost_source"] = cost.source
-        d.inputs.add("price_eur_per_hour", cost.eur_per_hour, f"{d.key}.cost.eur_per_hour",
-                     "declared", cost.source)
+        key = f"{d.key}.cost.eur_per_hour"
+        price, converted = in_eur(d, cost.eur_per_hour, key)
+        d.inputs.add("price_eur_per_hour", price, key, "declared",
+                     _with(cost.source, converted))
+        d.row["cost_source"] = _with(cost.source, converted)
     if not isinstance(cost, TcoCost):
         _utilisation(d, utilisation, f"{d.key}.utilisation",
                      "proposal" if utilisation is not None else "default 1")
@@ -44,6 +48,11 @@ def resolve_cost(d: Draft) -> str:
         raise d.error("zone", "no zone: give `zone`, or a `region` or `cost.offer` whose "
                               "region is known")
     return bidding_zone(d, zone)
+
+
+def _with(source: str, converted: str) -> str:
+    """A declared figure's source, with how it was converted to EUR when it was."""
+    return f"{source}; {converted}" if converted else source
 
 
 def _offer_cost(d: Draft, cost: OfferCost) -> str | None:
@@ -97,22 +106,29 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
     d.row["cost_source"] = f"[tco.{cost.tco}]: {profile.source}"
     k = f"tco.{cost.tco}"
     capex = profile.capex
-    total = sum_numbers([capex.gpus, capex.servers, capex.network, capex.installation])
-    d.inputs.add("capex_eur", total, f"{k}.capex", "declared", profile.source)
+    lines = [in_eur(d, getattr(capex, line), f"{k}.capex.{line}")
+             for line in ("gpus", "servers", "network", "installation")]
+    total = sum_numbers([eur for eur, _ in lines if eur is not None])
+    d.inputs.add("capex_eur", total, f"{k}.capex", "declared",
+                 _with(profile.source, "; ".join(words for _, words in lines if words)))
     d.inputs.add("amortisation_months", float(profile.amortisation_months),
                  f"{k}.amortisation_months", "declared", profile.source)
     for name, value in (("cost_of_capital_per_year", profile.cost_of_capital),
                         ("residual_eur", profile.residual_eur),
                         ("maintenance_share_per_year", profile.maintenance_share_per_year),
                         ("staff_eur_per_year", profile.staff_eur_per_year)):
-        d.inputs.add(name, value, f"{k}.{name}", "declared", profile.source)
+        eur, converted = in_eur(d, value, f"{k}.{name}")
+        d.inputs.add(name, eur, f"{k}.{name}", "declared", _with(profile.source, converted))
     if profile.hosting is not None:
         if profile.hosting.kind == "own_site":
-            d.inputs.add("hosting_eur_per_year", profile.hosting.eur_per_year,
-                         f"{k}.hosting", "declared", profile.source)
+            eur, converted = in_eur(d, profile.hosting.eur_per_year, f"{k}.hosting.eur_per_year")
+            d.inputs.add("hosting_eur_per_year", eur, f"{k}.hosting", "declared",
+                         _with(profile.source, converted))
         else:
-            d.inputs.add("hosting_eur_per_kw_month", profile.hosting.eur_per_kw_month,
-                         f"{k}.hosting", "declared", profile.source)
+            eur, converted = in_eur(d, profile.hosting.eur_per_kw_month,
+                                    f"{k}.hosting.eur_per_kw_month")
+            d.inputs.add("hosting_eur_per_kw_month", eur, f"{k}.hosting", "declared",
+                         _with(profile.source, converted))
     if utilisation is None:
         explicit = "utilisation" in profile.model_fields_set
         utilisation = profile.utilisation

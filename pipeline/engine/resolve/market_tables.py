@@ -28,6 +28,8 @@ class Market:
     providers: dict[str, market.ProviderFacts]
     zones: list[str]
     profile: pl.DataFrame | None = None  # per zone, weighted by the workload's hourly profile
+    #: ECB rates up to the vintage's last day: declared amounts in other currencies
+    fx: pl.DataFrame | None = None
 
     @classmethod
     def read(cls, con: duckdb.DuckDBPyConnection, vintage: str,
@@ -37,7 +39,8 @@ class Market:
         return cls(vintage, market.offers(con, vintage), market.zone_prices(con, vintage),
                    market.zone_intensities(con, vintage), market.regions(con),
                    market.hardware(con), market.models(con), market.embodied(con),
-                   market.provider_facts(con), market.known_zones(con), profile)
+                   market.provider_facts(con), market.known_zones(con), profile,
+                   market.fx_rates(con, vintage))
 
 
 def one(frame: pl.DataFrame, **where: Any) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ import polars as pl
 
 from pipeline.engine.metrics import eur_per_kwh
 from pipeline.engine.proposal import ContractTariff, TcoCost
+from pipeline.engine.resolve.currency import in_eur
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.records import cite
@@ -80,10 +81,14 @@ def resolve_electricity(d: Draft, zone: str) -> None:
     c = d.c
     tariff = d.proposal.tco[c.cost.tco].electricity if isinstance(c.cost, TcoCost) else None
     if c.electricity_eur_per_kwh is not None or isinstance(tariff, ContractTariff):
-        value = (c.electricity_eur_per_kwh if c.electricity_eur_per_kwh is not None
-                 else tariff.eur_per_kwh if isinstance(tariff, ContractTariff) else None)
+        declared, key = ((c.electricity_eur_per_kwh, f"{d.key}.electricity_eur_per_kwh")
+                         if c.electricity_eur_per_kwh is not None else
+                         (tariff.eur_per_kwh if isinstance(tariff, ContractTariff) else None,
+                          f"tco.{getattr(c.cost, 'tco', '')}.electricity.eur_per_kwh"))
+        value, converted = in_eur(d, declared, key)
         what = ("candidate override (electricity_eur_per_kwh)"
                 if c.electricity_eur_per_kwh is not None else "contract tariff of the TCO")
+        what += f"; {converted}" if converted else ""
         d.inputs.add("contract_eur_per_kwh", value, f"{d.key}.electricity", "declared", what)
         d.row["electricity_grade"] = "declared"
         d.row["electricity_source"] = what
@@ -102,8 +107,9 @@ def resolve_electricity(d: Draft, zone: str) -> None:
         k = f"tco.{c.cost.tco}.electricity"
         d.inputs.add("retail_multiplier", tariff.retail_multiplier, f"{k}.retail_multiplier",
                      "declared", "TCO tariff")
-        d.inputs.add("grid_fee_eur_per_kwh", tariff.grid_fee_eur_per_kwh,
-                     f"{k}.grid_fee_eur_per_kwh", "declared", "TCO tariff")
+        fee, converted = in_eur(d, tariff.grid_fee_eur_per_kwh, f"{k}.grid_fee_eur_per_kwh")
+        d.inputs.add("grid_fee_eur_per_kwh", fee, f"{k}.grid_fee_eur_per_kwh", "declared",
+                     "TCO tariff" + (f"; {converted}" if converted else ""))
         source += " x retail multiplier + grid fee (TCO tariff)"
     d.row["electricity_grade"] = "reference"
     d.row["electricity_source"] = source
