@@ -6,12 +6,55 @@ Imports of polars, duckdb, great-tables and the engine happen inside the command
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
+
+class _Scorecard(typer.Typer):
+    """The app, with the last word on errors that escape a command: the store in use by
+    another process exits 1 on one line; an unexpected exception exits 3 with a one-line
+    summary, the traceback only under `scorecard --debug` (or SCORECARD_DEBUG=1)."""
+
+    debug = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as error:  # the last word: never a bare traceback
+            raise SystemExit(last_word(error, self.debug)) from None
+
+
+def last_word(error: Exception, debug: bool = False) -> int:
+    """Say what `error` was on one line of stderr and return the exit code: 1 for the store
+    in use by another scorecard process, 3 for anything unexpected (a bug)."""
+    import os
+    import sys
+    import traceback
+
+    import duckdb
+
+    from pipeline.store import StoreBusy
+    from sources.text import one_line
+
+    if isinstance(error, StoreBusy):
+        print(one_line(str(error)), file=sys.stderr)
+        return 1
+    if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
+        print("store in use by another scorecard process: " + one_line(str(error)),
+              file=sys.stderr)
+        return 1
+    if debug or os.environ.get("SCORECARD_DEBUG"):
+        traceback.print_exception(error)
+    print(f"scorecard: unexpected error (a bug; please report it): {type(error).__name__}: "
+          f"{one_line(str(error))}; run `scorecard --debug ...` for the traceback",
+          file=sys.stderr)
+    return 3
+
+
+app = _Scorecard(
     name="scorecard",
     help="Which LLM-inference deployment should we buy? Cost, energy, carbon and sovereignty "
          "per million tokens for each candidate, as a Pareto scorecard with its sources.",
@@ -20,6 +63,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+@app.callback()
+def _options(debug: Annotated[bool, typer.Option(
+        "--debug", help="On an unexpected error, also print its traceback.")] = False) -> None:
+    app.debug = debug
+
 
 ProposalArg = Annotated[
     Path | None,
@@ -91,21 +140,53 @@ def explain(
                                  json_out=json_out))
 
 
+#: the JSON Schema `init` writes beside proposal.toml, named by its `#:schema` line
+SCHEMA_FILE = "proposal.schema.json"
+
+
 @app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write the commented example proposal (proposal.toml) to start from."""
+    """Write the commented example proposal (proposal.toml) to start from, with its JSON
+    Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
+    TOML)."""
+    import json
     from importlib import resources
+
+    from pipeline.engine.contract import schema
 
     target = directory / "proposal.toml"
     if target.exists() and not force:
-        typer.echo(f"{target} exists; use --force to overwrite it.", err=True)
+        typer.echo(f"error: {target} exists; use --force to overwrite it.", err=True)
         raise typer.Exit(1)
     directory.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(resources.files("pipeline").joinpath("example_proposal.toml").read_bytes())
-    typer.echo(f"wrote {target}: edit it, then `scorecard run {target}`")
+    example = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+    target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
+    (directory / SCHEMA_FILE).write_text(
+        json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    typer.echo(f"wrote {target} and {directory / SCHEMA_FILE}: edit the proposal, then "
+               f"`scorecard run {target}`")
+
+
+class SchemaKind(str, Enum):
+    proposal = "proposal"
+    result = "result"
+
+
+@app.command("schema")
+def schema_cmd(
+    kind: Annotated[SchemaKind, typer.Argument(
+        help="proposal: the proposal file (TOML); result: the `run --json` document.")],
+) -> None:
+    """Print the JSON Schema of the proposal file or of the result document (also under
+    docs/: proposal.schema.json, result.schema.json)."""
+    import json
+
+    from pipeline.engine.contract import schema
+
+    typer.echo(json.dumps(schema(kind.value), indent=2, sort_keys=True))
 
 
 # Command modules import only typer at load time (their work is imported inside), so

@@ -6,7 +6,7 @@ into frames), `snapshots` (raw_snapshots), `loads` (loads and load_snapshots), `
 store.load(...)`.
 """
 
-from pipeline.store.db import DEFAULT_DB, connect, db_path, ensure_tables, frame
+from pipeline.store.db import DEFAULT_DB, StoreBusy, connect, db_path, ensure_tables, frame
 from pipeline.store.loads import (
     Batch,
     LastLoad,
@@ -39,6 +39,7 @@ __all__ = [
     "LoadFailed",
     "LoadResult",
     "Snapshot",
+    "StoreBusy",
     "StoredRun",
     "bundled_only",
     "connect",

@@ -1,9 +1,12 @@
-"""The store's file: where it is, opening it, the bookkeeping tables' DDL (and the migration of
-an older file), and running a query into a polars frame."""
+"""The store's file: where it is, opening it (one writer at a time: a process that finds it in
+use waits, then says so), the bookkeeping tables' DDL (and the migration of an older file),
+and running a query into a polars frame."""
 
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,8 @@ from schemas.market import MARKET_TABLES
 from schemas.table import Table
 
 DEFAULT_DB = "scorecard.duckdb"
+#: Seconds a process waits for the store another scorecard process holds.
+STORE_WAIT_S = 10.0
 
 #: raw_snapshots: bytes as fetched, content-addressed. loads: one row per load attempt.
 #: load_snapshots: which snapshots a load read. out__scorecard: each rendered scorecard.
@@ -44,14 +49,52 @@ def db_path(explicit: str | os.PathLike[str] | None) -> Path:
     return Path(explicit or os.environ.get("SCORECARD_DB") or DEFAULT_DB)
 
 
+class StoreBusy(Exception):
+    """Another process holds the store's file; the message says so on one line."""
+
+
+def wait_s() -> float:
+    """How long to wait for a store another process holds: $SCORECARD_STORE_WAIT_S, else
+    STORE_WAIT_S."""
+    text = os.environ.get("SCORECARD_STORE_WAIT_S", "")
+    try:
+        value = float(text) if text else STORE_WAIT_S
+    except ValueError:
+        value = STORE_WAIT_S
+    return value if value >= 0 and value != float("inf") else STORE_WAIT_S
+
+
 def connect(path: str | os.PathLike[str],
-            tables: Sequence[Table] = (*MARKET_TABLES, MODEL_ARCHITECTURES)
-            ) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the store with its meta tables and the given core tables."""
-    if str(path) != ":memory:":
+            tables: Sequence[Table] = (*MARKET_TABLES, MODEL_ARCHITECTURES), *,
+            read_only: bool = False, wait: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the store with its meta tables and the given core tables;
+    with `read_only`, open an existing store to read only (no table is created).
+
+    DuckDB lets one process write a file: when another scorecard process holds it, wait up
+    to `wait` seconds (default `wait_s()`), saying so once on stderr, then raise StoreBusy."""
+    if str(path) != ":memory:" and not read_only:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
-    ensure_tables(con, tables)
+    bound = wait_s() if wait is None else wait
+    give_up = time.monotonic() + bound
+    said = False
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            if time.monotonic() >= give_up:
+                raise StoreBusy(f"{path}: store in use by another scorecard process (waited "
+                                f"{bound:g} s; set SCORECARD_STORE_WAIT_S to wait longer)"
+                                ) from None
+            if not said:
+                print(f"{path}: store in use by another scorecard process; waiting up to "
+                      f"{bound:g} s", file=sys.stderr)
+                said = True
+            time.sleep(min(0.25, max(0.0, give_up - time.monotonic())))
+    if not read_only:
+        ensure_tables(con, tables)
     return con
 
 
