@@ -415,6 +415,9 @@ def test_mixtral_8x22b_reads_its_active_experts_at_batch_1():
     # tokens in all, a few short conversations: it does not fit for serving beside KV
     assert r.kv_capacity_tokens == 29_383
     assert any("top-2 of 8 experts" in a for a in r.assumptions)
+    # and the assumptions say so: 281.26 / 4 = 70.315 GB of each 80 GB GPU
+    assert any(a.startswith("Weights take 70.315 GB of each GPU's 80 GB") and "29,383 tokens"
+               in a for a in r.assumptions)
 
 
 def test_seed_001_tensor_parallel_all_reduce_cost():

@@ -420,6 +420,8 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
         _f("active_params").alias("active"), _f("prompt_tokens").alias("prompt"),
     ).collect().row(0, named=True)
     heads_held, kv = int(quoted["heads_held"]), quoted["kv"]
+    group = tp * i.pipeline_parallel
+    free_gb = group * (i.budget_gb - i.reserve_gb) - i.weights_gb
     active, prompt = quoted["active"], int(quoted["prompt"])
     out = [
         "Units: GB = 1e9 bytes; times in ms; compute in dense TFLOP/s (1e12 FLOP/s); the "
@@ -475,6 +477,13 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
                    "parameters. Compute uses the active parameters; memory traffic assumes "
                    "every expert's weights are read each step (experts and top-k not given; "
                    "true at large batch, pessimistic at batch 1).")
+    fit = (f"leaving {_num(free_gb / group)} GB per GPU beside the reserve: "
+           f"{max(free_gb, 0.0) * GB / kv:,.0f} tokens of KV cache in all ({i.context:,}-token "
+           f"sequences: {max(free_gb, 0.0) * GB / kv / i.context:,.1f})" if i.context else
+           f"leaving {_num(free_gb / group)} GB per GPU beside the reserve")
+    out.append(f"Weights take {_num(i.weights_gb / group)} GB of each GPU's "
+               f"{_num(i.budget_gb)} GB, " + fit + (
+                   ": they do not fit." if free_gb < 0 else "."))
     if i.lookup_embeddings and i.vocab_size is not None and not i.tied_embeddings:
         out.append(f"Input embedding table ({i.vocab_size:,} x {i.hidden_size:,} parameters) "
                    "is looked up, not read whole: left out of the per-token weight traffic and "
