@@ -25,7 +25,8 @@ import typer
 T = TypeVar("T")
 
 #: sources.bench.registry.FORMATS and sources.power.registry.FORMATS (in its detection order)
-BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics")
+BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics",
+                 "sglang", "trtllm-bench", "genai-perf", "inferencex")
 POWER_FORMATS = ("aiperf-telemetry", "dcgm-exporter", "nvidia-smi", "nvidia-smi-dmon", "zeus",
                  "codecarbon", "amd-smi", "ptdaemon")
 

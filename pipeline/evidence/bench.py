@@ -372,7 +372,8 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
     one = len(chosen) == 1
     zero = tokens == 0 and all(m["passed"] == 0 for m, _ in chosen)
     window_s = m0["window_s"] if one else None
-    grade = "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else "measured"
+    grade = ("production" if all(r.tool == "vllm-metrics" for _, r in chosen) else
+             "reference" if all(r.tool == "inferencex" for _, r in chosen) else "measured")
     return ThroughputEvidence(
         tokens_per_s=tokens, grade=grade, output_tokens_per_s=raw, source_path=source,
         files=files,

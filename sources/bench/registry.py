@@ -9,11 +9,24 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from sources.bench import aiperf, guidellm, llmperf, mlperf, trace, vllm, vllm_metrics
+from sources.bench import (
+    aiperf,
+    genai_perf,
+    guidellm,
+    inferencex,
+    llmperf,
+    mlperf,
+    sglang,
+    trace,
+    trtllm_bench,
+    vllm,
+    vllm_metrics,
+)
 from sources.bench.run import BenchRun
 from sources.errors import ParseError, reading
 
-READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, llmperf, mlperf, vllm, vllm_metrics)
+READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, genai_perf, llmperf, mlperf,
+                                   trtllm_bench, inferencex, sglang, vllm, vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
 
 

@@ -1,0 +1,29 @@
+"""What the summary-only readers (SGLang, trtllm-bench, GenAI-Perf, InferenceX) share: a
+run built from a mapping of aggregates already in our names and units.
+
+`summary_run(tool, path, index, reported, *, concurrency=None, rate=None, duration=None,
+model=None, params=None, notes=(), itl="none", tpot="aggregate_only") -> BenchRun`: an
+aggregate-only run whose window is [0, duration) on its own clock (no wall-clock time);
+`reported` entries that are None are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sources.bench.run import BenchRun
+
+
+def summary_run(tool: str, path: str, index: int, reported: Mapping[str, float | int | None], *,
+                concurrency: int | None = None, rate: float | None = None,
+                duration: float | None = None, model: str | None = None,
+                params: Mapping[str, str] | None = None, notes: Sequence[str] = (),
+                itl: str = "none", tpot: str = "aggregate_only") -> BenchRun:
+    return BenchRun(
+        tool=tool, path=path, run_index=index, requests=None,
+        reported={k: v for k, v in reported.items() if v is not None},
+        concurrency=concurrency, request_rate_per_s=rate,
+        window_start_s=0.0 if duration is not None else None, window_end_s=duration,
+        duration_s=duration, itl_definition=itl, tpot_definition=tpot, model=model,
+        params=dict(params or {}), notes=tuple(notes),
+    )

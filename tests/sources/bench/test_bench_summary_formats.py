@@ -1,0 +1,109 @@
+"""The summary-only readers on real public files (../shared/samples, provenance in its
+PROVENANCE.md; the tests skip when absent): SGLang bench_serving JSONL, trtllm-bench reports,
+GenAI-Perf exports and InferenceX aggregated rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.evidence.bench import throughput_from_evidence
+from pipeline.evidence.goodput import Slo
+from sources.bench import genai_perf, inferencex, sglang, trtllm_bench
+from sources.bench.registry import detect_format
+
+SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "samples"
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    return path
+
+
+def test_sglang_online_sweep() -> None:
+    path = need(SAMPLES / "sglang" /
+                "sglang_bench_serving_2024-12_llama-3.3-70b_h200_online_request-rate-sweep.jsonl")
+    assert detect_format(path.read_bytes()) == "sglang"  # not vllm, whose keys it shares
+    runs = sglang.parse(path.read_bytes(), path=str(path))
+    assert len(runs) == 7
+    first = runs[0]
+    # line 1: request_rate 1.0, 300 completed in 298.3676 s, 537.414 tokens/s, median TTFT
+    # 85.745 ms
+    assert first.request_rate_per_s == 1.0 and first.reported["completed"] == 300
+    assert first.window_s == pytest.approx(298.3675805060193)
+    assert first.reported["output_tokens_per_s"] == pytest.approx(537.4142851849319)
+    assert first.reported["ttft_p50_s"] == pytest.approx(0.08574514742940664)
+    assert first.params == {"engine": "sglang"}
+    # the Dec 2024 schema has medians only: the bound proves at most 0.5 per limit
+    ev = throughput_from_evidence(path, Slo(ttft_ms=1000, tpot_ms=100))
+    assert ev.tokens_per_s is None
+
+
+def test_trtllm_bench_latency_report() -> None:
+    path = need(SAMPLES / "trtllm_bench" /
+                "trtllm-bench_1.2.0_latency_qwen2.5-0.5b_rtx-pro-6000_bf16_in1024_out40.json")
+    assert detect_format(path.read_bytes()) == "trtllm-bench"
+    (run,) = trtllm_bench.parse(path.read_bytes(), path=str(path))
+    assert run.reported["completed"] == 100
+    assert run.window_s == pytest.approx(7.925785918)
+    assert run.reported["output_tokens_per_s"] == pytest.approx(504.68181217407437)
+    assert run.reported["ttft_p99_s"] == pytest.approx(0.020285061)
+    assert run.reported["tpot_p99_s"] == pytest.approx(0.0019884140256410257)
+    assert run.concurrency == 1
+    assert run.params["engine_version"] == "1.2.0" and run.params["precision"] == "bfloat16"
+    assert run.params["tp"] == "1" and run.params["max_num_seqs"] == "1"
+    # p99 TTFT 20.3 ms <= 100, p99 TPOT 1.99 ms <= 10, 100 requests: numpy p99 bounds
+    # floor(99 x 0.99) + 1 = 99 of 100 -> 0.99 each, 0.98 together: 504.68 x 0.98
+    ev = throughput_from_evidence(path, Slo(ttft_ms=100, tpot_ms=10))
+    assert ev.tokens_per_s == pytest.approx(504.68181217407437 * 0.98)
+
+
+def test_trtllm_bench_fp8_is_another_configuration(tmp_path: Path) -> None:
+    folder = SAMPLES / "trtllm_bench"
+    need(folder / "trtllm-bench_1.2.0_latency_qwen2.5-0.5b_rtx-pro-6000_fp8_in1024_out40.json")
+    ev = throughput_from_evidence(folder, Slo(ttft_ms=100, tpot_ms=10))
+    labels = {c["label"] for c in ev.configurations}
+    assert len(labels) == 2 and any("precision=FP8" in label for label in labels)
+    # FP8 572.5 output tokens/s against 504.7 bf16 (the sample's provenance), on one GPU
+    assert "precision=FP8" in (ev.configuration_label or "")
+
+
+def test_genai_perf_both_config_shapes() -> None:
+    for name, count, conc in (
+            ("genai-perf_profile_export_genai_perf_gpt-oss-20b_conc1_cli-config_2025-09-16.json",
+             66, 1),
+            ("genai-perf_profile_export_genai_perf_gpt-oss-20b_conc1_yaml-config_dcgm-telemetry"
+             "_2025-09-30.json", 35, 1)):
+        path = need(SAMPLES / "genai_perf" / name)
+        assert detect_format(path.read_bytes()) == "genai-perf"
+        (run,) = genai_perf.parse(path.read_bytes(), path=str(path))
+        assert run.reported["completed"] == count and run.concurrency == conc
+        assert run.model == "openai/gpt-oss-20b"
+    # the first: 66 requests at 0.31455 req/s -> window 209.82 s; p99 TTFT 4,323.0 ms
+    assert run is not None
+    (first,) = genai_perf.parse((SAMPLES / "genai_perf" / (
+        "genai-perf_profile_export_genai_perf_gpt-oss-20b_conc1_cli-config_2025-09-16.json")
+    ).read_bytes(), path="x")
+    assert first.window_s == pytest.approx(66 / 0.31455262548511714)
+    assert first.reported["ttft_p99_s"] == pytest.approx(4.3230459058)
+    assert first.reported["tpot_p50_s"] == pytest.approx(0.0070842575)
+
+
+def test_inferencex_rows_are_a_reference_sweep() -> None:
+    folder = SAMPLES / "inferencex"
+    path = need(folder / ("agg_kimik2.5_8k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_"
+                          "conc32_MI355-gbt350-odcdh5-wbb3.json"))
+    assert detect_format(path.read_bytes()) == "inferencex"
+    (run,) = inferencex.parse(path.read_bytes(), path=str(path))
+    # output_tput_per_gpu 17.5706 x tp 8 = 140.565 tokens/s; p99 TTFT 14.49 s
+    assert run.reported["output_tokens_per_s"] == pytest.approx(17.57057269511527 * 8)
+    assert run.reported["ttft_p99_s"] == pytest.approx(14.490030684259256)
+    assert run.concurrency == 32
+    assert run.params["engine_version"] == "v0.21.0" and run.params["spec_decoding"] == "mtp"
+    # p90 TTFT 2.87 s <= 3 s proves 0.9 (p99 14.5 s is over), p99.9 TPOT 0.2502 s <= 0.3 s
+    # proves 0.999: 1 - 0.1 - 0.001 = 0.899 >= 0.85: 140.565 x 0.899, graded reference
+    ev = throughput_from_evidence(path, Slo(ttft_ms=3000, tpot_ms=300, attainment=0.85))
+    assert ev.grade == "reference"
+    assert ev.tokens_per_s == pytest.approx(17.57057269511527 * 8 * 0.899)
