@@ -6,10 +6,12 @@ Imports of polars, duckdb, great-tables and the engine happen inside the command
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 
 class _Scorecard(typer.Typer):
     """The app, with the last word on errors that escape a command: the store in use by
@@ -138,21 +140,53 @@ def explain(
                                  json_out=json_out))
 
 
+#: the JSON Schema `init` writes beside proposal.toml, named by its `#:schema` line
+SCHEMA_FILE = "proposal.schema.json"
+
+
 @app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write the commented example proposal (proposal.toml) to start from."""
+    """Write the commented example proposal (proposal.toml) to start from, with its JSON
+    Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
+    TOML)."""
+    import json
     from importlib import resources
+
+    from pipeline.engine.contract import schema
 
     target = directory / "proposal.toml"
     if target.exists() and not force:
-        typer.echo(f"{target} exists; use --force to overwrite it.", err=True)
+        typer.echo(f"error: {target} exists; use --force to overwrite it.", err=True)
         raise typer.Exit(1)
     directory.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(resources.files("pipeline").joinpath("example_proposal.toml").read_bytes())
-    typer.echo(f"wrote {target}: edit it, then `scorecard run {target}`")
+    example = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+    target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
+    (directory / SCHEMA_FILE).write_text(
+        json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    typer.echo(f"wrote {target} and {directory / SCHEMA_FILE}: edit the proposal, then "
+               f"`scorecard run {target}`")
+
+
+class SchemaKind(StrEnum):
+    proposal = "proposal"
+    result = "result"
+
+
+@app.command("schema")
+def schema_cmd(
+    kind: Annotated[SchemaKind, typer.Argument(
+        help="proposal: the proposal file (TOML); result: the `run --json` document.")],
+) -> None:
+    """Print the JSON Schema of the proposal file or of the result document (also under
+    docs/: proposal.schema.json, result.schema.json)."""
+    import json
+
+    from pipeline.engine.contract import schema
+
+    typer.echo(json.dumps(schema(kind.value), indent=2, sort_keys=True))
 
 
 # Command modules import only typer at load time (their work is imported inside), so

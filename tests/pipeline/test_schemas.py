@@ -1,0 +1,73 @@
+"""The published JSON Schemas: `scorecard schema proposal|result` prints what the models say,
+the copies under docs/ are the same, the `init` example and a real run validate."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.engine.contract import CandidateResult, Result
+from pipeline.engine.scorecard import CONTRACT_KEYS
+
+jsonschema = pytest.importorskip("jsonschema")
+runner = CliRunner()
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+def _printed(kind: str) -> dict:
+    result = runner.invoke(app, ["schema", kind])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("kind", ["proposal", "result"])
+def test_the_committed_schema_is_the_models(kind: str) -> None:
+    printed = _printed(kind)
+    committed = json.loads((DOCS / f"{kind}.schema.json").read_text(encoding="utf-8"))
+    assert committed == printed, (f"docs/{kind}.schema.json is stale: "
+                                  f"uv run scorecard schema {kind} > docs/{kind}.schema.json")
+    jsonschema.Draft202012Validator.check_schema(printed)
+
+
+def test_init_writes_a_schema_line_and_the_example_validates(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "proposal.toml").read_text(encoding="utf-8")
+    assert text.startswith("#:schema ./proposal.schema.json\n")
+    schema = json.loads((tmp_path / "proposal.schema.json").read_text(encoding="utf-8"))
+    assert schema == _printed("proposal")
+    validator = jsonschema.Draft202012Validator(schema)
+    example = tomllib.loads(text)
+    assert list(validator.iter_errors(example)) == []
+    # and the schema refuses what the parser refuses: an unknown key, a wrong choice
+    example["policy"]["max_cost"] = 3
+    example["candidates"][0]["deployment"] = "rented"
+    messages = sorted(e.message for e in validator.iter_errors(example))
+    assert any("'max_cost' was unexpected" in m for m in messages), messages
+    assert any("'rented' is not one of" in m for m in messages), messages
+
+
+def test_init_refuses_to_overwrite_with_an_error_line(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0
+    again = runner.invoke(app, ["init", str(tmp_path)])
+    assert again.exit_code == 1
+    assert again.stderr.startswith("error: ") and "exists" in again.stderr
+
+
+def test_a_run_validates_against_the_result_schema(db: Path) -> None:
+    run = runner.invoke(app, ["run", "--db", str(db), "--json"])
+    assert run.exit_code == 0, run.output
+    document = json.loads(run.stdout)
+    validator = jsonschema.Draft202012Validator(_printed("result"))
+    assert [e.message for e in validator.iter_errors(document)] == []
+    # the schema names every contract key, and every top-level key the run writes
+    assert set(CONTRACT_KEYS) <= set(CandidateResult.model_fields)
+    assert set(document) == set(Result.model_fields)
+    document["candidates"][0].pop("cpm_eur_per_mtok")
+    assert any("'cpm_eur_per_mtok' is a required property" in e.message
+               for e in validator.iter_errors(document))
