@@ -26,7 +26,11 @@ def detect(data: bytes, path: str) -> bool:
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     raw = read_text_csv(data, source=TOOL, path=path)
-    raw = raw.rename({c: c.strip() for c in raw.columns})
+    names = [c.strip() for c in raw.columns]
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ParseError(TOOL, path, "header", f"column {twice!r} appears twice (spaces aside)")
+    raw = raw.rename(dict(zip(raw.columns, names, strict=True)))
     missing = [c for c in ("start_time", "window_name", "elapsed_time") if c not in raw.columns]
     if missing:
         raise ParseError(TOOL, path, "header", f"missing column(s) {', '.join(missing)}")

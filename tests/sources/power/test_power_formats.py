@@ -264,3 +264,27 @@ def test_dmon_without_date_time_is_refused() -> None:
     data = b"# gpu   pwr gtemp\n# Idx     W     C\n    0    37    19\n"
     with pytest.raises(ParseError, match="-o DT"):
         nvidia_smi_dmon.parse(data, path="d.txt", tz="UTC")
+
+
+def test_codecarbon_empty_energy_cell_is_null_and_named() -> None:
+    from sources.power import codecarbon
+
+    # the current CodeCarbon header; two runs, the second's energy_consumed cell empty (as in
+    # real 2.4.3 files): it loads, its counter readings null with the line named
+    header = ("timestamp,project_name,run_id,duration,emissions,energy_consumed,gpu_energy,"
+              "gpu_count")
+    data = (f"{header}\n"
+            "2024-05-02T10:00:00,p,a,100.0,0.001,0.001,0,0\n"
+            "2024-05-02T11:00:00,p,b,100.0,0.001,,0,0\n").encode()
+    frame = codecarbon.parse(data, path="emissions.csv", tz="Europe/Paris")
+    node = frame.filter(frame["series_id"] == "a")
+    # run a: 0 J at 07:58:20 UTC, 0.001 kWh = 3,600 J at 08:00:00 UTC (CEST = UTC+2)
+    assert node["energy_counter_j"].to_list() == [0.0, 3600.0]
+    empty = frame.filter(frame["series_id"] == "b")
+    assert empty["energy_counter_j"].to_list() == [None, None]
+    assert set(empty["note"]) == {
+        "energy_consumed empty in the file (line 3): no node energy for this run"}
+    # a cell that is there but not a number is an error naming the line and the column
+    bad = data.replace(b",0.001,,0,0", b",0.001,lots,0,0")
+    with pytest.raises(ParseError, match=r"line 3 energy_consumed.*not a number: 'lots'"):
+        codecarbon.parse(bad, path="emissions.csv", tz="Europe/Paris")
