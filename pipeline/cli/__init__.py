@@ -62,11 +62,35 @@ app = _Scorecard(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def version_line() -> str:
+    """`scorecard --version`: the package version and which nvidia-smi reader is in use."""
+    from importlib import metadata, util
+
+    try:
+        number = metadata.version("inference-scorecard")
+    except metadata.PackageNotFoundError:
+        number = "unknown (source tree)"
+    fast = util.find_spec("sources.power._nvidia_smi_scan") is not None
+    reader = "C fast path" if fast else "polars (the C extension is not built)"
+    return f"scorecard {number} (nvidia-smi reader: {reader})"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(version_line())
+        raise typer.Exit()
 
 @app.callback()
 def _options(debug: Annotated[bool, typer.Option(
-        "--debug", help="On an unexpected error, also print its traceback.")] = False) -> None:
+        "--debug", help="On an unexpected error, also print its traceback.")] = False,
+        version: Annotated[bool, typer.Option(
+            "--version", is_eager=True, callback=_version,
+            help="Print the version and which nvidia-smi reader is in use, then exit.")
+        ] = False) -> None:
     app.debug = debug
 
 

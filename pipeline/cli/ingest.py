@@ -16,9 +16,15 @@ def ingest(
     vintage: Annotated[str | None, typer.Option(
         help="Market-data month YYYY-MM (default: the current month, UTC).")] = None,
     offline: Annotated[bool, typer.Option(
+        "--offline",
         help="Touch no network: re-parse the stored raw snapshots of that vintage.")] = False,
-    db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
-                                           "./scorecard.duckdb).")] = None,
+    db: Annotated[Path | None, typer.Option(
+        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
+        show_default=False)] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Load nothing: say for each source whether it is configured (its "
+                        "key set when it needs one) and its host answers; exit 2 if any "
+                        "is not.")] = False,
     record: Annotated[str | None, typer.Option(
         help="Also write every fetched response under DIR/<source>/ (to refresh test "
              "fixtures where network exists).")] = None,
@@ -45,8 +51,15 @@ def ingest(
                                         record=bool(record), today=today)
         start.deadline_s(timeout)
     except start.RequestError as error:
-        err.print(Text(str(error)), soft_wrap=True)
+        err.print(Text(f"error: {error}"), soft_wrap=True)
         raise typer.Exit(1) from None
+    if check:
+        from pipeline.ingest.check import check as check_sources
+
+        found = check_sources(chosen, timeout_s=min(start.deadline_s(timeout), 10.0))
+        for item in found:
+            typer.echo(item.line())
+        raise typer.Exit(0 if all(item.ok for item in found) else 2)
     con = store.connect(store.db_path(db))
     ctx = start.context(con, vintage, today, timeout)
     session = None if offline else start.session()
@@ -70,22 +83,33 @@ def ingest(
 
 def _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,  # type: ignore[no-untyped-def]
                        record_dir):
+    import sys
+
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tasks = {name: bar.add_task(f"{name}: waiting", total=None) for name in chosen}
+        # not on a terminal (cron, CI) the bar shows nothing: one plain line per source as it
+        # starts, so a log says how far the run got (and which source hangs); each source's
+        # result follows in the summary
+        plain = not err.is_terminal
+        started: set[str] = set()
 
         def progress(source: str, stage: str) -> None:
             bar.update(tasks[source], description=f"{source}: {stage}")
+            if plain and source not in started:
+                started.add(source)
+                print(f"{source}: {stage} ...", file=sys.stderr, flush=True)
 
         return run_ingest(con, session, chosen, ctx, offline=offline, progress=progress,
                           record_dir=record_dir)
 
 
 def sources_cmd(
-    db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
-                                           "./scorecard.duckdb).")] = None,
+    db: Annotated[Path | None, typer.Option(
+        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
+        show_default=False)] = None,
 ) -> None:
     """List each source: what it provides, licence, key needed, last good fetch, rows."""
     import os
