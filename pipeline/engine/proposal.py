@@ -661,6 +661,8 @@ class Proposal(_Strict):
     embodied: Embodied = Field(default_factory=Embodied)
     workload: Workload | None = None
     store: StoreTable | None = None
+    #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
+    allow_outside: bool = Field(default=False, exclude=True)
     candidates: Annotated[list[Candidate], Field(min_length=1)]
 
     def sha256(self) -> str:

@@ -263,7 +263,8 @@ def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection
     log = _power_log(tmp_path / "power.csv", (300.0, 400.0))
     declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
     measured = f'power = {{ evidence = "{log}", tz = "UTC" }}\ncost = {{ tco'
-    text = PROPOSAL.read_text(encoding="utf-8").replace(declared, measured, 1)
+    text = "allow_outside = true  # the log is in tmp_path, the proposal in the fixtures\n" + (
+        PROPOSAL.read_text(encoding="utf-8").replace(declared, measured, 1))
     assert text != PROPOSAL.read_text(encoding="utf-8")
     stored = by_id(_stored_run(two_vintages, "2026-09", text))["onprem-fr"]
     # a constant 300 W + 400 W over the whole log: 700 W at the boards

@@ -15,6 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 runner = CliRunner()
 
 PROPOSAL = f"""
+allow_outside = true  # the evidence is the repository's fixtures, outside tmp_path
 [proposal]
 name = "measured"
 [slo]

@@ -1,5 +1,6 @@
 """One candidate being resolved: its static row, numeric inputs and notes as each input module
-fills them in, and the error that names the candidate's key in the proposal file."""
+fills them in, the error that names the candidate's key in the proposal file, and where its
+evidence files are (inside the proposal's folder unless the proposal allows otherwise)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,18 @@ class Draft:
         return ProposalError(self.path, f"{self.where}.{key}", problem)
 
     def evidence_path(self, text: str, key: str) -> Path:
-        path = Path(self.path).parent / text  # an absolute `text` replaces the folder
+        """The evidence file or folder `text` names, relative to the proposal's folder, which
+        it must stay inside (symbolic links followed) unless the proposal sets
+        `allow_outside = true`: `evidence = "../../etc"` is refused."""
+        folder = Path(self.path).parent
+        path = folder / text  # an absolute `text` replaces the folder
         if not path.exists():
             raise self.error(key, f"no such file or folder: {path}")
+        if not self.proposal.allow_outside and not path.resolve().is_relative_to(
+                folder.resolve()):
+            raise self.error(key, f"{text!r} leads outside the proposal's folder "
+                             f"({folder.resolve()}): move the evidence beside the proposal, "
+                             "or set allow_outside = true at the top of the proposal")
         return path
 
     def gpu_row(self) -> dict[str, Any]:
