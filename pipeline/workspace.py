@@ -68,6 +68,9 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
         proposal = proposal_file.parse(text, name)
     except proposal_file.ProposalError as err:
         raise UserError(1, str(err)) from None
+    except RecursionError:  # TOML nested a thousand deep: the parser's stack runs out
+        raise UserError(1, f"{name}: nested too deeply to read (tables or arrays within "
+                           "each other hundreds of levels deep)") from None
     con = store.connect(store.db_path(db))
     try:
         try:
