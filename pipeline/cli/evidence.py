@@ -79,6 +79,11 @@ def inspect_command(
              "and J/token under a 'power' key.")] = None,
     power_format: Annotated[str | None, typer.Option(
         help=f"Force the power log's format: {', '.join(POWER_FORMATS)}.")] = None,
+    power_start: Annotated[Path | None, typer.Option(
+        help="amd-smi metric -E --csv snapshot taken just before the benchmark (with "
+             "--power-end): the energy between the two at the operating point.")] = None,
+    power_end: Annotated[Path | None, typer.Option(
+        help="amd-smi metric -E --csv snapshot taken just after the benchmark.")] = None,
     choose: Annotated[str, typer.Option(
         help="Of several configurations, the best by goodput_per_gpu or goodput.")
     ] = "goodput_per_gpu",
@@ -92,21 +97,41 @@ def inspect_command(
                        ] = False,
 ) -> None:
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee;
-    the configurations (engine settings), each with its own sweep, and the best marked."""
+    the configurations (engine settings), each with its own sweep, and the best marked. Power
+    logs alone: their devices, samples, span, gaps, mean and peak W and energy."""
     from contextlib import nullcontext
 
     import duckdb
 
     from pipeline.evidence.cache import using
+    from pipeline.evidence.energy import EnergyError
+    from pipeline.evidence.files import split_files
     from pipeline.evidence.goodput import Slo
-    from pipeline.evidence.inspection import inspect_report, report_table
+    from pipeline.evidence.inspection import (
+        inspect_report,
+        power_summary,
+        power_table,
+        report_table,
+    )
     from pipeline.store import connect, db_path
+    from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
     try:
         slo = Slo(ttft_ms=math.inf if ttft_ms is None else ttft_ms, tpot_ms=tpot_ms,
                   max_itl_ms=max_itl_ms, attainment=attainment, ttft_p99_ms=ttft_p99_ms,
                   tpot_p99_ms=tpot_p99_ms)
+        if (power_start is None) != (power_end is None):
+            raise ValueError("give --power-start and --power-end together")
+        bench, logs, _ = split_files(paths, fmt=fmt, power_fmt=power_format)
+        if logs and not bench and power is None:  # power logs alone: their summary
+            report = power_summary(paths, tz=tz, fmt=power_format)
+            if as_json:
+                sys.stdout.write(json.dumps(report, sort_keys=True, indent=2,
+                                            allow_nan=False) + "\n")
+            else:
+                typer.echo(power_table(report))
+            return
         con = None if db is None else connect(db_path(str(db)), tables=())
         try:
             with using(con) if con is not None else nullcontext():
@@ -114,11 +139,14 @@ def inspect_command(
                     paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
                     power_fmt=power_format, run_notes=() if ttft_ms is not None else (
                         "no --ttft-ms: every completed request passes the TTFT limit",),
-                    choose=choose, gpu_count=gpus)
+                    choose=choose, gpu_count=gpus,
+                    power_pair=None if power_start is None or power_end is None
+                    else (power_start, power_end))
         finally:
             if con is not None:
                 con.close()
-    except (ParseError, ValueError, OSError, duckdb.Error) as err:  # PowerLogError: ValueError
+    except (ParseError, ValueError, OSError, duckdb.Error, EnergyError,
+            ValidationFailed) as err:  # PowerLogError is a ValueError
         raise _fail(str(err)) from None
     if as_json:
         sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")

@@ -2,13 +2,18 @@
 J/token at their operating point, and the report as the table the command prints.
 
 - `inspect_report(paths, slo, *, fmt=None, tz=None, window=None, power=None, power_fmt=None,
-  run_notes=(), choose="goodput_per_gpu", gpu_count=None) -> dict`:
+  run_notes=(), choose="goodput_per_gpu", gpu_count=None, power_pair=None) -> dict`:
   `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations", "choose"}` report
   (the DESIGN section 9 contract, extended) and, with a `power` log, its energy over the
-  operating point's window under "power"; `run_notes` are added to every run's notes.
+  operating point's window under "power" (or, with `power_pair` = an `amd-smi metric -E`
+  start and end snapshot, the energy between them placed at the window's edges);
+  `run_notes` are added to every run's notes.
 - `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None) -> dict`: the power log's
   energy over a `ThroughputEvidence` window (`pipeline.evidence.power`) and J per goodput token
   and per output token of that window (DESIGN section 7).
+- `power_summary(paths, *, tz=None, fmt=None) -> {"power_log": {...}}` and
+  `power_table(report) -> str`: power logs inspected alone (devices, samples, span, gaps,
+  mean and peak W, energy J over the span).
 - `report_table(report) -> str`: one line per run (counts, goodput, percentiles in ms), then
   each run's notes, the sweep's knee, the configurations (each one's GPUs, knee, goodput and
   goodput per GPU, the best marked `*`) when the runs record settings, and the energy at the
@@ -24,10 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
-from pipeline.evidence.energy import EnergyError
+from pipeline.evidence.energy import EnergyError, window_energy
 from pipeline.evidence.goodput import Slo
-from pipeline.evidence.power import power_from_evidence
+from pipeline.evidence.power import power_from_evidence, power_from_snapshots, read_power_files
 from schemas.table import ValidationFailed
 
 
@@ -39,9 +46,17 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    tz: str | None = None, window: tuple[float, float] | None = None,
                    power: Path | None = None, power_fmt: str | None = None,
                    run_notes: Sequence[str] = (), choose: str = "goodput_per_gpu",
-                   gpu_count: int | None = None) -> dict[str, Any]:
+                   gpu_count: int | None = None,
+                   power_pair: tuple[Path, Path] | None = None) -> dict[str, Any]:
     loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None)
     report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
+    if power_pair is not None:
+        ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
+        try:
+            report["power"] = _pair_energy(ev, *power_pair)
+        except (EnergyError, ValidationFailed) as err:
+            raise PowerLogError(f"amd-smi snapshots {power_pair[0]}, {power_pair[1]}: {err}"
+                                ) from err
     if power is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
         try:
@@ -51,6 +66,79 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
     for run in report["runs"]:
         run["notes"].extend(run_notes)
     return report
+
+
+def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | None = None
+                  ) -> dict[str, Any]:
+    """What power logs alone give (`evidence inspect POWERLOG`): under "power_log", the GPUs
+    (devices), samples, the span every device covers, its gaps, mean and peak power (W) and
+    energy (J) over that span, at the boundary and by the method `window_energy` picks."""
+    frames: list[pl.DataFrame] = []
+    files: list[Any] = []
+    notes: list[str] = []
+    for path in paths:
+        samples, read, skipped = read_power_files(Path(path), tz=tz, format=fmt)
+        frames.append(samples)
+        files.extend(read)
+        notes.extend(skipped)
+    samples = pl.concat(frames)
+    origin = ", ".join(f.path for f in files)
+    result = window_energy(samples, None, origin=origin)
+    chosen = samples.filter(pl.col("measurement_boundary") == result.boundary)
+    peak = chosen.drop_nulls("power_w").group_by("sample_utc").agg(
+        pl.col("power_w").sum())["power_w"].max()
+    summary = {
+        "devices": list(result.gpus),
+        "samples": chosen.filter(pl.col("power_w").is_not_null()
+                                 | pl.col("energy_counter_j").is_not_null()).height,
+        "span_start_utc": result.window.start_utc.isoformat(),
+        "span_end_utc": result.window.end_utc.isoformat(),
+        "span_s": result.window.duration_s,
+        "gaps": [{"device_id": g.device_id, "start_utc": g.start_utc.isoformat(),
+                  "end_utc": g.end_utc.isoformat(), "duration_s": g.duration_s,
+                  "kind": g.kind} for g in result.gaps],
+        "mean_power_w": result.average_power_w,
+        # the highest sum over devices of readings taken at one instant (None: counters only)
+        "peak_power_w": peak if isinstance(peak, float | int) else None,
+        "energy_j": result.energy_j, "boundary": result.boundary, "method": result.method,
+        "files": [{"path": f.path, "sha256": f.sha256, "tool": f.tool, "rows": f.rows}
+                  for f in files],
+        "notes": [*notes, *result.notes,
+                  "energy over the span every device covers (no benchmark window given)"],
+    }
+    return {"power_log": summary}
+
+
+def power_table(report: dict[str, Any]) -> str:
+    p = report["power_log"]
+    lines = [f"power log: {len(p['devices'])} device(s) ({', '.join(p['devices'])}), "
+             f"{p['samples']:,} samples at boundary {p['boundary']} ({p['method']})",
+             f"span {p['span_start_utc']} .. {p['span_end_utc']} ({_fmt(p['span_s'], digits=1)} "
+             f"s), {len(p['gaps'])} gap(s)",
+             f"mean {_fmt(p['mean_power_w'])} W, peak {_fmt(p['peak_power_w'])} W, energy "
+             f"{_fmt(p['energy_j'])} J"]
+    lines.extend(f"  gap on {g['device_id']}: {g['start_utc']} .. {g['end_utc']} "
+                 f"({_fmt(g['duration_s'])} s, {g['kind']})" for g in p["gaps"])
+    lines.extend(f"  - {note}" for note in p["notes"])
+    return "\n".join(lines)
+
+
+def _pair_energy(ev: ThroughputEvidence, start: Path, end: Path) -> dict[str, Any]:
+    """The energy between two `amd-smi metric -E` snapshots placed at the operating point's
+    window edges, and J per token of that window."""
+    if ev.window_start_utc is None or ev.window_end_utc is None:
+        return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
+                "notes": ["the operating point has no UTC window: the snapshots cannot be "
+                          "placed at its edges"]}
+    power = power_from_snapshots(start, end, ev.window_start_utc, ev.window_end_utc)
+    out = power.as_dict()
+    out["energy_j_per_goodput_token"] = (None if ev.goodput_tokens is None
+                                         else power.joules_per_token(ev.goodput_tokens))
+    out["energy_j_per_output_token"] = (None if ev.output_tokens is None
+                                        else power.joules_per_token(ev.output_tokens))
+    out["goodput_tokens"] = ev.goodput_tokens
+    out["output_tokens"] = ev.output_tokens
+    return out
 
 
 def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,

@@ -235,3 +235,40 @@ def test_help_names_every_format_of_the_registries() -> None:
     for key in (("inspect", "fmt"), ("add", "fmt")):
         assert all(name in helps[key] for name in BENCH)
     assert "--power" in helps[("inspect", "tz")]
+
+
+def test_inspect_a_power_log_alone_prints_its_summary() -> None:
+    # tests/fixtures/power/nvidia_smi_2gpu_gap_na_truncated.csv: GPU 0 at 300 W and GPU 1 at
+    # 400 W each second 11:00:00-11:00:10 UTC, GPU 0 missing 05-07 (a 4 s gap from 04 to 08),
+    # one [N/A] and a truncated last line (20 rows, 18 readings). Energy over the 10 s span by
+    # trapezoid: 300 x 10 + 400 x 10 = 7,000 J, mean 700 W; the peak instant sums 700 W.
+    log = ROOT / "tests" / "fixtures" / "power" / "nvidia_smi_2gpu_gap_na_truncated.csv"
+    code, out, _ = invoke(str(log), "--tz", "UTC", "--json")
+    assert code == 0
+    p = json.loads(out)["power_log"]
+    assert p["devices"] == ["0", "1"] and p["samples"] == 18
+    assert p["span_s"] == pytest.approx(10.0)
+    assert p["energy_j"] == pytest.approx(7000.0)
+    assert p["mean_power_w"] == pytest.approx(700.0)
+    assert p["peak_power_w"] == pytest.approx(700.0)
+    assert [(g["device_id"], g["duration_s"]) for g in p["gaps"]] == [("0", 4.0)]
+    code, out, _ = invoke(str(log), "--tz", "UTC")
+    assert code == 0 and "mean 700.0 W, peak 700.0 W, energy 7,000.0 J" in out
+
+
+def test_amd_smi_start_end_pair_from_the_command_line() -> None:
+    # tests/fixtures/bench/energy_run/trace.jsonl: window [1, 3] s (11:00:01-11:00:03 UTC),
+    # 900 goodput tokens under TTFT <= 300 ms (test_power_at_the_operating_point). The amd-smi
+    # snapshots: GPU0 4000 - 1000 = 3000 J, GPU1 6000 - 2000 = 4000 J: 7,000 J placed at the
+    # window's edges -> 7000 / 900 = 7.778 J per goodput token
+    trace = FIXTURES / "energy_run" / "trace.jsonl"
+    power = ROOT / "tests" / "fixtures" / "power"
+    code, out, err = invoke(str(trace), "--ttft-ms", "300", "--tz", "UTC", "--json",
+                            "--power-start", str(power / "amdsmi_energy_start.csv"),
+                            "--power-end", str(power / "amdsmi_energy_end.csv"))
+    assert code == 0, err
+    energy = json.loads(out)["power"]
+    assert energy["energy_j"] == pytest.approx(7000.0)
+    assert energy["energy_j_per_goodput_token"] == pytest.approx(7000.0 / 900)
+    code, _, err = invoke(str(trace), "--power-start", str(power / "amdsmi_energy_start.csv"))
+    assert code == 1 and "--power-start and --power-end together" in err
