@@ -26,6 +26,17 @@ from sources.errors import ParseError
 EXAMPLE = "example_proposal.toml"
 
 
+#: The most candidates one proposal may hold: the Pareto step compares every pair (n^2 rows,
+#: times the Monte Carlo draws), which at 10^5 candidates ran two minutes before failing.
+MAX_CANDIDATES = 1000
+
+
+def too_many(name: str, count: int) -> str:
+    return (f"{name}: candidates: {count:,} candidates; at most {MAX_CANDIDATES:,} are "
+            "compared in one proposal (the Pareto step compares every pair): split the "
+            "proposal, or shortlist first")
+
+
 class UserError(Exception):
     """Something the user can fix; `code` is the exit code."""
 
@@ -64,6 +75,8 @@ def proposal_text(path: Path | None) -> tuple[str, str]:
 def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[Opened]:
     """The parsed proposal, the store (bundled reference data loaded) and its market."""
     text, name = proposal_text(path)
+    if text.count("[[candidates]]") > MAX_CANDIDATES:  # refused before a slow parse
+        raise UserError(1, too_many(name, text.count("[[candidates]]")))
     try:
         proposal = proposal_file.parse(text, name)
     except proposal_file.ProposalError as err:
@@ -71,6 +84,8 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
     except RecursionError:  # TOML nested a thousand deep: the parser's stack runs out
         raise UserError(1, f"{name}: nested too deeply to read (tables or arrays within "
                            "each other hundreds of levels deep)") from None
+    if len(proposal.candidates) > MAX_CANDIDATES:
+        raise UserError(1, too_many(name, len(proposal.candidates)))
     con = store.connect(store.db_path(db))
     try:
         try:
