@@ -34,6 +34,7 @@ from pipeline import store
 from pipeline.engine.proposal import Proposal
 from pipeline.engine.resolve import Market
 from pipeline.engine.scorecard import compute, to_contract
+from pipeline.store.vintages import sources_of
 from sources.offers import convert_to_eur
 
 GPU_PRICE = "GPU price"
@@ -253,9 +254,19 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             notes.append(f"the proposal differs from the one published for {vintage_a} "
                          f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
                          "changes include the proposal's")
+    borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
+                for v in dict.fromkeys((vintage_a, vintage_b))}
+    for v, lent in borrowed.items():
+        for u in lent:
+            why = f" (its {v} load failed: {u.failed})" if u.failed else ""
+            notes.append(f"{v} has no data of its own from {u.source}{why}: its rows are "
+                         f"{u.used}'s")
     if not groups:
+        own = ("" if not borrowed[vintage_b] else
+               f", because {vintage_b} reuses earlier rows for "
+               f"{', '.join(u.source for u in borrowed[vintage_b])}")
         notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
-                     "every input group")
+                     f"every input group{own}")
 
     candidates = []
     for cid, b in now.items():
@@ -309,6 +320,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         "generated_at": generated_at, "code_version": code_version,
         "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
         "baseline_run": _run_key(con, vintage_a, proposal) if stored else None,
+        "rows_used": {v: {u.source: u.used for u in sources_of(con, v)}
+                      for v in dict.fromkeys((vintage_a, vintage_b))},
         "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
         "candidates": candidates,
     }
