@@ -190,7 +190,46 @@ def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str
                 notes.append(f"{detail.path} and {summary.path} read as one run")
                 continue
         out.extend(runs)
-    return out
+    return _pair_by_content(out, notes)
+
+
+def _pair_by_content(runs: list[BenchRun], notes: list[str]) -> list[BenchRun]:
+    """Join the halves of a two-file run (AIPerf, LLMPerf) whose names do not pair (renamed
+    files): in one folder, a per-request half and a summary half of one tool whose counts
+    agree (successful requests = the summary's completed), when exactly one of each fits;
+    a half left without a partner is said in the notes."""
+    halves = [r for r in runs if getattr(FORMATS.get(r.tool), "partner", None) is not None
+              and r.tool in _TWO_FILE]
+    if not halves:
+        return runs
+    detail = [r for r in halves if not r.aggregate_only and not r.reported]
+    summary = [r for r in halves if r.aggregate_only]
+    joined: dict[int, BenchRun] = {}
+    dropped: set[int] = set()
+    for d in detail:
+        assert d.requests is not None
+        ok = int(d.requests["ok"].sum())
+        fits = [s for s in summary if id(s) not in dropped and s.tool == d.tool
+                and Path(s.path).parent == Path(d.path).parent
+                and s.reported.get("completed") == ok]
+        if len(fits) == 1:
+            joined[id(d)] = FORMATS[d.tool].combine(d, fits[0])
+            dropped.add(id(fits[0]))
+            notes.append(f"warning: {d.path} and {fits[0].path} read as one run, paired by "
+                         f"content ({ok} successful requests in both), not by name")
+        else:
+            notes.append(f"warning: {d.path} has no summary file beside it (by name or by "
+                         "content): read alone" + (f" ({len(fits)} summaries fit)" if fits
+                                                   else ""))
+    for s in summary:
+        if id(s) not in dropped:
+            notes.append(f"warning: {s.path} has no per-request file beside it (by name or by "
+                         "content): aggregates only")
+    return [joined.get(id(r), r) for r in runs if id(r) not in dropped]
+
+
+#: the formats whose one run may come as two files (per-request + summary)
+_TWO_FILE = ("llmperf", "aiperf")
 
 
 #: how a candidate whose evidence holds several configurations takes one
