@@ -1,6 +1,7 @@
 """The one way every source talks HTTP: an injected session, deadlines, retries with
 exponential backoff on 429/5xx/timeouts (honouring Retry-After, capped and reported), a size
-cap enforced while streaming, redirects followed by hand (secret headers dropped when the host
+cap enforced while streaming (per response, and per source with a `ByteBudget`), redirects
+followed by hand (secret headers dropped when the host
 changes), and secrets redacted from everything that is returned or raised.
 
 Deadlines: `timeout_s` bounds each socket read, `deadline_s` one request in total (connect,
@@ -62,6 +63,21 @@ class Fetched:
     fetched_at: datetime  # tz-aware UTC
 
 
+class ByteBudget:
+    """What one source may hold in response bodies at once, shared by all its requests
+    (a source keeps its pages until they are stored: 29 ODRE pages of 50 MB reached 5.4 GB).
+    `take` counts bytes as they arrive and raises FetchError past the cap."""
+
+    def __init__(self, source: str, max_bytes: int):
+        self.source, self.max_bytes, self.used = source, max_bytes, 0
+
+    def take(self, size: int, url: str) -> None:
+        self.used += size
+        if self.used > self.max_bytes:
+            raise FetchError(self.source, url, f"the source's responses exceed its cap of "
+                             f"{self.max_bytes} bytes in all (SCORECARD_SOURCE_MAX_BYTES)")
+
+
 @dataclass(frozen=True)
 class FetchPolicy:
     """How hard to try, and for how long. Tests pass a tiny backoff and a no-op `sleep` so
@@ -76,6 +92,7 @@ class FetchPolicy:
     deadline_s: float = 60.0  # one request in total: connect, headers, every body read
     not_after: float | None = None  # time.monotonic() past which no request starts or reads
     source_deadline_s: float = 300.0  # what ingest sets `not_after` to for each source
+    budget: ByteBudget | None = field(default=None, compare=False)  # one source's bodies
 
     def left_s(self) -> float:
         """Seconds left before `not_after` (infinite without one)."""
@@ -248,7 +265,8 @@ def _attempt(session: requests.Session, url: str, headers: dict[str, str],
                 raise FetchError(source, shown, f"{response.reason}: {detail}".strip(": "),
                                  response.status_code)
             try:
-                data = _read_capped(response, policy.max_bytes, source, shown, stop)
+                data = _read_capped(response, policy.max_bytes, source, shown, stop,
+                                    budget=policy.budget)
             except requests.RequestException as error:
                 raise _Retry(response.status_code, redact(f"body cut off: {error}", secrets)
                              ) from None
@@ -259,7 +277,8 @@ def _attempt(session: requests.Session, url: str, headers: dict[str, str],
 
 
 def _read_capped(response: requests.Response, max_bytes: int, source: str, url: str,
-                 stop: float, tolerate: bool = False) -> bytes:
+                 stop: float, tolerate: bool = False, budget: ByteBudget | None = None
+                 ) -> bytes:
     """Read the body, refusing more than `max_bytes` (or, with `tolerate`, truncating: used
     only for the snippet of an error body) and cutting it at the `stop` instant
     (time.monotonic()): each read returns what has arrived, so a trickling server is cut
@@ -282,6 +301,8 @@ def _read_capped(response: requests.Response, max_bytes: int, source: str, url: 
             raise requests.ConnectionError(f"{type(error).__name__}: {error}") from None
         if not chunk:
             break
+        if budget is not None:
+            budget.take(len(chunk), url)
         size += len(chunk)
         if size > max_bytes:
             if tolerate:

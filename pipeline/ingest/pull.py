@@ -25,13 +25,16 @@ from pipeline import store
 from pipeline.ingest import complete
 from schemas.table import ValidationFailed
 from sources.errors import ParseError, reading
-from sources.http import Fetched, FetchError
+from sources.http import ByteBudget, Fetched, FetchError
 from sources.job import Context, Raw
 from sources.registry import SOURCES
 from sources.text import one_line, redact, redact_bytes
 
 #: The longest error line a source's result carries (the whole reason, still one line).
 MAX_ERROR_CHARS = 1000
+
+#: The bytes one source's responses may hold in all (each response is capped at 64 MB).
+SOURCE_MAX_BYTES = 512 * 1024 * 1024
 
 #: What a source's run ended as.
 LOADED, UNCHANGED, FAILED, SKIPPED, NOTHING = "loaded", "unchanged", "failed", "skipped", "none"
@@ -78,11 +81,19 @@ def ingest(con: duckdb.DuckDBPyConnection, session: requests.Session | None,
     for name in [s for s in SOURCES if s in sources]:
         # each source has its own deadline, counted from its start
         policy = dataclasses.replace(
-            ctx.policy, not_after=time.monotonic() + ctx.policy.source_deadline_s)
+            ctx.policy, not_after=time.monotonic() + ctx.policy.source_deadline_s,
+            budget=ByteBudget(name, source_max_bytes()))
         result = _run_one(con, session, name, dataclasses.replace(ctx, policy=policy),
                           offline, progress, record_dir, secrets)
         results.append(result)
     return results
+
+
+def source_max_bytes() -> int:
+    """What one source's responses may hold in all: $SCORECARD_SOURCE_MAX_BYTES, else
+    SOURCE_MAX_BYTES."""
+    text = os.environ.get("SCORECARD_SOURCE_MAX_BYTES", "")
+    return int(text) if text.isdigit() and int(text) > 0 else SOURCE_MAX_BYTES
 
 
 def configured_secrets() -> list[str]:

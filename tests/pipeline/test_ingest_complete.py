@@ -253,3 +253,17 @@ def test_conflicting_rows_across_snapshots_are_refused_naming_the_first(
     assert "zone=ES, interval_start_utc=2025-10-25 22:15:00+00:00" in (result.error or "")
     assert store.frame(con, "SELECT * FROM core__electricity_prices").height == 0
     con.close()
+
+
+def test_a_source_over_its_total_byte_cap_fails_naming_it(
+        httpserver: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ODRE's two pages are each under the 64 MB response cap; with the source's total capped
+    # at 1,000 bytes, the first page alone passes it: the source fails, nothing is loaded
+    monkeypatch.setenv("SCORECARD_SOURCE_MAX_BYTES", "1000")
+    assert len((FIXTURES / "odre/records_page1.json").read_bytes()) > 1000
+    con = store.connect(tmp_path / "s.duckdb")
+    [result] = run(httpserver, con, odre(False), ["odre"])
+    assert result.status == "failed" and exit_code([result]) == 2
+    assert "exceed its cap of 1000 bytes in all" in (result.error or "")
+    assert store.frame(con, "SELECT * FROM core__grid_intensity").height == 0
+    con.close()
