@@ -331,7 +331,10 @@ class Estimate(_Strict):
     gpu_count); `batch` is each replica's operating concurrency. `allreduce_us` is the latency
     of one all-reduce (NVLink about 5-100 us, PCIe 2-8 ms; not counted when absent), and
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
-    per-token weight traffic)."""
+    per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
+    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h)) and
+    speculative decoding (`speculative_acceptance` a, `speculative_draft_tokens` k,
+    `speculative_draft_ms`: TPOT x (1 + k x draft / step) / (1 + a + ... + a^k))."""
 
     model: str
     precision: Literal["bf16", "fp8"] = "bf16"
@@ -343,6 +346,19 @@ class Estimate(_Strict):
     pipeline_parallel: Annotated[int, Field(ge=1)] = 1
     allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     lookup_embeddings: bool | None = None
+    prefix_hit_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    speculative_acceptance: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = None
+    speculative_draft_tokens: Annotated[int, Field(ge=1)] = 4
+    speculative_draft_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    effects_source: str | None = None
+
+    @model_validator(mode="after")
+    def _effects_cited(self) -> Estimate:
+        if (self.prefix_hit_rate is not None or self.speculative_acceptance is not None) \
+                and not (self.effects_source or "").strip():
+            raise ValueError("a declared prefix_hit_rate or speculative_acceptance needs "
+                             "effects_source (where the figure comes from)")
+        return self
 
 
 class EstimatedThroughput(_Strict):

@@ -156,3 +156,33 @@ def test_estimated_candidate_gets_the_littles_law_count(tmp_path: Path, db: Path
     assert s["replica_requests_per_s"] == pytest.approx(rps)
     assert s["littles_law_instances"] == math.ceil(20 * 1.5 / (rps * 0.8))
     assert "x 8 replicas" in c["detail"]["tokens_per_s_source"]
+
+
+def _estimated(effects: str) -> str:
+    return candidate(
+        "est", gpu='"H100-SXM-80GB"', gpu_count="8",
+        throughput='{ estimate = { model = "Llama-3.1-8B", batch = 16, context = 2048, '
+                   f'efficiency = 0.5, tensor_parallel = 1{effects} }} }}')
+
+
+def test_declared_prefix_cache_and_speculative_decoding(tmp_path: Path, db: Path) -> None:
+    (base,) = _run(tmp_path, db, REQUESTS, _estimated(""))["candidates"]
+    effects = (', prefix_hit_rate = 0.78, speculative_acceptance = 0.7, '
+               'speculative_draft_tokens = 4, effects_source = "our A/B run of 2026-11-20"')
+    (warm,) = _run(tmp_path, db, REQUESTS, _estimated(effects))["candidates"]
+    # speculative decoding, a free draft: 1 + 0.7 + 0.49 + 0.343 + 0.2401 = 2.7731 tokens per
+    # verification pass -> goodput x 2.7731 (seed 003: k = 4, a = 0.7 -> 2.77)
+    assert warm["tokens_per_s"] == pytest.approx(base["tokens_per_s"] * 2.7731, rel=1e-9)
+    assert "speculative decoding 2.773" in warm["detail"]["tokens_per_s_source"]
+    # prefix cache: warm TTFT = cold x (1 - 0.78) = 0.22 x cold
+    assert warm["detail"]["operating_ttft_s"] == pytest.approx(
+        0.22 * base["detail"]["operating_ttft_s"])
+    assert any("our A/B run of 2026-11-20" in n for n in warm["notes"])
+
+
+def test_a_declared_effect_needs_its_source(tmp_path: Path, db: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("requests", REQUESTS, _estimated(", prefix_hit_rate = 0.5")))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1
+    assert "effects_source" in result.stderr

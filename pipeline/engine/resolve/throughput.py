@@ -23,6 +23,7 @@ from pipeline.engine.roofline import (
     estimate,
     inputs_from_reference,
 )
+from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
 from pipeline.evidence.bench import inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 
@@ -120,19 +121,36 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     d.inputs.add("operating_concurrency", float(e.batch * topology["replicas"]),
                  f"{d.key}.throughput.estimate.batch", "estimated",
                  f"batch {e.batch} per replica x {topology['replicas']} replica(s)")
-    d.inputs.add("operating_ttft_s", result.ttft_lower_bound_ms / 1e3,
-                 f"{d.key}.throughput.estimate", "estimated",
-                 f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
-                 "tokens (no queueing: optimistic)")
+    ttft_s = result.ttft_lower_bound_ms / 1e3
+    ttft_source = (f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
+                   "tokens (no queueing: optimistic)")
+    if e.prefix_hit_rate is not None:
+        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
+        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
+                        f"({e.effects_source}); cold {result.ttft_lower_bound_ms:.1f} ms")
+    d.inputs.add("operating_ttft_s", ttft_s, f"{d.key}.throughput.estimate", "estimated",
+                 ttft_source)
+    spec = ""
+    if ceiling is not None and e.speculative_acceptance is not None:
+        step_s = result.step_ms / 1e3
+        factor = step_s / speculative_tpot_s(step_s, e.speculative_acceptance,
+                                             e.speculative_draft_tokens,
+                                             e.speculative_draft_ms / 1e3)
+        d.notes.append(f"speculative decoding (declared: {e.effects_source}): acceptance "
+                       f"{e.speculative_acceptance:g}, {e.speculative_draft_tokens} drafted "
+                       f"tokens, draft step {e.speculative_draft_ms:g} ms: the roofline "
+                       f"ceiling x {factor:.4g}")
+        ceiling *= factor
+        spec = f" x speculative decoding {factor:.4g}"
     if ceiling is None:
         d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
         d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
         return
     replicas = f" x {topology['replicas']} replicas" if topology["replicas"] > 1 else ""
     pp = f" PP {e.pipeline_parallel}" if e.pipeline_parallel > 1 else ""
-    source = (f"roofline ceiling {ceiling:.0f} tokens/s ({result.bound}-bound, {e.model} "
-              f"{e.precision}, batch {e.batch}, context {e.context}, TP {tp}{pp}{replicas}) x "
-              f"efficiency {spread(e.efficiency)}")
+    source = (f"roofline ceiling {result.tokens_per_s_total:.0f} tokens/s ({result.bound}-bound, "
+              f"{e.model} {e.precision}, batch {e.batch}, context {e.context}, TP "
+              f"{tp}{pp}{replicas}){spec} x efficiency {spread(e.efficiency)}")
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
     d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
