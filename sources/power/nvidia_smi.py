@@ -19,7 +19,6 @@ import polars as pl
 
 from schemas.fields import FIELDS
 from sources.errors import ParseError
-from sources.power._nvidia_smi_scan import scan
 from sources.power.frame import (
     NOT_AVAILABLE,
     canonical,
@@ -28,6 +27,11 @@ from sources.power.frame import (
     local_to_utc,
     require_tz,
 )
+
+try:  # the compiled scan is optional: built where a C compiler is (pyproject.toml)
+    from sources.power._nvidia_smi_scan import scan
+except ImportError:  # without it the general (polars) path reads every file
+    scan = None
 
 TOOL = "nvidia-smi"
 
@@ -68,8 +72,8 @@ def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], powe
     `parse` (blank or repeated header lines, [N/A], values the scan leaves alone, DST), which
     then reads the file and names what is wrong."""
     stop, parts = len(data), os.cpu_count() or 1
-    if start >= stop:
-        return None  # a header alone
+    if start >= stop or scan is None:
+        return None  # a header alone, or no compiled scan
     cuts = sorted({start, stop, *(data.find(b"\n", start + (stop - start) * k // parts) + 1
                                   for k in range(1, parts))} - {0})
     layout = (len(cols), cols["timestamp"][0], cols["index"][0], cols[power_name][0])
