@@ -29,9 +29,10 @@ from sources.power.frame import (
 )
 
 try:  # the compiled scan is optional: built where a C compiler is (pyproject.toml)
-    from sources.power._nvidia_smi_scan import scan
+    from sources.power._nvidia_smi_scan import scan as _scan
 except ImportError:  # without it the general (polars) path reads every file
-    scan = None
+    _scan = None  # type: ignore[assignment]
+scan = _scan
 
 TOOL = "nvidia-smi"
 
