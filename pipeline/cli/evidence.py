@@ -84,6 +84,10 @@ def inspect_command(
              "--power-end): the energy between the two at the operating point.")] = None,
     power_end: Annotated[Path | None, typer.Option(
         help="amd-smi metric -E --csv snapshot taken just after the benchmark.")] = None,
+    scraped_at: Annotated[list[str] | None, typer.Option(
+        help="Scrape time of raw vLLM /metrics text without a '# scraped_at:' line "
+             "(ISO-8601 with offset, or unix s): once per such file in the order read, or "
+             "NAME=TIME.")] = None,
     choose: Annotated[str, typer.Option(
         help="Of several configurations, the best by goodput_per_gpu or goodput.")
     ] = "goodput_per_gpu",
@@ -141,7 +145,7 @@ def inspect_command(
                         "no --ttft-ms: every completed request passes the TTFT limit",),
                     choose=choose, gpu_count=gpus,
                     power_pair=None if power_start is None or power_end is None
-                    else (power_start, power_end))
+                    else (power_start, power_end), scraped_at=scraped_at or ())
         finally:
             if con is not None:
                 con.close()

@@ -41,6 +41,7 @@ place; a missing path raises FileNotFoundError.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -56,9 +57,11 @@ from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
+from sources.bench.jsondoc import HEAD_BYTES
 from sources.bench.registry import FORMATS, detect_format, parse_bench
 from sources.bench.run import REQUEST_COLUMNS, BenchRun
 from sources.errors import ParseError
+from sources.scrape_time import SCRAPE_TIME_COMMENT
 
 
 @dataclass(frozen=True)
@@ -107,19 +110,23 @@ class ThroughputEvidence:
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
-              progress: Callable[[str, str], None] | None = None, cached: bool = True
-              ) -> Loaded:
+              progress: Callable[[str, str], None] | None = None, cached: bool = True,
+              scraped_at: Sequence[str] = ()) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
     add keeps them as raw snapshots) and its digest is the one recorded. Inside
     `pipeline.evidence.cache.using(con)` a file whose sha256 is in the store's cache is not
     parsed again (and one parsed is added to it). `skip_bad`: a file of a folder that fails to
     parse is left out, named with its error in the notes (else its ParseError is raised).
     `progress(what, stage)` hears of each file read, with its size. `cached=False` parses
-    every file (a `--window` needs the gaps, which the cache does not keep)."""
+    every file (a `--window` needs the gaps, which the cache does not keep). `scraped_at`:
+    when raw Prometheus text (vLLM /metrics) carries no scrape-time comment, the time of each
+    such file, in the order read (`TIME`), or by file name (`NAME=TIME`); it is read as the
+    `# scraped_at:` line the file lacks."""
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
     roots: dict[str, Path] = {}
+    scraped = [0]  # how many raw scrapes took a time given in order
     for root in paths:
         in_folder = Path(root).is_dir()
         for path in walk(Path(root)):
@@ -141,18 +148,26 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                 progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
             data = path.read_bytes()
             digest = keep(path, data) if keep else sha256(data)
-            runs = evidence_cache.lookup(digest, name, fmt, tz) if cached else None
+            stamp = _scrape_time(path, tool, data, scraped_at, scraped)
+            runs = (evidence_cache.lookup(digest, name, fmt, tz) if cached and stamp is None
+                    else None)
             if runs is None:
                 if progress:
                     progress(name, f"parsing {len(data) / 1e6:,.1f} MB")
                 try:
-                    runs = parse_bench(data, path=name, fmt=tool, tz=tz)
+                    runs = parse_bench(data if stamp is None else
+                                       f"# scraped_at: {stamp}\n".encode() + data,
+                                       path=name, fmt=tool, tz=tz)
                 except ParseError as err:
                     if not skip_bad:
                         raise
                     notes.append(f"{name}: skipped, it could not be read: {err}")
                     continue
-                evidence_cache.remember(digest, name, fmt, tz, runs)
+                if stamp is None:
+                    evidence_cache.remember(digest, name, fmt, tz, runs)
+                else:
+                    notes.append(f"{name}: scrape time {stamp} given on the command line "
+                                 "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
             parsed.append((path, tool, runs))
@@ -161,6 +176,22 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     runs = _pair(parsed, notes)
     settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
     return Loaded(runs, files, notes, settings)
+
+
+def _scrape_time(path: Path, tool: str | None, data: bytes, given: Sequence[str],
+                 used: list[int]) -> str | None:
+    """The `--scraped-at` time for a raw vLLM /metrics file without a scrape-time comment."""
+    if not given or tool != "vllm-metrics" or _SCRAPED.search(
+            data[:HEAD_BYTES].decode("utf-8", "replace")):
+        return None
+    named = dict(g.split("=", 1) for g in given if "=" in g)
+    if path.name in named:
+        return named[path.name]
+    plain = [g for g in given if "=" not in g]
+    if used[0] < len(plain):
+        used[0] += 1
+        return plain[used[0] - 1]
+    return None
 
 
 def _pair(parsed: list[tuple[Path, str | None, list[BenchRun]]], notes: list[str]
@@ -227,6 +258,8 @@ def _pair_by_content(runs: list[BenchRun], notes: list[str]) -> list[BenchRun]:
                          "content): aggregates only")
     return [joined.get(id(r), r) for r in runs if id(r) not in dropped]
 
+
+_SCRAPED = re.compile(SCRAPE_TIME_COMMENT, re.MULTILINE)
 
 #: the formats whose one run may come as two files (per-request + summary)
 _TWO_FILE = ("llmperf", "aiperf")

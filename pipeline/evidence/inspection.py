@@ -2,7 +2,8 @@
 J/token at their operating point, and the report as the table the command prints.
 
 - `inspect_report(paths, slo, *, fmt=None, tz=None, window=None, power=None, power_fmt=None,
-  run_notes=(), choose="goodput_per_gpu", gpu_count=None, power_pair=None) -> dict`:
+  run_notes=(), choose="goodput_per_gpu", gpu_count=None, power_pair=None,
+  scraped_at=()) -> dict`:
   `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations", "choose"}` report
   (the DESIGN section 9 contract, extended) and, with a `power` log, its energy over the
   operating point's window under "power" (or, with `power_pair` = an `amd-smi metric -E`
@@ -47,8 +48,9 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    power: Path | None = None, power_fmt: str | None = None,
                    run_notes: Sequence[str] = (), choose: str = "goodput_per_gpu",
                    gpu_count: int | None = None,
-                   power_pair: tuple[Path, Path] | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None)
+                   power_pair: tuple[Path, Path] | None = None,
+                   scraped_at: Sequence[str] = ()) -> dict[str, Any]:
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at)
     report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
     if power_pair is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))

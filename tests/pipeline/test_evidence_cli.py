@@ -272,3 +272,24 @@ def test_amd_smi_start_end_pair_from_the_command_line() -> None:
     assert energy["energy_j_per_goodput_token"] == pytest.approx(7000.0 / 900)
     code, _, err = invoke(str(trace), "--power-start", str(power / "amdsmi_energy_start.csv"))
     assert code == 1 and "--power-start and --power-end together" in err
+
+
+VLLM_METRICS = ROOT / ".." / "shared" / "samples" / "vllm_metrics"
+
+
+@pytest.mark.skipif(not VLLM_METRICS.exists(), reason="../shared/samples absent")
+def test_raw_metrics_text_takes_its_scrape_time_from_the_command_line() -> None:
+    # er0080's vLLM 0.25.1 /metrics scrape, as curl wrote it: no '# scraped_at:' line
+    loaded = VLLM_METRICS / "er0080_metrics_vllm_0_25_1_loaded.txt"
+    code, _, err = invoke(str(loaded))
+    assert code == 1 and "no scrape time" in err
+    code, out, err = invoke(str(loaded), "--scraped-at", "2026-08-18T02:13:33Z", "--json")
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    # one scrape: the window runs from the counters' _created to the time given
+    assert run["ended_at_utc"] == "2026-08-18T02:13:33+00:00"
+    assert run["completed"] == 600
+    assert run["token_goodput_per_s"] is None  # bucket estimates prove no share
+    code, out, _ = invoke(str(loaded), "--scraped-at",
+                          "er0080_metrics_vllm_0_25_1_loaded.txt=1787019213", "--json")
+    assert code == 0 and json.loads(out)["runs"][0]["ended_at_utc"].startswith("2026-08-18")
