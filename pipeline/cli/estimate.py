@@ -63,6 +63,9 @@ HELP: dict[str, str] = {
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
     "chunk_budget": "Sweep: chunked-prefill token budget per step (default: no chunking).",
     "measured_tokens_per_s": "Sweep: measured decode tokens/s per level, to compare.",
+    "sweep_evidence": "Sweep: benchmark files (a file or folder) of a measured closed-loop "
+                      "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "
+                      "default.",
     "prefix_hit_rate": "Sizing: share of the prompt's prefill served from the prefix cache.",
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
@@ -119,6 +122,7 @@ def estimate(
     chunk_budget: Annotated[int | None, typer.Option(help=HELP["chunk_budget"])] = None,
     measured_tokens_per_s: Annotated[str | None, typer.Option(
         help=HELP["measured_tokens_per_s"])] = None,
+    sweep_evidence: Annotated[Path | None, typer.Option(help=HELP["sweep_evidence"])] = None,
     prefix_hit_rate: Annotated[float | None, typer.Option(help=HELP["prefix_hit_rate"])] = None,
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,
@@ -142,6 +146,7 @@ def estimate(
     for name in ("from_toml", "models_csv", "hardware_csv", "json_output"):
         del options[name]
     options["precision"] = precision.value if precision else None
+    options["sweep_evidence"] = str(sweep_evidence) if sweep_evidence else None
 
     from pipeline.engine.roofline.options import EstimateError
     from pipeline.engine.roofline.report import estimate_report, render_json, render_text

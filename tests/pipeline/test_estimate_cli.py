@@ -300,3 +300,36 @@ def test_sweep_against_a_measured_sweep_prints_predicted_vs_measured():
     assert code == 0 and "C=32: TPOT" in out and "measured 72.3 tok/s, error +15%" in out
     code, _, err = run(*args[:-1], "32.61,52.78")
     assert code == 1 and "--measured-tokens-per-s" in err and "one figure per level" in err
+
+
+SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "samples" / "vllm" / \
+    "er0080_bench_serve_v0.25.1.json"
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="shared vLLM sample absent")
+def test_sweep_against_measured_benchmark_files(tmp_path: Path):
+    # a closed-loop sweep in vLLM's own result format: the real vllm bench serve sample with
+    # its concurrency and TPOT set to seed 004's measured levels (C = 1: 28.8 ms, C = 32:
+    # 436 ms; its median TTFT 55.68 ms is left as measured)
+    base = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    for c, tpot in ((1, 28.8), (32, 436.0)):
+        (tmp_path / f"c{c}.json").write_text(json.dumps(
+            base | {"max_concurrency": c, "median_tpot_ms": tpot, "mean_tpot_ms": tpot}))
+    data = run_json("--model", "Qwen2.5-7B", "--budget-gb", "48", "--bandwidth-gbs", "505",
+                    "--tflops", "76.6", "--batch", "1", "--context", "8192", "--output-tokens",
+                    "128", "--chunk-budget", "2048", "--sweep-evidence", str(tmp_path))
+    got = {r["concurrency"]: r for r in data["sweep"]["comparison"]}
+    # the levels are the evidence's; measured decode = C / TPOT: 1 / 0.0288 = 34.72 and
+    # 32 / 0.436 = 73.39 tokens/s; predicted 34.6 and 83.1 -> errors -0.3 % and +13.2 %
+    assert sorted(got) == [1, 32]
+    assert got[32]["measured_decode_tokens_per_s"] == pytest.approx(73.394, abs=1e-3)
+    assert got[32]["error_decode_tokens_per_s"] == pytest.approx(0.132, abs=0.003)
+    assert got[1]["error_decode_tokens_per_s"] == pytest.approx(-0.003, abs=0.003)
+    # TPOT 385 ms predicted vs 436 measured; TTFT 1.572 s predicted vs 0.0557 s measured
+    assert got[32]["measured_tpot_ms"] == pytest.approx(436.0)
+    assert got[32]["measured_ttft_s"] == pytest.approx(0.05568, abs=1e-5)
+    assert "sha256" in data["sweep"]["measured_source"]
+    code, _, err = run("--model", "Qwen2.5-7B", "--budget-gb", "48", "--bandwidth-gbs", "505",
+                       "--tflops", "76.6", "--batch", "1", "--context", "8192",
+                       "--output-tokens", "128", "--sweep-evidence", str(tmp_path / "none"))
+    assert code == 1 and "--sweep-evidence: no such file" in err

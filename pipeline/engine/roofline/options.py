@@ -30,6 +30,8 @@ from pipeline.engine.roofline.reference import (
     read_reference,
     reference_file,
 )
+from pipeline.evidence.bench import inspect
+from pipeline.evidence.goodput import Slo
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import HARDWARE
 from schemas.table import Table, ValidationFailed
@@ -76,6 +78,7 @@ _OTHER_KEYS = {
     "chunk_budget": "--chunk-budget", "measured_tokens_per_s": "--measured-tokens-per-s",
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
+    "sweep_evidence": "--sweep-evidence",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
@@ -83,7 +86,7 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
-            "measured_tokens_per_s"}
+            "measured_tokens_per_s", "sweep_evidence"}
 _BOOLEANS = {"lookup_embeddings"}
 
 
@@ -325,6 +328,32 @@ def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
         key = {"tpot_ms": "calibrate_tpot_ms", "ttft_ms": "calibrate_ttft_ms"}.get(err.field)
         where = values.where(key, _OTHER_KEYS[key]) if key else err.field
         raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
+
+
+def measured_sweep(path: Path) -> tuple[dict[int, dict[str, float]], str]:
+    """A measured closed-loop sweep from benchmark files (any format the evidence readers
+    take): per concurrency level, the decode throughput C / TPOT (p50, the runs' mean), TPOT
+    and TTFT (p50); and the files read with their sha256, as the comparison's source."""
+    if not path.exists():
+        raise EstimateError(f"--sweep-evidence: no such file or folder: {path}")
+    try:
+        runs = inspect([path], Slo(ttft_ms=1e12))["runs"]
+    except (ParseError, ValueError) as err:
+        raise EstimateError(f"--sweep-evidence: {err}") from None
+    levels: dict[int, list[dict[str, Any]]] = {}
+    for run in runs:
+        if run["concurrency"] and run["tpot_p50_s"]:
+            levels.setdefault(int(run["concurrency"]), []).append(run)
+    if not levels:
+        raise EstimateError(f"--sweep-evidence: no run in {path} gives a concurrency and a TPOT")
+    out = {}
+    for c, level in sorted(levels.items()):
+        tpot = sum(r["tpot_p50_s"] for r in level) / len(level)
+        ttfts = [r["ttft_p50_s"] for r in level if r["ttft_p50_s"] is not None]
+        out[c] = {"decode_tokens_per_s": c / tpot, "tpot_ms": tpot * 1e3,
+                  "ttft_s": sum(ttfts) / len(ttfts) if ttfts else None}
+    files = ", ".join(f"{r['path']} (sha256 {str(r.get('sha256'))[:12]})" for r in runs)
+    return out, files
 
 
 def _jsonable(value: Any) -> Any:

@@ -128,10 +128,16 @@ def _numbers(text: str, key: str, kind: type) -> list[Any]:
 def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
     """A closed-loop sweep over `sweep` concurrency levels ("1,2,4"), chunked prefill at
     `chunk_budget` tokens per step, `output_tokens` per request; with
-    `measured_tokens_per_s` (one figure per level), predicted vs measured and the error."""
-    if plan.get("sweep") is None:
+    `measured_tokens_per_s` (one figure per level) or `measured_sweep` (per level, from
+    benchmark files; its levels are the default), predicted vs measured and the error."""
+    measured_sweep = plan.get("measured_sweep")
+    if plan.get("sweep") is None and measured_sweep is None:
         return None
-    levels = _numbers(plan["sweep"], "sweep", int)
+    if measured_sweep is not None and plan.get("measured_tokens_per_s") is not None:
+        raise RooflineInputError("measured_tokens_per_s", "give the measured sweep as figures "
+                                 "or as --sweep-evidence, not both")
+    levels = (_numbers(plan["sweep"], "sweep", int) if plan.get("sweep") is not None
+              else sorted(measured_sweep or {}))
     if plan.get("output_tokens") is None:
         raise RooflineInputError("output_tokens", "give the output tokens per request")
     prompt = inputs.prompt_tokens or inputs.context
@@ -161,4 +167,8 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
             rows, {c: {"decode_tokens_per_s": m} for c, m in zip(levels, measured,
                                                                   strict=True)},
             keys=("decode_tokens_per_s",))
+    if measured_sweep is not None:
+        out["comparison"] = compare_levels(rows, measured_sweep,
+                                           keys=("decode_tokens_per_s", "tpot_ms", "ttft_s"))
+        out["measured_source"] = plan.get("measured_source")
     return out

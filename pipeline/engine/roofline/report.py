@@ -16,7 +16,7 @@ from pipeline.engine.roofline.model import (
     RooflineResult,
     estimate,
 )
-from pipeline.engine.roofline.options import EstimateError, resolve
+from pipeline.engine.roofline.options import EstimateError, measured_sweep, resolve
 
 
 def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
@@ -27,6 +27,9 @@ def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
     inputs, context = resolve(flags, toml_path, models_csv, hardware_csv)
     out = report(inputs, estimate(inputs), context)
     plan = context["plan"]
+    if plan.get("sweep_evidence"):
+        plan["measured_sweep"], plan["measured_source"] = measured_sweep(
+            Path(plan["sweep_evidence"]))
     try:
         out["sizing"] = planning.sizing(inputs, plan)
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
@@ -162,7 +165,12 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
             if c and c["measured_decode_tokens_per_s"] is not None:
                 line += (f"; measured {c['measured_decode_tokens_per_s']:,.1f} tok/s, error "
                          f"{c['error_decode_tokens_per_s']:+.0%}")
+            if c and c.get("measured_ttft_s") is not None:
+                line += (f"; TTFT measured {c['measured_ttft_s']:,.2f} s, error "
+                         f"{c['error_ttft_s']:+.0%}")
             lines.append(line)
+        if sw.get("measured_source"):
+            lines.append(f"  measured: {sw['measured_source']}")
         lines.extend(f"  - {a}" for a in sw["assumptions"])
     return lines
 
