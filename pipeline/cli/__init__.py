@@ -150,18 +150,24 @@ def explain(
         help="A policy objective (cpm, energy, carbon, electricity), sovereignty (the level "
              "and the rubric's reasons), or any metric column, e.g. cost_eur_per_hour.")
     ] = "cpm_eur_per_mtok",
-    proposal: Annotated[Path | None, typer.Option(
-        "--proposal", help="Proposal TOML file (default: the bundled example).",
-        show_default=False)] = None,
+    proposal: ProposalArg = None,
+    proposal_opt: Annotated[Path | None, typer.Option(
+        "--proposal", help="The proposal, as before it was positional (kept for scripts).",
+        hidden=True)] = None,
     vintage: VintageOpt = None,
     db: DbOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the chain as JSON.")] = False,
 ) -> None:
-    """Show how a figure is derived: its inputs (value, unit, grade, source) and formula steps."""
+    """Show how a figure is derived: its inputs (value, unit, grade, source) and formula steps.
+    The proposal is positional, as in `run` and `diff`: explain CANDIDATE METRIC PROPOSAL."""
     from pipeline.run import explain as run_explain
 
-    raise typer.Exit(run_explain(candidate, metric, proposal, vintage=vintage, db=db,
-                                 json_out=json_out))
+    if proposal is not None and proposal_opt is not None and proposal != proposal_opt:
+        typer.echo("error: give the proposal once (positional, or the older --proposal)",
+                   err=True)
+        raise typer.Exit(1)
+    raise typer.Exit(run_explain(candidate, metric, proposal or proposal_opt, vintage=vintage,
+                                 db=db, json_out=json_out))
 
 
 #: the JSON Schema `init` writes beside proposal.toml, named by its `#:schema` line

@@ -113,3 +113,17 @@ def test_sovereignty_is_explained_by_the_rubric(db: Path) -> None:
     chain = json.loads(runner.invoke(app, ["explain", "scaleway-h100x8-fp8", "sovereignty",
                                            "--db", str(db), "--json"]).stdout)
     assert chain["value"] == 2 and [r["level"] for r in chain["rubric"]] == [4, 3, 2, 1, 0]
+
+
+def test_the_proposal_is_positional_as_in_run_and_diff(db: Path, tmp_path: Path) -> None:
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0
+    proposal = str(tmp_path / "proposal.toml")
+    positional = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm", proposal,
+                                     "--db", str(db), "--json"])
+    assert positional.exit_code == 0, positional.output
+    older = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm", "--proposal", proposal,
+                                "--db", str(db), "--json"])
+    assert json.loads(older.stdout) == json.loads(positional.stdout)
+    both = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm", proposal, "--proposal",
+                               str(tmp_path / "other.toml"), "--db", str(db)])
+    assert both.exit_code == 1 and both.stderr.startswith("error: give the proposal once")
