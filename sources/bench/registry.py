@@ -11,6 +11,7 @@ from types import ModuleType
 
 from sources.bench import (
     aiperf,
+    aiperf_csv,
     genai_perf,
     guidellm,
     inferencex,
@@ -25,7 +26,7 @@ from sources.bench import (
 from sources.bench.run import BenchRun
 from sources.errors import ParseError, reading
 
-READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, genai_perf, llmperf, mlperf,
+READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, aiperf_csv, genai_perf, llmperf, mlperf,
                                    trtllm_bench, inferencex, sglang, vllm, vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
 

@@ -107,3 +107,28 @@ def test_inferencex_rows_are_a_reference_sweep() -> None:
     ev = throughput_from_evidence(path, Slo(ttft_ms=3000, tpot_ms=300, attainment=0.85))
     assert ev.grade == "reference"
     assert ev.tokens_per_s == pytest.approx(17.57057269511527 * 8 * 0.899)
+
+
+def test_aiperf_csv_export() -> None:
+    from sources.bench import aiperf_csv
+
+    folder = SAMPLES / "aiperf"
+    path = need(folder / ("aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc1_profile_"
+                          "export_aiperf.csv"))
+    assert detect_format(path.read_bytes()) == "aiperf-csv"
+    server = folder / ("aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc1_server_metrics_"
+                       "export.csv")
+    if server.exists():
+        assert detect_format(server.read_bytes()) is None  # the server-metrics export is not
+    (run,) = aiperf_csv.parse(path.read_bytes(), path=str(path))
+    assert run.reported["completed"] == 195
+    assert run.window_s == pytest.approx(3542.82)
+    assert run.reported["ttft_p99_s"] == pytest.approx(92.946)
+    assert run.reported["tpot_p99_s"] == pytest.approx(0.01568)
+    assert run.reported["itl_p50_s"] == pytest.approx(0.01398)
+    assert run.started_at_utc is not None and run.started_at_utc.year == 2026
+    # TTFT p99 92.9 s <= 200 s and TPOT p99 15.68 ms <= 20 ms, 195 requests: numpy p99
+    # bounds floor(194 x 0.99) + 1 = 193 of 195 each, so 1 - 2 x 2/195 = 0.97949 >= 0.9:
+    # goodput 58.68 x 0.97949 = 57.48 tokens/s
+    ev = throughput_from_evidence(path, Slo(ttft_ms=200_000, tpot_ms=20, attainment=0.9))
+    assert ev.tokens_per_s == pytest.approx(58.68 * (1 - 2 * 2 / 195))
