@@ -66,6 +66,7 @@ HELP: dict[str, str] = {
     "sweep_evidence": "Sweep: benchmark files (a file or folder) of a measured closed-loop "
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "
                       "default.",
+    "serialised": "Sweep: a server running one request at a time (FIFO), as a naive HF loop.",
     "prefix_hit_rate": "Sizing: share of the prompt's prefill served from the prefix cache.",
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
@@ -123,6 +124,8 @@ def estimate(
     measured_tokens_per_s: Annotated[str | None, typer.Option(
         help=HELP["measured_tokens_per_s"])] = None,
     sweep_evidence: Annotated[Path | None, typer.Option(help=HELP["sweep_evidence"])] = None,
+    serialised: Annotated[bool | None, typer.Option(
+        "--serialised/--batched", help=HELP["serialised"])] = None,
     prefix_hit_rate: Annotated[float | None, typer.Option(help=HELP["prefix_hit_rate"])] = None,
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,

@@ -78,7 +78,7 @@ _OTHER_KEYS = {
     "chunk_budget": "--chunk-budget", "measured_tokens_per_s": "--measured-tokens-per-s",
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
-    "sweep_evidence": "--sweep-evidence",
+    "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
@@ -87,7 +87,7 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "spec_draft_tokens"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
             "measured_tokens_per_s", "sweep_evidence"}
-_BOOLEANS = {"lookup_embeddings"}
+_BOOLEANS = {"lookup_embeddings", "serialised"}
 
 
 class EstimateError(Exception):

@@ -141,9 +141,10 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
     if plan.get("output_tokens") is None:
         raise RooflineInputError("output_tokens", "give the output tokens per request")
     prompt = inputs.prompt_tokens or inputs.context
+    serialised = bool(plan.get("serialised"))
     rows = predict_sweep(inputs, levels, prompt_tokens=prompt,
                          output_tokens=int(plan["output_tokens"]),
-                         budget_tokens=plan.get("chunk_budget"))
+                         budget_tokens=plan.get("chunk_budget"), serialised=serialised)
     out: dict[str, Any] = {"levels": rows, "comparison": None, "assumptions": [
         f"Closed loop: C clients, each sends its next request when its last one ends; every "
         f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",
@@ -157,6 +158,11 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
         "The prefill queue (a prompt waiting behind the one prefill holding the budget) is "
         "not modelled: TTFT stays the prefill bound below the KV cap.",
     ]}
+    if serialised:
+        out["assumptions"] = [
+            "Serialised server: one request at a time (batch 1) under a FIFO lock and a closed "
+            "loop of C clients: TTFT = (C - 1) x (TTFT + (N - 1) x TPOT) + its own TTFT; "
+            "decode throughput 1 / TPOT at every C."]
     if plan.get("measured_tokens_per_s") is not None:
         measured = _numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
         if len(measured) != len(levels):
