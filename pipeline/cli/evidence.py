@@ -26,7 +26,8 @@ T = TypeVar("T")
 
 #: sources.bench.registry.FORMATS and sources.power.registry.FORMATS (in its detection order)
 BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics",
-                 "sglang", "trtllm-bench", "genai-perf", "inferencex", "aiperf-csv")
+                 "sglang", "trtllm-bench", "genai-perf", "inferencex", "aiperf-csv",
+                 "guidellm-csv")
 POWER_FORMATS = ("aiperf-telemetry", "dcgm-exporter", "nvidia-smi", "nvidia-smi-dmon", "zeus",
                  "codecarbon", "amd-smi", "ptdaemon")
 

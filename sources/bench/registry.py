@@ -14,6 +14,7 @@ from sources.bench import (
     aiperf_csv,
     genai_perf,
     guidellm,
+    guidellm_csv,
     inferencex,
     llmperf,
     mlperf,
@@ -26,8 +27,9 @@ from sources.bench import (
 from sources.bench.run import BenchRun
 from sources.errors import ParseError, reading
 
-READERS: tuple[ModuleType, ...] = (trace, guidellm, aiperf, aiperf_csv, genai_perf, llmperf, mlperf,
-                                   trtllm_bench, inferencex, sglang, vllm, vllm_metrics)
+READERS: tuple[ModuleType, ...] = (trace, guidellm, guidellm_csv, aiperf, aiperf_csv, genai_perf,
+                                   llmperf, mlperf, trtllm_bench, inferencex, sglang, vllm,
+                                   vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
 
 

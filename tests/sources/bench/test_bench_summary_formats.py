@@ -132,3 +132,22 @@ def test_aiperf_csv_export() -> None:
     # goodput 58.68 x 0.97949 = 57.48 tokens/s
     ev = throughput_from_evidence(path, Slo(ttft_ms=200_000, tpot_ms=20, attainment=0.9))
     assert ev.tokens_per_s == pytest.approx(58.68 * (1 - 2 * 2 / 195))
+
+
+def test_guidellm_csv_generated_sample() -> None:
+    from sources.bench import guidellm_csv
+
+    path = need(SAMPLES / "guidellm" /
+                "guidellm_0.8.1_GENERATED_mock-server_concurrent-1-4_benchmarks.csv")
+    assert detect_format(path.read_bytes()) == "guidellm-csv"
+    low, high = guidellm_csv.parse(path.read_bytes(), path=str(path))
+    assert (low.concurrency, high.concurrency) == (1, 4)
+    assert low.reported["completed"] == 40 and low.window_s == pytest.approx(23.747691869735718)
+    assert low.reported["ttft_p99_s"] == pytest.approx(0.42464613914489746)
+    assert low.reported["tpot_p99_s"] == pytest.approx(0.009493551557026212)
+    # 40 requests: the numpy p99 bounds floor(39 x 0.99) + 1 = 39 of 40 = 0.975 per limit;
+    # TTFT p99 424.6 <= 500 ms and TPOT p99 9.49 <= 20 ms: 0.95 together, passing 0.9 at both
+    # levels; the knee is concurrency 4 (never saturated) at 303.0 x 0.95 tokens/s
+    ev = throughput_from_evidence(path, Slo(ttft_ms=500, tpot_ms=20, attainment=0.9))
+    assert ev.concurrency == 4
+    assert ev.tokens_per_s == pytest.approx(high.reported["output_tokens_per_s"] * 0.95)
