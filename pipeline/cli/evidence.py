@@ -28,8 +28,8 @@ T = TypeVar("T")
 BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics",
                  "sglang", "trtllm-bench", "genai-perf", "inferencex", "aiperf-csv",
                  "guidellm-csv")
-POWER_FORMATS = ("aiperf-telemetry", "dcgm-exporter", "nvidia-smi", "nvidia-smi-dmon", "zeus",
-                 "codecarbon", "amd-smi", "ptdaemon")
+POWER_FORMATS = ("aiperf-telemetry", "prometheus-range", "dcgm-exporter", "nvidia-smi",
+                 "nvidia-smi-dmon", "zeus", "codecarbon", "amd-smi", "ptdaemon")
 
 evidence_app = typer.Typer(help="Measured evidence: benchmark results (goodput, knee) and "
                            "power logs (energy, J/token).", no_args_is_help=True)

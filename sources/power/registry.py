@@ -17,14 +17,15 @@ from sources.power import (
     dcgm,
     nvidia_smi,
     nvidia_smi_dmon,
+    prometheus_range,
     ptdaemon,
     zeus,
 )
 
 #: Detection order: the most specific first (every detect looks at the first line or the
 #: first few kB only, so detection is cheap on a 10-million-row log).
-READERS: tuple[ModuleType, ...] = (aiperf_telemetry, dcgm, nvidia_smi, nvidia_smi_dmon, zeus,
-                                   codecarbon, amd_smi, ptdaemon)
+READERS: tuple[ModuleType, ...] = (aiperf_telemetry, prometheus_range, dcgm, nvidia_smi,
+                                   nvidia_smi_dmon, zeus, codecarbon, amd_smi, ptdaemon)
 FORMATS: dict[str, ModuleType] = {reader.TOOL: reader for reader in READERS}
 
 

@@ -288,3 +288,27 @@ def test_codecarbon_empty_energy_cell_is_null_and_named() -> None:
     bad = data.replace(b",0.001,,0,0", b",0.001,lots,0,0")
     with pytest.raises(ParseError, match=r"line 3 energy_consumed.*not a number: 'lots'"):
         codecarbon.parse(bad, path="emissions.csv", tz="Europe/Paris")
+
+
+def test_prometheus_query_range_dcgm() -> None:
+    from sources.power import prometheus_range
+    from sources.power.registry import detect_format as power_format
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "power" / (
+        "prometheus_query_range_dcgm_2gpu.json")
+    data = path.read_bytes()
+    assert power_format(data, str(path)) == "prometheus-range"
+    frame = prometheus_range.parse(data, path=str(path))
+    # 2 GPUs x 11 points; GPU-0 at 300 W, its counter 1,000,000 mJ = 1,000 J at the start
+    assert frame.height == 22
+    gpu0 = frame.filter(pl.col("device_id") == "GPU-0")
+    assert gpu0["power_w"].unique().to_list() == [300.0]
+    assert gpu0["energy_counter_j"][0] == pytest.approx(1000.0)
+    assert gpu0["series_id"][0] == "node1" and gpu0["gpu_index"][0] == 0
+    assert gpu0["sample_utc"][0] == datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
+    # the counters over 10 s: 3,000 + 4,000 J
+    result = window_energy(frame, None, origin=str(path))
+    assert result.energy_j == pytest.approx(7000.0) and result.method == "counter"
+    bad = data.replace(b'"300"', b'"NaN"', 1)
+    with pytest.raises(ParseError, match=r"result 0 \(DCGM_FI_DEV_POWER_USAGE gpu 0\) point 0"):
+        prometheus_range.parse(bad, path=str(path))

@@ -1,0 +1,90 @@
+"""Prometheus HTTP API `query_range` exports of DCGM power and energy (`curl
+.../api/v1/query_range?query=DCGM_FI_DEV_POWER_USAGE&start=...&end=...&step=1s > power.json`):
+a JSON `{"status": "success", "data": {"resultType": "matrix", "result": [...]}}`, one series
+per GPU with `metric` labels and `values` = [[unix s, "value"], ...].
+
+Read, as in the DCGM exporter's text (`sources.power.dcgm`): `DCGM_FI_DEV_POWER_USAGE` (W),
+`DCGM_FI_DEV_POWER_USAGE_INSTANT` where the averaged gauge is absent, and
+`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` (mJ -> J), per GPU (`gpu`, `UUID`, `Hostname`
+labels; `instance` when there is no Hostname). Several queries' results may be in one file
+as a JSON list of such documents. A series of another metric is ignored; a value that is not
+a number ("NaN" included) is an error naming the series and the point.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+
+from sources.errors import ParseError
+from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT
+from sources.power.frame import canonical, decode
+
+TOOL = "prometheus-range"
+_METRICS = (POWER, POWER_INSTANT, ENERGY)
+
+
+def detect(data: bytes, path: str) -> bool:
+    top = data[:8192]
+    return top.lstrip()[:1] in (b"{", b"[") and b'"resultType"' in top and (
+        b"DCGM_FI_DEV_" in top)
+
+
+def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
+    try:
+        doc = json.loads(decode(data, source=TOOL, path=path))
+    except json.JSONDecodeError as err:
+        raise ParseError(TOOL, path, f"line {err.lineno} column {err.colno}",
+                         f"invalid JSON: {err.msg}") from None
+    rows: list[dict[str, object]] = []
+    for d, part in enumerate(doc if isinstance(doc, list) else [doc]):
+        data_ = part.get("data") if isinstance(part, dict) else None
+        if not isinstance(data_, dict) or data_.get("resultType") != "matrix":
+            raise ParseError(TOOL, path, f"document {d}", "expected data.resultType 'matrix' "
+                             "(a query_range answer)")
+        for s, series in enumerate(data_.get("result") or []):
+            labels = series.get("metric", {}) if isinstance(series, dict) else {}
+            name = labels.get("__name__")
+            if name not in _METRICS:
+                continue
+            gpu, uuid = labels.get("gpu"), labels.get("UUID")
+            if gpu is None and uuid is None:
+                raise ParseError(TOOL, path, f"document {d} result {s}", "no gpu or UUID label")
+            host = labels.get("Hostname") or labels.get("instance")
+            for p, point in enumerate(series.get("values") or []):
+                where = f"document {d} result {s} ({name} gpu {gpu}) point {p}"
+                try:
+                    stamp, value = float(point[0]), float(point[1])
+                except (TypeError, ValueError, IndexError):
+                    raise ParseError(TOOL, path, where, f"expected [unix s, value], got "
+                                     f"{point!r}") from None
+                if not (math.isfinite(stamp) and math.isfinite(value)):
+                    raise ParseError(TOOL, path, where, f"not a finite number: {point!r}")
+                rows.append({"stamp": stamp, "metric": name, "value": value, "gpu": gpu,
+                             "uuid": uuid, "host": host})
+    if not rows:
+        raise ParseError(TOOL, path, "data.result", f"no series of {', '.join(_METRICS)}")
+    long = pl.DataFrame(rows, schema={"stamp": pl.Float64(), "metric": pl.String(),
+                                      "value": pl.Float64(), "gpu": pl.String(),
+                                      "uuid": pl.String(), "host": pl.String()})
+    wide = long.group_by("stamp", "uuid", "gpu", "host", maintain_order=True).agg(
+        power=pl.col("value").filter(pl.col("metric") == POWER).first(),
+        instant=pl.col("value").filter(pl.col("metric") == POWER_INSTANT).first(),
+        energy_mj=pl.col("value").filter(pl.col("metric") == ENERGY).first(),
+    )
+    out = wide.select(
+        sample_utc=pl.from_epoch((pl.col("stamp") * 1e6).round().cast(pl.Int64), "us")
+        .dt.replace_time_zone("UTC"),
+        device_id=pl.coalesce("uuid", pl.concat_str(
+            [pl.col("host").fill_null(""), pl.col("gpu")], separator="/")),
+        gpu_index=pl.col("gpu").cast(pl.Int64, strict=False),
+        series_id=pl.coalesce(pl.col("host"), pl.lit(TOOL)),
+        measurement_boundary=pl.lit("gpu_board"),
+        power_w=pl.coalesce("power", "instant"),
+        energy_counter_j=pl.col("energy_mj") / 1000.0,
+        note=pl.when(pl.col("power").is_null() & pl.col("instant").is_not_null())
+        .then(pl.lit(f"power from {POWER_INSTANT}")),
+    ).sort("device_id", "sample_utc")
+    return canonical(out)
