@@ -35,7 +35,12 @@ import polars as pl
 from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
 from pipeline.evidence.energy import EnergyError, window_energy
 from pipeline.evidence.goodput import Slo
-from pipeline.evidence.power import power_from_evidence, power_from_snapshots, read_power_files
+from pipeline.evidence.power import (
+    PowerEvidence,
+    power_from_evidence,
+    power_from_snapshots,
+    read_power_files,
+)
 from schemas.table import ValidationFailed
 
 
@@ -132,15 +137,8 @@ def _pair_energy(ev: ThroughputEvidence, start: Path, end: Path) -> dict[str, An
         return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
                 "notes": ["the operating point has no UTC window: the snapshots cannot be "
                           "placed at its edges"]}
-    power = power_from_snapshots(start, end, ev.window_start_utc, ev.window_end_utc)
-    out = power.as_dict()
-    out["energy_j_per_goodput_token"] = (None if ev.goodput_tokens is None
-                                         else power.joules_per_token(ev.goodput_tokens))
-    out["energy_j_per_output_token"] = (None if ev.output_tokens is None
-                                        else power.joules_per_token(ev.output_tokens))
-    out["goodput_tokens"] = ev.goodput_tokens
-    out["output_tokens"] = ev.output_tokens
-    return out
+    return _per_token(ev, power_from_snapshots(start, end, ev.window_start_utc,
+                                               ev.window_end_utc))
 
 
 def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
@@ -152,8 +150,13 @@ def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
                 "notes": ["the operating point has no UTC window (a vLLM `date` needs --tz; a "
                           "trace on its own clock has none; runs pooled at one level have "
                           "none): energy cannot be aligned"]}
-    power = power_from_evidence(Path(power_path), ev.window_start_utc, ev.window_end_utc, tz,
-                                uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt)
+    return _per_token(ev, power_from_evidence(
+        Path(power_path), ev.window_start_utc, ev.window_end_utc, tz,
+        uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt))
+
+
+def _per_token(ev: ThroughputEvidence, power: PowerEvidence) -> dict[str, Any]:
+    """The power evidence's summary with J per goodput and per output token of the window."""
     out = power.as_dict()
     out["energy_j_per_goodput_token"] = (None if ev.goodput_tokens is None
                                          else power.joules_per_token(ev.goodput_tokens))

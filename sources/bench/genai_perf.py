@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sources.bench.jsondoc import head, integer, json_values, number
+from sources.bench.jsondoc import head, integer, number
 from sources.bench.run import BenchRun
-from sources.bench.summary import summary_run
+from sources.bench.summary import one_object, summary_run
 from sources.errors import ParseError
 
 TOOL = "genai-perf"
@@ -35,10 +35,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    values = json_values(data, TOOL, path)
-    doc = values[0]
-    if len(values) != 1 or not isinstance(doc, dict):
-        raise ParseError(TOOL, path, "top level", "expected one JSON object")
+    doc = one_object(data, TOOL, path)
 
     def stat(metric: str, key: str) -> float | None:
         group = doc.get(metric)

@@ -5,13 +5,25 @@ run built from a mapping of aggregates already in our names and units.
 model=None, params=None, notes=(), itl="none", tpot="aggregate_only") -> BenchRun`: an
 aggregate-only run whose window is [0, duration) on its own clock (no wall-clock time);
 `reported` entries that are None are dropped.
+`one_object(data, tool, path) -> dict`: the file's single JSON object (ParseError otherwise).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from sources.bench.jsondoc import json_values
 from sources.bench.run import BenchRun
+from sources.errors import ParseError
+
+
+def one_object(data: bytes, tool: str, path: str) -> dict[str, Any]:
+    values = json_values(data, tool, path)
+    doc = values[0]
+    if len(values) != 1 or not isinstance(doc, dict):
+        raise ParseError(tool, path, "top level", "expected one JSON object")
+    return doc
 
 
 def summary_run(tool: str, path: str, index: int, reported: Mapping[str, float | int | None], *,

@@ -108,12 +108,18 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
             blank=(blank & (pl.col("metric") != POWER_INSTANT)).any(),
         )
     )
+    return samples(wide.rename({"stamp": "sample_utc"}), TOOL)
+
+
+def samples(wide: pl.DataFrame, series: str) -> pl.DataFrame:
+    """Power samples from one row per (time, GPU): `sample_utc`, `uuid`, `gpu`, `host`,
+    `power`, `instant`, `energy_mj`, `blank` (the exporter's or a `query_range` export's)."""
     out = wide.select(
-        sample_utc=pl.col("stamp"),
+        "sample_utc",
         device_id=pl.coalesce("uuid", pl.concat_str(
             [pl.col("host").fill_null(""), pl.col("gpu")], separator="/")),
         gpu_index=pl.col("gpu").cast(pl.Int64, strict=False),
-        series_id=pl.coalesce(pl.col("host"), pl.lit(TOOL)),
+        series_id=pl.coalesce(pl.col("host"), pl.lit(series)),
         measurement_boundary=pl.lit("gpu_board"),
         power_w=pl.coalesce("power", "instant"),
         energy_counter_j=pl.col("energy_mj") / 1000.0,

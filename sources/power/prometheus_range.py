@@ -19,8 +19,8 @@ import math
 import polars as pl
 
 from sources.errors import ParseError
-from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT
-from sources.power.frame import canonical, decode
+from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT, samples
+from sources.power.frame import decode
 
 TOOL = "prometheus-range"
 _METRICS = (POWER, POWER_INSTANT, ENERGY)
@@ -74,17 +74,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         instant=pl.col("value").filter(pl.col("metric") == POWER_INSTANT).first(),
         energy_mj=pl.col("value").filter(pl.col("metric") == ENERGY).first(),
     )
-    out = wide.select(
+    stamped = wide.with_columns(
         sample_utc=pl.from_epoch((pl.col("stamp") * 1e6).round().cast(pl.Int64), "us")
-        .dt.replace_time_zone("UTC"),
-        device_id=pl.coalesce("uuid", pl.concat_str(
-            [pl.col("host").fill_null(""), pl.col("gpu")], separator="/")),
-        gpu_index=pl.col("gpu").cast(pl.Int64, strict=False),
-        series_id=pl.coalesce(pl.col("host"), pl.lit(TOOL)),
-        measurement_boundary=pl.lit("gpu_board"),
-        power_w=pl.coalesce("power", "instant"),
-        energy_counter_j=pl.col("energy_mj") / 1000.0,
-        note=pl.when(pl.col("power").is_null() & pl.col("instant").is_not_null())
-        .then(pl.lit(f"power from {POWER_INSTANT}")),
-    ).sort("device_id", "sample_utc")
-    return canonical(out)
+        .dt.replace_time_zone("UTC"), blank=pl.lit(False)).sort("gpu", "uuid", "stamp")
+    return samples(stamped, TOOL)
