@@ -1,6 +1,7 @@
-"""Every source, every fault: after a good load, a run that meets 500s, a truncated body or an
-error body served with HTTP 200 fails that source with a one-line reason naming it, exits 2,
-and leaves its rows exactly as they were (row count and content)."""
+"""Every source, every fault: after a good load, a run that meets 500s, a truncated body, an
+error body served with HTTP 200 or rich markup in what the server says fails that source with
+a one-line reason naming it, exits 2, and leaves its rows exactly as they were (row count and
+content)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,11 @@ FAULTS = {
     "truncated body": (None, 200, "parse error"),
     "error body with HTTP 200": (b'{"error": "quota exceeded", "message": "try later"}', 200,
                                  "parse error"),
+    # rich markup and an escape in what the server says: quoted as text, on one line
+    "markup in a 404 page": (b"<h1>[/bold] Not found\n\x1b[31m [link=x]here[/link]</h1>", 404,
+                             "HTTP 404: NOT FOUND: <h1>[/bold] Not found\\n\\x1b[31m"),
+    "markup in an error object with HTTP 200": (b'{"error": "[/red] denied [bold]"}', 200,
+                                                "parse error"),
 }
 
 
