@@ -187,7 +187,7 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
         result.error = clean(f"{type(error).__name__}: {error}")
-        store.record_failure(con, name, ctx.vintage, [], result.error)
+        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
     else:
         result.status = loaded.status
         result.rows = loaded.row_count

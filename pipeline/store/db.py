@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.store.snapshots import sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
 from schemas.table import Table
@@ -95,6 +96,7 @@ def connect(path: str | os.PathLike[str],
             time.sleep(min(0.25, max(0.0, give_up - time.monotonic())))
     if not read_only:
         ensure_tables(con, tables)
+        sweep_orphans(con)
     return con
 
 

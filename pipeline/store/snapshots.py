@@ -1,5 +1,6 @@
-"""`raw_snapshots`: every fetched or read file's bytes, kept content-addressed (sha256), and
-read back through the loads that used them (`load_snapshots`)."""
+"""`raw_snapshots`: every fetched or read file's bytes, kept content-addressed (sha256), read
+back through the loads that used them (`load_snapshots`), and the sweep of those no load
+links (left by a killed process)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,16 @@ def latest_load_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: 
         "ORDER BY r.fetched_at_utc, r.url", [source, vintage]).fetchall()
     return [Snapshot(sha, url, json.loads(params or "{}"), bytes(content),
                      fetched.astimezone(UTC)) for sha, url, params, content, fetched in rows]
+
+
+def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
+    """Delete the snapshots no load links (a process killed between saving a file's bytes and
+    loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
+    load, failed ones included, links the snapshots it read, so nothing a load or a report
+    cites is touched."""
+    found = con.execute("SELECT count(*) FROM raw_snapshots WHERE sha256 NOT IN "
+                        "(SELECT snapshot_sha256 FROM load_snapshots)").fetchall()[0][0]
+    if found:
+        con.execute("DELETE FROM raw_snapshots WHERE sha256 NOT IN "
+                    "(SELECT snapshot_sha256 FROM load_snapshots)")
+    return int(found)

@@ -134,3 +134,29 @@ def test_a_store_with_comma_joined_snapshots_is_migrated_once(db: Path) -> None:
     con.close()
     again = store.connect(db)
     assert again.execute("SELECT count(*) FROM load_snapshots").fetchall() == [(2,)]
+
+
+def test_a_process_killed_between_snapshot_and_load_leaves_no_orphan(tmp_path: Path) -> None:
+    # a real process saves a 1 MB snapshot, then is killed (SIGKILL) before its load: the
+    # next writer to open the store removes the snapshot no load links, and keeps a linked one
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    kept = store.save_snapshot(con, b"linked bytes", source="test", url="file:///kept")
+    store.record_failure(con, "test", "2026-11", [kept], "a failed load still links it")
+    con.close()
+    script = ("import os, signal\nfrom pipeline import store\n"
+              f"con = store.connect({str(db)!r})\n"
+              "store.save_snapshot(con, b'x' * 1_000_000, source='power', url='file:///big')\n"
+              "con.execute('CHECKPOINT')\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(2,)]
+    con.close()
+    con = store.connect(db)
+    assert con.execute("SELECT sha256 FROM raw_snapshots").fetchall() == [(kept,)]
+    con.close()
