@@ -20,7 +20,7 @@ import polars as pl
 
 from sources.errors import ParseError
 from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT, samples
-from sources.power.frame import decode
+from sources.power.frame import EPOCH_LIMIT_S, decode, from_epoch_s
 
 TOOL = "prometheus-range"
 _METRICS = (POWER, POWER_INSTANT, ENERGY)
@@ -44,16 +44,22 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         if not isinstance(data_, dict) or data_.get("resultType") != "matrix":
             raise ParseError(TOOL, path, f"document {d}", "expected data.resultType 'matrix' "
                              "(a query_range answer)")
-        for s, series in enumerate(data_.get("result") or []):
-            labels = series.get("metric", {}) if isinstance(series, dict) else {}
-            name = labels.get("__name__")
-            if name not in _METRICS:
+        result = data_.get("result") or []
+        if not isinstance(result, list):
+            raise ParseError(TOOL, path, f"document {d} data.result", "expected a list")
+        for s, series in enumerate(result):
+            labels = series.get("metric") if isinstance(series, dict) else None
+            if not isinstance(labels, dict) or labels.get("__name__") not in _METRICS:
                 continue
+            name = labels["__name__"]
+            values = series.get("values") or []
+            if not isinstance(values, list):
+                raise ParseError(TOOL, path, f"document {d} result {s}", "values: expected a list")
             gpu, uuid = labels.get("gpu"), labels.get("UUID")
             if gpu is None and uuid is None:
                 raise ParseError(TOOL, path, f"document {d} result {s}", "no gpu or UUID label")
             host = labels.get("Hostname") or labels.get("instance")
-            for p, point in enumerate(series.get("values") or []):
+            for p, point in enumerate(values):
                 where = f"document {d} result {s} ({name} gpu {gpu}) point {p}"
                 try:
                     stamp, value = float(point[0]), float(point[1])
@@ -62,6 +68,9 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
                                      f"{point!r}") from None
                 if not (math.isfinite(stamp) and math.isfinite(value)):
                     raise ParseError(TOOL, path, where, f"not a finite number: {point!r}")
+                if not 0 <= stamp < EPOCH_LIMIT_S:
+                    raise ParseError(TOOL, path, where, f"time {point[0]!r} is not unix seconds "
+                                     "between 1970 and 2100")
                 rows.append({"stamp": stamp, "metric": name, "value": value, "gpu": gpu,
                              "uuid": uuid, "host": host})
     if not rows:
@@ -75,6 +84,5 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         energy_mj=pl.col("value").filter(pl.col("metric") == ENERGY).first(),
     )
     stamped = wide.with_columns(
-        sample_utc=pl.from_epoch((pl.col("stamp") * 1e6).round().cast(pl.Int64), "us")
-        .dt.replace_time_zone("UTC"), blank=pl.lit(False)).sort("gpu", "uuid", "stamp")
+        sample_utc=from_epoch_s(pl.col("stamp")), blank=pl.lit(False)).sort("gpu", "uuid", "stamp")
     return samples(stamped, TOOL)
