@@ -18,6 +18,7 @@ import duckdb
 from pipeline import store
 from pipeline.engine import proposal as proposal_file
 from pipeline.engine.resolve import Market
+from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyError
 from pipeline.ingest.bundled import load_bundled
 from schemas.table import ValidationFailed
@@ -96,8 +97,10 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
         vintage = vintage or store.latest_vintage(con)
         if vintage is None:
             raise UserError(2, "no market data in the store; run `scorecard ingest` first")
-        yield Opened(proposal, name, text, con,
-                     Market.read(con, vintage, proposal.workload))
+        # benchmark files `evidence add` already parsed are read back from the store
+        with evidence_cache.using(con):
+            yield Opened(proposal, name, text, con,
+                         Market.read(con, vintage, proposal.workload))
     finally:
         con.close()
 
