@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import sys
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,14 @@ from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
 from pipeline.engine.resolve import resolve
 from pipeline.engine.scorecard import compute, to_contract
-from pipeline.workspace import UserError, code_version, dumps, input_errors, opened
+from pipeline.workspace import (
+    Opened,
+    UserError,
+    code_version,
+    dumps,
+    input_errors,
+    opened,
+)
 from reports.outputs import write_outputs
 from reports.pdf import ChromiumFailed, ChromiumMissing
 from reports.summary import print_summary
@@ -104,15 +113,24 @@ def _announce_store(con: Any, db: Path | None, existed: bool, vintage: str) -> N
               f"{vintage} (`scorecard ingest` fetches fresh market data)")
 
 
+@contextmanager
+def _opened_and_announced(path: Path | None, vintage: str | None, db: Path | None
+                          ) -> Iterator[Opened]:
+    """The vintage checked first, the store found (--db, [store] path, $SCORECARD_DB), opened,
+    and announced when it holds the bundled data only."""
+    check_vintage(vintage)
+    db = store_file(path, db)
+    existed = store.db_path(db).exists()
+    with opened(path, vintage, db) as o:
+        _announce_store(o.con, db, existed, o.market.vintage)
+        yield o
+
+
 def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Path | None,
             json_out: bool, pdf: bool = False, now: datetime | None = None,
             publish: bool = False) -> int:
     try:
-        check_vintage(vintage)
-        db = store_file(path, db)
-        existed = store.db_path(db).exists()
-        with opened(path, vintage, db) as o:
-            _announce_store(o.con, db, existed, o.market.vintage)
+        with _opened_and_announced(path, vintage, db) as o:
             with input_errors():
                 card = compute(o.proposal, o.name, o.market)
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
@@ -157,11 +175,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
 def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | None,
             db: Path | None, json_out: bool) -> int:
     try:
-        check_vintage(vintage)
-        db = store_file(path, db)
-        existed = store.db_path(db).exists()
-        with opened(path, vintage, db) as o:
-            _announce_store(o.con, db, existed, o.market.vintage)
+        with _opened_and_announced(path, vintage, db) as o:
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market)
             try:
