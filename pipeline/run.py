@@ -114,14 +114,15 @@ def _announce_store(con: Any, db: Path | None, existed: bool, vintage: str) -> N
 
 
 @contextmanager
-def _opened_and_announced(path: Path | None, vintage: str | None, db: Path | None
-                          ) -> Iterator[Opened]:
-    """The vintage checked first, the store found (--db, [store] path, $SCORECARD_DB), opened,
-    and announced when it holds the bundled data only."""
+def _opened_and_announced(path: Path | None, vintage: str | None, db: Path | None, *,
+                          read_only: bool = False) -> Iterator[Opened]:
+    """The vintage checked first, the store found (--db, [store] path, $SCORECARD_DB), opened
+    (read-only when asked and the store already holds the bundled data), and announced when
+    it holds the bundled data only."""
     check_vintage(vintage)
     db = store_file(path, db)
     existed = store.db_path(db).exists()
-    with opened(path, vintage, db) as o:
+    with opened(path, vintage, db, read_only=read_only) as o:
         _announce_store(o.con, db, existed, o.market.vintage)
         yield o
 
@@ -175,7 +176,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
 def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | None,
             db: Path | None, json_out: bool) -> int:
     try:
-        with _opened_and_announced(path, vintage, db) as o:
+        with _opened_and_announced(path, vintage, db, read_only=True) as o:
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market)
             try:

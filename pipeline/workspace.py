@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -20,7 +20,7 @@ from pipeline.engine import proposal as proposal_file
 from pipeline.engine.resolve import Market
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyError
-from pipeline.ingest.bundled import load_bundled
+from pipeline.ingest.bundled import is_loaded, load_bundled
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
@@ -73,8 +73,13 @@ def proposal_text(path: Path | None) -> tuple[str, str]:
 
 
 @contextmanager
-def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[Opened]:
-    """The parsed proposal, the store (bundled reference data loaded) and its market."""
+def opened(path: Path | None, vintage: str | None, db: Path | None, *,
+           read_only: bool = False) -> Iterator[Opened]:
+    """The parsed proposal, the store (bundled reference data loaded) and its market.
+
+    `read_only` (a command that only reads, e.g. `explain`): open an existing store that
+    already holds the packaged bundled data read-only, so several readers share it; a new
+    store, or one whose bundled data is missing or older, is opened read-write to load it."""
     text, name = proposal_text(path)
     if text.count("[[candidates]]") > MAX_CANDIDATES:  # refused before a slow parse
         raise UserError(1, too_many(name, text.count("[[candidates]]")))
@@ -87,22 +92,40 @@ def opened(path: Path | None, vintage: str | None, db: Path | None) -> Iterator[
                            "each other hundreds of levels deep)") from None
     if len(proposal.candidates) > MAX_CANDIDATES:
         raise UserError(1, too_many(name, len(proposal.candidates)))
-    con = store.connect(store.db_path(db))
+    con = _connect(store.db_path(db), read_only)
     try:
         try:
-            load_bundled(con)
+            if not con_read_only(con):
+                load_bundled(con)
         except (ParseError, ValidationFailed) as err:
             raise UserError(1, f"bundled reference data is invalid, nothing was loaded:\n"
                                f"{err}") from None
         vintage = vintage or store.latest_vintage(con)
         if vintage is None:
             raise UserError(2, "no market data in the store; run `scorecard ingest` first")
-        # benchmark files `evidence add` already parsed are read back from the store
-        with evidence_cache.using(con):
+        # benchmark files `evidence add` already parsed are read back from the store (the
+        # cache also writes what it parses, so a read-only open parses them afresh)
+        with nullcontext() if con_read_only(con) else evidence_cache.using(con):
             yield Opened(proposal, name, text, con,
                          Market.read(con, vintage, proposal.workload))
     finally:
         con.close()
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    if read_only and path.exists():
+        con = store.connect(path, read_only=True)
+        if is_loaded(con):
+            return con
+        con.close()
+    return store.connect(path)
+
+
+def con_read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` was opened read-only."""
+    rows = con.execute("SELECT readonly FROM duckdb_databases() "
+                       "WHERE database_name = current_database()").fetchall()
+    return bool(rows and rows[0][0])
 
 
 @contextmanager

@@ -114,14 +114,19 @@ def sources_cmd(
     """List each source: what it provides, licence, key needed, last good fetch, rows."""
     import os
 
+    import duckdb
+
     from pipeline import store
     from sources.registry import SOURCES
 
     path = store.db_path(db)
     status: dict[str, store.LastLoad] = {}
     if path.exists():
-        con = store.connect(path)
-        status = store.last_good_loads(con)
+        con = store.connect(path, read_only=True)  # only reads: other readers share it
+        try:
+            status = store.last_good_loads(con)
+        except duckdb.CatalogException:  # a store no load ever wrote to
+            status = {}
         con.close()
 
     def last(name: str) -> str:

@@ -20,3 +20,19 @@ def load_bundled(con: duckdb.DuckDBPyConnection,
     batches = [store.Batch(table, frame, digests[raw.name], raw.name)
                for table, frame, raw in parsed]
     return store.load(con, bundled.SOURCE, vintage, batches)
+
+
+def is_loaded(con: duckdb.DuckDBPyConnection, vintage: str = bundled.VINTAGE) -> bool:
+    """Whether the latest successful `bundled` load of `vintage` read exactly the packaged
+    CSVs (compared by sha256), so a reader that only reads can skip `load_bundled` and open
+    the store read-only. A store without the meta tables (never written) is not loaded."""
+    wanted = {store.sha256(bundled.read(name).content) for name in bundled.FILES}
+    try:
+        rows = con.execute(
+            "WITH latest AS (SELECT load_id FROM loads WHERE source = ? AND vintage = ? "
+            "AND status = 'ok' ORDER BY started_at_utc DESC LIMIT 1) "
+            "SELECT l.snapshot_sha256 FROM latest JOIN load_snapshots l USING (load_id)",
+            [bundled.SOURCE, vintage]).fetchall()
+    except duckdb.CatalogException:
+        return False
+    return {sha for (sha,) in rows} == wanted
