@@ -106,6 +106,10 @@ class ThroughputEvidence:
     configuration_gpus: int | None = None
     configurations: tuple[dict[str, Any], ...] = ()
     choose: str = "goodput_per_gpu"
+    #: the operating point's median TTFT and TPOT (s; the mean over the runs at its level),
+    #: with `concurrency` the request shape Little's law reads; None when not measured
+    ttft_p50_s: float | None = None
+    tpot_p50_s: float | None = None
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -461,6 +465,8 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
         notes=tuple(notes),
         no_goodput_reason=no_goodput_reason([m for m, _ in chosen], slo) if zero else None,
         input_per_output=_input_per_output([m for m, _ in chosen]),
+        ttft_p50_s=_mean([m["ttft_p50_s"] for m, _ in chosen]),
+        tpot_p50_s=_mean([m["tpot_p50_s"] for m, _ in chosen]),
     )
 
 

@@ -68,3 +68,34 @@ def test_missing_evidence_path_names_the_key(tmp_path: Path, db: Path) -> None:
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
     assert "throughput.evidence: no such file or folder" in result.stderr
+
+
+def test_littles_law_from_the_measured_knee(tmp_path: Path, db: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(PROPOSAL + """
+[demand]
+requests_per_s = 10
+prompt_tokens = 10
+output_tokens = 20
+headroom = 0.2
+""")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (lab,) = doc["candidates"]
+    detail = lab["detail"]
+    # The knee is concurrency 2 (vllm-infqps-concurrency2-...json): TTFTs 0.1, 0.2, 0.1, 0.2 s
+    # -> median 0.15 s; every ITL 0.01 s -> TPOT median 0.01 s.
+    # duration = 0.15 + (20 - 1) x 0.01 = 0.34 s; per instance 2 / 0.34 = 5.882 requests/s;
+    # 10 requests/s x peak 1 / (5.882 x (1 - 0.2)) = 10 / 4.706 = 2.125 -> 3 instances.
+    assert detail["operating_concurrency"] == pytest.approx(2.0)
+    assert detail["operating_ttft_s"] == pytest.approx(0.15)
+    assert detail["operating_tpot_s"] == pytest.approx(0.01)
+    assert detail["request_duration_s"] == pytest.approx(0.34)
+    assert detail["replica_requests_per_s"] == pytest.approx(2 / 0.34)
+    assert detail["littles_law_instances"] == 3
+    # beside it the goodput count: 10 x 20 = 200 output tokens/s / (80 x 0.8) = 3.125 -> 4
+    (row,) = doc["sizing"]
+    assert (row["littles_law_instances"], row["instances"]) == (3, 4)
+    sources = {i["input"]: i["source"] for i in lab["inputs"]}
+    assert "concurrency 2 at the operating point" in sources["operating_concurrency"]

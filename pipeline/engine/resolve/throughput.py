@@ -24,7 +24,7 @@ from pipeline.engine.roofline import (
     inputs_from_reference,
 )
 from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
-from pipeline.evidence.bench import inspect, throughput_from_evidence
+from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 
 
@@ -75,6 +75,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
         d.notes.append(f"the configuration chosen ran on {ev.configuration_gpus} GPU(s), the "
                        f"candidate declares gpu_count {d.c.gpu_count}: its goodput is used as "
                        "measured, not scaled")
+    _operating_point(d, ev, str(path))
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
@@ -82,6 +83,26 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
                        "energy and carbon are null")
     return ev
+
+
+def _operating_point(d: Draft, ev: ThroughputEvidence, path: str) -> None:
+    """Little's law beside the goodput sizing from the measured operating point: the
+    concurrency the client held at the knee (or the chosen run) and its median TTFT and TPOT
+    (queueing included, as measured). A request-rate sweep records no concurrency: the
+    Little's-law count is then null."""
+    level = f"{d.key}.throughput"
+    where = "the operating point (the knee, else the run)"
+    if ev.concurrency is None:
+        if ev.tokens_per_s is not None and d.proposal.demand is not None:
+            d.notes.append("no Little's-law instance count: the evidence's operating point "
+                           "records no concurrency (an open-loop request-rate run)")
+        return
+    d.inputs.add("operating_concurrency", float(ev.concurrency), level, ev.grade,
+                 f"concurrency {ev.concurrency} at {where} of {path}")
+    d.inputs.add("operating_ttft_s", ev.ttft_p50_s, level, ev.grade,
+                 f"median TTFT at {where} of {path} (queueing included)")
+    d.inputs.add("operating_tpot_s", ev.tpot_p50_s, level, ev.grade,
+                 f"median TPOT at {where} of {path}")
 
 
 def _estimated(d: Draft, t: EstimatedThroughput) -> None:
