@@ -79,6 +79,8 @@ HELP: dict[str, str] = {
     "from_toml": "TOML file whose `estimate` table (or top level) holds the options, keys named "
                  "like the flags (q_heads, bandwidth_gbs, ...).",
     "json_output": "Print only JSON.",
+    "models_csv": "(Hidden, for tests) a models table read instead of the bundled one.",
+    "hardware_csv": "(Hidden, for tests) a hardware table read instead of the bundled one.",
 }
 
 
@@ -137,8 +139,9 @@ def estimate(
         help=HELP["calibrate_prompt_tokens"])] = None,
     calibration_source: Annotated[str | None, typer.Option(help=HELP["calibration_source"])] = None,
     from_toml: Annotated[Path | None, typer.Option(help=HELP["from_toml"])] = None,
-    models_csv: Annotated[Path | None, typer.Option(hidden=True)] = None,
-    hardware_csv: Annotated[Path | None, typer.Option(hidden=True)] = None,
+    models_csv: Annotated[Path | None, typer.Option(hidden=True, help=HELP["models_csv"])] = None,
+    hardware_csv: Annotated[Path | None, typer.Option(
+        hidden=True, help=HELP["hardware_csv"])] = None,
     json_output: Annotated[bool, typer.Option("--json", help=HELP["json_output"])] = False,
 ) -> None:
     """Design-stage capacity estimate: KV-cache fit, memory budget, the warm-decode roofline

@@ -17,6 +17,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -24,12 +25,46 @@ import typer
 
 T = TypeVar("T")
 
-#: sources.bench.registry.FORMATS and sources.power.registry.FORMATS (in its detection order)
-BENCH_FORMATS = ("vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace", "vllm-metrics",
-                 "sglang", "trtllm-bench", "genai-perf", "inferencex", "aiperf-csv",
-                 "guidellm-csv")
-POWER_FORMATS = ("aiperf-telemetry", "prometheus-range", "dcgm-exporter", "nvidia-smi",
-                 "nvidia-smi-dmon", "zeus", "codecarbon", "amd-smi", "ptdaemon")
+
+class BenchFormat(StrEnum):
+    """sources.bench.registry.FORMATS: the choices of --format (listed in --help)."""
+
+    vllm = "vllm"
+    guidellm = "guidellm"
+    aiperf = "aiperf"
+    llmperf = "llmperf"
+    mlperf = "mlperf"
+    trace = "trace"
+    vllm_metrics = "vllm-metrics"
+    sglang = "sglang"
+    trtllm_bench = "trtllm-bench"
+    genai_perf = "genai-perf"
+    inferencex = "inferencex"
+    aiperf_csv = "aiperf-csv"
+    guidellm_csv = "guidellm-csv"
+
+
+class PowerFormat(StrEnum):
+    """sources.power.registry.FORMATS in its detection order: the choices of --power-format."""
+
+    aiperf_telemetry = "aiperf-telemetry"
+    prometheus_range = "prometheus-range"
+    dcgm_exporter = "dcgm-exporter"
+    nvidia_smi = "nvidia-smi"
+    nvidia_smi_dmon = "nvidia-smi-dmon"
+    zeus = "zeus"
+    codecarbon = "codecarbon"
+    amd_smi = "amd-smi"
+    ptdaemon = "ptdaemon"
+
+
+BENCH_FORMATS = tuple(f.value for f in BenchFormat)
+POWER_FORMATS = tuple(f.value for f in PowerFormat)
+
+
+def _value(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
 
 evidence_app = typer.Typer(help="Measured evidence: benchmark results (goodput, knee) and "
                            "power logs (energy, J/token).", no_args_is_help=True)
@@ -56,9 +91,8 @@ def _fail(message: str) -> typer.Exit:
 @evidence_app.command("inspect")
 def inspect_command(
     paths: Annotated[list[Path], typer.Argument(help="Benchmark files or folders (a sweep).")],
-    fmt: Annotated[str | None, typer.Option(
-        "--format", help=f"Force a format: {', '.join(BENCH_FORMATS)}.")
-    ] = None,
+    fmt: Annotated[BenchFormat | None, typer.Option(
+        "--format", help="Force a benchmark format.")] = None,
     tz: Annotated[str | None, typer.Option(
         help="Timezone of naive timestamps, e.g. Europe/Paris: vLLM's 'date', and the --power "
              "log's (nvidia-smi, dmon, CodeCarbon, PTDaemon).")] = None,
@@ -78,8 +112,8 @@ def inspect_command(
     power: Annotated[Path | None, typer.Option(
         help="Power log (file or folder): adds its energy over the operating point's window "
              "and J/token under a 'power' key.")] = None,
-    power_format: Annotated[str | None, typer.Option(
-        help=f"Force the power log's format: {', '.join(POWER_FORMATS)}.")] = None,
+    power_format: Annotated[PowerFormat | None, typer.Option(
+        help="Force the power log's format.")] = None,
     power_start: Annotated[Path | None, typer.Option(
         help="amd-smi metric -E --csv snapshot taken just before the benchmark (with "
              "--power-end): the energy between the two at the operating point.")] = None,
@@ -96,8 +130,9 @@ def inspect_command(
         min=1, help="GPU count of configurations that record none (for goodput per GPU).")
     ] = None,
     db: Annotated[Path | None, typer.Option(
-        help="Read files already added (`evidence add`, same sha256) from this store instead "
-             "of parsing them again, and add the others.")] = None,
+        "--db", help="DuckDB file: read files already added (`evidence add`, same sha256) from "
+        "it instead of parsing them again, and add the others (no default: $SCORECARD_DB is "
+        "not read; without --db inspect opens no store).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only JSON on stdout.")
                        ] = False,
 ) -> None:
@@ -128,21 +163,21 @@ def inspect_command(
                   tpot_p99_ms=tpot_p99_ms)
         if (power_start is None) != (power_end is None):
             raise ValueError("give --power-start and --power-end together")
-        bench, logs, _ = split_files(paths, fmt=fmt, power_fmt=power_format)
+        bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
         if logs and not bench and power is None:  # power logs alone: their summary
-            report = power_summary(paths, tz=tz, fmt=power_format)
+            report = power_summary(paths, tz=tz, fmt=_value(power_format))
             if as_json:
                 sys.stdout.write(json.dumps(report, sort_keys=True, indent=2,
                                             allow_nan=False) + "\n")
             else:
                 typer.echo(power_table(report))
             return
-        con = None if db is None else connect(db_path(str(db)), tables=())
+        con = None if db is None else connect(db_path(db), tables=())
         try:
             with using(con) if con is not None else nullcontext():
                 report = inspect_report(
-                    paths, slo, fmt=fmt, tz=tz, window=_window(window), power=power,
-                    power_fmt=power_format, run_notes=() if ttft_ms is not None else (
+                    paths, slo, fmt=_value(fmt), tz=tz, window=_window(window), power=power,
+                    power_fmt=_value(power_format), run_notes=() if ttft_ms is not None else (
                         "no --ttft-ms: every completed request passes the TTFT limit",),
                     choose=choose, gpu_count=gpus,
                     power_pair=None if power_start is None or power_end is None
@@ -163,14 +198,15 @@ def inspect_command(
 def add_command(
     paths: Annotated[list[Path], typer.Argument(
         help="Benchmark results, power logs, or folders of them.")],
-    db: Annotated[str | None, typer.Option(help="DuckDB file (default $SCORECARD_DB or "
-                                                "./scorecard.duckdb).")] = None,
-    fmt: Annotated[str | None, typer.Option(
-        "--format", help=f"Force a benchmark format: {', '.join(BENCH_FORMATS)} (files no "
-        "reader recognises are then read as benchmark results).")] = None,
-    power_fmt: Annotated[str | None, typer.Option(
-        "--power-format", help=f"Force a power-log format: {', '.join(POWER_FORMATS)} (files "
-        "no reader recognises are then read as power logs).")] = None,
+    db: Annotated[Path | None, typer.Option(
+        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
+        show_default=False)] = None,
+    fmt: Annotated[BenchFormat | None, typer.Option(
+        "--format", help="Force a benchmark format (files no reader recognises are then read "
+        "as benchmark results).")] = None,
+    power_fmt: Annotated[PowerFormat | None, typer.Option(
+        "--power-format", help="Force a power-log format (files no reader recognises are then "
+        "read as power logs).")] = None,
     tz: Annotated[str | None, typer.Option(
         help="Timezone of naive timestamps, e.g. Europe/Paris: vLLM's 'date', nvidia-smi, "
              "dmon, CodeCarbon and PTDaemon logs.")] = None,
@@ -188,7 +224,8 @@ def add_command(
     try:
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress: add_evidence(
-            con, paths, fmt=fmt, power_fmt=power_fmt, tz=tz, progress=progress))
+            con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
+            progress=progress))
     except (ParseError, ValidationFailed, LoadFailed, duckdb.Error, ValueError, OSError) as err:
         raise _fail(str(err)) from None
     for note in notes:
