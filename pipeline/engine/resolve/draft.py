@@ -45,6 +45,7 @@ class Draft:
             raise self.error(key, f"{text!r} leads outside the proposal's folder "
                              f"({folder.resolve()}): move the evidence beside the proposal, "
                              "or set allow_outside = true at the top of the proposal")
+        self.prov.folder = str(folder)  # the files read are listed relative to it
         return path
 
     def gpu_row(self) -> dict[str, Any]:

@@ -3,8 +3,10 @@ per numeric input (low, mode, high, keyed by where it was stated), and the sourc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -65,6 +67,9 @@ class Provenance:
     """The sources behind the figures of one run, keyed so each is listed once."""
 
     items: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: the proposal's folder, once an evidence path was resolved against it: evidence files
+    #: are listed relative to it (`shown`)
+    folder: str | None = None
 
     def add(self, kind: str, subject: str, **facts: Any) -> None:
         self.items[(kind, subject)] = {"kind": kind, "subject": subject, **facts}
@@ -75,18 +80,30 @@ class Provenance:
                  licence=row["licence"], snapshot_sha256=row["snapshot_sha256"])
 
     def add_files(self, files: Sequence[tuple[str, str]]) -> None:
-        """Evidence files, each (path, sha256): the user's own data."""
+        """Evidence files, each (path, sha256): the user's own data, named relative to the
+        proposal's folder (the URL keeps the absolute path)."""
         for path, sha256 in files:
-            self.add("evidence", path, url=f"file://{path}", date=None, licence="own data",
+            self.add("evidence", shown(path, self.folder),
+                     url=f"file://{Path(path).absolute()}", date=None, licence="own data",
                      snapshot_sha256=sha256)
 
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]
 
 
-def file_listing(files: Sequence[tuple[str, str]]) -> str:
-    """Evidence files, each (path, sha256), as a source names them."""
-    return ", ".join(f"{path} (sha256 {sha256[:12]})" for path, sha256 in files)
+def shown(path: str, folder: str | None) -> str:
+    """An evidence file's path as the report shows it: relative to the proposal's `folder`
+    (symbolic links not followed, so a file beside the proposal is never shown by where a
+    link leads; one outside, under `allow_outside`, starts with `..`); as given without one."""
+    if folder is None:
+        return path
+    return Path(os.path.relpath(Path(path).absolute(), Path(folder).absolute())).as_posix()
+
+
+def file_listing(files: Sequence[tuple[str, str]], folder: str | None = None) -> str:
+    """Evidence files, each (path, sha256), as a source names them (relative to `folder`,
+    the proposal's, when given)."""
+    return ", ".join(f"{shown(path, folder)} (sha256 {sha256[:12]})" for path, sha256 in files)
 
 
 def cite(row: dict[str, Any]) -> str:

@@ -1,0 +1,51 @@
+"""The report names evidence files relative to the proposal's folder: the sources list and
+the per-candidate source text show `evidence/sweep/<file>`, never the folder the command ran
+from or the absolute path (the URL keeps the absolute path)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.engine.resolve.records import file_listing, shown
+from tests.pipeline.test_measured_candidate import FIXTURES, PROPOSAL
+
+runner = CliRunner()
+SWEEP = FIXTURES / "bench" / "vllm_sweep"
+
+
+def test_shown_is_relative_to_the_folder() -> None:
+    assert shown("work/p/evidence/a.json", "work/p") == "evidence/a.json"
+    assert shown("/srv/data/a.json", "/srv/p") == "../data/a.json"  # under allow_outside
+    assert shown("work/a.json", None) == "work/a.json"
+    # 12 hex characters of the hash after the relative path
+    assert file_listing([("p/e/a.json", "ab" * 32)], "p") == "e/a.json (sha256 abababababab)"
+
+
+def test_the_report_lists_evidence_relative_to_the_proposal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "proposals" / "lab"
+    shutil.copytree(SWEEP, folder / "evidence" / "sweep")
+    text = (PROPOSAL.replace("allow_outside = true", "")
+            .replace(str(SWEEP), "evidence/sweep"))
+    power = str(FIXTURES / "scorecard" / "nvidia_smi_sweep_window.csv")
+    shutil.copy(power, folder / "evidence" / "power.csv")
+    text = text.replace(power, "evidence/power.csv")
+    (folder / "p.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)  # the command runs two folders above the proposal
+    result = runner.invoke(app, ["run", "proposals/lab/p.toml", "--db",
+                                 str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    evidence = {s["subject"]: s for s in doc["sources"] if s["kind"] == "evidence"}
+    names = sorted(p.name for p in SWEEP.iterdir())
+    assert {f"evidence/sweep/{n}" for n in names} <= set(evidence)
+    assert "evidence/power.csv" in evidence
+    assert all(not s.startswith(("proposals", "/", "..")) for s in evidence)
+    power_url = evidence["evidence/power.csv"]["url"]
+    assert power_url == f"file://{(folder / 'evidence' / 'power.csv').absolute()}"
