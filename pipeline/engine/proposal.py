@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,9 +42,39 @@ class ProposalError(ValueError):
         super().__init__(f"{path}: {key}: {problem}")
 
 
+def _currency_schema(schema: dict[str, Any], model: type) -> None:
+    """JSON Schema hook: a money key may name another currency (`usd_per_hour` for
+    `eur_per_hour`, `_in_currency`), so each money key also matches as a pattern of three
+    letters in place of `eur`, a required one is satisfied by any key of that pattern, and
+    the EUR key and another form of it are not both written."""
+    properties = schema.get("properties", {})
+    patterns: dict[str, Any] = {}
+    for field, sub in properties.items():
+        parts = field.split("_")
+        if "eur" not in parts:
+            continue
+        i = parts.index("eur")
+        pattern = "^" + "_".join("[a-z]{3}" if j == i else re.escape(part)
+                                 for j, part in enumerate(parts)) + "$"
+        patterns[pattern] = sub
+        # one form only: beside `eur_per_hour`, no `usd_per_hour` (the parser refuses both)
+        schema.setdefault("dependentSchemas", {})[field] = {"propertyNames": {"not": {
+            "allOf": [{"pattern": pattern}, {"not": {"const": field}}]}}}
+        if field in schema.get("required", []):
+            schema["required"].remove(field)
+            # at least one key matches the pattern (eur_per_hour or usd_per_hour ...)
+            schema.setdefault("allOf", []).append(
+                {"not": {"propertyNames": {"not": {"pattern": pattern}}}})
+    if patterns:
+        schema["patternProperties"] = patterns
+    if schema.get("required") == []:
+        del schema["required"]
+
+
 class _Strict(BaseModel):
     # allow_inf_nan=False: TOML can spell nan and inf; no figure of ours may be either
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False,
+                              json_schema_extra=_currency_schema)
 
     @model_validator(mode="before")
     @classmethod
@@ -487,6 +518,11 @@ class Demand(_Strict):
     requests_per_s: Positive | None = None
     prompt_tokens: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     output_tokens: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
+    #: the 95th percentiles of the request lengths (optional, each beside its mean, not below
+    #: it): the p95 request duration is reported beside the mean's, and an estimate bounds its
+    #: batch by the sequences of p95 length its KV cache holds
+    prompt_tokens_p95: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    output_tokens_p95: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
     peak_factor: Annotated[Number, _lower_bound(1.0, strict=False)] = 1.0
     headroom: Annotated[NonNegative, _upper_share()] = 0.2
 
@@ -499,6 +535,10 @@ class Demand(_Strict):
                                                 or self.output_tokens is None):
             raise ValueError("requests_per_s needs prompt_tokens and output_tokens (the mean "
                              "tokens of one request)")
+        for name in ("prompt_tokens", "output_tokens"):
+            mean, p95 = getattr(self, name), getattr(self, f"{name}_p95")
+            if p95 is not None and (mean is None or p95 < mean):
+                raise ValueError(f"{name}_p95 needs {name} (the mean) and must not be below it")
         return self
 
     @model_serializer(mode="wrap")
