@@ -527,6 +527,19 @@ class Demand(_Strict):
     headroom: Annotated[NonNegative, _upper_share()] = 0.2
 
     @model_validator(mode="after")
+    def _not_beyond_any_deployment(self) -> Demand:
+        """At most 10^15 tokens a day (11.6 billion tokens/s, thousands of times any
+        deployment's; a request carries at least one output token, so at most 10^15 / 86,400
+        requests/s): past it the sizing means nothing, and near 1e308 it overflows."""
+        for key, most in (("tokens_per_day", 1e15), ("requests_per_s", 1e15 / 86_400)):
+            value = getattr(self, key)
+            high = value.high if isinstance(value, Range) else value
+            if high is not None and high > most:
+                raise ValueError(f"{key} = {high:g}: at most {most:.4g} (10^15 tokens a day, "
+                                 "thousands of times any deployment's demand)")
+        return self
+
+    @model_validator(mode="after")
     def _one_volume(self) -> Demand:
         if (self.tokens_per_day is None) == (self.requests_per_s is None):
             raise ValueError("give tokens_per_day or requests_per_s (with prompt_tokens and "
@@ -617,6 +630,21 @@ Cost = Annotated[
     _by_key("cost", {"eur_per_hour": DeclaredCost, "offer": OfferCost, "tco": TcoCost},
             "a cost is typed in (`eur_per_hour` with its `source`), a cloud offer (`offer` = "
             "'provider:offer_id') or a TCO profile (`tco` = the name of a [tco.NAME] table)")]
+
+
+class Hardware(_Strict):
+    """`[hardware.NAME]`: an accelerator the reference table (sources/reference/hardware.csv)
+    lacks, declared with its datasheet figures and their `source`; a candidate names it as
+    its `gpu` and resolve reads it like a reference row (the roofline's memory, bandwidth and
+    compute by precision; the power estimate's TDP), cited as declared."""
+
+    memory_gb: Annotated[float, Field(gt=0)]
+    memory_bandwidth_gb_per_s: Annotated[float, Field(gt=0)]
+    bf16_dense_tflops: Annotated[float, Field(gt=0)] | None = None
+    fp8_dense_tflops: Annotated[float, Field(gt=0)] | None = None
+    tdp_w: Annotated[float, Field(gt=0)]
+    vendor: str | None = None
+    source: Annotated[str, Field(min_length=3)]
 
 
 class SovereigntyOverride(_Strict):
@@ -712,6 +740,8 @@ class Proposal(_Strict):
     policy: Policy = Field(default_factory=Policy)
     defaults: Defaults = Field(default_factory=Defaults)
     tco: dict[str, TcoProfile] = Field(default_factory=dict)
+    #: accelerators the reference table lacks, by the name a candidate's `gpu` gives
+    hardware: dict[str, Hardware] = Field(default_factory=dict)
     demand: Demand | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
     embodied: Embodied = Field(default_factory=Embodied)
@@ -725,7 +755,9 @@ class Proposal(_Strict):
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
         canonical JSON (defaults filled in), so comments and layout do not change it and
         every figure does; where the store is kept is not part of it."""
-        canonical = json.dumps(self.model_dump(mode="json", exclude={"store"}), sort_keys=True,
+        # no [hardware] tables: left out, so a proposal's identity is what it was before them
+        unused = {"store"} | (set() if self.hardware else {"hardware"})
+        canonical = json.dumps(self.model_dump(mode="json", exclude=unused), sort_keys=True,
                                separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 

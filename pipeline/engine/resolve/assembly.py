@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.proposal import Proposal
+from pipeline.engine.proposal import Proposal, ProposalError
 from pipeline.engine.resolve.cost import resolve_capacity, resolve_cost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.embodied import resolve_embodied
@@ -37,9 +37,7 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:
 
 
 def _candidate(d: Draft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    known_gpus = d.mkt.hardware["gpu"].to_list()
-    if d.c.gpu not in known_gpus:
-        raise d.error("gpu", f"unknown accelerator {d.c.gpu!r}; known: {', '.join(known_gpus)}")
+    _check_gpu(d)
     window = resolve_throughput(d)
     zone = resolve_cost(d)
     resolve_capacity(d)
@@ -54,6 +52,24 @@ def _candidate(d: Draft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     _sovereignty(d, zone)
     d.row["notes"] = d.notes
     return d.row, d.inputs.rows
+
+
+def _check_gpu(d: Draft) -> None:
+    """The candidate's `gpu` is in the reference hardware table or a [hardware.NAME] of the
+    proposal; a declared name that the table also has is refused (one set of figures)."""
+    known_gpus = d.mkt.hardware["gpu"].to_list()
+    declared = d.proposal.hardware
+    clash = sorted(set(declared) & set(known_gpus))
+    if clash:
+        raise ProposalError(d.path, f"hardware.{clash[0]}", "this accelerator is in the "
+                            "reference hardware table (sources/reference/hardware.csv): use "
+                            "its figures, or declare yours under another name")
+    if d.c.gpu not in known_gpus and d.c.gpu not in declared:
+        extra = f"; declared: {', '.join(sorted(declared))}" if declared else \
+            " (or declare it: [hardware.NAME] with memory_gb, memory_bandwidth_gb_per_s, " \
+            "bf16_dense_tflops, fp8_dense_tflops, tdp_w, source)"
+        raise d.error("gpu", f"unknown accelerator {d.c.gpu!r}; known: "
+                             f"{', '.join(known_gpus)}{extra}")
 
 
 def _sovereignty(d: Draft, zone: str) -> None:

@@ -49,7 +49,22 @@ class Draft:
         return path
 
     def gpu_row(self) -> dict[str, Any]:
-        """The candidate's accelerator in the market's hardware table."""
+        """The candidate's accelerator: the market's hardware table, or a `[hardware.NAME]`
+        of the proposal, given as a row of that table, cited as declared."""
+        declared = self.proposal.hardware.get(self.c.gpu)
+        if declared is not None:
+            name = self.c.gpu
+            citation = f"declared in the proposal, [hardware.{name}]: {declared.source}"
+            self.prov.add("hardware", name, url=None, date=None,
+                          licence="declared in the proposal", snapshot_sha256=None,
+                          source=declared.source)
+            return {"gpu": name, "gpu_vendor": declared.vendor, "form_factor": None,
+                    "memory_gb": declared.memory_gb,
+                    "memory_bandwidth_gb_per_s": declared.memory_bandwidth_gb_per_s,
+                    "bf16_dense_tflops": declared.bf16_dense_tflops,
+                    "fp8_dense_tflops": declared.fp8_dense_tflops, "tdp_w": declared.tdp_w,
+                    "source_url": citation, "source_date": None,
+                    "licence": "declared in the proposal", "snapshot_sha256": None}
         gpu = one(self.mkt.hardware, gpu=self.c.gpu)
         assert gpu is not None  # checked before any input is resolved
         return gpu
