@@ -34,6 +34,7 @@ from pipeline.workspace import (
     input_errors,
     opened,
 )
+from reports.cells import plain, plain_all
 from reports.outputs import write_outputs
 from reports.pdf import ChromiumFailed, ChromiumMissing
 from reports.summary import print_summary
@@ -135,7 +136,9 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             with input_errors():
                 card = compute(o.proposal, o.name, o.market)
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-            result = to_contract(card, generated_at, code_version())
+            # foreign text (labels, notes, sources) without bidi or control characters, as
+            # every other output writes it: stdout, scorecard.json and the stored run alike
+            result = plain_all(to_contract(card, generated_at, code_version()))
             document = dumps(result)
             sha, source = o.proposal.sha256(), _source(path, o.name)
             folder = out or default_out(result["proposal"], result["vintage"])
@@ -186,7 +189,7 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
     except UserError as err:
         _error(str(err))
         return err.code
-    sys.stdout.write(dumps(chain) if json_out else render(chain) + "\n")
+    sys.stdout.write(dumps(plain_all(chain)) if json_out else plain(render(chain)) + "\n")
     return 0
 
 
