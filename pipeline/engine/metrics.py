@@ -21,7 +21,9 @@ turned into `demand_tokens_per_day` on the proposal's token basis by
 `tokens_per_day_from_requests` before the steps, so it sizes, bills and prices through the same
 steps. Beside the goodput-based `instances`, the Little's-law count `littles_law_instances` is
 reported (never billed): a replica at operating concurrency c serves c / request duration
-requests/s, the duration being TTFT + (output tokens - 1) x TPOT.
+requests/s, the duration being TTFT + (output tokens - 1) x TPOT (the mean lengths: Little's
+law holds for means); with `output_tokens_p95` the duration of a p95-length request is reported
+beside it.
 
 Two string columns say how hours are paid for:
   `cost_model`: tco (annuity of capex + maintenance + staff + hosting + electricity) or a price
@@ -67,7 +69,7 @@ INPUT_COLUMNS = (
     "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
     "lifetime_years", "demand_tokens_per_day", "peak_factor", "headroom", "min_instances",
     "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
-    "operating_ttft_s", "operating_tpot_s",
+    "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
 )
 
 #: input column -> (unit, meaning)
@@ -224,6 +226,11 @@ REQUEST_STEPS: tuple[Step, ...] = (
     Step("request_duration_s",
          "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
          lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
+                                  c("request_tpot_s"))),
+    Step("request_duration_p95_s",
+         "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
+         "beside the mean's; Little's law takes the mean)",
+         lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
                                   c("request_tpot_s"))),
     Step("replica_requests_per_s",
          "operating_concurrency / request_duration_s (Little's law)",

@@ -49,6 +49,7 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         # operating concurrency): reported, never billed
         pl.col("littles_law_instances").cast(pl.Int64),
         "request_duration_s", "replica_requests_per_s", "request_tpot_s",
+        "request_duration_p95_s",
     )
 
 

@@ -32,6 +32,12 @@ def resolve_throughput(d: Draft) -> Any:
     """The throughput inputs; returns the benchmark evidence (its window aligns the power log)
     when the throughput was measured, else None."""
     t = d.c.throughput
+    demand = d.proposal.demand
+    if demand is not None and demand.output_tokens_p95 is not None:
+        # the p95 request duration is reported beside the mean's (the operating point's TTFT
+        # and TPOT at the p95 length)
+        d.inputs.add("request_output_tokens_p95", demand.output_tokens_p95,
+                     "demand.output_tokens_p95", "declared", "proposal [demand]")
     if isinstance(t, EstimatedThroughput):
         _estimated(d, t)
         return None
@@ -142,6 +148,7 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     d.inputs.add("operating_concurrency", float(e.batch * topology["replicas"]),
                  f"{d.key}.throughput.estimate.batch", "estimated",
                  f"batch {e.batch} per replica x {topology['replicas']} replica(s)")
+    _kv_bound(d, e.batch, result.kv_capacity_tokens)
     ttft_s = result.ttft_lower_bound_ms / 1e3
     ttft_source = (f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
                    "tokens (no queueing: optimistic)")
@@ -180,6 +187,32 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
                    "measurement")
+
+
+def kv_fit(kv_capacity_tokens: int, prompt_tokens: float, output_tokens: float) -> int:
+    """Sequences of prompt + output tokens whose KV cache fits a replica's free memory."""
+    return int(kv_capacity_tokens // (prompt_tokens + output_tokens))
+
+
+def _kv_bound(d: Draft, batch: int, kv_capacity_tokens: int | None) -> None:
+    """With p95 request lengths, the batch the KV cache holds when every sequence in flight is
+    of p95 length (the mean for a length without p95): a note when the estimate's batch
+    exceeds it (the batch is then not reachable for a tail of long requests)."""
+    demand = d.proposal.demand
+    if demand is None or (demand.prompt_tokens_p95 is None and demand.output_tokens_p95 is None):
+        return
+    prompt = demand.prompt_tokens_p95 or demand.prompt_tokens or 0.0
+    output = demand.output_tokens_p95 or demand.output_tokens or 0.0
+    if kv_capacity_tokens is None or prompt + output <= 0:
+        return
+    fits = kv_fit(kv_capacity_tokens, prompt, output)
+    text = (f"KV bound at the p95 lengths: {kv_capacity_tokens:,} KV tokens per replica / "
+            f"({prompt:g} prompt + {output:g} output tokens) = {fits} sequences")
+    if fits < batch:
+        d.notes.append(f"{text}, below the estimate's batch {batch}: at p95 lengths the batch "
+                       "is not reachable and the goodput and Little's-law counts are optimistic")
+    else:
+        d.notes.append(f"{text}: the estimate's batch {batch} fits")
 
 
 def _total(d: Draft) -> bool:
