@@ -235,7 +235,11 @@ SIZING_COLUMNS: dict[str, pl.DataType] = {
     "candidate": pl.String(), "capacity": pl.String(), "instances": pl.Int64(),
     "billed_instances": pl.Float64(), "utilisation": pl.Float64(),
     "monthly_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
+    "littles_law_instances": pl.Int64(),
 }
+#: columns shown only when some candidate has a figure (the Little's-law count needs a
+#: request-shaped demand and an operating concurrency)
+SIZING_WHEN_PRESENT = ("littles_law_instances",)
 
 SIZING_HEADERS = {
     "candidate": "Candidate id",
@@ -243,13 +247,15 @@ SIZING_HEADERS = {
     # the busy share of the instance-hours billed
     "utilisation": f"{OUTPUTS['billed_utilisation'].title} (share of billed hours)",
     **{k: OUTPUTS[k].label for k in ("instances", "billed_instances", "monthly_cost_eur",
-                                      "annual_mwh", "annual_tco2e")},
+                                      "annual_mwh", "annual_tco2e",
+                                      "littles_law_instances")},
 }
 
 
 def sizing_frame(result: dict[str, Any]) -> pl.DataFrame:
     rows = [{k: r.get(k) for k in SIZING_COLUMNS} for r in result.get("sizing") or []]
-    return pl.DataFrame(rows, schema=SIZING_COLUMNS)
+    frame = pl.DataFrame(rows, schema=SIZING_COLUMNS)
+    return frame.drop([c for c in SIZING_WHEN_PRESENT if frame[c].null_count() == frame.height])
 
 
 PAIRWISE_COLUMNS: dict[str, pl.DataType] = {
