@@ -19,6 +19,7 @@ def test_the_documented_trace_example_parses_as_the_table_says() -> None:
     block = re.search(r"```json\n(.*?)```", section, re.S)
     assert block is not None
     (run,) = parse(block.group(1).encode(), path="evidence.md")
+    assert run.requests is not None  # a trace is per request
     r = run.requests.sort("request_id")
     # r1: sent 0.00, tokens at 0.20, 0.25, 0.30, 0.35: TTFT 0.20 s, TPOT (0.35 - 0.20) / 3
     # = 0.05 s, e2e done_s 0.36 - 0.00 = 0.36 s; r5 failed: no latencies
