@@ -99,3 +99,21 @@ headroom = 0.2
     assert (row["littles_law_instances"], row["instances"]) == (3, 4)
     sources = {i["input"]: i["source"] for i in lab["inputs"]}
     assert "concurrency 2 at the operating point" in sources["operating_concurrency"]
+
+
+def test_an_open_loop_run_gives_no_littles_law_count(tmp_path: Path, db: Path) -> None:
+    # the concurrency-2 run of the sweep, rewritten as an open-loop run at 4 requests/s with no
+    # concurrency cap: the client held no fixed concurrency, so Little's law has no c
+    run = json.loads((FIXTURES / "bench" / "vllm_sweep"
+                      / "vllm-infqps-concurrency2-m-20260816-160101.json").read_text())
+    run.update(request_rate=4.0, max_concurrency=None)
+    evidence = tmp_path / "vllm-open-loop.json"
+    evidence.write_text(json.dumps(run))
+    path = tmp_path / "p.toml"
+    path.write_text(PROPOSAL.replace(str(FIXTURES / "bench" / "vllm_sweep"), str(evidence))
+                    + "\n[demand]\nrequests_per_s = 10\nprompt_tokens = 10\noutput_tokens = 20\n")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    (lab,) = json.loads(result.stdout)["candidates"]
+    assert lab["detail"]["littles_law_instances"] is None
+    assert any("records no concurrency" in n for n in lab["notes"])
