@@ -49,3 +49,8 @@ def test_the_report_lists_evidence_relative_to_the_proposal(
     assert all(not s.startswith(("proposals", "/", "..")) for s in evidence)
     power_url = evidence["evidence/power.csv"]["url"]
     assert power_url == f"file://{(folder / 'evidence' / 'power.csv').absolute()}"
+    # the candidate's own source lines name the files the same way, never from the cwd
+    [candidate] = doc["candidates"]
+    for key in ("tokens_per_s_source", "power_source"):
+        source = candidate["detail"][key]
+        assert "proposals/lab" not in source and "evidence/" in source, source

@@ -63,7 +63,7 @@ def _measured(d: Draft, p: EvidencePower, window: Any) -> None:
     d.row["power_grade"] = ev.grade
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
-    d.row["power_source"] = f"{p.evidence} ({ev.method}): {file_listing(files)}"
+    d.row["power_source"] = f"{p.evidence} ({ev.method}): {file_listing(files, d.prov.folder)}"
     d.notes.extend(ev.notes)
     d.prov.add_files(files)
 

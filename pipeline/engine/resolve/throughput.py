@@ -71,7 +71,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", ev.grade, str(path))
     d.row["tokens_per_s_grade"] = ev.grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
-    d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files)}"
+    d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files, d.prov.folder)}"
     if len(ev.configurations) > 1 or set(ev.configuration) - {"model"}:
         d.row["tokens_per_s_source"] += (
             f"; configuration {ev.configuration_label}"
