@@ -4,8 +4,8 @@ Generates (seeded, deterministic) a vLLM result with N requests of ~K streamed c
 then times, in the same run:
   1. bare parse: the fastest JSON parser available here (stdlib `json.loads`; polars'
      `read_json` and DuckDB's `read_json` were slower on this shape when measured);
-  2. ours: `sources.bench.vllm.parse` + `pipeline.evidence.goodput.run_metrics` (goodput, counts,
-     TTFT/TPOT/ITL percentiles), and the metrics step alone;
+  2. ours: `sources.bench.clients.vllm.parse` + `pipeline.evidence.goodput.run_metrics`
+     (goodput, counts, TTFT/TPOT/ITL percentiles), and the metrics step alone;
   3. a straightforward per-request Python loop computing the same figures from the parsed
      dict (pass/fail per request, token goodput, sorted-list percentiles).
 Targets: ours <= 2x the bare parse; the metrics step >= 10x faster than the loop.
@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.evidence.goodput import Slo, run_metrics
-from sources.bench import vllm
+from sources.bench.clients import vllm
 
 SLO = Slo(ttft_ms=1000, tpot_ms=50, max_itl_ms=200)
 

@@ -9,20 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from sources.bench import (
+from sources.bench.aggregates import inferencex, mlperf, vllm_metrics
+from sources.bench.clients import (
     aiperf,
     aiperf_csv,
     genai_perf,
     guidellm,
     guidellm_csv,
-    inferencex,
     llmperf,
-    mlperf,
     sglang,
     trace,
     trtllm_bench,
     vllm,
-    vllm_metrics,
 )
 from sources.bench.run import BenchRun
 from sources.errors import ParseError, reading

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.evidence.goodput import Slo, knee, run_metrics, sweep_metrics
-from sources.bench import trace, vllm
+from sources.bench.clients import trace, vllm
 from sources.bench.run import BenchRun, conform
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.bench.trace import parse
+from sources.bench.clients.trace import parse
 
 DOC = Path(__file__).parents[2] / "docs" / "evidence.md"
 

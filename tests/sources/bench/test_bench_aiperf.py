@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.evidence.bench import load_runs
 from pipeline.evidence.goodput import Slo, run_metrics
-from sources.bench import aiperf
+from sources.bench.clients import aiperf
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]

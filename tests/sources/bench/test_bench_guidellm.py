@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.evidence.goodput import Slo, run_metrics
-from sources.bench import guidellm
+from sources.bench.clients import guidellm
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.evidence.bench import load_runs
 from pipeline.evidence.goodput import Slo, run_metrics
-from sources.bench import llmperf, mlperf
+from sources.bench.aggregates import mlperf
+from sources.bench.clients import llmperf
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.evidence.bench import throughput_from_evidence
 from pipeline.evidence.goodput import Slo
-from sources.bench import genai_perf, inferencex, sglang, trtllm_bench
+from sources.bench.aggregates import inferencex
+from sources.bench.clients import genai_perf, sglang, trtllm_bench
 from sources.bench.registry import detect_format
 
 SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "samples"
@@ -110,7 +111,7 @@ def test_inferencex_rows_are_a_reference_sweep() -> None:
 
 
 def test_aiperf_csv_export() -> None:
-    from sources.bench import aiperf_csv
+    from sources.bench.clients import aiperf_csv
 
     folder = SAMPLES / "aiperf"
     path = need(folder / ("aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc1_profile_"
@@ -135,7 +136,7 @@ def test_aiperf_csv_export() -> None:
 
 
 def test_guidellm_csv_generated_sample() -> None:
-    from sources.bench import guidellm_csv
+    from sources.bench.clients import guidellm_csv
 
     path = need(SAMPLES / "guidellm" /
                 "guidellm_0.8.1_GENERATED_mock-server_concurrent-1-4_benchmarks.csv")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.bench import trace
+from sources.bench.clients import trace
 from sources.errors import ParseError
 
 FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "bench"

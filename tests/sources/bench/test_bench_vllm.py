@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.bench import vllm
+from sources.bench.clients import vllm
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]

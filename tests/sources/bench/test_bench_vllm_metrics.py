@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.evidence.bench import throughput_from_evidence
 from pipeline.evidence.goodput import Slo
-from sources.bench import vllm_metrics
+from sources.bench.aggregates import vllm_metrics
 from sources.errors import ParseError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from pipeline.evidence.energy import Window, window_energy
-from sources.bench import mlperf
+from sources.bench.aggregates import mlperf
 from sources.errors import ParseError
 from sources.power import (
     aiperf_telemetry,
