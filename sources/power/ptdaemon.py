@@ -1,6 +1,6 @@
 """MLPerf Power: PTDaemon `spl.txt` (wall power from a SPEC PTDaemon analyzer). The run's
 `power_begin`/`power_end` window in `mlperf_log_detail.txt` is read by the MLPerf benchmark
-reader (`sources.bench.mlperf`, as the run's UTC start and end).
+reader (`sources.bench.aggregates.mlperf`, as the run's UTC start and end).
 
 `spl.txt` lines: `Time,MM-DD-YYYY HH:MM:SS.fff,Watts,W,Volts,V,Amps,A,PF,pf,Mark,<session>_<ranging
 |testing>` at ~1 Hz, local time of the director machine (`tz` required; current submissions
