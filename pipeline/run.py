@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -69,21 +68,6 @@ def check_vintage(vintage: str | None) -> None:
         raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
 
 
-def store_file(path: Path | None, db: Path | None) -> Path | None:
-    """The store a command opens: --db, else the proposal's `[store] path` (relative to the
-    proposal's folder), else None ($SCORECARD_DB, else ./scorecard.duckdb: `store.db_path`).
-    The proposal is read only for that key here; its errors are met when it is parsed."""
-    if db is not None or path is None:
-        return db
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get("store")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    if isinstance(table, dict) and isinstance(table.get("path"), str) and table["path"]:
-        return path.parent / Path(table["path"]).expanduser()
-    return None
-
-
 def _source(path: Path | None, name: str) -> str:
     return str(path.resolve()) if path is not None else name
 
@@ -106,12 +90,12 @@ def publishes(published: store.StoredRun | None, sha: str, source: str, *, asked
                    "--publish replaces it")
 
 
-def _announce_store(con: Any, db: Path | None, existed: bool, vintage: str) -> None:
+def _announce_store(o: Opened) -> None:
     """A new or empty store says so: its figures are the bundled reference data's only."""
-    if store.bundled_only(con, bundled.SOURCE):
-        state = "new store" if not existed else "store with no ingested data"
-        _note(f"{state} at {store.db_path(db)}: bundled reference data only, vintage "
-              f"{vintage} (`scorecard ingest` fetches fresh market data)")
+    if store.bundled_only(o.con, bundled.SOURCE):
+        state = "new store" if not o.existed else "store with no ingested data"
+        _note(f"{state} at {o.db}: bundled reference data only, vintage "
+              f"{o.market.vintage} (`scorecard ingest` fetches fresh market data)")
 
 
 @contextmanager
@@ -121,10 +105,8 @@ def _opened_and_announced(path: Path | None, vintage: str | None, db: Path | Non
     (read-only when asked and the store already holds the bundled data), and announced when
     it holds the bundled data only."""
     check_vintage(vintage)
-    db = store_file(path, db)
-    existed = store.db_path(db).exists()
     with opened(path, vintage, db, read_only=read_only) as o:
-        _announce_store(o.con, db, existed, o.market.vintage)
+        _announce_store(o)
         yield o
 
 
@@ -201,7 +183,6 @@ def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | Non
     for v in (vintage_a, vintage_b):
         if not re.match(VINTAGE_PATTERN, v):
             raise UserError(1, f"vintage {v!r} is not YYYY-MM")
-    db = store_file(path, db)
     try:
         with opened(path, vintage_b, db) as o, input_errors():
             return diff(o.con, vintage_a, vintage_b, o.proposal, o.name,

@@ -60,6 +60,8 @@ class Opened:
     text: str
     con: duckdb.DuckDBPyConnection
     market: Market
+    db: Path  # the store file opened
+    existed: bool  # whether that file was there before it was opened
 
 
 def proposal_text(path: Path | None) -> tuple[str, str]:
@@ -72,10 +74,20 @@ def proposal_text(path: Path | None) -> tuple[str, str]:
         raise UserError(1, f"{path}: cannot read: {err.strerror}") from None
 
 
+def store_file(path: Path | None, proposal: proposal_file.Proposal,
+               db: Path | None) -> Path:
+    """The store a command opens: --db, else the proposal's `[store] path` (relative to the
+    proposal's folder), else $SCORECARD_DB, else ./scorecard.duckdb (`store.db_path`)."""
+    if db is None and path is not None and proposal.store is not None:
+        db = path.parent / Path(proposal.store.path).expanduser()
+    return store.db_path(db)
+
+
 @contextmanager
 def opened(path: Path | None, vintage: str | None, db: Path | None, *,
            read_only: bool = False) -> Iterator[Opened]:
-    """The parsed proposal, the store (bundled reference data loaded) and its market.
+    """The parsed proposal, the store (`store_file`: bundled reference data loaded) and its
+    market.
 
     `read_only` (a command that only reads, e.g. `explain`): open an existing store that
     already holds the packaged bundled data read-only, so several readers share it; a new
@@ -92,7 +104,9 @@ def opened(path: Path | None, vintage: str | None, db: Path | None, *,
                            "each other hundreds of levels deep)") from None
     if len(proposal.candidates) > MAX_CANDIDATES:
         raise UserError(1, too_many(name, len(proposal.candidates)))
-    con = _connect(store.db_path(db), read_only)
+    db_file = store_file(path, proposal, db)
+    existed = db_file.exists()
+    con = _connect(db_file, read_only)
     try:
         try:
             if not con_read_only(con):
@@ -107,7 +121,7 @@ def opened(path: Path | None, vintage: str | None, db: Path | None, *,
         # cache also writes what it parses, so a read-only open parses them afresh)
         with nullcontext() if con_read_only(con) else evidence_cache.using(con):
             yield Opened(proposal, name, text, con,
-                         Market.read(con, vintage, proposal.workload))
+                         Market.read(con, vintage, proposal.workload), db_file, existed)
     finally:
         con.close()
 
