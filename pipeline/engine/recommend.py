@@ -51,6 +51,12 @@ class Rule:
     def single(self) -> str | None:
         return next(iter(self.weights)) if len(self.weights) == 1 else None
 
+    @property
+    def metric(self) -> str:
+        """The metric the reason quotes and the crossings are solved on: the single
+        objective's, else the CPM."""
+        return OBJECTIVES[self.single][0] if self.single else "cpm_eur_per_mtok"
+
     def describe(self) -> str:
         if (only := self.single) is not None:
             return f"the frontier candidate with the lowest {OBJECTIVES[only][0]}" if \
@@ -155,7 +161,7 @@ def _cost_at_demand(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, rule: Rule,
             frontier_size: int) -> str:
-    metric = OBJECTIVES[rule.single][0] if rule.single else "cpm_eur_per_mtok"
+    metric = rule.metric
     value = row[metric]
     text = (f"{row['id']} is {rule.describe()} ({metric} {_figure(value)}) among "
             f"{eligible.height} eligible candidate(s), {frontier_size} on the frontier")
@@ -171,7 +177,7 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
     """For the top inputs of both candidates (and the demand): the key's value at which the
     runner-up's score equals the chosen one's, or nothing when no value in range does."""
     pair = inputs.filter(pl.col("id").is_in([chosen, runner]))
-    metric = OBJECTIVES[rule.single][0] if rule.single else "cpm_eur_per_mtok"
+    metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
         metric = "cpm_eur_per_mtok"
     keys: list[str] = []
