@@ -25,9 +25,9 @@ def ingest(
         "--check", help="Load nothing: say for each source whether it is configured (its "
                         "key set when it needs one) and its host answers; exit 2 if any "
                         "is not.")] = False,
-    record: Annotated[str | None, typer.Option(
-        help="Also write every fetched response under DIR/<source>/ (to refresh test "
-             "fixtures where network exists).")] = None,
+    record: Annotated[Path | None, typer.Option(
+        help="Also write every fetched response into this folder, one subfolder per source "
+             "(to refresh test fixtures where network exists).")] = None,
     timeout: Annotated[float | None, typer.Option(
         help="Each request's total deadline in seconds (connect and every read; default "
              "$SCORECARD_HTTP_TIMEOUT_S, else 60); a source gets 5x that, at least 300.")
@@ -48,7 +48,7 @@ def ingest(
     today = datetime.now(UTC).date()
     try:
         chosen, vintage = start.checked(sources, vintage, offline=offline,
-                                        record=bool(record), today=today)
+                                        record=record is not None, today=today)
         start.deadline_s(timeout)
     except start.RequestError as error:
         err.print(Text(f"error: {error}"), soft_wrap=True)
@@ -64,7 +64,7 @@ def ingest(
     ctx = start.context(con, vintage, today, timeout)
     session = None if offline else start.session()
     results = _run_with_progress(con, session, chosen, ctx, offline, err, run_ingest,
-                                 Path(record) if record else None)
+                                 record)
     for result in results:
         style = {LOADED: "green", UNCHANGED: "cyan", FAILED: "red"}.get(result.status, "yellow")
         # foreign text (server bodies) as Text, never markup; one line, never wrapped
