@@ -10,8 +10,7 @@ its evidence), then times in this process, each through the `scorecard run --jso
   2. cold: the evidence proposal, the file parsed (and kept in the store's evidence cache);
   3. cached: the evidence proposal again, its runs read from the store by the file's sha256.
 
-The runs happen inside `pipeline.evidence.cache.using(con)` on the same store, which is what
-the command does once pipeline/workspace.py opens its store inside it.
+Each command opens the store and its evidence cache itself (pipeline/workspace.py `opened`).
 
     uv run python benchmarks/evidence_cache.py [--requests 20000] [--tokens 500] [--repeat 3]
 """
@@ -25,11 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import duckdb
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.evidence.cache import using
 
 HERE = Path(__file__).resolve().parent
 CANDIDATE = """[proposal]
@@ -87,14 +84,11 @@ def main() -> None:
         db = str(folder / "store.duckdb")
         base = ["--db", db, "--json"]
         timed(["run", str(declared), *base])  # warm-up: the store and its reference data
-        con = duckdb.connect(db)
-        with using(con):
-            baseline = statistics.median(timed(["run", str(declared), *base])
-                                         for _ in range(args.repeat))
-            cold = timed(["run", str(measured), *base])
-            cached = statistics.median(timed(["run", str(measured), *base])
-                                       for _ in range(args.repeat))
-        con.close()
+        baseline = statistics.median(timed(["run", str(declared), *base])
+                                     for _ in range(args.repeat))
+        cold = timed(["run", str(measured), *base])
+        cached = statistics.median(timed(["run", str(measured), *base])
+                                   for _ in range(args.repeat))
         size = evidence.stat().st_size / 1e6
     print(f"evidence file: {size:,.1f} MB ({args.requests:,} requests x {args.tokens} gaps)")
     print(f"run without evidence (median of {args.repeat}): {baseline:.2f} s")
