@@ -38,3 +38,22 @@ def candidate(cid: str, **overrides: str) -> str:
 def proposal(name: str, *blocks: str) -> str:
     """A proposal: the header (name, TTFT 1500 ms), then tables and candidate blocks."""
     return HEADER.format(name=name) + "\n".join(blocks)
+
+
+MEASURED_HEADER = """
+[proposal]
+name = "{name}"
+[slo]
+ttft_ms = 300
+tpot_ms = 50
+"""
+
+
+def measured(name: str, throughput: str, power: str, *, allow_outside: bool = False) -> str:
+    """A proposal (TTFT 300 ms, TPOT 50 ms) whose one candidate `lab`, 2 x H100 in FR at PUE
+    1.3 and 5.76 EUR/h, is scored from evidence (`throughput`, `power`: TOML text);
+    `allow_outside` lets its evidence lie outside the proposal's folder."""
+    return (("allow_outside = true\n" if allow_outside else "") + MEASURED_HEADER.format(
+        name=name) + candidate("lab", label='"our own node, measured"', gpu_count="2",
+                               throughput=throughput, power=power,
+                               cost='{ eur_per_hour = 5.76, source = "quote" }'))

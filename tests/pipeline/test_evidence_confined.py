@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from proposals import measured
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -19,25 +20,9 @@ runner = CliRunner()
 
 
 def proposal(evidence: str, allow: bool = False) -> str:
-    return (("allow_outside = true\n" if allow else "") + f"""
-[proposal]
-name = "confined"
-[slo]
-ttft_ms = 300
-tpot_ms = 50
-[[candidates]]
-id = "lab"
-label = "our own node, measured"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 2
-pue = 1.3
-throughput = {{ evidence = "{evidence}", tz = "UTC" }}
-power = {{ watts = 700, boundary = "gpu_board", source = "declared" }}
-cost = {{ eur_per_hour = 5.76, source = "quote" }}
-""")
+    return measured("confined", f'{{ evidence = "{evidence}", tz = "UTC" }}',
+                    '{ watts = 700, boundary = "gpu_board", source = "declared" }',
+                    allow_outside=allow)
 
 
 def run(tmp_path: Path, text: str) -> tuple[int, str]:

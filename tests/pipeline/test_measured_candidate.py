@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from proposals import measured
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -14,26 +15,11 @@ from pipeline.cli import app
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 runner = CliRunner()
 
-PROPOSAL = f"""
-allow_outside = true  # the evidence is the repository's fixtures, outside tmp_path
-[proposal]
-name = "measured"
-[slo]
-ttft_ms = 300
-tpot_ms = 50
-[[candidates]]
-id = "lab"
-label = "our own node, measured"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 2
-pue = 1.3
-throughput = {{ evidence = "{FIXTURES / 'bench' / 'vllm_sweep'}", tz = "UTC" }}
-power = {{ evidence = "{FIXTURES / 'scorecard' / 'nvidia_smi_sweep_window.csv'}", tz = "UTC" }}
-cost = {{ eur_per_hour = 5.76, source = "quote" }}
-"""
+# the evidence is the repository's fixtures, outside tmp_path
+SWEEP = FIXTURES / "bench" / "vllm_sweep"
+POWER_LOG = FIXTURES / "scorecard" / "nvidia_smi_sweep_window.csv"
+PROPOSAL = measured("measured", f'{{ evidence = "{SWEEP}", tz = "UTC" }}',
+                    f'{{ evidence = "{POWER_LOG}", tz = "UTC" }}', allow_outside=True)
 
 
 def test_goodput_and_power_from_evidence(tmp_path: Path, db: Path) -> None:
@@ -104,13 +90,12 @@ headroom = 0.2
 def test_an_open_loop_run_gives_no_littles_law_count(tmp_path: Path, db: Path) -> None:
     # the concurrency-2 run of the sweep, rewritten as an open-loop run at 4 requests/s with no
     # concurrency cap: the client held no fixed concurrency, so Little's law has no c
-    run = json.loads((FIXTURES / "bench" / "vllm_sweep"
-                      / "vllm-infqps-concurrency2-m-20260816-160101.json").read_text())
+    run = json.loads((SWEEP / "vllm-infqps-concurrency2-m-20260816-160101.json").read_text())
     run.update(request_rate=4.0, max_concurrency=None)
     evidence = tmp_path / "vllm-open-loop.json"
     evidence.write_text(json.dumps(run))
     path = tmp_path / "p.toml"
-    path.write_text(PROPOSAL.replace(str(FIXTURES / "bench" / "vllm_sweep"), str(evidence))
+    path.write_text(PROPOSAL.replace(str(SWEEP), str(evidence))
                     + "\n[demand]\nrequests_per_s = 10\nprompt_tokens = 10\noutput_tokens = 20\n")
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
