@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.evidence.configuration import SIDECAR
-from sources.bench.jsondoc import HEAD_BYTES
+from sources.bench.jsondoc import HEAD_BYTES, json_values
 from sources.bench.registry import FORMATS as BENCH_FORMATS
 from sources.bench.registry import detect_format as bench_format
 from sources.errors import ParseError
@@ -72,6 +72,9 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
                 notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
                              "this project reads)")
             else:
+                if path.suffix.lower() in (".json", ".jsonl"):
+                    # a file that means to be JSON but does not parse: say where it breaks
+                    json_values(path.read_bytes(), "evidence", str(path))
                 raise ParseError("evidence", str(path), "format", (
                     "neither a benchmark result (formats: "
                     f"{', '.join(sorted(BENCH_FORMATS))}) nor a power log (formats: "

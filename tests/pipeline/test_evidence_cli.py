@@ -308,3 +308,14 @@ def test_raw_metrics_text_takes_its_scrape_time_from_the_command_line() -> None:
     code, out, _ = invoke(str(loaded), "--scraped-at",
                           "er0080_metrics_vllm_0_25_1_loaded.txt=1787019213", "--json")
     assert code == 0 and json.loads(out)["runs"][0]["ended_at_utc"].startswith("2026-08-18")
+
+
+def test_a_truncated_json_file_is_named_with_where_it_breaks(tmp_path: Path) -> None:
+    # '{"date": "2026", "completed": 4, "ttfts": [0.1, ' stops after 49 characters: no
+    # format recognises it, and the message says where the JSON breaks, not "neither a
+    # benchmark result nor a power log"
+    path = tmp_path / "bench.json"
+    path.write_text('{"date": "2026", "completed": 4, "ttfts": [0.1, ', encoding="utf-8")
+    result = runner.invoke(app, ["evidence", "inspect", str(path)])
+    assert result.exit_code == 1
+    assert f"{path}: line 1 column 49: invalid JSON" in result.stderr
