@@ -109,7 +109,7 @@ def opened(path: Path | None, vintage: str | None, db: Path | None, *,
     con = _connect(db_file, read_only)
     try:
         try:
-            if not con_read_only(con):
+            if not con_read_only(con) and not is_loaded(con):
                 load_bundled(con)
         except (ParseError, ValidationFailed) as err:
             raise UserError(1, f"bundled reference data is invalid, nothing was loaded:\n"

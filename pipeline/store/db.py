@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.store import caches
 from pipeline.store.snapshots import sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
@@ -103,6 +104,7 @@ def connect(path: str | os.PathLike[str],
 def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> None:
     for ddl in _META_DDL:
         con.execute(ddl)
+    caches.ensure(con)
     _link_old_snapshots(con)
     for table in tables:
         con.execute(table.ddl())
