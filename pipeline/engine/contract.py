@@ -63,6 +63,25 @@ class Formula(_Open):
     formula: str
 
 
+class EvidenceConfiguration(_Open):
+    """One engine configuration of a candidate's benchmark evidence (runs are pooled only
+    within one): its settings (docs/evidence.md, Configurations), the GPUs it records, its
+    output-token goodput under the SLO at its operating point (the knee of its own sweep, else
+    its run or the mean of its runs at one level) in total and per GPU (on its recorded GPU
+    count, else the candidate's gpu_count), the knee's concurrency, whether some load level
+    meets the SLO, whether the candidate takes it, and how many runs it holds."""
+
+    configuration: dict[str, str]
+    label: str
+    gpus: int | None
+    goodput_tokens_per_s: Figure
+    goodput_per_gpu_tokens_per_s: Figure
+    knee_concurrency: Figure
+    passes: bool
+    chosen: bool
+    runs: int
+
+
 class CandidateResult(_Open):
     """One candidate: the contract keys (pipeline/engine/scorecard.py CONTRACT_KEYS), then
     what the reports read."""
@@ -95,6 +114,10 @@ class CandidateResult(_Open):
     embodied_gco2e_per_mtok: Figure
     inputs: list[Input]
     detail: dict[str, Any]
+    #: every configuration of the benchmark evidence ([] without throughput evidence)
+    evidence_configurations: list[EvidenceConfiguration]
+    #: the settings of the configuration taken (null without throughput evidence)
+    evidence_configuration: dict[str, str] | None
 
 
 class Result(_Open):

@@ -157,6 +157,11 @@ def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
     return [] if frame is None else frame.to_dicts()
 
 
+def _settings(pairs: list[dict[str, str]]) -> dict[str, str]:
+    """A configuration's settings from the static row's (setting, value) pairs."""
+    return {p["setting"]: p["value"] for p in pairs}
+
+
 def formulas() -> list[dict[str, str]]:
     """Every metric step in evaluation order, with the unit and formula text the engine itself
     holds (pipeline/engine/metrics.py STEPS): reports print these, never a copy of their own."""
@@ -184,6 +189,11 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         item["sovereignty_reasons"] = [row["sovereignty_reason"]]
         item["embodied_gco2e_per_mtok"] = row["embodied_gco2e_per_mtok"]
         item.update({k: row[k] for k in TIME_MATCHED})
+        item["evidence_configurations"] = [
+            {**c, "configuration": _settings(c["configuration"])}
+            for c in row["evidence_configurations"]]
+        item["evidence_configuration"] = (None if row["evidence_configuration"] is None
+                                          else _settings(row["evidence_configuration"]))
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs.filter(pl.col("id") == row["id"]).drop("id").with_columns(

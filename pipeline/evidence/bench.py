@@ -314,6 +314,8 @@ def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None, *
             "knee": None if sweep is None else (
                 sweep["knee_concurrency"] if sweep["knee_concurrency"] is not None
                 else sweep["knee_request_rate"]),
+            "knee_concurrency": None if sweep is None else sweep["knee_concurrency"],
+            "run_count": len(members),
             "tokens_per_s": tokens,
             "tokens_per_s_per_gpu": None if tokens is None or not count else tokens / count,
             "output_tokens_per_s": point.output_tokens_per_s,

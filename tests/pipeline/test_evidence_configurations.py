@@ -226,3 +226,80 @@ cost = {{ eur_per_hour = 10.0, source = "quote" }}
     assert total["tokens_per_s"] == pytest.approx(1200.0)
     assert any("best under the SLO by goodput is engine=vllm, tp=2, dp=2" in n
                for n in total["notes"])
+
+
+GRID_CANDIDATE = """
+[[candidates]]
+id = "{id}"
+label = "lab"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = {gpus}
+throughput = {throughput}
+power = {{ watts = 2800, boundary = "gpu_board", source = "rated" }}
+cost = {{ eur_per_hour = 10.0, source = "quote" }}
+"""
+
+
+def _run_json(tmp_path: Path, db: Path, *candidates: str) -> list[dict]:
+    proposal = tmp_path / "p.toml"
+    proposal.write_text('[proposal]\nname = "surface"\n[slo]\nttft_ms = 500\ntpot_ms = 60\n'
+                        + "".join(candidates))
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["candidates"]
+
+
+def test_result_json_holds_the_grid_surface(tmp_path: Path, db: Path) -> None:
+    grid(tmp_path / "grid")
+    grid_c, declared = _run_json(
+        tmp_path, db,
+        GRID_CANDIDATE.format(id="grid", gpus=8, throughput='{ evidence = "grid" }'),
+        GRID_CANDIDATE.format(id="declared", gpus=8,
+                              throughput='{ tokens_per_s = 900, source = "vendor" }'))
+    surface = grid_c["evidence_configurations"]
+    assert len(surface) == 9
+    cells = {(c["configuration"]["max_num_seqs"], c["configuration"]["max_num_batched_tokens"]):
+             c for c in surface}
+    # by construction (W above): goodput at the knee = 100 x knee x w; every cell knees at
+    # concurrency 2 except (16, 2048), which passes at 4: 100 x 4 x 1 = 400 tokens/s.
+    # (64, 8192): 100 x 2 x 6 = 1,200 tokens/s, on 8 GPUs (the candidate's gpu_count, none
+    # recorded) 150 per GPU; (256, 32768): 100 x 2 x 5 = 1,000, 125 per GPU
+    best = cells[("64", "8192")]
+    assert best == {
+        "configuration": {"model": "m", "max_num_seqs": "64", "max_num_batched_tokens": "8192"},
+        "label": "max_num_seqs=64, max_num_batched_tokens=8192", "gpus": None,
+        "goodput_tokens_per_s": pytest.approx(1200.0),
+        "goodput_per_gpu_tokens_per_s": pytest.approx(150.0),
+        "knee_concurrency": 2.0, "passes": True, "chosen": True, "runs": 3}
+    assert cells[("16", "2048")]["knee_concurrency"] == 4.0
+    assert cells[("16", "2048")]["goodput_tokens_per_s"] == pytest.approx(400.0)
+    assert cells[("256", "32768")]["goodput_tokens_per_s"] == pytest.approx(1000.0)
+    assert [c["chosen"] for c in surface].count(True) == 1
+    assert all(c["passes"] for c in surface)
+    assert grid_c["evidence_configuration"] == best["configuration"]
+    assert grid_c["tokens_per_s"] == pytest.approx(1200.0)
+    # a candidate without evidence: an empty surface, no configuration
+    assert declared["evidence_configurations"] == []
+    assert declared["evidence_configuration"] is None
+    # the surface is a contract key, not repeated under detail
+    assert "evidence_configurations" not in grid_c["detail"]
+
+
+def test_result_json_compares_tp4_and_tp2x2_per_gpu(tmp_path: Path, db: Path) -> None:
+    tp_pair(tmp_path / "bench")
+    (c,) = _run_json(tmp_path, db, GRID_CANDIDATE.format(
+        id="tp", gpus=4, throughput='{ evidence = "bench" }'))
+    surface = {s["label"]: s for s in c["evidence_configurations"]}
+    tp4, tp2x2 = surface["tp=4"], surface["engine=vllm, tp=2, dp=2"]
+    # equal GPU count (4 x 1 = 2 x 2 = 4): 1,000 / 4 = 250 against 1,200 / 4 = 300 per GPU;
+    # one run each (no sweep, no knee)
+    assert (tp4["gpus"], tp2x2["gpus"]) == (4, 4)
+    assert tp4["goodput_per_gpu_tokens_per_s"] == pytest.approx(250.0)
+    assert tp2x2["goodput_per_gpu_tokens_per_s"] == pytest.approx(300.0)
+    assert (tp4["chosen"], tp2x2["chosen"]) == (False, True)
+    assert (tp4["runs"], tp4["knee_concurrency"]) == (1, None)
+    assert c["evidence_configuration"] == {"model": "m", "engine": "vllm", "tp": "2",
+                                           "dp": "2"}

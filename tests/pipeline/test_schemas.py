@@ -71,3 +71,9 @@ def test_a_run_validates_against_the_result_schema(db: Path) -> None:
     document["candidates"][0].pop("cpm_eur_per_mtok")
     assert any("'cpm_eur_per_mtok' is a required property" in e.message
                for e in validator.iter_errors(document))
+    # the configuration surface (issue 13): each entry has the shape the charts draw from
+    assert "evidence_configurations" in document["candidates"][1]
+    document["candidates"][1]["evidence_configurations"] = [{"label": "tp=2", "runs": 1}]
+    messages = [e.message for e in validator.iter_errors(document)]
+    assert any("'goodput_per_gpu_tokens_per_s' is a required property" in m
+               for m in messages), messages

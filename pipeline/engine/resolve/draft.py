@@ -27,6 +27,7 @@ class Draft:
             "id": c.id, "label": c.label, "deployment": c.deployment, "provider": c.provider,
             "region": c.region, "gpu": c.gpu, "gpu_count": c.gpu_count, "model": c.model,
             "precision": c.precision, "engine": c.engine, "example_data": c.example_data,
+            "evidence_configurations": [], "evidence_configuration": None,
         }
 
     def error(self, key: str, problem: str) -> ProposalError:

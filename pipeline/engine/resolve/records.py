@@ -14,6 +14,9 @@ import polars as pl
 from pipeline.engine.proposal import Number
 from pipeline.engine.resolve.ranges import bounds
 
+#: a configuration's settings as the static row holds them: (setting, value) pairs
+SETTINGS = pl.List(pl.Struct({"setting": pl.String(), "value": pl.String()}))
+
 STATIC_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
     "provider": pl.String(), "zone": pl.String(), "region": pl.String(),
@@ -30,6 +33,14 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     "embodied_source": pl.String(),
     "sovereignty_level": pl.Int64(), "sovereignty_reason": pl.String(),
     "example_data": pl.Boolean(), "notes": pl.List(pl.String()),
+    # the configuration surface of a candidate's benchmark evidence (one row per configuration;
+    # settings as (setting, value) pairs, since their names vary): `configuration_rows`
+    "evidence_configurations": pl.List(pl.Struct({
+        "configuration": SETTINGS, "label": pl.String(), "gpus": pl.Int64(),
+        "goodput_tokens_per_s": pl.Float64(), "goodput_per_gpu_tokens_per_s": pl.Float64(),
+        "knee_concurrency": pl.Float64(), "passes": pl.Boolean(), "chosen": pl.Boolean(),
+        "runs": pl.Int64()})),
+    "evidence_configuration": SETTINGS,
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),
@@ -89,6 +100,27 @@ class Provenance:
 
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]
+
+
+def configuration_rows(configs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The static row's `evidence_configurations` from the evidence's configurations
+    (`pipeline.evidence.bench.build_report`'s, without their sweeps): goodput at each one's
+    operating point (the knee of its sweep, else its run or runs), per GPU on its recorded GPU
+    count (else the candidate's gpu_count), `passes` when some load level meets the SLO,
+    `chosen` for the one the candidate takes."""
+    return [{
+        "configuration": pairs(c["settings"]), "label": c["label"], "gpus": c["gpus"],
+        "goodput_tokens_per_s": c["tokens_per_s"],
+        "goodput_per_gpu_tokens_per_s": c["tokens_per_s_per_gpu"],
+        "knee_concurrency": None if c.get("knee_concurrency") is None
+        else float(c["knee_concurrency"]),
+        "passes": bool(c["tokens_per_s"]), "chosen": bool(c["best"]),
+        "runs": c.get("run_count"),
+    } for c in configs]
+
+
+def pairs(settings: dict[str, str]) -> list[dict[str, str]]:
+    return [{"setting": k, "value": v} for k, v in settings.items()]
 
 
 def shown(path: str, folder: str | None) -> str:

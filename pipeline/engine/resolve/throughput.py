@@ -15,7 +15,7 @@ from pipeline.engine.proposal import (
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
-from pipeline.engine.resolve.records import file_listing
+from pipeline.engine.resolve.records import configuration_rows, file_listing, pairs
 from pipeline.engine.roofline import (
     RooflineInputError,
     apply_calibration,
@@ -81,6 +81,9 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
         d.notes.append(f"the configuration chosen ran on {ev.configuration_gpus} GPU(s), the "
                        f"candidate declares gpu_count {d.c.gpu_count}: its goodput is used as "
                        "measured, not scaled")
+    if ev.configurations:
+        d.row["evidence_configurations"] = configuration_rows(ev.configurations)
+        d.row["evidence_configuration"] = pairs(ev.configuration)
     _operating_point(d, ev, str(path))
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files)
