@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,9 @@ class ThroughputEvidence:
     #: with `concurrency` the request shape Little's law reads; None when not measured
     ttft_p50_s: float | None = None
     tpot_p50_s: float | None = None
+    #: each benchmark file's "as of": the end of its latest run, UTC (ISO 8601, `Z`), for the
+    #: files whose runs say when they ran (`run_ends`)
+    file_dates: dict[str, str] = field(default_factory=dict)
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -386,7 +389,21 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
         configuration_gpus=chosen_config["gpus"],
         configurations=tuple({k: v for k, v in c.items() if k not in ("sweep", "runs")}
                              for c in configs),
-        choose=choose)
+        choose=choose, file_dates=run_ends(loaded.runs))
+
+
+def run_ends(runs: Sequence[BenchRun]) -> dict[str, str]:
+    """Each file's latest run end in UTC (ISO 8601 to the second, `Z`), for the files whose
+    runs record their window in UTC (vLLM with its `tz`, GuideLLM, AIPerf, ...)."""
+    latest: dict[str, datetime] = {}
+    for run in runs:
+        end = run.ended_at_utc
+        if end is None:
+            continue
+        end = end.astimezone(UTC) if end.tzinfo else end.replace(tzinfo=UTC)
+        if run.path not in latest or end > latest[run.path]:
+            latest[run.path] = end
+    return {path: end.strftime("%Y-%m-%dT%H:%M:%SZ") for path, end in latest.items()}
 
 
 def _choice_note(configs: list[dict[str, Any]], chosen: dict[str, Any], choose: str) -> str:

@@ -4,7 +4,7 @@ per numeric input (low, mode, high, keyed by where it was stated), and the sourc
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,13 +90,18 @@ class Provenance:
         self.add(kind, subject, url=row["source_url"], date=str(row["source_date"]),
                  licence=row["licence"], snapshot_sha256=row["snapshot_sha256"])
 
-    def add_files(self, files: Sequence[tuple[str, str]]) -> None:
+    def add_files(self, files: Sequence[tuple[str, str]],
+                  dates: Mapping[str, str] | None = None) -> None:
         """Evidence files, each (path, sha256): the user's own data, named relative to the
-        proposal's folder (the URL keeps the absolute path)."""
+        proposal's folder (the URL keeps the absolute path). `dates` gives a file its "as of"
+        (for a benchmark file, the end of its latest run, UTC); a file listed twice (as
+        throughput and power evidence) keeps the date it was first given."""
         for path, sha256 in files:
-            self.add("evidence", shown(path, self.folder),
-                     url=f"file://{Path(path).absolute()}", date=None, licence="own data",
-                     snapshot_sha256=sha256)
+            subject = shown(path, self.folder)
+            date = (dates or {}).get(path) or self.items.get(("evidence", subject), {}).get(
+                "date")
+            self.add("evidence", subject, url=f"file://{Path(path).absolute()}", date=date,
+                     licence="own data", snapshot_sha256=sha256)
 
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]

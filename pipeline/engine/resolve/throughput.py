@@ -86,7 +86,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
         d.row["evidence_configuration"] = pairs(ev.configuration)
     _operating_point(d, ev, str(path))
     d.notes.extend(ev.notes)
-    d.prov.add_files(ev.files)
+    d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
     if ev.tokens_per_s is None:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
