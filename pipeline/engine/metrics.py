@@ -32,6 +32,15 @@ Two string columns say how hours are paid for:
   costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour, holding at
   least `min_instances`; without a demand, only busy hours are paid).
 Every step's value that is not a finite number (a division by a zero goodput) is null.
+
+Beside its polars expression each step holds its `excel` form, a template the workbook
+(reports/xlsx.py) fills with cell references, so the Scorecard sheet computes the same figure
+from the Inputs sheet. In a template `{name}` is the cell of column `name` in the same row, and
+the step is an empty cell ("") when that cell is empty (a null input gives a null output);
+`{name?}` is the cell without that rule (the template tests it itself); `{name:1}` is the cell,
+or 1 when it is empty (polars' fill_null(1)). Every filled formula is also wrapped in
+IFERROR(..., ""), as a value that is not a finite number is null here. A step without a
+sensible Excel form has `excel=None`: the workbook writes its value and says so.
 """
 
 from __future__ import annotations
@@ -87,6 +96,8 @@ class Step:
     #: the cost models whose figures the step enters: `explain` leaves the others out (the
     #: step is still computed for every row; where it does not apply its value is unused)
     models: tuple[str, ...] = COST_MODELS
+    #: the same formula over spreadsheet cells (module docstring), or None
+    excel: str | None = None
 
     @property
     def unit(self) -> str:
@@ -137,82 +148,113 @@ STEPS: tuple[Step, ...] = (
          lambda: pl.coalesce(
              c("contract_eur_per_kwh"),
              c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
-             + c("grid_fee_eur_per_kwh").fill_null(0.0))),
+             + c("grid_fee_eur_per_kwh").fill_null(0.0)),
+         excel='IF({contract_eur_per_kwh?}<>"",{contract_eur_per_kwh?},'
+               'IF({wholesale_eur_per_kwh?}="","",'
+               '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'),
     Step("instances",
          "ceil(demand_tokens_per_day / 86400 x peak_factor / (tokens_per_s x (1 - headroom))): "
          "the instances the peak needs (null without a demand)",
          lambda: (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
-                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()),
+                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil(),
+         excel="CEILING({demand_tokens_per_day}/86400*{peak_factor:1}"
+               "/({tokens_per_s}*(1-{headroom:0})),1)"),
     Step("busy_instances", "demand_tokens_per_day / 86400 / tokens_per_s",
-         lambda: _mean_demand_tokens_per_s() / c("tokens_per_s")),
+         lambda: _mean_demand_tokens_per_s() / c("tokens_per_s"),
+         excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
     Step("billed_instances",
          "provisioned: instances; elastic: max(busy_instances, min_instances)",
          lambda: pl.when(c("busy_instances").is_null()).then(None).when(_elastic()).then(
              pl.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
-         .otherwise(c("instances"))),
+         .otherwise(c("instances")),
+         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
     Step("billed_utilisation",
          "busy share of the instance-hours paid for: with a demand, busy_instances / "
          "billed_instances; without, 1 when elastic, else the declared utilisation",
          lambda: pl.when(c("demand_tokens_per_day").is_not_null())
          .then(c("busy_instances") / c("billed_instances"))
-         .when(_elastic()).then(1.0).otherwise(c("utilisation"))),
+         .when(_elastic()).then(1.0).otherwise(c("utilisation")),
+         excel='IF({demand_tokens_per_day?}<>"",{busy_instances?}/{billed_instances?},'
+               'IF({capacity}="elastic",1,IF({utilisation?}="","",{utilisation?})))'),
     Step("served_tokens_per_s",
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
-         lambda: c("tokens_per_s") * c("billed_utilisation")),
+         lambda: c("tokens_per_s") * c("billed_utilisation"),
+         excel="{tokens_per_s}*{billed_utilisation}"),
     Step("average_power_w",
          "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
          "without an idle figure, idle hours at busy power (an upper bound)",
          lambda: pl.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
              c("busy_power_w") * c("billed_utilisation")
              + pl.coalesce(c("idle_power_w"), c("busy_power_w"))
-             * (1.0 - c("billed_utilisation")))),
+             * (1.0 - c("billed_utilisation"))),
+         excel='IF({billed_utilisation}=1,{busy_power_w},{busy_power_w}*{billed_utilisation}'
+               '+IF({idle_power_w?}="",{busy_power_w},{idle_power_w?})*(1-{billed_utilisation}))'),
     Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
-         lambda: _annuity_eur_per_month() * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
+         lambda: _annuity_eur_per_month() * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY,
+         # Excel's PMT is the same annuity: PMT(r, n, -capex, residual)
+         excel="PMT({cost_of_capital_per_year}/12,{amortisation_months},-{capex_eur},"
+               "{residual_eur:0})*12/8760"),
     Step("maintenance_eur_per_hour", "capex x maintenance share per year / 8760",
-         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY),
+         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY,
+         excel="{capex_eur}*{maintenance_share_per_year}/8760"),
     Step("staff_eur_per_hour", "staff EUR per year / 8760",
-         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY),
+         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY,
+         excel="{staff_eur_per_year:0}/8760"),
     Step("hosting_eur_per_hour",
          "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
          lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
          + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / W_PER_KW
-         * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY),
+         * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY,
+         excel="{hosting_eur_per_year:0}/8760"
+               "+{hosting_eur_per_kw_month:0}*{busy_power_w}/1000*12/8760"),
     Step("electricity_eur_per_hour",
          "average_power_w / 1000 x PUE x electricity tariff",
          lambda: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
-         TCO_ONLY),
+         TCO_ONLY, excel="{average_power_w}/1000*{pue}*{electricity_eur_per_kwh}"),
     Step("cost_eur_per_hour",
          "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
          "declared: price_eur_per_hour",
          lambda: pl.when(_is("tco")).then(
              c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
              + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
-             + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour"))),
+             + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour")),
+         excel='IF({cost_model}="tco",{capital_eur_per_hour?}+{maintenance_eur_per_hour?}'
+               '+{staff_eur_per_hour?}+{hosting_eur_per_hour?}+{electricity_eur_per_hour?},'
+               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?}))'),
     Step("monthly_cost_eur", "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
-         lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH),
+         lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
+         excel="{cost_eur_per_hour}*{billed_instances}*730"),
     Step("monthly_capital_eur", "capital_eur_per_hour x billed_instances x 730 h",
-         lambda: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY),
+         lambda: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY,
+         excel="{capital_eur_per_hour}*{billed_instances}*730"),
     Step("cpm_eur_per_mtok",
          "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
          lambda: c("cost_eur_per_hour")
-         / (c("served_tokens_per_s") * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
+         / (c("served_tokens_per_s") * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
+         excel="{cost_eur_per_hour}/({served_tokens_per_s}*3600/1000000)"),
     Step("energy_j_per_token", "average_power_w / served_tokens_per_s",
-         lambda: c("average_power_w") / c("served_tokens_per_s")),
+         lambda: c("average_power_w") / c("served_tokens_per_s"),
+         excel="{average_power_w}/{served_tokens_per_s}"),
     Step("facility_kwh_per_mtok", "energy_j_per_token x 1e6 / 3.6e6 x PUE",
-         lambda: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue")),
+         lambda: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue"),
+         excel="{energy_j_per_token}*1000000/3600000*{pue}"),
     Step("electricity_eur_per_mtok",
          "facility_kwh_per_mtok x electricity tariff (a breakdown: already inside CPM)",
-         lambda: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh")),
+         lambda: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh"),
+         excel="{facility_kwh_per_mtok}*{electricity_eur_per_kwh}"),
     Step("carbon_gco2e_per_mtok",
          "facility_kwh_per_mtok x grid intensity (location-based, operational only)",
-         lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh")),
+         lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh"),
+         excel="{facility_kwh_per_mtok}*{grid_gco2e_per_kwh}"),
     Step("embodied_gco2e_per_mtok",
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
          lambda: c("embodied_kgco2e") * G_PER_KG
          / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
-            * SECONDS_PER_HOUR / TOKENS_PER_MTOK)),
+            * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
+         excel="{embodied_kgco2e}*1000"
+               "/({lifetime_years}*8760*{served_tokens_per_s}*3600/1000000)"),
 )
 
 #: Little's law beside the goodput sizing (reported, never billed): null without a request rate
@@ -222,25 +264,32 @@ REQUEST_STEPS: tuple[Step, ...] = (
          "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
          "sequences in flight gets one token per decode step)",
          lambda: pl.coalesce(c("operating_tpot_s"),
-                             c("operating_concurrency") / c("tokens_per_s"))),
+                             c("operating_concurrency") / c("tokens_per_s")),
+         excel='IF({operating_tpot_s?}<>"",{operating_tpot_s?},'
+               'IF({operating_concurrency?}="","",{operating_concurrency?}/{tokens_per_s}))'),
     Step("request_duration_s",
          "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
          lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
-                                  c("request_tpot_s"))),
+                                  c("request_tpot_s")),
+         excel="{operating_ttft_s}+({request_output_tokens}-1)*{request_tpot_s}"),
     Step("request_duration_p95_s",
          "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
          "beside the mean's; Little's law takes the mean)",
          lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
-                                  c("request_tpot_s"))),
+                                  c("request_tpot_s")),
+         excel="{operating_ttft_s}+({request_output_tokens_p95}-1)*{request_tpot_s}"),
     Step("replica_requests_per_s",
          "operating_concurrency / request_duration_s (Little's law)",
-         lambda: c("operating_concurrency") / c("request_duration_s")),
+         lambda: c("operating_concurrency") / c("request_duration_s"),
+         excel="{operating_concurrency}/{request_duration_s}"),
     Step("littles_law_instances",
          "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
          "headroom)))",
          lambda: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
                   / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
-         .ceil()),
+         .ceil(),
+         excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
+               "/({replica_requests_per_s}*(1-{headroom:0})),1)"),
 )
 STEPS = (*STEPS, *REQUEST_STEPS)
 
