@@ -82,6 +82,30 @@ class EvidenceConfiguration(_Open):
     runs: int
 
 
+class QualityTask(_Open):
+    """One task of policy.quality: the candidate's score, the reference's, the drop (positive
+    = worse; reference - value, or value - reference where lower is better), the combined
+    standard error sqrt(se^2 + se_ref^2), and whether drop - stderr <= max_drop. Without a
+    policy the value and its stderr only."""
+
+    task: str
+    metric: str
+    value: Figure
+    reference_value: Figure
+    drop: Figure
+    stderr: Figure
+    within_tolerance: bool | None
+
+
+class Quality(_Open):
+    """A candidate's quality evidence (lm-evaluation-harness) against policy.quality's
+    reference candidate (null without a policy)."""
+
+    reference: str | None
+    tasks: list[QualityTask]
+    grade: Literal["measured"]
+
+
 class CandidateResult(_Open):
     """One candidate: the contract keys (pipeline/engine/scorecard.py CONTRACT_KEYS), then
     what the reports read."""
@@ -118,6 +142,8 @@ class CandidateResult(_Open):
     evidence_configurations: list[EvidenceConfiguration]
     #: the settings of the configuration taken (null without throughput evidence)
     evidence_configuration: dict[str, str] | None
+    #: quality evidence against the reference (null without quality evidence)
+    quality: Quality | None
 
 
 class Result(_Open):

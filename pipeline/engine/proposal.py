@@ -293,6 +293,30 @@ def _choose_shape(value: Any) -> str:
 
 
 
+#: a task as the quality policy names it: `mmlu`, `hellaswag:acc_norm`,
+#: `gsm8k:exact_match,flexible-extract` (the metric and filter as lm-eval writes them)
+def _quality_task(spec: str) -> str:
+    if not re.fullmatch(r"[^\s:,]+(:[^\s:,]+(,[^\s:,]+)?)?", spec):
+        raise ValueError(f"expected a task as lm-eval names it, optionally with its metric "
+                         f"and filter ('mmlu', 'hellaswag:acc_norm', "
+                         f"'gsm8k:exact_match,flexible-extract'), got {spec!r}")
+    return spec
+
+
+QualityTask = Annotated[str, AfterValidator(_quality_task)]
+
+
+class QualityPolicy(_Strict):
+    """`policy.quality`: a candidate whose quality evidence drops more than `max_drop`
+    (absolute, in the metric's units: 0.01 is one point of a 0-1 accuracy) below the
+    `reference` candidate's on any of `tasks`, beyond one combined standard error, is not
+    eligible (docs/proposal.md, Quality)."""
+
+    reference: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    tasks: Annotated[list[QualityTask], Field(min_length=1)]
+    max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
     allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
@@ -306,6 +330,8 @@ class Policy(_Strict):
     #: the tokens every per-token figure (and the demand) counts: output tokens of requests
     #: meeting the SLO, or their input + output tokens
     token_basis: Literal["output", "total"] = "output"
+    #: the quality a candidate must hold against a reference candidate (None: not checked)
+    quality: QualityPolicy | None = None
 
 
 class Defaults(_Strict):
@@ -328,6 +354,13 @@ class EvidenceThroughput(_Strict):
     format: str | None = None
     tz: str | None = None
     choose: Literal["goodput_per_gpu", "goodput"] = "goodput_per_gpu"
+
+
+class EvidenceQuality(_Strict):
+    """lm-evaluation-harness results (a `results_*.json` file or a folder of them), read
+    against `policy.quality`: measured."""
+
+    evidence: str
 
 
 class Calibration(_Strict):
@@ -622,6 +655,12 @@ Power = Annotated[
             "a power is declared (`watts` with `boundary` and `source`), measured (`evidence`, "
             "power logs) or estimated (`estimate`, a share of TDP)")]
 
+#: a candidate's quality: measured (lm-evaluation-harness results)
+Quality = Annotated[
+    Annotated[EvidenceQuality, Tag(_tag("evidence"))],
+    _by_key("quality", {"evidence": EvidenceQuality},
+            "a quality is measured (`evidence`, lm-evaluation-harness results files)")]
+
 #: a candidate's cost: typed in, a cloud offer of the vintage, or a [tco.NAME] profile
 Cost = Annotated[
     Annotated[DeclaredCost, Tag(_tag("eur_per_hour"))]
@@ -672,6 +711,8 @@ class Candidate(_Strict):
     electricity_eur_per_kwh: PositiveMoney | None = None
     grid_gco2e_per_kwh: NonNegative | None = None
     sovereignty_override: SovereigntyOverride | None = None
+    #: quality evidence (lm-eval results), checked against policy.quality when it is set
+    quality: Quality | None = None
     #: how a cloud candidate's instances are held: every sized instance billed every hour
     #: (provisioned), or only busy instance-hours, at least `min_instances` (elastic)
     capacity: Literal["provisioned", "elastic"] = "provisioned"
@@ -757,8 +798,14 @@ class Proposal(_Strict):
         every figure does; where the store is kept is not part of it."""
         # no [hardware] tables: left out, so a proposal's identity is what it was before them
         unused = {"store"} | (set() if self.hardware else {"hardware"})
-        canonical = json.dumps(self.model_dump(mode="json", exclude=unused), sort_keys=True,
-                               separators=(",", ":"), ensure_ascii=False)
+        document = self.model_dump(mode="json", exclude=unused)
+        # no quality keys: left out when unset, so a proposal's identity is what it was
+        # before them
+        for table in (document["policy"], *document["candidates"]):
+            if table.get("quality") is None:
+                table.pop("quality", None)
+        canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     @model_validator(mode="after")

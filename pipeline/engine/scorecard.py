@@ -127,8 +127,9 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
 
 
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
-    """Eligible = sovereignty at or above the policy minimum, every objective computable, and
-    (under policy.allow_estimates = false) no estimated goodput or power."""
+    """Eligible = sovereignty at or above the policy minimum, every objective computable,
+    (under policy.allow_estimates = false) no estimated goodput or power, and (under
+    policy.quality) quality held against the reference candidate."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")
@@ -141,6 +142,7 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
                    "the ranking")),
         pl.when(pl.col("no_goodput_reason").is_not_null()).then(
             pl.format("goodput under the SLO is zero: {}", "no_goodput_reason")),
+        pl.when(pl.col("quality_exclusion").is_not_null()).then(pl.col("quality_exclusion")),
         *[pl.when(pl.col(OBJECTIVES[o][0]).is_null() & pl.col("no_goodput_reason").is_null())
           .then(pl.lit(f"{OBJECTIVES[o][0]} is not computable (see notes)"))
           for o in proposal.policy.objectives],
@@ -194,6 +196,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
             for c in row["evidence_configurations"]]
         item["evidence_configuration"] = (None if row["evidence_configuration"] is None
                                           else _settings(row["evidence_configuration"]))
+        item["quality"] = row["quality"]
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs.filter(pl.col("id") == row["id"]).drop("id").with_columns(

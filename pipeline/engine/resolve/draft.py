@@ -28,6 +28,7 @@ class Draft:
             "region": c.region, "gpu": c.gpu, "gpu_count": c.gpu_count, "model": c.model,
             "precision": c.precision, "engine": c.engine, "example_data": c.example_data,
             "evidence_configurations": [], "evidence_configuration": None,
+            "quality": None, "quality_exclusion": None,
         }
 
     def error(self, key: str, problem: str) -> ProposalError:

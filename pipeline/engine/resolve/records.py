@@ -41,6 +41,15 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
         "knee_concurrency": pl.Float64(), "passes": pl.Boolean(), "chosen": pl.Boolean(),
         "runs": pl.Int64()})),
     "evidence_configuration": SETTINGS,
+    # quality evidence against policy.quality's reference (resolve/quality.py), and the
+    # reason a candidate is not eligible for it
+    "quality": pl.Struct({
+        "reference": pl.String(), "tasks": pl.List(pl.Struct({
+            "task": pl.String(), "metric": pl.String(), "value": pl.Float64(),
+            "reference_value": pl.Float64(), "drop": pl.Float64(), "stderr": pl.Float64(),
+            "within_tolerance": pl.Boolean()})),
+        "grade": pl.String()}),
+    "quality_exclusion": pl.String(),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),

@@ -1,0 +1,106 @@
+"""A candidate's quality: its lm-evaluation-harness evidence compared with the reference
+candidate's under `policy.quality` (a drop beyond the tolerance makes it not eligible, with
+the reason), and, where candidates differ in precision, a note on each candidate whose
+precision change has no quality evidence.
+
+`reference_quality(proposal, path, mkt, prov)` reads the reference candidate's evidence once
+per run (None without `policy.quality`); `resolve_quality(d, reference)` fills the draft's
+`quality` (the JSON contract's `{"reference", "tasks", "grade"}`, None without evidence) and
+`quality_exclusion` (the reason it is not eligible, else None).
+"""
+
+from __future__ import annotations
+
+from pipeline.engine.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
+from pipeline.engine.resolve.draft import Draft
+from pipeline.engine.resolve.market_tables import Market
+from pipeline.engine.resolve.records import Provenance
+from pipeline.evidence.quality import (
+    QualityError,
+    QualityEvidence,
+    compare,
+    load_quality,
+    summary,
+)
+
+
+def reference_quality(proposal: Proposal, path: str, mkt: Market, prov: Provenance
+                      ) -> QualityEvidence | None:
+    rule = proposal.policy.quality
+    if rule is None:
+        return None
+    found = [(i, c) for i, c in enumerate(proposal.candidates) if c.id == rule.reference]
+    if not found:
+        raise ProposalError(path, "policy.quality.reference", f"{rule.reference!r} names no "
+                            f"candidate (ids: {', '.join(c.id for c in proposal.candidates)})")
+    index, ref = found[0]
+    if ref.quality is None:
+        raise ProposalError(path, "policy.quality.reference", f"candidate {ref.id!r} has no "
+                            "quality evidence to compare against (give it quality = { "
+                            "evidence = \"evals/...\" })")
+    d = Draft(index, ref, proposal, path, mkt, prov)
+    return load_quality(d.evidence_path(ref.quality.evidence, "quality.evidence"))
+
+
+def resolve_quality(d: Draft, reference: QualityEvidence | None) -> None:
+    q, rule = d.c.quality, d.proposal.policy.quality
+    d.row["quality"] = None
+    d.row["quality_exclusion"] = None
+    if q is None:
+        _unvalidated_precision(d)
+        return
+    evidence_path = d.evidence_path(q.evidence, "quality.evidence")
+    own = load_quality(evidence_path)
+    d.prov.add_files(own.files, own.dates)
+    d.notes.extend(f"quality: {n}" for n in own.notes)
+    if rule is None or reference is None:
+        d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": "measured"}
+        d.notes.append("quality evidence read, not checked: no policy.quality names a "
+                       "reference candidate and the tasks to hold")
+        return
+    try:
+        result = compare(own, reference, list(rule.tasks), rule.max_drop)
+    except QualityError as err:
+        raise ProposalError(d.path, "policy.quality.tasks", str(err)) from None
+    if d.c.id == rule.reference:
+        # the reference against itself: no drop, its own stderr
+        for row in result.tasks:
+            own_score = own.score(row["task"], row["metric"])
+            row.update(drop=0.0, within_tolerance=True,
+                       stderr=None if own_score is None else own_score.stderr)
+        result.notes.clear()
+    d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks,
+                        "grade": "measured"}
+    d.notes.extend(result.notes)
+    source = f"{q.evidence} against {rule.reference!r}, max_drop {rule.max_drop:g}"
+    if result.failures:
+        d.row["quality_exclusion"] = (
+            f"quality below the reference {rule.reference!r} beyond max_drop "
+            f"{rule.max_drop:g} (one combined stderr allowed): " + "; ".join(result.failures))
+        d.notes.append(f"quality ({source}): not held: " + "; ".join(result.failures))
+    elif d.c.id != rule.reference:
+        d.notes.append(f"quality ({source}): held on {len(result.tasks)} task(s): "
+                       + ", ".join(f"{t['task']} drop {t['drop']:.4g}" for t in result.tasks))
+
+
+def _unvalidated_precision(d: Draft) -> None:
+    """Where candidates differ in precision, a candidate without quality evidence is noted:
+    its precision change is a speed claim whose quality is not shown."""
+    mine = precision(d.c)
+    others = sorted({p for c in d.proposal.candidates if (p := precision(c)) is not None}
+                    - {mine} if mine is not None else set())
+    if mine is None or not others:
+        return
+    d.notes.append(f"precision {mine} differs from other candidates' ({', '.join(others)}) "
+                   "and no quality evidence is given: the precision change is unvalidated "
+                   "(give quality = { evidence = \"evals/...\" } with lm-evaluation-harness "
+                   "results and policy.quality)")
+
+
+def precision(c: Candidate) -> str | None:
+    """A candidate's precision: its `precision` label, else its estimate's precision."""
+    if c.precision:
+        return c.precision.lower()
+    if isinstance(c.throughput, EstimatedThroughput):
+        return c.throughput.estimate.precision.lower()
+    return None

@@ -1,0 +1,262 @@
+"""Quality evidence (issue 13, item 5): lm-evaluation-harness results per candidate, checked
+against a reference candidate under policy.quality; a drop beyond max_drop (one combined
+stderr allowed) makes a candidate not eligible, with the reason; without quality evidence only
+a note where precisions differ."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from samples import sample
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.evidence.quality import QualityError, compare, load_quality
+
+runner = CliRunner()
+
+
+def lm_eval(path: Path, scores: dict[str, dict[str, tuple[float, float | str]]], *,
+            n_shot: int = 5, date: float = 1_780_000_000.0,
+            lower_better: tuple[str, ...] = ()) -> Path:
+    """An lm-eval 0.4 results file: per task, "metric,filter" -> (value, stderr)."""
+    results: dict[str, Any] = {}
+    for task, metrics in scores.items():
+        entry: dict[str, Any] = {"alias": task}
+        for key, (value, stderr) in metrics.items():
+            metric, flt = key.split(",")
+            entry[key] = value
+            entry[f"{metric}_stderr,{flt}"] = stderr
+        results[task] = entry
+    doc = {"results": results, "n-shot": {t: n_shot for t in scores},
+           "higher_is_better": {t: {k.split(",")[0]: k.split(",")[0] not in lower_better
+                                    for k in m} for t, m in scores.items()},
+           "config": {"model": "vllm", "model_args": "pretrained=org/M"},
+           "lm_eval_version": "0.4.9", "date": date}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+SE = 0.011  # gsm8k's stderr on both sides: combined sqrt(2) x 0.011 = 0.015556
+
+
+def evals(root: Path) -> Path:
+    lm_eval(root / "bf16" / "results.json",
+            {"mmlu": {"acc,none": (0.700, 0.004)}, "gsm8k": {"exact_match,strict-match":
+                                                           (0.800, SE)}})
+    # fp8: mmlu drop 0.005 - sqrt(2) x 0.004 < 0.01; gsm8k drop 0.025 - 0.015556 = 0.009444
+    # <= 0.01: held on both
+    lm_eval(root / "fp8" / "results.json",
+            {"mmlu": {"acc,none": (0.695, 0.004)}, "gsm8k": {"exact_match,strict-match":
+                                                           (0.775, SE)}})
+    # int4: gsm8k drop 0.040 - 0.015556 = 0.024444 > 0.01: not held; mmlu's stderr "N/A"
+    # counts 0: drop 0.012 - 0.004 = 0.008 <= 0.01, held
+    lm_eval(root / "int4" / "results.json",
+            {"mmlu": {"acc,none": (0.688, "N/A")}, "gsm8k": {"exact_match,strict-match":
+                                                           (0.760, SE)}})
+    return root
+
+
+def test_compare_by_hand(tmp_path: Path) -> None:
+    root = evals(tmp_path)
+    ref = load_quality(root / "bf16")
+    fp8 = compare(load_quality(root / "fp8"), ref, ["mmlu", "gsm8k"], 0.01)
+    assert fp8.failures == []
+    gsm = fp8.tasks[1]
+    assert gsm["metric"] == "exact_match,strict-match"
+    assert gsm["drop"] == pytest.approx(0.025)
+    assert gsm["stderr"] == pytest.approx(math.sqrt(2) * SE)  # 0.015556
+    assert gsm["within_tolerance"] is True
+    int4 = compare(load_quality(root / "int4"), ref, ["mmlu", "gsm8k"], 0.01)
+    mmlu, gsm = int4.tasks
+    assert (mmlu["drop"], mmlu["stderr"], mmlu["within_tolerance"]) == (
+        pytest.approx(0.012), 0.004, True)
+    assert gsm["within_tolerance"] is False
+    assert int4.failures == ["gsm8k exact_match,strict-match 0.76 against 0.8: drop 0.04 - "
+                             "stderr 0.016 exceeds max_drop 0.01"]
+    assert any("mmlu acc,none has no reported stderr on one side: counted as 0" in n
+               for n in int4.notes)
+    # a task the reference lacks is a bad policy, not a failing candidate
+    with pytest.raises(QualityError, match="'arc_easy' is not scored in the reference"):
+        compare(load_quality(root / "fp8"), ref, ["arc_easy"], 0.01)
+
+
+def test_lower_is_better_and_a_missing_task(tmp_path: Path) -> None:
+    ref = load_quality(lm_eval(tmp_path / "r.json", {
+        "wikitext": {"word_perplexity,none": (10.0, 0.0)}, "mmlu": {"acc,none": (0.7, 0.0)}},
+        lower_better=("word_perplexity",)))
+    own = load_quality(lm_eval(tmp_path / "c.json", {
+        "wikitext": {"word_perplexity,none": (10.5, 0.0)}}, lower_better=("word_perplexity",)))
+    # perplexity up by 0.5 is a drop of 0.5 (value - reference where lower is better)
+    result = compare(own, ref, ["wikitext", "mmlu"], 1.0)
+    assert result.tasks[0]["drop"] == pytest.approx(0.5)
+    assert result.tasks[0]["within_tolerance"] is True
+    assert result.tasks[1] == {"task": "mmlu", "metric": "acc,none", "value": None,
+                               "reference_value": 0.7, "drop": None, "stderr": 0.0,
+                               "within_tolerance": False}
+    assert result.failures == ["mmlu acc,none is not scored in its quality evidence"]
+
+
+def test_latest_file_wins_when_a_task_is_scored_twice(tmp_path: Path) -> None:
+    lm_eval(tmp_path / "a.json", {"mmlu": {"acc,none": (0.60, 0.01)}}, date=1_780_000_000)
+    lm_eval(tmp_path / "b.json", {"mmlu": {"acc,none": (0.65, 0.01)}}, date=1_770_000_000)
+    (tmp_path / "notes.txt").write_text("not an eval")
+    ev = load_quality(tmp_path)
+    score = ev.score("mmlu")
+    assert score is not None and score.value == 0.60  # a.json is the later run
+    assert any("task mmlu is scored in 2 files: the latest" in n and "a.json" in n
+               for n in ev.notes)
+    assert any("notes.txt: skipped" in n for n in ev.notes)
+    # lm-eval's date 1,780,000,000 epoch s is 2026-05-28 20:26:40 UTC
+    assert ev.dates[str(tmp_path / "a.json")] == "2026-05-28T20:26:40Z"
+
+
+CANDIDATE = """
+[[candidates]]
+id = "{id}"
+label = "{id}"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 1
+pue = 1.3
+precision = "{precision}"
+throughput = {{ tokens_per_s = {tokens}, source = "bench" }}
+power = {{ watts = 700, boundary = "gpu_board", source = "rated" }}
+cost = {{ eur_per_hour = 3.0, source = "quote" }}
+"""
+
+
+def write_proposal(tmp_path: Path, policy: str, *candidates: tuple[str, str, int, str]) -> Path:
+    text = '[proposal]\nname = "quality"\n[slo]\nttft_ms = 500\n' + policy
+    for cid, precision, tokens, quality in candidates:
+        text += CANDIDATE.format(id=cid, precision=precision, tokens=tokens) + quality
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    return path
+
+
+def run_json(path: Path, db: Path) -> dict[str, Any]:
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
+
+
+POLICY = ('[policy]\nquality = { reference = "bf16", tasks = ["mmlu", "gsm8k"], '
+          'max_drop = 0.01 }\n')
+
+
+def test_a_candidate_dropping_beyond_the_tolerance_is_not_eligible(tmp_path: Path, db: Path
+                                                                   ) -> None:
+    evals(tmp_path / "evals")
+    path = write_proposal(
+        tmp_path, POLICY,
+        ("bf16", "bf16", 1000, 'quality = { evidence = "evals/bf16" }\n'),
+        ("fp8", "fp8", 1600, 'quality = { evidence = "evals/fp8" }\n'),
+        ("int4", "int4", 2200, 'quality = { evidence = "evals/int4/results.json" }\n'),
+        ("awq", "int4", 2400, ""))
+    c = run_json(path, db)
+    assert c["bf16"]["eligible"] and c["fp8"]["eligible"]
+    assert not c["int4"]["eligible"]
+    assert c["int4"]["exclusion_reason"] == (
+        "quality below the reference 'bf16' beyond max_drop 0.01 (one combined stderr "
+        "allowed): gsm8k exact_match,strict-match 0.76 against 0.8: drop 0.04 - stderr 0.016 "
+        "exceeds max_drop 0.01")
+    fp8 = c["fp8"]["quality"]
+    assert (fp8["reference"], fp8["grade"]) == ("bf16", "measured")
+    assert [t["task"] for t in fp8["tasks"]] == ["mmlu", "gsm8k"]
+    assert fp8["tasks"][1]["drop"] == pytest.approx(0.025)
+    assert fp8["tasks"][1]["reference_value"] == 0.8
+    # the reference against itself: no drop, its own stderr
+    assert [(t["drop"], t["stderr"], t["within_tolerance"]) for t in
+            c["bf16"]["quality"]["tasks"]] == [(0.0, 0.004, True), (0.0, SE, True)]
+    # without quality evidence nothing changes but a note: its precision differs
+    assert c["awq"]["quality"] is None and c["awq"]["eligible"]
+    assert any("precision int4 differs from other candidates' (bf16, fp8) and no quality "
+               "evidence is given: the precision change is unvalidated" in n
+               for n in c["awq"]["notes"])
+    # the eval files are cited as evidence, dated by lm-eval's date
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    sources = [s for s in json.loads(result.stdout)["sources"] if s["kind"] == "evidence"]
+    assert {s["subject"] for s in sources} == {
+        "evals/bf16/results.json", "evals/fp8/results.json", "evals/int4/results.json"}
+    assert {s["date"] for s in sources} == {"2026-05-28T20:26:40Z"}
+
+
+def test_without_quality_evidence_nothing_changes_but_the_note(tmp_path: Path, db: Path
+                                                               ) -> None:
+    same = write_proposal(tmp_path, "", ("a", "bf16", 1000, ""), ("b", "bf16", 1200, ""))
+    c = run_json(same, db)
+    assert all(x["quality"] is None and x["eligible"] for x in c.values())
+    assert not any("precision" in n for x in c.values() for n in x["notes"])  # no difference
+    differ = write_proposal(tmp_path, "", ("a", "bf16", 1000, ""), ("b", "fp8", 1200, ""))
+    c = run_json(differ, db)
+    assert all(x["eligible"] for x in c.values())
+    assert any("precision fp8 differs from other candidates' (bf16)" in n
+               for n in c["b"]["notes"])
+
+
+def test_quality_evidence_without_a_policy_is_shown_not_checked(tmp_path: Path, db: Path
+                                                                ) -> None:
+    evals(tmp_path / "evals")
+    path = write_proposal(tmp_path, "", ("fp8", "fp8", 1000,
+                                         'quality = { evidence = "evals/fp8" }\n'))
+    (c,) = run_json(path, db).values()
+    assert c["eligible"]
+    assert c["quality"] == {"reference": None, "grade": "measured", "tasks": [
+        {"task": "mmlu", "metric": "acc,none", "value": 0.695, "reference_value": None,
+         "drop": None, "stderr": 0.004, "within_tolerance": None},
+        {"task": "gsm8k", "metric": "exact_match,strict-match", "value": 0.775,
+         "reference_value": None, "drop": None, "stderr": SE, "within_tolerance": None}]}
+    assert any("quality evidence read, not checked" in n for n in c["notes"])
+
+
+@pytest.mark.parametrize(("policy", "quality", "message"), [
+    ('[policy]\nquality = { reference = "nobody", tasks = ["mmlu"], max_drop = 0.01 }\n',
+     'quality = { evidence = "evals/fp8" }\n',
+     "policy.quality.reference: 'nobody' names no candidate"),
+    (POLICY, "", "policy.quality.reference: candidate 'bf16' has no quality evidence"),
+    ('[policy]\nquality = { reference = "bf16", tasks = ["mmlu x"], max_drop = 0.01 }\n',
+     'quality = { evidence = "evals/bf16" }\n', "policy.quality.tasks[0]: expected a task as "
+     "lm-eval names it"),
+    ('[policy]\nquality = { reference = "bf16", tasks = ["arc_easy"], max_drop = 0.01 }\n',
+     'quality = { evidence = "evals/bf16" }\n', "policy.quality.tasks: task 'arc_easy' is "
+     "not scored in the reference"),
+    ('[policy]\nquality = { reference = "bf16", tasks = [], max_drop = 0.01 }\n',
+     'quality = { evidence = "evals/bf16" }\n', "policy.quality.tasks"),
+    (POLICY, 'quality = { evidance = "evals/bf16" }\n', "quality"),
+])
+def test_bad_quality_declarations_are_errors(tmp_path: Path, db: Path, policy: str,
+                                             quality: str, message: str) -> None:
+    evals(tmp_path / "evals")
+    path = write_proposal(tmp_path, policy, ("bf16", "bf16", 1000, quality))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1
+    assert message in result.stderr, result.stderr
+
+
+def test_real_nvfp4_against_bf16_gsm8k(tmp_path: Path) -> None:
+    # the public pair of ../shared/samples/lm_eval (one model, bf16 and NVFP4 checkpoints,
+    # 5-shot gsm8k, 1,319 questions): strict-match 0.7589083 against 0.7899924, drop
+    # 0.0310842; stderr sqrt(0.0112194^2 + 0.0117822^2) = sqrt(0.000125876 + 0.000138821)
+    # = sqrt(0.000264697) = 0.0162695; drop - stderr = 0.0148147: beyond max_drop 0.01,
+    # within 0.02
+    bf16 = sample("lm_eval/lm_eval_0.4.11_nemotron3-nano-omni-30b-a3b_bf16_gsm8k_results_"
+                  "EXCERPT.json")
+    nvfp4 = bf16.with_name(bf16.name.replace("_bf16_", "_nvfp4_"))
+    ref, own = load_quality(bf16), load_quality(nvfp4)
+    (task,) = compare(own, ref, ["gsm8k"], 0.01).tasks
+    assert task["drop"] == pytest.approx(0.0310842, abs=1e-7)
+    assert task["stderr"] == pytest.approx(0.0162695, abs=1e-7)
+    assert task["within_tolerance"] is False
+    assert compare(own, ref, ["gsm8k"], 0.02).tasks[0]["within_tolerance"] is True
+    # the flexible-extract filter, named: 0.9090220 - 0.8991660 = 0.0098560, held at 0.01
+    (flex,) = compare(own, ref, ["gsm8k:exact_match,flexible-extract"], 0.01).tasks
+    assert flex["drop"] == pytest.approx(0.0098560, abs=1e-7)
+    assert flex["within_tolerance"] is True
