@@ -11,6 +11,7 @@ columns), and the renderers say "not computed for this proposal".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,6 +316,49 @@ def eur(amount: float) -> str:
     return f"{amount:,.0f} EUR"
 
 
+#: a declared column name standing alone in an engine sentence (not inside a key path such as
+#: `demand.tokens_per_day` or `candidates[1].throughput.tokens_per_s`)
+_COLUMN_WORD = re.compile(r"(?<![\w.\[])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w.\]])")
+
+
+def words(text: str) -> str:
+    """An engine sentence as a committee reads it: each declared column name standing alone
+    (`cpm_eur_per_mtok`, `tokens_per_s`) becomes its name in words (CPM, goodput); key paths
+    and anything undeclared stay as written."""
+    def name(match: re.Match[str]) -> str:
+        column = match.group(1)
+        return in_sentence(column) if column in OUTPUTS else column
+    return _COLUMN_WORD.sub(name, text)
+
+
+def range_text(point: float | None, low: float | None, high: float | None,
+               decimals: int) -> str:
+    """`2.074 (1.912–2.240)` at the given decimals; the single value when the range is
+    degenerate at that precision (`16.782`, never `16.782 (16.782–16.782)`), or absent."""
+    if point is None:
+        return "n/a"
+    shown = f"{point:,.{decimals}f}"
+    if low is None or high is None:
+        return shown
+    lo, hi = f"{low:,.{decimals}f}", f"{high:,.{decimals}f}"
+    return shown if lo == hi else f"{shown} ({lo}–{hi})"
+
+
+def degenerate(low: float | None, high: float | None, decimals: int) -> bool:
+    """A p5–p95 range that prints as one number at the given decimals (no spread to show)."""
+    return (low is not None and high is not None
+            and f"{low:.{decimals}f}" == f"{high:.{decimals}f}")
+
+
+def citation(source: dict[str, Any]) -> str:
+    """One line naming a source: `kind subject: url (date, licence)`, the bracket holding only
+    the parts the source has (no `None`), left out when it has neither."""
+    said = [str(source[k]) for k in ("date", "licence") if source.get(k) not in (None, "")]
+    url = f": {source['url']}" if source.get("url") else ""
+    bracket = f" ({', '.join(said)})" if said else ""
+    return f"{source.get('kind')} {source.get('subject')}{url}{bracket}"
+
+
 def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:
     """The recommendation as a headline and its supporting lines, plain text (each renderer
     escapes it): what to choose and why, its cost at the demand, its chance of being the
@@ -324,9 +368,9 @@ def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:
         return "No recommendation in this result.", []
     basis = result.get("token_basis", "output")
     if rec["candidate"] is None:
-        return f"No candidate to recommend: {rec['reason']}", [
+        return f"No candidate to recommend: {words(rec['reason'])}", [
             f"{x['id']}: {x['reason']}" for x in rec["excluded"]]
-    lines = [rec["reason"], f"Rule: {rec['rule']}; CPM per million {basis} tokens."]
+    lines = [words(rec["reason"]), f"Rule: {words(rec['rule'])}; CPM per million {basis} tokens."]
     if rec.get("monthly_cost_eur") is not None:
         cost = (f"At the declared demand: {eur(rec['monthly_cost_eur'])} a month, "
                 f"{eur(rec['annual_cost_eur'])} a year")
@@ -340,5 +384,17 @@ def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:
     if rec.get("p_chosen_cheapest") is not None:
         lines.append(f"P({rec['candidate']} is the cheapest eligible candidate) = "
                      f"{rec['p_chosen_cheapest']:.0%} over the Monte Carlo draws.")
-    lines += [f"What would change it: {w['text']}." for w in rec["what_would_change_it"]]
+    lines += [f"What would change it: {change_text(w)}." for w in rec["what_would_change_it"]]
     return f"Recommended: {rec['candidate']}", lines
+
+
+def change_text(change: dict[str, Any]) -> str:
+    """One `what_would_change_it` entry in words, saying whether the threshold lies within the
+    range the proposal states for that input (a crossing outside it is not expected)."""
+    text = words(str(change.get("text") or ""))
+    within = change.get("within_stated_range")
+    if within is True:
+        text += " (within the stated range)"
+    elif within is False:
+        text += " (outside the stated range)"
+    return text

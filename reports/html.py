@@ -1,81 +1,51 @@
-"""One self-contained HTML file (no network needed to view it): header with data freshness,
-example-data banner, the scorecard, Pareto charts, uncertainty (probabilities, tornado),
-break-even, sizing, an optional vintage diff, per-candidate sources and notes, assumptions,
-methodology and sources.
+"""One self-contained HTML file (no network needed to view it, no JavaScript): a summary
+that is the first screen and the first PDF page (reports/first_screen.py: the recommendation,
+the excluded candidates, a compact scorecard of the four axes, one line on data freshness),
+then an appendix: Pareto charts, the full scorecard, probabilities, sensitivity, break-even,
+configurations, sizing, an optional vintage diff, per-candidate sources and notes,
+assumptions, data freshness, methodology and sources.
 
 A section whose inputs are absent from the result says so instead of vanishing. Every string
 from a proposal, evidence or a source goes through `_e` (the escaping of reports/page.py, which
-also holds the style sheet) or great-tables (which escapes its cells); the charts are SVG drawn
-by vl-convert, which writes text as XML text.
+also holds the style sheet) or great-tables (which escapes its cells); the charts come from
+reports/figures.py (SVG drawn by vl-convert, which writes text as XML text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reports import charts
 from reports.diff_report import diff_section
+from reports.figures import chart_sections
+from reports.first_screen import slo_text, summary
 from reports.frames import (
     BREAK_EVEN_HEADERS,
-    HEADERS,
     SIZING_HEADERS,
     assumptions_frame,
     has_p_frontier,
-    pairwise_frame,
-    recommendation_lines,
     sizing_frame,
     sources_frame,
+    words,
 )
 from reports.freshness import freshness
 from reports.methodology import CONVERSIONS, DEFINITIONS
-from reports.page import CSS
+from reports.page import CSS, shortened, table
 from reports.page import escape as _e
+from reports.page import num as _num
 from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
 
-_SECTIONS = (
-    ("scorecard-section", "Scorecard"), ("pareto", "Pareto charts"),
+#: the appendix sections in order: (id, title)
+APPENDIX = (
+    ("pareto", "Pareto charts"), ("scorecard-section", "Full scorecard"),
     ("probabilities", "Probabilities"), ("tornado", "Sensitivity (tornado)"),
-    ("break-even", "Break-even"), ("sizing", "Demand sizing"),
-    ("diff", "Change since last vintage"),
+    ("break-even", "Break-even"), ("configurations", "Configurations"),
+    ("sizing", "Demand sizing"), ("diff", "Change since last vintage"),
     ("candidates", "Candidates"), ("assumptions", "Assumptions"),
-    ("methodology", "Methodology"), ("sources", "Sources"),
+    ("data-freshness", "Data freshness"), ("methodology", "Methodology"),
+    ("sources", "Sources"),
 )
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        # thousands separators, no exponents for large figures; 4 significant digits below
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.{digits}g}"
-    return _e(value)
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, table_id: str,
-          numeric: Sequence[int] = (), row_classes: Sequence[str] = ()) -> str:
-    """A plain HTML table; cells are escaped, numbers formatted, numeric columns aligned."""
-    out = [f'<table class="plain" id="{_e(table_id)}"><thead><tr>']
-    out += [f"<th>{_e(h)}</th>" for h in headers]
-    out.append("</tr></thead><tbody>")
-    for i, row in enumerate(rows):
-        cls = row_classes[i] if i < len(row_classes) and row_classes[i] else ""
-        out.append(f'<tr class="{cls}">' if cls else "<tr>")
-        for j, cell in enumerate(row):
-            if j in numeric:
-                out.append(f'<td class="num">{_num(cell)}</td>')
-            else:
-                out.append(f"<td>{_e(cell)}</td>")
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
 
 
 def _absent(what: str) -> str:
@@ -85,24 +55,32 @@ def _absent(what: str) -> str:
 def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
     """The whole page. `diff` (from `pipeline.engine.diff`) adds the change-since-last-vintage
     section; without it the section says no comparison was made."""
+    # each fragment of reports/figures.py between marker comments (the snapshot tests of this
+    # page leave them to that module's own tests)
+    figures = {key: f"<!-- figures:{key} -->{body}<!-- /figures:{key} -->"
+               for key, body in chart_sections(result).items() if body}
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>Scorecard: {_e(result['proposal'])}</title>",
         f"<style>{CSS}</style></head><body>",
-        *_header(result),
+        *summary(result, APPENDIX),
+        '<div id="appendix"><h2 class="appendix-title" id="appendix-title">Appendix</h2>',
+        *_pareto(figures),
         *_scorecard(result),
-        *_pareto(result),
-        *_probabilities(result),
-        *_tornado(result),
-        *_break_even(result),
+        *_probabilities(result, figures),
+        *_tornado(result, figures),
+        *_break_even(result, figures),
+        *_configurations(figures),
         *_sizing(result),
         *_diff(diff),
         *_candidates(result),
         *_assumptions(result),
+        *_freshness(result),
         *_methodology(result),
         *_sources(result),
+        "</div>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -112,35 +90,18 @@ def write_html(result: dict[str, Any], path: Path, diff: dict[str, Any] | None =
     path.write_text(render_html(result, diff), encoding="utf-8")
 
 
-def _recommendation(result: dict[str, Any]) -> list[str]:
-    headline, lines = recommendation_lines(result)
-    return ['<section id="recommendation">', f"<h2>{_e(headline)}</h2>",
-            "<ul>", *[f"<li>{_e(line)}</li>" for line in lines], "</ul>", "</section>"]
+def _charts_absent(what: str) -> str:
+    """The line a chart section shows when it has no figure: why charts are missing, or that
+    its inputs are not in the result."""
+    if (why := charts.unavailable()) is not None:
+        return f'<p class="absent">{_e(what)}: {_e(why)}.</p>'
+    return _absent(what)
 
 
-def _header(result: dict[str, Any]) -> list[str]:
-    policy = result.get("policy") or {}
-    parts = [
-        '<header id="header">',
-        f"<h1>Scorecard: {_e(result['proposal'])}</h1>",
-        '<dl class="meta">',
-        f"<dt>Vintage</dt><dd>{_e(result['vintage'])}</dd>",
-        f"<dt>Generated at</dt><dd>{_e(result['generated_at'])}</dd>",
-        f"<dt>Code version</dt><dd>{_e(result['code_version'])}</dd>",
-        f"<dt>SLO</dt><dd>{_e(_slo(result.get('slo') or {}))}</dd>",
-        f"<dt>Policy</dt><dd>minimum sovereignty {_e(policy.get('min_sovereignty'))}; "
-        f"objectives {_e(', '.join(policy.get('objectives') or []))}</dd>",
-        "</dl>",
-        *_recommendation(result),
-    ]
-    if result.get("example_data"):
-        parts.append('<div class="banner" id="example-data"><strong>EXAMPLE DATA.</strong> '
-                     "Some figures are illustrative declarations from the bundled example "
-                     "proposal, not measurements of your hardware. Do not base a decision on "
-                     "them.</div>")
+def _freshness(result: dict[str, Any]) -> list[str]:
     fresh = freshness(result)
     stale = sum(1 for f in fresh if f.stale)
-    parts.append('<h2 id="freshness-title">Data freshness</h2>')
+    parts = ['<section id="data-freshness"><h2 id="freshness-title">Data freshness</h2>']
     if fresh:
         parts.append(f"<p>{len(fresh)} source figure(s); {stale} stale at vintage "
                      f"{_e(result['vintage'])} (age counted to the end of the vintage month).</p>")
@@ -154,45 +115,27 @@ def _header(result: dict[str, Any]) -> list[str]:
     else:
         parts.append("<p>No market source was used: every figure is declared in the "
                      "proposal.</p>")
-    parts.append("<nav><strong>Contents</strong><ol>")
-    parts += [f'<li><a href="#{sid}">{_e(title)}</a></li>' for sid, title in _SECTIONS]
-    parts += ["</ol></nav>", "</header>"]
+    parts.append("</section>")
     return parts
 
 
 def _scorecard(result: dict[str, Any]) -> list[str]:
-    return ['<section id="scorecard-section"><h2>Scorecard</h2>',
-            scorecard_gt(result).as_raw_html(), "</section>"]
+    return ['<section id="scorecard-section" class="keep"><h2>Full scorecard</h2>',
+            "<p>Every figure of every candidate (the summary shows the four axes); the grades "
+            "say where goodput, cost and power come from, each input's source is under "
+            "Assumptions.</p>",
+            '<div class="wide">', scorecard_gt(result).as_raw_html(), "</div>", "</section>"]
 
 
-def _figure(figure_id: str, svg: str | None, caption: str, what: str) -> str:
-    if (why := charts.unavailable()) is not None:
-        return f'<figure id="{figure_id}"><p class="absent">{_e(what)}: {_e(why)}.</p></figure>'
-    if svg is None:
-        return f'<figure id="{figure_id}">{_absent(what)}</figure>'
-    return (f'<figure id="{figure_id}" class="chart">{svg}'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+def _pareto(figures: dict[str, str]) -> list[str]:
+    body = figures.get("pareto") or _charts_absent("Pareto charts")
+    return ['<section id="pareto"><h2>Pareto charts</h2>',
+            "<p>CPM against carbon and against energy per token, one point per candidate: "
+            "the frontier holds the candidates no other beats on every objective.</p>",
+            f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _pareto(result: dict[str, Any]) -> list[str]:
-    parts = ['<section id="pareto"><h2>Pareto charts</h2>', '<div class="charts">']
-    for x, y in charts.PARETO_PAIRS:
-        short = "carbon" if y.startswith("carbon") else "energy"
-        _, missing = charts.pareto_points(result, x, y)
-        caption = (f"{HEADERS[x]} against {HEADERS[y]}. Colour: sovereignty level (grey: "
-                   "excluded by the policy). Outlined points joined by the dashed line: the "
-                   "Pareto frontier over all the policy's objectives, so in this 2-D view a "
-                   "frontier point may look dominated. Whiskers: p5-p95 where computed.")
-        if missing:
-            caption += f" Not plotted (a figure is missing): {', '.join(missing)}."
-        svg = None if charts.unavailable() else charts.pareto_svg(result, x, y)
-        parts.append(_figure(f"chart-pareto-{short}", svg, caption,
-                             f"Pareto chart {HEADERS[x]} vs {HEADERS[y]}"))
-    parts += ["</div>", "</section>"]
-    return parts
-
-
-def _probabilities(result: dict[str, Any]) -> list[str]:
+def _probabilities(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
     parts = ['<section id="probabilities"><h2>Probabilities</h2>']
     if has_p_frontier(result):
         parts.append("<p>Share of Monte Carlo draws in which each candidate is on the Pareto "
@@ -203,59 +146,51 @@ def _probabilities(result: dict[str, Any]) -> list[str]:
                            table_id="p-frontier", numeric=(1,)))
     else:
         parts.append(_absent("P(frontier)"))
-    pairs = pairwise_frame(result)
-    if pairs.height:
-        parts.append("<p>P(A lower than B): share of draws in which A's metric is lower.</p>")
-        parts.append(table(["A", "B", "Metric", "P(A lower)"],
-                           [[r["a"], r["b"], HEADERS.get(r["metric"], r["metric"]),
-                             r["p_a_lower"]] for r in pairs.iter_rows(named=True)],
-                           table_id="pairwise", numeric=(3,)))
+    if figures.get("pairwise"):
+        parts += ["<h3>Pairwise: P(A lower than B)</h3>",
+                  "<p>Share of draws in which A's figure is lower than B's.</p>",
+                  f'<div class="wide">{figures["pairwise"]}</div>']
+    elif result.get("pairwise"):
+        parts.append(_charts_absent("Pairwise probabilities"))
     else:
         parts.append(_absent("Pairwise probabilities"))
     parts.append("</section>")
     return parts
 
 
-def _tornado(result: dict[str, Any]) -> list[str]:
-    parts = ['<section id="tornado"><h2>Sensitivity (tornado)</h2>']
-    svgs = [] if charts.unavailable() else charts.tornado_svgs(result)
-    if not svgs and result.get("tornado") and charts.unavailable():
-        parts += [_figure("chart-tornado", None, "", "Tornado chart"), "</section>"]
-        return parts
-    if not svgs:
-        parts += [f'<figure id="chart-tornado">{_absent("Tornado chart")}</figure>',
-                  "</section>"]
-        return parts
-    parts.append('<div class="charts">')
-    for i, (metric, svg) in enumerate(svgs):
-        figure_id = "chart-tornado" if i == 0 else f"chart-tornado-{i + 1}"
-        parts.append(_figure(figure_id, svg,
-                             f"{HEADERS.get(metric, metric)}: its change, in % of each "
-                             "candidate's point figure, with one input at its low and at its "
-                             "high value, the others at their point values; widest swings "
-                             "first.", "Tornado chart"))
-    parts += ["</div>", "</section>"]
-    return parts
+def _tornado(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
+    body = figures.get("tornado") or (_charts_absent("Tornado chart") if result.get("tornado")
+                                      else _absent("Tornado chart"))
+    return ['<section id="tornado"><h2>Sensitivity (tornado)</h2>',
+            "<p>Each input at its low and at its high value, the others at their point "
+            "values: how far the figure moves.</p>",
+            f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _break_even(result: dict[str, Any]) -> list[str]:
+def _break_even(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
     parts = ['<section id="break-even"><h2>Break-even</h2>']
-    svg = None if charts.unavailable() else charts.break_even_svg(result)
-    parts.append(_figure("chart-break-even", svg,
-                         "CPM against daily volume (log scale): fixed on-prem costs spread "
-                         "over fewer tokens raise CPM at low volume; dotted vertical lines "
-                         "mark the volumes where an on-prem candidate costs the same per "
-                         "token as the cloud one (table below). CPM axis cut at 4 x the "
-                         "cloud CPM.",
-                         "Break-even curve"))
-    rows = [[b["candidate"], b["versus"], b.get("tokens_per_day")]
+    if figures.get("break_even"):
+        parts.append(f'<div class="charts">{figures["break_even"]}</div>')
+    else:
+        parts.append(_charts_absent("Break-even curve") if result.get("break_even")
+                     else _absent("Break-even curve"))
+    rows = [[b["candidate"], b["versus"],
+             _num(b["tokens_per_day"]) if b.get("tokens_per_day") is not None
+             else "no break-even in the volumes compared"]
             for b in result.get("break_even") or []]
     if rows:
         parts.append(table(["Candidate", "Versus",
                             BREAK_EVEN_HEADERS["break_even_tokens_per_day"]], rows,
-                           table_id="break-even-table", numeric=(2,)))
+                           table_id="break-even-table"))
     parts.append("</section>")
     return parts
+
+
+def _configurations(figures: dict[str, str]) -> list[str]:
+    body = figures.get("configurations") or (
+        '<p class="absent">No candidate\'s evidence holds more than one configuration.</p>')
+    return ['<section id="configurations"><h2>Configurations</h2>',
+            f'<div class="charts">{body}</div>', "</section>"]
 
 
 def _sizing(result: dict[str, Any]) -> list[str]:
@@ -299,7 +234,7 @@ def _candidates(result: dict[str, Any]) -> list[str]:
             f"Sovereignty: {_e(d.get('sovereignty_reason'))}",
         ]
         if c.get("exclusion_reason"):
-            items.append(f"<strong>Excluded:</strong> {_e(c['exclusion_reason'])}")
+            items.append(f"<strong>Excluded:</strong> {_e(words(c['exclusion_reason']))}")
         items += [f"Note: {_e(n)}" for n in c.get("notes") or []]
         parts.append(f'<h3 id="candidate-{_e(c["id"])}">{_e(c["id"])}: {_e(c["label"])}</h3>'
                      "<ul>")
@@ -315,11 +250,11 @@ def _assumptions(result: dict[str, Any]) -> list[str]:
     return [
         '<section id="assumptions"><h2>Assumptions</h2>',
         "<p>Every input of every candidate, with its unit, grade and source. SLO: "
-        f"{_e(_slo(slo))}.</p>",
+        f"{_e(slo_text(slo))}.</p>",
         table(["Candidate", "Input", "Value (point)", "Low", "High", "Unit", "Grade", "Source"],
               frame.select("id", "input", "value", "low", "high", "unit", "grade",
                            "source").rows(),
-              table_id="assumptions-table", numeric=(2, 3, 4)),
+              table_id="assumptions-table", numeric=(2, 3, 4), css="plain assumptions"),
         "</section>",
     ]
 
@@ -352,26 +287,38 @@ def _methodology(result: dict[str, Any]) -> list[str]:
     return parts
 
 
+def short_url(url: str, limit: int = 60) -> str:
+    """A URL a table cell can hold: itself when short, else its host and last path segment
+    (`github.com/…/yearly_2025.json`); the page puts the whole URL in the title."""
+    if len(url) <= limit:
+        return url
+    _, _, rest = url.partition("://")
+    host, _, path = rest.partition("/")
+    tail = path.rstrip("/").rsplit("/", 1)[-1]
+    if host and tail and len(host) + len(tail) < limit:
+        return f"{host}/…/{tail}"
+    return f"{url[:limit // 2]}…{url[-(limit // 2):]}"
+
+
 def _sources(result: dict[str, Any]) -> list[str]:
     frame = sources_frame(result)
     parts = ['<section id="sources"><h2>Sources</h2>']
     if not frame.height:
         parts.append("<p>No market source was used.</p></section>")
         return parts
-    parts.append('<table class="plain" id="sources-table"><thead><tr><th>Kind</th>'
+    parts.append("<p>Hover a shortened URL or hash for the whole value.</p>"
+                 '<table class="plain" id="sources-table"><thead><tr><th>Kind</th>'
                  "<th>Subject</th><th>URL</th><th>Date</th><th>Licence and attribution</th>"
                  "<th>Content sha256</th></tr></thead><tbody>")
     for s in frame.iter_rows(named=True):
         url = s["url"] or ""
-        link = (f'<a href="{_e(url)}">{_e(url)}</a>' if url.startswith(("http://", "https://"))
-                else _e(url))
+        shown = short_url(url)
+        title = f' title="{_e(url)}"' if shown != url else ""
+        link = (f'<a href="{_e(url)}"{title}>{_e(shown)}</a>'
+                if url.startswith(("http://", "https://"))
+                else f"<span{title}>{_e(shown)}</span>")
         parts.append(f"<tr><td>{_e(s['kind'])}</td><td>{_e(s['subject'])}</td><td>{link}</td>"
                      f"<td>{_e(s['date'])}</td><td>{_e(s['licence'])}</td>"
-                     f'<td class="hash">{_e(s["snapshot_sha256"])}</td></tr>')
+                     f'<td class="hash">{shortened(s["snapshot_sha256"])}</td></tr>')
     parts.append("</tbody></table></section>")
     return parts
-
-
-def _slo(slo: dict[str, Any]) -> str:
-    limits = [f"{k} {v:g}" for k, v in sorted(slo.items()) if isinstance(v, int | float)]
-    return ", ".join(limits)

@@ -47,3 +47,17 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
      "(a public source with URL, date, licence), estimated (a model), declared (typed into "
      "the proposal with a source)."),
 )
+
+#: sovereignty level -> a few words for the summary table, and the one-line legend under it
+#: (the full rubric is under DEFINITIONS and in pipeline/engine/sovereignty.py)
+SOVEREIGNTY_WORDS: dict[int, str] = {
+    4: "own, EU",
+    3: "qualified EU cloud",
+    2: "EU provider",
+    1: "non-EU provider",
+    0: "outside EU or unknown",
+}
+SOVEREIGNTY_LEGEND = ("Sovereignty level: 4 own or colocated hardware in the EU/EEA; 3 EU "
+                      "cloud qualified for immunity from non-EU law (SecNumCloud); 2 EU provider "
+                      "in an EU region; 1 non-EU provider (e.g. under the US CLOUD Act) in an EU "
+                      "region; 0 outside the EU/EEA or unknown.")

@@ -1,6 +1,7 @@
-"""The scorecard as a great-tables table: one row per candidate, units in labels, p5-p95
-ranges where the result has them, grades, eligibility and Pareto rank, frontier rows
-highlighted, excluded rows greyed, sources cited in source notes.
+"""The full scorecard as a great-tables table (the report's appendix): one row per candidate,
+units in labels, p5-p95 ranges where the result has them (a degenerate one printed as its
+single value), grades spelled out, Pareto rank, frontier rows highlighted, excluded rows
+greyed, notes saying where the sources are and what the grades mean.
 
 Reads the result dict (DESIGN section 9), never the engine, so a stored scorecard renders the
 same as a fresh one. great-tables escapes cell text and source notes itself.
@@ -17,6 +18,7 @@ from reports.frames import (
     HEADERS,
     METRICS,
     RANGE_METRICS,
+    degenerate,
     has_p_frontier,
     has_ranges,
     in_sentence,
@@ -55,24 +57,27 @@ def status(candidate: dict[str, Any]) -> str:
     return str(rank) if candidate["eligible"] else "excluded"
 
 
-#: grade -> the letter the table shows (the legend is a source note)
-GRADE_LETTERS = {"measured": "M", "production": "P", "reference": "R", "estimated": "E",
-                 "declared": "D"}
-
-
-def _letter(grade: pl.Expr) -> pl.Expr:
-    return grade.replace_strict(GRADE_LETTERS, default="–", return_dtype=pl.String())
+def _grade(grade: pl.Expr) -> pl.Expr:
+    """A grade as the table shows it: the word itself (no letter needing a legend)."""
+    return grade.fill_null("none")
 
 
 def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
-    """The scorecard frame with the display-only columns the table needs."""
+    """The scorecard frame with the display-only columns the table needs; a p5–p95 range
+    that prints as one number at the table's decimals is dropped (the point figure alone)."""
     frame = scorecard_frame(result)
+    for m in RANGE_METRICS:
+        flat = pl.Series([degenerate(lo, hi, METRICS[m].decimals) for lo, hi in
+                          zip(frame[f"{m}_p5"], frame[f"{m}_p95"], strict=True)])
+        frame = frame.with_columns(
+            pl.when(flat).then(None).otherwise(pl.col(f"{m}_p5")).alias(f"{m}_p5"),
+            pl.when(flat).then(None).otherwise(pl.col(f"{m}_p95")).alias(f"{m}_p95"))
     power = pl.Series([(c.get("detail") or {}).get("power_grade")
                        for c in result["candidates"]], dtype=pl.String())
     return frame.with_columns(
         pl.format("{} · {}", "provider", "zone").alias("where"),
-        pl.concat_str([_letter(pl.col("tokens_per_s_grade")), _letter(pl.col("cost_grade")),
-                       _letter(pl.lit(power))], separator=" ").alias("grades"),
+        pl.concat_str([_grade(pl.col("tokens_per_s_grade")), _grade(pl.col("cost_grade")),
+                       _grade(pl.lit(power))], separator=" / ").alias("grades"),
         pl.Series("status", [status(c) for c in result["candidates"]], dtype=pl.String()),
         pl.when(pl.col("eligible")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias(
             "eligible_text"),
@@ -83,10 +88,10 @@ def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
 def scorecard_gt(result: dict[str, Any]) -> GT:
     frame = candidates_frame(result)
     ranged = has_ranges(result)
-    shown = ["label", "where", "tokens_per_s", "grades", "cost_eur_per_hour",
+    shown = ["where", "tokens_per_s", "grades", "cost_eur_per_hour",
              "energy_j_per_token", "energy_boundary", "cpm_eur_per_mtok",
              "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-             *OPTIONAL_COLUMNS, "sovereignty_level", "eligible_text", "status",
+             *OPTIONAL_COLUMNS, "sovereignty_level", "status",
              "p_frontier", "dominated_by"]
     range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
@@ -100,11 +105,10 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                     subtitle=f"Market data vintage {result['vintage']}; {better_text()}; per "
                              f"million {result.get('token_basis', 'output')} tokens")
         .cols_label(
-            label="Candidate", where="Provider · zone",
-            grades="Grades (goodput, cost, power)", energy_boundary="Energy boundary",
+            where="Provider · zone",
+            grades="Grade of goodput / cost / power", energy_boundary="Energy boundary",
             # the level range with an en dash, as the other ranges of the table
             sovereignty_level=HEADERS["sovereignty_level"].replace("-", "–"),
-            eligible_text="Eligible",
             status="Pareto rank", p_frontier="P(frontier)", dominated_by="Dominated by",
             **labels,
         )
@@ -112,7 +116,7 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
                                             "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
                                             *OPTIONAL_COLUMNS])
         .tab_stubhead("Id")
-        .cols_width({"id": "120px", "label": "190px", "dominated_by": "130px"})
+        .cols_width({"id": "150px", "grades": "120px", "dominated_by": "130px"})
         .tab_options(table_font_size="13px", data_row_padding="4px")
     )
     for column, metric in METRICS.items():
@@ -143,12 +147,16 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
 
 
 def source_notes(result: dict[str, Any]) -> list[str]:
-    """One-line citations (great-tables escapes them): market sources, then the rest."""
-    notes = [f"Source: {s['kind']} {s['subject']}: {s['url']} ({s['date']}, {s['licence']})"
-             for s in result["sources"]]
-    notes.append("Grades: M measured, P production, R reference, E estimated, D declared "
-                 "(from the proposal); each input's grade and source are listed under "
-                 "Assumptions.")
+    """The table's notes (great-tables escapes them): where the sources are listed, what the
+    grades mean, which figures are missing and what the row colours say."""
+    notes = []
+    if result["sources"]:
+        notes.append(f"Sources: {len(result['sources'])} source figure(s), each with its URL, "
+                     "date, licence and content hash under Sources.")
+    notes.append("Grades: measured (own benchmark and power files), production (serving "
+                 "metrics), reference (a public source), estimated (a model), declared (typed "
+                 "into the proposal with a source); each input's grade and source are listed "
+                 "under Assumptions.")
     if not has_ranges(result):
         notes.append(f"p5–p95 ranges: {NOT_COMPUTED}.")
     if not has_p_frontier(result):

@@ -1,5 +1,7 @@
-"""The HTML report: snapshot, determinism, escaping, absent sections, self-containment, and
-the real bundled example rendered end to end."""
+"""The HTML report: snapshot, determinism, escaping, absent sections, self-containment, the
+summary (first screen) before the appendix, the small defects of issue 15 (degenerate ranges,
+None in citations, engine column names in sentences, long hashes), and the real bundled
+example rendered end to end."""
 
 from __future__ import annotations
 
@@ -18,20 +20,30 @@ from tests.reports.conftest import check_snapshot, strip_volatile_html, without_
 pytest.importorskip("altair", reason="charts need altair (a project dependency)")
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
-SECTIONS = ("header", "freshness", "scorecard-section", "scorecard", "pareto",
-            "chart-pareto-carbon", "chart-pareto-energy", "probabilities", "tornado",
-            "chart-tornado", "break-even", "chart-break-even", "sizing", "diff", "candidates",
-            "assumptions", "methodology", "sources")
+SUMMARY = ("summary", "header", "freshness-line", "recommendation", "excluded",
+           "summary-scorecard", "summary-table", "contents")
+APPENDIX = ("appendix", "appendix-title", "pareto", "scorecard-section", "scorecard",
+            "probabilities", "tornado", "break-even", "configurations", "sizing", "diff",
+            "candidates", "assumptions", "data-freshness", "freshness", "methodology",
+            "sources")
+SECTIONS = SUMMARY + APPENDIX
 
 
 def ids(page: str) -> set[str]:
     return set(re.findall(r'\bid="([^"]+)"', page))
 
 
-def figure(page: str, figure_id: str) -> str:
-    match = re.search(rf'<figure id="{figure_id}"[^>]*>(.*?)</figure>', page, flags=re.DOTALL)
-    assert match, figure_id
+def section(page: str, section_id: str) -> str:
+    match = re.search(rf'<section id="{section_id}"[^>]*>(.*?)</section>', page,
+                      flags=re.DOTALL)
+    assert match, section_id
     return match.group(1)
+
+
+def summary_part(page: str) -> str:
+    """The summary block: from its opening to the appendix."""
+    start, end = page.index('<div id="summary">'), page.index('<div id="appendix">')
+    return page[start:end]
 
 
 @pytest.fixture(scope="module")
@@ -53,29 +65,135 @@ def test_two_renders_are_identical_including_svg(page: str, full: dict[str, Any]
 
 def test_every_section_and_chart_is_present_with_svg(page: str, full: dict[str, Any]) -> None:
     assert set(SECTIONS) <= ids(page)
-    for chart in ("chart-pareto-carbon", "chart-pareto-energy", "chart-tornado",
-                  "chart-break-even"):
-        assert "<svg" in figure(page, chart), chart
-    # The Pareto chart names every plotted candidate (ids as point labels).
-    carbon = figure(page, "chart-pareto-carbon")
+    for chart in ("pareto", "tornado", "break-even"):
+        assert "<svg" in section(page, chart), chart
+    # The Pareto section names every plotted candidate (ids as point labels).
+    pareto = section(page, "pareto")
     for c in full["candidates"]:
-        assert c["id"] in carbon
-    # p5-p95 ranges in the scorecard: FR H200 CPM 0.972 (0.856–1.147) in the fixture
-    # (0.97222 x 0.88 = 0.8556, x 1.18 = 1.1472).
+        assert c["id"] in pareto
+    # p5-p95 ranges in the full scorecard: FR H200 CPM 0.972 (0.856–1.147) in the fixture
+    # (0.97222 x 0.88 = 0.8556, x 1.18 = 1.1472); in the summary table the range sits under
+    # the figure.
     assert "0.972 (0.856–1.147)" in page
-    assert "EXAMPLE DATA" in page
+    assert "0.972<small>0.856–1.147</small>" in summary_part(page)
+    assert "EXAMPLE DATA" in summary_part(page)
     assert "not computed for this proposal" not in page
 
 
+def test_the_summary_comes_first_and_answers(page: str, full: dict[str, Any]) -> None:
+    """Recommendation, excluded candidates and the compact scorecard are in the summary; the
+    freshness table, the full scorecard and the sources are in the appendix after it."""
+    head = summary_part(page)
+    for key in ("recommendation", "excluded", "summary-table", "freshness-line"):
+        assert f'id="{key}"' in head, key
+    for key in ("freshness", "scorecard", "sources-table", "assumptions-table"):
+        assert f'id="{key}"' not in head, key
+    rec = full["recommendation"]
+    chosen = section(page, "recommendation")
+    assert f'<span id="chosen">{rec["candidate"]}</span>' in chosen
+    # 20,294 EUR a month x 12 = 243,528 EUR a year (the fixture's figures); the split
+    # 12,000 capex annuity + 8,294 opex = 20,294
+    assert "20,294 EUR a month · 243,528 EUR a year" in chosen
+    assert "capex annuity 12,000 EUR + opex 8,294 EUR a month" in chosen
+    assert f"{rec['p_chosen_cheapest']:.0%} of the Monte Carlo draws" in chosen
+    assert rec["runner_up"] in chosen
+    for change in rec["what_would_change_it"]:
+        assert change["text"].split(" becomes")[0] in chosen
+    # engine column names are words in the sentences a committee reads
+    assert "cpm_eur_per_mtok" not in chosen and "lowest CPM" in chosen
+    # the excluded candidate with its reason, in the summary
+    excluded = section(page, "excluded")
+    assert "azure-nd-h100-v5-fp8" in excluded
+    assert "sovereignty level 1 is below the policy minimum 2" in excluded
+    # the four axes for every candidate, units in the headers, the basis stated
+    table = re.search(r'<table[^>]*id="summary-table".*?</table>', head, flags=re.DOTALL)
+    assert table
+    for header in ("CPM (EUR/Mtok)", "Energy (J/token)", "Carbon (gCO2e/Mtok)",
+                   "Sovereignty level (0–4)"):
+        assert header in table.group(0), header
+    assert table.group(0).count("<tr") == len(full["candidates"]) + 1
+    assert "Per million output tokens" in head
+    assert 'class="chosen"' in table.group(0)
+    # no grade letters needing a legend: the spelled level, and the legend line
+    assert "2 · EU provider" in table.group(0) and "Sovereignty level: 4 own" in head
+    # freshness is one line linking to its table in the appendix
+    assert 'href="#data-freshness"' in head and 'id="data-freshness"' in page
+
+
+def test_grades_are_spelled_in_the_full_scorecard(page: str) -> None:
+    table = re.search(r'id="scorecard".*?</table>', page, flags=re.DOTALL)
+    assert table
+    assert "declared / reference / declared" in table.group(0)
+    assert "D R D" not in page and "M measured" not in page
+
+
+def test_degenerate_range_prints_one_value(full: dict[str, Any]) -> None:
+    """A p5-p95 range equal at the printed decimals is the single value (issue 15:
+    `16.782 (16.782–16.782)`)."""
+    c = full["candidates"][0]
+    c["cpm_eur_per_mtok"] = 16.7821
+    c["uncertainty"]["cpm_eur_per_mtok"] = {"p5": 16.78209, "p50": 16.7821, "p95": 16.78214}
+    page = render_html(full)
+    assert "16.782 (16.782–16.782)" not in page
+    assert "16.782–16.782" not in page
+    assert re.search(r"<td[^>]*>16\.782</td>", page)  # the full scorecard's cell
+    assert '<td class="num">16.782</td>' in summary_part(page)
+
+
+def test_missing_citation_parts_print_nothing(full: dict[str, Any]) -> None:
+    """An evidence source without a date shows no `None` anywhere (issue 15:
+    `file://../evidence/... (None, own data)`)."""
+    full["sources"].append({"kind": "evidence", "subject": "evidence/run.json",
+                            "url": "file://../evidence/run.json", "date": None,
+                            "licence": "own data", "snapshot_sha256": None})
+    page = render_html(full)
+    assert "None" not in page
+    assert "evidence/run.json" in section(page, "sources")
+
+
+def test_quality_delta_only_when_a_candidate_has_one(full: dict[str, Any],
+                                                      page: str) -> None:
+    assert "Quality" not in summary_part(page)
+    full["candidates"][1]["quality"] = {"tasks": [{"task": "mmlu", "drop": 0.004},
+                                                  {"task": "gsm8k<b>", "drop": 0.012}]}
+    head = summary_part(render_html(full))
+    assert "Quality Δ (largest drop)" in head
+    # the largest drop, 0.012 on gsm8k, shown as a delta of -0.012; the task name escaped
+    assert "gsm8k&lt;b&gt; -0.012" in head
+    assert 'title="mmlu: drop 0.004; gsm8k&lt;b&gt;: drop 0.012"' in head
+
+
+def test_long_hashes_and_urls_are_shortened_with_the_whole_value_in_a_title(
+        page: str, full: dict[str, Any]) -> None:
+    sources = section(page, "sources")
+    for s in full["sources"]:
+        sha = s["snapshot_sha256"]
+        assert f'title="{sha}">{sha[:12]}…</span>' in sources
+    long = [s["url"] for s in full["sources"] if len(s["url"]) > 60]
+    assert long
+    for url in long:
+        assert f'title="{html.escape(url)}"' in sources
+
+
+def test_a_title_attribute_is_escaped(full: dict[str, Any]) -> None:
+    full["sources"][0]["url"] = "https://example.org/" + "a" * 60 + '"><b onmouseover=x>'
+    full["sources"][0]["snapshot_sha256"] = "f" * 60 + '"><i>'
+    page = render_html(full)
+    assert "<b onmouseover" not in page and '"><i>' not in page
+
+
 def test_absent_sections_say_so_instead_of_vanishing(full: dict[str, Any]) -> None:
-    page = render_html(without_optional(full))
+    bare = without_optional(full)
+    del bare["recommendation"]
+    page = render_html(bare)
     assert set(SECTIONS) <= ids(page)  # every section is still there
     for what in ("P(frontier)", "Pairwise probabilities", "Tornado chart", "Break-even curve",
                  "Demand sizing", "p5–p95 ranges"):
         assert f"{what}: not computed for this proposal" in page, what
-    assert "<svg" not in figure(page, "chart-tornado")
-    assert "<svg" in figure(page, "chart-pareto-carbon")  # the point figures still plot
+    assert "<svg" not in section(page, "tornado")
+    assert "<svg" in section(page, "pareto")  # the point figures still plot
     assert "Formulas: not carried by this result" in page  # a result stored before them
+    assert "No recommendation in this result" in section(page, "recommendation")
 
 
 def test_strings_from_proposals_and_sources_are_escaped(full: dict[str, Any]) -> None:
@@ -93,15 +211,23 @@ def test_strings_from_proposals_and_sources_are_escaped(full: dict[str, Any]) ->
     assert "<img src=x" not in page
     assert 'href="javascript:' not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    # in the great-tables scorecard too (its own escaping)
-    table = re.search(r'id="scorecard".*?</table>', page, flags=re.DOTALL)
+    # in the summary table (the label under the id) and the recommendation's sentences
+    table = re.search(r'id="summary-table".*?</table>', page, flags=re.DOTALL)
     assert table and "&lt;script&gt;alert(1)&lt;/script&gt;" in table.group(0)
+    full["recommendation"]["reason"] = attack
+    full["recommendation"]["what_would_change_it"][0]["text"] = attack
+    full["candidates"][-1]["exclusion_reason"] = attack
+    assert "<script" not in render_html(full)
 
 
 def test_self_contained_no_network_reference(page: str) -> None:
+    """Nothing is loaded at view time: no src, no stylesheet link, no CSS import or url(); an
+    http(s) href is only ever a link a reader may follow (<a>)."""
     assert not re.search(r"""(src|srcset)=["']?https?:""", page)
     assert "@import" not in page and "url(http" not in page
-    assert "<link" not in page
+    assert "<link" not in page and "<script" not in page and "<iframe" not in page
+    for tag in re.findall(r"""<(\w+)[^>]*\bhref=["']?https?:""", page):
+        assert tag == "a", tag
 
 
 def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
@@ -123,6 +249,10 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
         assert f'id="candidate-{c["id"]}"' in page
     for s in result["sources"]:
         assert s["snapshot_sha256"] in page
+    # every source string names something a reader can open, or says it is an example
+    # figure and what it assumes (issue 15: "DESIGN.md sample figure", "issue 2 ...")
+    assert "DESIGN.md" not in page and "issue 2" not in page
+    assert "None" not in page
     # the methodology prints the engine's own formulas, not a copy that could drift: e.g.
     # CPM over served_tokens_per_s (goodput x billed utilisation), energy over average power
     from pipeline.engine.metrics import STEPS

@@ -1,0 +1,291 @@
+"""The report's summary, the first screen (1280 x 800) and the first PDF page: what to choose
+and why, its cost at the demand (capex/opex where the result has it), P(it is the cheapest),
+what would change it, the excluded candidates with their reasons, and a compact scorecard of
+the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
+and the basis. Data freshness is one line linking to its table in the appendix.
+
+Reads the result dict only. Every foreign string goes through `escape` (reports/page.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reports.frames import (
+    METRICS,
+    change_text,
+    degenerate,
+    eur,
+    ranges,
+    words,
+)
+from reports.freshness import freshness
+from reports.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
+from reports.page import escape as _e
+from reports.scorecard_table import better_text
+
+#: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
+AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
+
+
+def summary(result: dict[str, Any], appendix: tuple[tuple[str, str], ...]) -> list[str]:
+    """The summary block (`<div id="summary">`); `appendix` lists (id, title) of the
+    appendix sections for the contents line."""
+    return ['<div id="summary">', *_header(result), *_recommendation(result),
+            *_excluded(result), *_scorecard(result), *_contents(appendix), "</div>"]
+
+
+def slo_text(slo: dict[str, Any]) -> str:
+    """The SLO in words: `TTFT <= 1500 ms, TPOT <= 60 ms, met by 95 % of requests`."""
+    said = []
+    names = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "max_itl_ms": "largest gap"}
+    for key, name in names.items():
+        if isinstance(slo.get(key), int | float):
+            said.append(f"{name} ≤ {slo[key]:g} ms")
+    for key, limit in sorted(slo.items()):
+        if key not in names and key != "attainment" and isinstance(limit, int | float):
+            said.append(f"{key} {limit:g}")
+    if isinstance(slo.get("attainment"), int | float):
+        said.append(f"met by {slo['attainment']:.0%} of requests")
+    return ", ".join(said) or "none declared"
+
+
+def _header(result: dict[str, Any]) -> list[str]:
+    policy = result.get("policy") or {}
+    objectives = ", ".join(policy.get("objectives") or []) or "none"
+    parts = [
+        '<header id="header">',
+        f"<h1>Scorecard: {_e(result['proposal'])}</h1>",
+        f'<p class="meta">Market data vintage <strong>{_e(result["vintage"])}</strong> · '
+        f"generated {_e(result['generated_at'])} · code {_e(result['code_version'])} · SLO: "
+        f"{_e(slo_text(result.get('slo') or {}))} · policy: minimum sovereignty "
+        f"{_e(policy.get('min_sovereignty'))}, objectives {_e(objectives)}</p>",
+    ]
+    if result.get("example_data"):
+        parts.append('<div class="banner slim" id="example-data"><strong>EXAMPLE DATA.</strong>'
+                     " Some figures are illustrative declarations from the bundled example "
+                     "proposal, not measurements of your hardware. Do not base a decision on "
+                     "them.</div>")
+    parts += [_freshness_line(result), "</header>"]
+    return parts
+
+
+def _freshness_line(result: dict[str, Any]) -> str:
+    fresh = freshness(result)
+    if not fresh:
+        return ('<p class="fresh" id="freshness-line">Data freshness: no market source was '
+                "used; every figure is declared in the proposal.</p>")
+    stale = [f for f in fresh if f.stale]
+    link = '<a href="#data-freshness">freshness table</a>'
+    if not stale:
+        return (f'<p class="fresh" id="freshness-line">Data freshness: none of the '
+                f"{len(fresh)} source figures is stale at vintage {_e(result['vintage'])} "
+                f"({link}).</p>")
+    oldest = max(stale, key=lambda f: f.age_days or 0)
+    return (f'<p class="fresh stale" id="freshness-line">Data freshness: <strong>{len(stale)} '
+            f"of {len(fresh)} source figures stale</strong> at vintage "
+            f"{_e(result['vintage'])}, the oldest {_e(oldest.subject)} ({oldest.age_days} "
+            f"days); see the {link}.</p>")
+
+
+def _candidate(result: dict[str, Any], cid: str | None) -> dict[str, Any]:
+    return next((c for c in result["candidates"] if c["id"] == cid), {})
+
+
+def _split_text(rec: dict[str, Any], chosen: dict[str, Any]) -> str | None:
+    split = rec.get("cost_split")
+    if split:
+        return (f"capex annuity {eur(split['capex_eur_per_month'])} + opex "
+                f"{eur(split['opex_eur_per_month'])} a month")
+    if rec.get("monthly_cost_eur") is None:
+        return None
+    if chosen.get("deployment") == "cloud":
+        return "all opex: rented by the hour, no capex"
+    return "not split: the cost is declared per hour"
+
+
+def _recommendation(result: dict[str, Any]) -> list[str]:
+    rec = result.get("recommendation")
+    if not rec:
+        return ['<section id="recommendation"><h2>No recommendation in this result</h2>'
+                "<p>The result carries no recommendation (stored before the engine made one);"
+                " the scorecard below compares the candidates.</p></section>"]
+    if rec.get("candidate") is None:
+        return ['<section id="recommendation">',
+                f"<h2>No candidate to recommend</h2><p>{_e(words(str(rec['reason'])))}</p>",
+                "</section>"]
+    chosen = _candidate(result, rec["candidate"])
+    runner = _candidate(result, rec.get("runner_up"))
+    basis = result.get("token_basis", "output")
+    figures: list[tuple[str, str]] = []
+    if rec.get("monthly_cost_eur") is not None:
+        figures.append(("Cost at the demand",
+                        f"{eur(rec['monthly_cost_eur'])} a month · "
+                        f"{eur(rec['annual_cost_eur'])} a year"))
+    elif rec.get("monthly_cost_reason"):
+        figures.append(("Cost at the demand", f"not computed: {rec['monthly_cost_reason']}"))
+    if (split := _split_text(rec, chosen)) is not None:
+        figures.append(("Capex / opex", split))
+    if chosen.get("cpm_eur_per_mtok") is not None:
+        figures.append(("CPM", f"{chosen['cpm_eur_per_mtok']:,.3f} EUR per million {basis} "
+                               "tokens"))
+    if rec.get("p_chosen_cheapest") is not None:
+        figures.append(("P(cheapest eligible)",
+                        f"{rec['p_chosen_cheapest']:.0%} of the Monte Carlo draws"))
+    if runner:
+        said = [runner["id"]]
+        if runner.get("cpm_eur_per_mtok") is not None:
+            said.append(f"CPM {runner['cpm_eur_per_mtok']:,.3f}")
+        monthly = (runner.get("sizing") or {}).get("monthly_cost_eur")
+        if monthly is not None:
+            said.append(f"{eur(monthly)} a month")
+        figures.append(("Runner-up", ", ".join(said)))
+    parts = [
+        '<section id="recommendation">',
+        f'<h2>Recommended: <span id="chosen">{_e(rec["candidate"])}</span> '
+        f'<span class="label">{_e(chosen.get("label"))}</span></h2>',
+        f'<p class="reason">{_e(words(str(rec["reason"])))} Rule: '
+        f"{_e(words(str(rec['rule'])))}.</p>",
+        '<dl class="figures">',
+        *[f"<div><dt>{_e(t)}</dt><dd>{_e(v)}</dd></div>" for t, v in figures],
+        "</dl>",
+    ]
+    changes = rec.get("what_would_change_it") or []
+    if changes:
+        parts += ['<p><strong>What would change it</strong></p><ul class="changes">',
+                  *[f"<li>{_e(change_text(w))}</li>" for w in changes], "</ul>"]
+    else:
+        parts.append("<p><strong>What would change it:</strong> no input crossing found.</p>")
+    parts.append("</section>")
+    return parts
+
+
+def _excluded(result: dict[str, Any]) -> list[str]:
+    out = [c for c in result["candidates"] if not c["eligible"]]
+    if not out:
+        return ['<section id="excluded"><h3>Excluded:</h3> none; every candidate meets the '
+                "policy.</section>"]
+    return ['<section id="excluded">', f"<h3>Excluded ({len(out)}):</h3> <ul>",
+            *[f"<li><strong>{_e(c['id'])}</strong>: {_e(words(str(c['exclusion_reason'])))}"
+              "</li>" for c in out],
+            "</ul></section>"]
+
+
+def _result_word(result: dict[str, Any], c: dict[str, Any]) -> str:
+    rec = result.get("recommendation") or {}
+    if c["id"] == rec.get("candidate"):
+        return "chosen"
+    if c["id"] == rec.get("runner_up"):
+        return "runner-up"
+    if not c["eligible"]:
+        return "excluded"
+    return "frontier" if c.get("pareto_rank") == 1 else f"rank {c.get('pareto_rank')}"
+
+
+def _metric_cell(c: dict[str, Any], column: str) -> str:
+    metric = METRICS[column]
+    point = c.get(column)
+    if point is None:
+        return '<td class="num">n/a</td>'
+    spread = ranges(c).get(column) or {}
+    low, high = spread.get("p5"), spread.get("p95")
+    cell = f"{point:,.{metric.decimals}f}"
+    if low is not None and high is not None and not degenerate(low, high, metric.decimals):
+        cell += f"<small>{low:,.{metric.decimals}f}–{high:,.{metric.decimals}f}</small>"
+    title = ""
+    if column == "energy_j_per_token" and c.get("energy_boundary"):
+        title = f' title="at the {_e(c["energy_boundary"])} boundary"'
+    return f'<td class="num"{title}>{cell}</td>'
+
+
+def _quality_cell(c: dict[str, Any]) -> str:
+    quality = c.get("quality")
+    tasks = [t for t in (quality or {}).get("tasks") or []
+             if isinstance(t.get("drop"), int | float)]
+    if not tasks:
+        return '<td>n/a</td>' if quality is None else "<td>no task figure</td>"
+    worst = max(tasks, key=lambda t: t["drop"])
+    every = "; ".join(f"{t.get('task')}: drop {t['drop']:.4g}" for t in tasks)
+    return (f'<td class="num" title="{_e(every)}">{_e(worst.get("task"))} '
+            f"{-worst['drop']:+.3g}</td>")
+
+
+def _scorecard(result: dict[str, Any]) -> list[str]:
+    candidates = result["candidates"]
+    capital = any((c.get("detail") or {}).get("monthly_capital_eur") is not None
+                  for c in candidates)
+    quality = any(c.get("quality") is not None for c in candidates)
+    sized = any(c.get("sizing") for c in candidates)
+    heads = ["Candidate"]
+    if sized:
+        heads += ["Fleet at the demand (instances)", "Cost at the demand (EUR/month)"]
+        if capital:
+            heads.append("of which capex annuity (EUR/month)")
+    heads += [f"{METRICS[m].label} p5–p95" if any(ranges(c).get(m) for c in candidates)
+              else METRICS[m].label for m in AXES]
+    heads += ["Sovereignty level (0–4)", "Result"]
+    if quality:
+        heads.append("Quality Δ (largest drop)")
+    rows = []
+    for c in candidates:
+        word = _result_word(result, c)
+        cls = "chosen" if word == "chosen" else "excluded" if word == "excluded" else ""
+        zone = c.get("zone") or (c.get("detail") or {}).get("region") or ""
+        where = f"{c.get('provider')} · {zone}"
+        cells = [f'<td title="{_e(where)}"><strong>{_e(c["id"])}</strong>'
+                 f"<small>{_e(c.get('label'))}</small></td>"]
+        if sized:
+            sizing = c.get("sizing") or {}
+            fleet = sizing.get("instances")
+            capacity = sizing.get("capacity") or c.get("capacity")
+            cells.append(f'<td class="num">{"n/a" if fleet is None else fleet}'
+                         f"<small>{_e(capacity)}</small></td>")
+            monthly = sizing.get("monthly_cost_eur")
+            cells.append(f'<td class="num">{"n/a" if monthly is None else f"{monthly:,.0f}"}'
+                         "</td>")
+            if capital:
+                part = (c.get("detail") or {}).get("monthly_capital_eur")
+                cells.append(f'<td class="num">{"–" if part is None else f"{part:,.0f}"}</td>')
+        cells += [_metric_cell(c, m) for m in AXES]
+        level = c.get("sovereignty_level")
+        reason = (c.get("detail") or {}).get("sovereignty_reason") or ""
+        said = SOVEREIGNTY_WORDS.get(level, "unknown") if isinstance(level, int) else "unknown"
+        cells.append(f'<td class="level" title="{_e(reason)}">{_e(level)} · {_e(said)}</td>')
+        cells.append(f'<td class="result">{_e(word)}</td>')
+        if quality:
+            cells.append(_quality_cell(c))
+        rows.append(f'<tr class="{cls}">' + "".join(cells) + "</tr>" if cls
+                    else "<tr>" + "".join(cells) + "</tr>")
+    return ['<section id="summary-scorecard">',
+            '<table class="plain compact" id="summary-table"><thead><tr>',
+            *[f"<th>{_e(h)}</th>" for h in heads], "</tr></thead><tbody>", *rows,
+            "</tbody></table>", f'<p class="basis" id="basis">{_e(basis_text(result))}</p>',
+            f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
+
+
+def basis_text(result: dict[str, Any]) -> str:
+    """What the compact scorecard's figures count: the token basis, the demand and capacity
+    the fleets are sized and billed at, and the way each figure is better."""
+    basis = result.get("token_basis", "output")
+    said = [f"Per million {basis} tokens of requests meeting the SLO; J/token at each "
+            "candidate's power boundary (hover a figure for it)"]
+    demand = result.get("demand") or {}
+    if demand.get("tokens_per_day") is not None:
+        shape = []
+        if demand.get("peak_factor") is not None:
+            shape.append(f"peak {demand['peak_factor']:g} x the daily mean")
+        if demand.get("headroom") is not None:
+            shape.append(f"{demand['headroom']:.0%} headroom")
+        said.append(f"each fleet sized for the declared demand of {demand['tokens_per_day']:,.0f}"
+                    f" {basis} tokens a day" + (f" ({', '.join(shape)})" if shape else "")
+                    + "; provisioned capacity bills every hour of the fleet, elastic only its"
+                      " busy hours, so CPM is at the utilisation the demand implies")
+    else:
+        said.append("no demand declared: CPM at each candidate's declared utilisation")
+    better = better_text()
+    return "; ".join(said) + ". " + better[:1].upper() + better[1:] + "."
+
+
+def _contents(appendix: tuple[tuple[str, str], ...]) -> list[str]:
+    links = " · ".join(f'<a href="#{_e(sid)}">{_e(title)}</a>' for sid, title in appendix)
+    return [f'<nav id="contents"><strong>Appendix:</strong> {links}</nav>']
