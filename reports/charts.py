@@ -1,66 +1,413 @@
-"""Charts as inline SVG, rendered without a browser: Vega-Altair specs drawn by vl-convert.
+"""Charts as Vega-Lite specs built as plain dicts (JSON), drawn to SVG by vl-convert in one pass.
 
-Each function reads the result dict (never the engine) and returns an SVG string, or None when
-the result lacks the figures the chart needs (the caller says so in the page). Data values
-are passed in the proposal's order and the specs are fixed, so the SVG is deterministic.
-Altair and vl-convert are imported inside the functions: the CLI and the other reports start
-without them.
+The spec builders read the result dict (never the engine) and do the layout work a chart
+needs to read well: the Pareto labels are placed here, in pixels, so that no two overlap
+(`place_labels`; a crowded chart numbers its points instead, with a key beside it); an axis
+whose figures span more than `LOG_RATIO` becomes logarithmic; the break-even curves carry a
+dash, a marker and a direct label each; money reads `312 kEUR`.
+
+`render(specs)` draws a list of specs in one pass (vl-convert's first call in a process costs
+most: build every spec of a report first). Inside `rendering_cache(cache)` a spec already in
+the cache (keyed by the sha256 of its canonical JSON and the vl-convert version) is not drawn
+again. vl-convert is imported when a chart is drawn: the CLI and the other reports start
+without it.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import itertools
+import json
+import math
 import re
-from typing import Any, Literal
+import threading
+from collections.abc import Iterator, MutableMapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from reports.cells import plain_all
-from reports.frames import HEADERS, RANGE_METRICS, ranges, tornado_frame, value
+from reports.frames import HEADERS, ranges, value
+from schemas.outputs import OUTPUTS
+
+Spec = dict[str, Any]
 
 #: colour of each sovereignty level on every chart; excluded candidates are grey.
 LEVEL_COLOURS: dict[str, str] = {
     "level 4": "#1a7a3a", "level 3": "#5aae61", "level 2": "#2166ac", "level 1": "#d6604d",
     "level 0": "#b2182b", "excluded": "#b8b8b8",
 }
-FONT = "DejaVu Sans, Verdana, sans-serif"
+FONT = "DejaVu Sans"  # what vl-convert measures text with (a font list costs it 2x the time)
+FONT_STACK = "DejaVu Sans, Verdana, sans-serif"  # what the SVG asks a browser for
+FONT_PX = 10  # labels drawn by us
 WIDTH, HEIGHT = 560, 340
+#: an axis whose largest figure is more than this times its smallest is drawn logarithmic
+LOG_RATIO = 10.0
+SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
+                ("cpm_eur_per_mtok", "energy_j_per_token"))
+
+# --------------------------------------------------------------------------------- rendering
+
+_CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("chart_cache", default=None)
+_RENDERS = [0]  # vl-convert calls made in this process (the cache's test counts them)
+#: the ids vl-convert defines (clip paths, gradients) and their references
+_DEFINED = re.compile(r'<(?:clipPath|linearGradient|radialGradient|pattern|mask) id="([^"]+)"')
+_LOCAL = "chart"  # the id prefix of an SVG as cached, replaced by the chart's own
+_LOCAL_ID = re.compile(rf'(<[A-Za-z]+ id="|url\(#){_LOCAL}-id')
 
 
 def unavailable() -> str | None:
-    """Why charts cannot be drawn here (a missing library), or None when they can."""
-    import importlib.util
-
-    missing = [name for name, module in (("altair", "altair"),
-                                         ("vl-convert-python", "vl_convert"))
-               if importlib.util.find_spec(module) is None]
-    if missing:
-        return (f"charts not drawn: {' and '.join(missing)} not installed "
-                f"(pip install {' '.join(missing)})")
+    """Why charts cannot be drawn here (vl-convert missing), or None when they can."""
+    if importlib.util.find_spec("vl_convert") is None:
+        return "charts not drawn: vl-convert-python not installed (pip install vl-convert-python)"
     return None
 
 
-def _svg(chart: Any, prefix: str) -> str:
-    """Draw a chart. vl-convert numbers clip paths with a counter that runs across calls
-    (`clip1`, `clip2`, ...), so the ids are renumbered per chart under `prefix`: the SVG is
-    the same whatever was drawn before it, and ids stay unique within a page."""
+@contextmanager
+def rendering_cache(cache: MutableMapping[str, str]) -> Iterator[MutableMapping[str, str]]:
+    """While active, `render` takes a spec's SVG from `cache` when its key is there and
+    stores every SVG it draws into it."""
+    token = _CACHE.set(cache)
+    try:
+        yield cache
+    finally:
+        _CACHE.reset(token)
+
+
+def renders() -> int:
+    """How many specs vl-convert has drawn in this process."""
+    return _RENDERS[0]
+
+
+def warm_up() -> threading.Thread | None:
+    """Start vl-convert's JavaScript engine in a background thread and return the thread
+    (None without vl-convert): its first call in a process costs most of a report's charts
+    (about 0.9 s) and runs outside the GIL, so a run that starts it early draws its charts
+    later without that wait."""
+    if unavailable() is not None:
+        return None
+
+    def draw() -> None:
+        import vl_convert as vlc
+
+        vlc.vegalite_to_svg({"mark": "point", "data": {"values": [{"a": 1}]},
+                             "encoding": {"x": {"field": "a", "type": "quantitative"}}})
+
+    thread = threading.Thread(target=draw, name="vl-convert warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+@functools.cache
+def _vl_version() -> str:
+    return importlib.metadata.version("vl-convert-python")
+
+
+def spec_key(spec: Spec) -> str:
+    """The cache key of a spec: sha256 of its canonical JSON and the vl-convert version."""
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return hashlib.sha256(f"{_vl_version()}\n{text}".encode()).hexdigest()
+
+
+def _draw(spec: Spec) -> str:
+    """vl-convert's SVG with the ids it defines (clip paths, gradients) numbered from 1 under
+    `_LOCAL`: vl-convert counts them across calls (`clip1`, `clip2`, `gradient_0`, ...), so
+    the raw SVG depends on what was drawn before it."""
     import vl_convert as vlc
 
-    # a control character in a proposal's id aborts vl-convert's process: strings plain
-    spec = plain_all(chart.configure(font=FONT, background="white").configure_view(
-        stroke="#cccccc").to_dict())
-    svg: str = vlc.vegalite_to_svg(spec)
-    found = list(dict.fromkeys(re.findall(r'id="(clip\d+)"', svg)))
-    renames = {old: f"{prefix}-clip{i}" for i, old in enumerate(found, start=1)}
-    return re.sub(r'(id="|url\(#)(clip\d+)(?=[")])',
-                  lambda m: m.group(1) + renames.get(m.group(2), m.group(2)), svg)
+    _RENDERS[0] += 1
+    svg: str = vlc.vegalite_to_svg(spec).replace(f'font-family="{FONT}"',
+                                                 f'font-family="{FONT_STACK}"')
+    found = list(dict.fromkeys(_DEFINED.findall(svg)))
+    if not found:
+        return svg
+    renames = {old: f"{_LOCAL}-id{i}" for i, old in enumerate(found, start=1)}
+    pattern = re.compile(r'(<[A-Za-z]+ id="|url\(#)(' + "|".join(map(re.escape, found))
+                         + r')(?=[")])')
+    return pattern.sub(lambda m: m.group(1) + renames[m.group(2)], svg)
 
 
-def _axis_title(column: str) -> str:
-    return HEADERS.get(column, column)
+def _finish(spec: Spec) -> Spec:
+    """The spec as drawn: fonts, white background, every string plain (a control character
+    in a proposal's id aborts vl-convert's process)."""
+    config = {"font": FONT, "background": "white", "view": {"stroke": "#cccccc"},
+              # no truncation by vl-convert (measuring for it is most of a chart's time):
+              # labels are shortened here, by `shorten`
+              "axis": {"labelFont": FONT, "titleFont": FONT, "labelLimit": 0},
+              "legend": {"labelFont": FONT, "titleFont": FONT, "labelLimit": 0},
+              "title": {"font": FONT}}
+    finished: Spec = plain_all({"$schema": SCHEMA, **spec,
+                                "config": {**config, **spec.get("config", {})}})
+    return finished
 
 
-def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[dict[str, Any]],
-                                                                   list[str]]:
-    """Plottable candidates (both metrics computed), each with a label placement, and the
-    ids left out."""
+def _own_id(prefix: str, match: re.Match[str]) -> str:
+    return f"{match.group(1)}{prefix}-id"
+
+
+def render(specs: Sequence[tuple[str, Spec]]) -> list[str]:
+    """SVG of each (id prefix, spec), in order; clip-path ids are made unique under each
+    prefix. Specs found in the active cache are not drawn."""
+    cache = _CACHE.get()
+    out = []
+    for prefix, spec in specs:
+        finished = _finish(spec)
+        key = spec_key(finished) if cache is not None else ""
+        svg = cache.get(key) if cache is not None else None
+        if svg is None:
+            svg = _draw(finished)
+            if cache is not None:
+                cache[key] = svg
+        out.append(_LOCAL_ID.sub(functools.partial(_own_id, prefix), svg))
+    return out
+
+
+# ------------------------------------------------------------------------------- formatting
+
+def money(amount: float, unit: str = "EUR") -> str:
+    """Euros as a reader takes them in: 312 kEUR, 1.25 MEUR, 840 EUR."""
+    size = abs(amount)
+    if size >= 1e6:
+        return f"{amount / 1e6:.4g} M{unit}"
+    if size >= 1e3:
+        return f"{amount / 1e3:.4g} k{unit}"
+    return f"{amount:.4g} {unit}"
+
+
+def quantity(amount: float | None, unit: str | None) -> str:
+    """A figure with its unit; EUR amounts as `money`, no exponents."""
+    if amount is None:
+        return "n/a"
+    if unit == "EUR":
+        return money(amount)
+    if abs(amount) >= 1e4:
+        text = f"{amount:,.0f}"
+    elif amount == int(amount):
+        text = f"{amount:.0f}"
+    else:
+        text = f"{amount:.4g}"
+    return f"{text} {unit}" if unit else text
+
+
+def span(low: float, high: float, unit: str | None) -> str:
+    """A stated range: `312 kEUR to 382 kEUR`, `3400 to 4400 tokens/s` (a ratio unitless)."""
+    if unit == "EUR":
+        return f"{money(low)} to {money(high)}"
+    unit = None if unit == "ratio" else unit
+    return f"{quantity(low, None)} to {quantity(high, unit)}"
+
+
+def volume(tokens_per_day: float) -> str:
+    """A daily token volume: 128 M tokens/day."""
+    for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if tokens_per_day >= size:
+            return f"{tokens_per_day / size:.3g} {prefix} tokens/day"
+    return f"{tokens_per_day:.3g} tokens/day"
+
+
+#: DejaVu Sans advance widths (em) of the printable ASCII characters, read from its hmtx
+#: table; any other character counts as 1 em (wider than most).
+_ADVANCE = dict(zip(
+    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu"
+    "vwxyz{|}~",
+    (0.318, 0.401, 0.46, 0.838, 0.636, 0.95, 0.78, 0.275, 0.39, 0.39, 0.5, 0.838, 0.318,
+     0.361, 0.318, 0.337, *[0.636] * 10, 0.337, 0.337, 0.838, 0.838, 0.838, 0.531, 1.0,
+     0.684, 0.686, 0.698, 0.77, 0.632, 0.575, 0.775, 0.752, 0.295, 0.295, 0.656, 0.557,
+     0.863, 0.748, 0.787, 0.603, 0.787, 0.695, 0.635, 0.611, 0.732, 0.684, 0.989, 0.685,
+     0.611, 0.685, 0.39, 0.337, 0.39, 0.838, 0.5, 0.5, 0.613, 0.635, 0.55, 0.635, 0.615,
+     0.352, 0.635, 0.634, 0.278, 0.278, 0.579, 0.278, 0.974, 0.634, 0.612, 0.635, 0.635,
+     0.411, 0.521, 0.392, 0.634, 0.592, 0.818, 0.592, 0.592, 0.525, 0.636, 0.337, 0.636,
+     0.838), strict=True))
+
+
+def shorten(text: str, px: float = 240.0) -> str:
+    """`text` cut with an ellipsis to at most `px` pixels wide (labels of axes)."""
+    if text_width(text) <= px:
+        return text
+    while text and text_width(text + "…") > px:
+        text = text[:-1]
+    return text + "…"
+
+
+def text_width(text: str, size: float = FONT_PX) -> float:
+    """Width in px of `text` drawn at `size` px, 8 % wider than DejaVu Sans draws it (a
+    browser's fallback font, Verdana, is wider)."""
+    return sum(_ADVANCE.get(ch, 1.0) for ch in text) * size * 1.08
+
+
+# ------------------------------------------------------------------------------- axes
+
+@dataclass(frozen=True)
+class Axis:
+    """A quantitative axis with a fixed domain, so data maps to pixels here as in Vega."""
+
+    lo: float
+    hi: float
+    log: bool
+    length: float
+    flip: bool = False  # y: pixel 0 at the top
+
+    @classmethod
+    def fit(cls, values: Sequence[float], length: float, flip: bool = False) -> Axis:
+        """An axis over `values` with a 6 % margin; logarithmic when every value is positive
+        and the largest is more than LOG_RATIO times the smallest."""
+        lo, hi = min(values), max(values)
+        log = lo > 0 and hi / lo > LOG_RATIO
+        if log:
+            a, b = math.log10(lo), math.log10(hi)
+            pad = (b - a) * 0.06
+            return cls(10 ** (a - pad), 10 ** (b + pad), True, length, flip)
+        pad = (hi - lo) * 0.06 or (abs(hi) * 0.1 or 1.0)
+        low = lo - pad if lo - pad > 0 or lo < 0 else 0.0
+        return cls(low, hi + pad, False, length, flip)
+
+    @property
+    def ratio(self) -> float:
+        return self.hi / self.lo if self.lo > 0 else math.inf
+
+    def px(self, v: float) -> float:
+        f = math.log10 if self.log else (lambda t: t)
+        share = (f(v) - f(self.lo)) / (f(self.hi) - f(self.lo))
+        return self.length * (1 - share) if self.flip else self.length * share
+
+    def scale(self) -> Spec:
+        return {"type": "log" if self.log else "linear", "domain": [self.lo, self.hi],
+                "nice": False, "zero": False}
+
+
+# ------------------------------------------------------------------------------- Pareto
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom in plot pixels
+
+
+@dataclass
+class Label:
+    """A label drawn left-aligned at (x, y) (y its middle), with its box and, when it sits
+    away from its point, a leader line from (x0, y0)."""
+
+    text: str
+    x: float
+    y: float
+    box: Box
+    leader: tuple[float, float] | None = None
+
+
+@dataclass
+class Point:
+    id: str
+    x: float
+    y: float
+    group: str
+    frontier: bool
+    chosen: bool
+    px: float = 0.0
+    py: float = 0.0
+    number: int = 0
+    whisker_x: tuple[float, float] | None = None
+    whisker_y: tuple[float, float] | None = None
+
+    @property
+    def radius(self) -> float:
+        return 11.0 if self.chosen else 7.5 if self.frontier else 5.0
+
+
+@dataclass
+class ParetoLayout:
+    x_metric: str
+    y_metric: str
+    x_axis: Axis
+    y_axis: Axis
+    points: list[Point]
+    labels: list[Label]
+    numbered: bool
+    missing: list[str] = field(default_factory=list)
+    overlaps: bool = False  # only when even the numbers found no free place
+
+
+def _disjoint(a: Box, b: Box) -> bool:
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
+def _overlap(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+_LINE_PX = 12.0
+#: directions tried around a point, nearest first: (unit dx, unit dy)
+_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (1, 1), (-1, -1), (-1, 1))
+_DISTANCES = (1.0, 2.2, 3.6)
+
+
+def segment_boxes(x0: float, y0: float, x1: float, y1: float) -> list[Box]:
+    """A drawn line as small boxes every 3 px along it (obstacles for labels)."""
+    steps = max(1, math.ceil(math.dist((x0, y0), (x1, y1)) / 3))
+    return [(x - 1, y - 1, x + 1, y + 1)
+            for x, y in ((x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps)
+                         for i in range(steps + 1))]
+
+
+def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: Sequence[Box],
+                 width: float, height: float) -> tuple[list[Label], bool]:
+    """Labels for (x px, y px, radius px, text) anchors, placed greedily in the given order at
+    the first spot (8 directions, 3 distances, the farther ones with a leader line) whose
+    box stays inside the plot and overlaps no obstacle and no label placed before. Returns
+    the labels and whether every one found a free spot (a label that found none takes the
+    spot with the least overlap)."""
+    placed: list[Box] = []
+    labels: list[Label] = []
+    clean = True
+    for ax, ay, r, text in anchors:
+        w, h = text_width(text) + 2, _LINE_PX
+        best: tuple[float, Label] | None = None
+        for distance in _DISTANCES:
+            for ux, uy in _DIRECTIONS:
+                gap = (r + 3) * distance
+                cx, cy = ax + ux * gap, ay + uy * (gap if ux == 0 else gap * 0.8)
+                left = cx if ux > 0 else cx - w if ux < 0 else cx - w / 2
+                top = cy - h / 2 if uy == 0 else cy - h if uy < 0 else cy
+                box = (left, top, left + w, top + h)
+                inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
+                own = (ax - r, ay - r, ax + r, ay + r)
+                cost = sum(_overlap(box, b) for b in [*placed, *obstacles] if b != own)
+                if not inside:
+                    cost += 1e6
+                label = Label(text, left + 1, top + h / 2, box,
+                              (ax, ay) if distance > 1 else None)
+                if cost == 0:
+                    best = (0.0, label)
+                    break
+                if best is None or cost < best[0]:
+                    best = (cost, label)
+            if best is not None and best[0] == 0:
+                break
+        assert best is not None
+        clean &= best[0] == 0
+        labels.append(best[1])
+        placed.append(best[1].box)
+    return labels, clean
+
+
+def _whisker(found: dict[str, float | None] | None) -> tuple[float, float] | None:
+    low, high = (found or {}).get("p5"), (found or {}).get("p95")
+    return None if low is None or high is None else (low, high)
+
+
+def pareto_layout(result: dict[str, Any], x: str, y: str,
+                  direct_max: int = 10) -> ParetoLayout | None:
+    """The Pareto chart of metrics x and y in pixels: axes (log when a candidate is an
+    outlier), points and labels. Up to `direct_max` points, none drawn on another, are
+    labelled with their ids when every label finds a free spot (clear of the points, the
+    whiskers and the frontier line); otherwise points carry numbers (points closer than 6 px
+    share one label, `2, 3`) and the figure lists them in a key."""
+    rec = result.get("recommendation") or {}
     points, missing = [], []
     for c in result["candidates"]:
         xv, yv = value(c, x), value(c, y)
@@ -68,185 +415,590 @@ def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[dict[str
             missing.append(c["id"])
             continue
         spread = ranges(c)
-        group = (f"level {c['sovereignty_level']}" if c["eligible"] else "excluded")
-        points.append({
-            "id": c["id"], "x": xv, "y": yv, "group": group,
-            "frontier": c.get("pareto_rank") == 1,
-            "x_p5": (spread.get(x) or {}).get("p5"), "x_p95": (spread.get(x) or {}).get("p95"),
-            "y_p5": (spread.get(y) or {}).get("p5"), "y_p95": (spread.get(y) or {}).get("p95"),
-        })
-    _place_labels(points)
-    return points, missing
-
-
-#: label placements tried in order: (name, dx px, dy px, text alignment)
-PLACEMENTS: tuple[tuple[str, int, int, Literal["left", "right"]], ...] = (
-    ("right-up", 8, -7, "left"), ("right-down", 8, 11, "left"),
-    ("left-up", -8, -7, "right"), ("left-down", -8, 11, "right"),
-    ("right-up2", 8, -19, "left"), ("right-down2", 8, 23, "left"))
-_CHAR_PX, _LINE_PX = 6.0, 11.0
-
-
-def _place_labels(points: list[dict[str, Any]]) -> None:
-    """Give each point the first placement whose label box (estimated from the text length,
-    in pixels of the plot) overlaps no label placed before it; crowded points keep the
-    last try. Deterministic: points are placed in order of x, then y, then id."""
-    xs = [v for p in points for v in (p["x"], p["x_p5"], p["x_p95"]) if v is not None]
-    ys = [v for p in points for v in (p["y"], p["y_p5"], p["y_p95"]) if v is not None]
-    if not xs or not ys:  # no candidate with both figures: nothing to place
-        return
-    x_span = (max(xs) - min(xs)) or 1.0
-    y_span = (max(ys) - min(ys)) or 1.0
-    boxes: list[tuple[float, float, float, float]] = []
-    for p in sorted(points, key=lambda q: (q["x"], q["y"], q["id"])):
-        px = (p["x"] - min(xs)) / x_span * WIDTH
-        py = HEIGHT - (p["y"] - min(ys)) / y_span * HEIGHT
-        width = len(p["id"]) * _CHAR_PX
-        for name, dx, dy, align in PLACEMENTS:
-            left = px + dx if align == "left" else px + dx - width
-            box = (left, py + dy - _LINE_PX, left + width, py + dy)
-            clear = all(box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3]
-                        for b in boxes)
-            p["place"] = name
-            if clear:
-                break
-        boxes.append(box)
-
-
-def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
-    """Scatter of two metrics: colour = sovereignty level, excluded grey, frontier outlined
-    and joined (ordered by x), p5-p95 whiskers where ranges exist."""
-    import altair as alt
-
-    points, _ = pareto_points(result, x, y)
+        points.append(Point(
+            c["id"], float(xv), float(yv),
+            f"level {c['sovereignty_level']}" if c["eligible"] else "excluded",
+            c.get("pareto_rank") == 1, c["id"] == rec.get("candidate"),
+            whisker_x=_whisker(spread.get(x)), whisker_y=_whisker(spread.get(y))))
     if not points:
         return None
-    data = alt.Data(values=points)
-    colour = alt.Color("group:N", title="Sovereignty", scale=alt.Scale(
-        domain=list(LEVEL_COLOURS), range=list(LEVEL_COLOURS.values())))
-    xs = alt.X("x:Q", title=_axis_title(x), scale=alt.Scale(zero=False, nice=True))
-    ys = alt.Y("y:Q", title=_axis_title(y), scale=alt.Scale(zero=False, nice=True))
-    base = alt.Chart(data)
-    layers = [
-        base.transform_filter("datum.x_p5 != null").mark_rule(opacity=0.6).encode(
-            x=alt.X("x_p5:Q"), x2="x_p95:Q", y="y:Q", color=colour),
-        base.transform_filter("datum.y_p5 != null").mark_rule(opacity=0.6).encode(
-            x="x:Q", y=alt.Y("y_p5:Q"), y2="y_p95:Q", color=colour),
-        base.transform_filter("datum.frontier").mark_line(
-            color="#1a7a3a", strokeDash=[6, 4], strokeWidth=1.5).encode(
-            x=xs, y=ys, order="x:Q"),
-        base.mark_circle(opacity=1).encode(
-            x=xs, y=ys, color=colour,
-            size=alt.condition("datum.frontier", alt.value(170), alt.value(70)),
-            stroke=alt.condition("datum.frontier", alt.value("#000000"), alt.value(None)),
-            strokeWidth=alt.condition("datum.frontier", alt.value(1.5), alt.value(0))),
+    xs = [v for p in points for v in (p.x, *(p.whisker_x or ()))]
+    ys = [v for p in points for v in (p.y, *(p.whisker_y or ()))]
+    x_axis, y_axis = Axis.fit(xs, WIDTH), Axis.fit(ys, HEIGHT, flip=True)
+    for p in points:
+        p.px, p.py = x_axis.px(p.x), y_axis.px(p.y)
+    # reading order: by x, then y, then id; the chosen and the frontier are labelled first
+    ordered = sorted(points, key=lambda p: (p.x, p.y, p.id))
+    for i, p in enumerate(ordered, start=1):
+        p.number = i
+    first = sorted(ordered, key=lambda p: (not p.chosen, not p.frontier, p.x, p.y, p.id))
+    obstacles = [(p.px - p.radius, p.py - p.radius, p.px + p.radius, p.py + p.radius)
+                 for p in points]
+    # lines a label must not cross: the whiskers and the frontier
+    for p in points:
+        if p.whisker_x:
+            obstacles += segment_boxes(x_axis.px(p.whisker_x[0]), p.py,
+                                       x_axis.px(p.whisker_x[1]), p.py)
+        if p.whisker_y:
+            obstacles += segment_boxes(p.px, y_axis.px(p.whisker_y[0]),
+                                       p.px, y_axis.px(p.whisker_y[1]))
+    frontier = sorted((p for p in points if p.frontier), key=lambda p: (p.x, p.y))
+    for a, b in itertools.pairwise(frontier):
+        obstacles += segment_boxes(a.px, a.py, b.px, b.py)
+    coinciding = any(math.dist((a.px, a.py), (b.px, b.py)) < 6
+                     for a, b in itertools.combinations(points, 2))
+    if len(points) <= direct_max and not coinciding:
+        labels, clean = place_labels([(p.px, p.py, p.radius, p.id) for p in first],
+                                     obstacles, WIDTH, HEIGHT)
+        if clean:
+            return ParetoLayout(x, y, x_axis, y_axis, points, labels, False, missing)
+    # numbers: points closer than 6 px share one label
+    groups: list[list[Point]] = []
+    for p in ordered:
+        near = next((g for g in groups if math.dist((g[0].px, g[0].py), (p.px, p.py)) < 6),
+                    None)
+        if near is None:
+            groups.append([p])
+        else:
+            near.append(p)
+    groups.sort(key=lambda g: (not any(p.chosen for p in g), not any(p.frontier for p in g),
+                               g[0].number))
+    labels, clean = place_labels(
+        [(g[0].px, g[0].py, max(p.radius for p in g), ", ".join(str(p.number) for p in g))
+         for g in groups], obstacles, WIDTH, HEIGHT)
+    return ParetoLayout(x, y, x_axis, y_axis, points, labels, True, missing, not clean)
+
+
+def _axis_title(column: str, axis: Axis) -> str:
+    title = HEADERS.get(column, column)
+    return f"{title}, log scale" if axis.log else title
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a log axis at 1, 2 and 5 times the powers of ten within [lo, hi] (all nine
+    multiples crowd the labels); 1, 3 when fewer than three would show, every multiple
+    when the axis spans less than one power."""
+    for steps in ((1, 2, 5), (1, 3), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)),
+                                              math.ceil(math.log10(hi)) + 1)
+                 for m in steps if lo <= m * 10.0 ** e <= hi]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks
+
+
+def _log_axis(axis: Axis) -> Spec:
+    if not axis.log:
+        return {}
+    return {"format": "~g", "values": log_ticks(axis.lo, axis.hi)}
+
+
+def pareto_spec(layout: ParetoLayout) -> Spec:
+    """Scatter: colour = sovereignty level (excluded grey), frontier outlined and joined by a
+    dashed line (in x order), the chosen candidate ringed, p5-p95 whiskers, labels at the
+    pixel spots `pareto_layout` found; the colour legend sits under the plot."""
+    xa, ya = layout.x_axis, layout.y_axis
+    xs = {"field": "x", "type": "quantitative", "scale": xa.scale(),
+          "title": _axis_title(layout.x_metric, xa), "axis": _log_axis(xa)}
+    ys = {"field": "y", "type": "quantitative", "scale": ya.scale(),
+          "title": _axis_title(layout.y_metric, ya), "axis": _log_axis(ya)}
+    groups = [g for g in LEVEL_COLOURS if any(p.group == g for p in layout.points)]
+    colour = {"field": "group", "type": "nominal", "title": "Sovereignty",
+              "scale": {"domain": groups, "range": [LEVEL_COLOURS[g] for g in groups]},
+              "legend": {"orient": "bottom", "direction": "horizontal"}}
+    rows = [{"id": p.id, "x": p.x, "y": p.y, "group": p.group, "frontier": p.frontier,
+             "chosen": p.chosen,
+             "x_p5": p.whisker_x[0] if p.whisker_x else None,
+             "x_p95": p.whisker_x[1] if p.whisker_x else None,
+             "y_p5": p.whisker_y[0] if p.whisker_y else None,
+             "y_p95": p.whisker_y[1] if p.whisker_y else None,
+             "text": f"{p.id}: {quantity(p.x, None)}, {quantity(p.y, None)}"
+                     + (" (recommended)" if p.chosen else "")}
+            for p in layout.points]
+    labels = [{"lx": lb.x, "ly": lb.y, "text": lb.text,
+               "x0": lb.leader[0] if lb.leader else None,
+               "y0": lb.leader[1] if lb.leader else None} for lb in layout.labels]
+    pixel_x = {"field": "lx", "type": "quantitative", "scale": None}
+    pixel_y = {"field": "ly", "type": "quantitative", "scale": None}
+    layers: list[Spec] = [
+        {"transform": [{"filter": "datum.x_p5 != null"}], "mark": {"type": "rule",
+                                                                     "opacity": 0.6},
+         "encoding": {"x": {**xs, "field": "x_p5"}, "x2": {"field": "x_p95"},
+                      "y": ys, "color": colour}},
+        {"transform": [{"filter": "datum.y_p5 != null"}], "mark": {"type": "rule",
+                                                                     "opacity": 0.6},
+         "encoding": {"x": xs, "y": {**ys, "field": "y_p5"}, "y2": {"field": "y_p95"},
+                      "color": colour}},
+        {"transform": [{"filter": "datum.frontier"}],
+         "mark": {"type": "line", "color": "#1a7a3a", "strokeDash": [6, 4],
+                  "strokeWidth": 1.5},
+         "encoding": {"x": xs, "y": ys, "order": {"field": "x", "type": "quantitative"}}},
+        {"transform": [{"filter": "datum.chosen"}],
+         "mark": {"type": "point", "shape": "circle", "size": 480, "strokeWidth": 2,
+                  "color": "#000000", "filled": False},
+         "encoding": {"x": xs, "y": ys}},
+        {"mark": {"type": "circle", "opacity": 1},
+         "encoding": {"x": xs, "y": ys, "color": colour,
+                      "size": {"condition": {"test": "datum.frontier", "value": 170},
+                               "value": 70},
+                      "stroke": {"condition": {"test": "datum.frontier", "value": "#000000"},
+                                 "value": None},
+                      "strokeWidth": {"condition": {"test": "datum.frontier", "value": 1.5},
+                                      "value": 0},
+                      "description": {"field": "text"}}},
     ]
-    for name, dx, dy, align in PLACEMENTS:
-        layers.append(base.transform_filter(f"datum.place == '{name}'").mark_text(
-            align=align, dx=dx, dy=dy, fontSize=10, color="#333333").encode(
-            x=xs, y=ys, text="id:N"))
-    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
-    return _svg(chart, f"pareto-{y}")
+    label_layers: list[Spec] = [
+        {"data": {"values": labels}, "transform": [{"filter": "datum.x0 != null"}],
+         "mark": {"type": "rule", "color": "#888888", "strokeWidth": 0.8},
+         "encoding": {"x": {"field": "x0", "type": "quantitative", "scale": None},
+                      "y": {"field": "y0", "type": "quantitative", "scale": None},
+                      "x2": {"field": "lx"}, "y2": {"field": "ly"}}},
+        {"data": {"values": labels},
+         "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_PX,
+                  "font": FONT, "color": "#222222"},
+         "encoding": {"x": pixel_x, "y": pixel_y, "text": {"field": "text"}}},
+    ]
+    return {"width": WIDTH, "height": HEIGHT,
+            "layer": [{"data": {"values": rows}, "layer": layers}, *label_layers]}
 
 
-def tornado_rows(result: dict[str, Any], metric: str, top: int = 12) -> list[dict[str, Any]]:
-    """The tornado bars of one metric: each (candidate, input) with the metric's change, in
-    % of the candidate's point figure, at the input's low and at its high value; the widest
-    relative swings first (so candidates of different magnitudes share one axis)."""
+# ------------------------------------------------------------------------------- tornado
+
+TORNADO_PANELS = 4  # candidates drawn per metric: the chosen, the runner-up, the most sensitive
+
+
+@dataclass(frozen=True)
+class TornadoBar:
+    input: str
+    label: str  # input and its range, units formatted: "capex_eur: 312 kEUR to 382 kEUR"
+    at_low: float
+    at_high: float
+
+    @property
+    def swing(self) -> float:
+        return abs(self.at_high - self.at_low)
+
+
+def tornado_panels(result: dict[str, Any], metric: str,
+                   cap: int = TORNADO_PANELS) -> tuple[list[tuple[str, float, list[TornadoBar]]],
+                                                       int]:
+    """(candidate, point figure, bars widest first) for at most `cap` candidates whose
+    `metric` moves with some input: the recommended candidate, the runner-up, then the
+    widest swings; and how many candidates were left out."""
+    rec = result.get("recommendation") or {}
     by_id = {c["id"]: c for c in result["candidates"]}
-    frame = tornado_frame(result)
-    rows = []
-    for r in frame.filter(frame["metric"] == metric).to_dicts():
-        point = value(by_id.get(r["candidate"], {}), metric)
-        if not point or r["metric_at_low"] is None or r["metric_at_high"] is None:
+    bars: dict[str, list[TornadoBar]] = {}
+    for r in result.get("tornado") or []:
+        lo, hi = r.get("metric_at_low"), r.get("metric_at_high")
+        if r["metric"] != metric or lo is None or hi is None or lo == hi:
             continue
-        low = (r["metric_at_low"] - point) / point * 100
-        high = (r["metric_at_high"] - point) / point * 100
-        if low == high:
+        units = {i["input"]: i.get("unit") for i in by_id.get(r["candidate"], {}).get(
+            "inputs") or []}
+        unit = units.get(r["input"])
+        label = shorten(f"{r['input']}: {span(r['low'], r['high'], unit)}", 280)
+        bars.setdefault(r["candidate"], []).append(TornadoBar(r["input"], label, lo, hi))
+    panels = []
+    for cid, rows in bars.items():
+        point = value(by_id.get(cid, {}), metric)
+        if point is None:
             continue
-        rows.append({"candidate": r["candidate"], "input": r["input"], "low": r["low"],
-                     "high": r["high"], "pct_at_low": low, "pct_at_high": high,
-                     "swing_pct": abs(high - low)})
-    rows.sort(key=lambda r: (-r["swing_pct"], r["candidate"], r["input"]))
-    return rows[:top]
+        rows.sort(key=lambda b: (-b.swing, b.input))
+        panels.append((cid, float(point), rows))
+    lead = [rec.get("candidate"), rec.get("runner_up")]
+    panels.sort(key=lambda p: (lead.index(p[0]) if p[0] in lead else 2,
+                               -max(b.swing for b in p[2]) / (abs(p[1]) or 1.0), p[0]))
+    return panels[:cap], max(0, len(panels) - cap)
 
 
-def tornado_svgs(result: dict[str, Any], top: int = 12) -> list[tuple[str, str]]:
-    """(metric, SVG) per metric in the tornado data: bars from the point figure (0 %) to
-    the metric with one input at its low (blue) and at its high (orange) value."""
-    import altair as alt
+def _money_axis(unit: str, values: Sequence[float]) -> Spec:
+    """Axis labels of a money figure: kEUR/MEUR through a Vega expression once the figures
+    reach thousands, else plain decimals."""
+    top = max((abs(v) for v in values), default=0.0)
+    if unit == "EUR" and top >= 1e6:
+        return {"labelExpr": "format(datum.value / 1e6, '~g') + ' MEUR'"}
+    if unit == "EUR" and top >= 1e3:
+        return {"labelExpr": "format(datum.value / 1e3, '~g') + ' kEUR'"}
+    return {"format": "~g"}
 
-    frame = tornado_frame(result)
-    out = []
-    for metric in dict.fromkeys(frame["metric"].to_list()):
-        rows = tornado_rows(result, metric, top)
-        if not rows:
+
+def tornado_spec(result: dict[str, Any], metric: str,
+                 panels: Sequence[tuple[str, float, list[TornadoBar]]]) -> Spec:
+    """One small tornado per candidate (two columns): a bar per input from the metric at the
+    input's low to at its high, a rule at the point figure; each panel its own axes."""
+    rec = result.get("recommendation") or {}
+    unit = OUTPUTS[metric].unit if metric in OUTPUTS else ""
+    views = []
+    for cid, point, bars in panels:
+        role = (" (recommended)" if cid == rec.get("candidate")
+                else " (runner-up)" if cid == rec.get("runner_up") else "")
+        rows: list[dict[str, Any]] = [{"bar": b.label, "rank": i, "from": min(b.at_low, b.at_high),
+                 "to": max(b.at_low, b.at_high),
+                 "side": "rises with the input" if b.at_high > b.at_low
+                 else "falls with the input",
+                 "text": f"{b.label}: {quantity(b.at_low, unit)} to "
+                         f"{quantity(b.at_high, unit)}"}
+                for i, b in enumerate(bars)]
+        x = {"field": "from", "type": "quantitative",
+             "title": HEADERS.get(metric, metric),
+             "scale": {"zero": False},
+             "axis": _money_axis(unit, [point, *(r["to"] for r in rows)])}
+        views.append({
+            "title": {"text": shorten(f"{cid}{role}", 420), "anchor": "start", "fontSize": 11},
+            "width": 200, "height": max(40, 20 * len(rows)),
+            "layer": [
+                {"data": {"values": rows}, "mark": {"type": "bar", "height": 12},
+                 "encoding": {
+                     "y": {"field": "bar", "type": "nominal", "title": None,
+                           "sort": {"field": "rank"}},
+                     "x": x, "x2": {"field": "to"},
+                     "color": {"field": "side", "type": "nominal", "title": None,
+                               "scale": {"domain": ["rises with the input",
+                                                    "falls with the input"],
+                                         "range": ["#e08a3c", "#4a90c2"]},
+                               "legend": {"orient": "bottom"}},
+                     "description": {"field": "text"}}},
+                {"data": {"values": [{"from": point}]},
+                 "mark": {"type": "rule", "color": "#333333"},
+                 "encoding": {"x": {"field": "from", "type": "quantitative"}}},
+            ]})
+    return {"concat": views, "columns": 2, "spacing": 24,
+            "resolve": {"scale": {"x": "independent", "y": "independent"}}}
+
+
+# ------------------------------------------------------------------------------- pairwise
+
+PAIRWISE_CELLS = 8  # at most this many candidates in the matrix before it narrows
+
+
+def pairwise_matrix(result: dict[str, Any], cap: int = PAIRWISE_CELLS
+                    ) -> tuple[list[str], dict[tuple[str, str], float], bool]:
+    """Candidates (cheapest point CPM first) and P(row's CPM < column's) for each ordered
+    pair, from the engine's upper triangle (the mirror cell is 1 - p); more than `cap`
+    candidates narrow to the frontier and the recommended candidate. Returns whether it
+    narrowed."""
+    rec = result.get("recommendation") or {}
+    p: dict[tuple[str, str], float] = {}
+    for r in result.get("pairwise") or []:
+        if r.get("metric", "cpm_eur_per_mtok") != "cpm_eur_per_mtok" or r["p_a_lower"] is None:
             continue
-        bars = []
-        for rank, r in enumerate(rows):
-            name = f"{r['candidate']} · {r['input']} ({r['low']:.4g} to {r['high']:.4g})"
-            for side, end in (("input at low", r["pct_at_low"]),
-                              ("input at high", r["pct_at_high"])):
-                bars.append({"bar": name, "rank": rank, "side": side, "from": 0.0,
-                             "to": end})
-        chart = alt.layer(
-            alt.Chart(alt.Data(values=bars)).mark_bar(height=14).encode(
-                y=alt.Y("bar:N", title=None, sort=alt.SortField("rank"),
-                        axis=alt.Axis(labelLimit=420)),
-                x=alt.X("from:Q", title=f"Change of {_axis_title(metric)} from the point "
-                                        "figure (%)"),
-                x2="to:Q",
-                color=alt.Color("side:N", title=None, scale=alt.Scale(
-                    domain=["input at low", "input at high"],
-                    range=["#4a90c2", "#e08a3c"]))),
-            alt.Chart(alt.Data(values=[{"x": 0.0}])).mark_rule(color="#333333").encode(
-                x="x:Q"),
-        ).properties(width=WIDTH - 140, height=max(60, 22 * len(rows)))
-        out.append((metric, _svg(chart, f"tornado-{metric}")))
-    return out
+        p[(r["a"], r["b"])] = r["p_a_lower"]
+        p.setdefault((r["b"], r["a"]), 1.0 - r["p_a_lower"])
+    present = {a for a, _ in p}
+    cpm = {c["id"]: c.get("cpm_eur_per_mtok") for c in result["candidates"]}
+    narrowed = len(present) > cap
+    if narrowed:
+        keep = {c["id"] for c in result["candidates"] if c.get("pareto_rank") == 1}
+        keep |= {rec.get("candidate"), rec.get("runner_up")} - {None}
+        present &= keep
+    ids = sorted(present, key=lambda i: (cpm.get(i) is None, cpm.get(i) or 0.0, i))
+    return ids, {k: v for k, v in p.items() if k[0] in present and k[1] in present}, narrowed
+
+
+def pairwise_spec(ids: Sequence[str], p: dict[tuple[str, str], float], chosen: str | None
+                  ) -> Spec:
+    """Heatmap of P(row cheaper than column), the probability printed in each cell; the
+    diagonal grey."""
+    names = {i: shorten(f"{i} (recommended)" if i == chosen else i) for i in ids}
+    cells = []
+    for a in ids:
+        for b in ids:
+            prob = None if a == b else p.get((a, b))
+            cells.append({"row": names[a], "col": names[b], "p": prob,
+                          "text": "—" if a == b else "n/a" if prob is None else f"{prob:.0%}",
+                          "dark": prob is not None and (prob < 0.2 or prob > 0.8),
+                          "desc": f"P({a} cheaper than {b}) = "
+                                  + ("n/a" if prob is None else f"{prob:.0%}")
+                                  if a != b else f"{a}: itself"})
+    order = [names[i] for i in ids]
+    side = 52 * len(ids)
+    enc = {"x": {"field": "col", "type": "nominal", "sort": order, "title": None,
+                 "axis": {"orient": "top", "labelAngle": -35}},
+           "y": {"field": "row", "type": "nominal", "sort": order, "title": None}}
+    return {"width": side, "height": side, "data": {"values": cells},
+            "title": {"text": "P(row candidate's CPM is lower than the column's)",
+                      "anchor": "start", "fontSize": 11}, "layer": [
+        {"transform": [{"filter": "datum.p != null"}],
+         "mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 1},
+         "encoding": {**enc,
+                      "color": {"field": "p", "type": "quantitative", "title": "P",
+                                "scale": {"domain": [0, 1], "scheme": "redblue"},
+                                "legend": {"format": ".0%"}},
+                      "description": {"field": "desc"}}},
+        {"transform": [{"filter": "datum.p == null"}],
+         "mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 1, "color": "#eeeeee"},
+         "encoding": {**enc, "description": {"field": "desc"}}},
+        {"mark": {"type": "text", "fontSize": 11},
+         "encoding": {**enc, "text": {"field": "text"},
+                      "color": {"condition": {"test": "datum.dark", "value": "#ffffff"},
+                                "value": "#000000"}}},
+    ]}
+
+
+# ------------------------------------------------------------------------------- break-even
+
+DASHES = ([1, 0], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [12, 2], [1, 5], [6, 2, 1, 2])
+SHAPES = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "wedge",
+          "stroke")
+
+
+@dataclass
+class BreakEven:
+    candidate: str
+    versus: str
+    versus_cpm: float | None
+    crossing: float | None
+    curve: list[tuple[float, float]]  # (tokens/day, CPM)
+
+    def sentence(self) -> str:
+        cloud = (f"{self.versus}'s {quantity(self.versus_cpm, 'EUR/Mtok')}"
+                 if self.versus_cpm is not None else self.versus)
+        if self.crossing is not None:
+            return (f"{self.candidate} costs less per token than {cloud} from "
+                    f"{volume(self.crossing)} (one instance).")
+        if self.curve:
+            top_volume, cpm = self.curve[-1]
+            return (f"{self.candidate} never costs less per token than {cloud}: even at full "
+                    f"use of one instance ({volume(top_volume)}) its CPM is "
+                    f"{quantity(cpm, 'EUR/Mtok')}.")
+        return f"{self.candidate}: no break-even curve against {cloud}."
+
+
+def break_even_entries(result: dict[str, Any]) -> list[BreakEven]:
+    return [BreakEven(b["candidate"], b["versus"], b.get("versus_cpm_eur_per_mtok"),
+                      b.get("tokens_per_day"),
+                      [(p["tokens_per_day"], p["cpm_eur_per_mtok"]) for p in b.get("curve") or []
+                       if p.get("cpm_eur_per_mtok") is not None
+                       and p["cpm_eur_per_mtok"] > 0 and p["tokens_per_day"] > 0])
+            for b in result.get("break_even") or []]
+
+
+def break_even_spec(entries: Sequence[BreakEven]) -> Spec | None:
+    """CPM of each on-prem candidate against daily volume, both axes logarithmic (a fixed
+    cost spread over the volume is a straight line there), each curve its own colour, dash
+    and marker and a label at its right end; the cloud CPM a flat rule, each break-even a
+    dotted vertical. None when no curve crosses the cloud CPM (the page states it instead)."""
+    curved = [e for e in entries if e.curve]
+    if not curved or all(e.crossing is None for e in curved):
+        return None
+    clouds = sorted({(e.versus, e.versus_cpm) for e in curved if e.versus_cpm is not None})
+    cloud_cpms = [c for _, c in clouds]
+    lows = [min(c for _, c in e.curve) for e in curved]
+    top = max(c for e in curved for _, c in e.curve)
+    if cloud_cpms:
+        top = min(top, 20 * max(cloud_cpms))
+    y_axis = Axis(min([*lows, *cloud_cpms]) * 0.8, top * 1.05, True, HEIGHT, flip=True)
+    volumes = [v for e in curved for v, _ in e.curve]
+    x_axis = Axis(min(volumes), max(volumes), True, WIDTH)
+    series = [e.candidate for e in curved]
+    lines, marks = [], []
+    for i, e in enumerate(curved):
+        for j, (v, c) in enumerate(e.curve):
+            row = {"series": e.candidate, "tokens_per_day": v, "cpm": c}
+            lines.append(row)
+            if j % 8 == (2 * i) % 8:  # markers staggered, so coinciding curves show each
+                marks.append(row)
+    # direct labels at the right end, pushed apart to at least one line of text
+    ends = sorted((y_axis.px(min(e.curve[-1][1], y_axis.hi)), e.candidate) for e in curved)
+    placed: list[tuple[float, str]] = []
+    for end, name in ends:
+        placed.append((max(end, placed[-1][0] + _LINE_PX) if placed else end, name))
+    labels = [{"ly": y, "lx": WIDTH + 8, "x0": WIDTH, "text": shorten(name),
+               "y0": y_axis.px(min(next(e for e in curved if e.candidate == name).curve[-1][1],
+                                   y_axis.hi))}
+              for y, name in placed]
+    x: Spec = {"field": "tokens_per_day", "type": "quantitative", "scale": x_axis.scale(),
+         "title": "Volume (tokens/day, one instance, log scale)",
+         "axis": {"format": "~s", "values": log_ticks(x_axis.lo, x_axis.hi)}}
+    y: Spec = {"field": "cpm", "type": "quantitative", "scale": y_axis.scale(),
+         "title": f"{HEADERS.get('cpm_eur_per_mtok', 'CPM')}, log scale",
+         "axis": _log_axis(y_axis)}
+    by_series: Spec = {"scale": {"domain": series}, "legend": {"orient": "bottom",
+                                                         "title": "On-prem candidate"}}
+    colour = {"field": "series", "type": "nominal", **by_series,
+              "scale": {"domain": series, "scheme": "dark2"}}
+    layers: list[Spec] = [
+        {"data": {"values": lines}, "mark": {"type": "line", "strokeWidth": 2, "clip": True},
+         "encoding": {"x": x, "y": y, "color": colour,
+                      "strokeDash": {"field": "series", "type": "nominal", **by_series,
+                                     "scale": {"domain": series,
+                                               "range": list(DASHES[:len(series)])}}}},
+        {"data": {"values": marks}, "mark": {"type": "point", "filled": True, "size": 45,
+                                             "clip": True},
+         "encoding": {"x": x, "y": y, "color": colour,
+                      "shape": {"field": "series", "type": "nominal", **by_series,
+                                "scale": {"domain": series,
+                                          "range": list(SHAPES[:len(series)])}}}},
+    ]
+    for name, cpm in clouds:
+        layers += [
+            {"data": {"values": [{"cpm": cpm}]},
+             "mark": {"type": "rule", "color": "#333333", "strokeDash": [4, 3]},
+             "encoding": {"y": {"field": "cpm", "type": "quantitative"}}},
+            {"data": {"values": [{"cpm": cpm, "text": f"{name} {quantity(cpm, 'EUR/Mtok')}"}]},
+             "mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 4,
+                      "dy": -2, "fontSize": FONT_PX, "color": "#333333"},
+             "encoding": {"y": {"field": "cpm", "type": "quantitative"},
+                          "x": {"value": 0}, "text": {"field": "text"}}},
+        ]
+    crossings = [{"tokens_per_day": e.crossing} for e in curved if e.crossing is not None]
+    layers.append({"data": {"values": crossings},
+                   "mark": {"type": "rule", "color": "#555555", "strokeDash": [2, 2]},
+                   "encoding": {"x": {"field": "tokens_per_day", "type": "quantitative"}}})
+    layers += [
+        {"data": {"values": labels},
+         "mark": {"type": "rule", "color": "#888888", "strokeWidth": 0.8},
+         "encoding": {"x": {"field": "x0", "type": "quantitative", "scale": None},
+                      "x2": {"field": "lx"},
+                      "y": {"field": "y0", "type": "quantitative", "scale": None},
+                      "y2": {"field": "ly"}}},
+        {"data": {"values": labels},
+         "mark": {"type": "text", "align": "left", "baseline": "middle", "dx": 2,
+                  "fontSize": FONT_PX, "color": "#222222"},
+         "encoding": {"x": {"field": "lx", "type": "quantitative", "scale": None},
+                      "y": {"field": "ly", "type": "quantitative", "scale": None},
+                      "text": {"field": "text"}}},
+    ]
+    return {"width": WIDTH, "height": HEIGHT, "layer": layers,
+            "resolve": {"scale": {"color": "shared"}}}
+
+
+# ------------------------------------------------------------------------------- configurations
+
+@dataclass(frozen=True)
+class ConfigurationGrid:
+    """Two settings that vary across a candidate's configurations, and the figure per cell."""
+
+    x_setting: str
+    y_setting: str
+    x_values: list[Any]
+    y_values: list[Any]
+    metric: str  # goodput_per_gpu_tokens_per_s or goodput_tokens_per_s
+    cells: list[dict[str, Any]]
+
+
+def varying_settings(configurations: Sequence[dict[str, Any]]) -> list[str]:
+    """The settings whose value differs between configurations, in name order."""
+    names = sorted({k for c in configurations for k in c.get("configuration") or {}})
+    return [n for n in names
+            if len({json.dumps((c.get("configuration") or {}).get(n), sort_keys=True)
+                    for c in configurations}) > 1]
+
+
+def _order(values: set[Any]) -> list[Any]:
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    return sorted(values) if numeric else sorted(values, key=lambda v: str(v))
+
+
+def configuration_grid(configurations: Sequence[dict[str, Any]]) -> ConfigurationGrid | None:
+    """The heatmap's grid when exactly two settings vary, else None. The figure is goodput
+    per GPU when every configuration has it (configurations on different GPU counts compare
+    fairly), else goodput."""
+    varying = varying_settings(configurations)
+    if len(varying) != 2:
+        return None
+    per_gpu = all(c.get("goodput_per_gpu_tokens_per_s") is not None for c in configurations)
+    metric = "goodput_per_gpu_tokens_per_s" if per_gpu else "goodput_tokens_per_s"
+    xs, ys = varying
+    cells = []
+    for c in configurations:
+        setting = c.get("configuration") or {}
+        figure = c.get(metric)
+        cells.append({"x": str(setting.get(xs)), "y": str(setting.get(ys)), "value": figure,
+                      "passes": bool(c.get("passes")), "chosen": bool(c.get("chosen")),
+                      "label": c.get("label") or ""})
+    return ConfigurationGrid(
+        xs, ys, [str(v) for v in _order({(c.get("configuration") or {}).get(xs)
+                                         for c in configurations})],
+        [str(v) for v in _order({(c.get("configuration") or {}).get(ys)
+                                 for c in configurations})], metric, cells)
+
+
+def configuration_spec(grid: ConfigurationGrid) -> Spec:
+    """Heatmap of the figure over the two settings, printed in each cell; the chosen
+    configuration outlined in black, configurations that fail the SLO hatched grey."""
+    unit = "tokens/s per GPU" if grid.metric == "goodput_per_gpu_tokens_per_s" else "tokens/s"
+    rows = [{**c, "text": ("n/a" if c["value"] is None else f"{c['value']:,.0f}")
+             + ("" if c["passes"] else " ✗"),
+             "desc": f"{grid.x_setting} {c['x']}, {grid.y_setting} {c['y']}: "
+                     + ("n/a" if c["value"] is None else f"{c['value']:,.0f} {unit}")
+                     + ("" if c["passes"] else ", fails the SLO")
+                     + (", chosen" if c["chosen"] else "")} for c in grid.cells]
+    enc = {"x": {"field": "x", "type": "ordinal", "sort": grid.x_values,
+                 "title": grid.x_setting, "axis": {"labelAngle": 0}},
+           "y": {"field": "y", "type": "ordinal", "sort": grid.y_values,
+                 "title": grid.y_setting}}
+    side = 56
+    return {"width": side * len(grid.x_values), "height": side * len(grid.y_values),
+            "data": {"values": rows}, "layer": [
+                {"mark": {"type": "rect"},
+                 "encoding": {**enc, "color": {
+                     "condition": {"test": "!datum.passes || datum.value == null",
+                                   "value": "#dddddd"},
+                     "field": "value", "type": "quantitative", "title": unit,
+                     "scale": {"scheme": "greens", "zero": False}},
+                     "description": {"field": "desc"}}},
+                {"transform": [{"filter": "datum.chosen"}],
+                 "mark": {"type": "rect", "filled": False, "stroke": "#000000",
+                          "strokeWidth": 3, "aria": False},
+                 "encoding": enc},
+                {"mark": {"type": "text", "fontSize": 11},
+                 "encoding": {**enc, "text": {"field": "text"}}},
+            ]}
+
+
+# ------------------------------------------------------------------- the page's former calls
+
+def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
+    """The Pareto chart alone (reports/html.py's call until it reads reports/figures.py)."""
+    layout = pareto_layout(result, x, y)
+    return None if layout is None else render([(f"pareto-{y}", pareto_spec(layout))])[0]
+
+
+def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[Point], list[str]]:
+    layout = pareto_layout(result, x, y)
+    if layout is None:
+        return [], [c["id"] for c in result["candidates"]]
+    return layout.points, layout.missing
+
+
+def tornado_svgs(result: dict[str, Any]) -> list[tuple[str, str]]:
+    metrics = list(dict.fromkeys(r["metric"] for r in result.get("tornado") or []))
+    specs = [(m, tornado_spec(result, m, panels)) for m in metrics
+             if (panels := tornado_panels(result, m)[0])]
+    return [(m, svg) for (m, _), svg in zip(specs, render(
+        [(f"tornado-{m}", s) for m, s in specs]), strict=True)]
 
 
 def break_even_svg(result: dict[str, Any]) -> str | None:
-    """CPM of each candidate against daily volume (log scale), the flat CPM of what it is
-    compared with when that has no curve, and a dashed rule at each break-even volume."""
-    import altair as alt
-
-    entries = result.get("break_even") or []
-    lines, flats, crossings = [], [], []
-    curved = {b["candidate"] for b in entries if b.get("curve")}
-    for b in entries:
-        for p in b.get("curve") or []:
-            lines.append({"series": b["candidate"], "tokens_per_day": p["tokens_per_day"],
-                          "cpm": p["cpm_eur_per_mtok"]})
-        versus_cpm = b.get("versus_cpm_eur_per_mtok")
-        if b["versus"] not in curved and versus_cpm is not None:
-            flats.append({"series": f"{b['versus']} (flat)", "cpm": versus_cpm})
-        if b.get("tokens_per_day") is not None:
-            crossings.append({"tokens_per_day": b["tokens_per_day"],
-                              "label": f"{b['candidate']} = {b['versus']}"})
-    if not lines:
-        return None
-    flats = list({f["series"]: f for f in flats}.values())
-    x = alt.X("tokens_per_day:Q", title="Volume (tokens/day)", scale=alt.Scale(type="log"),
-              axis=alt.Axis(format="~s"))
-    # Show the region where the decision is made: up to 4 x the dearest compared CPM.
-    top = 4 * max([f["cpm"] for f in flats] or [max(p["cpm"] for p in lines)])
-    y = alt.Y("cpm:Q", title=_axis_title("cpm_eur_per_mtok"),
-              scale=alt.Scale(domain=[0, top]))
-    layers: list[Any] = [
-        alt.Chart(alt.Data(values=lines)).mark_line(strokeWidth=2, clip=True).encode(
-            x=x, y=y, color=alt.Color("series:N", title="Candidate")),
-    ]
-    if flats:
-        layers.append(alt.Chart(alt.Data(values=flats)).mark_rule(strokeDash=[4, 3]).encode(
-            y="cpm:Q", color=alt.Color("series:N")))
-    if crossings:
-        layers.append(alt.Chart(alt.Data(values=crossings)).mark_rule(
-            color="#555555", strokeDash=[2, 2]).encode(x="tokens_per_day:Q"))
-    return _svg(alt.layer(*layers).properties(width=WIDTH, height=HEIGHT), "break-even")
+    spec = break_even_spec(break_even_entries(result))
+    return None if spec is None else render([("break-even", spec)])[0]
 
 
-PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
-                ("cpm_eur_per_mtok", "energy_j_per_token"))
-
-__all__ = ["PARETO_PAIRS", "RANGE_METRICS", "break_even_svg", "pareto_svg", "tornado_svgs"]
+__all__ = [
+    "PARETO_PAIRS",
+    "Axis",
+    "BreakEven",
+    "ConfigurationGrid",
+    "ParetoLayout",
+    "break_even_entries",
+    "break_even_spec",
+    "configuration_grid",
+    "configuration_spec",
+    "money",
+    "pairwise_matrix",
+    "pairwise_spec",
+    "pareto_layout",
+    "pareto_spec",
+    "place_labels",
+    "quantity",
+    "render",
+    "rendering_cache",
+    "renders",
+    "spec_key",
+    "tornado_panels",
+    "tornado_spec",
+    "unavailable",
+    "varying_settings",
+    "volume",
+    "warm_up",
+]

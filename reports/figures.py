@@ -1,20 +1,40 @@
 """The report's figures as HTML fragments: each chart an inline SVG in a <figure> with alt text
-and a one-line caption saying what to read from it, or a small table where that reads better.
+(role="img", aria-label) and a caption saying what to read from it, with a small table where
+that reads better (the Pareto key, the configurations, the break-even sentences).
 
-`chart_sections(result)` is the one entry point the pages use; its keys are the chart sections
-("pareto", "pairwise", "tornado", "break_even", "configurations"), each an HTML fragment
-without heading ("" when nothing applies). Every foreign string (ids, labels) is escaped.
+`chart_sections(result)` is the one entry point the pages use: it builds every spec of the
+report (reports/charts.py), draws them in one pass and returns one fragment per section, without
+heading, "" when nothing applies. Every foreign string (ids, labels, settings) is escaped here;
+inside the SVG vl-convert writes text as XML text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from reports import charts
-from reports.frames import HEADERS, pairwise_frame
+from reports.charts import Spec, quantity
+from reports.frames import HEADERS, in_sentence
 from reports.page import escape as _e
+from schemas.outputs import OUTPUTS
 
 SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")
+
+
+@dataclass
+class Chart:
+    """A figure waiting for its SVG: `around` wraps the <figure> (key tables, sentences)."""
+
+    figure_id: str
+    spec: Spec
+    alt: str
+    caption: str
+    after: str = ""  # HTML inside the figure after the SVG (a key)
+
+
+Part = str | Chart
 
 
 def _with_alt(svg: str, alt: str) -> str:
@@ -22,64 +42,260 @@ def _with_alt(svg: str, alt: str) -> str:
     return svg.replace("<svg", f'<svg role="img" aria-label="{_e(alt)}"', 1)
 
 
-def figure(figure_id: str, svg: str, alt: str, caption: str) -> str:
-    """One figure: the SVG with alt text, and its caption."""
-    return (f'<figure id="{_e(figure_id)}" class="chart">{_with_alt(svg, alt)}'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+def figure(chart: Chart, svg: str) -> str:
+    """One figure: the SVG with alt text, what follows it, and its caption."""
+    return (f'<figure id="{_e(chart.figure_id)}" class="chart">{_with_alt(svg, chart.alt)}'
+            f"{chart.after}<figcaption>{_e(chart.caption)}</figcaption></figure>")
 
 
-def _pareto(result: dict[str, Any]) -> str:
-    out = []
+def _unit(column: str) -> str:
+    return OUTPUTS[column].unit if column in OUTPUTS else ""
+
+
+def _short(column: str) -> str:
+    return "carbon" if column.startswith("carbon") else "energy" if column.startswith(
+        "energy") else column
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, table_id: str,
+           numeric: Sequence[int] = (), row_classes: Sequence[str] = ()) -> str:
+    """A small plain table, every cell escaped (figures already formatted as text)."""
+    out = [f'<table class="plain" id="{_e(table_id)}"><thead><tr>',
+           *[f"<th>{_e(h)}</th>" for h in headers], "</tr></thead><tbody>"]
+    for i, row in enumerate(rows):
+        cls = row_classes[i] if i < len(row_classes) else ""
+        out.append(f'<tr class="{_e(cls)}">' if cls else "<tr>")
+        out += [f'<td class="num">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>"
+                for j, c in enumerate(row)]
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------- sections
+
+def _pareto(result: dict[str, Any]) -> list[Part]:
+    parts: list[Part] = []
     for x, y in charts.PARETO_PAIRS:
-        svg = charts.pareto_svg(result, x, y)
-        if svg is None:
+        layout = charts.pareto_layout(result, x, y)
+        if layout is None:
             continue
-        short = "carbon" if y.startswith("carbon") else "energy"
-        out.append(figure(f"chart-pareto-{short}", svg,
-                          f"Scatter of {HEADERS[x]} against {HEADERS[y]}, one point per "
-                          "candidate",
-                          f"Lower-left is better on both: outlined points are the Pareto "
-                          f"frontier ({HEADERS[x]} vs {HEADERS[y]})."))
-    return "".join(out)
+        xl, yl = in_sentence(x), in_sentence(y)
+        low_x = min(layout.points, key=lambda p: (p.x, p.id))
+        low_y = min(layout.points, key=lambda p: (p.y, p.id))
+        alt = (f"Scatter of {HEADERS[x]} against {HEADERS[y]} for {len(layout.points)} "
+               f"candidates; lowest {xl}: {low_x.id} ({quantity(low_x.x, _unit(x))}); "
+               f"lowest {yl}: {low_y.id} ({quantity(low_y.y, _unit(y))}).")
+        caption = ("Lower left is better on both: outlined points joined by the dashed line "
+                   "are the Pareto frontier (over all the policy's objectives, so a frontier "
+                   "point may look dominated in this view), the ringed point is the "
+                   "recommendation; whiskers p5-p95.")
+        for column, axis in ((x, layout.x_axis), (y, layout.y_axis)):
+            if axis.log:
+                values = [p.x if column == x else p.y for p in layout.points]
+                caption += (f" {HEADERS[column]} on a log scale: the figures span "
+                            f"{quantity(min(values), None)} to {quantity(max(values), None)} "
+                            f"({max(values) / min(values):.0f}x).")
+        if layout.missing:
+            caption += f" Not plotted (a figure is missing): {', '.join(layout.missing)}."
+        after = ""
+        if layout.numbered:
+            caption += " Points are numbered: the key beside the chart names them."
+            after = _table(
+                ["#", "Candidate", HEADERS[x], HEADERS[y]],
+                [[p.number, p.id + (" (recommended)" if p.chosen else ""),
+                  quantity(p.x, None), quantity(p.y, None)]
+                 for p in sorted(layout.points, key=lambda p: p.number)],
+                table_id=f"chart-pareto-{_short(y)}-key", numeric=(0, 2, 3))
+        parts.append(Chart(f"chart-pareto-{_short(y)}", charts.pareto_spec(layout), alt,
+                           caption, after))
+    return parts
 
 
-def _pairwise(result: dict[str, Any]) -> str:
-    pairs = pairwise_frame(result)
-    if not pairs.height:
-        return ""
-    rows = "".join(f"<tr><td>{_e(r['a'])}</td><td>{_e(r['b'])}</td>"
-                   f"<td>{_e(HEADERS.get(r['metric'], r['metric']))}</td>"
-                   f'<td class="num">{r["p_a_lower"]:.0%}</td></tr>'
-                   for r in pairs.iter_rows(named=True))
-    return ('<table class="plain" id="pairwise"><thead><tr><th>A</th><th>B</th>'
-            f"<th>Metric</th><th>P(A lower)</th></tr></thead><tbody>{rows}</tbody></table>")
+def _pairwise(result: dict[str, Any]) -> list[Part]:
+    ids, p, narrowed = charts.pairwise_matrix(result)
+    if len(ids) < 2:
+        return []
+    rec = result.get("recommendation") or {}
+    chosen = rec.get("candidate")
+    caption = ("Read across a row: the share of Monte Carlo draws in which the row "
+               "candidate's CPM is lower than the column's (50 % is a toss-up; below the "
+               "diagonal 1 minus the mirror cell, so a tie counts for the row).")
+    if narrowed:
+        total = len({r["a"] for r in result.get("pairwise") or []}
+                    | {r["b"] for r in result.get("pairwise") or []})
+        caption += (f" Limited to the Pareto frontier and the recommendation: {len(ids)} of "
+                    f"{total} candidates.")
+    sure = [f"{a} over {b}" for a in ids for b in ids
+            if a != b and (p.get((a, b)) or 0) >= 0.95]
+    alt = (f"Matrix of P(row cheaper than column) for {len(ids)} candidates, cheapest point "
+           f"CPM first ({', '.join(ids)})"
+           + (f"; at least 95 %: {'; '.join(sure[:6])}" if sure else "") + ".")
+    return [Chart("chart-pairwise", charts.pairwise_spec(ids, p, chosen), alt, caption)]
 
 
-def _tornado(result: dict[str, Any]) -> str:
-    out = []
-    for i, (metric, svg) in enumerate(charts.tornado_svgs(result)):
-        out.append(figure("chart-tornado" if i == 0 else f"chart-tornado-{i + 1}", svg,
-                          f"Tornado of {HEADERS.get(metric, metric)}",
-                          "The widest bars are the inputs that move the figure most."))
-    return "".join(out)
+def _tornado(result: dict[str, Any]) -> list[Part]:
+    rec = result.get("recommendation") or {}
+    metrics = list(dict.fromkeys(r["metric"] for r in result.get("tornado") or []))
+    # the recommendation's metric first (CPM unless the policy chose another)
+    lead = next((m for m in metrics if m in (rec.get("rule") or "")), "cpm_eur_per_mtok")
+    metrics = sorted(metrics, key=lambda m: m != lead)  # stable: the rest keep their order
+    parts: list[Part] = []
+    for metric in metrics:
+        panels, left_out = charts.tornado_panels(result, metric)
+        if not panels:
+            continue
+        drawn = [cid for cid, _, _ in panels]
+        biggest = max(((cid, b) for cid, _, bars in panels for b in bars),
+                      key=lambda cb: cb[1].swing)
+        alt = (f"Tornado charts of {HEADERS.get(metric, metric)}, one per candidate "
+               f"({', '.join(drawn)}); the widest bar: {biggest[0]}, {biggest[1].label}, "
+               f"{quantity(biggest[1].at_low, _unit(metric))} to "
+               f"{quantity(biggest[1].at_high, _unit(metric))}.")
+        caption = (f"The longest bar is the input that moves {in_sentence(metric)} most: each "
+                   "bar spans the figure with that input at its low and at its high value, "
+                   "the others at their point values; the vertical rule is the point figure.")
+        quiet = [cid for cid in (rec.get("candidate"), rec.get("runner_up"))
+                 if cid and cid not in drawn]
+        if quiet:
+            caption += (f" No stated range moves {in_sentence(metric)} of "
+                        f"{' or '.join(quiet)}.")
+        if left_out:
+            caption += f" {left_out} more candidate(s) in the workbook's tornado data."
+        figure_id = "chart-tornado" if not parts else f"chart-tornado-{len(parts) + 1}"
+        parts.append(Chart(figure_id, charts.tornado_spec(result, metric, panels), alt,
+                           caption))
+    return parts
 
 
-def _break_even(result: dict[str, Any]) -> str:
-    svg = charts.break_even_svg(result)
-    if svg is None:
-        return ""
-    return figure("chart-break-even", svg, "CPM against daily volume per candidate",
-                  "Where an on-prem curve crosses the cloud line, on-prem becomes cheaper.")
+def _coinciding(entries: Sequence[charts.BreakEven]) -> list[list[str]]:
+    """Groups of curves within 2 % of each other at every volume: drawn on one another."""
+    groups: list[list[charts.BreakEven]] = []
+    for e in entries:
+        for g in groups:
+            ref = g[0]
+            if len(ref.curve) == len(e.curve) and all(
+                    abs(a[1] - b[1]) <= 0.02 * max(a[1], b[1])
+                    for a, b in zip(ref.curve, e.curve, strict=True)):
+                g.append(e)
+                break
+        else:
+            groups.append([e])
+    return [[e.candidate for e in g] for g in groups if len(g) > 1]
+
+
+def _break_even(result: dict[str, Any]) -> list[Part]:
+    entries = charts.break_even_entries(result)
+    if not entries:
+        return []
+    sentences = "".join(f"<li>{_e(e.sentence())}</li>" for e in entries)
+    parts: list[Part] = [f'<ul class="break-even-sentences">{sentences}</ul>']
+    spec = charts.break_even_spec(entries)
+    if spec is None:
+        return parts
+    crossing = sorted((e for e in entries if e.crossing is not None),
+                      key=lambda e: (e.crossing, e.candidate))
+    alt = ("CPM against daily volume of one instance for " +
+           ", ".join(e.candidate for e in entries if e.curve) +
+           f", with {entries[0].versus}'s CPM as a flat line; the first to break even: "
+           f"{crossing[0].candidate} at {charts.volume(crossing[0].crossing or 0)}.")
+    caption = ("Where a curve falls below the dashed cloud line, that on-prem candidate costs "
+               "less per token; the dotted verticals mark the break-even volumes. Both axes "
+               "logarithmic.")
+    for group in _coinciding([e for e in entries if e.curve]):
+        caption += f" The curves of {', '.join(group)} lie on one another (within 2 %)."
+    parts.insert(0, Chart("chart-break-even", spec, alt, caption))
+    return parts
+
+
+CONFIGURATION_HEADERS = ("Configuration", "GPUs", "Goodput at the knee (tokens/s)",
+                         "Goodput per GPU (tokens/s)", "Knee concurrency", "Meets the SLO",
+                         "Runs", "Chosen")
+
+
+def _figure_text(v: float | None, digits: str = ",.0f") -> str:
+    return "n/a" if v is None else format(v, digits)
+
+
+def _configurations(result: dict[str, Any]) -> list[Part]:
+    parts: list[Part] = []
+    for i, c in enumerate(result["candidates"], start=1):
+        configs = c.get("evidence_configurations") or []
+        if not configs:
+            continue
+        varying = charts.varying_settings(configs)
+        rows = [[k.get("label") or ", ".join(f"{s} {v}" for s, v in sorted(
+                    (k.get("configuration") or {}).items())),
+                 *[str((k.get("configuration") or {}).get(s)) for s in varying],
+                 "n/a" if k.get("gpus") is None else k["gpus"],
+                 _figure_text(k.get("goodput_tokens_per_s")),
+                 _figure_text(k.get("goodput_per_gpu_tokens_per_s")),
+                 _figure_text(k.get("knee_concurrency"), ".4g"),
+                 "yes" if k.get("passes") else "no", k.get("runs", ""),
+                 "chosen" if k.get("chosen") else ""]
+                for k in configs]
+        headers = [CONFIGURATION_HEADERS[0], *varying, *CONFIGURATION_HEADERS[1:]]
+        n = len(varying)
+        table = _table(headers, rows, table_id=f"configurations-{i}",
+                       numeric=(n + 1, n + 2, n + 3, n + 4, n + 6),
+                       row_classes=["chosen" if k.get("chosen") else "" for k in configs])
+        chosen = next((k for k in configs if k.get("chosen")), None)
+        intro = (f"<p>{_e(c['id'])}: {len(configs)} configuration(s) measured; "
+                 + (f"chosen: {_e(chosen.get('label'))}." if chosen else "none chosen.")
+                 + "</p>")
+        parts.append(intro)
+        grid = charts.configuration_grid(configs)
+        if grid is not None:
+            unit = ("tokens/s per GPU" if grid.metric == "goodput_per_gpu_tokens_per_s"
+                    else "tokens/s")
+            best = max((k for k in grid.cells if k["value"] is not None and k["passes"]),
+                       key=lambda k: k["value"], default=None)
+            alt = (f"Heatmap of {c['id']}'s goodput at the knee ({unit}) over "
+                   f"{grid.x_setting} ({', '.join(grid.x_values)}) and {grid.y_setting} "
+                   f"({', '.join(grid.y_values)})"
+                   + (f"; highest that meets the SLO: {grid.x_setting} {best['x']}, "
+                      f"{grid.y_setting} {best['y']} ({best['value']:,.0f})" if best else "")
+                   + ".")
+            caption = (f"The darker the cell, the more goodput at the knee ({unit}); the "
+                       "outlined cell is the chosen configuration, grey cells with ✗ miss "
+                       "the SLO.")
+            parts.append(Chart(f"chart-configurations-{i}", charts.configuration_spec(grid),
+                               alt, caption, table))
+        else:
+            parts.append(table)
+    return parts
+
+
+# ------------------------------------------------------------------------------- assembly
+
+_BUILDERS: dict[str, Callable[[dict[str, Any]], list[Part]]] = {
+    "pareto": _pareto, "pairwise": _pairwise, "tornado": _tornado,
+    "break_even": _break_even, "configurations": _configurations,
+}
 
 
 def chart_sections(result: dict[str, Any]) -> dict[str, str]:
-    """section key -> HTML fragment (figures, captions, small tables), "" when nothing
-    applies; keys are SECTIONS."""
-    if charts.unavailable() is not None:
-        return dict.fromkeys(SECTIONS, "")
-    return {"pareto": _pareto(result), "pairwise": _pairwise(result),
-            "tornado": _tornado(result), "break_even": _break_even(result),
-            "configurations": ""}
+    """section key -> HTML fragment (figures with alt text and caption, small tables), ""
+    when nothing applies; the keys are SECTIONS. All specs are built first and drawn in one
+    pass (inside `charts.rendering_cache`, drawn ones are reused)."""
+    built = {key: _BUILDERS[key](result) for key in SECTIONS}
+    pending = [p for parts in built.values() for p in parts if isinstance(p, Chart)]
+    why = charts.unavailable()
+    svgs = {} if why else dict(zip(
+        (id(p) for p in pending),
+        charts.render([(p.figure_id, p.spec) for p in pending]), strict=True))
+    out = {}
+    for key, parts in built.items():
+        html = []
+        for p in parts:
+            if isinstance(p, str):
+                html.append(p)
+            elif why:
+                html.append(f'<p class="absent">{_e(why)}.</p>{p.after}')
+            else:
+                html.append(figure(p, svgs[id(p)]))
+        out[key] = "".join(html)
+    return out
 
 
-__all__ = ["SECTIONS", "chart_sections", "figure"]
+__all__ = ["SECTIONS", "Chart", "chart_sections", "figure"]

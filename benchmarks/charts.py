@@ -1,0 +1,131 @@
+"""Benchmark: the report's charts (issue 18's main job, charts part).
+
+    uv run python benchmarks/charts.py [--rounds 3]
+
+Each figure is one fresh Python process (so vl-convert's V8 warm-up is in it, as in a
+`scorecard run`), timed inside the process from before the chart modules are imported to
+the last SVG; the rounds are interleaved and the medians printed with their ratio to the
+baseline measured in the same run:
+
+- baseline: import vl_convert and draw one trivial chart (the V8 warm-up every path pays);
+- altair: the former path (Altair charts, as reports/charts.py drew them at commit 3ee3501:
+  two Pareto charts, the tornado, the break-even);
+- figures cold: `reports.figures.chart_sections` on the same result, no cache;
+- figures warm: the same inside `rendering_cache` with a cache filled by an earlier process
+  (what a re-run of an unchanged proposal finds in the store).
+
+The result is the bundled example's (`scorecard run --json` in a temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OLD_COMMIT = "3ee3501"
+
+BASELINE = """
+import time; t = time.perf_counter()
+import vl_convert as vlc
+vlc.vegalite_to_svg({"mark": "point", "data": {"values": [{"a": 1}]},
+                     "encoding": {"x": {"field": "a", "type": "quantitative"}}})
+print(time.perf_counter() - t)
+"""
+
+ALTAIR = """
+import json, sys, time
+import reports.frames
+result = json.load(open(sys.argv[1]))
+sys.path.insert(0, sys.argv[2])
+t = time.perf_counter()
+import old_charts as charts
+for x, y in charts.PARETO_PAIRS:
+    charts.pareto_svg(result, x, y)
+charts.tornado_svgs(result)
+charts.break_even_svg(result)
+print(time.perf_counter() - t)
+"""
+
+FIGURES = """
+import json, sys, time
+import reports.frames
+result = json.load(open(sys.argv[1]))
+t = time.perf_counter()
+from reports import charts, figures
+cache = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else None
+if cache is None:
+    figures.chart_sections(result)
+else:
+    with charts.rendering_cache(cache):
+        figures.chart_sections(result)
+print(time.perf_counter() - t, charts.renders())
+"""
+
+FILL = """
+import json, sys
+from reports import charts, figures
+cache = {}
+with charts.rendering_cache(cache):
+    figures.chart_sections(json.load(open(sys.argv[1])))
+json.dump(cache, open(sys.argv[2], "w"))
+print(len(cache))
+"""
+
+
+def timed(code: str, *args: str) -> tuple[float, list[str]]:
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return float(out[0]), out[1:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    rounds = parser.parse_args().rounds
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        result = work / "result.json"
+        result.write_text(subprocess.run(
+            ["scorecard", "run", "--json"], cwd=work, check=True, capture_output=True,
+            text=True).stdout, encoding="utf-8")
+        old = subprocess.run(["git", "show", f"{OLD_COMMIT}:reports/charts.py"], cwd=ROOT,
+                             check=True, capture_output=True, text=True).stdout
+        (work / "old_charts.py").write_text(old, encoding="utf-8")
+        cache = work / "cache.json"
+        entries = subprocess.run([sys.executable, "-c", FILL, str(result), str(cache)],
+                                 cwd=ROOT, check=True, capture_output=True,
+                                 text=True).stdout.strip()
+        times: dict[str, list[float]] = {"baseline": [], "altair": [], "figures cold": [],
+                                         "figures warm": []}
+        renders: dict[str, str] = {}
+        for _ in range(rounds):
+            times["baseline"].append(timed(BASELINE)[0])
+            times["altair"].append(timed(ALTAIR, str(result), str(work))[0])
+            seconds, extra = timed(FIGURES, str(result))
+            times["figures cold"].append(seconds)
+            renders["figures cold"] = extra[0]
+            seconds, extra = timed(FIGURES, str(result), str(cache))
+            times["figures warm"].append(seconds)
+            renders["figures warm"] = extra[0]
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    print(f"charts of the bundled example, median of {rounds} fresh processes each "
+          f"(load average {' '.join(load)}); cache: {entries} SVGs")
+    base = statistics.median(times["baseline"])
+    altair = statistics.median(times["altair"])
+    for name, values in times.items():
+        median = statistics.median(values)
+        drawn = f", {renders[name]} charts drawn" if name in renders else ""
+        print(f"  {name:<13} {median:6.2f} s  {median / base:5.2f}x baseline  "
+              f"{median / altair:5.2f}x altair{drawn}  (runs: "
+              f"{', '.join(f'{v:.2f}' for v in values)})")
+    print(json.dumps({k: statistics.median(v) for k, v in times.items()}))
+
+
+if __name__ == "__main__":
+    main()
