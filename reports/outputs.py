@@ -5,6 +5,12 @@ the scorecard table: one row per candidate, columns named with their unit
 lose bidi and control characters, and in the CSV one that starts like a formula is written
 as text with a leading apostrophe (`reports.cells`).
 
+Both are stackable: every row starts with the run it is from (`vintage`, `proposal`,
+`proposal_sha256`, from the result), so months and proposals concatenate into one table
+(`pl.read_parquet("*/scorecard.parquet")`, DuckDB `read_parquet('*/scorecard.parquet')`).
+The Parquet file carries each column's unit as field metadata (`{"unit": "EUR/Mtok"}`, from
+schemas/outputs.toml; a range column `cpm_eur_per_mtok_p5` has its metric's unit).
+
 The PDF needs headless Chromium: without it `write_outputs(..., pdf=True)` writes the rest,
 then raises `reports.pdf.ChromiumMissing`, whose message says how to install it.
 """
@@ -15,30 +21,49 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from reports.cells import plain, plain_all, spreadsheet_text
 from reports.frames import scorecard_frame
 from reports.html import write_html
 from reports.pdf import write_pdf
-from reports.xlsx import write_xlsx
+from reports.xlsx import unit_of, write_xlsx
 
 STEM = "scorecard"
 
 
+#: the columns that say which run a row is from, first in every CSV and Parquet row
+RUN_COLUMNS = ("vintage", "proposal", "proposal_sha256")
+
+
+def stackable_frame(result: dict[str, Any]) -> pl.DataFrame:
+    """The scorecard table, each row led by its run's vintage, proposal and proposal sha256
+    (null when the result does not carry it)."""
+    frame = scorecard_frame(result)
+    run = [pl.lit(result.get(key), dtype=pl.String()).alias(key) for key in RUN_COLUMNS]
+    return frame.select(*run, pl.all())
+
+
 def write_csv(result: dict[str, Any], path: Path) -> None:
     """The scorecard table; string cells as spreadsheet text (never a formula)."""
-    frame = scorecard_frame(result)
+    frame = stackable_frame(result)
     strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
     frame.with_columns(pl.col(strings).map_elements(spreadsheet_text, return_dtype=pl.String())
                        ).write_csv(path, null_value="")
 
 
 def write_parquet(result: dict[str, Any], path: Path) -> None:
-    """The scorecard table; strings without bidi or control characters."""
-    frame = scorecard_frame(result)
+    """The scorecard table, each field's unit in its metadata; strings without bidi or
+    control characters."""
+    frame = stackable_frame(result)
     strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
-    frame.with_columns(pl.col(strings).map_elements(plain, return_dtype=pl.String())
-                       ).write_parquet(path, statistics=False)
+    table = frame.with_columns(pl.col(strings).map_elements(plain, return_dtype=pl.String())
+                               ).to_arrow()
+    fields = [f.with_metadata({"unit": u}) if (u := unit_of(f.name)) else f
+              for f in table.schema]
+    pq.write_table(pa.Table.from_arrays(table.columns, schema=pa.schema(fields)), path,
+                   write_statistics=False)
 
 
 def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,

@@ -1,9 +1,30 @@
-"""The workbook procurement teams open: About, Scorecard, Breakdown, Assumptions, Sources,
-Sizing, Break-even, P(frontier), Pairwise. Numbers are written as numbers (formatted, not
-turned into text), headers carry units, a sheet whose figures the result lacks says so in its
-first row. Every string is written as text, never as a formula (`reports.cells`: a label
-starting with = + - @, tab or CR gets a leading apostrophe; control and bidi characters are
-removed).
+"""The workbook procurement teams open, written with xlsxwriter: About, Scorecard, Inputs,
+Breakdown, Assumptions, Sources, Sizing, Break-even, P(frontier), Pairwise.
+
+The workbook computes. Inputs holds one row per candidate (same order as the Scorecard): its
+cost model and capacity, then every input column some candidate's figures use, at the engine's
+point values (the modes of ranges), an empty cell where the input is null. The Scorecard's CPM,
+cost per hour, monthly cost, energy, facility energy, electricity, carbon and embodied carbon,
+and the steps between (billed instances, billed utilisation, served tokens/s, average power,
+the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel` template each step
+of pipeline/engine/metrics.py holds beside its polars expression (one place per formula), so
+changing an input on Inputs moves them. A formula over a null input gives "" (an empty cell),
+never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier), Pareto
+rank, sovereignty, time-matched figures) hold the engine's values, and their headers say so.
+References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row relative,
+so sorting the Scorecard keeps every row's figures its own; Inputs is read by position, so it
+has no filter buttons (sorting it would mix candidates), as its header comment says.
+
+Every formula cell also stores the engine's value as its cached result, so a viewer that does
+not recalculate shows the engine's figures; Excel and LibreOffice recalculate on opening.
+
+Numbers are written as numbers with a format per unit (EUR with thousands separators, shares
+and probabilities as %, tokens/s as whole numbers, small figures with their decimals), headers
+carry units, every table has a frozen header row and (but Inputs) filter buttons. A sheet whose
+figures the result lacks says so in its first row. Every string is written as text, never as a
+formula (`reports.cells`: a label starting with = + - @, tab or CR gets a leading apostrophe;
+control and bidi characters are removed; xlsxwriter's `strings_to_formulas` is off and strings
+go through write_string).
 
 The document's created/modified stamps are the result's generated_at, so two runs on the same
 result give the same workbook contents.
@@ -11,19 +32,27 @@ result give the same workbook contents.
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
-from openpyxl import Workbook, load_workbook
-from openpyxl.styles import Font, PatternFill
-from openpyxl.utils import get_column_letter
+import xlsxwriter
+from xlsxwriter.format import Format
+from xlsxwriter.utility import xl_col_to_name
+from xlsxwriter.worksheet import Worksheet
 
-from reports.cells import spreadsheet_value
+from pipeline.engine.metrics import INPUT_COLUMNS, STEPS
+from reports.cells import spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     HEADERS,
+    METRICS,
     PAIRWISE_COLUMNS,
     SIZING_HEADERS,
     assumptions_frame,
@@ -33,20 +62,25 @@ from reports.frames import (
     scorecard_frame,
     sizing_frame,
     sources_frame,
+    value,
 )
 from reports.scorecard_table import NOT_COMPUTED
+from schemas.outputs import OUTPUTS
 
 _OTHER_HEADERS = {
     "input": "Input", "column": "Key", "value": "Value (point)", "low": "Low", "high": "High",
     "unit": "Unit", "grade": "Grade", "source": "Source", "kind": "Kind",
     "subject": "Subject", "url": "URL", "date": "Date", "licence": "Licence and attribution",
     "snapshot_sha256": "Content sha256", "a": "A", "b": "B", "metric": "Metric",
-    "p_a_lower": "P(A lower) (probability)",
+    "p_a_lower": "P(A lower) (probability)", "cost_model": "Cost model",
+    "capacity": "Capacity (provisioned or elastic)",
 }
 
 
 def sheets(result: dict[str, Any]) -> dict[str, pl.DataFrame]:
-    """Sheet name -> frame, in workbook order (the About sheet is written separately)."""
+    """Sheet name -> frame of the sheets written from the result's values, in workbook order
+    (About, the Scorecard's formulas and Inputs are written apart; the Scorecard frame is the
+    one its value columns come from)."""
     probabilities = pl.DataFrame(
         [{"id": c["id"], "p_frontier": c.get("p_frontier")} for c in result["candidates"]],
         schema={"id": pl.String(), "p_frontier": pl.Float64()})
@@ -68,62 +102,381 @@ _SHEET_HEADERS = {"Sizing": SIZING_HEADERS, "Break-even": BREAK_EVEN_HEADERS}
 
 
 def header(column: str, sheet: str = "") -> str:
+    declared = OUTPUTS[column].label if column in OUTPUTS else None
+    if sheet in ("Inputs", "Scorecard") and declared:
+        return declared  # the figure of that name (Sizing's "utilisation" is the billed one)
     return (_SHEET_HEADERS.get(sheet, {}).get(column) or HEADERS.get(column)
-            or SIZING_HEADERS.get(column) or _OTHER_HEADERS.get(column, column))
+            or SIZING_HEADERS.get(column) or _OTHER_HEADERS.get(column) or declared or column)
 
 
-def about_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [
+# --- number formats, per unit
+
+#: unit (schemas/outputs.toml) -> Excel number format
+UNIT_FORMATS = {
+    "EUR": "#,##0.00", "EUR/h": "#,##0.00", "EUR/month": "#,##0.00", "EUR/year": "#,##0.00",
+    "EUR/(kW month)": "#,##0.00", "EUR/Mtok": "#,##0.000", "EUR/kWh": "0.00000",
+    "share": "0.0%", "probability": "0.0%", "1/year": "0.0%",
+    "tokens/s": "#,##0", "tokens/day": "#,##0", "tokens": "#,##0", "requests/s": "#,##0.00",
+    "W": "#,##0", "ratio": "0.00", "count": "#,##0.00", "level 0-4": "0",
+    "J/token": "0.000", "kWh/Mtok": "0.000", "gCO2e/Mtok": "#,##0.0", "gCO2e/kWh": "#,##0.0",
+    "kgCO2e": "#,##0", "MWh/year": "#,##0.0", "tCO2e/year": "#,##0.00", "s": "0.000",
+    "months": "0", "years": "0.0",
+}
+#: columns whose format is not their unit's: whole counts, and the metrics at the decimals
+#: the report tables print them with (reports.frames.METRICS)
+COLUMN_FORMATS = {
+    "instances": "#,##0", "littles_law_instances": "#,##0", "gpu_count": "0",
+    "pareto_rank": "0", "sovereignty_level": "0",
+    **{k: "#,##0" + ("." + "0" * m.decimals if m.decimals else "") for k, m in METRICS.items()},
+}
+#: per sheet, columns that are not the declared figure of their name
+_SHEET_UNITS = {
+    "Sizing": {"utilisation": "share"},
+    "Break-even": {"versus_cpm_eur_per_mtok": "EUR/Mtok", "break_even_tokens_per_day":
+                   "tokens/day"},
+    "Pairwise": {"p_a_lower": "probability"},
+}
+
+
+def unit_of(column: str, sheet: str = "") -> str | None:
+    """The unit of a column: a sheet's own, the declared one (schemas/outputs.toml), a range
+    column's metric's (`cpm_eur_per_mtok_p95`), the GPU count's; None for names, flags and
+    ranks (the Parquet file's field metadata too)."""
+    if column in _SHEET_UNITS.get(sheet, {}):
+        return _SHEET_UNITS[sheet][column]
+    base = re.sub(r"_p(5|50|95)$", "", column)
+    if base in OUTPUTS:
+        return OUTPUTS[base].unit
+    return "count" if column == "gpu_count" else None
+
+
+def number_format(column: str, sheet: str = "", dtype: pl.DataType | None = None) -> str | None:
+    """The Excel number format of a numeric column (None: General)."""
+    if sheet not in _SHEET_UNITS or column not in _SHEET_UNITS[sheet]:
+        base = re.sub(r"_p(5|50|95)$", "", column)
+        if base in COLUMN_FORMATS:
+            return COLUMN_FORMATS[base]
+    unit = unit_of(column, sheet)
+    if unit in UNIT_FORMATS:
+        return UNIT_FORMATS[unit]
+    return "#,##0" if dtype is not None and dtype.is_integer() else None
+
+
+class _Styles:
+    """The workbook's formats, made once each (xlsxwriter keeps every Format object)."""
+
+    HEADER: ClassVar[dict[str, Any]] = {"bold": True, "text_wrap": True, "valign": "top",
+                                         "border": 1}
+    FILLS: ClassVar[dict[str, str | None]] = {"value": "#EDEDED", "formula": "#DDEBF7",
+                                              "input": "#FFF2CC", "plain": None}
+
+    def __init__(self, book: xlsxwriter.Workbook) -> None:
+        self.book = book
+        self._made: dict[tuple[Any, ...], Format] = {}
+
+    def get(self, **props: Any) -> Format:
+        key = tuple(sorted(props.items()))
+        if key not in self._made:
+            self._made[key] = self.book.add_format(props)
+        return self._made[key]
+
+    def header(self, kind: str = "plain") -> Format:
+        fill = self.FILLS[kind]
+        return self.get(**self.HEADER, **({"bg_color": fill} if fill else {}))
+
+    def number(self, fmt: str | None, **props: Any) -> Format | None:
+        if fmt is None and not props:
+            return None
+        return self.get(**({"num_format": fmt} if fmt else {}), **props)
+
+
+def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) -> None:
+    """One cell, by type: strings always as text (never a formula or a URL), numbers as
+    numbers, None (and a non-finite float, which no output holds) as an empty cell."""
+    if item is None or (isinstance(item, float) and not math.isfinite(item)):
+        if fmt is not None:
+            sheet.write_blank(row, col, None, fmt)
+    elif isinstance(item, bool):
+        sheet.write_boolean(row, col, item, fmt)
+    elif isinstance(item, int | float):
+        sheet.write_number(row, col, item, fmt)
+    else:
+        sheet.write_string(row, col, spreadsheet_text(item if isinstance(item, str)
+                                                      else str(item)), fmt)
+
+
+def _width(title: str, items: list[Any], numeric: bool) -> float:
+    """A column's width: wide enough for its values (the first 50) and for its header on
+    at most three lines."""
+    if numeric:
+        return min(24.0, max(11.0, len(title) / 3 + 2))
+    longest = max([len(str(v)) for v in items[:50] if v is not None] or [0])
+    return min(60.0, max(10.0, longest + 2, len(title) / 3 + 2))
+
+
+def _header_row(sheet: Worksheet, titles: list[str], formats: list[Format]) -> None:
+    sheet.set_row(0, 45)
+    for col, (title, fmt) in enumerate(zip(titles, formats, strict=True)):
+        sheet.write_string(0, col, spreadsheet_text(title), fmt)
+
+
+def _comment(sheet: Worksheet, col: int, text: str) -> None:
+    sheet.write_comment(0, col, spreadsheet_text(text), {"x_scale": 2.5, "y_scale": 2})
+
+
+# --- the Scorecard and its Inputs
+
+#: a placeholder of a Step.excel template: {name}, {name?} or {name:default}
+_PLACEHOLDER = re.compile(r"\{(\w+)(\?|:[-0-9.]+)?\}")
+
+
+def fill(template: str, cell: Callable[[str], str | None]) -> str:
+    """A Step.excel template as a formula, `cell(name)` giving the reference of column
+    `name` in this row (None: the workbook has no such column, every value of it is null).
+
+    `{name}` enters the guard IF(OR(ref="",...),"",...): a null input gives "" (the step is
+    "" outright when the workbook has no such column); `{name?}` is the bare reference ("" for
+    a missing column); `{name:d}` is IF(ref="",d,ref) (d for a missing column). The whole is
+    wrapped in IFERROR(...,""): a division by zero is null, as in the engine."""
+    guard: list[str] = []
+    missing = False
+
+    def place(match: re.Match[str]) -> str:
+        nonlocal missing
+        name, mode = match.group(1), match.group(2)
+        ref = cell(name)
+        if mode and mode.startswith(":"):
+            return mode[1:] if ref is None else f'IF({ref}="",{mode[1:]},{ref})'
+        if ref is None:
+            missing = missing or mode is None
+            return '""'
+        if mode is None and ref not in guard:
+            guard.append(ref)
+        return ref
+
+    body = _PLACEHOLDER.sub(place, template)
+    if missing:
+        return '=""'
+    formula = f'IFERROR({body},"")'
+    if guard:
+        tests = ",".join(f'{ref}=""' for ref in guard)
+        formula = f'IF(OR({tests}),"",{formula})'
+    return "=" + formula
+
+
+#: inputs always on the Inputs sheet, even when every candidate leaves them null, so a reader
+#: can fill them in
+_CORE_INPUTS = ("tokens_per_s", "utilisation", "busy_power_w", "idle_power_w", "pue",
+                "grid_gco2e_per_kwh")
+_FIRST_COLUMNS = ("id", "label", "cost_model", "capacity")
+#: the Scorecard's columns that name the candidate (no header comment)
+_IDENTITY = ("id", "label", "deployment", "provider", "zone", "gpu", "gpu_count")
+_STEP = {s.name: s for s in STEPS}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each column of the Inputs and Scorecard sheets is: column letters by name."""
+
+    inputs: list[str]  # Inputs sheet columns, in order
+    scorecard: list[str]  # Scorecard sheet columns, in order
+    #: whether the Scorecard's figures are formulas: every candidate carries the evaluated
+    #: row (`detail`, with its cost model), as the engine writes it; a result without (a
+    #: hand-made one) gets its values only
+    computes: bool
+
+    def input_ref(self, name: str, row: int) -> str | None:
+        """Absolute reference to an Inputs cell (sorting the Scorecard keeps it)."""
+        if name not in self.inputs:
+            return None
+        return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row + 1}"
+
+    def ref(self, name: str, row: int) -> str | None:
+        """A column's cell in `row` (0-based, header = 0): a Scorecard step relative, an
+        input on Inputs absolute."""
+        if name in self.scorecard and name in _STEP and _STEP[name].excel:
+            return f"{xl_col_to_name(self.scorecard.index(name))}{row + 1}"
+        return self.input_ref(name, row)
+
+
+def layout(result: dict[str, Any], card: pl.DataFrame) -> Layout:
+    """The columns of Inputs (the first columns, then every input some candidate has a value
+    for, and the core inputs) and of the Scorecard (the scorecard table's columns, the
+    monthly cost after CPM, then every other step some candidate has a value for)."""
+    candidates = result["candidates"]
+
+    def used(name: str) -> bool:
+        return any(_number(c, name) is not None for c in candidates)
+
+    inputs = [*_FIRST_COLUMNS,
+              *[n for n in INPUT_COLUMNS if n in _CORE_INPUTS or used(n)]]
+    main = list(card.columns)
+    if used("monthly_cost_eur"):
+        main.insert(main.index("cpm_eur_per_mtok") + 1, "monthly_cost_eur")
+    extra = [s.name for s in STEPS if s.name not in main and s.excel and used(s.name)]
+    computes = all(value(c, "cost_model") is not None for c in candidates)
+    return Layout(inputs, main + extra, computes)
+
+
+def _number(candidate: dict[str, Any], name: str) -> Any:
+    """An input's point value: the evaluated row's (`detail`), else the mode of the engine's
+    `inputs` list."""
+    found = value(candidate, name)
+    if found is None:
+        found = next((i.get("mode") for i in candidate.get("inputs") or []
+                      if i.get("input") == name), None)
+    return found
+
+
+_INPUT_NOTE = ("Do not sort this sheet: the Scorecard reads it row by row (row 2 here is "
+               "row 2 there).")
+
+
+def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
+                  places: Layout) -> None:
+    sheet = book.add_worksheet("Inputs")
+    names = places.inputs
+    _header_row(sheet, [header(n, "Inputs") for n in names],
+                [styles.header("plain" if n in _FIRST_COLUMNS else "input") for n in names])
+    for col, name in enumerate(names):
+        meaning = OUTPUTS[name].meaning if name in OUTPUTS else {
+            "id": "the candidate's id", "label": "the candidate",
+            "cost_model": "tco (the TCO lines) or a price per hour (declared, on_demand, "
+                          "reserved)",
+            "capacity": "provisioned (every sized instance billed every hour) or elastic "
+                        "(busy instance-hours billed, at least the minimum instances)"}[name]
+        _comment(sheet, col, f"{header(name, 'Inputs')}: {meaning}. " + (
+            _INPUT_NOTE if col == 0 else "Change it and the Scorecard's formulas move."))
+        items = [_number(c, name) for c in result["candidates"]]
+        numeric = name not in _FIRST_COLUMNS
+        fmt = styles.number(number_format(name), font_color="#1F4E79") if numeric else None
+        for row, item in enumerate(items, start=1):
+            _write(sheet, row, col, item, fmt)
+        sheet.set_column(col, col, _width(header(name, "Inputs"), items, numeric))
+    sheet.freeze_panes(1, 1)
+
+
+def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
+                     card: pl.DataFrame, places: Layout) -> None:
+    sheet = book.add_worksheet("Scorecard")
+    names = places.scorecard
+
+    def kind(name: str) -> str:
+        if name in _IDENTITY:
+            return "plain"
+        formula = (name in _STEP and _STEP[name].excel) or name in places.inputs
+        return "formula" if places.computes and formula else "value"
+
+    kinds = [kind(n) for n in names]
+    _header_row(sheet, [header(n, "Scorecard") for n in names],
+                [styles.header(k) for k in kinds])
+    for col, (name, k) in enumerate(zip(names, kinds, strict=True)):
+        title = header(name, "Scorecard")
+        meaning = f"{title}: {OUTPUTS[name].meaning}. " if name in OUTPUTS else f"{title}. "
+        if k == "formula" and name in _STEP:
+            _comment(sheet, col, f"{meaning}Formula over Inputs: {_STEP[name].formula}.")
+        elif k == "formula":
+            _comment(sheet, col, f"{meaning}The Inputs sheet's value.")
+        elif k == "value":
+            _comment(sheet, col, f"{meaning}The engine's value, not a formula: it does not "
+                     "move when an input changes.")
+        dtype = card.schema.get(name, pl.Float64())
+        numeric = dtype.is_numeric()
+        fmt = styles.number(number_format(name, "Scorecard", dtype)) if numeric else None
+        items = (card[name].to_list() if name in card.columns
+                 else [_number(c, name) for c in result["candidates"]])
+        for row, cached in enumerate(items, start=1):
+            if k != "formula":
+                _write(sheet, row, col, cached, fmt)
+                continue
+            if name in _STEP:
+                formula = fill(_STEP[name].excel or "", partial(places.ref, row=row))
+            else:
+                ref = places.input_ref(name, row)
+                formula = f'=IF({ref}="","",{ref})'
+            sheet.write_formula(row, col, formula, fmt, "" if cached is None else cached)
+        sheet.set_column(col, col, _width(title, items, numeric))
+    last = len(result["candidates"])
+    sheet.freeze_panes(1, 1)
+    sheet.autofilter(0, 0, last, len(names) - 1)
+    if "pareto_rank" in names and last:
+        rank = xl_col_to_name(names.index("pareto_rank"))
+        sheet.conditional_format(1, 0, last, len(names) - 1, {
+            "type": "formula", "criteria": f"=${rank}2=1",
+            "format": styles.get(bg_color="#E3F2E1")})
+
+
+# --- the other sheets
+
+def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
+                 frame: pl.DataFrame) -> None:
+    sheet = book.add_worksheet(name)
+    if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
+        sheet.write_string(0, 0, f"{name}: {NOT_COMPUTED}")
+        sheet.set_column(0, 0, 50)
+        return
+    columns = frame.columns
+    _header_row(sheet, [header(c, name) for c in columns], [styles.header()] * len(columns))
+    per_row_unit = name == "Assumptions"  # value, low, high: each row in its own unit
+    units = frame["unit"].to_list() if per_row_unit else []
+    for col, column in enumerate(columns):
+        dtype = frame.schema[column]
+        items = frame[column].to_list()
+        numeric = dtype.is_numeric()
+        fmt = styles.number(number_format(column, name, dtype)) if numeric else None
+        for row, item in enumerate(items, start=1):
+            cell_fmt = fmt
+            if per_row_unit and column in ("value", "low", "high"):
+                cell_fmt = styles.number(UNIT_FORMATS.get(units[row - 1] or ""))
+            _write(sheet, row, col, item, cell_fmt)
+        sheet.set_column(col, col, _width(header(column, name), items, numeric))
+    sheet.freeze_panes(1, 1)
+    sheet.autofilter(0, 0, frame.height, len(columns) - 1)
+
+
+def about_rows(result: dict[str, Any], computes: bool = True) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = [
         ("Proposal", result["proposal"]), ("Vintage", result["vintage"]),
+    ]
+    if result.get("proposal_sha256"):
+        rows.append(("Proposal sha256", result["proposal_sha256"]))
+    return [
+        *rows,
         ("Generated at", result["generated_at"]), ("Code version", result["code_version"]),
         ("Example data", "yes: illustrative declarations, not measurements"
          if result.get("example_data") else "no"),
         ("Units", "in every column header; numbers are numbers"),
+        ("Scorecard", "blue headers are Excel formulas over the Inputs sheet (change an input "
+         "there and they move: CPM, cost, monthly cost, energy, electricity, carbon and the "
+         "steps between); grey headers are the engine's values (ranges, P(frontier), Pareto "
+         "rank, sovereignty, time-matched figures), which do not move" if computes else
+         "the engine's values: this result carries no evaluated inputs per candidate, so no "
+         "formula is written"),
+        ("Inputs", "one row per candidate, in the Scorecard's order, at the engine's point "
+         "values; an empty cell is an input not given (the figures it feeds stay empty). "
+         "Do not sort it: the Scorecard reads it row by row"),
+        ("Other sheets", "the engine's values as computed, for the record"),
     ]
 
 
 def write_xlsx(result: dict[str, Any], path: Path) -> None:
-    book = Workbook()
-    about = book.active
-    about.title = "About"
-    for row in about_rows(result):
-        about.append([spreadsheet_value(v) for v in row])
-    about.column_dimensions["A"].width = 16
-    about.column_dimensions["B"].width = 70
-    bold = Font(bold=True)
-    fill = PatternFill("solid", fgColor="E3F2E1")
-    for name, frame in sheets(result).items():
-        sheet = book.create_sheet(name)
-        if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
-            sheet.append([f"{name}: {NOT_COMPUTED}"])
-            continue
-        sheet.append([spreadsheet_value(header(c, name)) for c in frame.columns])
-        for cell in sheet[1]:
-            cell.font = bold
-        for row in frame.iter_rows():  # every string as text: never a formula
-            sheet.append([spreadsheet_value(v) for v in row])
-        sheet.freeze_panes = "B2"
-        for i, column in enumerate(frame.columns, start=1):
-            width = max(len(header(column, name)),
-                        *(len(str(v)) for v in frame[column].head(50)))
-            sheet.column_dimensions[get_column_letter(i)].width = min(60, max(10, width + 2))
-            if frame.schema[column] == pl.Float64():
-                for (cell,) in sheet.iter_rows(min_row=2, min_col=i, max_col=i):
-                    cell.number_format = "0.0000"
-        if name == "Scorecard":
-            rank = frame.columns.index("pareto_rank") + 1
-            for row_cells in sheet.iter_rows(min_row=2):
-                if row_cells[rank - 1].value == 1:
-                    for cell in row_cells:
-                        cell.fill = fill
+    book = xlsxwriter.Workbook(str(path), {
+        "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
+        "in_memory": True})
     stamp = datetime.fromisoformat(result["generated_at"]).replace(tzinfo=None)
-    book.properties.created = stamp
-    book.properties.modified = stamp
-    book.properties.creator = "inference-scorecard"
-    book.save(path)
-
-
-def read_values(path: Path) -> dict[str, list[list[Any]]]:
-    """Every sheet's cell values (for tests and for checking a workbook by hand)."""
-    book = load_workbook(path, read_only=True)
-    return {ws.title: [list(r) for r in ws.iter_rows(values_only=True)] for ws in book}
+    book.set_properties({"created": stamp, "author": "inference-scorecard"})
+    styles = _Styles(book)
+    about = book.add_worksheet("About")
+    frames = sheets(result)
+    card = frames.pop("Scorecard")
+    places = layout(result, card)
+    for row, (key, item) in enumerate(about_rows(result, places.computes)):
+        _write(about, row, 0, key, styles.get(bold=True))
+        _write(about, row, 1, item, styles.get(text_wrap=True, valign="top"))
+    about.set_column(0, 0, 16)
+    about.set_column(1, 1, 90)
+    _write_scorecard(book, styles, result, card, places)
+    _write_inputs(book, styles, result, places)
+    for name, frame in frames.items():
+        _write_table(book, styles, name, frame)
+    book.close()

@@ -1,11 +1,13 @@
 """Hostile strings in a result (OWASP CSV injection, an escape character, a right-to-left
 override) through the real writers: XLSX cells hold text, never a formula, and no control
-character; the CSV prefixes a formula-like cell with an apostrophe; no output carries a bidi
-control."""
+character (the only formulas are the Scorecard's own, over cell references); the CSV prefixes
+a formula-like cell with an apostrophe; no output carries a bidi control."""
 
 from __future__ import annotations
 
 import csv
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from openpyxl import load_workbook
 
 from reports.cells import spreadsheet_text
 from reports.outputs import write_outputs
+from reports.xlsx import write_xlsx
+from tests.reports.conftest import FIXTURES
 
 FORMULA = '=HYPERLINK("http://x","y")'
 DDE = "=cmd|' /C calc'!A0"
@@ -42,7 +46,7 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
     book = load_workbook(tmp_path / "scorecard.xlsx")
     formulas = [(ws.title, c.coordinate) for ws in book for row in ws.iter_rows() for c in row
                 if c.data_type == "f"]
-    assert formulas == []
+    assert formulas == []  # the hand-made result carries no inputs: values only
     assert book["About"]["B1"].value == "'" + FORMULA
     ids = [row[0].value for row in book["Scorecard"].iter_rows(min_row=2)]
     assert "'" + DDE + "[31mtxt.exe" in ids  # ESC and RLO gone, the rest kept as text
@@ -55,3 +59,29 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
     assert "\u202e" not in page and "\x1b" not in page
     parquet = pl.read_parquet(tmp_path / "scorecard.parquet")
     assert parquet["id"][0] == DDE + "[31mtxt.exe"  # data, not a spreadsheet: no apostrophe
+
+
+#: what the Scorecard's own formulas are made of: references, numbers, the step templates'
+#: functions and operators, and "" / the two cost-model and capacity words
+_OWN_FORMULA = re.compile(r'^=(?:Inputs!\$[A-Z]+\$\d+|[A-Z]{1,3}\d+|\d+(?:\.\d+)?|IF|OR|'
+                          r'IFERROR|CEILING|PMT|MAX|"(?:tco|elastic)?"|[-+*/^(),=<>])+$')
+
+
+def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None:
+    """The engine's result (with inputs: the Scorecard computes) with hostile id and label:
+    every formula is one of the Scorecard's own, none carries the text; the id and label
+    cells on Scorecard and Inputs are text with the apostrophe."""
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
+    result["candidates"][0]["id"] = DDE + "\x1b[31m\u202etxt.exe"
+    result["candidates"][0]["label"] = FORMULA
+    path = tmp_path / "s.xlsx"
+    write_xlsx(result, path)
+    book = load_workbook(path)
+    formulas = [(ws.title, c.value) for ws in book for row in ws.iter_rows() for c in row
+                if c.data_type == "f"]
+    assert formulas and {title for title, _ in formulas} == {"Scorecard"}
+    assert [f for _, f in formulas if not _OWN_FORMULA.match(f)] == []
+    for sheet in ("Scorecard", "Inputs"):
+        assert book[sheet]["A2"].value == "'" + DDE + "[31mtxt.exe"
+        assert book[sheet]["A2"].data_type == "s"
+        assert book[sheet]["B2"].value == "'" + FORMULA and book[sheet]["B2"].data_type == "s"

@@ -1,5 +1,7 @@
-"""XLSX workbook, CSV and Parquet exports: numbers as numbers, units in headers, snapshots of
-the cell values, identical on a second run."""
+"""XLSX workbook, CSV and Parquet exports: numbers as numbers, units in headers, number formats
+per unit, snapshots of the cell contents (formula text for the Scorecard's formulas), identical
+on a second run; CSV and Parquet stackable across months, Parquet fields carrying their units.
+The workbook's formulas are evaluated in test_workbook.py."""
 
 from __future__ import annotations
 
@@ -7,12 +9,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
+from openpyxl import load_workbook
 
 from reports.outputs import write_csv, write_outputs, write_parquet
-from reports.xlsx import read_values, write_xlsx
+from reports.xlsx import write_xlsx
 from tests.reports.conftest import check_snapshot, without_optional
+
+
+def read_values(path: Path, *, cached: bool = False) -> dict[str, list[list[Any]]]:
+    """Every sheet's cells: formula text for a formula, or (`cached`) the value stored with it
+    (the engine's)."""
+    book = load_workbook(path, read_only=True, data_only=cached)
+    return {ws.title: [list(r) for r in ws.iter_rows(values_only=True)] for ws in book}
 
 
 def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path: Path) -> None:
@@ -23,15 +35,15 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
     assert values == read_values(second)
     check_snapshot("result_full.xlsx.json",
                    json.dumps(values, indent=1, ensure_ascii=False, default=str) + "\n")
-    assert list(values) == ["About", "Scorecard", "Breakdown", "Assumptions", "Sources",
-                            "Sizing", "Break-even", "P(frontier)", "Pairwise"]
+    assert list(values) == ["About", "Scorecard", "Inputs", "Breakdown", "Assumptions",
+                            "Sources", "Sizing", "Break-even", "P(frontier)", "Pairwise"]
 
 
 def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
                                                           tmp_path: Path) -> None:
     path = tmp_path / "s.xlsx"
     write_xlsx(full, path)
-    sheet = read_values(path)["Scorecard"]
+    sheet = read_values(path, cached=True)["Scorecard"]
     header, rows = sheet[0], sheet[1:]
     assert "CPM (EUR/Mtok)" in header and "Carbon (gCO2e/Mtok)" in header
     cpm = header.index("CPM (EUR/Mtok)")
@@ -91,3 +103,60 @@ def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -
     assert [p.name for p in written] == ["scorecard.html", "scorecard.xlsx", "scorecard.csv",
                                          "scorecard.parquet"]
     assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_csv_and_parquet_stack_across_months(full: dict[str, Any], tmp_path: Path) -> None:
+    """Two months of the same proposal, written into month folders, read back as one table
+    by polars and by DuckDB: the run columns tell the rows apart."""
+    october, november = dict(full), dict(full)
+    october["proposal_sha256"] = november["proposal_sha256"] = "ab" * 32
+    november["vintage"] = "2026-11"
+    for result in (october, november):
+        folder = tmp_path / result["vintage"]
+        folder.mkdir()
+        write_parquet(result, folder / "scorecard.parquet")
+        write_csv(result, folder / "scorecard.csv")
+    n = len(full["candidates"])
+    stacked = pl.read_parquet(tmp_path / "*" / "scorecard.parquet")
+    assert stacked.columns[:4] == ["vintage", "proposal", "proposal_sha256", "id"]
+    assert stacked.height == 2 * n
+    assert stacked.group_by("vintage").len().sort("vintage").rows() == [
+        ("2026-10", n), ("2026-11", n)]
+    assert stacked["proposal"].unique().to_list() == [full["proposal"]]
+    assert stacked["proposal_sha256"].unique().to_list() == ["ab" * 32]
+    rows = duckdb.sql(f"SELECT vintage, count(*) FROM read_parquet('{tmp_path}/*/scorecard"
+                      ".parquet') GROUP BY vintage ORDER BY vintage").fetchall()
+    assert rows == [("2026-10", n), ("2026-11", n)]
+    csv = pl.read_csv(tmp_path / "*" / "scorecard.csv")
+    assert csv.height == 2 * n and csv.columns == stacked.columns
+
+
+def test_parquet_fields_carry_their_units(full: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "s.parquet"
+    write_parquet(full, path)
+    schema = pq.read_schema(path)
+
+    def unit(name: str) -> bytes | None:
+        return (schema.field(name).metadata or {}).get(b"unit")
+
+    # declared units (schemas/outputs.toml); a range column has its metric's
+    assert unit("cpm_eur_per_mtok") == b"EUR/Mtok"
+    assert unit("cpm_eur_per_mtok_p95") == b"EUR/Mtok"
+    assert unit("energy_j_per_token") == b"J/token"
+    assert unit("carbon_gco2e_per_mtok") == b"gCO2e/Mtok"
+    assert unit("tokens_per_s") == b"tokens/s"
+    assert unit("p_frontier") == b"probability"
+    assert unit("gpu_count") == b"count"
+    # names, flags and ranks have none
+    assert unit("id") is None and unit("vintage") is None and unit("eligible") is None
+    numeric = [f.name for f in schema if str(f.type) in ("double", "int64")]
+    assert [n for n in numeric if unit(n) is None] == ["pareto_rank"]
+
+
+def test_a_result_without_its_proposal_sha256_writes_null(full: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    full.pop("proposal_sha256", None)
+    write_parquet(full, tmp_path / "s.parquet")
+    frame = pl.read_parquet(tmp_path / "s.parquet")
+    assert frame["proposal_sha256"].null_count() == frame.height
+    assert frame["vintage"].to_list() == [full["vintage"]] * frame.height

@@ -1,0 +1,261 @@
+"""The workbook computes: its Scorecard's formulas, evaluated by the `formulas` package (an
+Excel engine in Python; LibreOffice is not needed), give the engine's figures for every
+candidate and step, an empty cell ("") where the engine's figure is null, and move by the
+hand-computed amount when an input cell changes.
+
+Two results: the bundled example's (tests/fixtures/reports/example_scorecard.json: a demand;
+declared, TCO and on-demand prices; provisioned and elastic capacity) and a proposal without
+a demand run through the engine here (declared utilisation, a TCO node, an elastic cloud, a
+cloud candidate without a power figure: a null input).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from openpyxl.utils import get_column_letter
+
+from pipeline.engine.metrics import STEPS
+from pipeline.run import execute
+from reports.frames import value
+from reports.xlsx import fill, write_xlsx
+from schemas.outputs import OUTPUTS
+from tests.proposals import candidate, proposal
+from tests.reports.conftest import FIXTURES
+
+formulas = pytest.importorskip("formulas", reason="formulas (a dev dependency) evaluates it")
+
+EXAMPLE = FIXTURES / "example_scorecard.json"
+
+IDLE = '{ watts = 5600, idle_watts = 800, boundary = "gpu_board", source = "TDP" }'
+TCO = """
+[policy]
+min_sovereignty = 1
+[tco.node]
+source = "quote"
+capex = { gpus = 280_000, servers = 45_000 }
+amortisation_months = 48
+cost_of_capital = 0.05
+residual_eur = 25_000
+maintenance_share_per_year = 0.06
+staff_eur_per_year = 15_000
+hosting = { kind = "colocation", eur_per_kw_month = 200 }
+electricity = { basis = "wholesale", retail_multiplier = 1.0, grid_fee_eur_per_kwh = 0.045 }
+"""
+
+
+def without(block: str, *keys: str) -> str:
+    """A candidate block without the lines of `keys`."""
+    return "".join(line + "\n" for line in block.splitlines()
+                   if line.split(" = ")[0] not in keys)
+
+
+#: no [demand]: declared utilisation (a price and a TCO node), an elastic cloud (busy hours
+#: only), and a cloud candidate without a power figure (a null input)
+NO_DEMAND = proposal(
+    "Workbook without demand", TCO,
+    candidate("own-declared", utilisation="0.55", power=IDLE),
+    candidate("own-tco", zone='"DE-LU"', gpu='"H200-SXM-141GB"', pue="1.4",
+              utilisation="0.7", power=IDLE, cost='{ tco = "node" }'),
+    without(candidate(
+        "ovh-elastic", deployment='"cloud"', provider='"ovhcloud"', gpu='"H100-PCIe-80GB"',
+        gpu_count="4", throughput='{ tokens_per_s = 1500, source = "bench" }',
+        power='{ watts = 1400, idle_watts = 240, boundary = "gpu_board", source = "TDP" }',
+        cost='{ offer = "ovhcloud:h100-1520", pricing = "on_demand" }',
+        capacity='"elastic"'), "zone"),
+    without(candidate(
+        "scaleway-no-power", deployment='"cloud"', provider='"scaleway"', pue="1.25",
+        utilisation="0.6", throughput='{ tokens_per_s = 3600, source = "bench" }',
+        cost='{ offer = "scaleway:H100-SXM-8-80G", pricing = "on_demand" }'), "zone", "power"),
+)
+
+
+#: the figures the issue names, each a formula on the Scorecard
+COMPUTED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+            "electricity_eur_per_mtok", "facility_kwh_per_mtok", "cost_eur_per_hour",
+            "billed_utilisation", "served_tokens_per_s", "average_power_w")
+
+
+class Book:
+    """A written workbook: its cells as openpyxl reads them (formula text, formats) and the
+    values the `formulas` package computes for every formula."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.cells = openpyxl.load_workbook(path)
+        self.model = formulas.ExcelModel().loads(str(path)).finish()
+        self.values = self.model.calculate()
+
+    def column(self, sheet: str, label: str) -> str:
+        """The letter of the column headed `label` on `sheet`."""
+        headers = [c.value for c in self.cells[sheet][1]]
+        return get_column_letter(headers.index(label) + 1)
+
+    def computed(self, sheet: str, cell: str, solution: Any = None) -> Any:
+        found = (solution or self.values)[f"'[{self.path.name}]{sheet.upper()}'!{cell}"]
+        return found.value[0][0]
+
+    def changed(self, sheet: str, cell: str, new: float) -> Any:
+        """The whole workbook recomputed with one input cell set to `new`."""
+        return self.model.calculate(
+            inputs={f"'[{self.path.name}]{sheet.upper()}'!{cell}": new})
+
+
+def same(got: Any, expected: float | None) -> bool:
+    if expected is None:
+        return got == ""
+    return isinstance(got, int | float) and math.isclose(got, expected, rel_tol=1e-9)
+
+
+def check_every_step(book: Book, result: dict[str, Any]) -> int:
+    """Every step column on the Scorecard, every candidate: the computed value is the
+    engine's (rel 1e-9), "" where the engine's is null. Returns the cells checked."""
+    headers = [c.value for c in book.cells["Scorecard"][1]]
+    checked, wrong = 0, []
+    for step in STEPS:
+        label = OUTPUTS[step.name].label
+        if label not in headers:
+            continue
+        letter = book.column("Scorecard", label)
+        for row, item in enumerate(result["candidates"], start=2):
+            cell = book.cells["Scorecard"][f"{letter}{row}"]
+            assert cell.data_type == "f", (step.name, item["id"])  # a formula
+            got = book.computed("Scorecard", f"{letter}{row}")
+            expected = value(item, step.name)
+            checked += 1
+            if not same(got, expected):
+                wrong.append((step.name, item["id"], got, expected))
+    assert wrong == []
+    for name in COMPUTED:  # the issue's figures are all there
+        assert OUTPUTS[name].label in headers, name
+    return checked
+
+
+def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
+    errors = [k for k, v in book.values.items()
+              if isinstance(v.value[0][0], str) and v.value[0][0].startswith("#")]
+    assert errors == []
+    elsewhere = [ws.title for ws in book.cells for row in ws.iter_rows() for c in row
+                 if c.data_type == "f" and ws.title != "Scorecard"]
+    assert elsewhere == []
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
+    result = json.loads(EXAMPLE.read_text("utf-8"))
+    path = tmp_path_factory.mktemp("example") / "example.xlsx"
+    write_xlsx(result, path)
+    return result, Book(path)
+
+
+@pytest.fixture(scope="module")
+def no_demand(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
+    folder = tmp_path_factory.mktemp("no_demand")
+    proposal = folder / "proposal.toml"
+    proposal.write_text(NO_DEMAND, encoding="utf-8")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = execute(proposal, vintage=None, out=None, db=folder / "store.duckdb",
+                       json_out=True)
+    assert code == 0
+    result = json.loads(out.getvalue())
+    path = folder / "no_demand.xlsx"
+    write_xlsx(result, path)
+    return result, Book(path)
+
+
+def test_the_example_workbook_computes_the_engine_figures(
+        example: tuple[dict[str, Any], Book]) -> None:
+    result, book = example
+    # 7 candidates x every step on the sheet (21 with a demand, no Little's law)
+    assert check_every_step(book, result) == 7 * 21
+    no_errors_and_formulas_only_on_the_scorecard(book)
+    monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
+    # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
+    assert book.computed("Scorecard", f"{monthly}2") == pytest.approx(48_180.0, rel=1e-12)
+
+
+def test_changing_a_price_moves_cpm_and_the_monthly_cost(
+        example: tuple[dict[str, Any], Book]) -> None:
+    result, book = example
+    assert result["candidates"][0]["id"] == "onprem-fr-h100-fp16"
+    price = book.column("Inputs", OUTPUTS["price_eur_per_hour"].label)
+    assert book.cells["Inputs"][f"{price}2"].value == 11.0
+    solution = book.changed("Inputs", f"{price}2", 22.0)
+    cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
+    monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
+    # FR H100 serves 964.506 tokens/s per billed instance (u = 0.34447 of 2,800):
+    # 964.506 x 3600 / 1e6 = 3.472222 Mtok/h; 11 EUR/h -> 3.168, 22 EUR/h -> 6.336 EUR/Mtok;
+    # monthly 22 x 6 x 730 = 96,360 EUR (was 48,180)
+    assert book.computed("Scorecard", f"{cpm}2") == pytest.approx(3.168, rel=1e-12)
+    assert book.computed("Scorecard", f"{cpm}2", solution) == pytest.approx(6.336, rel=1e-12)
+    assert book.computed("Scorecard", f"{monthly}2", solution) == pytest.approx(96_360.0,
+                                                                                rel=1e-12)
+    # the other candidates do not move: FR H200 stays at its engine CPM
+    assert book.computed("Scorecard", f"{cpm}3", solution) == pytest.approx(
+        result["candidates"][1]["cpm_eur_per_mtok"], rel=1e-12)
+
+
+def test_a_proposal_without_demand_computes_too(
+        no_demand: tuple[dict[str, Any], Book]) -> None:
+    result, book = no_demand
+    ids = [c["id"] for c in result["candidates"]]
+    assert ids == ["own-declared", "own-tco", "ovh-elastic", "scaleway-no-power"]
+    # 4 candidates x the 16 steps a proposal without demand has figures for: the 21 of the
+    # example but instances, busy and billed instances, monthly cost and monthly capital
+    assert check_every_step(book, result) == 4 * 16
+    no_errors_and_formulas_only_on_the_scorecard(book)
+    cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
+    used = book.column("Scorecard", OUTPUTS["billed_utilisation"].label)
+    # own-declared: 11 / (4000 x 0.55 x 3600 / 1e6 = 7.92 Mtok/h) = 1.388889 EUR/Mtok
+    assert book.computed("Scorecard", f"{cpm}2") == pytest.approx(11 / 7.92, rel=1e-12)
+    # ovh-elastic: no demand, elastic -> only busy hours are paid: billed utilisation 1
+    assert book.computed("Scorecard", f"{used}4") == 1
+
+
+def test_a_null_input_is_an_empty_cell_and_empty_figures(
+        no_demand: tuple[dict[str, Any], Book]) -> None:
+    result, book = no_demand
+    nameless = result["candidates"][3]
+    assert nameless["id"] == "scaleway-no-power" and nameless["energy_j_per_token"] is None
+    power = book.column("Inputs", OUTPUTS["busy_power_w"].label)
+    assert book.cells["Inputs"][f"{power}5"].value is None  # empty, not 0
+    for name in ("energy_j_per_token", "average_power_w", "facility_kwh_per_mtok",
+                 "electricity_eur_per_mtok", "carbon_gco2e_per_mtok"):
+        letter = book.column("Scorecard", OUTPUTS[name].label)
+        assert book.computed("Scorecard", f"{letter}5") == "", name
+    # its CPM needs no power: 25.3308 EUR/h (bundled Scaleway offer) / (3600 x 0.6 x 0.0036)
+    cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
+    assert book.computed("Scorecard", f"{cpm}5") == pytest.approx(
+        nameless["cpm_eur_per_mtok"], rel=1e-12)
+    assert nameless["cpm_eur_per_mtok"] == pytest.approx(25.3308 / 7.776, rel=1e-4)
+
+
+def test_changing_utilisation_moves_cpm(no_demand: tuple[dict[str, Any], Book]) -> None:
+    _, book = no_demand
+    used = book.column("Inputs", OUTPUTS["utilisation"].label)
+    assert book.cells["Inputs"][f"{used}2"].value == 0.55
+    solution = book.changed("Inputs", f"{used}2", 0.275)
+    cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
+    # half the utilisation, half the tokens per hour paid: 11 / 3.96 = 2.777778 EUR/Mtok
+    assert book.computed("Scorecard", f"{cpm}2", solution) == pytest.approx(11 / 3.96,
+                                                                            rel=1e-12)
+
+
+def test_fill_turns_a_template_into_a_guarded_formula() -> None:
+    refs = {"a": "Inputs!$B$2", "b": "C2"}
+    # {x}: guarded; {x?}: bare; {x:d}: its default when empty; missing columns: "" or d
+    assert fill("{a}/{b}", refs.get) == (
+        '=IF(OR(Inputs!$B$2="",C2=""),"",IFERROR(Inputs!$B$2/C2,""))')
+    assert fill('IF({a?}="",1,{a?})', refs.get) == (
+        '=IFERROR(IF(Inputs!$B$2="",1,Inputs!$B$2),"")')
+    assert fill("{b}*{z:1}", refs.get) == '=IF(OR(C2=""),"",IFERROR(C2*1,""))'
+    assert fill("{b}*{z}", refs.get) == '=""'  # a column every candidate lacks: null
+    assert fill("{b}+{z?}", refs.get) == '=IF(OR(C2=""),"",IFERROR(C2+"",""))'
