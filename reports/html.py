@@ -254,7 +254,7 @@ def _assumptions(result: dict[str, Any]) -> list[str]:
         table(["Candidate", "Input", "Value (point)", "Low", "High", "Unit", "Grade", "Source"],
               frame.select("id", "input", "value", "low", "high", "unit", "grade",
                            "source").rows(),
-              table_id="assumptions-table", numeric=(2, 3, 4), css="plain assumptions"),
+              table_id="assumptions-table", numeric=(2, 3, 4), css="plain long"),
         "</section>",
     ]
 
@@ -307,7 +307,7 @@ def _sources(result: dict[str, Any]) -> list[str]:
         parts.append("<p>No market source was used.</p></section>")
         return parts
     parts.append("<p>Hover a shortened URL or hash for the whole value.</p>"
-                 '<table class="plain" id="sources-table"><thead><tr><th>Kind</th>'
+                 '<table class="plain long" id="sources-table"><thead><tr><th>Kind</th>'
                  "<th>Subject</th><th>URL</th><th>Date</th><th>Licence and attribution</th>"
                  "<th>Content sha256</th></tr></thead><tbody>")
     for s in frame.iter_rows(named=True):

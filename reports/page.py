@@ -47,7 +47,11 @@ ul.changes li { margin: 0; }
 p.basis { font-size: .8rem; color: #444; margin: .2rem 0; max-width: 1250px; }
 table.plain { border-collapse: collapse; margin: .5rem 0; }
 table.plain th, table.plain td { border: 1px solid #d0d0d0; padding: .25rem .5rem;
-  vertical-align: top; text-align: left; overflow-wrap: anywhere; }
+  vertical-align: top; text-align: left; overflow-wrap: break-word; }
+table.long { width: 100%; }
+table.long td:last-child, #sources-table td:nth-child(3), #sources-table td:nth-child(5),
+  #formulas td:nth-child(2) { overflow-wrap: anywhere; }
+table.long td:first-child { white-space: nowrap; }
 table.plain th { background: #f3f3f3; } table.plain td.num { text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; }
 table.compact { font-size: 13px; margin: .25rem 0; width: 100%; }
@@ -76,7 +80,7 @@ li { margin: .15rem 0; }
     break-inside: avoid; }
   thead { display: table-header-group; }
   .wide { overflow: visible; }
-  h2, h3 { break-after: avoid; } }
+  h2, h3, h2 + p, h3 + p { break-after: avoid; } }
 @page { size: A4 landscape; margin: 12mm; }
 """
 
