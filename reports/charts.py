@@ -521,11 +521,11 @@ def pareto_spec(layout: ParetoLayout) -> Spec:
     pixel_x = {"field": "lx", "type": "quantitative", "scale": None}
     pixel_y = {"field": "ly", "type": "quantitative", "scale": None}
     layers: list[Spec] = [
-        {"transform": [{"filter": "datum.x_p5 != null"}], "mark": {"type": "rule",
+        {"transform": [{"filter": "datum.x_p5 != null"}], "mark": {"type": "rule", "aria": False,
                                                                      "opacity": 0.6},
          "encoding": {"x": {**xs, "field": "x_p5"}, "x2": {"field": "x_p95"},
                       "y": ys, "color": colour}},
-        {"transform": [{"filter": "datum.y_p5 != null"}], "mark": {"type": "rule",
+        {"transform": [{"filter": "datum.y_p5 != null"}], "mark": {"type": "rule", "aria": False,
                                                                      "opacity": 0.6},
          "encoding": {"x": xs, "y": {**ys, "field": "y_p5"}, "y2": {"field": "y_p95"},
                       "color": colour}},
@@ -549,13 +549,13 @@ def pareto_spec(layout: ParetoLayout) -> Spec:
     ]
     label_layers: list[Spec] = [
         {"data": {"values": labels}, "transform": [{"filter": "datum.x0 != null"}],
-         "mark": {"type": "rule", "color": "#888888", "strokeWidth": 0.8},
+         "mark": {"type": "rule", "aria": False, "color": "#888888", "strokeWidth": 0.8},
          "encoding": {"x": {"field": "x0", "type": "quantitative", "scale": None},
                       "y": {"field": "y0", "type": "quantitative", "scale": None},
                       "x2": {"field": "lx"}, "y2": {"field": "ly"}}},
         {"data": {"values": labels},
-         "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_PX,
-                  "font": FONT, "color": "#222222"},
+         "mark": {"type": "text", "aria": False, "align": "left", "baseline": "middle",
+                  "fontSize": FONT_PX, "font": FONT, "color": "#222222"},
          "encoding": {"x": pixel_x, "y": pixel_y, "text": {"field": "text"}}},
     ]
     return {"width": WIDTH, "height": HEIGHT,
@@ -658,7 +658,7 @@ def tornado_spec(result: dict[str, Any], metric: str,
                                "legend": {"orient": "bottom"}},
                      "description": {"field": "text"}}},
                 {"data": {"values": [{"from": point}]},
-                 "mark": {"type": "rule", "color": "#333333"},
+                 "mark": {"type": "rule", "aria": False, "color": "#333333"},
                  "encoding": {"x": {"field": "from", "type": "quantitative"}}},
             ]})
     return {"concat": views, "columns": 2, "spacing": 24,
@@ -832,27 +832,28 @@ def break_even_spec(entries: Sequence[BreakEven]) -> Spec | None:
     for name, cpm in clouds:
         layers += [
             {"data": {"values": [{"cpm": cpm}]},
-             "mark": {"type": "rule", "color": "#333333", "strokeDash": [4, 3]},
+             "mark": {"type": "rule", "aria": False, "color": "#333333", "strokeDash": [4, 3]},
              "encoding": {"y": {"field": "cpm", "type": "quantitative"}}},
             {"data": {"values": [{"cpm": cpm, "text": f"{name} {quantity(cpm, 'EUR/Mtok')}"}]},
-             "mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 4,
+             "mark": {"type": "text", "aria": False, "align": "left", "baseline": "bottom", "dx": 4,
                       "dy": -2, "fontSize": FONT_PX, "color": "#333333"},
              "encoding": {"y": {"field": "cpm", "type": "quantitative"},
                           "x": {"value": 0}, "text": {"field": "text"}}},
         ]
     crossings = [{"tokens_per_day": e.crossing} for e in curved if e.crossing is not None]
     layers.append({"data": {"values": crossings},
-                   "mark": {"type": "rule", "color": "#555555", "strokeDash": [2, 2]},
+                   "mark": {"type": "rule", "aria": False, "color": "#555555",
+                            "strokeDash": [2, 2]},
                    "encoding": {"x": {"field": "tokens_per_day", "type": "quantitative"}}})
     layers += [
         {"data": {"values": labels},
-         "mark": {"type": "rule", "color": "#888888", "strokeWidth": 0.8},
+         "mark": {"type": "rule", "aria": False, "color": "#888888", "strokeWidth": 0.8},
          "encoding": {"x": {"field": "x0", "type": "quantitative", "scale": None},
                       "x2": {"field": "lx"},
                       "y": {"field": "y0", "type": "quantitative", "scale": None},
                       "y2": {"field": "ly"}}},
         {"data": {"values": labels},
-         "mark": {"type": "text", "align": "left", "baseline": "middle", "dx": 2,
+         "mark": {"type": "text", "aria": False, "align": "left", "baseline": "middle", "dx": 2,
                   "fontSize": FONT_PX, "color": "#222222"},
          "encoding": {"x": {"field": "lx", "type": "quantitative", "scale": None},
                       "y": {"field": "ly", "type": "quantitative", "scale": None},
@@ -944,34 +945,6 @@ def configuration_spec(grid: ConfigurationGrid) -> Spec:
                 {"mark": {"type": "text", "fontSize": 11},
                  "encoding": {**enc, "text": {"field": "text"}}},
             ]}
-
-
-# ------------------------------------------------------------------- the page's former calls
-
-def pareto_svg(result: dict[str, Any], x: str, y: str) -> str | None:
-    """The Pareto chart alone (reports/html.py's call until it reads reports/figures.py)."""
-    layout = pareto_layout(result, x, y)
-    return None if layout is None else render([(f"pareto-{y}", pareto_spec(layout))])[0]
-
-
-def pareto_points(result: dict[str, Any], x: str, y: str) -> tuple[list[Point], list[str]]:
-    layout = pareto_layout(result, x, y)
-    if layout is None:
-        return [], [c["id"] for c in result["candidates"]]
-    return layout.points, layout.missing
-
-
-def tornado_svgs(result: dict[str, Any]) -> list[tuple[str, str]]:
-    metrics = list(dict.fromkeys(r["metric"] for r in result.get("tornado") or []))
-    specs = [(m, tornado_spec(result, m, panels)) for m in metrics
-             if (panels := tornado_panels(result, m)[0])]
-    return [(m, svg) for (m, _), svg in zip(specs, render(
-        [(f"tornado-{m}", s) for m, s in specs]), strict=True)]
-
-
-def break_even_svg(result: dict[str, Any]) -> str | None:
-    spec = break_even_spec(break_even_entries(result))
-    return None if spec is None else render([("break-even", spec)])[0]
 
 
 __all__ = [
