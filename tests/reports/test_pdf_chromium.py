@@ -42,9 +42,10 @@ def test_rendered_dom_has_every_section_and_chart_and_no_console_error(report: P
                          "--dump-dom", report.as_uri()])
     dom = done.stdout
     ids = set(re.findall(r'\bid="([^"]+)"', dom))
-    for section in ("header", "freshness", "scorecard-section", "pareto", "probabilities",
-                    "tornado", "break-even", "sizing", "diff", "candidates", "assumptions",
-                    "methodology", "sources"):
+    for section in ("summary", "header", "recommendation", "excluded", "summary-table",
+                    "freshness-line", "appendix", "freshness", "scorecard-section", "pareto",
+                    "probabilities", "tornado", "break-even", "configurations", "sizing",
+                    "diff", "candidates", "assumptions", "methodology", "sources"):
         assert section in ids, section
     # the great-tables scorecard: its wrapper id, one body row per candidate
     table = re.search(r'id="scorecard".*?</table>', dom, flags=re.DOTALL)
