@@ -199,15 +199,26 @@ def _metric_cell(c: dict[str, Any], column: str) -> str:
 
 
 def _quality_cell(c: dict[str, Any]) -> str:
+    """The candidate's quality delta: its largest drop against the reference over the
+    declared tasks (negative = worse), flagged when beyond the tolerance; every task's
+    figures in the title. `reference` for the reference itself."""
     quality = c.get("quality")
-    tasks = [t for t in (quality or {}).get("tasks") or []
-             if isinstance(t.get("drop"), int | float)]
+    if quality is None:
+        return "<td>n/a</td>"
+    if quality.get("reference") == c["id"]:
+        return "<td>reference</td>"
+    tasks = [t for t in quality.get("tasks") or [] if isinstance(t.get("drop"), int | float)]
     if not tasks:
-        return '<td>n/a</td>' if quality is None else "<td>no task figure</td>"
+        return "<td>no reference to compare</td>"
     worst = max(tasks, key=lambda t: t["drop"])
-    every = "; ".join(f"{t.get('task')}: drop {t['drop']:.4g}" for t in tasks)
+    every = "; ".join(
+        f"{t.get('task')}: drop {t['drop']:.4g}"
+        + (f" ± {t['stderr']:.2g}" if isinstance(t.get("stderr"), int | float) else "")
+        + (" (beyond tolerance)" if t.get("within_tolerance") is False else "")
+        for t in tasks)
+    flag = " ✗" if worst.get("within_tolerance") is False else ""
     return (f'<td class="num" title="{_e(every)}">{_e(worst.get("task"))} '
-            f"{-worst['drop']:+.3g}</td>")
+            f"{-worst['drop']:+.3g}{flag}</td>")
 
 
 def _scorecard(result: dict[str, Any]) -> list[str]:
@@ -225,7 +236,7 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
               else METRICS[m].label for m in AXES]
     heads += ["Sovereignty level (0–4)", "Result"]
     if quality:
-        heads.append("Quality Δ (largest drop)")
+        heads.append("Quality Δ vs reference (largest drop)")
     rows = []
     for c in candidates:
         word = _result_word(result, c)

@@ -154,13 +154,24 @@ def test_missing_citation_parts_print_nothing(full: dict[str, Any]) -> None:
 def test_quality_delta_only_when_a_candidate_has_one(full: dict[str, Any],
                                                       page: str) -> None:
     assert "Quality" not in summary_part(page)
-    full["candidates"][1]["quality"] = {"tasks": [{"task": "mmlu", "drop": 0.004},
-                                                  {"task": "gsm8k<b>", "drop": 0.012}]}
+    reference = full["candidates"][0]["id"]
+    full["candidates"][0]["quality"] = {"reference": reference, "grade": "measured",
+                                        "tasks": [{"task": "mmlu", "drop": 0.0}]}
+    full["candidates"][1]["quality"] = {
+        "reference": reference, "grade": "measured",
+        "tasks": [{"task": "mmlu", "drop": 0.004, "stderr": 0.003, "within_tolerance": True},
+                  {"task": "gsm8k<b>", "drop": 0.012, "stderr": 0.001,
+                   "within_tolerance": False}]}
     head = summary_part(render_html(full))
-    assert "Quality Δ (largest drop)" in head
-    # the largest drop, 0.012 on gsm8k, shown as a delta of -0.012; the task name escaped
-    assert "gsm8k&lt;b&gt; -0.012" in head
-    assert 'title="mmlu: drop 0.004; gsm8k&lt;b&gt;: drop 0.012"' in head
+    assert "Quality Δ vs reference (largest drop)" in head
+    # the largest drop, 0.012 on gsm8k, shown as a delta of -0.012 and flagged beyond the
+    # tolerance (0.012 - 0.001 > max_drop, as the engine said); the task name escaped
+    assert "gsm8k&lt;b&gt; -0.012 ✗" in head
+    assert ('title="mmlu: drop 0.004 ± 0.003; gsm8k&lt;b&gt;: drop 0.012 ± 0.001 (beyond '
+            'tolerance)"') in head
+    assert "<td>reference</td>" in head
+    # a candidate without quality evidence beside them: n/a
+    assert head.count("<td>n/a</td>") == len(full["candidates"]) - 2
 
 
 def test_long_hashes_and_urls_are_shortened_with_the_whole_value_in_a_title(
