@@ -885,9 +885,22 @@ def varying_settings(configurations: Sequence[dict[str, Any]]) -> list[str]:
                     for c in configurations}) > 1]
 
 
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
 def _order(values: set[Any]) -> list[Any]:
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-    return sorted(values) if numeric else sorted(values, key=lambda v: str(v))
+    """Setting values in reading order: by number when every one is a number (the contract
+    carries them as strings: "64" before "128"), else as text."""
+    numbers = {v: _number(v) for v in values}
+    if all(n is not None for n in numbers.values()):
+        return sorted(values, key=lambda v: (numbers[v], str(v)))
+    return sorted(values, key=str)
 
 
 def configuration_grid(configurations: Sequence[dict[str, Any]]) -> ConfigurationGrid | None:

@@ -100,7 +100,7 @@ def _pareto(result: dict[str, Any]) -> list[Part]:
             caption += f" Not plotted (a figure is missing): {', '.join(layout.missing)}."
         after = ""
         if layout.numbered:
-            caption += " Points are numbered: the key beside the chart names them."
+            caption += f" Points are numbered by {xl}: the table under the chart names them."
             after = _table(
                 ["#", "Candidate", HEADERS[x], HEADERS[y]],
                 [[p.number, p.id + (" (recommended)" if p.chosen else ""),
@@ -221,7 +221,7 @@ def _configurations(result: dict[str, Any]) -> list[Part]:
     parts: list[Part] = []
     for i, c in enumerate(result["candidates"], start=1):
         configs = c.get("evidence_configurations") or []
-        if not configs:
+        if len(configs) < 2:  # one configuration: no surface to read
             continue
         varying = charts.varying_settings(configs)
         rows = [[k.get("label") or ", ".join(f"{s} {v}" for s, v in sorted(

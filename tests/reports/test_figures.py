@@ -163,7 +163,9 @@ def test_break_even_curves_carry_dash_marker_and_label() -> None:
 def _configurations(label: str = "tp{tp} batch {b}") -> list[dict[str, Any]]:
     # goodput per GPU = 10 x batch / tp + tp: the best cell that meets the SLO (batch 256
     # fails) is tp 1, batch 128: 10 x 128 / 1 + 1 = 1281 tokens/s per GPU
-    return [{"configuration": {"tp": tp, "batch": b}, "label": label.format(tp=tp, b=b),
+    # settings are strings in the contract: "64" < "128" < "256" by number, not as text
+    return [{"configuration": {"tp": str(tp), "batch": str(b)},
+             "label": label.format(tp=tp, b=b),
              "gpus": tp, "goodput_tokens_per_s": (10.0 * b / tp + tp) * tp,
              "goodput_per_gpu_tokens_per_s": 10.0 * b / tp + tp, "knee_concurrency": 8.0,
              "passes": b < 256, "chosen": (tp, b) == (1, 128), "runs": 3}
@@ -180,13 +182,17 @@ def test_a_three_by_three_configuration_grid_is_a_heatmap_with_the_best_cell_mar
     assert chosen == ["batch 128, tp 1: 1,281 tokens/s per GPU, chosen"]
     assert svg.count('stroke-width="3"') == 1  # the one outlined cell
     assert len([c for c in cells if "fails the SLO" in c]) == 3  # batch 256
+    # the batch axis reads 64, 128, 256 left to right (by number)
+    ticks = [(float(x), t) for x, t in re.findall(
+        r'transform="translate\(([-\d.]+),\d+\)[^"]*"[^>]*>(64|128|256)</text>', svg)]
+    assert [t for _, t in sorted(ticks)] == ["64", "128", "256"]
     # the table beside it: every configuration, the chosen row marked
     assert fragment.count("<tr") == 10 and fragment.count('<tr class="chosen">') == 1
     assert "highest that meets the SLO: batch 128, tp 1 (1,281)" in fragment
 
 
 def test_one_varying_setting_gives_the_table_without_a_heatmap() -> None:
-    configs = [c for c in _configurations() if c["configuration"]["tp"] == 1]
+    configs = [c for c in _configurations() if c["configuration"]["tp"] == "1"]
     fragment = chart_sections({"candidates": [{"id": "m", "evidence_configurations":
                                                configs}]})["configurations"]
     assert "<svg" not in fragment and fragment.count("<tr") == 4
@@ -234,3 +240,9 @@ def test_importing_the_figures_does_not_import_altair() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout.strip()
     assert out == "False"
+
+
+def test_a_single_configuration_shows_nothing() -> None:
+    [one] = [c for c in _configurations() if c["chosen"]]
+    result = {"candidates": [{"id": "m", "evidence_configurations": [one]}]}
+    assert chart_sections(result)["configurations"] == ""
