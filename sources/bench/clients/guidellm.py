@@ -1,4 +1,5 @@
-"""GuideLLM `benchmarks.json` reports, v0.3 to v0.8.
+"""GuideLLM `benchmarks.json` reports, v0.3 to v0.8, and the same report written as YAML
+(`--output kind=yaml`, read with PyYAML when it is installed; the same keys as the JSON).
 
 Layouts: <=0.3 `{"benchmarks": [...]}` with `args` per benchmark; 0.4-0.6 a top-level `args`
 and `config` per benchmark; >=0.7 `metadata.version = 2` and a top-level `config`. Each
@@ -19,15 +20,21 @@ GuideLLM weights by tokens: count = sum of N - 1, so its percentiles are token-w
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from sources.bench.jsondoc import head, integer, json_values, number
+from sources.bench.jsondoc import HEAD_BYTES, decode_text, head, integer, json_values, number
 from sources.bench.run import BenchRun, conform
 from sources.errors import ParseError
+
+try:
+    import yaml
+except ImportError:  # PyYAML is optional: only a YAML report needs it
+    yaml = None  # type: ignore[assignment,unused-ignore]
 
 TOOL = "guidellm"
 
@@ -37,6 +44,9 @@ _QUANTILES = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 def detect(path_or_bytes: str | Path | bytes) -> bool:
     top = head(path_or_bytes)
+    if _is_yaml(top):
+        return (b"guidellm" in top or b"request_totals:" in top
+                or b"scheduler_metrics:" in top)
     return top.lstrip().startswith(b"{") and b'"benchmarks"' in top and (
         b'"generative_benchmark"' in top or b'"guidellm_version"' in top
         or b'"scheduler_metrics"' in top or b'"request_totals"' in top
@@ -44,10 +54,13 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    values = json_values(data, TOOL, path)
-    doc = values[0]
-    if len(values) != 1 or not isinstance(doc, dict):
-        raise ParseError(TOOL, path, "top level", "expected one JSON object")
+    if _is_yaml(data[:HEAD_BYTES]):
+        doc = _yaml_doc(data, path)
+    else:
+        values = json_values(data, TOOL, path)
+        doc = values[0]
+        if len(values) != 1 or not isinstance(doc, dict):
+            raise ParseError(TOOL, path, "top level", "expected one JSON object")
     benchmarks = doc.get("benchmarks")
     if not isinstance(benchmarks, list):
         raise ParseError(TOOL, path, "key 'benchmarks'", "missing or not a list")
@@ -62,6 +75,46 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     if not runs:
         raise ParseError(TOOL, path, "key 'benchmarks'", "no benchmark in the report")
     return runs
+
+
+#: a top-level `benchmarks:` key of a YAML report (`--output kind=yaml`; GuideLLM dumps its
+#: keys sorted, so it is the first line)
+_YAML_KEY = re.compile(rb"(?m)^benchmarks:")
+
+
+def _is_yaml(top: bytes) -> bool:
+    """A YAML report: not a JSON object, with a top-level `benchmarks:` key in its head."""
+    return not top.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and bool(
+        _YAML_KEY.search(top))
+
+
+def _yaml_doc(data: bytes, path: str) -> dict[str, Any]:
+    """The YAML report as the JSON one's object (PyYAML's safe loader, aliases refused: a
+    report has none, and a file of nested aliases could expand without bound)."""
+    if yaml is None:
+        raise ParseError(TOOL, path, "(file)", "a GuideLLM YAML report: reading it needs "
+                         "PyYAML, which is not installed; write the report as JSON "
+                         "(--output kind=json) or install pyyaml")
+
+    class _Loader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise ParseError(TOOL, path, f"line {mark.line + 1}",
+                                 "YAML alias (*name): not in a GuideLLM report, refused")
+            return super().compose_node(parent, index)
+
+    text = decode_text(data, TOOL, path)
+    try:
+        doc = yaml.load(text, Loader=_Loader)  # a SafeLoader
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(file)"
+        raise ParseError(TOOL, path, where, f"invalid YAML: {getattr(err, 'problem', err)}"
+                         ) from None
+    if not isinstance(doc, dict):
+        raise ParseError(TOOL, path, "top level", "expected one YAML mapping")
+    return doc
 
 
 def _version(doc: dict[str, Any]) -> str:
