@@ -25,6 +25,7 @@ from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
 from pipeline.engine.resolve import resolve
 from pipeline.engine.scorecard import compute, to_contract
+from pipeline.store import caches
 from pipeline.workspace import (
     Opened,
     UserError,
@@ -34,6 +35,7 @@ from pipeline.workspace import (
     opened,
 )
 from reports.cells import plain, plain_all
+from reports.charts import rendering_cache
 from reports.outputs import write_outputs
 from reports.pdf import ChromiumFailed, ChromiumMissing
 from reports.summary import print_summary
@@ -137,21 +139,23 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             change = None if last is None else diff(
                 o.con, last, o.market.vintage, o.proposal, o.name, generated_at=generated_at,
                 code_version=code_version(), market_b=o.market)
+            if json_out:
+                sys.stdout.write(document)
+                return 0
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "scorecard.json").write_text(document, encoding="utf-8")
+            print_summary(result)
+            try:
+                # charts already rendered from the same spec come from the store
+                with rendering_cache(caches.ChartCache(o.con)):
+                    written = write_outputs(result, folder, pdf=pdf, diff=change)
+            except (ChromiumMissing, ChromiumFailed) as err:
+                _error(f"{err}\n(the other files were written to {folder})")
+                return 1
     except UserError as err:
         _error(str(err))
         return err.code
 
-    if json_out:
-        sys.stdout.write(document)
-        return 0
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "scorecard.json").write_text(document, encoding="utf-8")
-    print_summary(result)
-    try:
-        written = write_outputs(result, folder, pdf=pdf, diff=change)
-    except (ChromiumMissing, ChromiumFailed) as err:
-        _error(f"{err}\n(the other files were written to {folder})")
-        return 1
     print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
     print(f"published as the scorecard of {result['vintage']} for {result['proposal']!r} "
           f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
