@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import resource
 import time
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -26,43 +27,62 @@ from pipeline.engine.pareto import pareto_ranks
 OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
 
 
-def synthetic(n: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+def synthetic(n: int, seed: int = 1, near_duplicates: float = 0.5
+              ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`n` candidates; a share `near_duplicates` of them copies an earlier candidate (cost
+    model, zone, sovereignty and every mode within 0.1 %, each with its own draws), so their
+    uncertainty boxes overlap and the frontier step cannot prune them."""
     rng = np.random.default_rng(seed)
     ids = [f"c{i:04d}" for i in range(n)]
-    models = rng.choice(["tco", "declared", "on_demand"], size=n, p=[0.4, 0.3, 0.3])
-    static = pl.DataFrame({"id": ids, "cost_model": models,
-                           "sovereignty_level": rng.integers(1, 5, size=n)})
+    originals = max(1, n - int(n * near_duplicates))
+    parent = [i if i < originals else int(rng.integers(0, originals)) for i in range(n)]
+    models = rng.choice(["tco", "declared", "on_demand"], size=n, p=[0.4, 0.3, 0.3])[parent]
+    levels = rng.integers(1, 5, size=n)[parent]
+    static = pl.DataFrame({"id": ids, "cost_model": models, "capacity": "provisioned",
+                           "sovereignty_level": levels})
     rows = []
 
     def add(cid: str, name: str, key: str, mode: float, spread: float = 0.0) -> None:
         rows.append((cid, name, key, mode * (1 - spread), mode, mode * (1 + spread)))
 
-    for cid, model in zip(ids, models, strict=True):
-        zone = f"Z{int(rng.integers(0, 10))}"
-        add(cid, "tokens_per_s", f"{cid}.tps", float(rng.uniform(1000, 5000)), 0.15)
-        add(cid, "busy_power_w", f"{cid}.w", float(rng.uniform(1500, 6000)), 0.1)
+    base: list[dict[str, float]] = []
+    for i, (cid, model) in enumerate(zip(ids, models, strict=True)):
+        if parent[i] == i:
+            base.append({"zone": float(rng.integers(0, 10)), "tps": rng.uniform(1000, 5000),
+                         "w": rng.uniform(1500, 6000), "pue": rng.uniform(1.1, 1.5),
+                         "u": rng.uniform(0.4, 0.9), "capex": rng.uniform(2e5, 4e5),
+                         "price": rng.uniform(5, 30)})
+            mode = base[i]
+        else:
+            base.append(base[parent[i]])
+            mode = {k: v if k == "zone" else v * (1 + rng.uniform(-1e-3, 1e-3))
+                    for k, v in base[i].items()}
+        zone = f"Z{int(mode['zone'])}"
+        # zone figures are the same draw for every candidate of the zone (common draws)
+        price, grid = 0.04 + 0.008 * int(mode["zone"]), 20.0 + 58.0 * int(mode["zone"])
+        add(cid, "tokens_per_s", f"{cid}.tps", float(mode["tps"]), 0.15)
+        add(cid, "busy_power_w", f"{cid}.w", float(mode["w"]), 0.1)
         add(cid, "idle_power_w", f"{cid}.idle", 600.0)
-        add(cid, "pue", f"{cid}.pue", float(rng.uniform(1.1, 1.5)), 0.08)
-        add(cid, "utilisation", f"{cid}.u", float(rng.uniform(0.4, 0.9)), 0.2)
-        add(cid, "wholesale_eur_per_kwh", f"zone.{zone}.price", float(rng.uniform(0.04, 0.12)),
-            0.2)
-        add(cid, "grid_gco2e_per_kwh", f"zone.{zone}.grid", float(rng.uniform(20, 600)), 0.1)
+        add(cid, "pue", f"{cid}.pue", float(mode["pue"]), 0.08)
+        add(cid, "utilisation", f"{cid}.u", float(mode["u"]), 0.2)
+        add(cid, "wholesale_eur_per_kwh", f"zone.{zone}.price", price, 0.2)
+        add(cid, "grid_gco2e_per_kwh", f"zone.{zone}.grid", grid, 0.1)
         if model == "tco":
-            add(cid, "capex_eur", f"{cid}.capex", float(rng.uniform(2e5, 4e5)), 0.1)
+            add(cid, "capex_eur", f"{cid}.capex", float(mode["capex"]), 0.1)
             add(cid, "amortisation_months", f"{cid}.months", 48.0)
             add(cid, "cost_of_capital_per_year", f"{cid}.rate", 0.05, 0.4)
             add(cid, "maintenance_share_per_year", f"{cid}.maint", 0.06)
             add(cid, "staff_eur_per_year", f"{cid}.staff", 15000.0, 0.3)
             add(cid, "hosting_eur_per_kw_month", f"{cid}.colo", 200.0, 0.25)
         else:
-            add(cid, "price_eur_per_hour", f"{cid}.price", float(rng.uniform(5, 30)), 0.1)
+            add(cid, "price_eur_per_hour", f"{cid}.price", float(mode["price"]), 0.1)
     inputs = pl.DataFrame(rows, schema=["id", "input", "key", "low", "mode", "high"],
                           orient="row").with_columns(pl.lit("declared").alias("grade"),
                                                      pl.lit("synthetic").alias("source"))
     return static, inputs
 
 
-def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> dict[str, float]:
+def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     mc = uncertainty.run(static, inputs, static["id"].to_list(), OBJECTIVES, draws, seed=7)
     t1, c1 = time.perf_counter(), time.process_time()
@@ -70,7 +90,9 @@ def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> dict[s
     t2 = time.perf_counter()
     assert mc.percentiles.height and mc.p_frontier.height and tornado.height
     return {"monte_carlo_s": t1 - t0, "monte_carlo_cpu_s": c1 - c0, "tornado_s": t2 - t1,
-            "on_frontier": int((mc.p_frontier["p_frontier"] > 0).sum())}
+            "on_frontier": int((mc.p_frontier["p_frontier"] > 0).sum()),
+            "steps": ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in mc.seconds.items()),
+            "pairs": mc.pairwise.height}
 
 
 def per_draw_loop(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> float:
@@ -102,7 +124,9 @@ def main() -> None:
     print(f"vectorised, {args.candidates} candidates x {args.draws} draws: "
           f"Monte Carlo (percentiles, P(frontier), pairwise) {full['monte_carlo_s']:.2f} s "
           f"wall, {full['monte_carlo_cpu_s']:.2f} s CPU; tornado {full['tornado_s']:.2f} s; "
-          f"peak RSS {peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier")
+          f"peak RSS {peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier, "
+          f"{full['pairs']} pairs")
+    print(f"  steps (s): {full['steps']}")
 
     small_static, small_inputs = synthetic(50, seed=2)
     small_draws = 100

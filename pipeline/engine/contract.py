@@ -146,6 +146,15 @@ class CandidateResult(_Open):
     quality: Quality | None
 
 
+class PairwiseScope(_Open):
+    """The candidates `pairwise` compares, every pair among them, and the rule that chose them."""
+
+    metric: str
+    candidates: list[str]
+    pairs: int
+    rule: str
+
+
 class Result(_Open):
     """The `scorecard run --json` document (scorecard.json)."""
 
@@ -159,6 +168,9 @@ class Result(_Open):
     example_data: bool
     uncertainty: dict[str, Any]
     pairwise: list[dict[str, Any]]
+    #: which pairs `pairwise` gives: every pair up to 40 eligible candidates, beyond that the
+    #: chosen candidate, the runner-up and the frontier
+    pairwise_scope: PairwiseScope
     tornado: list[dict[str, Any]]
     sizing: list[dict[str, Any]] | None
     demand: dict[str, Any] | None

@@ -106,6 +106,15 @@ def order(eligible: pl.DataFrame, rule: Rule) -> list[str]:
     return [cid for _, _, cid in sorted(scored)]
 
 
+def choice(eligible: pl.DataFrame, rule: Rule) -> tuple[str, str | None]:
+    """The chosen candidate (the best-scored one on the frontier) and the runner-up (the next
+    eligible one by the same score) among `eligible` (with pareto_rank; not empty)."""
+    ranked = order(eligible, rule)
+    frontier = set(eligible.filter(pl.col("pareto_rank") == 1)["id"].to_list())
+    chosen = next(cid for cid in ranked if cid in frontier)
+    return chosen, next((cid for cid in ranked if cid != chosen), None)
+
+
 def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
               tornado: pl.DataFrame, p_cheapest: Mapping[str, float], rule: Rule,
               has_demand: bool) -> dict[str, Any]:
@@ -126,10 +135,8 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
     }
     if eligible.height == 0:
         return {**empty, "reason": "no candidate is eligible: see each exclusion reason"}
-    ranked = order(eligible, rule)
+    chosen, runner = choice(eligible, rule)
     frontier = set(eligible.filter(pl.col("pareto_rank") == 1)["id"].to_list())
-    chosen = next(cid for cid in ranked if cid in frontier)
-    runner = next((cid for cid in ranked if cid != chosen), None)
     row = eligible.row(by_predicate=pl.col("id") == chosen, named=True)
     cost = _cost_at_demand(row) if has_demand else None
     result = {

@@ -64,9 +64,15 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
     table = table.join(ranks, on="id", how="left", maintain_order="left")
 
     table = _time_matched(table, point_inputs, mkt)
+    rule = recommend.Rule.of(_choose(proposal))
+    ranked = table.filter(pl.col("eligible"))
+    # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier
+    keep = [c for c in recommend.choice(ranked, rule) if c] if ranked.height else []
     mc = uncertainty.run(table.select("id", "cost_model", "capacity", "sovereignty_level"),
                          resolved.inputs, eligible["id"].to_list(), objectives,
-                         draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
+                         draws or proposal.uncertainty.draws, proposal.uncertainty.seed,
+                         pairwise_among=ranked.filter(pl.col("pareto_rank") == 1)["id"]
+                         .to_list(), pairwise_keep=keep)
     sized = sizing.sizing(table) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
@@ -75,8 +81,8 @@ def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
     tornado = uncertainty.tornado(resolved.static, resolved.inputs)
     choice = recommend.recommend(
-        table, point_inputs, resolved.inputs, tornado, mc.p_cheapest,
-        recommend.Rule.of(_choose(proposal)), has_demand=proposal.demand is not None)
+        table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
+        has_demand=proposal.demand is not None)
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice)
 
 
@@ -179,7 +185,11 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
             None if r["p50"] is None else {"p5": r["p5"], "p50": r["p50"], "p95": r["p95"]})
     p_frontier = dict(mc.p_frontier.iter_rows())
     sized = {r["candidate"]: r for r in _records(card.sizing)}
-    inputs = card.resolved.inputs
+    # each candidate's inputs, split once (a filter per candidate was quadratic)
+    inputs_of: dict[str, list[dict[str, Any]]] = {}
+    for r in card.resolved.inputs.with_columns(pl.col("input").replace_strict(
+            {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")).to_dicts():
+        inputs_of.setdefault(r.pop("id"), []).append(r)
     candidates = []
     for row in card.table.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
@@ -199,10 +209,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         item["quality"] = row["quality"]
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
-        item["inputs"] = inputs.filter(pl.col("id") == row["id"]).drop("id").with_columns(
-            pl.col("input").replace_strict(
-                {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")
-        ).to_dicts()
+        item["inputs"] = inputs_of.get(row["id"], [])
         item["detail"] = {k: v for k, v in row.items() if k not in item and k != "notes"}
         candidates.append(item)
     return {
@@ -217,6 +224,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "uncertainty": {"draws": mc.draws, "seed": mc.seed,
                         "distribution": "triangular(low, mode, high) per stated range"},
         "pairwise": _records(mc.pairwise),
+        "pairwise_scope": mc.pairwise_scope,
         "tornado": _records(card.tornado),
         "sizing": _records(card.sizing),
         "demand": card.proposal.demand.model_dump() if card.proposal.demand else None,

@@ -67,9 +67,10 @@ def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
         pl.lit(None, dtype=pl.Float64()).alias("demand_tokens_per_day"))
     out = evaluate(rows).with_columns(
         tokens_per_day(pl.col("u"), pl.col("tokens_per_s")).alias("tokens_per_day"))
+    curves = out.sort("u").partition_by("id", as_dict=True, maintain_order=True)
     result = []
     for cid in on_prem:
-        curve = out.filter(pl.col("id") == cid).sort("u")
+        curve = curves[(cid,)]
         volume = _crossing(curve["tokens_per_day"].to_numpy(),
                            curve["cpm_eur_per_mtok"].to_numpy(), cloud_cpm)
         result.append({

@@ -10,8 +10,10 @@ through `metrics.evaluate`, candidates in chunks so memory stays bounded.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -101,33 +103,65 @@ class MonteCarlo:
     p_cheapest: dict[str, float]  # eligible id -> share of draws in which its CPM is lowest
     draws: int
     seed: int
+    pairwise_scope: dict[str, Any] = field(default_factory=dict)  # which pairs are given
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step
 
 
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
-        objectives: Sequence[str], n: int, seed: int, chunk: int = 100) -> MonteCarlo:
+        objectives: Sequence[str], n: int, seed: int, chunk: int = 100,
+        pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = ()
+        ) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
-    in the frontier, cheapest and pairwise probabilities."""
+    in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
+    when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
+    candidate and the runner-up)."""
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+
+    def lap(step: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[step] = seconds.get(step, 0.0) + now - clock
+        clock = now
+
     draws = Draws.sample(inputs, n, seed)
+    lap("sample_s")
     columns = [OBJECTIVES[o] for o in objectives]
     needed = sorted({*METRICS, *(col for col, _ in columns)})
-    percentile_parts, objective_parts, cpm_parts, eligible_ids = [], [], [], []
+    wanted = set(eligible)
+    percentile_parts, objective_parts, cpm_parts = [], [], []
+    eligible_ids: list[str] = []
     for start in range(0, static.height, chunk):
         part = static.slice(start, chunk)
         ids = part["id"].to_list()
-        out = evaluate(_draw_rows(part, inputs.filter(pl.col("id").is_in(ids)), draws, n))
+        rows = _draw_rows(part, inputs.filter(pl.col("id").is_in(ids)), draws, n)
+        lap("draw_rows_s")
+        out = evaluate(rows)
+        del rows
         arrays = {m: out[m].cast(pl.Float64).to_numpy().reshape(len(ids), n) for m in needed}
+        del out
+        lap("evaluate_s")
         percentile_parts.append(_percentiles(arrays, ids))
-        mask = np.isin(np.array(ids, dtype=object), list(eligible))
-        objective_parts.append(np.stack([arrays[col] * -sign for col, sign in columns],
-                                        axis=2)[mask])
+        lap("percentiles_s")
+        mask = np.array([cid in wanted for cid in ids], dtype=bool)
+        objective_parts.append(np.stack([arrays[col][mask] * -sign for col, sign in columns],
+                                        axis=1).astype(np.float32))  # (k, o, n)
         cpm_parts.append(arrays["cpm_eur_per_mtok"][mask])
-        eligible_ids.extend(np.array(ids, dtype=object)[mask].tolist())
-    objectives_all = np.concatenate(objective_parts) if objective_parts else np.empty((0, n, 0))
+        eligible_ids.extend(cid for cid, m in zip(ids, mask, strict=True) if m)
+    objectives_all = (np.concatenate(objective_parts) if objective_parts
+                      else np.empty((0, 0, n), dtype=np.float32))
+    del objective_parts
     cpm_all = np.concatenate(cpm_parts) if cpm_parts else np.empty((0, n))
-    return MonteCarlo(pl.concat(percentile_parts),
-                      frontier_probability(eligible_ids, objectives_all),
-                      pairwise_lower(eligible_ids, cpm_all), p_cheapest(eligible_ids, cpm_all),
-                      n, seed)
+    del cpm_parts
+    frontier = frontier_of(eligible_ids, objectives_all)
+    del objectives_all
+    lap("frontier_s")
+    pairwise, scope = pairwise_lower(eligible_ids, cpm_all, pairwise_among, pairwise_keep)
+    lap("pairwise_s")
+    cheapest = p_cheapest(eligible_ids, cpm_all)
+    lap("cheapest_s")
+    return MonteCarlo(pl.concat(percentile_parts), frontier, pairwise, cheapest, n, seed,
+                      scope, seconds)
 
 
 def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
@@ -145,57 +179,170 @@ def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def frontier_probability(ids: list[str], stack: np.ndarray, pair_chunk: int = 256
+def frontier_probability(ids: list[str], stack: np.ndarray, chunk_entries: int = 1 << 20
                          ) -> pl.DataFrame:
     """Share of draws in which each candidate is not dominated.
 
-    `stack` is (candidates, draws, objectives), every objective oriented lower-is-better.
-    Two prunings keep this fast: a candidate dominated in every draw (its whole box lies
-    beyond another's) is dropped, since by transitivity its dominator dominates whatever it
-    would; and only pairs whose boxes allow domination in some draw are compared, draw by
-    draw, in blocks of pairs."""
+    `stack` is (candidates, draws, objectives), every objective oriented lower-is-better; a
+    candidate with a NaN objective in a draw is neither dominated nor dominating there.
+    First, a candidate dominated in every draw (its whole box lies beyond another's) is
+    dropped: by transitivity its dominator dominates whatever it would. Then, draw by draw
+    (vectorised over the draws of a chunk), the frontier is peeled off: the undecided
+    candidate with the lowest score (a sum of the objectives scaled to 0..1, which a
+    dominator never exceeds) is on the frontier, and every candidate it dominates is
+    decided, dominated. Each candidate is compared with the frontier of its draw only, so the
+    work is (candidates x draws x frontier size), not (candidates^2 x draws) however much the
+    candidates overlap. A frontier candidate is compared with later picks while their score
+    equals its own (rounding can tie a dominator with the dominated)."""
+    return frontier_of(ids, np.ascontiguousarray(np.asarray(stack, dtype=np.float32)
+                                                 .transpose(0, 2, 1)), chunk_entries)
+
+
+def frontier_of(ids: list[str], s: np.ndarray, chunk_entries: int = 1 << 20
+                ) -> pl.DataFrame:
+    """frontier_probability of `s` laid out (candidates, objectives, draws), C-contiguous
+    float32: the layout whose reductions over the draws run fast."""
     if not ids:
         return pl.DataFrame(schema={"id": pl.String(), "p_frontier": pl.Float64()})
-    s = np.ascontiguousarray(stack.transpose(0, 2, 1), dtype=np.float32)  # (k, o, n)
-    lo, hi = s.min(axis=2), s.max(axis=2)
-    surely = np.all(hi[:, None] <= lo[None], axis=2) & np.any(hi[:, None] < lo[None], axis=2)
-    np.fill_diagonal(surely, False)
-    idx = np.flatnonzero(~surely.any(axis=0))
-    s, lo, hi = s[idx], lo[idx], hi[idx]
-    possible = np.all(lo[:, None] <= hi[None], axis=2)  # [a, b]: a may dominate b somewhere
-    np.fill_diagonal(possible, False)
-    b_all, a_all = np.nonzero(possible.T)  # pairs grouped by the dominated candidate b
-    dominated = np.zeros((len(idx), s.shape[2]), dtype=bool)
-    for start in range(0, len(a_all), pair_chunk):
-        a, b = a_all[start:start + pair_chunk], b_all[start:start + pair_chunk]
-        sa, sb = s[a], s[b]
-        le = np.all(sa <= sb, axis=1)
-        lt = np.any(sa < sb, axis=1)
-        dom = le & lt  # (pairs, draws)
-        first = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
-        dominated[b[first]] |= np.logical_or.reduceat(dom, first, axis=0)
+    lowest, highest = np.fmin.reduce(s, axis=2), np.fmax.reduce(s, axis=2)  # NaN ignored
+    with_nan = np.isnan(s.min(axis=2)).any(axis=1)
+    idx = _not_surely_dominated(lowest, highest, with_nan)
+    k, o, n = len(idx), s.shape[1], s.shape[2]
+    if np.isinf(lowest[idx]).any() or np.isinf(highest[idx]).any():
+        low, scale = np.zeros(o), np.zeros(o)  # an infinity: any order is right, only slower
+    else:
+        low = np.nan_to_num(np.fmin.reduce(lowest[idx], axis=0).astype(np.float64))
+        width = np.nan_to_num(np.fmax.reduce(highest[idx], axis=0).astype(np.float64)) - low
+        scale = np.divide(1.0, width, out=np.zeros(o), where=width > 0)
+    dominated = np.zeros(k, dtype=np.int64)
+    step = max(1, chunk_entries // max(k, 1))
+    for start in range(0, n, step):
+        cols = [np.ascontiguousarray(s[idx, j, start:start + step].T) for j in range(o)]
+        dominated += _dominated_counts(cols, low, scale)
     p = np.zeros(len(ids))
-    p[idx] = 1.0 - dominated.mean(axis=1)
+    p[idx] = 1.0 - dominated / n
     return pl.DataFrame({"id": ids, "p_frontier": p})
 
 
-def pairwise_lower(ids: list[str], cpm: np.ndarray) -> pl.DataFrame:
-    """P(CPM of a < CPM of b) for pairs of the (at most PAIRWISE_MAX) cheapest candidates,
-    `cpm` being (candidates, draws) in the order of `ids`."""
+def _not_surely_dominated(lowest: np.ndarray, highest: np.ndarray, with_nan: np.ndarray,
+                          rows: int = 256) -> np.ndarray:
+    """Indices of the candidates that no other dominates in every draw: one whose worst value
+    (`highest`, per candidate and objective) is at least as good as their best (`lowest`) on
+    every objective, and better on one. A candidate with a NaN draw neither dominates nor is
+    dominated there, so it is never dropped and drops nothing. Compared in blocks of rows,
+    never a k x k x o array in one piece."""
+    hi = np.where(with_nan[:, None], np.inf, highest)
+    lo = np.where(with_nan[:, None], -np.inf, lowest)
+    k = len(lo)
+    beaten = np.zeros(k, dtype=bool)
+    for a0 in range(0, k, rows):
+        ha = hi[a0:a0 + rows, None]
+        surely = np.all(ha <= lo[None], axis=2) & np.any(ha < lo[None], axis=2)
+        surely[np.arange(len(ha)), np.arange(a0, a0 + len(ha))] = False
+        beaten |= surely.any(axis=0)
+    return np.flatnonzero(~beaten)
+
+
+def _beats(mine: list[np.ndarray], theirs: list[np.ndarray]) -> np.ndarray:
+    """Where `mine` dominates `theirs`: <= on every objective, < on one (lists of columns)."""
+    le, lt = mine[0] <= theirs[0], mine[0] < theirs[0]
+    for m, t in zip(mine[1:], theirs[1:], strict=True):
+        le &= m <= t
+        lt |= m < t
+    return le & lt
+
+
+def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
+                      ) -> np.ndarray:
+    """How many draws dominate each candidate, `cols` being one (draws, k) array per
+    objective: the frontier peeled off every draw at once (frontier_probability). The first
+    pick is made on the dense arrays; the candidates it leaves undecided go on as flat rows."""
+    d, k = cols[0].shape
+    nan = np.zeros((d, k), dtype=bool)
+    score = np.zeros((d, k))
+    for j, col in enumerate(cols):
+        nan |= np.isnan(col)
+        if scale[j]:
+            score += (col - low[j]) * scale[j]
+    score[nan] = np.inf  # a NaN row is on the frontier and dominates nothing
+    rows = np.arange(d)
+    pick = np.argmin(score, axis=1)
+    live = ~nan[rows, pick]
+    beaten = _beats([c[rows, pick][:, None] for c in cols], cols) & live[:, None]
+    counts = beaten.sum(axis=0, dtype=np.int64)
+    undecided = np.ones((d, k), dtype=bool)
+    undecided[rows, pick] = False
+    at = np.flatnonzero(~beaten & ~nan & live[:, None])
+    draw, cand = at // k, at % k
+    flat = [c.ravel()[at] for c in cols]
+    score_f, undecided_f = score.ravel()[at], undecided.ravel()[at]
+    del nan, score, beaten, undecided
+    while len(draw):
+        starts = np.flatnonzero(np.r_[True, draw[1:] != draw[:-1]])
+        sizes = np.diff(np.r_[starts, len(draw)])
+        masked = np.where(undecided_f, score_f, np.inf)
+        best = np.minimum.reduceat(masked, starts)
+        place = np.where(undecided_f & (masked == np.repeat(best, sizes)),
+                         np.arange(len(draw)), len(draw))
+        first = np.minimum.reduceat(place, starts)
+        alive = first < len(draw)  # draws with undecided candidates left
+        at_pick = np.where(alive, first, 0)
+        beaten_f = _beats([np.repeat(c[at_pick], sizes) for c in flat], flat)
+        beaten_f &= np.repeat(alive, sizes)
+        undecided_f[first[alive]] = False
+        counts += np.bincount(cand[beaten_f], minlength=k)
+        # kept: the undecided, and frontier rows a later pick (score >= this one's) may tie
+        kept = ~beaten_f & np.repeat(alive, sizes) & (
+            undecided_f | (score_f >= np.repeat(best, sizes)))
+        draw, cand, score_f, undecided_f = (draw[kept], cand[kept], score_f[kept],
+                                            undecided_f[kept])
+        flat = [c[kept] for c in flat]
+    return counts
+
+
+def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None = None,
+                   keep: Sequence[str] = ()) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """P(CPM of a < CPM of b) for every pair of a set of candidates, `cpm` being (candidates,
+    draws) in the order of `ids`; and the scope saying which pairs are given.
+
+    Up to PAIRWISE_MAX candidates, every pair. Beyond, `keep` (the chosen candidate and the
+    runner-up) and then the cheapest by median CPM of `among` (the frontier; every candidate
+    when None) up to PAIRWISE_MAX candidates."""
     schema = {"a": pl.String(), "b": pl.String(), "metric": pl.String(),
               "p_a_lower": pl.Float64()}
-    medians = np.median(cpm, axis=1) if len(ids) else np.empty(0)
-    chosen = sorted(sorted(range(len(ids)), key=lambda i: (medians[i], ids[i]))[:PAIRWISE_MAX],
-                    key=lambda i: ids[i])
-    if len(chosen) < 2:
-        return pl.DataFrame(schema=schema)
+    position = {cid: i for i, cid in enumerate(ids)}
+    if len(ids) <= PAIRWISE_MAX:
+        chosen = sorted(range(len(ids)), key=lambda i: ids[i])
+        rule = f"every pair of the {len(ids)} eligible candidate(s)"
+    else:
+        pool = [position[c] for c in (ids if among is None else among) if c in position]
+        medians = np.nan_to_num(np.median(cpm[pool], axis=1), nan=np.inf) if pool \
+            else np.empty(0)
+        first = list(dict.fromkeys(position[c] for c in keep if c in position))
+        rest = [i for _, i in sorted(zip(medians.tolist(), pool, strict=True),
+                                     key=lambda m: (m[0], ids[m[1]])) if i not in first]
+        chosen = sorted(first + rest[:max(0, PAIRWISE_MAX - len(first))],
+                        key=lambda i: ids[i])
+        named = ("the chosen candidate, the runner-up and " if len(first) > 1
+                 else "the chosen candidate and " if first else "")
+        whom = ("other " if first else "") + ("frontier" if among is not None else "eligible")
+        taken = len(chosen) - len(first)
+        others = len([i for i in pool if i not in first])
+        rule = (f"{len(ids)} eligible candidates are more than the {PAIRWISE_MAX} compared "
+                f"pair by pair: every pair among {named}"
+                + (f"the {others} {whom} candidate(s)" if taken == others else
+                   f"the {taken} cheapest by median CPM of the {others} {whom} candidates"))
     kept = [ids[i] for i in chosen]
+    scope: dict[str, Any] = {"metric": "cpm_eur_per_mtok", "candidates": kept,
+                             "pairs": len(kept) * (len(kept) - 1) // 2, "rule": rule}
+    if len(chosen) < 2:
+        return pl.DataFrame(schema=schema), scope
     stack = cpm[chosen]
     p = (stack[:, None, :] < stack[None, :, :]).mean(axis=2)
     a, b = np.triu_indices(len(kept), k=1)
     return pl.DataFrame({"a": [kept[i] for i in a], "b": [kept[j] for j in b],
                          "metric": ["cpm_eur_per_mtok"] * len(a), "p_a_lower": p[a, b]},
-                        schema=schema)
+                        schema=schema), scope
 
 
 def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:

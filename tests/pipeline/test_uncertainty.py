@@ -121,3 +121,88 @@ def test_triangular_inverse_cdf() -> None:
                                        *(np.float32([[v]]) for v in (10.0, 14.0, 30.0)))
     assert draws.mean() == pytest.approx(18.0, abs=0.05)
     assert draws.min() >= 10.0 and draws.max() <= 30.0
+
+
+def _frontier_by_brute_force(stack: np.ndarray) -> np.ndarray:
+    """P(not dominated) by the definition: every draw, every ordered pair (lower is better)."""
+    k, n, _ = stack.shape
+    dominated = np.zeros((k, n), dtype=bool)
+    for d in range(n):
+        for a in range(k):
+            for b in range(k):
+                pa, pb = stack[a, d], stack[b, d]
+                if a != b and np.all(pa <= pb) and np.any(pa < pb):
+                    dominated[b, d] = True
+    return 1.0 - dominated.mean(axis=1)
+
+
+def test_frontier_probability_worked_by_hand_with_near_duplicates() -> None:
+    # Three candidates, two objectives (lower is better), four draws:
+    #   draw 0: a (1, 2) = b (1, 2), c (2, 1): equal candidates do not dominate each other and
+    #           c trades off against both -> a, b, c on the frontier
+    #   draw 1: a (1, 1), b (1, 1 + 1 float32 step), c (2, 2): a beats b by the smallest
+    #           float32 difference there is, and both beat c -> only a
+    #   draw 2: a (3, 3), b (1, 1), c (2, 2): b beats both, c beats a -> only b
+    #   draw 3: a (NaN, 0), b (1, 1), c (1, 2): a figure that is not there neither dominates
+    #           nor is dominated; b beats c -> a, b
+    # P(a) = 3/4 (draws 0, 1, 3), P(b) = 3/4 (0, 2, 3), P(c) = 1/4 (draw 0).
+    step = np.nextafter(np.float32(1), np.float32(2))
+    stack = np.array([
+        [[1, 2], [1, 1], [3, 3], [np.nan, 0]],
+        [[1, 2], [1, step], [1, 1], [1, 1]],
+        [[2, 1], [2, 2], [2, 2], [1, 2]],
+    ], dtype=np.float32)
+    got = dict(uncertainty.frontier_probability(["a", "b", "c"], stack).iter_rows())
+    assert got == {"a": 0.75, "b": 0.75, "c": 0.25}
+    assert list(_frontier_by_brute_force(stack)) == [0.75, 0.75, 0.25]
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_frontier_probability_equals_the_definition_on_overlapping_candidates(case: int
+                                                                              ) -> None:
+    # Near-duplicates (boxes that overlap almost entirely, so no pruning helps), exact ties
+    # (figures rounded to one decimal), a candidate copied from another, NaN figures and an
+    # infinite one, over chunks of draws as small as one draw: always the brute force's
+    # answer, draw for draw.
+    rng = np.random.default_rng(case)
+    k, n, o = int(rng.integers(2, 14)), int(rng.integers(1, 60)), int(rng.integers(1, 5))
+    centre = rng.random((k, 1, o))
+    stack = (centre + rng.random((k, n, o)) * [0.0, 1e-3, 0.3][case % 3]).astype(np.float32)
+    if case % 4 == 0:
+        stack = np.round(stack, 1)
+    if case % 5 == 1:
+        stack[rng.random(stack.shape) < 0.05] = np.nan
+    if case % 6 == 2:
+        stack[0] = stack[1]
+    if case == 7:
+        stack[1, 0, 0] = np.inf
+    ids = [f"c{i}" for i in range(k)]
+    chunk = int(rng.integers(1, 3 * k * n))
+    got = uncertainty.frontier_probability(ids, stack, chunk_entries=chunk)
+    assert got["p_frontier"].to_list() == list(_frontier_by_brute_force(stack))
+
+
+def test_pairwise_of_many_candidates_is_limited_to_the_frontier_and_the_choice() -> None:
+    # 45 candidates (more than PAIRWISE_MAX = 40) whose CPM draws are c00 < c01 < ... in
+    # median; the frontier is the ten odd-numbered ones from c25 to c43 plus c44; the chosen is
+    # c44, the runner-up c40 (not on the frontier). Given: those two, then the frontier
+    # cheapest by median: all 10 others, so 12 candidates and 12 x 11 / 2 = 66 pairs.
+    rng = np.random.default_rng(4)
+    ids = [f"c{i:02d}" for i in range(45)]
+    cpm = np.arange(45)[:, None] + rng.normal(0, 3, size=(45, 500))
+    frontier = [f"c{i}" for i in range(25, 44, 2)] + ["c44"]
+    pairs, scope = uncertainty.pairwise_lower(ids, cpm, among=frontier, keep=["c44", "c40"])
+    expected = sorted({"c40", "c44", *frontier})
+    assert scope["candidates"] == expected and len(expected) == 12
+    assert scope["pairs"] == pairs.height == 66
+    assert "runner-up" in scope["rule"] and "frontier" in scope["rule"]
+    row = pairs.filter(pl.col("a") == "c25", pl.col("b") == "c44").row(0, named=True)
+    assert row["p_a_lower"] == (cpm[25] < cpm[44]).mean()
+    # a frontier larger than the limit: the chosen, the runner-up, then the 38 cheapest
+    everyone = uncertainty.pairwise_lower(ids, cpm, among=ids, keep=["c44", "c40"])[1]
+    assert everyone["candidates"] == sorted([*ids[:38], "c40", "c44"])
+    assert everyone["pairs"] == 40 * 39 // 2
+    # few candidates: every pair, as before
+    few, scope = uncertainty.pairwise_lower(ids[:3], cpm[:3])
+    assert few.select("a", "b").rows() == [("c00", "c01"), ("c00", "c02"), ("c01", "c02")]
+    assert scope["rule"] == "every pair of the 3 eligible candidate(s)"

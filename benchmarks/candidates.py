@@ -1,0 +1,150 @@
+"""Benchmark: whole-process `scorecard run` over proposals of 7 to 10,000 candidates (issue 18's
+"candidates scale linearly" target).
+
+    uv run python benchmarks/candidates.py [--sizes 7,100,1000,10000] [--runs 1] [--keep DIR]
+
+Each proposal is the bundled example's header (SLO, policy, demand, TCO profile, 10,000 draws)
+with its seven candidates copied under new ids. Half the copies are near-duplicates of their
+original (goodput and power within 0.1 %, each with its own overlapping goodput range), so
+that the uncertainty boxes overlap and nothing prunes easily: the case that made the frontier
+probability quadratic. The other half spread goodput over 0.6-1.4x and power over 0.8-1.2x.
+Every `scorecard run` is a separate process on one warm store (--db in a temporary folder,
+loaded once before timing), writing its full output (HTML, JSON, XLSX, CSV, Parquet) to a
+temporary folder. Prints, per size: the median wall time, the peak RSS of the process
+(`/usr/bin/time -f %M`), and the ratio to the 7-candidate run measured in the same run; then
+`uptime`'s load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+TARGETS = {1000: (15.0, 2048.0), 10_000: (180.0, 8192.0)}  # seconds, MB
+
+
+def example_parts() -> tuple[str, list[str]]:
+    """The bundled example: its header and its `[[candidates]]` blocks (text)."""
+    text = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+    head, *blocks = text.split("\n[[candidates]]\n")
+    # comment lines between blocks belong to the next block: drop them from each block's tail
+    return head, [re.sub(r"\n(#[^\n]*\n?|\n)*\Z", "\n", b) for b in blocks]
+
+
+def _scale_line(block: str, key: str, factor: float, spread: tuple[float, float] | None
+                ) -> str:
+    """Multiply the numbers of `key = ...` (a scalar or a range) by `factor`; a scalar becomes a
+    range `spread` around it when `spread` is given."""
+    pattern = re.compile(rf"(?m)^({key} = \{{ )(.*)$")
+    match = pattern.search(block)
+    if match is None:
+        return block
+    line = match.group(2)
+
+    def scaled(m: re.Match[str]) -> str:
+        return f"{float(m.group(1).replace('_', '')) * factor:.6g}"
+
+    name = "tokens_per_s" if key == "throughput" else "watts"
+    scalar = re.search(rf"{name} = ([0-9_.]+)(?=,| )", line)
+    if scalar is not None and spread is not None:
+        value = float(scalar.group(1).replace("_", "")) * factor
+        line = line.replace(scalar.group(0), f"{name} = {{ low = {value * spread[0]:.6g}, "
+                                              f"mode = {value:.6g}, high = "
+                                              f"{value * spread[1]:.6g} }}", 1)
+    else:
+        ranged = re.search(rf"{name} = \{{[^}}]*\}}", line)
+        target = ranged.group(0) if ranged else (scalar.group(0) if scalar else "")
+        if target:
+            new = re.sub(r"(?<![A-Za-z_])([0-9][0-9_]*(?:\.[0-9]+)?)", scaled, target)
+            line = line.replace(target, new, 1)
+    if key == "power":
+        line = re.sub(r"idle_watts = ([0-9_.]+)", lambda m: f"idle_watts = "
+                      f"{float(m.group(1).replace('_', '')) * factor:.6g}", line)
+    return block[:match.start(2)] + line + block[match.end(2):]
+
+
+def proposal(n: int, seed: int = 18) -> str:
+    """A proposal of `n` candidates (the example's seven first, unchanged, when n >= 7)."""
+    head, blocks = example_parts()
+    rng = random.Random(seed)
+    out = [head.replace('name = "Sovereign 70B inference platform (example)"',
+                        f'name = "Scaling benchmark, {n} candidates"')]
+    for i in range(n):
+        base = blocks[i % len(blocks)]
+        if i < len(blocks):
+            out.append(base)
+            continue
+        cid = re.search(r'id = "([^"]+)"', base).group(1)  # type: ignore[union-attr]
+        block = base.replace(f'id = "{cid}"', f'id = "{cid}-{i:05d}"', 1)
+        if i % 2:  # near-duplicate: overlapping ranges, point figures within 0.1 %
+            tps, watts, spread = (1 + rng.uniform(-1e-3, 1e-3), 1 + rng.uniform(-1e-3, 1e-3),
+                                  (0.9, 1.08))
+        else:
+            tps, watts, spread = rng.uniform(0.6, 1.4), rng.uniform(0.8, 1.2), (0.85, 1.1)
+        block = _scale_line(block, "throughput", tps, spread)
+        block = _scale_line(block, "power", watts, None)
+        out.append(block)
+    return "\n[[candidates]]\n".join(out)
+
+
+def run_once(file: Path, db: Path, out: Path) -> tuple[float, float, int]:
+    """Wall seconds and peak RSS (MB) of one `scorecard run` process, and its exit code."""
+    cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "pipeline", "run", str(file),
+           "--db", str(db), "--out", str(out)]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    rss_kb = float(done.stderr.strip().splitlines()[-1]) if done.stderr.strip() else 0.0
+    if done.returncode:
+        print(f"  exit {done.returncode}: {done.stderr.strip()[-600:]}", file=sys.stderr)
+    return wall, rss_kb / 1024, done.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="7,100,1000")
+    parser.add_argument("--runs", type=int, default=1, help="runs per size (median quoted)")
+    parser.add_argument("--keep", type=Path, help="write the proposals here (and keep them)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if 7 not in sizes:
+        sizes = [7, *sizes]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        db = Path(tmp) / "bench.duckdb"
+        files = {}
+        for n in sizes:
+            files[n] = folder / f"candidates_{n}.toml"
+            files[n].write_text(proposal(n), encoding="utf-8")
+        run_once(files[7], db, Path(tmp) / "warm")  # load the bundled data into the store
+        base = None
+        for n in sizes:
+            results = [run_once(files[n], db, Path(tmp) / f"out{n}-{r}")
+                       for r in range(args.runs)]
+            wall = statistics.median(r[0] for r in results)
+            rss = max(r[1] for r in results)
+            codes = sorted({r[2] for r in results})
+            base = base or wall
+            target = TARGETS.get(n)
+            verdict = "" if target is None else (
+                f"; target <= {target[0]:g} s and <= {target[1] / 1024:g} GB: "
+                + ("met" if wall <= target[0] and rss <= target[1] and codes == [0]
+                   else "NOT met"))
+            print(f"scorecard run, {n:,} candidates: {wall:.2f} s wall (median of "
+                  f"{args.runs}), peak RSS {rss:.0f} MB, {wall / base:.2f}x the 7-candidate "
+                  f"run, exit {','.join(map(str, codes))}{verdict}", flush=True)
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"uptime: {load}")
+
+
+if __name__ == "__main__":
+    main()
