@@ -97,7 +97,7 @@ def test_csv_and_parquet_hold_the_scorecard_table(full: dict[str, Any], tmp_path
 
 
 def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -> None:
-    pytest.importorskip("altair", reason="charts need altair (a project dependency)")
+    pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
     written = write_outputs(full, tmp_path / "out")
     assert [p.name for p in written] == ["scorecard.html", "scorecard.xlsx", "scorecard.csv",

@@ -23,7 +23,7 @@ needs_chromium = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("altair", reason="charts need altair (a project dependency)")
+    pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
     pytest.importorskip("vl_convert", reason="charts need vl-convert-python")
     import json
 
