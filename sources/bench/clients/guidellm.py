@@ -45,7 +45,9 @@ _QUANTILES = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 def detect(path_or_bytes: str | Path | bytes) -> bool:
     top = head(path_or_bytes)
     if _is_yaml(top):
-        return (b"guidellm" in top or b"request_totals:" in top
+        # without PyYAML a YAML report is not recognised (a folder walk skips it, with a
+        # note); `--format guidellm` on it says what to do
+        return yaml is not None and (b"guidellm" in top or b"request_totals:" in top
                 or b"scheduler_metrics:" in top)
     return top.lstrip().startswith(b"{") and b'"benchmarks"' in top and (
         b'"generative_benchmark"' in top or b'"guidellm_version"' in top
