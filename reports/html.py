@@ -35,10 +35,12 @@ from reports.page import CSS, shortened, table
 from reports.page import escape as _e
 from reports.page import num as _num
 from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
+from schemas.outputs import OUTPUTS
 
 #: the appendix sections in order: (id, title)
 APPENDIX = (
     ("pareto", "Pareto charts"), ("scorecard-section", "Full scorecard"),
+    ("cost-breakdown", "Cost breakdown"),
     ("probabilities", "Probabilities"), ("tornado", "Sensitivity (tornado)"),
     ("break-even", "Break-even"), ("configurations", "Configurations"),
     ("sizing", "Demand sizing"), ("diff", "Change since last vintage"),
@@ -69,6 +71,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         '<div id="appendix"><h2 class="appendix-title" id="appendix-title">Appendix</h2>',
         *_pareto(figures),
         *_scorecard(result),
+        *_cost_breakdown(result),
         *_probabilities(result, figures),
         *_tornado(result, figures),
         *_break_even(result, figures),
@@ -125,6 +128,37 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
             "say where goodput, cost and power come from, each input's source is under "
             "Assumptions.</p>",
             '<div class="wide">', scorecard_gt(result).as_raw_html(), "</div>", "</section>"]
+
+
+#: what one instance-hour is made of: a price (declared or an offer) or a TCO's components
+#: (electricity counted only in a TCO: a price per hour already includes it)
+_TCO_PARTS = ("capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per_hour",
+              "hosting_eur_per_hour", "electricity_eur_per_hour")
+
+
+def _cost_breakdown(result: dict[str, Any]) -> list[str]:
+    heads = ["Candidate", "Cost model", OUTPUTS["price_eur_per_hour"].label,
+             *[OUTPUTS[k].label for k in _TCO_PARTS], OUTPUTS["cost_eur_per_hour"].label,
+             SIZING_HEADERS["billed_instances"], OUTPUTS["monthly_cost_eur"].label,
+             OUTPUTS["monthly_capital_eur"].label]
+    rows = []
+    for c in result["candidates"]:
+        d = c.get("detail") or {}
+        tco = d.get("cost_model") == "tco"
+        sizing = c.get("sizing") or {}
+        rows.append([c["id"], d.get("cost_model"), None if tco else d.get("price_eur_per_hour"),
+                     *[d.get(k) if tco else None for k in _TCO_PARTS],
+                     c.get("cost_eur_per_hour"), sizing.get("billed_instances"),
+                     sizing.get("monthly_cost_eur"), d.get("monthly_capital_eur")])
+    return ['<section id="cost-breakdown"><h2>Cost breakdown</h2>',
+            "<p>What one instance-hour costs, and of what: a price per hour (declared, or the "
+            "offer's, which includes power) or a TCO's capital annuity, maintenance, staff, "
+            "hosting and electricity; then the billed instances at the demand and their month, "
+            "with the capex annuity in it (the rest is opex). n/a: not part of this cost "
+            "model.</p>",
+            '<div class="wide">', table(heads, rows, table_id="cost-breakdown-table",
+                                        numeric=range(2, len(heads))), "</div>",
+            "</section>"]
 
 
 def _pareto(figures: dict[str, str]) -> list[str]:

@@ -23,7 +23,7 @@ pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a proje
 SUMMARY = ("summary", "header", "freshness-line", "recommendation", "excluded",
            "summary-scorecard", "summary-table", "contents")
 APPENDIX = ("appendix", "appendix-title", "pareto", "scorecard-section", "scorecard",
-            "probabilities", "tornado", "break-even", "configurations", "sizing", "diff",
+            "cost-breakdown", "probabilities", "tornado", "break-even", "configurations", "sizing", "diff",
             "candidates", "assumptions", "data-freshness", "freshness", "methodology",
             "sources")
 SECTIONS = SUMMARY + APPENDIX
@@ -260,6 +260,21 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
         assert f'id="candidate-{c["id"]}"' in page
     for s in result["sources"]:
         assert s["snapshot_sha256"] in page
+    # the cost breakdown: a TCO candidate's components (they add up to its cost per hour,
+    # the engine's identity), a cloud offer's price alone
+    breakdown = section(page, "cost-breakdown")
+    tco = next(c for c in result["candidates"] if c["detail"].get("cost_model") == "tco")
+    parts = [tco["detail"][k] for k in ("capital_eur_per_hour", "maintenance_eur_per_hour",
+                                        "staff_eur_per_hour", "hosting_eur_per_hour",
+                                        "electricity_eur_per_hour")]
+    assert abs(sum(parts) - tco["cost_eur_per_hour"]) < 1e-9
+    row = re.search(rf"<tr><td>{tco['id']}</td>.*?</tr>", breakdown)
+    assert row and f'<td class="num">{parts[0]:.4g}</td>' in row.group(0)
+    cloud = next(c for c in result["candidates"] if c["deployment"] == "cloud")
+    row = re.search(rf"<tr><td>{cloud['id']}</td><td>[^<]*</td><td class=\"num\">"
+                    rf"{cloud['cost_eur_per_hour']:.4g}</td><td class=\"num\">n/a</td>",
+                    breakdown)
+    assert row, cloud["id"]
     # every source string names something a reader can open, or says it is an example
     # figure and what it assumes (issue 15: "DESIGN.md sample figure", "issue 2 ...")
     assert "DESIGN.md" not in page and "issue 2" not in page
