@@ -23,9 +23,9 @@ pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a proje
 SUMMARY = ("summary", "header", "freshness-line", "recommendation", "excluded",
            "summary-scorecard", "summary-table", "contents")
 APPENDIX = ("appendix", "appendix-title", "pareto", "scorecard-section", "scorecard",
-            "cost-breakdown", "probabilities", "tornado", "break-even", "configurations", "sizing", "diff",
-            "candidates", "assumptions", "data-freshness", "freshness", "methodology",
-            "sources")
+            "cost-breakdown", "probabilities", "tornado", "break-even", "configurations",
+            "sizing", "diff", "candidates", "assumptions", "data-freshness", "freshness",
+            "methodology", "sources")
 SECTIONS = SUMMARY + APPENDIX
 
 
