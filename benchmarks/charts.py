@@ -1,6 +1,7 @@
 """Benchmark: the report's charts (issue 18's main job, charts part).
 
     uv run python benchmarks/charts.py [--rounds 3]
+    uv run --with "altair>=6.0" python benchmarks/charts.py   # with the former Altair path
 
 Each figure is one fresh Python process (so vl-convert's V8 warm-up is in it, as in a
 `scorecard run`), timed inside the process from before the chart modules are imported to
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -79,10 +81,17 @@ print(len(cache))
 """
 
 
-def timed(code: str, *args: str) -> tuple[float, list[str]]:
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(code: str, *args: str) -> tuple[float, float, list[str]]:
+    """(wall s inside the process, CPU s of the whole process, what else it printed)."""
+    before = _children_cpu()
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout.split()
-    return float(out[0]), out[1:]
+    return float(out[0]), _children_cpu() - before, out[1:]
 
 
 def main() -> None:
@@ -109,17 +118,20 @@ def main() -> None:
                                          "figures warm": []}
         if not with_altair:  # removed from the dependencies: the former path cannot run
             del times["altair"]
+        cpu: dict[str, list[float]] = {name: [] for name in times}
         renders: dict[str, str] = {}
         for _ in range(rounds):
-            times["baseline"].append(timed(BASELINE)[0])
-            if with_altair:
-                times["altair"].append(timed(ALTAIR, str(result), str(work))[0])
-            seconds, extra = timed(FIGURES, str(result))
-            times["figures cold"].append(seconds)
-            renders["figures cold"] = extra[0]
-            seconds, extra = timed(FIGURES, str(result), str(cache))
-            times["figures warm"].append(seconds)
-            renders["figures warm"] = extra[0]
+            runs = [("baseline", BASELINE, ()), ("altair", ALTAIR, (str(result), str(work))),
+                    ("figures cold", FIGURES, (str(result),)),
+                    ("figures warm", FIGURES, (str(result), str(cache)))]
+            for name, code, args in runs:
+                if name not in times:
+                    continue
+                seconds, used, extra = timed(code, *args)
+                times[name].append(seconds)
+                cpu[name].append(used)
+                if extra:
+                    renders[name] = extra[0]
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(f"charts of the bundled example, median of {rounds} fresh processes each "
           f"(load average {' '.join(load)}); cache: {entries} SVGs")
@@ -130,10 +142,13 @@ def main() -> None:
         drawn = f", {renders[name]} charts drawn" if name in renders else ""
         versus = f"  {median / altair:5.2f}x altair" if altair else ""
         print(f"  {name:<13} {median:6.2f} s  {median / base:5.2f}x baseline{versus}{drawn}"
-              f"  (runs: {', '.join(f'{v:.2f}' for v in values)})")
+              f"  (runs: {', '.join(f'{v:.2f}' for v in values)}); whole process CPU "
+              f"{statistics.median(cpu[name]):.2f} s")
     if not with_altair:
         print("  altair: not installed, the former path not measured")
     print(json.dumps({k: statistics.median(v) for k, v in times.items()}))
+    print("  (wall: inside the process, from importing the chart modules to the last SVG; "
+          "CPU: the whole process, interpreter start and imports included)")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")
 
 @dataclass
 class Chart:
-    """A figure waiting for its SVG: `around` wraps the <figure> (key tables, sentences)."""
+    """A figure waiting for its SVG (all of a report's are drawn in one pass)."""
 
     figure_id: str
     spec: Spec
