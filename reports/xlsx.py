@@ -37,7 +37,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -274,6 +273,10 @@ _IDENTITY = ("id", "label", "deployment", "provider", "zone", "gpu", "gpu_count"
 _STEP = {s.name: s for s in STEPS}
 
 
+#: the row number in a column's formula pattern, replaced per row (no formula has braces)
+ROW = "{row}"
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where each column of the Inputs and Scorecard sheets is: column letters by name."""
@@ -285,17 +288,18 @@ class Layout:
     #: hand-made one) gets its values only
     computes: bool
 
-    def input_ref(self, name: str, row: int) -> str | None:
-        """Absolute reference to an Inputs cell (sorting the Scorecard keeps it)."""
+    def input_ref(self, name: str, row: str = ROW) -> str | None:
+        """Absolute reference to an Inputs cell in Excel row `row` (sorting the Scorecard
+        keeps it)."""
         if name not in self.inputs:
             return None
-        return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row + 1}"
+        return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row}"
 
-    def ref(self, name: str, row: int) -> str | None:
-        """A column's cell in `row` (0-based, header = 0): a Scorecard step relative, an
-        input on Inputs absolute."""
+    def ref(self, name: str, row: str = ROW) -> str | None:
+        """A column's cell in Excel row `row`: a Scorecard step relative, an input on Inputs
+        absolute."""
         if name in self.scorecard and name in _STEP and _STEP[name].excel:
-            return f"{xl_col_to_name(self.scorecard.index(name))}{row + 1}"
+            return f"{xl_col_to_name(self.scorecard.index(name))}{row}"
         return self.input_ref(name, row)
 
 
@@ -356,9 +360,23 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, 
     sheet.freeze_panes(1, 1)
 
 
+#: the only functions the step templates use: none needs xlsxwriter's future-function
+#: expansion (the `_xlfn.` prefixes of Excel 2010+ functions)
+TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX")
+
+
+class _FormulaSheet(Worksheet):
+    """A worksheet that writes our formulas as given: xlsxwriter runs 29 regular expressions
+    over every formula to prefix dynamic-array functions, none of which the step templates
+    use (TEMPLATE_FUNCTIONS), which was most of the Scorecard's time at 1,000 candidates."""
+
+    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+        return formula[1:] if formula.startswith("=") else formula
+
+
 def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
                      card: pl.DataFrame, places: Layout) -> None:
-    sheet = book.add_worksheet("Scorecard")
+    sheet = book.add_worksheet("Scorecard", worksheet_class=_FormulaSheet)
     names = places.scorecard
 
     def kind(name: str) -> str:
@@ -385,16 +403,15 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[st
         fmt = styles.number(number_format(name, "Scorecard", dtype)) if numeric else None
         items = (card[name].to_list() if name in card.columns
                  else [_number(c, name) for c in result["candidates"]])
+        # the column's formula, filled once with ROW for the row number
+        pattern = fill(_STEP[name].excel or "", places.ref) if name in _STEP else (
+            '=IF({ref}="","",{ref})'.format(ref=places.input_ref(name)))
         for row, cached in enumerate(items, start=1):
             if k != "formula":
                 _write(sheet, row, col, cached, fmt)
                 continue
-            if name in _STEP:
-                formula = fill(_STEP[name].excel or "", partial(places.ref, row=row))
-            else:
-                ref = places.input_ref(name, row)
-                formula = f'=IF({ref}="","",{ref})'
-            sheet.write_formula(row, col, formula, fmt, "" if cached is None else cached)
+            sheet.write_formula(row, col, pattern.replace(ROW, str(row + 1)), fmt,
+                                "" if cached is None else cached)
         sheet.set_column(col, col, _width(title, items, numeric))
     last = len(result["candidates"])
     sheet.freeze_panes(1, 1)

@@ -15,6 +15,7 @@ import contextlib
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from openpyxl.utils import get_column_letter
 from pipeline.engine.metrics import STEPS
 from pipeline.run import execute
 from reports.frames import value
-from reports.xlsx import fill, write_xlsx
+from reports.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
 from schemas.outputs import OUTPUTS
 from tests.proposals import candidate, proposal
 from tests.reports.conftest import FIXTURES
@@ -259,3 +260,13 @@ def test_fill_turns_a_template_into_a_guarded_formula() -> None:
     assert fill("{b}*{z:1}", refs.get) == '=IF(OR(C2=""),"",IFERROR(C2*1,""))'
     assert fill("{b}*{z}", refs.get) == '=""'  # a column every candidate lacks: null
     assert fill("{b}+{z?}", refs.get) == '=IF(OR(C2=""),"",IFERROR(C2+"",""))'
+
+
+def test_templates_use_only_functions_that_need_no_prefix() -> None:
+    """The Scorecard skips xlsxwriter's future-function expansion (reports.xlsx._FormulaSheet):
+    safe while every template calls only TEMPLATE_FUNCTIONS (Excel 2007 functions, which take
+    no `_xlfn.` prefix)."""
+    called = {name for s in STEPS if s.excel
+              for name in re.findall(r"([A-Z][A-Z0-9.]*)\(", s.excel)}
+    assert called <= set(TEMPLATE_FUNCTIONS)
+    assert called == {"IF", "CEILING", "PMT", "MAX"}  # OR and IFERROR come from fill()
