@@ -29,7 +29,9 @@ counter that dropped (reset, or snapshots of different runs) is an error, never 
 `add_power_logs(con, files, *, fmt=None, tz=None) -> list[(file, LoadResult)]` (for
 `scorecard evidence add`): each log's bytes kept as a raw snapshot and its samples loaded into
 `core__power_samples` in one transaction, source `power:<sha256 prefix>`, vintage `evidence`;
-the same file again is `unchanged`.
+the same file again is `unchanged`, answered without parsing it (and, when its size and
+modification time are unchanged, without reading it). nvidia-smi logs are read part by part
+(`sources.power.registry.read_power_parts`): a 36-hour log is never held whole.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
 `pipeline.evidence.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
@@ -37,22 +39,28 @@ Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+import schemas.power
+import sources.power
 from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
 from pipeline.evidence.files import head, walk
-from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
+from pipeline.store import ensure_tables, sha256
+from pipeline.store import evidence as evidence_store
+from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power import amd_smi
 from sources.power.frame import canonical
-from sources.power.registry import detect_format, read_power
+from sources.power.registry import detect_format, read_power, read_power_parts
 
 
 @dataclass(frozen=True)
@@ -163,17 +171,66 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
     ensure_tables(con, [POWER_SAMPLES])
     results = []
     for file in files:
-        say(file, "reading")
-        data = file.read_bytes()
-        _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
-        say(file, f"keeping its {len(data) / 1e6:,.1f} MB as a raw snapshot")
-        digest = save_snapshot(con, data, source="power", url=file.resolve().as_uri())
-        del data  # a 36-hour log is ~400 MB
-        say(file, f"loading {frame.height:,} samples")
-        results.append((str(file), load(con, f"power:{digest[:16]}", "evidence",
-                                        [Batch(POWER_SAMPLES, frame, digest, str(file),
-                                               validated=True)])))  # by read_power
+        say(file, "checking")
+        results.append((str(file), _add_power_log(con, file, fmt, tz, say)))
     return results
+
+
+def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
+                   say: Callable[[Path, str], None]) -> Any:
+    """One log into the store. A file whose size and modification time are those recorded
+    is answered from its recorded sha256, without reading it; else its bytes are hashed
+    (streamed), and a log already loaded with the same reader settings is `unchanged`, not
+    parsed. Otherwise the rows are read part by part when the format allows it (nvidia-smi:
+    a 36-hour log is never in memory whole) and the bytes kept by DuckDB reading the file,
+    in the load's transaction."""
+    st, name = file.stat(), str(file.resolve())
+    digest = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
+    if digest is None:
+        say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
+        with file.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    fingerprint, source = _fingerprint(digest, fmt, tz), f"power:{digest[:16]}"
+    previous = previous_fingerprint(con, source, "evidence")
+    if previous and previous[2] == fingerprint:
+        evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
+        return LoadResult(previous[0], "unchanged", previous[1])
+    parts = read_power_parts(file, tz=tz, format=fmt)
+    if parts is None:  # no part reader for this format: the file whole
+        data = file.read_bytes()
+        if sha256(data) != digest:
+            raise OSError(f"{file}: the file changed while it was being added; add it again")
+        _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
+        del data
+        rows: Iterable[pl.DataFrame] = [frame]
+    else:
+        rows = parts[1]
+    say(file, f"keeping its {st.st_size / 1e6:,.1f} MB as a raw snapshot")
+    evidence_store.save_file_snapshot(con, file, digest, source="power", size=st.st_size)
+    say(file, "reading and loading its samples")
+    with evidence_store.bounded_memory(con):
+        result = load_parts(con, source, "evidence", POWER_SAMPLES, digest, rows,
+                            fingerprint=fingerprint)
+    evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
+    return result
+
+
+def _fingerprint(digest: str, fmt: str | None, tz: str | None) -> str:
+    """What decides a log's rows: its bytes (sha256), the format forced (or detected), the
+    timezone and the readers' code (sources/power/*, schemas/power.py)."""
+    return hashlib.sha256(f"{POWER_SAMPLES.name}|{digest}|{fmt or 'detected'}|{tz}|"
+                          f"{_readers_digest()}".encode()).hexdigest()
+
+
+@cache
+def _readers_digest() -> str:
+    digest = hashlib.sha256()
+    for module in (sources.power, schemas.power):
+        folder = Path(module.__file__ or "")
+        for path in sorted(folder.parent.glob("*.py") if folder.name == "__init__.py"
+                           else [folder]):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def power_from_snapshots(start_path: Path, end_path: Path, window_start_utc: datetime,

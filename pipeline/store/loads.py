@@ -8,7 +8,8 @@ Validation happens before the transaction opens, so invalid data never reaches a
 readable report, except batches marked `validated=True`, which the caller has validated
 already (a reader that checks the same bounds faster, e.g. a 10-million-row power log);
 their failures are raised by the caller before `load` is called, and not recorded. Each
-load's snapshots are linked to it in `load_snapshots`.
+load's snapshots are linked to it in `load_snapshots`. `load_parts` loads one table's rows
+arriving in parts (a big power log, never held whole), in the same kind of transaction.
 """
 
 from __future__ import annotations
@@ -81,35 +82,61 @@ def _as_is(text: str) -> str:
 
 
 def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-         batches: Sequence[Batch], clean: Callable[[str], str] = _as_is) -> LoadResult:
+         batches: Sequence[Batch], clean: Callable[[str], str] = _as_is, *,
+         fingerprint: str | None = None) -> LoadResult:
     """Validate every batch (but those marked validated), then replace `source`'s rows of
     `vintage` in one transaction. `clean` is applied to a failure's text before it is
-    recorded (ingest redacts its secrets there)."""
+    recorded (ingest redacts its secrets there). `fingerprint`: the caller's digest of what
+    decides the rows (a file's sha256 and its reader's settings), instead of hashing them."""
     snapshots = {b.snapshot_sha256 for b in batches}
     tables = sorted({b.table.name for b in batches})
     load_id = uuid.uuid4().hex
     started = _now()
-
-    def failed(error: str) -> None:
-        _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
-                     status="failed", row_count=0, snapshots=snapshots,
-                     tables=",".join(tables), error=clean(error))
-
     try:
         frames = [(b, b.frame.select(b.table.columns) if b.validated
                    else b.table.validate(b.frame, b.origin)) for b in batches]
     except ValidationFailed as failure:
-        failed(failure.report())
+        _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
+                     status="failed", row_count=0, snapshots=snapshots,
+                     tables=",".join(tables), error=clean(failure.report()))
         raise
+    return _write(con, source, vintage, load_id, started,
+                  [(b.table.name, frame, b.snapshot_sha256) for b, frame in frames],
+                  fingerprint or _fingerprint(frames), snapshots, tables, clean)
 
-    fingerprint = _fingerprint(frames)
-    previous = con.execute(
+
+def load_parts(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: Table,
+               snapshot_sha256: str, parts: Iterable[pl.DataFrame], *, fingerprint: str
+               ) -> LoadResult:
+    """`load` of one table's rows arriving part by part (a 10-million-row power log read in
+    parts, never whole), each part validated by whoever yields it; `fingerprint` (required:
+    the rows are not all at hand to be hashed) decides `unchanged` before any part is read.
+    A part that fails to read rolls the load back; its error propagates, not recorded (as
+    when a caller's own validation fails before `load`)."""
+    return _write(con, source, vintage, uuid.uuid4().hex, _now(),
+                  ((table.name, part.select(table.columns), snapshot_sha256) for part in parts),
+                  fingerprint, {snapshot_sha256}, [table.name], _as_is)
+
+
+def previous_fingerprint(con: duckdb.DuckDBPyConnection, source: str, vintage: str
+                         ) -> tuple[str, int, str | None] | None:
+    """(load_id, rows, fingerprint) of `source`'s last good load of `vintage`, or None."""
+    rows = con.execute(
         "SELECT load_id, row_count, fingerprint FROM loads WHERE source = ? AND vintage = ?"
-        " AND status = 'ok' ORDER BY finished_at_utc DESC LIMIT 1",
-        [source, vintage],
+        " AND status = 'ok' ORDER BY finished_at_utc DESC LIMIT 1", [source, vintage]
     ).fetchall()
-    if previous and previous[0][2] == fingerprint:
-        return LoadResult(previous[0][0], "unchanged", previous[0][1])
+    return (str(rows[0][0]), int(rows[0][1]), rows[0][2]) if rows else None
+
+
+def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: str,
+           started: datetime, frames: Iterable[tuple[str, pl.DataFrame, str]],
+           fingerprint: str, snapshots: set[str], tables: list[str],
+           clean: Callable[[str], str]) -> LoadResult:
+    """The transaction of `load` and `load_parts`: `unchanged` when the source's last good
+    load of `vintage` had this fingerprint, else its rows replaced by `frames`."""
+    previous = previous_fingerprint(con, source, vintage)
+    if previous and previous[2] == fingerprint:
+        return LoadResult(previous[0], "unchanged", previous[1])
 
     rows = 0
     con.execute("BEGIN TRANSACTION")
@@ -123,25 +150,62 @@ def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
                 "(SELECT load_id FROM loads WHERE source = ? AND vintage = ?)",
                 [source, vintage],
             )
-        for batch, frame in frames:
-            staged = frame.with_columns(
-                pl.lit(load_id).alias("load_id"),
-                pl.lit(batch.snapshot_sha256).alias("snapshot_sha256"),
-            )
-            con.register("staged_frame", staged)
-            con.execute(f"INSERT INTO {batch.table.name} BY NAME SELECT * FROM staged_frame")
-            con.unregister("staged_frame")
-            rows += staged.height
+        for name, frame, snapshot in frames:
+            rows += _insert(con, name, frame, {"load_id": load_id, "snapshot_sha256": snapshot})
         con.execute(
             "UPDATE loads SET status = 'ok', finished_at_utc = ?, row_count = ? "
             "WHERE load_id = ?", [_now(), rows, load_id])
         con.execute("COMMIT")
     except duckdb.Error as error:
         con.execute("ROLLBACK")
-        failed(str(error))
+        _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
+                     status="failed", row_count=0, snapshots=snapshots,
+                     tables=",".join(tables), error=clean(str(error)))
         raise LoadFailed(f"{source} {vintage}: the database refused the load: {error}"
                          ) from error
+    except BaseException:  # a part that failed to read, an interrupt: nothing is kept
+        con.execute("ROLLBACK")
+        raise
     return LoadResult(load_id, "loaded", rows)
+
+
+_MANY_ROWS = 100_000
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
+            constants: dict[str, str]) -> int:
+    """INSERT the frame's rows with `constants` (load_id, snapshot) added in SQL: a column of
+    10 million copies of one string built in polars costs ~0.6 GB, a SQL constant nothing.
+    In frames of `_MANY_ROWS` or more, columns all null are left to the table's NULL default
+    and a string column holding one value throughout goes as that value, for the same reason
+    (smaller frames as they are: a frame of one row is all constants)."""
+    if not frame.height:
+        return 0
+    names, values = [], []
+    for name, value in constants.items():
+        names.append(f"? AS {name}")
+        values.append(value)
+    kept = []
+    for name in frame.columns:
+        column = frame[name]
+        if frame.height < _MANY_ROWS:
+            kept.append(name)
+        elif column.null_count() == frame.height:
+            continue
+        elif column.dtype == pl.String and column.null_count() == 0 and \
+                (column == column[0]).all():
+            names.append(f'?::VARCHAR AS "{name}"')
+            values.append(column[0])
+        else:
+            kept.append(name)
+    names[:0] = [f'"{name}"' for name in kept]
+    con.register("staged_frame", frame.select(kept))
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT {', '.join(names)} FROM staged_frame",
+                    values)
+    finally:
+        con.unregister("staged_frame")
+    return frame.height
 
 
 def _fingerprint(frames: Sequence[tuple[Batch, pl.DataFrame]]) -> str:

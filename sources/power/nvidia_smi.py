@@ -6,13 +6,20 @@ Values can be `[N/A]` / `[Not Supported]` (kept as null power with a note). `tim
 local wall time without a timezone, so `tz` is required. Appended runs repeat the header
 (dropped); a logger killed mid-write leaves a last line without its newline: that row is kept
 with null power and a note, or dropped when even its timestamp is cut.
+
+`parse(data, path=, tz=)` reads a whole file; `parts(file, path=, tz=, part_bytes=)` reads an
+open file part by part (each part: the header line and the next `part_bytes` of whole lines,
+parsed by `parse`), so a 10-million-row log is never held whole; None when the file does not
+start with its header line (then `parse` of the whole file says what is wrong).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import BinaryIO
 
 import numpy as np
 import polars as pl
@@ -212,3 +219,20 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         raise ParseError(TOOL, path, f"line {missing_time['line'][0]}",
                          f"local time does not exist or is ambiguous in {zone} (DST change)")
     return canonical(out)
+
+
+def parts(file: BinaryIO, *, path: str, tz: str | None, part_bytes: int
+          ) -> Iterator[pl.DataFrame] | None:
+    """The file's samples, part by part (see the module's docstring). Line numbers in a
+    part's errors count from the part: the caller reads the whole file to name the line."""
+    first = file.readline()
+    if not _HEADER.match(first.decode("utf-8", errors="replace")) or not first.endswith(b"\n"):
+        return None  # BOM, blank lines, no header, a header alone: the whole-file path
+
+    def read() -> Iterator[pl.DataFrame]:
+        while block := file.read(part_bytes):
+            if not block.endswith(b"\n"):
+                block += file.readline()  # up to the end of the line (or of the file)
+            yield parse(first + block, path=path, tz=tz)
+
+    return read()

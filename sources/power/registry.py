@@ -1,14 +1,26 @@
 """Which reader reads a power log: detection, a forced format, and the checks every frame gets
-(samples in time order per stream, no duplicated samples, the table's schema and bounds)."""
+(samples in time order per stream, no duplicated samples, the table's schema and bounds).
+
+- `read_power(data, path=, tz=, format=) -> (tool, frame)`: one file's bytes, whole.
+- `read_power_parts(path, tz=, format=, part_bytes=) -> (tool, parts) | None`: a file read
+  part by part (the formats with a part reader: nvidia-smi), each part checked as
+  `read_power` checks a file, and in time order after the parts before it; None for the other
+  formats. A failing part makes it read the whole file with `read_power`, whose error names
+  the line; so the errors are the same either way.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
 import polars as pl
 
 from schemas.power import POWER_SAMPLES, surely_valid
+from schemas.table import ValidationFailed
 from sources.errors import ParseError, reading
 from sources.power import (
     aiperf_telemetry,
@@ -118,3 +130,68 @@ def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | N
     if surely_valid(frame):  # the same bounds in one pass; pandera only to name failures
         return tool, frame.select(POWER_SAMPLES.columns)
     return tool, _UNKEYED.validate(frame, origin=path)
+
+
+#: Bytes of text per part of `read_power_parts` (~1.7 million nvidia-smi rows, ~0.1 GB parsed).
+PART_BYTES = 64 << 20
+
+_STREAM = ["device_id", "series_id", "measurement_boundary"]
+
+
+def read_power_parts(path: Path, *, tz: str | None = None, format: str | None = None,
+                     part_bytes: int = PART_BYTES
+                     ) -> tuple[str, Iterator[pl.DataFrame]] | None:
+    """(tool, validated POWER_SAMPLES frames in file order) read part by part, or None when
+    the file's format has no part reader (read it with `read_power`)."""
+    with path.open("rb") as file:
+        head = file.read(8192)
+    with reading("power", str(path)):
+        tool = format or detect_format(head, str(path))
+    if tool != nvidia_smi.TOOL:
+        return None
+    file = path.open("rb")
+    found = nvidia_smi.parts(file, path=str(path), tz=tz, part_bytes=part_bytes)
+    if found is None:
+        file.close()
+        return None
+    return tool, _checked_parts(path, tool, tz, found, file)
+
+
+def _checked_parts(path: Path, tool: str, tz: str | None, found: Iterator[pl.DataFrame],
+                   file: BinaryIO) -> Iterator[pl.DataFrame]:
+    """Each part checked as `read_power` checks a file; each stream's first reading of a part
+    after its last of the parts before. On any failure, the whole file read by `read_power`
+    raises its error (line and sample numbers of the file, not of the part)."""
+    last: pl.DataFrame | None = None
+    rows = 0
+    try:
+        try:
+            for frame in found:
+                if frame.is_empty():
+                    continue
+                _check_order(frame, tool, str(path))
+                if last is not None:
+                    _check_after(frame, last, tool, str(path))
+                checked = (frame.select(POWER_SAMPLES.columns) if surely_valid(frame)
+                           else _UNKEYED.validate(frame, origin=str(path)))
+                last = checked.group_by(_STREAM).agg(pl.col("sample_utc").last())
+                rows += checked.height
+                yield checked
+            if not rows:
+                raise ParseError(tool, str(path), "file", "no power or energy samples")
+        except (ParseError, ValidationFailed):
+            read_power(path.read_bytes(), path=str(path), tz=tz, format=tool)
+            raise  # the whole file read without error: the part's error stands
+    finally:
+        file.close()
+
+
+def _check_after(frame: pl.DataFrame, last: pl.DataFrame, tool: str, path: str) -> None:
+    """Every stream's first reading in `frame` after its `last` of the parts before."""
+    first = frame.group_by(_STREAM).agg(first=pl.col("sample_utc").first())
+    behind = first.join(last, on=_STREAM, nulls_equal=True).filter(
+        pl.col("first") <= pl.col("sample_utc"))
+    if behind.height:
+        row = behind.row(0, named=True)
+        raise ParseError(tool, path, "samples", f"timestamps out of order for device "
+                         f"{row['device_id']} at {row['first']}")

@@ -1,0 +1,131 @@
+"""`evidence add` of power logs: nvidia-smi read part by part gives what the whole-file
+reader gives (rows and errors), the bytes are kept, and an unchanged file is answered without
+being read or parsed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from pipeline.evidence.power import add_power_logs
+from pipeline.store import connect
+from schemas.power import POWER_SAMPLES
+from sources.errors import ParseError
+from sources.power.registry import read_power, read_power_parts
+
+HEADER = "timestamp, index, power.draw [W]\n"
+
+
+def log(path: Path, seconds: int, *, swap_at: int | None = None) -> Path:
+    """2 GPUs, one reading each per second: GPU 0 at 300 + s W, GPU 1 at 400 W. With
+    `swap_at`, the readings of that second and the next are written in the wrong order."""
+    lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, {300 + s if gpu == 0 else 400}.00 W\n"
+             for s in range(seconds) for gpu in (0, 1)]
+    if swap_at is not None:
+        lines[2 * swap_at:2 * swap_at + 4] = (lines[2 * swap_at + 2:2 * swap_at + 4]
+                                              + lines[2 * swap_at:2 * swap_at + 2])
+    path.write_text(HEADER + "".join(lines))
+    return path
+
+
+def test_parts_give_the_whole_file_rows(tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 40)
+    _, whole = read_power(path.read_bytes(), path=str(path), tz="UTC")
+    found = read_power_parts(path, tz="UTC", part_bytes=100)  # ~3 lines per part
+    assert found is not None
+    tool, parts = found
+    frames = list(parts)
+    assert tool == "nvidia-smi" and len(frames) > 10  # really read in parts
+    assert_frame_equal(pl.concat(frames), whole)
+    assert whole.height == 80
+
+
+def test_parts_out_of_order_across_a_part_boundary_say_what_the_whole_file_says(
+        tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 40, swap_at=20)
+    with pytest.raises(ParseError) as whole:
+        read_power(path.read_bytes(), path=str(path), tz="UTC")
+    for part_bytes in (100, 1 << 20):
+        found = read_power_parts(path, tz="UTC", part_bytes=part_bytes)
+        assert found is not None
+        with pytest.raises(ParseError) as parted:
+            list(found[1])
+        assert str(parted.value) == str(whole.value)
+        assert "smi.csv" in str(parted.value) and "out of order" in str(parted.value)
+
+
+def test_a_bad_line_in_a_later_part_is_named_by_its_line_in_the_file(tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 40)
+    text = path.read_text().replace("11:00:30.000, 1, 400.00 W", "11:00:30.000, 1, lots W")
+    path.write_text(text)
+    found = read_power_parts(path, tz="UTC", part_bytes=100)
+    assert found is not None
+    with pytest.raises(ParseError) as parted:
+        list(found[1])
+    # the header is line 1, second s of GPU g on line 2 + 2 s + g: 2 + 60 + 1 = 63
+    assert "line 63" in str(parted.value)
+
+
+def test_formats_without_a_part_reader_are_read_whole(tmp_path: Path) -> None:
+    dmon = Path(__file__).resolve().parents[1] / "fixtures" / "power" / "nvidia_smi_dmon_2gpu.txt"
+    assert read_power_parts(dmon, tz="UTC") is None
+
+
+def _samples(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    return con.execute("SELECT device_id, count(*), sum(power_w), any_value(series_id), "
+                       "any_value(measurement_boundary), count(note), count(energy_counter_j) "
+                       "FROM core__power_samples GROUP BY ALL ORDER BY 1").fetchall()
+
+
+def test_add_keeps_the_bytes_and_loads_the_samples_once(tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 40)
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    (_, first), = add_power_logs(con, [path], tz="UTC")
+    assert first.status == "loaded" and first.row_count == 80
+    # GPU 0: 300 + 301 + ... + 339 = 40 x 300 + (0 + ... + 39) = 12,000 + 780 = 12,780 W;
+    # GPU 1: 40 x 400 = 16,000 W; constant columns as the reader wrote them, nulls kept
+    assert _samples(con) == [("0", 40, 12780.0, "nvidia-smi", "gpu_board", 0, 0),
+                             ("1", 40, 16000.0, "nvidia-smi", "gpu_board", 0, 0)]
+    (kept,), = con.execute("SELECT content FROM raw_snapshots WHERE source = 'power'"
+                           ).fetchall()
+    assert bytes(kept) == path.read_bytes()
+    (snapshot,), = con.execute("SELECT DISTINCT snapshot_sha256 FROM core__power_samples"
+                               ).fetchall()
+    assert con.execute("SELECT count(*) FROM raw_snapshots WHERE sha256 = ?",
+                       [snapshot]).fetchall() == [(1,)]
+
+    # touched: hashed again, same bytes: unchanged, nothing parsed or written
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    (_, again), = add_power_logs(con, [path], tz="UTC")
+    assert (again.status, again.load_id) == ("unchanged", first.load_id)
+
+    # same size and modification time: answered from the recorded digest, the file not
+    # even read (here its bytes were replaced by garbage of the same size, time restored)
+    stat = path.stat()
+    path.write_bytes(b"x" * stat.st_size)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    (_, unread), = add_power_logs(con, [path], tz="UTC")
+    assert (unread.status, unread.load_id) == ("unchanged", first.load_id)
+
+    # another timezone makes other rows: loaded again, replacing that source's rows
+    log(path, 40)
+    (_, other), = add_power_logs(con, [path], tz="Europe/Paris")
+    assert other.status == "loaded" and other.load_id != first.load_id
+    assert con.execute("SELECT count(*), min(sample_utc)::VARCHAR FROM core__power_samples"
+                       ).fetchall() == [(80, "2026-11-20 10:00:00+00")]  # 11:00 CET = 10:00 UTC
+
+
+def test_a_bad_log_loads_nothing_and_keeps_no_bytes(tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 40, swap_at=20)
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    with pytest.raises(ParseError, match="out of order"):
+        add_power_logs(con, [path], tz="UTC")
+    assert con.execute("SELECT count(*) FROM core__power_samples").fetchall() == [(0,)]
+    con.close()
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])  # the sweep of unlinked bytes
+    assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(0,)]
