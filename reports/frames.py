@@ -331,32 +331,10 @@ def words(text: str) -> str:
     return _COLUMN_WORD.sub(name, text)
 
 
-def range_text(point: float | None, low: float | None, high: float | None,
-               decimals: int) -> str:
-    """`2.074 (1.912–2.240)` at the given decimals; the single value when the range is
-    degenerate at that precision (`16.782`, never `16.782 (16.782–16.782)`), or absent."""
-    if point is None:
-        return "n/a"
-    shown = f"{point:,.{decimals}f}"
-    if low is None or high is None:
-        return shown
-    lo, hi = f"{low:,.{decimals}f}", f"{high:,.{decimals}f}"
-    return shown if lo == hi else f"{shown} ({lo}–{hi})"
-
-
 def degenerate(low: float | None, high: float | None, decimals: int) -> bool:
     """A p5–p95 range that prints as one number at the given decimals (no spread to show)."""
     return (low is not None and high is not None
             and f"{low:.{decimals}f}" == f"{high:.{decimals}f}")
-
-
-def citation(source: dict[str, Any]) -> str:
-    """One line naming a source: `kind subject: url (date, licence)`, the bracket holding only
-    the parts the source has (no `None`), left out when it has neither."""
-    said = [str(source[k]) for k in ("date", "licence") if source.get(k) not in (None, "")]
-    url = f": {source['url']}" if source.get("url") else ""
-    bracket = f" ({', '.join(said)})" if said else ""
-    return f"{source.get('kind')} {source.get('subject')}{url}{bracket}"
 
 
 def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:

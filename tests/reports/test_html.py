@@ -288,3 +288,15 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
     for step in STEPS:
         assert f"<td>{html.escape(step.formula)}</td>" in methodology.group(0), step.name
     assert "average_power_w / served_tokens_per_s" in methodology.group(0)
+
+
+def test_engine_column_names_become_words_but_key_paths_stay() -> None:
+    from reports.frames import words
+
+    # declared columns (schemas/outputs.toml titles: CPM, Demand, Goodput) in words; a key
+    # path a reader can find in the proposal, and an undeclared name, as written
+    assert words("the lowest cpm_eur_per_mtok (cpm_eur_per_mtok 2.074); a's tokens_per_s; "
+                 "demand_tokens_per_day (demand.tokens_per_day, candidates[1].tokens_per_s) "
+                 "not_a_column") == (
+        "the lowest CPM (CPM 2.074); a's goodput; demand (demand.tokens_per_day, "
+        "candidates[1].tokens_per_s) not_a_column")
