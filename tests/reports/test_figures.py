@@ -14,6 +14,7 @@ import pytest
 
 from reports import charts
 from reports.figures import SECTIONS, chart_sections
+from tests.reports.conftest import without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
@@ -246,3 +247,12 @@ def test_a_single_configuration_shows_nothing() -> None:
     [one] = [c for c in _configurations() if c["chosen"]]
     result = {"candidates": [{"id": "m", "evidence_configurations": [one]}]}
     assert chart_sections(result)["configurations"] == ""
+
+
+def test_a_result_without_the_optional_keys_has_only_the_pareto_charts(
+        full: dict[str, Any]) -> None:
+    sections = chart_sections(without_optional(full))
+    assert "<svg" in sections["pareto"]
+    assert {k: v for k, v in sections.items() if k != "pareto"} == {
+        "pairwise": "", "tornado": "", "break_even": "", "configurations": ""}
+    assert chart_sections({"candidates": []}) == dict.fromkeys(SECTIONS, "")
