@@ -3,8 +3,9 @@ bundled example and a four-candidate proposal of our own (tests/fixtures/reports
 four_candidates.toml: own 8 x H200 in Germany with TCO, a Scaleway and an OVHcloud offer, AWS
 p5 in eu-central-1), the recommendation and the compact scorecard end within the first
 1280 x 800 viewport, nothing is wider than the viewport (no horizontal scrolling at 1280 or
-1400 px), a 1280 x 800 screenshot is kept in tests/artifacts/, and the PDF's first page is the
-whole summary with the appendix starting on page 2.
+1400 px), a 1280 x 800 screenshot is kept in tests/artifacts/, the PDF's first page is the
+whole summary with the appendix starting on page 2 (pdftotext per page), and the summary
+printed alone is one page (counted in the PDF itself, no poppler needed).
 
 The measurements are taken by the page itself: a copy of the report gets a small script that
 writes getBoundingClientRect and scrollWidth into the DOM, which --dump-dom prints (the report
@@ -163,3 +164,21 @@ def test_the_pdf_summary_is_one_page_and_the_appendix_starts_page_2(
     assert "Appendix" not in first
     # the appendix opens page 2
     assert second.strip().startswith("Appendix"), second[:200]
+
+
+@pytest.mark.parametrize("name", ["example", "four"])
+def test_the_summary_alone_prints_as_one_page(reports: dict[str, Path], name: str,
+                                             tmp_path: Path) -> None:
+    """Without poppler too: the page with its appendix hidden in print is one PDF page, so
+    the summary fits one A4 page (Chromium writes its page objects uncompressed)."""
+    page = tmp_path / f"summary-{name}.html"
+    page.write_text(reports[name].read_text(encoding="utf-8").replace(
+        "</head>", "<style>@media print { #appendix { display: none; } }</style></head>"),
+        encoding="utf-8")
+    pdf = tmp_path / f"summary-{name}.pdf"
+    write_pdf(page, pdf)
+    assert len(re.findall(rb"/Type\s*/Page\b", pdf.read_bytes())) == 1
+    # and the whole report is longer: the count sees more than one page
+    whole = tmp_path / f"{name}.pdf"
+    write_pdf(reports[name], whole)
+    assert len(re.findall(rb"/Type\s*/Page\b", whole.read_bytes())) > 1
