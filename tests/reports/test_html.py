@@ -300,3 +300,18 @@ def test_engine_column_names_become_words_but_key_paths_stay() -> None:
                  "not_a_column") == (
         "the lowest CPM (CPM 2.074); a's goodput; demand (demand.tokens_per_day, "
         "candidates[1].tokens_per_s) not_a_column")
+
+
+def test_no_eligible_candidate_says_so_on_the_first_screen(full: dict[str, Any]) -> None:
+    for c in full["candidates"]:
+        c["eligible"], c["pareto_rank"] = False, None
+        c["exclusion_reason"] = "sovereignty level 1 is below the policy minimum 4"
+    full["recommendation"] = {"candidate": None, "reason": "no candidate is eligible",
+                              "runner_up": None, "excluded": [], "what_would_change_it": []}
+    page = render_html(full)
+    rec = section(page, "recommendation")
+    assert "No candidate to recommend" in rec and "no candidate is eligible" in rec
+    excluded = section(page, "excluded")
+    assert f"Excluded ({len(full['candidates'])}):" in excluded
+    table = re.search(r'id="summary-table".*?</table>', page, flags=re.DOTALL)
+    assert table and table.group(0).count('<tr class="excluded">') == len(full["candidates"])
