@@ -1,5 +1,6 @@
 """GuideLLM `benchmarks.json` reports, v0.3 to v0.8, and the same report written as YAML
-(`--output kind=yaml`, read with PyYAML when it is installed; the same keys as the JSON).
+(`--output kind=yaml`, read with PyYAML, imported only for such a file; the same keys as the
+JSON).
 
 Layouts: <=0.3 `{"benchmarks": [...]}` with `args` per benchmark; 0.4-0.6 a top-level `args`
 and `config` per benchmark; >=0.7 `metadata.version = 2` and a top-level `config`. Each
@@ -31,11 +32,6 @@ from sources.bench.jsondoc import HEAD_BYTES, decode_text, head, integer, json_v
 from sources.bench.run import BenchRun, conform
 from sources.errors import ParseError
 
-try:
-    import yaml
-except ImportError:  # PyYAML is optional: only a YAML report needs it
-    yaml = None  # type: ignore[assignment,unused-ignore]
-
 TOOL = "guidellm"
 
 _GROUPS = ("successful", "errored", "incomplete")
@@ -45,9 +41,7 @@ _QUANTILES = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 def detect(path_or_bytes: str | Path | bytes) -> bool:
     top = head(path_or_bytes)
     if _is_yaml(top):
-        # without PyYAML a YAML report is not recognised (a folder walk skips it, with a
-        # note); `--format guidellm` on it says what to do
-        return yaml is not None and (b"guidellm" in top or b"request_totals:" in top
+        return (b"guidellm" in top or b"request_totals:" in top
                 or b"scheduler_metrics:" in top)
     return top.lstrip().startswith(b"{") and b'"benchmarks"' in top and (
         b'"generative_benchmark"' in top or b'"guidellm_version"' in top
@@ -93,10 +87,7 @@ def _is_yaml(top: bytes) -> bool:
 def _yaml_doc(data: bytes, path: str) -> dict[str, Any]:
     """The YAML report as the JSON one's object (PyYAML's safe loader, aliases refused: a
     report has none, and a file of nested aliases could expand without bound)."""
-    if yaml is None:
-        raise ParseError(TOOL, path, "(file)", "a GuideLLM YAML report: reading it needs "
-                         "PyYAML, which is not installed; write the report as JSON "
-                         "(--output kind=json) or install pyyaml")
+    import yaml  # here, not with the module: every command imports the readers
 
     class _Loader(yaml.SafeLoader):
         def compose_node(self, parent: Any, index: Any) -> Any:

@@ -5,7 +5,6 @@ against guidellm's mock server, written both as YAML and as CSV."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -16,12 +15,10 @@ from sources.bench.clients import guidellm
 from sources.bench.registry import detect_format, parse_bench
 from sources.errors import ParseError
 
-HAVE_YAML = importlib.util.find_spec("yaml") is not None
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 RUN = "guidellm/guidellm_0.8.1_GENERATED_mock-server_concurrent-1-4_benchmarks"
 
 
-@pytest.mark.skipif(not HAVE_YAML, reason="PyYAML not installed (optional)")
 def test_the_yaml_report_agrees_with_the_csv_of_the_same_run() -> None:
     yaml_file, csv_file = sample(f"{RUN}.yaml"), sample(f"{RUN}.csv")
     data = yaml_file.read_bytes()
@@ -40,7 +37,6 @@ def test_the_yaml_report_agrees_with_the_csv_of_the_same_run() -> None:
     assert from_yaml[0].started_at_utc is not None and from_csv[0].started_at_utc is None
 
 
-@pytest.mark.skipif(not HAVE_YAML, reason="PyYAML not installed (optional)")
 def test_a_json_report_dumped_as_yaml_reads_the_same(tmp_path: Path) -> None:
     import yaml
 
@@ -60,7 +56,6 @@ def test_a_json_report_dumped_as_yaml_reads_the_same(tmp_path: Path) -> None:
             assert y.requests.equals(j.requests)
 
 
-@pytest.mark.skipif(not HAVE_YAML, reason="PyYAML not installed (optional)")
 @pytest.mark.parametrize(("text", "where", "problem"), [
     ("benchmarks:\n- &a {x: 1}\n- *a\n", "line 3", "YAML alias"),
     ("benchmarks:\n  - [1\n", "line 3 column 1", "invalid YAML"),
@@ -72,19 +67,9 @@ def test_bad_yaml_names_the_place(text: str, where: str, problem: str) -> None:
     assert err.value.where == where and problem in err.value.reason
 
 
-@pytest.mark.skipif(HAVE_YAML, reason="PyYAML is installed")
-def test_without_pyyaml_a_yaml_report_says_what_to_do() -> None:
-    with pytest.raises(ParseError, match="needs PyYAML, which is not installed; write the "
-                                         r"report as JSON \(--output kind=json\)"):
-        guidellm.parse(b"benchmarks:\n- config: {}\n", path="b.yaml")
-
-
 def test_yaml_is_told_by_its_top_level_key_and_guidellm_words() -> None:
-    # recognised only when it can be read: without PyYAML a folder walk skips it
-    assert guidellm.detect(b"benchmarks:\n- config:\n    module: guidellm.scheduler\n") \
-        is HAVE_YAML
-    assert guidellm.detect(b"# written by hand\n---\nbenchmarks:\n- request_totals: {}\n") \
-        is HAVE_YAML
+    assert guidellm.detect(b"benchmarks:\n- config:\n    module: guidellm.scheduler\n")
+    assert guidellm.detect(b"# written by hand\n---\nbenchmarks:\n- request_totals: {}\n")
     assert not guidellm.detect(b"benchmarks:\n- name: something else\n")
     assert not guidellm.detect(b"results:\n  benchmarks:\n    guidellm: 1\n")
     # a JSON report is still JSON
