@@ -8,7 +8,11 @@ In a temporary folder (its own store), each round runs, one after the other:
      data and the charts rendered by the first run);
   3. run, charts re-rendered: the example with its demand changed every round, so every chart's
      spec is new and vl-convert renders it (what a monthly rerun with fresh prices pays);
-  4. `scorecard --help`.
+  4. run, bytecode written: as 2. with PYTHONDONTWRITEBYTECODE unset, so the project's own
+     modules are compiled once and read back as a normal environment does (uv compiles the
+     installed libraries at install, `[tool.uv] compile-bytecode`; the project's sources are an
+     editable install it does not compile; this machine's sessions set the variable);
+  5. `scorecard --help`.
 
 One cold run (new store) precedes the rounds and is printed apart. Medians over --rounds, and
 each median's ratio to the baseline's.
@@ -34,11 +38,16 @@ BASELINE = [sys.executable, "-c", "import duckdb, polars, pydantic, numpy"]
 SCORECARD = [str(BIN / "scorecard")]
 
 
-def timed(args: list[str], cwd: Path) -> tuple[float, float]:
+WRITING = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(args: list[str], cwd: Path, env: dict[str, str] | None = None
+          ) -> tuple[float, float]:
     """Wall seconds and the child's peak RSS (MB) of one whole process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=os.environ)
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True,
+                          env=os.environ if env is None else env)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
@@ -66,15 +75,19 @@ def main() -> None:
         folder = Path(tmp)
         cold, cold_rss = timed([*SCORECARD, "run"], folder)
         times: dict[str, list[float]] = {"baseline": [], "run": [], "run, charts re-rendered": [],
-                                          "--help": []}
+                                          "run, bytecode written": [], "--help": []}
         for i in range(rounds):
             times["baseline"].append(timed(BASELINE, folder)[0])
             times["run"].append(timed([*SCORECARD, "run"], folder)[0])
             times["run, charts re-rendered"].append(
                 timed([*SCORECARD, "run", str(varied_example(folder, i))], folder)[0])
+            times["run, bytecode written"].append(
+                timed([*SCORECARD, "run"], folder, WRITING)[0])
             times["--help"].append(timed([*SCORECARD, "--help"], folder)[0])
     base = statistics.median(times["baseline"])
-    print(f"load average {os.getloadavg()[0]:.2f}; {rounds} rounds; python {sys.version.split()[0]}")
+    print(f"load average {os.getloadavg()[0]:.2f}; {rounds} rounds; python "
+          f"{sys.version.split()[0]}; PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '(unset)')}")
     print(f"cold run (new store, charts rendered): {cold:.2f} s, peak RSS {cold_rss:.0f} MB")
     for name, values in times.items():
         median = statistics.median(values)
