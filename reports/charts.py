@@ -170,8 +170,14 @@ def render(specs: Sequence[tuple[str, Spec]]) -> list[str]:
 
 # ------------------------------------------------------------------------------- formatting
 
+def _is_money(unit: str | None) -> bool:
+    """EUR, or EUR per a time or a thing (EUR/month); not EUR/Mtok-style rates that stay
+    small, which also pass: they never reach a thousand."""
+    return bool(unit) and str(unit).split("/")[0] == "EUR"
+
+
 def money(amount: float, unit: str = "EUR") -> str:
-    """Euros as a reader takes them in: 312 kEUR, 1.25 MEUR, 840 EUR."""
+    """Euros as a reader takes them in: 312 kEUR, 1.25 MEUR, 840 EUR, 125.3 kEUR/month."""
     size = abs(amount)
     if size >= 1e6:
         return f"{amount / 1e6:.4g} M{unit}"
@@ -184,8 +190,8 @@ def quantity(amount: float | None, unit: str | None) -> str:
     """A figure with its unit; EUR amounts as `money`, no exponents."""
     if amount is None:
         return "n/a"
-    if unit == "EUR":
-        return money(amount)
+    if unit == "EUR" or (_is_money(unit) and abs(amount) >= 1e3):
+        return money(amount, str(unit))
     if abs(amount) >= 1e4:
         text = f"{amount:,.0f}"
     elif amount == int(amount):
@@ -197,8 +203,8 @@ def quantity(amount: float | None, unit: str | None) -> str:
 
 def span(low: float, high: float, unit: str | None) -> str:
     """A stated range: `312 kEUR to 382 kEUR`, `3400 to 4400 tokens/s` (a ratio unitless)."""
-    if unit == "EUR":
-        return f"{money(low)} to {money(high)}"
+    if unit == "EUR" or (_is_money(unit) and max(abs(low), abs(high)) >= 1e3):
+        return f"{money(low, str(unit))} to {money(high, str(unit))}"
     unit = None if unit == "ratio" else unit
     return f"{quantity(low, None)} to {quantity(high, unit)}"
 
@@ -614,10 +620,10 @@ def _money_axis(unit: str, values: Sequence[float]) -> Spec:
     """Axis labels of a money figure: kEUR/MEUR through a Vega expression once the figures
     reach thousands, else plain decimals."""
     top = max((abs(v) for v in values), default=0.0)
-    if unit == "EUR" and top >= 1e6:
-        return {"labelExpr": "format(datum.value / 1e6, '~g') + ' MEUR'"}
-    if unit == "EUR" and top >= 1e3:
-        return {"labelExpr": "format(datum.value / 1e3, '~g') + ' kEUR'"}
+    if _is_money(unit) and top >= 1e3:
+        scale, prefix = (1e6, "M") if top >= 1e6 else (1e3, "k")
+        # the unit is ours (schemas/outputs.py), never a proposal's text
+        return {"labelExpr": f"format(datum.value / {scale:g}, '~g') + ' {prefix}{unit}'"}
     return {"format": "~g"}
 
 

@@ -109,7 +109,10 @@ def test_money_reads_in_kilo_and_mega_euros() -> None:
     assert charts.money(840) == "840 EUR"
     assert charts.span(312_000, 382_000, "EUR") == "312 kEUR to 382 kEUR"
     assert charts.span(1.25, 1.5, "ratio") == "1.25 to 1.5"
-    assert charts.quantity(125265.6282, "EUR/month") == "125,266 EUR/month"
+    assert charts.quantity(125265.6282, "EUR/month") == "125.3 kEUR/month"
+    assert charts.quantity(0.045, "EUR/kWh") == "0.045 EUR/kWh"
+    assert charts.quantity(3.0892, "EUR/Mtok") == "3.089 EUR/Mtok"
+    assert charts.quantity(25000.0, "tokens/s") == "25,000 tokens/s"
 
 
 def test_log_ticks_are_one_two_five() -> None:
@@ -169,3 +172,22 @@ def test_labels_never_leave_the_plot_or_hit_each_other_when_placed_by_hand() -> 
     for a, b in itertools.combinations([lb.box for lb in labels], 2):
         assert charts._disjoint(a, b)
     assert any(lb.leader is not None for lb in labels)
+
+
+def test_a_tornado_of_a_monthly_cost_labels_its_axis_in_kEUR_per_month() -> None:
+    # monthly cost 125,000 EUR/month; capex 312 to 382 kEUR moves it from 120,000 to 131,000
+    result = {"candidates": [{"id": "c", "monthly_cost_eur": 125_000.0,
+                              "inputs": [{"input": "capex_eur", "unit": "EUR"}]}],
+              "tornado": [{"candidate": "c", "metric": "monthly_cost_eur",
+                           "input": "capex_eur", "low": 312_000.0, "high": 382_000.0,
+                           "metric_at_low": 120_000.0, "metric_at_high": 131_000.0}],
+              "recommendation": {"candidate": "c"}}
+    panels, left_out = charts.tornado_panels(result, "monthly_cost_eur")
+    assert left_out == 0 and [p[0] for p in panels] == ["c"]
+    [svg] = charts.render([("t", charts.tornado_spec(result, "monthly_cost_eur", panels))])
+    drawn = [t for _, _, t in texts(svg)]
+    assert "capex_eur: 312 kEUR to 382 kEUR" in drawn
+    axis = [t for t in drawn if t.endswith(" kEUR/month")]
+    # ticks between 120 and 131 kEUR/month, e.g. "120 kEUR/month", "122 kEUR/month"
+    assert axis and all(120 <= float(t.split()[0]) <= 131 for t in axis)
+    assert "e+05" not in svg
