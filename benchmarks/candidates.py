@@ -1,7 +1,8 @@
 """Benchmark: whole-process `scorecard run` over proposals of 7 to 10,000 candidates (issue 18's
 "candidates scale linearly" target).
 
-    uv run python benchmarks/candidates.py [--sizes 7,100,1000,10000] [--runs 1] [--keep DIR]
+    uv run python benchmarks/candidates.py [--sizes 7,100,1000,10000] [--runs 1]
+        [--modes json,full] [--keep DIR]
 
 Each proposal is the bundled example's header (SLO, policy, demand, TCO profile, 10,000 draws)
 with its seven candidates copied under new ids. Half the copies are near-duplicates of their
@@ -10,7 +11,9 @@ that the uncertainty boxes overlap and nothing prunes easily: the case that made
 probability quadratic. The other half spread goodput over 0.6-1.4x and power over 0.8-1.2x.
 Every `scorecard run` is a separate process on one warm store (--db in a temporary folder,
 loaded once before timing), writing its full output (HTML, JSON, XLSX, CSV, Parquet) to a
-temporary folder. Prints, per size: the median wall time, the peak RSS of the process
+temporary folder; `--json` runs (the engine part: resolve, metrics, Pareto, Monte Carlo,
+sizing, the JSON and the store, no report files) are timed first. Prints, per size and mode:
+the median wall time, the peak RSS of the process
 (`/usr/bin/time -f %M`), and the ratio to the 7-candidate run measured in the same run; then
 `uptime`'s load average.
 """
@@ -95,14 +98,16 @@ def proposal(n: int, seed: int = 18) -> str:
     return "\n[[candidates]]\n".join(out)
 
 
-def run_once(file: Path, db: Path, out: Path) -> tuple[float, float, int]:
-    """Wall seconds and peak RSS (MB) of one `scorecard run` process, and its exit code."""
+def run_once(file: Path, db: Path, out: Path | None) -> tuple[float, float, int]:
+    """Wall seconds and peak RSS (MB) of one `scorecard run` process, and its exit code; with
+    `out` None, `run --json` (the engine and the store, no report files)."""
     cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "pipeline", "run", str(file),
-           "--db", str(db), "--out", str(out)]
+           "--db", str(db), *(["--json"] if out is None else ["--out", str(out)])]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
-    rss_kb = float(done.stderr.strip().splitlines()[-1]) if done.stderr.strip() else 0.0
+    lines = done.stderr.strip().splitlines()
+    rss_kb = float(lines[-1]) if lines and lines[-1].isdigit() else 0.0
     if done.returncode:
         print(f"  exit {done.returncode}: {done.stderr.strip()[-600:]}", file=sys.stderr)
     return wall, rss_kb / 1024, done.returncode
@@ -113,6 +118,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="7,100,1000")
     parser.add_argument("--runs", type=int, default=1, help="runs per size (median quoted)")
     parser.add_argument("--keep", type=Path, help="write the proposals here (and keep them)")
+    parser.add_argument("--modes", default="json,full",
+                        help="json: `run --json` (the engine part); full: every output file")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if 7 not in sizes:
@@ -126,22 +133,25 @@ def main() -> None:
             files[n] = folder / f"candidates_{n}.toml"
             files[n].write_text(proposal(n), encoding="utf-8")
         run_once(files[7], db, Path(tmp) / "warm")  # load the bundled data into the store
-        base = None
-        for n in sizes:
-            results = [run_once(files[n], db, Path(tmp) / f"out{n}-{r}")
-                       for r in range(args.runs)]
-            wall = statistics.median(r[0] for r in results)
-            rss = max(r[1] for r in results)
-            codes = sorted({r[2] for r in results})
-            base = base or wall
-            target = TARGETS.get(n)
-            verdict = "" if target is None else (
-                f"; target <= {target[0]:g} s and <= {target[1] / 1024:g} GB: "
-                + ("met" if wall <= target[0] and rss <= target[1] and codes == [0]
-                   else "NOT met"))
-            print(f"scorecard run, {n:,} candidates: {wall:.2f} s wall (median of "
-                  f"{args.runs}), peak RSS {rss:.0f} MB, {wall / base:.2f}x the 7-candidate "
-                  f"run, exit {','.join(map(str, codes))}{verdict}", flush=True)
+        for mode in args.modes.split(","):
+            base = None
+            for n in sizes:
+                results = [run_once(files[n], db, None if mode == "json" else
+                                    Path(tmp) / f"out{n}-{r}") for r in range(args.runs)]
+                wall = statistics.median(r[0] for r in results)
+                rss = max(r[1] for r in results)
+                codes = sorted({r[2] for r in results})
+                base = base or wall
+                target = TARGETS.get(n) if mode == "full" else None
+                verdict = "" if target is None else (
+                    f"; target <= {target[0]:g} s and <= {target[1] / 1024:g} GB: "
+                    + ("met" if wall <= target[0] and rss <= target[1] and codes == [0]
+                       else "NOT met"))
+                what = ("scorecard run --json (engine, store; no report files)"
+                        if mode == "json" else "scorecard run (every output file)")
+                print(f"{what}, {n:,} candidates: {wall:.2f} s wall (median of {args.runs}), "
+                      f"peak RSS {rss:.0f} MB, {wall / base:.2f}x the 7-candidate run, exit "
+                      f"{','.join(map(str, codes))}{verdict}", flush=True)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"uptime: {load}")
 

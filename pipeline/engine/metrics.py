@@ -45,7 +45,7 @@ sensible Excel form has `excel=None`: the workbook writes its value and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -296,8 +296,10 @@ STEPS = (*STEPS, *REQUEST_STEPS)
 STEP_BY_NAME = {s.name: s for s in STEPS}
 
 
-def evaluate(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """Apply every step in order. Missing input columns count as null."""
+def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None = None
+             ) -> pl.DataFrame:
+    """Apply every step in order. Missing input columns count as null. With `columns`, only
+    those are returned, and steps none of them needs are not computed (the Monte Carlo)."""
     frame = inputs.lazy()
     present = frame.collect_schema().names()
     missing = [name for name in INPUTS if name not in present]
@@ -309,7 +311,7 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     for step in STEPS:
         value = step.expr()
         frame = frame.with_columns(pl.when(value.is_finite()).then(value).alias(step.name))
-    return frame.collect()
+    return (frame if columns is None else frame.select(columns)).collect()
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

@@ -68,27 +68,31 @@ def triangular_ppf(u: np.ndarray, low: np.ndarray, mode: np.ndarray, high: np.nd
 
 def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
                ) -> pl.DataFrame:
-    """Rows (candidate x draw) with every input: drawn where uncertain, else its mode."""
+    """Rows (candidate x draw) with every input: drawn where uncertain, else its mode (an
+    input no candidate of `static` has is left out: evaluate takes it as null). Laid out with
+    numpy, one block per input, no per-input frame filters."""
     ids = static["id"].to_list()
-    located = inputs.join(
-        pl.DataFrame({"id": ids, "position": np.arange(len(ids))}), on="id"
-    ).join(
-        pl.DataFrame({"key": draws.keys, "key_index": np.arange(len(draws.keys))},
-                     schema={"key": pl.String(), "key_index": pl.Int64()}),
-        on="key", how="left",
-    )
+    position_of = {cid: i for i, cid in enumerate(ids)}
+    key_of = {key: i for i, key in enumerate(draws.keys)}
+    mine = inputs.filter(pl.col("id").is_in(ids))
+    position = np.array([position_of[c] for c in mine["id"].to_list()], dtype=np.int64)
+    key_index = np.array([key_of.get(k, -1) for k in mine["key"].to_list()], dtype=np.int64)
+    modes = mine["mode"].cast(pl.Float64).to_numpy()
+    rows_of: dict[str, list[int]] = {}
+    for row, name in enumerate(mine["input"].to_list()):
+        rows_of.setdefault(name, []).append(row)
     columns: dict[str, np.ndarray] = {}
     for name in INPUTS:
-        mine = located.filter(pl.col("input") == name)
+        if name not in rows_of:
+            continue
+        at = np.array(rows_of[name], dtype=np.int64)
         block = np.full((len(ids), n), np.nan)
-        fixed = mine.filter(pl.col("key_index").is_null())
-        block[fixed["position"].to_numpy()] = fixed["mode"].to_numpy()[:, None]
-        drawn = mine.filter(pl.col("key_index").is_not_null())
-        block[drawn["position"].to_numpy()] = draws.values[drawn["key_index"].to_numpy()]
+        fixed, drawn = at[key_index[at] < 0], at[key_index[at] >= 0]
+        block[position[fixed]] = modes[fixed][:, None]
+        block[position[drawn]] = draws.values[key_index[drawn]]
         columns[name] = block.reshape(-1)
     which = pl.Series(np.repeat(np.arange(len(ids)), n))
     return pl.DataFrame(columns, nan_to_null=True).with_columns(
-        static["id"].gather(which),
         static["cost_model"].cast(COST_MODEL).gather(which),
         static["capacity"].cast(CAPACITY).gather(which),
         static["sovereignty_level"].gather(which),
@@ -134,9 +138,9 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     for start in range(0, static.height, chunk):
         part = static.slice(start, chunk)
         ids = part["id"].to_list()
-        rows = _draw_rows(part, inputs.filter(pl.col("id").is_in(ids)), draws, n)
+        rows = _draw_rows(part, inputs, draws, n)
         lap("draw_rows_s")
-        out = evaluate(rows)
+        out = evaluate(rows, needed)
         del rows
         arrays = {m: out[m].cast(pl.Float64).to_numpy().reshape(len(ids), n) for m in needed}
         del out
@@ -171,7 +175,9 @@ def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
         valid = ~np.isnan(block).any(axis=1)
         q = np.full((len(ids), len(PERCENTILES)), np.nan)
         if valid.any():
-            q[valid] = np.percentile(block[valid], PERCENTILES, axis=1).T
+            # block[valid] is a copy (a boolean index), so numpy may partition it in place
+            q[valid] = np.percentile(block[valid], PERCENTILES, axis=1,
+                                     overwrite_input=True).T
         parts.append(pl.DataFrame({
             "id": ids, "metric": [metric] * len(ids),
             **{f"p{int(p)}": q[:, i] for i, p in enumerate(PERCENTILES)},
