@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -189,6 +190,11 @@ class _Styles:
         return self.get(**({"num_format": fmt} if fmt else {}), **props)
 
 
+#: spreadsheet_text, remembered: a workbook repeats its strings (units, grades, sources per
+#: candidate), and this is the one per-cell step of ours at 1,000 candidates
+_text = lru_cache(maxsize=1 << 16)(spreadsheet_text)
+
+
 def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) -> None:
     """One cell, by type: strings always as text (never a formula or a URL), numbers as
     numbers, None (and a non-finite float, which no output holds) as an empty cell."""
@@ -200,8 +206,7 @@ def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) 
     elif isinstance(item, int | float):
         sheet.write_number(row, col, item, fmt)
     else:
-        sheet.write_string(row, col, spreadsheet_text(item if isinstance(item, str)
-                                                      else str(item)), fmt)
+        sheet.write_string(row, col, _text(item if isinstance(item, str) else str(item)), fmt)
 
 
 def _width(title: str, items: list[Any], numeric: bool) -> float:
@@ -436,6 +441,7 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
     _header_row(sheet, [header(c, name) for c in columns], [styles.header()] * len(columns))
     per_row_unit = name == "Assumptions"  # value, low, high: each row in its own unit
     units = frame["unit"].to_list() if per_row_unit else []
+    by_unit = {u: styles.number(UNIT_FORMATS.get(u or "")) for u in set(units)}
     for col, column in enumerate(columns):
         dtype = frame.schema[column]
         items = frame[column].to_list()
@@ -444,7 +450,7 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
         for row, item in enumerate(items, start=1):
             cell_fmt = fmt
             if per_row_unit and column in ("value", "low", "high"):
-                cell_fmt = styles.number(UNIT_FORMATS.get(units[row - 1] or ""))
+                cell_fmt = by_unit[units[row - 1]]
             _write(sheet, row, col, item, cell_fmt)
         sheet.set_column(col, col, _width(header(column, name), items, numeric))
     sheet.freeze_panes(1, 1)
