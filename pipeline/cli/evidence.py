@@ -3,7 +3,8 @@
 - `inspect`: what benchmark files, sweep folders and traces give (counts, percentiles,
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
   point (pipeline.evidence.inspection).
-- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add).
+- `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add); with
+  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.fleet).
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
 is fast; pipeline/cli/__init__.py mounts `evidence_app` as `scorecard evidence`. The format
@@ -196,8 +197,8 @@ def inspect_command(
 
 @evidence_app.command("add")
 def add_command(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Benchmark results, power logs, or folders of them.")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Benchmark results, power logs, or folders of them.", show_default=False)] = None,
     db: Annotated[Path | None, typer.Option(
         "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
         show_default=False)] = None,
@@ -210,10 +211,23 @@ def add_command(
     tz: Annotated[str | None, typer.Option(
         help="Timezone of naive timestamps, e.g. Europe/Paris: vLLM's 'date', nvidia-smi, "
              "dmon, CodeCarbon and PTDaemon logs.")] = None,
+    parquet: Annotated[Path | None, typer.Option(
+        "--parquet", help="A fleet's power samples as Parquet partitioned by day (Hive layout: "
+        "gpu_uuid, timestamp_utc, power_w, optional energy_j): print the window energy, "
+        "computed by DuckDB over the files (nothing is loaded into memory or the store).",
+        show_default=False)] = None,
+    window_start: Annotated[str | None, typer.Option(
+        help="With --parquet: the window's start, ISO 8601 with offset (default: the span "
+             "every GPU covers).", show_default=False)] = None,
+    window_end: Annotated[str | None, typer.Option(
+        help="With --parquet: the window's end, ISO 8601 with offset.", show_default=False)
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="With --parquet: print only JSON.")
+                       ] = False,
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
-    skipped."""
+    skipped. With --parquet, the energy of a fleet's Parquet power samples instead."""
     import duckdb
 
     from pipeline.evidence.add import add_evidence
@@ -221,6 +235,11 @@ def add_command(
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
+    if parquet is not None:
+        _fleet(parquet, window_start, window_end, as_json)
+        return
+    if not paths:
+        raise _fail("give files or folders to add, or --parquet DIR")
     try:
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress: add_evidence(
@@ -232,6 +251,38 @@ def add_command(
         typer.echo(note, err=True)
     for name, result in results:
         typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+
+
+def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> None:
+    """`evidence add --parquet`: the fleet's energy over the window, as text or JSON."""
+    from datetime import datetime
+
+    import duckdb
+
+    from pipeline.evidence.energy import EnergyError
+    from pipeline.evidence.power import power_from_parquet
+
+    try:
+        if (start is None) != (end is None):
+            raise ValueError("give --window-start and --window-end together")
+        moments = [None if text is None else datetime.fromisoformat(text)
+                   for text in (start, end)]
+        if any(m is not None and m.tzinfo is None for m in moments):
+            raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
+        evidence = _with_progress(lambda progress: power_from_parquet(
+            folder, moments[0], moments[1]))
+    except (ValueError, OSError, duckdb.Error, EnergyError) as err:
+        raise _fail(str(err)) from None
+    report = evidence.as_dict()
+    if as_json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        return
+    typer.echo(f"{folder}: {report['energy_j']:,.1f} J over {report['window_s']:,.0f} s "
+               f"({report['average_power_w']:,.1f} W average) by {report['method']}, "
+               f"{len(report['gpus'])} GPUs, {report['samples_in_window']:,} samples in the "
+               f"window, {len(report['gaps'])} gap(s), {len(report['files'])} file(s)")
+    for note in report["notes"]:
+        typer.echo(f"note: {note}")
 
 
 def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:

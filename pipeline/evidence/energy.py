@@ -475,20 +475,10 @@ def _qualify(choice: _Choice, integral: _Integral, params: EnergyParams) -> Ener
                      "pro-rated to it (constant power assumed within them)")
 
     in_window = near.filter((pl.col("t") >= a) & (pl.col("t") <= b))
-    reasons: list[str] = []
     counts = in_window.group_by("device_id").len()["len"].to_list()
-    fewest = min(counts) if len(counts) == chosen.height else 0
-    if fewest < params.min_samples:
-        reasons.append(f"few_samples:{fewest}")
-    if duration < params.min_window_s:
-        reasons.append(f"short_window:{duration:g}s")
-    gap_share = sum(g.duration_s for g in gaps) / (duration * chosen.height)
-    if gap_share > params.max_gap_share:
-        reasons.append(f"large_gaps:{gap_share:.1%}")
-    if u / duration > params.max_clock_share:
-        reasons.append(f"clock_uncertainty:{u:g}s_of_{duration:g}s")
-    if resets:
-        reasons.append(f"counter_resets:{len(resets)}")
+    reasons = stability_reasons(min(counts) if len(counts) == chosen.height else 0, duration,
+                                sum(g.duration_s for g in gaps), chosen.height, u,
+                                len(resets), params)
 
     energy = integral.energy_j
     return EnergyResult(
@@ -500,6 +490,27 @@ def _qualify(choice: _Choice, integral: _Integral, params: EnergyParams) -> Ener
         idle_power_w=_idle_power(near, chosen, a - u, b + u),
         energy_range_j=integral.energy_range_j, stable=not reasons,
         stability_reasons=tuple(reasons), notes=(*notes, *integral.notes))
+
+
+def stability_reasons(fewest: int, duration_s: float, gap_s: float, devices: int,
+                      uncertainty_s: float, resets: int, params: EnergyParams) -> list[str]:
+    """Why an energy is unstable (none: stable), from the fewest samples a device has in the
+    window, the window's length, the seconds of gaps (summed over devices), the devices, the
+    window's alignment uncertainty and the counter resets (also used by
+    `pipeline.evidence.fleet`)."""
+    reasons: list[str] = []
+    if fewest < params.min_samples:
+        reasons.append(f"few_samples:{fewest}")
+    if duration_s < params.min_window_s:
+        reasons.append(f"short_window:{duration_s:g}s")
+    gap_share = gap_s / (duration_s * devices)
+    if gap_share > params.max_gap_share:
+        reasons.append(f"large_gaps:{gap_share:.1%}")
+    if uncertainty_s / duration_s > params.max_clock_share:
+        reasons.append(f"clock_uncertainty:{uncertainty_s:g}s_of_{duration_s:g}s")
+    if resets:
+        reasons.append(f"counter_resets:{resets}")
+    return reasons
 
 
 def _gaps(per_device: pl.DataFrame, inside: pl.DataFrame, a: float, b: float) -> list[Gap]:

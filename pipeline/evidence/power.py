@@ -21,6 +21,9 @@ API (what the scorecard calls)::
 figure `energy [J/token] = average_power [W] / tokens_per_s` uses), `energy_j`, `boundary`,
 `grade` ("measured"), `method` (counter or trapezoid), `notes`, `files` (path, sha256, tool,
 rows) and the full `pipeline.evidence.energy.EnergyResult` (gaps, resets, idle power, stability).
+`power_from_parquet(folder, window_start_utc, window_end_utc)`: the same for a fleet's power
+samples as Parquet partitioned by day, computed by DuckDB over the files
+(`pipeline.evidence.fleet`, out of core).
 `power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
 energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken just before and
 after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
@@ -53,6 +56,7 @@ import schemas.power
 import sources.power
 from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
 from pipeline.evidence.files import head, walk
+from pipeline.evidence.fleet import fleet_energy
 from pipeline.store import ensure_tables, sha256
 from pipeline.store import evidence as evidence_store
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
@@ -155,6 +159,29 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
         notes.append("no benchmark window given: energy over the span all devices cover")
     if not result.stable:
         notes.append("unstable: " + ", ".join(result.stability_reasons))
+    return PowerEvidence(
+        average_power_w=result.average_power_w, energy_j=result.energy_j,
+        boundary=result.boundary, method=result.method, grade="measured",
+        notes=tuple(notes) + result.notes, files=files, energy=result)
+
+
+def power_from_parquet(folder: Path, window_start_utc: datetime | None,
+                       window_end_utc: datetime | None, *, uncertainty_s: float = 0.0,
+                       params: EnergyParams | None = None) -> PowerEvidence:
+    """`power_from_evidence` for a fleet's Parquet samples (`pipeline.evidence.fleet`): the
+    energy computed by DuckDB over the files. `files` lists each Parquet file with its size
+    (as `size:<bytes>`, in place of a sha256: the files are not read whole to be hashed)."""
+    if (window_start_utc is None) != (window_end_utc is None):
+        raise ValueError("give both window_start_utc and window_end_utc, or neither")
+    window = (Window(window_start_utc, window_end_utc, uncertainty_s)
+              if window_start_utc is not None and window_end_utc is not None else None)
+    result, paths = fleet_energy(Path(folder), window, params=params)
+    notes = [] if window is not None else [
+        "no benchmark window given: energy over the span all devices cover"]
+    if not result.stable:
+        notes.append("unstable: " + ", ".join(result.stability_reasons))
+    files = tuple(EvidenceFile(p, f"size:{Path(p).stat().st_size}", "parquet", 0)
+                  for p in paths)
     return PowerEvidence(
         average_power_w=result.average_power_w, energy_j=result.energy_j,
         boundary=result.boundary, method=result.method, grade="measured",

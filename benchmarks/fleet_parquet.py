@@ -1,0 +1,170 @@
+"""Fleet power out of core (issue 18): 64 GPUs at 1 Hz for 18 days (99,532,800 rows) as
+Parquet partitioned by day (Hive layout `day=YYYY-MM-DD/`; columns `gpu_uuid`,
+`timestamp_utc`, `power_w`), written by DuckDB `COPY ... PARTITION_BY`.
+
+Run by hand (not collected by pytest):
+
+    uv run python benchmarks/fleet_parquet.py [--gpus 64] [--days 18] [--keep DIR] [--runs 3]
+
+Then, `runs` times, each in a fresh child process (wall time, CPU time and peak RSS of that
+process, imports included), over the whole span and over one 6-hour window:
+
+  1. scan: DuckDB's own aggregate over the files (`count(*)`, `avg(power_w)` per GPU);
+  2. bare: DuckDB's own trapezoid over the files (one `lead()` window per GPU, summed), the
+     least any energy over them can cost;
+  3. ours: `scorecard evidence add --parquet DIR --json` (`pipeline.evidence.fleet`: the
+     rules of pipeline/evidence/energy.py: method, gaps, edges, resets).
+
+It prints each figure and the ratio of ours to both baselines of the same run. Targets
+(issue 18): peak RSS <= 2 GB, time <= 2x DuckDB's own aggregate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+START = "2026-11-01 00:00:00"
+WINDOW = ("2026-11-08T06:00:00+00:00", "2026-11-08T12:00:00+00:00")
+
+
+def generate(folder: Path, gpus: int, days: int) -> int:
+    """Seeded, deterministic samples in time order (as exporters write them): each GPU's
+    power a slow wave plus hashed noise. One COPY per day (a 100-million-row sort at once
+    would need GBs), each appending its day's partition."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    for day in range(days):
+        con.execute(f"""
+            COPY (
+                SELECT printf('GPU-%08x-0000-4000-8000-%012x', g, g * 7919) AS gpu_uuid,
+                       TIMESTAMPTZ '{START}+00' + to_seconds(s) AS timestamp_utc,
+                       round(350 + 150 * sin(s / 13751.0 + g) + (hash(g * 1000003 + s) % 1000)
+                             / 20.0, 2) AS power_w,
+                       strftime(TIMESTAMP '{START}' + to_seconds(s), '%Y-%m-%d') AS day
+                FROM range({gpus}) AS gs(g),
+                     range({day * 86_400}, {(day + 1) * 86_400}) AS ss(s)
+                ORDER BY timestamp_utc, gpu_uuid
+            ) TO '{folder}' (FORMAT parquet, PARTITION_BY (day), APPEND)""")
+    return gpus * days * 86_400
+
+
+SCAN = """SELECT gpu_uuid, count(*), avg(power_w), min(timestamp_utc), max(timestamp_utc)
+FROM read_parquet(?, hive_partitioning = true) GROUP BY gpu_uuid"""
+BARE = """SELECT sum(e) FROM (
+  SELECT (power_w + lead(power_w) OVER w) / 2
+         * (epoch(lead(timestamp_utc) OVER w) - epoch(timestamp_utc)) AS e
+  FROM read_parquet(?, hive_partitioning = true)
+  WHERE timestamp_utc >= ?::TIMESTAMPTZ AND timestamp_utc <= ?::TIMESTAMPTZ
+  WINDOW w AS (PARTITION BY gpu_uuid ORDER BY timestamp_utc))"""
+
+
+def peak_rss_gb() -> float:
+    """This process's peak RSS (VmHWM: ru_maxrss would carry the parent's over exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1e6
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def child(what: str, folder: Path, window: str) -> None:
+    begin = time.perf_counter()
+    start, end = WINDOW if window == "window" else ("1970-01-01T00:00:00+00:00",
+                                                     "2100-01-01T00:00:00+00:00")
+    if what in ("scan", "bare"):
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
+        glob = str(folder / "**" / "*.parquet")
+        if what == "scan":
+            answer = len(con.execute(SCAN, [glob]).fetchall())
+        else:
+            answer = con.execute(BARE, [glob, start, end]).fetchall()[0][0]
+    else:
+        from typer.testing import CliRunner
+
+        from pipeline.cli import app
+
+        args = ["evidence", "add", "--parquet", str(folder), "--json"]
+        if window == "window":
+            args += ["--window-start", start, "--window-end", end]
+        result = CliRunner().invoke(app, args)
+        if result.exit_code:
+            raise SystemExit(f"evidence add --parquet failed: {result.output}")
+        answer = json.loads(result.stdout)["energy_j"]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"wall_s": time.perf_counter() - begin,
+                      "cpu_s": usage.ru_utime + usage.ru_stime,
+                      "peak_rss_gb": peak_rss_gb(), "answer": answer}))
+
+
+def measured(what: str, folder: Path, window: str) -> dict[str, float]:
+    begin = time.perf_counter()
+    out = subprocess.run([sys.executable, __file__, "--child", what, str(folder), window],
+                         check=True, capture_output=True, text=True)
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    figures["process_s"] = time.perf_counter() - begin
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", type=int, default=64)
+    parser.add_argument("--days", type=int, default=18)
+    parser.add_argument("--keep", type=Path, default=None, help="folder to keep the files in")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], Path(args.child[1]), args.child[2])
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = (args.keep or Path(tmp)) / f"fleet_{args.gpus}x{args.days}d"
+        if not folder.exists():
+            begin = time.perf_counter()
+            rows = generate(folder, args.gpus, args.days)
+            print(f"generated {rows:,} rows in {time.perf_counter() - begin:.0f} s",
+                  file=sys.stderr)
+        size = sum(f.stat().st_size for f in folder.rglob("*.parquet"))
+        print(f"{folder}: {size / 1e6:,.0f} MB of Parquet; load average "
+              f"{os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+        for window in ("span", "window"):
+            runs: list[dict[str, Any]] = []
+            for _ in range(args.runs):
+                run: dict[str, Any] = {what: measured(what, folder, window)
+                                       for what in ("scan", "bare", "ours")}
+                for base in ("scan", "bare"):
+                    run[f"ratio_to_{base}"] = run["ours"]["process_s"] / run[base]["process_s"]
+                runs.append(run)
+                print(window, json.dumps(run, sort_keys=True))
+
+            def median(pick: str, key: str | None = None, runs: list[dict[str, Any]] = runs
+                       ) -> float:
+                return float(statistics.median(
+                    r[pick] if key is None else r[pick][key] for r in runs))
+
+            for what in ("scan", "bare", "ours"):
+                print(f"{window} {what}: {median(what, 'process_s'):.2f} s wall, "
+                      f"{median(what, 'cpu_s'):.2f} s CPU, "
+                      f"{max(r[what]['peak_rss_gb'] for r in runs):.2f} GB peak RSS (max)")
+            print(f"{window}: ours / DuckDB scan {median('ratio_to_scan'):.2f}, ours / DuckDB "
+                  f"bare trapezoid {median('ratio_to_bare'):.2f} (target <= 2); energy "
+                  f"{runs[-1]['ours']['answer']:.6g} J ours, {runs[-1]['bare']['answer']:.6g} "
+                  "J bare")
+        print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
