@@ -301,9 +301,9 @@ class Layout:
         return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row}"
 
     def ref(self, name: str, row: str = ROW) -> str | None:
-        """A column's cell in Excel row `row`: a Scorecard step relative, an input on Inputs
-        absolute."""
-        if name in self.scorecard and name in _STEP and _STEP[name].excel:
+        """A column's cell in Excel row `row`: a Scorecard step relative (a formula, or the
+        engine's value of a step without an Excel form), an input on Inputs absolute."""
+        if name in self.scorecard and name in _STEP:
             return f"{xl_col_to_name(self.scorecard.index(name))}{row}"
         return self.input_ref(name, row)
 
@@ -322,7 +322,7 @@ def layout(result: dict[str, Any], card: pl.DataFrame) -> Layout:
     main = list(card.columns)
     if used("monthly_cost_eur"):
         main.insert(main.index("cpm_eur_per_mtok") + 1, "monthly_cost_eur")
-    extra = [s.name for s in STEPS if s.name not in main and s.excel and used(s.name)]
+    extra = [s.name for s in STEPS if s.name not in main and used(s.name)]
     computes = all(value(c, "cost_model") is not None for c in candidates)
     return Layout(inputs, main + extra, computes)
 
