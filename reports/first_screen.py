@@ -88,6 +88,15 @@ def _freshness_line(result: dict[str, Any]) -> str:
             f"days); see the {link}.</p>")
 
 
+def sizing_of(result: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """A candidate's sizing at the demand: its own `sizing`, else its row of the result's
+    top-level `sizing` list (a result stored before candidates carried it), else {}."""
+    if c.get("sizing"):
+        found: dict[str, Any] = c["sizing"]
+        return found
+    return next((r for r in result.get("sizing") or [] if r.get("candidate") == c["id"]), {})
+
+
 def _candidate(result: dict[str, Any], cid: str | None) -> dict[str, Any]:
     return next((c for c in result["candidates"] if c["id"] == cid), {})
 
@@ -136,7 +145,7 @@ def _recommendation(result: dict[str, Any]) -> list[str]:
         said = [runner["id"]]
         if runner.get("cpm_eur_per_mtok") is not None:
             said.append(f"CPM {runner['cpm_eur_per_mtok']:,.3f}")
-        monthly = (runner.get("sizing") or {}).get("monthly_cost_eur")
+        monthly = sizing_of(result, runner).get("monthly_cost_eur")
         if monthly is not None:
             said.append(f"{eur(monthly)} a month")
         figures.append(("Runner-up", ", ".join(said)))
@@ -226,7 +235,7 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
     capital = any((c.get("detail") or {}).get("monthly_capital_eur") is not None
                   for c in candidates)
     quality = any(c.get("quality") is not None for c in candidates)
-    sized = any(c.get("sizing") for c in candidates)
+    sized = any(sizing_of(result, c) for c in candidates)
     heads = ["Candidate"]
     if sized:
         heads += ["Fleet at the demand (instances)", "Cost at the demand (EUR/month)"]
@@ -246,7 +255,7 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
         cells = [f'<td title="{_e(where)}"><strong>{_e(c["id"])}</strong>'
                  f"<small>{_e(c.get('label'))}</small></td>"]
         if sized:
-            sizing = c.get("sizing") or {}
+            sizing = sizing_of(result, c)
             fleet = sizing.get("instances")
             capacity = sizing.get("capacity") or c.get("capacity")
             cells.append(f'<td class="num">{"n/a" if fleet is None else fleet}'
@@ -281,6 +290,8 @@ def basis_text(result: dict[str, Any]) -> str:
     said = [f"Per million {basis} tokens of requests meeting the SLO; J/token at each "
             "candidate's power boundary (hover a figure for it)"]
     demand = result.get("demand") or {}
+    billing = ("; provisioned capacity bills every hour of the fleet, elastic only its busy "
+               "hours, so CPM is at the utilisation the demand implies")
     if demand.get("tokens_per_day") is not None:
         shape = []
         if demand.get("peak_factor") is not None:
@@ -289,8 +300,9 @@ def basis_text(result: dict[str, Any]) -> str:
             shape.append(f"{demand['headroom']:.0%} headroom")
         said.append(f"each fleet sized for the declared demand of {demand['tokens_per_day']:,.0f}"
                     f" {basis} tokens a day" + (f" ({', '.join(shape)})" if shape else "")
-                    + "; provisioned capacity bills every hour of the fleet, elastic only its"
-                      " busy hours, so CPM is at the utilisation the demand implies")
+                    + billing)
+    elif any(sizing_of(result, c) for c in result["candidates"]):
+        said.append("each fleet sized for the declared demand" + billing)
     else:
         said.append("no demand declared: CPM at each candidate's declared utilisation")
     better = better_text()

@@ -19,7 +19,7 @@ from typing import Any
 from reports import charts
 from reports.diff_report import diff_section
 from reports.figures import chart_sections
-from reports.first_screen import slo_text, summary
+from reports.first_screen import sizing_of, slo_text, summary
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     SIZING_HEADERS,
@@ -145,7 +145,7 @@ def _cost_breakdown(result: dict[str, Any]) -> list[str]:
     for c in result["candidates"]:
         d = c.get("detail") or {}
         tco = d.get("cost_model") == "tco"
-        sizing = c.get("sizing") or {}
+        sizing = sizing_of(result, c)
         rows.append([c["id"], d.get("cost_model"), None if tco else d.get("price_eur_per_hour"),
                      *[d.get(k) if tco else None for k in _TCO_PARTS],
                      c.get("cost_eur_per_hour"), sizing.get("billed_instances"),

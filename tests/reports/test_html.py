@@ -112,6 +112,11 @@ def test_the_summary_comes_first_and_answers(page: str, full: dict[str, Any]) ->
                    "Sovereignty level (0–4)"):
         assert header in table.group(0), header
     assert table.group(0).count("<tr") == len(full["candidates"]) + 1
+    # the fleet and its month at the demand, from the result's sizing list (the fixture has
+    # no per-candidate sizing): onprem-es-h200-fp8, 2 provisioned instances, 20,294 EUR
+    row = re.search(r'<tr class="chosen">.*?</tr>', table.group(0))
+    assert row and ('<td class="num">2<small>provisioned</small></td>'
+                    '<td class="num">20,294</td>') in row.group(0)
     assert "Per million output tokens" in head
     assert 'class="chosen"' in table.group(0)
     # no grade letters needing a legend: the spelled level, and the legend line
