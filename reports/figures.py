@@ -18,6 +18,7 @@ from reports import charts
 from reports.charts import Spec, quantity
 from reports.frames import HEADERS, in_sentence
 from reports.page import escape as _e
+from reports.page import table as _table
 from schemas.outputs import OUTPUTS
 
 SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")
@@ -55,21 +56,6 @@ def _unit(column: str) -> str:
 def _short(column: str) -> str:
     return "carbon" if column.startswith("carbon") else "energy" if column.startswith(
         "energy") else column
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, table_id: str,
-           numeric: Sequence[int] = (), row_classes: Sequence[str] = ()) -> str:
-    """A small plain table, every cell escaped (figures already formatted as text)."""
-    out = [f'<table class="plain" id="{_e(table_id)}"><thead><tr>',
-           *[f"<th>{_e(h)}</th>" for h in headers], "</tr></thead><tbody>"]
-    for i, row in enumerate(rows):
-        cls = row_classes[i] if i < len(row_classes) else ""
-        out.append(f'<tr class="{_e(cls)}">' if cls else "<tr>")
-        out += [f'<td class="num">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>"
-                for j, c in enumerate(row)]
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
 
 
 # ------------------------------------------------------------------------------- sections
