@@ -222,6 +222,7 @@ def _break_even(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
 
 def _configurations(figures: dict[str, str]) -> list[str]:
     body = figures.get("configurations") or (
+        _charts_absent("Configuration surface") if charts.unavailable() is not None else
         '<p class="absent">No candidate\'s evidence holds more than one configuration.</p>')
     return ['<section id="configurations"><h2>Configurations</h2>',
             f'<div class="charts">{body}</div>', "</section>"]
