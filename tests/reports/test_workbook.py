@@ -49,6 +49,14 @@ maintenance_share_per_year = 0.06
 staff_eur_per_year = 15_000
 hosting = { kind = "colocation", eur_per_kw_month = 200 }
 electricity = { basis = "wholesale", retail_multiplier = 1.0, grid_fee_eur_per_kwh = 0.045 }
+[tco.own-site]
+source = "quote"
+capex = { gpus = 280_000, servers = 45_000 }
+amortisation_months = 60
+cost_of_capital = 0.0
+maintenance_share_per_year = 0.05
+hosting = { kind = "own_site", eur_per_year = 9_000 }
+electricity = { basis = "contract", eur_per_kwh = 0.12 }
 """
 
 
@@ -59,7 +67,8 @@ def without(block: str, *keys: str) -> str:
 
 
 #: no [demand]: declared utilisation (a price and a TCO node), an elastic cloud (busy hours
-#: only), and a cloud candidate without a power figure (a null input)
+#: only), a cloud candidate without a power figure (a null input), and a TCO node on its own
+#: site at a contract tariff, without cost of capital, residual or staff (PMT at rate 0)
 NO_DEMAND = proposal(
     "Workbook without demand", TCO,
     candidate("own-declared", utilisation="0.55", power=IDLE),
@@ -75,6 +84,7 @@ NO_DEMAND = proposal(
         "scaleway-no-power", deployment='"cloud"', provider='"scaleway"', pue="1.25",
         utilisation="0.6", throughput='{ tokens_per_s = 3600, source = "bench" }',
         cost='{ offer = "scaleway:H100-SXM-8-80G", pricing = "on_demand" }'), "zone", "power"),
+    candidate("own-site", utilisation="0.5", power=IDLE, cost='{ tco = "own-site" }'),
 )
 
 
@@ -208,10 +218,10 @@ def test_a_proposal_without_demand_computes_too(
         no_demand: tuple[dict[str, Any], Book]) -> None:
     result, book = no_demand
     ids = [c["id"] for c in result["candidates"]]
-    assert ids == ["own-declared", "own-tco", "ovh-elastic", "scaleway-no-power"]
-    # 4 candidates x the 16 steps a proposal without demand has figures for: the 21 of the
+    assert ids == ["own-declared", "own-tco", "ovh-elastic", "scaleway-no-power", "own-site"]
+    # 5 candidates x the 16 steps a proposal without demand has figures for: the 21 of the
     # example but instances, busy and billed instances, monthly cost and monthly capital
-    assert check_every_step(book, result) == 4 * 16
+    assert check_every_step(book, result) == 5 * 16
     no_errors_and_formulas_only_on_the_scorecard(book)
     cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
     used = book.column("Scorecard", OUTPUTS["billed_utilisation"].label)
@@ -219,6 +229,13 @@ def test_a_proposal_without_demand_computes_too(
     assert book.computed("Scorecard", f"{cpm}2") == pytest.approx(11 / 7.92, rel=1e-12)
     # ovh-elastic: no demand, elastic -> only busy hours are paid: billed utilisation 1
     assert book.computed("Scorecard", f"{used}4") == 1
+    # own-site: capital at rate 0 is capex / months: 325,000 / 60 x 12 / 8760 = 7.4201 EUR/h;
+    # electricity at the contract's 0.12 EUR/kWh
+    capital = book.column("Scorecard", OUTPUTS["capital_eur_per_hour"].label)
+    assert book.computed("Scorecard", f"{capital}6") == pytest.approx(
+        325_000 / 60 * 12 / 8760, rel=1e-12)
+    tariff = book.column("Scorecard", OUTPUTS["electricity_eur_per_kwh"].label)
+    assert book.computed("Scorecard", f"{tariff}6") == 0.12
 
 
 def test_a_null_input_is_an_empty_cell_and_empty_figures(
