@@ -191,3 +191,28 @@ def test_a_tornado_of_a_monthly_cost_labels_its_axis_in_kEUR_per_month() -> None
     # ticks between 120 and 131 kEUR/month, e.g. "120 kEUR/month", "122 kEUR/month"
     assert axis and all(120 <= float(t.split()[0]) <= 131 for t in axis)
     assert "e+05" not in svg
+
+
+def test_the_bundled_example_labels_are_clear_of_each_other(full: dict[str, Any]) -> None:
+    for x, y in charts.PARETO_PAIRS:
+        layout = charts.pareto_layout(full, x, y)
+        assert layout is not None and not layout.overlaps
+        for a, b in itertools.combinations([lb.box for lb in layout.labels], 2):
+            assert charts._disjoint(a, b), (y, a, b)
+
+
+def test_break_even_end_labels_of_coinciding_curves_are_a_line_apart() -> None:
+    # three identical curves: their end labels would sit on one spot, they are pushed apart
+    curve = [{"tokens_per_day": 1e8 * u, "cpm_eur_per_mtok": 4.0 / u} for u in (0.1, 0.5, 1)]
+    entries = charts.break_even_entries({"break_even": [
+        {"candidate": f"same-{i}", "versus": "cloud", "versus_cpm_eur_per_mtok": 5.0,
+         "tokens_per_day": 8e7, "curve": curve} for i in range(3)]})
+    spec = charts.break_even_spec(entries)
+    assert spec is not None
+    [svg] = charts.render([("b", spec)])
+    # the end labels, right of the plot (the legend's repeat the names under it)
+    ys = sorted(y for x, y, t in texts(svg) if t.startswith("same-") and x > charts.WIDTH)
+    assert len(ys) == 3
+    assert all(b - a >= 12 - 1e-6 for a, b in itertools.pairwise(ys))
+    # three dash patterns: solid, 8 4 and 2 3
+    assert 'stroke-dasharray="8,4"' in svg and 'stroke-dasharray="2,3"' in svg
