@@ -18,7 +18,6 @@ from reports.html import render_html
 from tests.reports.conftest import check_snapshot, strip_volatile_html, without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
-pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
 SUMMARY = ("summary", "header", "freshness-line", "recommendation", "excluded",
            "summary-scorecard", "summary-table", "contents")

@@ -24,7 +24,6 @@ needs_chromium = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
-    pytest.importorskip("vl_convert", reason="charts need vl-convert-python")
     import json
 
     from reports.html import write_html
