@@ -88,6 +88,22 @@ NO_DEMAND = proposal(
 )
 
 
+#: a request-shaped demand and a roofline estimate (its batch is the operating concurrency):
+#: the Little's-law steps have figures
+REQUESTS = proposal(
+    "Workbook request demand", """
+[policy]
+allow_estimates = true
+[demand]
+requests_per_s = 20
+prompt_tokens = 800
+output_tokens = 250
+output_tokens_p95 = 600
+peak_factor = 1.25
+headroom = 0.2
+""", candidate("est", power=IDLE, throughput='{ estimate = { model = "Llama-3.1-70B", '
+               'precision = "fp8", batch = 32, context = 4096, efficiency = 0.6 } }'))
+
 #: the figures the issue names, each a formula on the Scorecard
 COMPUTED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
             "electricity_eur_per_mtok", "facility_kwh_per_mtok", "cost_eur_per_hour",
@@ -166,20 +182,23 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], B
     return result, Book(path)
 
 
-@pytest.fixture(scope="module")
-def no_demand(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
-    folder = tmp_path_factory.mktemp("no_demand")
-    proposal = folder / "proposal.toml"
-    proposal.write_text(NO_DEMAND, encoding="utf-8")
+def scored(text: str, folder: Path) -> tuple[dict[str, Any], Book]:
+    """The engine's result for proposal `text` (`scorecard run --json`) and its workbook."""
+    path = folder / "proposal.toml"
+    path.write_text(text, encoding="utf-8")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = execute(proposal, vintage=None, out=None, db=folder / "store.duckdb",
+        code = execute(path, vintage=None, out=None, db=folder / "store.duckdb",
                        json_out=True)
     assert code == 0
     result = json.loads(out.getvalue())
-    path = folder / "no_demand.xlsx"
-    write_xlsx(result, path)
-    return result, Book(path)
+    write_xlsx(result, folder / "scorecard.xlsx")
+    return result, Book(folder / "scorecard.xlsx")
+
+
+@pytest.fixture(scope="module")
+def no_demand(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
+    return scored(NO_DEMAND, tmp_path_factory.mktemp("no_demand"))
 
 
 def test_the_example_workbook_computes_the_engine_figures(
@@ -287,3 +306,16 @@ def test_templates_use_only_functions_that_need_no_prefix() -> None:
               for name in re.findall(r"([A-Z][A-Z0-9.]*)\(", s.excel)}
     assert called <= set(TEMPLATE_FUNCTIONS)
     assert called == {"IF", "CEILING", "PMT", "MAX"}  # OR and IFERROR come from fill()
+
+
+def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
+    result, book = scored(REQUESTS, tmp_path)
+    (est,) = result["candidates"]
+    assert est["detail"]["littles_law_instances"] is not None
+    # 1 candidate x 23 steps: the 26 but the three TCO-only ones a declared price leaves null
+    # (capital, maintenance, monthly capital)
+    assert check_every_step(book, result) == 23
+    no_errors_and_formulas_only_on_the_scorecard(book)
+    for name in ("request_tpot_s", "request_duration_s", "request_duration_p95_s",
+                 "replica_requests_per_s", "littles_law_instances"):
+        assert OUTPUTS[name].label in [c.value for c in book.cells["Scorecard"][1]], name
