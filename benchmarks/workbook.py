@@ -8,7 +8,9 @@ The results: the bundled example's (tests/fixtures/reports/example_scorecard.jso
 candidates) and the same with its candidates copied under new ids up to each size (1,000: the
 Scorecard and Inputs sheets 1,000 rows each). Both writers run in this process on the same
 result, alternately, `--runs` times each; prints per size the median wall time of each, the
-ratio new / old measured in the same run, and the file sizes; then `uptime`'s load average.
+ratio new / old measured in the same run, and the file sizes; then the import time of each
+library in fresh processes (`python -X importtime -c "import openpyxl"`, median of `--runs`:
+`scorecard run` no longer imports openpyxl) and `uptime`'s load average.
 The baseline writer is reports/xlsx.py at `--baseline` (the last commit with the openpyxl
 writer), loaded as a module beside the current reports package; without git or openpyxl it
 says so and times the new writer alone.
@@ -70,6 +72,14 @@ def timed(writer: Callable[[dict[str, Any], Path], None], result: dict[str, Any]
     return time.perf_counter() - start
 
 
+def import_seconds(module: str) -> float:
+    """The cumulative import time of `module` in a fresh interpreter (-X importtime)."""
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                         check=True, capture_output=True, text=True).stderr
+    line = next(x for x in reversed(err.splitlines()) if x.rstrip().endswith(f"| {module}"))
+    return int(line.split("|")[1]) / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="7,1000")
@@ -97,6 +107,10 @@ def main() -> None:
                   f"{'' if old_s is None else f'{new_s / old_s:.2f}':>7}  "
                   f"{'' if old_kb is None else f'{old_kb:.0f}':>7}  "
                   f"{(folder / 'new.xlsx').stat().st_size / 1024:>7.0f}")
+    imports = {m: statistics.median(import_seconds(m) for _ in range(args.runs))
+               for m in ("openpyxl", "xlsxwriter")}
+    print(f"import: openpyxl {imports['openpyxl']:.3f} s, xlsxwriter "
+          f"{imports['xlsxwriter']:.3f} s, ratio {imports['xlsxwriter'] / imports['openpyxl']:.2f}")
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
