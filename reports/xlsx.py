@@ -339,6 +339,12 @@ def _number(candidate: dict[str, Any], name: str) -> Any:
 
 _INPUT_NOTE = ("Do not sort this sheet: the Scorecard reads it row by row (row 2 here is "
                "row 2 there).")
+#: inputs a formula reads only in some cases
+_INPUT_NOTES = {
+    "utilisation": "Read only without a demand: with one, the billed utilisation follows "
+                   "from the sizing (change the demand, peak factor or headroom instead).",
+    "min_instances": "Read only for elastic capacity with a demand.",
+}
 
 
 def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
@@ -354,8 +360,9 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, 
                           "reserved)",
             "capacity": "provisioned (every sized instance billed every hour) or elastic "
                         "(busy instance-hours billed, at least the minimum instances)"}[name]
-        _comment(sheet, col, f"{header(name, 'Inputs')}: {meaning}. " + (
-            _INPUT_NOTE if col == 0 else "Change it and the Scorecard's formulas move."))
+        note = {0: _INPUT_NOTE}.get(col, _INPUT_NOTES.get(
+            name, "Change it and the Scorecard's formulas move."))
+        _comment(sheet, col, f"{header(name, 'Inputs')}: {meaning}. {note}")
         items = [_number(c, name) for c in result["candidates"]]
         numeric = name not in _FIRST_COLUMNS
         fmt = styles.number(number_format(name), font_color="#1F4E79") if numeric else None
