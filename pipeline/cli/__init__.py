@@ -224,6 +224,7 @@ def schema_cmd(
 from pipeline.cli.diff import diff  # noqa: E402
 from pipeline.cli.estimate import estimate  # noqa: E402
 from pipeline.cli.evidence import evidence_app  # noqa: E402
+from pipeline.cli.export import export  # noqa: E402
 from pipeline.cli.ingest import ingest, sources_cmd  # noqa: E402
 
 app.command("ingest")(ingest)
@@ -231,3 +232,4 @@ app.command("sources")(sources_cmd)
 app.add_typer(evidence_app, name="evidence")
 app.command("diff")(diff)
 app.command("estimate")(estimate)
+app.command("export")(export)

@@ -10,15 +10,19 @@ already (a reader that checks the same bounds faster, e.g. a 10-million-row powe
 their failures are raised by the caller before `load` is called, and not recorded. Each
 load's snapshots are linked to it in `load_snapshots`. `load_parts` loads one table's rows
 arriving in parts (a big power log, never held whole), in the same kind of transaction.
+`export_parquet(con, folder)` writes every core table as Parquet in the Hive layout
+`folder/<table>/vintage=<vintage>/source=<source>/`, the partitions taken from each row's load.
 """
 
 from __future__ import annotations
 
 import hashlib
+import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -259,3 +263,27 @@ def coverage(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: s
         "WHERE load_id IN (SELECT load_id FROM loads WHERE source = ? AND vintage = ? "
         "AND status = 'ok') GROUP BY ALL", [source, vintage]).fetchall()
     return {str(value): int(count) for value, count in rows}
+
+
+def export_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[tuple[str, int]]:
+    """Every `core__*` table of the store as Parquet partitioned by its rows' load's vintage
+    and source (Hive layout, DuckDB `COPY ... PARTITION_BY`), replacing what `folder` held for
+    each table; (table, rows) per table written. Read back with
+    `read_parquet('folder/<table>/**/*.parquet', hive_partitioning = true)`."""
+    tables = [str(r[0]) for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'core\\_\\_%' ESCAPE '\\' "
+        "AND database_name = current_database() ORDER BY table_name").fetchall()]
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in tables:  # names from the store's catalogue, all core__<word>
+        target = folder / table
+        rows = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        if target.exists():
+            shutil.rmtree(target)
+        if rows:
+            con.execute(
+                f"COPY (SELECT t.*, l.vintage, l.source FROM {table} t "
+                "JOIN loads l ON l.load_id = t.load_id) "
+                "TO ? (FORMAT parquet, PARTITION_BY (vintage, source))", [str(target)])
+        written.append((table, int(rows)))
+    return written
