@@ -33,6 +33,9 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
     write_xlsx(full, second)
     values = read_values(first)
     assert values == read_values(second)
+    # byte for byte: the document stamps are the result's generated_at and the zip entries
+    # are dated 1980-01-01 (xlsxwriter in memory), not the clock
+    assert first.read_bytes() == second.read_bytes()
     check_snapshot("result_full.xlsx.json",
                    json.dumps(values, indent=1, ensure_ascii=False, default=str) + "\n")
     assert list(values) == ["About", "Scorecard", "Inputs", "Breakdown", "Assumptions",
