@@ -22,6 +22,7 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.page import escape as _e
+from reports.page import num
 from reports.scorecard_table import better_text
 
 #: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
@@ -283,6 +284,23 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
             f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
 
 
+def demand_text(demand: dict[str, Any], basis: str) -> str:
+    """The declared demand in words: `500,000,000 output tokens a day, peak 2 x the daily
+    mean, 25% headroom`; any other key as `key value`."""
+    said = []
+    if demand.get("tokens_per_day") is not None:
+        said.append(f"{demand['tokens_per_day']:,.0f} {basis} tokens a day")
+    if demand.get("requests_per_s") is not None:
+        said.append(f"{num(demand['requests_per_s'])} requests/s")
+    if demand.get("peak_factor") is not None:
+        said.append(f"peak {demand['peak_factor']:g} x the daily mean")
+    if demand.get("headroom") is not None:
+        said.append(f"{demand['headroom']:.0%} headroom")
+    known = {"tokens_per_day", "requests_per_s", "peak_factor", "headroom"}
+    said += [f"{k} {num(v)}" for k, v in sorted(demand.items()) if k not in known]
+    return ", ".join(said)
+
+
 def basis_text(result: dict[str, Any]) -> str:
     """What the compact scorecard's figures count: the token basis, the demand and capacity
     the fleets are sized and billed at, and the way each figure is better."""
@@ -292,14 +310,8 @@ def basis_text(result: dict[str, Any]) -> str:
     demand = result.get("demand") or {}
     billing = ("; provisioned capacity bills every hour of the fleet, elastic only its busy "
                "hours, so CPM is at the utilisation the demand implies")
-    if demand.get("tokens_per_day") is not None:
-        shape = []
-        if demand.get("peak_factor") is not None:
-            shape.append(f"peak {demand['peak_factor']:g} x the daily mean")
-        if demand.get("headroom") is not None:
-            shape.append(f"{demand['headroom']:.0%} headroom")
-        said.append(f"each fleet sized for the declared demand of {demand['tokens_per_day']:,.0f}"
-                    f" {basis} tokens a day" + (f" ({', '.join(shape)})" if shape else "")
+    if demand:
+        said.append(f"each fleet sized for the declared demand ({demand_text(demand, basis)})"
                     + billing)
     elif any(sizing_of(result, c) for c in result["candidates"]):
         said.append("each fleet sized for the declared demand" + billing)

@@ -19,7 +19,7 @@ from typing import Any
 from reports import charts
 from reports.diff_report import diff_section
 from reports.figures import chart_sections
-from reports.first_screen import sizing_of, slo_text, summary
+from reports.first_screen import demand_text, sizing_of, slo_text, summary
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     SIZING_HEADERS,
@@ -233,8 +233,8 @@ def _sizing(result: dict[str, Any]) -> list[str]:
     frame = sizing_frame(result)
     demand = result.get("demand")
     if demand:
-        parts.append("<p>Demand: " + _e(", ".join(f"{k} {_num(v)}" for k, v in
-                                                   sorted(demand.items()))) + ".</p>")
+        parts.append(f"<p>Demand: {_e(demand_text(demand, result.get('token_basis', 'output')))}"
+                     ".</p>")
     if frame.height:
         parts.append(table([SIZING_HEADERS[c] for c in frame.columns], frame.rows(),
                            table_id="sizing-table", numeric=range(2, len(frame.columns))))

@@ -319,3 +319,10 @@ def test_no_eligible_candidate_says_so_on_the_first_screen(full: dict[str, Any])
     assert f"Excluded ({len(full['candidates'])}):" in excluded
     table = re.search(r'id="summary-table".*?</table>', page, flags=re.DOTALL)
     assert table and table.group(0).count('<tr class="excluded">') == len(full["candidates"])
+
+
+def test_the_demand_is_said_in_words(full: dict[str, Any]) -> None:
+    full["demand"] = {"tokens_per_day": 500_000_000.0, "peak_factor": 2.0, "headroom": 0.25}
+    sizing = section(render_html(full), "sizing")
+    assert ("Demand: 500,000,000 output tokens a day, peak 2 x the daily mean, 25% headroom."
+            in sizing)
