@@ -27,15 +27,18 @@ from sources.errors import ParseError
 EXAMPLE = "example_proposal.toml"
 
 
-#: The most candidates one proposal may hold: the Pareto step compares every pair (n^2 rows,
-#: times the Monte Carlo draws), which at 10^5 candidates ran two minutes before failing.
+#: The most candidates one proposal may hold: the size whose whole `scorecard run` was
+#: measured (benchmarks/candidates.py, docs/performance.md). The engine no longer compares
+#: every pair, but every candidate is evaluated in every Monte Carlo draw and every report
+#: shows each one; 10,000 were not measured within the targets, so they are refused.
 MAX_CANDIDATES = 1000
 
 
 def too_many(name: str, count: int) -> str:
     return (f"{name}: candidates: {count:,} candidates; at most {MAX_CANDIDATES:,} are "
-            "compared in one proposal (the Pareto step compares every pair): split the "
-            "proposal, or shortlist first")
+            "compared in one proposal (each is evaluated in every Monte Carlo draw and shown "
+            "in every report; see docs/performance.md): split the proposal, or shortlist "
+            "first")
 
 
 class UserError(Exception):

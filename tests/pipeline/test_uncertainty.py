@@ -157,6 +157,21 @@ def test_frontier_probability_worked_by_hand_with_near_duplicates() -> None:
     assert list(_frontier_by_brute_force(stack)) == [0.75, 0.75, 0.25]
 
 
+def test_a_candidate_taken_for_the_frontier_before_its_dominator_is_corrected() -> None:
+    # An infinite figure leaves no scale to order the candidates by, so each draw is peeled in
+    # candidate order and c0 is taken first:
+    #   draw 0: c0 (2, 2), c1 (0, 5), c2 (1, 1): c2 beats c0 (taken before it was seen, then
+    #           corrected two picks later); c1 trades off -> c1, c2
+    #   draw 1: c0 (inf, 0), c1 (1, 1), c2 (1, 2): c0 trades off against both; c1 beats c2
+    #           -> c0, c1
+    # P(c0) = 1/2, P(c1) = 1, P(c2) = 1/2.
+    stack = np.array([[[2, 2], [np.inf, 0]], [[0, 5], [1, 1]], [[1, 1], [1, 2]]],
+                     dtype=np.float32)
+    got = dict(uncertainty.frontier_probability(["c0", "c1", "c2"], stack).iter_rows())
+    assert got == {"c0": 0.5, "c1": 1.0, "c2": 0.5}
+    assert list(_frontier_by_brute_force(stack)) == [0.5, 1.0, 0.5]
+
+
 @pytest.mark.parametrize("case", range(12))
 def test_frontier_probability_equals_the_definition_on_overlapping_candidates(case: int
                                                                               ) -> None:
