@@ -456,6 +456,14 @@ class EvidencePower(_Strict):
     idle_watts: NonNegative | None = None
 
 
+class ParquetPower(_Strict):
+    """A fleet's power samples as Parquet partitioned by day (docs/energy.md), their energy
+    computed by DuckDB over the files for the throughput evidence's window."""
+
+    parquet: str
+    idle_watts: NonNegative | None = None
+
+
 class DeclaredCost(_Strict):
     """An hourly cost typed in: an all-in on-prem or reserved cost (`pricing = "reserved"`, the
     default) or a cloud's on-demand price. Which hours are billed is the candidate's
@@ -649,11 +657,13 @@ Throughput = Annotated[
 Power = Annotated[
     Annotated[DeclaredPower, Tag(_tag("watts"))]
     | Annotated[EvidencePower, Tag(_tag("evidence"))]
-    | Annotated[EstimatedPower, Tag(_tag("estimate"))],
+    | Annotated[EstimatedPower, Tag(_tag("estimate"))]
+    | Annotated[ParquetPower, Tag(_tag("parquet"))],
     _by_key("power", {"watts": DeclaredPower, "evidence": EvidencePower,
-                      "estimate": EstimatedPower},
+                      "estimate": EstimatedPower, "parquet": ParquetPower},
             "a power is declared (`watts` with `boundary` and `source`), measured (`evidence`, "
-            "power logs) or estimated (`estimate`, a share of TDP)")]
+            "power logs, or `parquet`, a fleet's Parquet samples) or estimated (`estimate`, a "
+            "share of TDP)")]
 
 #: a candidate's quality: measured (lm-evaluation-harness results)
 Quality = Annotated[

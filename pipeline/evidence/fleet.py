@@ -21,7 +21,7 @@ tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
 - `fleet_energy(folder, window=None, *, params=None) -> (EnergyResult, files)`: the energy of
   the fleet over `window` (None: the span every GPU covers), and the Parquet files read.
 
-Errors: `FleetError` (a ValueError: a bad folder or file, named), `EnergyError` (the samples
+Errors: `FleetError` (an EnergyError: a bad folder or file, named), `EnergyError` (the samples
 do not cover the window).
 """
 
@@ -54,7 +54,7 @@ REQUIRED = {"gpu_uuid": "VARCHAR", "timestamp_utc": "TIMESTAMP WITH TIME ZONE",
 OPTIONAL = {"energy_j": "DOUBLE"}
 
 
-class FleetError(ValueError):
+class FleetError(EnergyError):
     """A Parquet folder that cannot be read as a fleet's power samples; names the file."""
 
 

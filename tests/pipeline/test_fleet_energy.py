@@ -5,18 +5,23 @@ docs/energy.md, and a bad file in the folder is named."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
+from proposals import measured
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.evidence.energy import Window, window_energy
 from pipeline.evidence.fleet import FleetError, energy_sql, fleet_energy
 from pipeline.evidence.power import power_from_evidence
 from schemas.power import POWER_SAMPLES
 from sources.power.frame import canonical
+from sources.power.registry import read_power
 
 T0 = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,3 +162,27 @@ def test_the_spark_and_trino_queries_are_the_ones_docs_show() -> None:
 
 DOCS_SOURCES = {"duckdb": "read_parquet('fleet/**/*.parquet', hive_partitioning = true)",
                 "spark": "fleet_power", "trino": "hive.telemetry.fleet_power"}
+
+
+def test_a_candidate_measured_from_parquet_samples(tmp_path: Path) -> None:
+    """`power = { parquet = "DIR" }`: test_measured_candidate.py's candidate, its power log
+    written as the fleet layout, gives the same figures."""
+    fixtures = ROOT / "tests" / "fixtures"
+    log = fixtures / "scorecard" / "nvidia_smi_sweep_window.csv"
+    _, samples = read_power(log.read_bytes(), path=str(log), tz="UTC")
+    folder = _write_parquet(tmp_path / "fleet", samples.select(
+        gpu_uuid="device_id", timestamp_utc="sample_utc", power_w="power_w"))
+    path = tmp_path / "p.toml"
+    path.write_text(measured("parquet", f'{{ evidence = "{fixtures / "bench" / "vllm_sweep"}", '
+                                        'tz = "UTC" }', f'{{ parquet = "{folder}" }}',
+                             allow_outside=True))
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    (lab,) = json.loads(result.stdout)["candidates"]
+    # as there: the knee's window 16:01:00-16:01:01 UTC, GPU 0 at 300 W and GPU 1 at 400 W:
+    # 700 W / 80 tokens/s = 8.75 J/token; idle from the samples outside it, 2 x 50 W
+    assert lab["detail"]["power_grade"] == "measured"
+    assert lab["energy_j_per_token"] == pytest.approx(8.75)
+    idle = [i for i in lab["inputs"] if i["input"] == "idle_power_w"]
+    assert idle and idle[0]["mode"] == pytest.approx(100.0)

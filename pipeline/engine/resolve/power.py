@@ -1,16 +1,17 @@
 """A candidate's busy and idle power (W) and its PUE. Power is declared with its boundary,
 estimated from the GPUs' TDP times a fraction (at the GPU boards), or measured from a power
-log aligned to the throughput evidence's window; the PUE is the candidate's or [defaults]."""
+log (or a fleet's Parquet samples, `power = { parquet = "DIR" }`, computed by DuckDB over the
+files) aligned to the throughput evidence's window; the PUE is the candidate's or [defaults]."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import DeclaredPower, EstimatedPower, EvidencePower
+from pipeline.engine.proposal import DeclaredPower, EstimatedPower, ParquetPower
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.ranges import scaled, spread
 from pipeline.engine.resolve.records import file_listing
-from pipeline.evidence.power import power_from_evidence
+from pipeline.evidence.power import PowerEvidence, power_from_evidence, power_from_parquet
 
 
 def resolve_power(d: Draft, window: Any) -> None:
@@ -49,13 +50,21 @@ def _estimated(d: Draft, p: EstimatedPower) -> None:
     d.row["power_source"] = source
 
 
-def _measured(d: Draft, p: EvidencePower, window: Any) -> None:
-    path = d.evidence_path(p.evidence, "power.evidence")
+def _measured(d: Draft, p: Any, window: Any) -> None:
+    """Power from a power log (`evidence`) or a fleet's Parquet samples (`parquet`)."""
     start = window.window_start_utc if window is not None else None
     end = window.window_end_utc if window is not None else None
-    ev = power_from_evidence(path, start, end, p.tz,
-                             uncertainty_s=(window.clock_uncertainty_s or 0.0)
-                             if window is not None else 0.0, format=p.format)
+    uncertainty = (window.clock_uncertainty_s or 0.0) if window is not None else 0.0
+    ev: PowerEvidence
+    if isinstance(p, ParquetPower):
+        key, given = "power.parquet", p.parquet
+        path = d.evidence_path(p.parquet, key)
+        ev = power_from_parquet(path, start, end, uncertainty_s=uncertainty)
+    else:
+        key, given = "power.evidence", p.evidence
+        path = d.evidence_path(p.evidence, key)
+        ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
+                                 format=p.format)
     d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", ev.grade, str(path))
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
         d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", ev.grade,
@@ -63,7 +72,7 @@ def _measured(d: Draft, p: EvidencePower, window: Any) -> None:
     d.row["power_grade"] = ev.grade
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
-    d.row["power_source"] = f"{p.evidence} ({ev.method}): {file_listing(files, d.prov.folder)}"
+    d.row["power_source"] = f"{given} ({ev.method}): {file_listing(files, d.prov.folder)}"
     d.notes.extend(ev.notes)
     d.prov.add_files(files)
 
