@@ -47,7 +47,7 @@ from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from pipeline.engine.metrics import INPUT_COLUMNS, STEPS
+from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 from reports.cells import spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
@@ -337,6 +337,8 @@ def _number(candidate: dict[str, Any], name: str) -> Any:
     return found
 
 
+#: the string inputs and the values the formulas know
+_CHOICES = {"cost_model": COST_MODELS, "capacity": CAPACITIES}
 _INPUT_NOTE = ("Do not sort this sheet: the Scorecard reads it row by row (row 2 here is "
                "row 2 there).")
 #: inputs a formula reads only in some cases
@@ -369,6 +371,9 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, 
         for row, item in enumerate(items, start=1):
             _write(sheet, row, col, item, fmt)
         sheet.set_column(col, col, _width(header(name, "Inputs"), items, numeric))
+        if name in _CHOICES and items:  # a drop-down of the words the formulas test for
+            sheet.data_validation(1, col, len(items), col, {
+                "validate": "list", "source": list(_CHOICES[name])})
     sheet.freeze_panes(1, 1)
 
 

@@ -116,3 +116,12 @@ def test_written_in_a_fraction_of_a_second_is_not_asserted(tmp_path: Path) -> No
     path = tmp_path / "many.xlsx"
     write_xlsx(result, path)
     assert load_workbook(path, read_only=True)["Scorecard"].max_row == 1 + 30 * 7
+
+
+def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None:
+    # the words the formulas test for (pipeline/engine/metrics.py COST_MODELS, CAPACITIES)
+    lists = {str(v.sqref): v.formula1 for v in book["Inputs"].data_validations.dataValidation}
+    model, capacity = column(book, "Inputs", "Cost model"), column(
+        book, "Inputs", "Capacity (provisioned or elastic)")
+    assert lists[f"{model}2:{model}8"] == '"declared,on_demand,reserved,tco"'
+    assert lists[f"{capacity}2:{capacity}8"] == '"provisioned,elastic"'
