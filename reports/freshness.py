@@ -5,7 +5,8 @@ one (an electricity price for `FR 2025-12` is as of 2025-12-31, an annual grid i
 `FR 2025` as of 2025-12-31), else the date the figure was observed (a GPU offer). Its age is
 counted to the last day of the vintage month. A figure is stale when its age exceeds the
 limit of its kind: monthly prices may lag one month, annual intensities are published about a
-year late, GPU prices move within weeks.
+year late, GPU prices move within weeks, the organisation's own measurements (benchmark,
+power and eval files, dated by their runs) hold for a year, engines and drivers changing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ STALE_AFTER_DAYS: dict[str, tuple[int, str]] = {
     "gpu_offer": (62, "price observed within 2 months of the vintage"),
     "electricity_price": (45, "monthly price of the vintage month or the month before"),
     "grid_intensity": (548, "annual figure of the previous year or newer"),
+    "evidence": (365, "own measurement within a year of the vintage"),
 }
 DEFAULT_STALE_AFTER = (92, "within 3 months of the vintage")
 

@@ -52,3 +52,14 @@ def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
     # the fixture's 6 stale figures: 4 December 2025 prices (304 days) and 2 GPU offers
     assert "6 source figure(s) stale at vintage 2026-10" in text
     assert "FR 2025-12" in text and "EXAMPLE DATA" in text
+
+
+def test_own_measurements_hold_for_a_year() -> None:
+    # evidence is dated by its runs' end (UTC); vintage 2026-10 ends 2026-10-31
+    half_year, old = freshness(_result(
+        {"kind": "evidence", "subject": "evals/fp8/results.json", "date": "2026-05-01"},
+        {"kind": "evidence", "subject": "bench/run.json", "date": "2025-09-30"}))
+    # 2026-05-01 -> 2026-10-31: 30 (rest of May) + 30 + 31 + 31 + 30 + 31 = 183 days <= 365
+    assert (half_year.age_days, half_year.stale) == (183, False)
+    # 2025-09-30 -> 2026-10-31: 365 + 31 = 396 days > 365 -> stale
+    assert (old.age_days, old.stale) == (396, True)
