@@ -24,14 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import child_process  # benchmarks/child_process.py, beside this script
+from child_process import figures
 
 START = "2026-11-01 00:00:00"
 WINDOW = ("2026-11-08T06:00:00+00:00", "2026-11-08T12:00:00+00:00")
@@ -70,14 +71,6 @@ BARE = """SELECT sum(e) FROM (
   WINDOW w AS (PARTITION BY gpu_uuid ORDER BY timestamp_utc))"""
 
 
-def peak_rss_gb() -> float:
-    """This process's peak RSS (VmHWM: ru_maxrss would carry the parent's over exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1e6
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-
-
 def child(what: str, folder: Path, window: str) -> None:
     begin = time.perf_counter()
     start, end = WINDOW if window == "window" else ("1970-01-01T00:00:00+00:00",
@@ -104,19 +97,11 @@ def child(what: str, folder: Path, window: str) -> None:
         if result.exit_code:
             raise SystemExit(f"evidence add --parquet failed: {result.output}")
         answer = json.loads(result.stdout)["energy_j"]
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"wall_s": time.perf_counter() - begin,
-                      "cpu_s": usage.ru_utime + usage.ru_stime,
-                      "peak_rss_gb": peak_rss_gb(), "answer": answer}))
+    figures(begin, answer=answer)
 
 
-def measured(what: str, folder: Path, window: str) -> dict[str, float]:
-    begin = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "--child", what, str(folder), window],
-                         check=True, capture_output=True, text=True)
-    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    figures["process_s"] = time.perf_counter() - begin
-    return figures
+def measured(what: str, folder: Path, window: str) -> dict[str, Any]:
+    return child_process.measured(__file__, what, str(folder), window)
 
 
 def main() -> None:

@@ -25,14 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import child_process  # benchmarks/child_process.py, beside this script
+from child_process import figures
 
 GPUS, HZ = 8, 10
 
@@ -54,14 +55,6 @@ def generate(path: Path, hours: float) -> int:
         out.write("timestamp, index, power.draw [W]\n")
         lines.write_csv(out, include_header=False, quote_style="never")
     return frame.height
-
-
-def peak_rss_gb() -> float:
-    """This process's peak RSS (VmHWM: ru_maxrss would carry the parent's over exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1e6
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 
 
 def child(what: str, log: Path, db: Path) -> None:
@@ -91,20 +84,12 @@ def child(what: str, log: Path, db: Path) -> None:
             raise SystemExit(f"evidence add failed: {result.output}")
         status = result.stdout.strip().rsplit(": ", 1)[-1]
     end = time.perf_counter()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"wall_s": end - begin, "imports_s": imported - begin,
-                      "work_s": end - imported, "cpu_s": usage.ru_utime + usage.ru_stime,
-                      "peak_rss_gb": peak_rss_gb(), "status": status}))
+    figures(begin, imports_s=imported - begin, work_s=end - imported, status=status)
 
 
-def measured(what: str, log: Path, db: Path) -> dict[str, float]:
+def measured(what: str, log: Path, db: Path) -> dict[str, Any]:
     """`what` in a fresh process; its whole-process wall time is measured here too."""
-    begin = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "--child", what, str(log), str(db)],
-                         check=True, capture_output=True, text=True)
-    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    figures["process_s"] = time.perf_counter() - begin
-    return figures
+    return child_process.measured(__file__, what, str(log), str(db))
 
 
 def main() -> None:
