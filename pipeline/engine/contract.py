@@ -159,6 +159,8 @@ class Result(_Open):
     """The `scorecard run --json` document (scorecard.json)."""
 
     proposal: str
+    #: sha256 of the parsed proposal: with the name, the identity runs are stored under
+    proposal_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     vintage: str = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")
     generated_at: str
     code_version: str

@@ -214,6 +214,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         candidates.append(item)
     return {
         "proposal": card.proposal.proposal.name,
+        "proposal_sha256": card.proposal.sha256(),
         "vintage": card.vintage,
         "generated_at": generated_at,
         "code_version": code_version,
