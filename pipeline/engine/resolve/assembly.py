@@ -15,7 +15,7 @@ from pipeline.engine.resolve.embodied import resolve_embodied
 from pipeline.engine.resolve.market_tables import Market
 from pipeline.engine.resolve.plausibility import check_plausible
 from pipeline.engine.resolve.power import resolve_power, resolve_pue
-from pipeline.engine.resolve.quality import reference_quality, resolve_quality
+from pipeline.engine.resolve.quality import precisions_of, reference_quality, resolve_quality
 from pipeline.engine.resolve.records import INPUT_SCHEMA, STATIC_SCHEMA, Provenance, Resolved
 from pipeline.engine.resolve.throughput import resolve_throughput
 from pipeline.engine.resolve.zone_inputs import (
@@ -31,19 +31,21 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:
     prov = Provenance()
     statics, inputs = [], []
     reference = reference_quality(proposal, str(path), mkt, prov)
+    precisions = precisions_of(proposal)
     for i, c in enumerate(proposal.candidates):
-        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov), reference)
+        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov), reference,
+                                  precisions)
         statics.append(static)
         inputs.extend(rows)
     return Resolved(pl.DataFrame(statics, schema=STATIC_SCHEMA),
                     pl.DataFrame(inputs, schema=INPUT_SCHEMA), prov.as_list())
 
 
-def _candidate(d: Draft, reference: QualityEvidence | None
+def _candidate(d: Draft, reference: QualityEvidence | None, precisions: frozenset[str]
                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     _check_gpu(d)
     window = resolve_throughput(d)
-    resolve_quality(d, reference)
+    resolve_quality(d, reference, precisions)
     zone = resolve_cost(d)
     resolve_capacity(d)
     check_known_zone(d, zone)
