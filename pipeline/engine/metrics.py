@@ -8,13 +8,20 @@ A null input gives a null output; the caller records why.
 
 Inputs (one column each, see INPUTS): goodput, utilisation, power, PUE, electricity tariff,
 grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions,
-and the declared demand (tokens per day, peak factor, headroom).
+and the declared demand (tokens per day, peak factor, headroom, redundancy instances).
 
 One utilisation model. With a demand, the fleet is sized for the peak (`instances`) and the
 utilisation of the hours paid for follows from it: mean demand over the capacity billed. The
 declared `utilisation` is read only when no demand is given. So CPM, energy and carbon per
 token, the monthly cost and the Monte Carlo describe the same fleet, and
 `cpm_eur_per_mtok = monthly_cost_eur / (demand_tokens_per_day x 365 / 12 / 1e6)`.
+
+What the sizing's margins cost: `instances` is the peak with its headroom plus
+`redundancy_instances` spares (N+1: 1); `headroom_instances` is what the headroom adds to the
+bare peak, and `headroom_cost_eur_per_month` / `redundancy_cost_eur_per_month` price those
+instances at the candidate's cost per hour x 730 h when provisioned (elastic capacity bills
+busy instance-hours only, so neither is billed there: 0, and its billing ignores the
+redundancy). `period_cost_eur` is a TCO fleet's monthly cost over its amortisation months.
 
 Request-level demand (`[demand] requests_per_s` with the mean prompt and output tokens) is
 turned into `demand_tokens_per_day` on the proposal's token basis by
@@ -77,6 +84,7 @@ INPUT_COLUMNS = (
     "cost_of_capital_per_year", "residual_eur", "maintenance_share_per_year",
     "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
     "lifetime_years", "demand_tokens_per_day", "peak_factor", "headroom", "min_instances",
+    "redundancy_instances",
     "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
     "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
 )
@@ -116,6 +124,12 @@ def _elastic() -> pl.Expr:
     return c("capacity") == "elastic"
 
 
+def _provisioned_hours() -> pl.Expr:
+    """The hours a month an instance beyond the busy ones is billed: 730 when provisioned,
+    none when elastic (busy instance-hours only)."""
+    return pl.when(_elastic()).then(0.0).otherwise(HOURS_PER_MONTH)
+
+
 def _mean_demand_tokens_per_s() -> pl.Expr:
     return c("demand_tokens_per_day") / SECONDS_PER_DAY
 
@@ -153,12 +167,22 @@ STEPS: tuple[Step, ...] = (
                'IF({wholesale_eur_per_kwh?}="","",'
                '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'),
     Step("instances",
-         "ceil(demand_tokens_per_day / 86400 x peak_factor / (tokens_per_s x (1 - headroom))): "
-         "the instances the peak needs (null without a demand)",
+         "ceil(demand_tokens_per_day / 86400 x peak_factor / (tokens_per_s x (1 - headroom))) "
+         "+ redundancy_instances: the instances the peak needs with its headroom, and the "
+         "spares (N+1: 1) (null without a demand)",
          lambda: (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
-                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil(),
+                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()
+         + c("redundancy_instances").fill_null(0.0),
          excel="CEILING({demand_tokens_per_day}/86400*{peak_factor:1}"
-               "/({tokens_per_s}*(1-{headroom:0})),1)"),
+               "/({tokens_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
+    Step("headroom_instances",
+         "instances - redundancy_instances - ceil(demand_tokens_per_day / 86400 x peak_factor "
+         "/ tokens_per_s): the instances the headroom adds to the bare peak",
+         lambda: c("instances") - c("redundancy_instances").fill_null(0.0)
+         - (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
+            / c("tokens_per_s")).ceil(),
+         excel="{instances}-{redundancy_instances:0}"
+               "-CEILING({demand_tokens_per_day}/86400*{peak_factor:1}/{tokens_per_s},1)"),
     Step("busy_instances", "demand_tokens_per_day / 86400 / tokens_per_s",
          lambda: _mean_demand_tokens_per_s() / c("tokens_per_s"),
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
@@ -226,6 +250,26 @@ STEPS: tuple[Step, ...] = (
     Step("monthly_cost_eur", "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
          lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
          excel="{cost_eur_per_hour}*{billed_instances}*730"),
+    Step("headroom_cost_eur_per_month",
+         "provisioned: headroom_instances x cost_eur_per_hour x 730 h; elastic: 0 (only busy "
+         "instance-hours are billed) (null without a demand)",
+         lambda: c("headroom_instances") * c("cost_eur_per_hour") * _provisioned_hours(),
+         excel='{headroom_instances}*{cost_eur_per_hour}*IF({capacity}="elastic",0,730)'),
+    Step("redundancy_cost_eur_per_month",
+         "provisioned: redundancy_instances x cost_eur_per_hour x 730 h; elastic: 0 (the "
+         "spares are not billed: elastic capacity ignores redundancy_instances) (null without "
+         "a demand)",
+         lambda: pl.when(c("instances").is_not_null()).then(
+             c("redundancy_instances").fill_null(0.0) * c("cost_eur_per_hour")
+             * _provisioned_hours()),
+         excel='IF({instances?}="","",{redundancy_instances:0}*{cost_eur_per_hour}'
+               '*IF({capacity}="elastic",0,730))'),
+    Step("period_cost_eur",
+         "tco: monthly_cost_eur x amortisation_months (the fleet's cost over its "
+         "amortisation, at the demand); null for a price per hour",
+         lambda: pl.when(_is("tco")).then(c("monthly_cost_eur") * c("amortisation_months")),
+         TCO_ONLY,
+         excel='IF({cost_model}="tco",{monthly_cost_eur}*{amortisation_months},"")'),
     Step("monthly_capital_eur", "capital_eur_per_hour x billed_instances x 730 h",
          lambda: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY,
          excel="{capital_eur_per_hour}*{billed_instances}*730"),

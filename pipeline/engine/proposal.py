@@ -553,7 +553,9 @@ class Demand(_Strict):
     or a sustained request rate (`requests_per_s` with the mean `prompt_tokens` and
     `output_tokens` of a request, turned into tokens per day on the token basis); one of the
     two, never both. With tokens_per_day, the request shape is optional and lets the
-    Little's-law instance count be reported beside the goodput one."""
+    Little's-law instance count be reported beside the goodput one. The fleet is sized for
+    the peak (`peak_factor` x the mean) with `headroom` kept free, plus `redundancy_instances`
+    spares (N+1: 1) that a provisioned fleet pays for."""
 
     tokens_per_day: Positive | None = None
     requests_per_s: Positive | None = None
@@ -566,6 +568,9 @@ class Demand(_Strict):
     output_tokens_p95: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
     peak_factor: Annotated[Number, _lower_bound(1.0, strict=False)] = 1.0
     headroom: Annotated[NonNegative, _upper_share()] = 0.2
+    #: spare instances added to the peak sizing and billed (N+1: 1), for a provisioned fleet;
+    #: an elastic candidate ignores them (its provider replaces a failed instance)
+    redundancy_instances: Annotated[int, Field(ge=0, le=10_000, strict=True)] = 0
 
     @model_validator(mode="after")
     def _not_beyond_any_deployment(self) -> Demand:
@@ -597,8 +602,10 @@ class Demand(_Strict):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        """The keys given (a tokens_per_day demand dumps as it did before requests_per_s)."""
-        return {k: v for k, v in handler(self).items() if v is not None}
+        """The keys given (a tokens_per_day demand dumps as it did before requests_per_s, and
+        without redundancy_instances while it is 0, as before the key)."""
+        return {k: v for k, v in handler(self).items()
+                if v is not None and not (k == "redundancy_instances" and v == 0)}
 
 
 class Uncertainty(_Strict):

@@ -153,7 +153,8 @@ def _utilisation(d: Draft, utilisation: Number | None, key: str, source: str) ->
 def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
     """The demand's metric inputs (name, value, key, source): the daily token volume on the
     token basis (declared, or requests/s x 86,400 x the tokens of one request), the request
-    rate and output length when the request shape is known, the peak factor and headroom."""
+    rate and output length when the request shape is known, the peak factor, headroom and
+    redundancy instances."""
     demand = d.proposal.demand
     assert demand is not None
     total = d.proposal.policy.token_basis == "total"
@@ -186,7 +187,9 @@ def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
         out.append(("request_output_tokens", demand.output_tokens, "demand.output_tokens",
                     "proposal [demand]"))
     out += [("peak_factor", demand.peak_factor, "demand.peak_factor", "proposal [demand]"),
-            ("headroom", demand.headroom, "demand.headroom", "proposal [demand]")]
+            ("headroom", demand.headroom, "demand.headroom", "proposal [demand]"),
+            ("redundancy_instances", float(demand.redundancy_instances),
+             "demand.redundancy_instances", "proposal [demand]")]
     return out
 
 
@@ -206,4 +209,7 @@ def resolve_capacity(d: Draft) -> None:
         d.notes.append("elastic capacity: only busy instance-hours are billed"
                        + (f", at least {d.c.min_instances} instance(s) held"
                           if d.c.min_instances else "")
-                       + "; this assumes the provider has the instances when the load asks")
+                       + "; this assumes the provider has the instances when the load asks"
+                       + (f"; [demand] redundancy_instances = {demand.redundancy_instances}"
+                          " is not billed (only busy hours are)"
+                          if demand is not None and demand.redundancy_instances else ""))
