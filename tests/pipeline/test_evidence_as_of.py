@@ -8,6 +8,7 @@ import json
 from datetime import date
 from pathlib import Path
 
+from proposals import candidate
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -45,23 +46,12 @@ def test_evidence_sources_carry_their_as_of(tmp_path: Path, db: Path) -> None:
     vllm_file(tmp_path / "bench" / "c4.json", "20261130-233000")
     vllm_file(tmp_path / "bench" / "c8.json", "20261201-090010", max_concurrency=8)
     proposal = tmp_path / "p.toml"
-    proposal.write_text("""
-[proposal]
-name = "dated"
-[slo]
-ttft_ms = 500
-[[candidates]]
-id = "lab"
-label = "lab"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 1
-throughput = { evidence = "bench", tz = "Europe/Paris" }
-power = { watts = 700, boundary = "gpu_board", source = "rated" }
-cost = { eur_per_hour = 3.0, source = "quote" }
-""")
+    proposal.write_text(
+        '[proposal]\nname = "dated"\n[slo]\nttft_ms = 500\n'
+        + candidate("lab", gpu_count="1",
+                    throughput='{ evidence = "bench", tz = "Europe/Paris" }',
+                    power='{ watts = 700, boundary = "gpu_board", source = "rated" }',
+                    cost='{ eur_per_hour = 3.0, source = "quote" }'))
     result = CliRunner().invoke(app, ["run", str(proposal), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     sources = {s["subject"]: s for s in json.loads(result.stdout)["sources"]

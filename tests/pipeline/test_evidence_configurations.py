@@ -197,22 +197,12 @@ def test_candidate_takes_the_best_configuration_and_says_which(tmp_path: Path, d
     vllm_result(tmp_path / "bench" / "tp2" / "r.json", concurrency=8, tokens_per_s=700.0,
                 tensor_parallel_size=2)
     proposal = tmp_path / "p.toml"
-    candidate = """
-[[candidates]]
-id = "{id}"
-label = "lab"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 4
-throughput = {{ evidence = "bench"{choose} }}
-power = {{ watts = 2800, boundary = "gpu_board", source = "rated" }}
-cost = {{ eur_per_hour = 10.0, source = "quote" }}
-"""
     proposal.write_text('[proposal]\nname = "grid"\n[slo]\nttft_ms = 500\ntpot_ms = 60\n'
-                        + candidate.format(id="per-gpu", choose="")
-                        + candidate.format(id="total", choose=', choose = "goodput"'))
+                        + GRID_CANDIDATE.format(id="per-gpu", gpus=4,
+                                                throughput='{ evidence = "bench" }')
+                        + GRID_CANDIDATE.format(
+                            id="total", gpus=4,
+                            throughput='{ evidence = "bench", choose = "goodput" }'))
     result = CliRunner().invoke(app, ["run", str(proposal), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     per_gpu, total = json.loads(result.stdout)["candidates"]
