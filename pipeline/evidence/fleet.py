@@ -171,8 +171,8 @@ SELECT device_id, min(t) AS first, max(t1) AS last, max(period) AS period,
        count(CASE WHEN dt = 0 THEN 1 END) AS duplicates,
        count(CASE WHEN r > l AND (t < {A} OR t1 > {B}) AND dt > {H} THEN 1 END)
          AS prorated,
-       {d.collect.format(f"CASE WHEN gap THEN {d.array.format('t, t1')} END")} AS gaps,
-       {d.collect.format(f"CASE WHEN r > l AND reset THEN {d.array.format('t1, c, c1')} END")}
+       {d.collect.format(d.array.format("t, t1"))} FILTER (WHERE gap) AS gaps,
+       {d.collect.format(d.array.format("t1, c, c1"))} FILTER (WHERE r > l AND reset)
          AS resets
 FROM clipped GROUP BY device_id"""
 
@@ -371,9 +371,9 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
         energy += ((r["e_window"] or 0.0) + lead * (r["p_first"] or 0.0)
                    + trail * (r["p_last"] or 0.0))
         gaps += [Gap(r["device_id"], _utc(t), _utc(t1), t1 - t, "gap")
-                 for t, t1 in sorted(g for g in r["gaps"] if g is not None)]
+                 for t, t1 in sorted(r["gaps"] or [])]
         resets += [Reset(r["device_id"], _utc(at), before, after)
-                   for at, before, after in sorted(x for x in r["resets"] if x is not None)]
+                   for at, before, after in sorted(r["resets"] or [])]
         if lead > 0:
             edges.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), lead,
                              "before_first_sample"))
