@@ -81,18 +81,21 @@ def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
     rows_of: dict[str, list[int]] = {}
     for row, name in enumerate(mine["input"].to_list()):
         rows_of.setdefault(name, []).append(row)
-    columns: dict[str, np.ndarray] = {}
+    columns: list[pl.Series] = []
     for name in INPUTS:
         if name not in rows_of:
             continue
         at = np.array(rows_of[name], dtype=np.int64)
-        block = np.full((len(ids), n), np.nan)
         fixed, drawn = at[key_index[at] < 0], at[key_index[at] >= 0]
+        # every candidate of the chunk has it and no mode is NaN: nothing to make null
+        whole = (len(np.unique(position[at])) == len(ids)
+                 and not np.isnan(modes[fixed]).any())
+        block = np.empty((len(ids), n)) if whole else np.full((len(ids), n), np.nan)
         block[position[fixed]] = modes[fixed][:, None]
         block[position[drawn]] = draws.values[key_index[drawn]]
-        columns[name] = block.reshape(-1)
+        columns.append(pl.Series(name, block.reshape(-1), nan_to_null=not whole))
     which = pl.Series(np.repeat(np.arange(len(ids)), n))
-    return pl.DataFrame(columns, nan_to_null=True).with_columns(
+    return pl.DataFrame(columns).with_columns(
         static["cost_model"].cast(COST_MODEL).gather(which),
         static["capacity"].cast(CAPACITY).gather(which),
         static["sovereignty_level"].gather(which),
