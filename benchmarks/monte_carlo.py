@@ -112,6 +112,41 @@ def per_draw_loop(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> flo
     return time.perf_counter() - t0
 
 
+def frontier_by_pairs(ids: list[str], stack: np.ndarray, pair_chunk: int = 256) -> np.ndarray:
+    """The previous P(frontier) (issue 5): drop the candidates dominated in every draw, then
+    compare, draw by draw, every pair whose boxes allow domination, in blocks of pairs: fast
+    when boxes are apart, quadratic when they overlap (near-duplicates)."""
+    s = np.ascontiguousarray(stack.transpose(0, 2, 1), dtype=np.float32)  # (k, o, n)
+    lo, hi = s.min(axis=2), s.max(axis=2)
+    surely = np.all(hi[:, None] <= lo[None], axis=2) & np.any(hi[:, None] < lo[None], axis=2)
+    np.fill_diagonal(surely, False)
+    idx = np.flatnonzero(~surely.any(axis=0))
+    s, lo, hi = s[idx], lo[idx], hi[idx]
+    possible = np.all(lo[:, None] <= hi[None], axis=2)
+    np.fill_diagonal(possible, False)
+    b_all, a_all = np.nonzero(possible.T)
+    dominated = np.zeros((len(idx), s.shape[2]), dtype=bool)
+    for start in range(0, len(a_all), pair_chunk):
+        a, b = a_all[start:start + pair_chunk], b_all[start:start + pair_chunk]
+        dom = np.all(s[a] <= s[b], axis=1) & np.any(s[a] < s[b], axis=1)
+        first = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+        dominated[b[first]] |= np.logical_or.reduceat(dom, first, axis=0)
+    p = np.zeros(len(ids))
+    p[idx] = 1.0 - dominated.mean(axis=1)
+    return p
+
+
+def overlapping_stack(k: int, n: int, seed: int = 3) -> np.ndarray:
+    """(k, n, 3) objectives of k candidates in k / 10 groups of near-duplicates: each group's
+    CPM, energy and carbon move together with its goodput draw, its members within 0.1 %."""
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, max(1, k // 10), size=k)
+    centre = rng.uniform(1, 3, size=(k // 10 + 1, 1, 3))[group]
+    nudge = 1 + rng.uniform(-1e-3, 1e-3, size=(k, 1, 3))
+    goodput = rng.triangular(0.85, 1.0, 1.1, size=(k, n, 1))
+    return (centre * nudge / goodput).astype(np.float32)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=1000)
@@ -127,6 +162,19 @@ def main() -> None:
           f"peak RSS {peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier, "
           f"{full['pairs']} pairs")
     print(f"  steps (s): {full['steps']}")
+
+    k = min(args.candidates, 1000)
+    stack = overlapping_stack(k, 2000)
+    ids = [f"c{i}" for i in range(k)]
+    t0 = time.perf_counter()
+    peeled = uncertainty.frontier_probability(ids, stack)["p_frontier"].to_numpy()
+    t1 = time.perf_counter()
+    paired = frontier_by_pairs(ids, stack)
+    t2 = time.perf_counter()
+    assert np.array_equal(peeled, paired)
+    print(f"P(frontier) of {k} overlapping candidates (groups of near-duplicates) x 2000 "
+          f"draws: peeling the frontier {t1 - t0:.2f} s, the previous pair-by-pair blocks "
+          f"{t2 - t1:.2f} s, ratio {(t2 - t1) / (t1 - t0):.0f}x (same probabilities)")
 
     small_static, small_inputs = synthetic(50, seed=2)
     small_draws = 100

@@ -50,9 +50,13 @@ class Draws:
                      .unique("key").sort("key"))
         rng = np.random.default_rng(seed)
         u = rng.random((uncertain.height, n), dtype=np.float32)
-        bounds = (uncertain[c].cast(pl.Float32).to_numpy()[:, None]
-                  for c in ("low", "mode", "high"))
-        return cls(uncertain["key"].to_list(), triangular_ppf(u, *bounds))
+        low, mode, high = (uncertain[c].cast(pl.Float32).to_numpy()[:, None]
+                           for c in ("low", "mode", "high"))
+        rows = max(1, (1 << 20) // max(n, 1))  # keys per block: temporaries stay in cache
+        for a in range(0, len(u), rows):
+            b = a + rows
+            u[a:b] = triangular_ppf(u[a:b], low[a:b], mode[a:b], high[a:b])
+        return cls(uncertain["key"].to_list(), u)
 
 
 def triangular_ppf(u: np.ndarray, low: np.ndarray, mode: np.ndarray, high: np.ndarray
