@@ -1,5 +1,6 @@
 """The report's summary, the first screen (1280 x 800) and the first PDF page: what to choose
-and why, its cost at the demand (capex/opex where the result has it), P(it is the cheapest),
+and why, its cost at the demand (capex/opex where the result has it, a TCO fleet's total over
+its amortisation, what the headroom and the redundancy cost in it), P(it is the cheapest),
 what would change it, the excluded candidates with their reasons, and a compact scorecard of
 the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
 and the basis. Data freshness is one line linking to its table in the appendix.
@@ -114,6 +115,39 @@ def _split_text(rec: dict[str, Any], chosen: dict[str, Any]) -> str | None:
     return "not split: the cost is declared per hour"
 
 
+def _instances(count: float) -> str:
+    return f"{count:,.0f} instance" + ("" if count == 1 else "s")
+
+
+def _period_text(c: dict[str, Any]) -> str:
+    """` · 2,255,148 EUR over the 48-month amortisation` for a TCO fleet (its monthly cost x
+    its amortisation months), else nothing."""
+    detail = c.get("detail") or {}
+    period, months = detail.get("period_cost_eur"), detail.get("amortisation_months")
+    if period is None or months is None:
+        return ""
+    return f" · {eur(period)} over the {months:g}-month amortisation"
+
+
+def margins_text(c: dict[str, Any]) -> str | None:
+    """What the sizing's margins cost inside the monthly figure: `headroom costs 8,030 EUR a
+    month (1 instance), redundancy 8,030 EUR a month (N+1: 1 instance)`; for elastic capacity,
+    that neither is billed. None for a result without them (no demand, or stored before)."""
+    detail = c.get("detail") or {}
+    headroom = detail.get("headroom_cost_eur_per_month")
+    spare = detail.get("redundancy_cost_eur_per_month")
+    extra = detail.get("headroom_instances")
+    if headroom is None or spare is None or extra is None:
+        return None
+    count = detail.get("redundancy_instances") or 0.0
+    if (c.get("capacity") or detail.get("capacity")) == "elastic":
+        return ("none billed: elastic capacity pays busy hours only (headroom "
+                f"{_instances(extra)}" + (f", redundancy N+{count:g}" if count else "") + ")")
+    said = (f"N+{count:g}: {_instances(count)}" if count else "none declared")
+    return (f"headroom costs {eur(headroom)} a month ({_instances(extra)}), redundancy "
+            f"{eur(spare)} a month ({said})")
+
+
 def _recommendation(result: dict[str, Any]) -> list[str]:
     rec = result.get("recommendation")
     if not rec:
@@ -131,11 +165,13 @@ def _recommendation(result: dict[str, Any]) -> list[str]:
     if rec.get("monthly_cost_eur") is not None:
         figures.append(("Cost at the demand",
                         f"{eur(rec['monthly_cost_eur'])} a month · "
-                        f"{eur(rec['annual_cost_eur'])} a year"))
+                        f"{eur(rec['annual_cost_eur'])} a year" + _period_text(chosen)))
     elif rec.get("monthly_cost_reason"):
         figures.append(("Cost at the demand", f"not computed: {rec['monthly_cost_reason']}"))
     if (split := _split_text(rec, chosen)) is not None:
         figures.append(("Capex / opex", split))
+    if (margins := margins_text(chosen)) is not None:
+        figures.append(("Of which margins", margins))
     if chosen.get("cpm_eur_per_mtok") is not None:
         figures.append(("CPM", f"{chosen['cpm_eur_per_mtok']:,.3f} EUR per million {basis} "
                                "tokens"))
@@ -296,7 +332,10 @@ def demand_text(demand: dict[str, Any], basis: str) -> str:
         said.append(f"peak {demand['peak_factor']:g} x the daily mean")
     if demand.get("headroom") is not None:
         said.append(f"{demand['headroom']:.0%} headroom")
-    known = {"tokens_per_day", "requests_per_s", "peak_factor", "headroom"}
+    if demand.get("redundancy_instances"):
+        said.append(f"N+{demand['redundancy_instances']:g} redundancy")
+    known = {"tokens_per_day", "requests_per_s", "peak_factor", "headroom",
+             "redundancy_instances"}
     said += [f"{k} {num(v)}" for k, v in sorted(demand.items()) if k not in known]
     return ", ".join(said)
 
