@@ -108,7 +108,12 @@ def energy_sql(dialect: str, source: str, a: float, b: float, lo: float, hi: flo
     energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
     days = (f"\n    AND {day_column} BETWEEN DATE '{_iso(lo)[:10]}' AND DATE '{_iso(hi)[:10]}'"
             if day_column else "")
+    # the median period from each GPU's distinct intervals and their counts (exact, and a
+    # handful of rows per GPU where median() would hold every interval: 1.5 million each)
+    typical = "CAST(NULL AS DOUBLE)"
     if counter:
+        typical = ("(SELECT " + d.median.format("(c1 - c) / dt") + " FROM intervals j WHERE "
+                   "j.device_id = ranked.device_id AND NOT j.reset AND j.dt > 0)")
         e = ("CASE WHEN dt = 0 THEN 0.0 WHEN NOT reset THEN c1 - c\n"
              "              WHEN p IS NOT NULL AND p1 IS NOT NULL THEN (p + p1) / 2 * dt\n"
              "              ELSE dt * typical_w END")
@@ -144,11 +149,21 @@ intervals AS (
          {reset.replace("dt", "t1 - t")} AS reset
   FROM readings WHERE t1 IS NOT NULL
 ),
+periods AS (
+  SELECT device_id, dt, count(*) AS k FROM intervals WHERE dt > 0 GROUP BY device_id, dt
+),
+ranked AS (
+  SELECT device_id, dt,
+         sum(k) OVER (PARTITION BY device_id ORDER BY dt ROWS UNBOUNDED PRECEDING) AS upto,
+         sum(k) OVER (PARTITION BY device_id) AS n
+  FROM periods
+),
 typical AS (
-  SELECT device_id, {d.median.format("CASE WHEN dt > 0 THEN dt END")} AS period,
-         {d.median.format("CASE WHEN NOT reset AND dt > 0 THEN (c1 - c) / dt END")}
-           AS typical_w
-  FROM intervals GROUP BY device_id
+  SELECT device_id,
+         (min(CASE WHEN upto >= floor((n + 1) / 2.0) THEN dt END)
+          + min(CASE WHEN upto >= floor(n / 2.0) + 1 THEN dt END)) / 2 AS period,
+         {typical} AS typical_w
+  FROM ranked GROUP BY device_id
 ),
 energies AS (
   SELECT i.device_id, i.t, i.t1, i.dt, i.reset, i.c, i.c1, y.period,
