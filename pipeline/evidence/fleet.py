@@ -253,14 +253,18 @@ def _scan(con: duckdb.DuckDBPyConnection, folder: Path, has_counter: bool
            f"OR power_w > {power.le!r} OR isnan(power_w) OR {energy} < {counter.ge!r} "
            f"OR isnan({energy})")
     rows = con.execute(f"""
-        SELECT gpu_uuid, min(epoch_us(timestamp_utc)) / 1e6, max(epoch_us(timestamp_utc)) / 1e6,
+        SELECT gpu_uuid, epoch_us(min(timestamp_utc)) / 1e6, epoch_us(max(timestamp_utc)) / 1e6,
                count(*), count(power_w), count({energy}), sum(power_w),
-               min(CASE WHEN {bad} THEN filename END),
-               count(CASE WHEN power_w IS NULL AND {energy} IS NULL THEN 1 END)
-        FROM {_source(folder, filename=True)} GROUP BY gpu_uuid ORDER BY gpu_uuid""").fetchall()
-    found = [r[7] for r in rows if r[7] is not None]
-    if found:
-        raise FleetError(f"{min(found)}: a sample without gpu_uuid or timestamp_utc, or a "
+               gpu_uuid IS NULL OR count(timestamp_utc) < count(*)
+               OR min(power_w) < {power.ge!r} OR max(power_w) > {power.le!r}
+               OR isnan(max(power_w)) OR min({energy}) < {counter.ge!r}
+               OR isnan(max({energy})),
+               count(*) - count(coalesce(power_w, {energy}))
+        FROM {_source(folder)} GROUP BY gpu_uuid ORDER BY gpu_uuid""").fetchall()
+    if any(r[7] for r in rows):  # values out of bounds: a second pass names the file
+        (found,), = con.execute(f"SELECT min(filename) FROM {_source(folder, filename=True)} "
+                                f"WHERE {bad}").fetchall()
+        raise FleetError(f"{found}: a sample without gpu_uuid or timestamp_utc, or a "
                          f"power_w outside {power.ge:g}..{power.le:g} W or energy_j below 0 J")
     keys = ("device_id", "first", "last", "n", "n_power", "n_counter", "power_sum_w")
     return [dict(zip(keys, r[:7], strict=True)) | {"empty": r[8]} for r in rows
