@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,8 +44,16 @@ _HISTOGRAMS = {"ttft": ("vllm:time_to_first_token_seconds",),
                "e2e": ("vllm:e2e_request_latency_seconds",)}
 _QUANTILES = (50, 90, 95, 99)
 
+#: one series' identity: its name and its labels
+Key = tuple[str, frozenset[tuple[str, str]]]
+#: each counter, histogram bucket, _count and _sum series' value (or increase)
+Counts = dict[Key, float]
 # one scrape: time, {(name, frozenset(labels)): value}
-Scrape = tuple[float | None, dict[tuple[str, frozenset[tuple[str, str]]], float]]
+Scrape = tuple[float | None, Counts]
+#: the series whose increase over the window is read (counters and histogram parts)
+COUNTED = ("_total", "_bucket", "_count", "_sum")
+#: said of every run: the histogram percentiles are interpolated
+ESTIMATES_NOTE = "percentiles are estimates from histogram buckets (linear within a bucket)"
 
 
 def detect(path_or_bytes: str | Path | bytes) -> bool:
@@ -56,7 +65,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     scrapes = _scrapes(decode_text(data, TOOL, path), path)
     first, last = scrapes[0], scrapes[-1]
     notes = ["vLLM /metrics scrapes: server-side figures (no network, no client queue)",
-             "percentiles are estimates from histogram buckets (linear within a bucket)"]
+             ESTIMATES_NOTE]
     t1 = last[0]
     if t1 is None:
         raise ParseError(TOOL, path, "scrape 1", "no scrape time: put '# scraped_at: "
@@ -79,6 +88,15 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     if t1 <= t0:
         raise ParseError(TOOL, path, f"scrape {len(scrapes)}", "scrape times not increasing")
     delta = _delta(base, last[1], path)
+    models = sorted({v for (_, labels) in last[1] for k, v in labels if k == "model_name"})
+    return [window_run(delta, t0=t0, t1=t1, models=models, notes=notes, path=path)]
+
+
+def window_run(delta: Counts, *, t0: float, t1: float, models: Sequence[str],
+               notes: Sequence[str], path: str, run_index: int = 0) -> BenchRun:
+    """The run of the window [t0, t1] (unix s) from the increases `delta` of its counters and
+    histogram buckets over it: the one place /metrics increases become figures, for the text
+    scrapes here and for Prometheus query_range exports (`vllm_metrics_range`)."""
     window = t1 - t0
 
     def total(name: str, **match: str) -> float:
@@ -99,17 +117,17 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
         name = next((n for n in names if any(k[0] == f"{n}_bucket" for k in delta)), None)
         if name is not None:
             reported.update(_quantiles(delta, name, metric, path))
-    models = sorted({v for (_, labels) in last[1] for k, v in labels if k == "model_name"})
+    notes = list(notes)
     if len(models) > 1:
         notes.append(f"several models summed: {', '.join(models)}")
-    return [BenchRun(
-        tool=TOOL, path=path, run_index=0, requests=None, reported=reported,
+    return BenchRun(
+        tool=TOOL, path=path, run_index=run_index, requests=None, reported=reported,
         window_start_s=0.0, window_end_s=window, duration_s=window,
         started_at_utc=datetime.fromtimestamp(t0, UTC),
         ended_at_utc=datetime.fromtimestamp(t1, UTC), clock_uncertainty_s=1.0,
         itl_definition="chunk", tpot_definition="last_minus_first_over_n_minus_1",
         model=models[0] if len(models) == 1 else None, notes=tuple(notes),
-    )]
+    )
 
 
 def _time(text: str, path: str, where: str) -> float:
@@ -182,7 +200,7 @@ def _delta(base: dict[tuple[str, frozenset[tuple[str, str]]], float],
     out = {}
     for key, value in last.items():
         name = key[0]
-        if not (name.endswith(("_total", "_bucket", "_count", "_sum"))):
+        if not name.endswith(COUNTED):
             continue
         diff = value - base.get(key, 0.0)
         if diff < -1e-9:
