@@ -37,6 +37,7 @@ class BenchFormat(StrEnum):
     mlperf = "mlperf"
     trace = "trace"
     vllm_metrics = "vllm-metrics"
+    vllm_metrics_range = "vllm-metrics-range"
     sglang = "sglang"
     trtllm_bench = "trtllm-bench"
     genai_perf = "genai-perf"

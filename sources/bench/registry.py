@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from sources.bench.aggregates import inferencex, mlperf, vllm_metrics
+from sources.bench.aggregates import inferencex, mlperf, vllm_metrics, vllm_metrics_range
 from sources.bench.clients import (
     aiperf,
     aiperf_csv,
@@ -25,9 +25,9 @@ from sources.bench.clients import (
 from sources.bench.run import BenchRun
 from sources.errors import ParseError, reading
 
-READERS: tuple[ModuleType, ...] = (trace, guidellm, guidellm_csv, aiperf, aiperf_csv, genai_perf,
-                                   llmperf, mlperf, trtllm_bench, inferencex, sglang, vllm,
-                                   vllm_metrics)
+READERS: tuple[ModuleType, ...] = (trace, vllm_metrics_range, guidellm, guidellm_csv, aiperf,
+                                   aiperf_csv, genai_perf, llmperf, mlperf, trtllm_bench,
+                                   inferencex, sglang, vllm, vllm_metrics)
 FORMATS: dict[str, ModuleType] = {m.TOOL: m for m in READERS}
 
 

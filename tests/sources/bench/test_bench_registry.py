@@ -20,8 +20,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "bench"
 
 def test_readers_are_shaped_alike() -> None:
     assert set(FORMATS) == {"vllm", "guidellm", "aiperf", "llmperf", "mlperf", "trace",
-                            "vllm-metrics", "sglang", "trtllm-bench", "genai-perf",
-                            "inferencex", "aiperf-csv", "guidellm-csv"}
+                            "vllm-metrics", "vllm-metrics-range", "sglang", "trtllm-bench",
+                            "genai-perf", "inferencex", "aiperf-csv", "guidellm-csv"}
     for reader in READERS:
         assert isinstance(reader.TOOL, str)
         assert list(inspect.signature(reader.detect).parameters) == ["path_or_bytes"]
