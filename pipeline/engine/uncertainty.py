@@ -336,15 +336,20 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
                                      key=lambda m: (m[0], ids[m[1]])) if i not in first]
         chosen = sorted(first + rest[:max(0, PAIRWISE_MAX - len(first))],
                         key=lambda i: ids[i])
-        named = ("the chosen candidate, the runner-up and " if len(first) > 1
-                 else "the chosen candidate and " if first else "")
+        named = (["the chosen candidate", "the runner-up"][:len(first)] if len(first) <= 2
+                 else [f"{len(first)} candidates kept"])
         whom = ("other " if first else "") + ("frontier" if among is not None else "eligible")
         taken = len(chosen) - len(first)
         others = len([i for i in pool if i not in first])
+        if others:
+            named.append(f"the {others} {whom} candidate(s)" if taken == others else
+                         f"the {taken} cheapest by median CPM of the {others} {whom} "
+                         "candidates")
         rule = (f"{len(ids)} eligible candidates are more than the {PAIRWISE_MAX} compared "
-                f"pair by pair: every pair among {named}"
-                + (f"the {others} {whom} candidate(s)" if taken == others else
-                   f"the {taken} cheapest by median CPM of the {others} {whom} candidates"))
+                "pair by pair: every pair among " + (", ".join(named[:-1]) + " and "
+                                                     if len(named) > 1 else "") + named[-1]
+                + ("" if others else f" (no other {whom.removeprefix('other ')} "
+                                     "candidate)"))
     kept = [ids[i] for i in chosen]
     scope: dict[str, Any] = {"metric": "cpm_eur_per_mtok", "candidates": kept,
                              "pairs": len(kept) * (len(kept) - 1) // 2, "rule": rule}

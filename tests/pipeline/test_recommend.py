@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import polars as pl
 import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.engine import recommend, uncertainty
 from pipeline.engine.metrics import evaluate
 from pipeline.engine.pareto import pareto_ranks
@@ -65,3 +71,28 @@ def test_a_rule_on_a_metric_some_candidates_lack_ranks_them_last() -> None:
     # eligible but scores worst under choose = "carbon"
     frame = TRADE_OFF.with_columns(pl.Series("carbon_gco2e_per_mtok", [None, 20.0, 50.0]))
     assert recommend.order(frame, recommend.Rule.of("carbon")) == ["b", "c", "a"]
+
+
+def test_many_candidates_give_pairs_of_the_choice_and_the_frontier(db: Path, tmp_path: Path
+                                                                    ) -> None:
+    # 45 eligible candidates (more than PAIRWISE_MAX = 40), the same node at 4,000 to 4,044
+    # tokens/s: c44 is the fastest at the same price, so the cheapest; its range overlaps the
+    # others'. The chosen candidate and the runner-up are always among the pairs given, and
+    # pairwise_scope lists exactly the candidates of the pairs (n x (n - 1) / 2 of them).
+    blocks = [candidate(f"c{i:02d}", throughput=(
+        f"{{ tokens_per_s = {{ low = {3600 + i}, mode = {4000 + i}, high = {4200 + i} }}, "
+        'source = "bench" }')) for i in range(45)]
+    path = tmp_path / "many.toml"
+    path.write_text(proposal("many", *blocks), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    scope, pairs, rec = doc["pairwise_scope"], doc["pairwise"], doc["recommendation"]
+    assert rec["candidate"] == "c44"
+    assert {rec["candidate"], rec["runner_up"]} <= set(scope["candidates"])
+    assert len(scope["candidates"]) <= 40 and "runner-up" in scope["rule"]
+    frontier = {c["id"] for c in doc["candidates"] if c["pareto_rank"] == 1}
+    assert frontier <= set(scope["candidates"])  # a frontier this small is given whole
+    named = {p["a"] for p in pairs} | {p["b"] for p in pairs}
+    assert named == set(scope["candidates"])
+    assert len(pairs) == scope["pairs"] == len(named) * (len(named) - 1) // 2
