@@ -60,6 +60,10 @@ def test_fixture_by_hand() -> None:
     assert r["itl_p50_s"] == pytest.approx(0.0075)
     # e2e: 100, 20 <= 1.0 s, 100 <= 2.5 s: p50 rank 50 = 1.0 + 1.5 * (50 - 20) / 80
     assert r["e2e_p50_s"] == pytest.approx(1.5625)
+    # TPOT: 100, 40 <= 0.01 s, 90 <= 0.025 s: p50 rank 50 = 0.01 + 0.015 * (50 - 40) / 50;
+    # sum 0 -> 1.5 s over 100 = 0.015 s (its _created series, a timestamp, is not counted)
+    assert r["tpot_p50_s"] == pytest.approx(0.013)
+    assert r["tpot_mean_s"] == pytest.approx(0.015)
     assert any("query_range" in n for n in run.notes)
     assert any("estimates" in n for n in run.notes)
 
@@ -81,6 +85,18 @@ def test_counter_reset_counted_as_increase_does() -> None:
     assert run.reported["total_output_tokens"] == 30500
     assert run.reported["output_tokens_per_s"] == pytest.approx(30500 / 600)
     assert any("counter resets" in n and "generation_tokens_total" in n for n in run.notes)
+
+
+def test_itl_under_its_name_before_vllm_0_11() -> None:
+    # vllm:time_per_output_token_seconds was the gap histogram's name before 0.11:
+    # 10 gaps, 6 <= 0.02 s: p50 rank 5 = 0.02 * 5 / 6
+    series: list[tuple[str, dict[str, str], list[tuple[float, float]]]] = [
+        ("vllm:generation_tokens_total", {}, [(T0, 0), (T0 + 10, 20)]),
+        ("vllm:time_per_output_token_seconds_count", {}, [(T0, 0), (T0 + 10, 10)])]
+    series += [("vllm:time_per_output_token_seconds_bucket", {"le": le},
+                [(T0, 0), (T0 + 10, n)]) for le, n in (("0.02", 6), ("0.04", 10), ("+Inf", 10))]
+    (run,) = vllm_metrics_range.parse(json.dumps(matrix(*series)).encode(), path="old.json")
+    assert run.reported["itl_p50_s"] == pytest.approx(0.02 * 5 / 6)
 
 
 def test_error_answer_quoted_safely() -> None:
