@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from pipeline.cli.evidence import evidence_app
 from pipeline.evidence.bench import throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from sources.bench.aggregates import vllm_metrics, vllm_metrics_range
@@ -173,3 +176,19 @@ def test_not_detected_as_other_formats() -> None:
     assert detect_format(json.dumps(dcgm).encode()) is None
     assert detect_format(b"# TYPE vllm:generation_tokens_total counter\n"
                          b"vllm:generation_tokens_total 5\n") == "vllm-metrics"
+
+
+def test_through_the_cli(tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.add_typer(evidence_app, name="evidence")
+    runner = CliRunner()
+    done = runner.invoke(app, ["evidence", "inspect", str(FIXTURE)])
+    assert done.exit_code == 0, done.stderr
+    assert "vllm-metrics" in done.stdout and "50.0" in done.stdout  # 30,000 tokens / 600 s
+    bad = tmp_path / "answer.json"
+    bad.write_text(json.dumps({"status": "error", "errorType": "timeout",
+                               "error": "query timed out in expression evaluation"}))
+    failed = runner.invoke(app, ["evidence", "inspect", str(bad), "--format",
+                                 "vllm-metrics-range"])
+    assert failed.exit_code == 1
+    assert "answer.json" in failed.stderr and "timed out" in failed.stderr
