@@ -134,8 +134,8 @@ def margins_text(c: dict[str, Any]) -> str | None:
     month (1 instance), redundancy 8,030 EUR a month (N+1: 1 instance)`; for elastic capacity,
     that neither is billed. None for a result without them (no demand, or stored before)."""
     detail = c.get("detail") or {}
-    headroom = detail.get("headroom_cost_eur_per_month")
-    spare = detail.get("redundancy_cost_eur_per_month")
+    headroom = detail.get("monthly_headroom_cost_eur")
+    spare = detail.get("monthly_redundancy_cost_eur")
     extra = detail.get("headroom_instances")
     if headroom is None or spare is None or extra is None:
         return None

@@ -18,7 +18,7 @@ token, the monthly cost and the Monte Carlo describe the same fleet, and
 
 What the sizing's margins cost: `instances` is the peak with its headroom plus
 `redundancy_instances` spares (N+1: 1); `headroom_instances` is what the headroom adds to the
-bare peak, and `headroom_cost_eur_per_month` / `redundancy_cost_eur_per_month` price those
+bare peak, and `monthly_headroom_cost_eur` / `monthly_redundancy_cost_eur` price those
 instances at the candidate's cost per hour x 730 h when provisioned (elastic capacity bills
 busy instance-hours only, so neither is billed there: 0, and its billing ignores the
 redundancy). `period_cost_eur` is a TCO fleet's monthly cost over its amortisation months.
@@ -250,12 +250,12 @@ STEPS: tuple[Step, ...] = (
     Step("monthly_cost_eur", "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
          lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
          excel="{cost_eur_per_hour}*{billed_instances}*730"),
-    Step("headroom_cost_eur_per_month",
+    Step("monthly_headroom_cost_eur",
          "provisioned: headroom_instances x cost_eur_per_hour x 730 h; elastic: 0 (only busy "
          "instance-hours are billed) (null without a demand)",
          lambda: c("headroom_instances") * c("cost_eur_per_hour") * _provisioned_hours(),
          excel='{headroom_instances}*{cost_eur_per_hour}*IF({capacity}="elastic",0,730)'),
-    Step("redundancy_cost_eur_per_month",
+    Step("monthly_redundancy_cost_eur",
          "provisioned: redundancy_instances x cost_eur_per_hour x 730 h; elastic: 0 (the "
          "spares are not billed: elastic capacity ignores redundancy_instances) (null without "
          "a demand)",

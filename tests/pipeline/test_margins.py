@@ -19,8 +19,8 @@ from pipeline.engine.proposal import ProposalError, parse
 
 runner = CliRunner()
 
-MARGIN_STEPS = ("headroom_instances", "headroom_cost_eur_per_month",
-                "redundancy_cost_eur_per_month", "period_cost_eur")
+MARGIN_STEPS = ("headroom_instances", "monthly_headroom_cost_eur",
+                "monthly_redundancy_cost_eur", "period_cost_eur")
 
 
 def _row(**inputs: object) -> dict[str, object]:
@@ -40,9 +40,9 @@ def test_the_headroom_s_instances_and_their_cost() -> None:
     # = 3, so the headroom adds 1 instance: 1 x 11 EUR/h x 730 h = 8,030 EUR/month
     assert row["instances"] == 4
     assert row["headroom_instances"] == 1
-    assert row["headroom_cost_eur_per_month"] == pytest.approx(8_030.0, rel=1e-12)
+    assert row["monthly_headroom_cost_eur"] == pytest.approx(8_030.0, rel=1e-12)
     # no redundancy declared: it costs 0, and the fleet is 4 x 11 x 730 = 32,120 EUR/month
-    assert row["redundancy_cost_eur_per_month"] == 0.0
+    assert row["monthly_redundancy_cost_eur"] == 0.0
     assert row["monthly_cost_eur"] == pytest.approx(32_120.0, rel=1e-12)
     # a price per hour has no amortisation period
     assert row["period_cost_eur"] is None
@@ -55,8 +55,8 @@ def test_n_plus_1_adds_an_instance_that_is_billed() -> None:
     assert row["instances"] == 5
     assert row["billed_instances"] == 5
     assert row["headroom_instances"] == 1
-    assert row["redundancy_cost_eur_per_month"] == pytest.approx(8_030.0, rel=1e-12)
-    assert row["headroom_cost_eur_per_month"] == pytest.approx(8_030.0, rel=1e-12)
+    assert row["monthly_redundancy_cost_eur"] == pytest.approx(8_030.0, rel=1e-12)
+    assert row["monthly_headroom_cost_eur"] == pytest.approx(8_030.0, rel=1e-12)
     assert row["monthly_cost_eur"] == pytest.approx(40_150.0, rel=1e-12)
     # the spare lowers the billed utilisation, so CPM carries it: mean demand 500e6 / 86,400
     # = 5,787.04 tokens/s = 1.4468 busy instances of 5 -> u = 0.28935; CPM = 11 / (4,000 x
@@ -72,8 +72,8 @@ def test_elastic_capacity_bills_neither_margin() -> None:
     # 11,617.9 EUR/month; the headroom's 1 and the spare are not billed: 0 each
     assert row["billed_instances"] == pytest.approx(1.446759, rel=1e-6)
     assert row["monthly_cost_eur"] == pytest.approx(1.446759 * 11 * 730, rel=1e-6)
-    assert row["headroom_cost_eur_per_month"] == 0.0
-    assert row["redundancy_cost_eur_per_month"] == 0.0
+    assert row["monthly_headroom_cost_eur"] == 0.0
+    assert row["monthly_redundancy_cost_eur"] == 0.0
 
 
 def test_a_tco_fleet_s_cost_over_its_amortisation() -> None:
@@ -89,7 +89,7 @@ def test_a_tco_fleet_s_cost_over_its_amortisation() -> None:
     assert row["monthly_cost_eur"] == pytest.approx(40_000.0, rel=1e-12)
     assert row["period_cost_eur"] == pytest.approx(1_920_000.0, rel=1e-12)
     # its headroom: 1 x 13.699 x 730 = 10,000 EUR/month
-    assert row["headroom_cost_eur_per_month"] == pytest.approx(10_000.0, rel=1e-12)
+    assert row["monthly_headroom_cost_eur"] == pytest.approx(10_000.0, rel=1e-12)
 
 
 def test_without_a_demand_the_margins_are_null() -> None:
@@ -104,7 +104,7 @@ def test_no_headroom_adds_no_instance() -> None:
     # headroom 0: ceil(2.894) = 3 both ways -> 0 instances, 0 EUR
     row = _row(headroom=0.0)
     assert (row["instances"], row["headroom_instances"]) == (3, 0)
-    assert row["headroom_cost_eur_per_month"] == 0.0
+    assert row["monthly_headroom_cost_eur"] == 0.0
 
 
 @pytest.mark.parametrize(("value", "says"), [
@@ -159,8 +159,8 @@ def test_the_engine_s_json_carries_the_margins(tmp_path: Path) -> None:
     # 4 for the peak with headroom + 1 spare = 5 x 11 x 730 = 40,150 EUR/month
     assert declared["instances"] == 5
     assert declared["monthly_cost_eur"] == pytest.approx(40_150.0, rel=1e-12)
-    assert declared["headroom_cost_eur_per_month"] == pytest.approx(8_030.0, rel=1e-12)
-    assert declared["redundancy_cost_eur_per_month"] == pytest.approx(8_030.0, rel=1e-12)
+    assert declared["monthly_headroom_cost_eur"] == pytest.approx(8_030.0, rel=1e-12)
+    assert declared["monthly_redundancy_cost_eur"] == pytest.approx(8_030.0, rel=1e-12)
     assert declared["period_cost_eur"] is None
     # the TCO node per instance: capital 480,000 / 48 = 10,000 EUR/month = 13.6986 EUR/h;
     # electricity 5.6 kW (no idle figure: busy power every hour) x PUE 1.3 x 0.10 EUR/kWh =
@@ -170,12 +170,12 @@ def test_the_engine_s_json_carries_the_margins(tmp_path: Path) -> None:
     tco = found["own-tco"]["detail"]
     assert tco["monthly_cost_eur"] == pytest.approx(52_657.2, rel=1e-9)
     assert tco["period_cost_eur"] == pytest.approx(2_527_545.6, rel=1e-9)
-    assert tco["headroom_cost_eur_per_month"] == pytest.approx(10_531.44, rel=1e-9)
-    assert tco["redundancy_cost_eur_per_month"] == pytest.approx(10_531.44, rel=1e-9)
+    assert tco["monthly_headroom_cost_eur"] == pytest.approx(10_531.44, rel=1e-9)
+    assert tco["monthly_redundancy_cost_eur"] == pytest.approx(10_531.44, rel=1e-9)
     # elastic: neither billed, and its notes say the redundancy is not
     elastic = found["elastic"]
-    assert elastic["detail"]["redundancy_cost_eur_per_month"] == 0.0
-    assert elastic["detail"]["headroom_cost_eur_per_month"] == 0.0
+    assert elastic["detail"]["monthly_redundancy_cost_eur"] == 0.0
+    assert elastic["detail"]["monthly_headroom_cost_eur"] == 0.0
     assert any("redundancy_instances = 1 is not billed" in n for n in elastic["notes"])
     # the input is recorded with its key
     (spare,) = [i for i in found["declared"]["inputs"]
@@ -194,10 +194,10 @@ def test_explain_derives_the_margins(tmp_path: Path) -> None:
     assert chain["value"] == pytest.approx(2_527_545.6, rel=1e-9)
     steps = {s["step"] for s in chain["steps"]}
     assert {"monthly_cost_eur", "instances", "period_cost_eur"} <= steps
-    result = runner.invoke(app, ["explain", "declared", "redundancy_cost_eur_per_month",
+    result = runner.invoke(app, ["explain", "declared", "monthly_redundancy_cost_eur",
                                  str(path), "--db", db])
     assert result.exit_code == 0, result.output
     # 1 spare x 11 EUR/h x 730 h = 8,030 EUR/month, its input named with its key
-    assert "redundancy_cost_eur_per_month = 8030 EUR/month" in result.stdout
+    assert "monthly_redundancy_cost_eur = 8030 EUR/month" in result.stdout
     assert "redundancy_instances = 1 count  (declared; demand.redundancy_instances)" in (
         result.stdout)

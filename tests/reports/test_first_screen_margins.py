@@ -89,11 +89,11 @@ def test_the_example_s_chosen_elastic_fleet_and_a_rental() -> None:
 def test_no_margins_line_without_the_figures() -> None:
     bare = copy.deepcopy(EXAMPLE)
     for c in bare["candidates"]:
-        for key in ("headroom_cost_eur_per_month", "redundancy_cost_eur_per_month",
+        for key in ("monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
                     "headroom_instances", "period_cost_eur"):
             c["detail"].pop(key)
     page = "\n".join(summary(bare, ()))
     assert "Of which margins" not in page and "amortisation" not in page
-    assert margins_text({"id": "x", "detail": {"headroom_cost_eur_per_month": None,
-                                               "redundancy_cost_eur_per_month": None,
+    assert margins_text({"id": "x", "detail": {"monthly_headroom_cost_eur": None,
+                                               "monthly_redundancy_cost_eur": None,
                                                "headroom_instances": None}}) is None

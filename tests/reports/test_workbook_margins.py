@@ -17,7 +17,7 @@ from tests.reports.test_workbook import (
     scored,
 )
 
-NEW = ("headroom_instances", "headroom_cost_eur_per_month", "redundancy_cost_eur_per_month",
+NEW = ("headroom_instances", "monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
        "period_cost_eur")
 
 
@@ -38,7 +38,7 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
     # headroom's and the spare's instance 8,030 each; no amortisation (a price per hour)
     assert book.computed("Scorecard", f"{col['instances']}2") == 5
     assert book.computed("Scorecard", f"{col['monthly_cost_eur']}2") == pytest.approx(40_150.0)
-    assert book.computed("Scorecard", f"{col['redundancy_cost_eur_per_month']}2") == (
+    assert book.computed("Scorecard", f"{col['monthly_redundancy_cost_eur']}2") == (
         pytest.approx(8_030.0))
     assert book.computed("Scorecard", f"{col['period_cost_eur']}2") == ""
     # own-tco, row 3: 5 x 10,531.44 EUR/month x 48 months = 2,527,545.6 EUR
@@ -46,8 +46,8 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
     assert book.computed("Scorecard", f"{col['period_cost_eur']}3") == pytest.approx(
         2_527_545.6, rel=1e-9)
     # elastic, row 4: neither margin billed
-    assert book.computed("Scorecard", f"{col['headroom_cost_eur_per_month']}4") == 0
-    assert book.computed("Scorecard", f"{col['redundancy_cost_eur_per_month']}4") == 0
+    assert book.computed("Scorecard", f"{col['monthly_headroom_cost_eur']}4") == 0
+    assert book.computed("Scorecard", f"{col['monthly_redundancy_cost_eur']}4") == 0
 
     # N+1 -> N+2 on the declared candidate's Inputs row: 6 instances, 6 x 8,030 = 48,180
     # EUR/month, the redundancy 2 x 8,030 = 16,060; the headroom stays at 1 instance, 8,030
@@ -57,9 +57,9 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
     assert book.computed("Scorecard", f"{col['instances']}2", solution) == 6
     assert book.computed("Scorecard", f"{col['monthly_cost_eur']}2", solution) == (
         pytest.approx(48_180.0, rel=1e-12))
-    assert book.computed("Scorecard", f"{col['redundancy_cost_eur_per_month']}2",
+    assert book.computed("Scorecard", f"{col['monthly_redundancy_cost_eur']}2",
                          solution) == pytest.approx(16_060.0, rel=1e-12)
-    assert book.computed("Scorecard", f"{col['headroom_cost_eur_per_month']}2",
+    assert book.computed("Scorecard", f"{col['monthly_headroom_cost_eur']}2",
                          solution) == pytest.approx(8_030.0, rel=1e-12)
     # the TCO row's own redundancy cell is untouched: its period cost does not move
     assert book.computed("Scorecard", f"{col['period_cost_eur']}3", solution) == (
