@@ -45,6 +45,8 @@ FONT = "DejaVu Sans"  # what vl-convert measures text with (a font list costs it
 FONT_STACK = "DejaVu Sans, Verdana, sans-serif"  # what the SVG asks a browser for
 FONT_PX = 10  # labels drawn by us
 WIDTH, HEIGHT = 560, 340
+#: the most number labels a Pareto chart carries (its key lists those points)
+NUMBERED_MAX = 40
 #: an axis whose largest figure is more than this times its smallest is drawn logarithmic
 LOG_RATIO = 10.0
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
@@ -362,6 +364,34 @@ def segment_boxes(x0: float, y0: float, x1: float, y1: float) -> list[Box]:
                          for i in range(steps + 1))]
 
 
+class _Grid:
+    """Boxes bucketed by cells of `_CELL` px, so a label's spot is tested against the boxes
+    near it only (a chart of a thousand points has some 10^5 whisker boxes)."""
+
+    _CELL = 24.0
+
+    def __init__(self, boxes: Sequence[Box] = ()):
+        self.boxes: list[Box] = []
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for box in boxes:
+            self.add(box)
+
+    def _keys(self, box: Box) -> Iterator[tuple[int, int]]:
+        c = self._CELL
+        for i in range(math.floor(box[0] / c), math.floor(box[2] / c) + 1):
+            for j in range(math.floor(box[1] / c), math.floor(box[3] / c) + 1):
+                yield i, j
+
+    def add(self, box: Box) -> None:
+        self.boxes.append(box)
+        for key in self._keys(box):
+            self.cells.setdefault(key, []).append(len(self.boxes) - 1)
+
+    def near(self, box: Box) -> list[Box]:
+        found = {i for key in self._keys(box) for i in self.cells.get(key, ())}
+        return [self.boxes[i] for i in sorted(found)]
+
+
 def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: Sequence[Box],
                  width: float, height: float) -> tuple[list[Label], bool]:
     """Labels for (x px, y px, radius px, text) anchors, placed greedily in the given order at
@@ -369,7 +399,7 @@ def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: 
     box stays inside the plot and overlaps no obstacle and no label placed before. Returns
     the labels and whether every one found a free spot (a label that found none takes the
     spot with the least overlap)."""
-    placed: list[Box] = []
+    grid = _Grid(obstacles)
     labels: list[Label] = []
     clean = True
     for ax, ay, r, text in anchors:
@@ -384,7 +414,7 @@ def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: 
                 box = (left, top, left + w, top + h)
                 inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
                 own = (ax - r, ay - r, ax + r, ay + r)
-                cost = sum(_overlap(box, b) for b in [*placed, *obstacles] if b != own)
+                cost = sum(_overlap(box, b) for b in grid.near(box) if b != own)
                 if not inside:
                     cost += 1e6
                 label = Label(text, left + 1, top + h / 2, box,
@@ -399,7 +429,7 @@ def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: 
         assert best is not None
         clean &= best[0] == 0
         labels.append(best[1])
-        placed.append(best[1].box)
+        grid.add(best[1].box)
     return labels, clean
 
 
@@ -453,24 +483,31 @@ def pareto_layout(result: dict[str, Any], x: str, y: str,
     frontier = sorted((p for p in points if p.frontier), key=lambda p: (p.x, p.y))
     for a, b in itertools.pairwise(frontier):
         obstacles += segment_boxes(a.px, a.py, b.px, b.py)
-    coinciding = any(math.dist((a.px, a.py), (b.px, b.py)) < 6
-                     for a, b in itertools.combinations(points, 2))
-    if len(points) <= direct_max and not coinciding:
+    if len(points) <= direct_max and not any(
+            math.dist((a.px, a.py), (b.px, b.py)) < 6
+            for a, b in itertools.combinations(points, 2)):
         labels, clean = place_labels([(p.px, p.py, p.radius, p.id) for p in first],
                                      obstacles, WIDTH, HEIGHT)
         if clean:
             return ParetoLayout(x, y, x_axis, y_axis, points, labels, False, missing)
-    # numbers: points closer than 6 px share one label
+    # numbers: points closer than 6 px share one label (the groups found through 6-px cells)
     groups: list[list[Point]] = []
+    by_cell: dict[tuple[int, int], list[list[Point]]] = {}
     for p in ordered:
-        near = next((g for g in groups if math.dist((g[0].px, g[0].py), (p.px, p.py)) < 6),
-                    None)
+        i, j = math.floor(p.px / 6), math.floor(p.py / 6)
+        near = next((g for di in (-1, 0, 1) for dj in (-1, 0, 1)
+                     for g in by_cell.get((i + di, j + dj), ())
+                     if math.dist((g[0].px, g[0].py), (p.px, p.py)) < 6), None)
         if near is None:
             groups.append([p])
+            by_cell.setdefault((i, j), []).append(groups[-1])
         else:
             near.append(p)
     groups.sort(key=lambda g: (not any(p.chosen for p in g), not any(p.frontier for p in g),
                                g[0].number))
+    # beyond NUMBERED_MAX labels the chart is a cloud: the recommendation, the frontier and
+    # then the lowest numbers are numbered, the rest drawn unlabelled
+    groups = groups[:NUMBERED_MAX]
     labels, clean = place_labels(
         [(g[0].px, g[0].py, max(p.radius for p in g), ", ".join(str(p.number) for p in g))
          for g in groups], obstacles, WIDTH, HEIGHT)

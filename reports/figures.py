@@ -86,12 +86,17 @@ def _pareto(result: dict[str, Any]) -> list[Part]:
             caption += f" Not plotted (a figure is missing): {', '.join(layout.missing)}."
         after = ""
         if layout.numbered:
+            shown = {int(n) for lb in layout.labels for n in lb.text.split(", ")}
             caption += f" Points are numbered by {xl}: the table under the chart names them."
+            if len(shown) < len(layout.points):
+                caption += (f" {len(shown)} of {len(layout.points)} points are numbered (the "
+                            "recommendation, the frontier, then the lowest numbers); the "
+                            "scorecard lists every candidate.")
             after = _table(
                 ["#", "Candidate", HEADERS[x], HEADERS[y]],
                 [[p.number, p.id + (" (recommended)" if p.chosen else ""),
                   quantity(p.x, None), quantity(p.y, None)]
-                 for p in sorted(layout.points, key=lambda p: p.number)],
+                 for p in sorted(layout.points, key=lambda p: p.number) if p.number in shown],
                 table_id=f"chart-pareto-{_short(y)}-key", numeric=(0, 2, 3))
         parts.append(Chart(f"chart-pareto-{_short(y)}", charts.pareto_spec(layout), alt,
                            caption, after))
@@ -170,25 +175,40 @@ def _coinciding(entries: Sequence[charts.BreakEven]) -> list[list[str]]:
     return [[e.candidate for e in g] for g in groups if len(g) > 1]
 
 
+#: the most on-prem candidates the break-even section describes and draws
+BREAK_EVEN_MAX = 8
+
+
 def _break_even(result: dict[str, Any]) -> list[Part]:
     entries = charts.break_even_entries(result)
     if not entries:
         return []
-    sentences = "".join(f"<li>{_e(e.sentence())}</li>" for e in entries)
+    # those that break even first lead; beyond BREAK_EVEN_MAX the rest are counted
+    entries = sorted(entries, key=lambda e: (e.crossing is None, e.crossing or 0.0,
+                                             min((c for _, c in e.curve), default=0.0),
+                                             e.candidate))
+    shown = entries[:BREAK_EVEN_MAX]
+    sentences = "".join(f"<li>{_e(e.sentence())}</li>" for e in shown)
+    if len(entries) > len(shown):
+        sentences += (f"<li>{len(entries) - len(shown)} more on-prem candidates: the "
+                      "workbook's Break-even sheet has every curve.</li>")
     parts: list[Part] = [f'<ul class="break-even-sentences">{sentences}</ul>']
-    spec = charts.break_even_spec(entries)
+    spec = charts.break_even_spec(shown)
     if spec is None:
         return parts
-    crossing = sorted((e for e in entries if e.crossing is not None),
+    crossing = sorted((e for e in shown if e.crossing is not None),
                       key=lambda e: (e.crossing, e.candidate))
     alt = ("CPM against daily volume of one instance for " +
-           ", ".join(e.candidate for e in entries if e.curve) +
-           f", with {entries[0].versus}'s CPM as a flat line; the first to break even: "
+           ", ".join(e.candidate for e in shown if e.curve) +
+           f", with {shown[0].versus}'s CPM as a flat line; the first to break even: "
            f"{crossing[0].candidate} at {charts.volume(crossing[0].crossing or 0)}.")
     caption = ("Where a curve falls below the dashed cloud line, that on-prem candidate costs "
                "less per token; the dotted verticals mark the break-even volumes. Both axes "
                "logarithmic.")
-    for group in _coinciding([e for e in entries if e.curve]):
+    if len(entries) > len(shown):
+        caption += (f" {len(shown)} of {len(entries)} on-prem curves drawn: those that break "
+                    "even first.")
+    for group in _coinciding([e for e in shown if e.curve]):
         caption += f" The curves of {', '.join(group)} lie on one another (within 2 %)."
     parts.insert(0, Chart("chart-break-even", spec, alt, caption))
     return parts

@@ -216,3 +216,19 @@ def test_break_even_end_labels_of_coinciding_curves_are_a_line_apart() -> None:
     assert all(b - a >= 12 - 1e-6 for a, b in itertools.pairwise(ys))
     # three dash patterns: solid, 8 4 and 2 3
     assert 'stroke-dasharray="8,4"' in svg and 'stroke-dasharray="2,3"' in svg
+
+
+def test_a_thousand_candidates_number_the_recommendation_and_the_frontier_only() -> None:
+    # 1,000 points on a 40 x 25 lattice (CPM 2.00..2.39, carbon 10..34.5): far beyond the
+    # NUMBERED_MAX (40) labels a chart carries; the first 10 of them are the frontier
+    many = [candidate(f"c{i:04d}", 2.0 + 0.01 * (i % 40), 10.0 + 1.0 * (i // 40),
+                      rank=1 if i < 10 else 2) for i in range(1000)]
+    layout = charts.pareto_layout(result_of(many), "cpm_eur_per_mtok", "carbon_gco2e_per_mtok")
+    assert layout is not None and layout.numbered and len(layout.points) == 1000
+    numbers = {int(n) for lb in layout.labels for n in lb.text.split(", ")}
+    assert len(layout.labels) == charts.NUMBERED_MAX
+    by_id = {p.id: p.number for p in layout.points}
+    # the recommendation (c0000) and the frontier (c0000..c0009) are numbered
+    assert {by_id[f"c{i:04d}"] for i in range(10)} <= numbers
+    for a, b in itertools.combinations([lb.box for lb in layout.labels], 2):
+        assert charts._overlap(a, b) == 0 or layout.overlaps

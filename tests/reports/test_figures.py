@@ -161,6 +161,21 @@ def test_break_even_curves_carry_dash_marker_and_label() -> None:
     assert "lie on one another" in fragment  # identical curves are said to coincide
 
 
+def test_many_on_prem_candidates_draw_the_first_to_break_even_and_count_the_rest() -> None:
+    # twelve curves crossing at 10, 20, ..., 120 M tokens/day: the eight first are described
+    # and drawn (BREAK_EVEN_MAX), the other four counted
+    base = _break_even(None)["break_even"][0]
+    result = {"candidates": [], "break_even": [
+        {**base, "candidate": f"onprem-{i:02d}", "tokens_per_day": 1e7 * i}
+        for i in range(12, 0, -1)]}
+    fragment = chart_sections(result)["break_even"]
+    assert fragment.count("costs less per token than cloud") == 8
+    assert "onprem-01" in fragment and "onprem-08" in fragment
+    assert "onprem-09 " not in fragment and "onprem-12" not in fragment
+    assert "4 more on-prem candidates" in fragment
+    assert "8 of 12 on-prem curves drawn" in fragment
+
+
 def _configurations(label: str = "tp{tp} batch {b}") -> list[dict[str, Any]]:
     # goodput per GPU = 10 x batch / tp + tp: the best cell that meets the SLO (batch 256
     # fails) is tp 1, batch 128: 10 x 128 / 1 + 1 = 1281 tokens/s per GPU
