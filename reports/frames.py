@@ -235,12 +235,17 @@ def sources_frame(result: dict[str, Any]) -> pl.DataFrame:
 SIZING_COLUMNS: dict[str, pl.DataType] = {
     "candidate": pl.String(), "capacity": pl.String(), "instances": pl.Int64(),
     "billed_instances": pl.Float64(), "utilisation": pl.Float64(),
-    "monthly_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
+    "monthly_cost_eur": pl.Float64(), "headroom_instances": pl.Int64(),
+    "monthly_headroom_cost_eur": pl.Float64(), "monthly_redundancy_cost_eur": pl.Float64(),
+    "period_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
     "littles_law_instances": pl.Int64(),
 }
 #: columns shown only when some candidate has a figure (the Little's-law count needs a
-#: request-shaped demand and an operating concurrency)
-SIZING_WHEN_PRESENT = ("littles_law_instances",)
+#: request-shaped demand and an operating concurrency; a result stored before the margins
+#: were computed has none of theirs)
+SIZING_WHEN_PRESENT = ("littles_law_instances", "headroom_instances",
+                       "monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
+                       "period_cost_eur")
 
 SIZING_HEADERS = {
     "candidate": "Candidate id",
@@ -248,6 +253,8 @@ SIZING_HEADERS = {
     # the busy share of the instance-hours billed
     "utilisation": f"{OUTPUTS['billed_utilisation'].title} (share of billed hours)",
     **{k: OUTPUTS[k].label for k in ("instances", "billed_instances", "monthly_cost_eur",
+                                      "headroom_instances", "monthly_headroom_cost_eur",
+                                      "monthly_redundancy_cost_eur", "period_cost_eur",
                                       "annual_mwh", "annual_tco2e",
                                       "littles_law_instances")},
 }

@@ -43,6 +43,9 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         pl.col("billed_instances"),
         pl.col("billed_utilisation").alias("utilisation"),
         "monthly_cost_eur",
+        # what the margins cost within it, and a TCO's total over its amortisation
+        pl.col("headroom_instances").cast(pl.Int64),
+        "monthly_headroom_cost_eur", "monthly_redundancy_cost_eur", "period_cost_eur",
         (pl.col("facility_kwh_per_mtok") * mtok_per_year / KWH_PER_MWH).alias("annual_mwh"),
         (pl.col("carbon_gco2e_per_mtok") * mtok_per_year / G_PER_TONNE).alias("annual_tco2e"),
         # Little's law beside the goodput sizing (null without a request shape or an
