@@ -18,6 +18,7 @@ from reports.frames import (
     degenerate,
     eur,
     ranges,
+    shortlist,
     words,
 )
 from reports.freshness import freshness
@@ -267,8 +268,12 @@ def _quality_cell(c: dict[str, Any]) -> str:
             f"{-worst['drop']:+.3g}{flag}</td>")
 
 
+#: the most candidates the summary's table lists (the full scorecard lists more, the CSV all)
+SUMMARY_ROWS_MAX = 30
+
+
 def _scorecard(result: dict[str, Any]) -> list[str]:
-    candidates = result["candidates"]
+    candidates, left_out = shortlist(result, SUMMARY_ROWS_MAX)
     capital = any((c.get("detail") or {}).get("monthly_capital_eur") is not None
                   for c in candidates)
     quality = any(c.get("quality") is not None for c in candidates)
@@ -316,7 +321,11 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
     return ['<section id="summary-scorecard">',
             '<table class="plain compact" id="summary-table"><thead><tr>',
             *[f"<th>{_e(h)}</th>" for h in heads], "</tr></thead><tbody>", *rows,
-            "</tbody></table>", f'<p class="basis" id="basis">{_e(basis_text(result))}</p>',
+            "</tbody></table>",
+            *([f'<p class="basis">{left_out:,} more candidates (neither chosen, runner-up nor '
+               "on the frontier, and dearer per token) are in the full scorecard and in "
+               "scorecard.csv.</p>"] if left_out else []),
+            f'<p class="basis" id="basis">{_e(basis_text(result))}</p>',
             f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
 
 

@@ -253,17 +253,23 @@ SIZING_HEADERS = {
     # the busy share of the instance-hours billed
     "utilisation": f"{OUTPUTS['billed_utilisation'].title} (share of billed hours)",
     **{k: OUTPUTS[k].label for k in ("instances", "billed_instances", "monthly_cost_eur",
-                                      "headroom_instances", "monthly_headroom_cost_eur",
-                                      "monthly_redundancy_cost_eur", "period_cost_eur",
                                       "annual_mwh", "annual_tco2e",
                                       "littles_law_instances")},
+    # short: the table holds up to thirteen columns within 1280 px
+    "headroom_instances": "Headroom (instances)",
+    "monthly_headroom_cost_eur": "Headroom (EUR/month)",
+    "monthly_redundancy_cost_eur": "Spares (EUR/month)",
+    "period_cost_eur": "Over the amortisation (EUR)",
 }
 
 
 def sizing_frame(result: dict[str, Any]) -> pl.DataFrame:
     rows = [{k: r.get(k) for k in SIZING_COLUMNS} for r in result.get("sizing") or []]
     frame = pl.DataFrame(rows, schema=SIZING_COLUMNS)
-    return frame.drop([c for c in SIZING_WHEN_PRESENT if frame[c].null_count() == frame.height])
+    # the spares' cost is 0 everywhere when no [demand] redundancy_instances is declared
+    return frame.drop([c for c in SIZING_WHEN_PRESENT if frame[c].null_count() == frame.height
+                       or (c == "monthly_redundancy_cost_eur"
+                           and not (frame[c].fill_null(0.0) != 0).any())])
 
 
 PAIRWISE_COLUMNS: dict[str, pl.DataType] = {
@@ -383,3 +389,25 @@ def change_text(change: dict[str, Any]) -> str:
     elif within is False:
         text += " (outside the stated range)"
     return text
+
+
+def shortlist(result: dict[str, Any], limit: int) -> tuple[list[dict[str, Any]], int]:
+    """At most `limit` candidates for a table a reader scans, in the proposal's order: the
+    recommendation, the runner-up and the frontier first, then the other eligible candidates
+    by CPM, then the excluded; and how many were left out (every candidate stays in the CSV,
+    the workbook and the JSON)."""
+    candidates = result["candidates"]
+    if len(candidates) <= limit:
+        return candidates, 0
+    rec = result.get("recommendation") or {}
+    first = {rec.get("candidate"), rec.get("runner_up")}
+
+    def order(pair: tuple[int, dict[str, Any]]) -> tuple[int, float, int]:
+        i, c = pair
+        cpm = value(c, "cpm_eur_per_mtok")
+        tier = (0 if c["id"] in first else 1 if c.get("pareto_rank") == 1 and c["eligible"]
+                else 2 if c["eligible"] else 3)
+        return tier, float("inf") if cpm is None else float(cpm), i
+
+    kept = sorted(sorted(enumerate(candidates), key=order)[:limit], key=lambda pair: pair[0])
+    return [c for _, c in kept], len(candidates) - limit

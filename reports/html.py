@@ -25,6 +25,7 @@ from reports.frames import (
     SIZING_HEADERS,
     assumptions_frame,
     has_p_frontier,
+    shortlist,
     sizing_frame,
     sources_frame,
     words,
@@ -122,12 +123,22 @@ def _freshness(result: dict[str, Any]) -> list[str]:
     return parts
 
 
+#: the most candidates the full scorecard lists (great-tables takes about 10 ms a row; the
+#: CSV, the workbook and the JSON hold every candidate)
+SCORECARD_ROWS_MAX = 200
+
+
 def _scorecard(result: dict[str, Any]) -> list[str]:
+    candidates, left_out = shortlist(result, SCORECARD_ROWS_MAX)
+    more = (f" {len(candidates):,} of {len(candidates) + left_out:,} candidates are listed: "
+            "the recommendation, the runner-up, the frontier, then the cheapest per token; "
+            "scorecard.csv and scorecard.xlsx hold every one." if left_out else "")
     return ['<section id="scorecard-section" class="keep"><h2>Full scorecard</h2>',
             "<p>Every figure of every candidate (the summary shows the four axes); the grades "
             "say where goodput, cost and power come from, each input's source is under "
-            "Assumptions.</p>",
-            '<div class="wide">', scorecard_gt(result).as_raw_html(), "</div>", "</section>"]
+            f"Assumptions.{more}</p>",
+            '<div class="wide">', scorecard_gt({**result, "candidates": candidates})
+            .as_raw_html(), "</div>", "</section>"]
 
 
 #: what one instance-hour is made of: a price (declared or an offer) or a TCO's components
@@ -236,8 +247,11 @@ def _sizing(result: dict[str, Any]) -> list[str]:
         parts.append(f"<p>Demand: {_e(demand_text(demand, result.get('token_basis', 'output')))}"
                      ".</p>")
     if frame.height:
-        parts.append(table([SIZING_HEADERS[c] for c in frame.columns], frame.rows(),
-                           table_id="sizing-table", numeric=range(2, len(frame.columns))))
+        # up to thirteen columns: in a scroll container, as the full scorecard
+        parts += ['<div class="wide">',
+                  table([SIZING_HEADERS[c] for c in frame.columns], frame.rows(),
+                        table_id="sizing-table", numeric=range(2, len(frame.columns))),
+                  "</div>"]
     else:
         parts.append(_absent("Demand sizing"))
     parts.append("</section>")
