@@ -472,8 +472,10 @@ def pareto_layout(result: dict[str, Any], x: str, y: str,
     first = sorted(ordered, key=lambda p: (not p.chosen, not p.frontier, p.x, p.y, p.id))
     obstacles = [(p.px - p.radius, p.py - p.radius, p.px + p.radius, p.py + p.radius)
                  for p in points]
-    # lines a label must not cross: the whiskers and the frontier
-    for p in points:
+    # lines a label must not cross: the whiskers (of a chart a reader can follow: beyond
+    # NUMBERED_MAX points they are a cloud, and testing every label spot against them all
+    # costs seconds) and the frontier
+    for p in points if len(points) <= NUMBERED_MAX else ():
         if p.whisker_x:
             obstacles += segment_boxes(x_axis.px(p.whisker_x[0]), p.py,
                                        x_axis.px(p.whisker_x[1]), p.py)
