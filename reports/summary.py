@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reports.frames import METRICS, in_sentence, recommendation_lines
+from reports.frames import METRICS, in_sentence, recommendation_lines, shortlist
 from reports.freshness import freshness
 
 
@@ -23,6 +23,8 @@ def _header(column: str) -> str:
 #: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...)
 _SHOWN = {k: _header(k) for k in ("cpm_eur_per_mtok", "energy_j_per_token",
                                   "carbon_gco2e_per_mtok")}
+#: the most candidates the terminal table lists (the report and the CSV list more)
+ROWS_MAX = 30
 
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
@@ -38,7 +40,8 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     table.add_column("sov.\n0-4", justify="right", no_wrap=True, min_width=4)
     table.add_column("P\nfront.", justify="right", no_wrap=True, min_width=6)
     table.add_column("status", no_wrap=True, min_width=8)
-    for c in result["candidates"]:
+    shown, left_out = shortlist(result, ROWS_MAX)
+    for c in shown:
         values = [("n/a" if c[k] is None else f"{c[k]:.{METRICS[k].decimals}f}")
                   for k in _SHOWN]
         status = ("frontier" if c["pareto_rank"] == 1 else
@@ -49,8 +52,12 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
                       style="green" if c["pareto_rank"] == 1 else
                       None if c["eligible"] else "dim")
     console.print(table)
+    if left_out:
+        console.print(Text(f"{left_out:,} more candidates (neither chosen, runner-up nor on "
+                           "the frontier, and dearer per token): see the report and the CSV",
+                           style="dim"))
     # foreign text (ids, reasons) goes in as Text, never as rich markup
-    for c in result["candidates"]:
+    for c in shown:
         if not c["eligible"]:
             console.print(Text(f"{c['id']} excluded: {c['exclusion_reason']}", style="dim"))
             if "not computable" in (c["exclusion_reason"] or ""):  # "(see notes)": shown here

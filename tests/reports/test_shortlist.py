@@ -4,9 +4,16 @@ excluded, kept in the proposal's order; the CSV, the workbook and the JSON keep 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from reports.frames import shortlist
+from reports.summary import ROWS_MAX, print_summary
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
 
 def _c(i: int, cpm: float, *, rank: int = 2, eligible: bool = True) -> dict[str, Any]:
@@ -30,3 +37,17 @@ def test_a_large_proposal_keeps_the_answer_the_frontier_and_the_cheapest() -> No
 def test_a_proposal_within_the_limit_is_whole() -> None:
     candidates = [_c(i, 1.0) for i in range(3)]
     assert shortlist({"candidates": candidates}, 8) == (candidates, 0)
+
+
+def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
+    fixture = FIXTURES / "example_scorecard.json"
+    result = json.loads(fixture.read_text(encoding="utf-8"))
+    # the example's 7 candidates copied 6 times under new ids: 42 rows, 12 beyond ROWS_MAX
+    result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
+                            for c in result["candidates"]]
+    result["recommendation"]["candidate"] += "-0"
+    console = Console(record=True, width=200)
+    print_summary(result, console)
+    text = console.export_text()
+    assert f"{42 - ROWS_MAX} more candidates" in text
+    assert "ovhcloud-h100x4-fp8-0" in text  # the recommendation is listed
