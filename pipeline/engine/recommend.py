@@ -263,8 +263,9 @@ def _gaps(rows: pl.DataFrame, where: pl.DataFrame, chosen: str, runner: str, rul
         grid = grid.with_columns(
             pl.when(pl.col("id") == cid).then(pl.col("value")).otherwise(pl.col(name))
             .alias(name))
-    out = evaluate(grid.drop("value")).sort("trial")
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
+    # only the rule's metrics: polars drops the steps none of them needs
+    out = evaluate(grid.drop("value"), ["id", "trial", *columns]).sort("trial")
 
     def scores(cid: str) -> np.ndarray:
         part = out.filter(pl.col("id") == cid)
