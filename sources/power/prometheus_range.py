@@ -14,13 +14,13 @@ a number ("NaN" included) is an error naming the series and the point.
 from __future__ import annotations
 
 import json
-import math
 
 import polars as pl
 
+from sources import prometheus
 from sources.errors import ParseError
 from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT, samples
-from sources.power.frame import EPOCH_LIMIT_S, decode, from_epoch_s
+from sources.power.frame import decode, from_epoch_s
 
 TOOL = "prometheus-range"
 _METRICS = (POWER, POWER_INSTANT, ENERGY)
@@ -61,16 +61,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
             host = labels.get("Hostname") or labels.get("instance")
             for p, point in enumerate(values):
                 where = f"document {d} result {s} ({name} gpu {gpu}) point {p}"
-                try:
-                    stamp, value = float(point[0]), float(point[1])
-                except (TypeError, ValueError, IndexError):
-                    raise ParseError(TOOL, path, where, f"expected [unix s, value], got "
-                                     f"{point!r}") from None
-                if not (math.isfinite(stamp) and math.isfinite(value)):
-                    raise ParseError(TOOL, path, where, f"not a finite number: {point!r}")
-                if not 0 <= stamp < EPOCH_LIMIT_S:
-                    raise ParseError(TOOL, path, where, f"time {point[0]!r} is not unix seconds "
-                                     "between 1970 and 2100")
+                stamp, value = prometheus.point(point, TOOL, path, where)
                 rows.append({"stamp": stamp, "metric": name, "value": value, "gpu": gpu,
                              "uuid": uuid, "host": host})
     if not rows:

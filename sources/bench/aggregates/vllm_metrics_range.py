@@ -31,6 +31,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from sources import prometheus
 from sources.bench.aggregates.vllm_metrics import (
     COUNTED,
     ESTIMATES_NOTE,
@@ -44,7 +45,6 @@ from sources.errors import ParseError
 from sources.text import one_line
 
 TOOL = "vllm-metrics-range"
-_EPOCH_LIMIT_S = 4_102_444_800.0  # 2100-01-01: a later time is not unix seconds
 _NAME = re.compile(rb'"__name__"\s*:\s*"vllm:')
 _SERVER = "instance"
 
@@ -165,16 +165,7 @@ def _add(merged: dict[Key, dict[float, float]], entry: object, where: str, path:
     last = -math.inf
     for p, point in enumerate(values):
         at = f"{where} ({shown}) values[{p}]"
-        try:
-            stamp, value = float(point[0]), float(point[1])
-        except (TypeError, ValueError, IndexError, KeyError):
-            raise ParseError(TOOL, path, at, f"expected [unix s, \"value\"], got "
-                             f"{one_line(repr(point), 80)}") from None
-        if not (math.isfinite(stamp) and math.isfinite(value)):
-            raise ParseError(TOOL, path, at, f"not a finite number: {one_line(repr(point), 80)}")
-        if not 0 <= stamp < _EPOCH_LIMIT_S:
-            raise ParseError(TOOL, path, at, f"time {stamp!r} is not unix seconds between "
-                             "1970 and 2100")
+        stamp, value = prometheus.point(point, TOOL, path, at)
         if stamp <= last:
             raise ParseError(TOOL, path, at, "times do not increase within the series")
         last = stamp
