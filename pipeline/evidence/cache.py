@@ -12,6 +12,9 @@
   tz, runs)`: no-ops outside `using`. A run's gaps (`itls_s`, often 1e7 values) are not kept:
   their percentiles over the default window are (`BenchRun.itl_summary`, computed by
   `run_metrics`), with a per-request `gaps_known` flag; a `--window` read parses the file.
+- `connection()`: the store of the active `using`, where `pipeline.evidence.power` reads back
+  the samples of a power log `evidence add` loaded (unchanged size and modification time,
+  same format and timezone) instead of parsing the file.
 - `known_digest(path) -> sha256 | None`: the digest recorded for a file whose size and
   modification time (ns) are unchanged, so an unchanged file is not even read (as git's
   index does); a file rewritten within the same nanosecond with the same size is the only
@@ -56,6 +59,12 @@ def using(con: Any) -> Iterator[None]:
 
 def active() -> bool:
     return _ACTIVE.get() is not None
+
+
+def connection() -> Any | None:
+    """The store whose cache is active (`using`), or None: the power logs `evidence add`
+    loaded are read back from it (`pipeline.evidence.power`)."""
+    return _ACTIVE.get()
 
 
 @cache

@@ -54,11 +54,13 @@ import polars as pl
 
 import schemas.power
 import sources.power
+from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.fleet import fleet_energy
 from pipeline.store import ensure_tables, sha256
 from pipeline.store import evidence as evidence_store
+from pipeline.store import frame as store_frame
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -129,18 +131,44 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
                 raise
             notes.append(f"{file}: not a power log; skipped")
             continue
-        data = file.read_bytes()
-        digest = sha256(data)
+        stored = _stored_samples(file, format, tz)
+        if stored is not None:
+            digest, frame = stored
+        else:
+            data = file.read_bytes()
+            digest = sha256(data)
         if digest in seen:
             notes.append(f"{file}: same content as a file already read; skipped")
             continue
         seen.add(digest)
-        tool, frame = read_power(data, path=str(file), tz=tz, format=tool)
+        if stored is None:
+            tool, frame = read_power(data, path=str(file), tz=tz, format=tool)
         frames.append(frame)
         files.append(EvidenceFile(str(file), digest, tool, frame.height))
     if not frames:
         raise ParseError("power", str(path), "files", "no power log found")
     return pl.concat(frames), tuple(files), notes
+
+
+def _stored_samples(file: Path, format: str | None, tz: str | None
+                    ) -> tuple[str, pl.DataFrame] | None:
+    """(sha256, samples) of a log `evidence add` loaded into the store of the active evidence
+    cache with the same format and timezone, the file unchanged since (its size and
+    modification time as recorded): read back from `POWER_SAMPLES` in the order loaded, not
+    parsed. None outside a store, or for a file not loaded so."""
+    con = evidence_cache.connection()
+    if con is None:
+        return None
+    st = file.stat()
+    digest = evidence_store.digest_of(con, str(file.resolve()), st.st_size, st.st_mtime_ns)
+    if digest is None:
+        return None
+    previous = previous_fingerprint(con, f"power:{digest[:16]}", "evidence")
+    if previous is None or previous[2] != _fingerprint(digest, format, tz):
+        return None
+    rows = store_frame(con, f"SELECT {', '.join(POWER_SAMPLES.columns)} FROM "
+                       f"{POWER_SAMPLES.name} WHERE load_id = ? ORDER BY rowid", [previous[0]])
+    return digest, rows.cast(pl.Schema(schemas.power.POWER_COLUMNS))
 
 
 def power_from_evidence(path: Path, window_start_utc: datetime | None,

@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.evidence.power import add_power_logs
+from pipeline.evidence import cache as evidence_cache
+from pipeline.evidence.power import add_power_logs, read_power_files
 from pipeline.store import connect
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -129,3 +130,25 @@ def test_a_bad_log_loads_nothing_and_keeps_no_bytes(tmp_path: Path) -> None:
     con.close()
     con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])  # the sweep of unlinked bytes
     assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(0,)]
+
+
+def test_a_log_added_is_read_back_from_the_store_not_parsed(tmp_path: Path) -> None:
+    path = log(tmp_path / "smi.csv", 10)
+    con = connect(tmp_path / "s.duckdb")
+    add_power_logs(con, [path], tz="UTC")
+    parsed, files, _ = read_power_files(path, tz="UTC")  # outside a store: the file parsed
+    with evidence_cache.using(con):
+        stored, stored_files, _ = read_power_files(path, tz="UTC")
+    assert_frame_equal(stored, parsed)
+    assert stored_files == files
+    # proof the rows come from the store: doubled there, they read doubled (GPU 1 at 400 W
+    # in every one of the 10 seconds -> 800 W); the file itself is unchanged
+    con.execute(f"UPDATE {POWER_SAMPLES.name} SET power_w = power_w * 2")
+    with evidence_cache.using(con):
+        doubled, _, _ = read_power_files(path, tz="UTC")
+    assert doubled.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10
+    # another timezone is another reading of the bytes: parsed, not taken from the store
+    with evidence_cache.using(con):
+        paris, _, _ = read_power_files(path, tz="Europe/Paris")
+    assert paris.filter(pl.col("device_id") == "1")["power_w"].to_list() == [400.0] * 10
+    con.close()
