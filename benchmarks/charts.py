@@ -9,9 +9,9 @@ the last SVG; the rounds are interleaved and the medians printed with their rati
 baseline measured in the same run:
 
 - baseline: import vl_convert and draw one trivial chart (the V8 warm-up every path pays);
-- altair: the former path (Altair charts, as reports/charts.py drew them at commit 3ee3501:
+- altair: the former path (Altair charts, as reports/figures/charts.py drew them at commit 3ee3501:
   two Pareto charts, the tornado, the break-even);
-- figures cold: `reports.figures.chart_sections` on the same result, no cache;
+- figures cold: `reports.figures.sections.chart_sections` on the same result, no cache;
 - figures warm: the same inside `rendering_cache` with a cache filled by an earlier process
   (what a re-run of an unchanged proposal finds in the store).
 
@@ -60,7 +60,7 @@ import json, sys, time
 import reports.frames
 result = json.load(open(sys.argv[1]))
 t = time.perf_counter()
-from reports import charts, figures
+from reports.figures import charts, figures
 cache = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else None
 if cache is None:
     figures.chart_sections(result)
@@ -72,7 +72,7 @@ print(time.perf_counter() - t, charts.renders())
 
 FILL = """
 import json, sys
-from reports import charts, figures
+from reports.figures import charts, figures
 cache = {}
 with charts.rendering_cache(cache):
     figures.chart_sections(json.load(open(sys.argv[1])))
@@ -106,7 +106,7 @@ def main() -> None:
         if run.returncode != 0:
             raise SystemExit(f"scorecard run --json failed ({run.returncode}): {run.stderr}")
         result.write_text(run.stdout, encoding="utf-8")
-        old = subprocess.run(["git", "show", f"{OLD_COMMIT}:reports/charts.py"], cwd=ROOT,
+        old = subprocess.run(["git", "show", f"{OLD_COMMIT}:reports/figures/charts.py"], cwd=ROOT,
                              check=True, capture_output=True, text=True).stdout
         (work / "old_charts.py").write_text(old, encoding="utf-8")
         cache = work / "cache.json"

@@ -11,7 +11,7 @@ result, alternately, `--runs` times each; prints per size the median wall time o
 ratio new / old measured in the same run, and the file sizes; then the import time of each
 library in fresh processes (`python -X importtime -c "import openpyxl"`, median of `--runs`:
 `scorecard run` no longer imports openpyxl) and `uptime`'s load average.
-The baseline writer is reports/xlsx.py at `--baseline` (the last commit with the openpyxl
+The baseline writer is reports/files/xlsx.py at `--baseline` (the last commit with the openpyxl
 writer), loaded as a module beside the current reports package; without git or openpyxl it
 says so and times the new writer alone.
 """
@@ -33,15 +33,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reports.xlsx import write_xlsx  # noqa: E402
+from reports.files.xlsx import write_xlsx  # noqa: E402
 
 EXAMPLE = ROOT / "tests" / "fixtures" / "reports" / "example_scorecard.json"
-BASELINE = "3ee3501"  # reports/xlsx.py written with openpyxl
+BASELINE = "3ee3501"  # reports/files/xlsx.py written with openpyxl
 
 
 def baseline_writer(rev: str, folder: Path) -> Callable[[dict[str, Any], Path], None] | None:
     try:
-        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:reports/xlsx.py"],
+        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:reports/files/xlsx.py"],
                                 check=True, capture_output=True, text=True).stdout
         import openpyxl  # noqa: F401
     except (subprocess.CalledProcessError, FileNotFoundError, ImportError) as err:

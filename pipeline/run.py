@@ -35,9 +35,9 @@ from pipeline.workspace import (
     opened,
 )
 from reports.cells import plain, plain_all
-from reports.charts import rendering_cache
-from reports.outputs import write_outputs
-from reports.pdf import ChromiumFailed, ChromiumMissing
+from reports.figures.charts import rendering_cache
+from reports.files.outputs import write_outputs
+from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.summary import print_summary
 from schemas.fields import VINTAGE_PATTERN
 from sources import bundled

@@ -44,7 +44,7 @@ def diff(
     if json_out:
         sys.stdout.write(dumps(document))
         return
-    from reports.diff_report import print_diff, write_diff_html
+    from reports.html.diff_report import print_diff, write_diff_html
 
     print_diff(document)
     if html is not None:

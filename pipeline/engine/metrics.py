@@ -41,7 +41,7 @@ Two string columns say how hours are paid for:
 Every step's value that is not a finite number (a division by a zero goodput) is null.
 
 Beside its polars expression each step holds its `excel` form, a template the workbook
-(reports/xlsx.py) fills with cell references, so the Scorecard sheet computes the same figure
+(reports/files/xlsx.py) fills with cell references, so the Scorecard sheet computes the same figure
 from the Inputs sheet. In a template `{name}` is the cell of column `name` in the same row, and
 the step is an empty cell ("") when that cell is empty (a null input gives a null output);
 `{name?}` is the cell without that rule (the template tests it itself); `{name:1}` is the cell,

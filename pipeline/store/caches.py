@@ -49,7 +49,7 @@ def record_bundled_check(con: duckdb.DuckDBPyConnection, load_id: str, reader_sh
 
 
 class ChartCache(MutableMapping[str, str]):
-    """Rendered SVGs by spec key, in the store: `reports.charts.rendering_cache` reads and
+    """Rendered SVGs by spec key, in the store: `reports.figures.charts.rendering_cache` reads and
     fills it. Writing keeps the CHARTS_KEPT most recently used."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from reports import charts
+from reports.figures import charts
 
 pytestmark = pytest.mark.skipif(charts.unavailable() is not None, reason="no vl-convert")
 runner = CliRunner()

@@ -50,13 +50,14 @@ def without_optional(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def strip_volatile_html(page: str) -> str:
-    """The page without its <style> blocks, each chart fragment of reports/figures.py reduced
-    to its marker comment and each remaining inline SVG to a marker: the SVG geometry depends
-    on the fonts vl-convert measures with, so it is tested apart (two renders match, labels
-    present) rather than byte for byte."""
+    """The page without its <style> blocks, each chart fragment of
+    reports/figures/sections.py reduced
+    to its marker comment and each remaining inline SVG to a marker: the SVG geometry depends on the
+    fonts vl-convert measures with, so it is tested apart (two renders match, labels present) rather
+    than byte for byte."""
     page = re.sub(r"<style>.*?</style>", "<style/>", page, flags=re.DOTALL)
-    # the chart fragments of reports/figures.py (captions, alt text, the pairwise matrix) are
-    # that module's to test; the page snapshot keeps only where each one sits
+    # the chart fragments of reports/figures/sections.py (captions, alt text, the pairwise
+    # matrix) are that module's to test; the page snapshot keeps only where each one sits
     page = re.sub(r"<!-- figures:(\w+) -->.*?<!-- /figures:\1 -->", r"<!-- figures:\1 -->",
                   page, flags=re.DOTALL)
     return re.sub(r"<svg\b.*?</svg>", "<svg/>", page, flags=re.DOTALL)

@@ -15,8 +15,8 @@ import polars as pl
 from openpyxl import load_workbook
 
 from reports.cells import spreadsheet_text
-from reports.outputs import write_outputs
-from reports.xlsx import write_xlsx
+from reports.files.outputs import write_outputs
+from reports.files.xlsx import write_xlsx
 from tests.reports.conftest import FIXTURES
 
 FORMULA = '=HYPERLINK("http://x","y")'

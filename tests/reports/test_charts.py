@@ -1,5 +1,5 @@
-"""The charts' layout and specs (reports/charts.py), drawn by the real vl-convert: labels that
-do not overlap, a log axis for an outlier, money in kEUR, the rendering cache."""
+"""The charts' layout and specs (reports/figures/charts.py), drawn by the real vl-convert:
+labels that do not overlap, a log axis for an outlier, money in kEUR, the rendering cache."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reports import charts
+from reports.figures import charts
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 

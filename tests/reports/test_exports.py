@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 from openpyxl import load_workbook
 
-from reports.outputs import write_csv, write_outputs, write_parquet
-from reports.xlsx import write_xlsx
+from reports.files.outputs import write_csv, write_outputs, write_parquet
+from reports.files.xlsx import write_xlsx
 from tests.reports.conftest import check_snapshot, without_optional
 
 

@@ -1,4 +1,4 @@
-"""The report's figure sections (reports/figures.py) drawn by the real vl-convert and read
+"""The report's figure sections (reports/figures/sections.py) drawn by the real vl-convert and read
 back from the SVG text: alt text and captions, the pairwise matrix, one tornado per candidate,
 the break-even sentence, the configuration heatmap, escaping, and no Altair."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from reports import charts
-from reports.figures import SECTIONS, chart_sections
+from reports.figures import charts
+from reports.figures.sections import SECTIONS, chart_sections
 from tests.reports.conftest import without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")

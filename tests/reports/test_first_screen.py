@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from reports.pdf import find_chromium, run_chromium, write_pdf
+from reports.html.pdf import find_chromium, run_chromium, write_pdf
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 FOUR = Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "four_candidates.toml"
@@ -73,7 +73,7 @@ def _result(path: Path | None, db: Path) -> dict[str, Any]:
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """name -> the HTML report of the bundled example and of the four-candidate proposal."""
     pytest.importorskip("vl_convert", reason="charts need vl-convert-python")
-    from reports.html import write_html
+    from reports.html.report import write_html
 
     folder = tmp_path_factory.mktemp("first-screen")
     made = {}

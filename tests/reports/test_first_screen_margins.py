@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pipeline.run import execute
-from reports.first_screen import demand_text, margins_text, summary
+from reports.html.first_screen import demand_text, margins_text, summary
 from tests.pipeline.test_margins import MARGINS
 from tests.reports.conftest import FIXTURES
 

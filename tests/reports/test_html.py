@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reports.html import render_html
+from reports.html.report import render_html
 from tests.reports.conftest import check_snapshot, strip_volatile_html, without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reports.pdf import ChromiumMissing, find_chromium, run_chromium, write_pdf
+from reports.html.pdf import ChromiumMissing, find_chromium, run_chromium, write_pdf
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 needs_chromium = pytest.mark.skipif(
@@ -26,7 +26,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
     import json
 
-    from reports.html import write_html
+    from reports.html.report import write_html
     from tests.reports.conftest import FIXTURES
 
     result: dict[str, Any] = json.loads((FIXTURES / "result_full.json").read_text("utf-8"))

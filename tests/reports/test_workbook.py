@@ -25,8 +25,8 @@ from openpyxl.utils import get_column_letter
 
 from pipeline.engine.metrics import STEPS
 from pipeline.run import execute
+from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
 from reports.frames import value
-from reports.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
 from schemas.outputs import OUTPUTS
 from tests.proposals import candidate, proposal
 from tests.reports.conftest import FIXTURES
@@ -300,9 +300,10 @@ def test_fill_turns_a_template_into_a_guarded_formula() -> None:
 
 
 def test_templates_use_only_functions_that_need_no_prefix() -> None:
-    """The Scorecard skips xlsxwriter's future-function expansion (reports.xlsx._FormulaSheet):
-    safe while every template calls only TEMPLATE_FUNCTIONS (Excel 2007 functions, which take
-    no `_xlfn.` prefix)."""
+    """The Scorecard skips xlsxwriter's future-function expansion
+    (reports.files.xlsx._FormulaSheet):
+    safe while every template calls only TEMPLATE_FUNCTIONS (Excel 2007 functions, which take no
+    `_xlfn.` prefix)."""
     called = {name for s in STEPS if s.excel
               for name in re.findall(r"([A-Z][A-Z0-9.]*)\(", s.excel)}
     assert called <= set(TEMPLATE_FUNCTIONS)

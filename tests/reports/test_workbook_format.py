@@ -15,7 +15,7 @@ from openpyxl import load_workbook
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.workbook import Workbook
 
-from reports.xlsx import write_xlsx
+from reports.files.xlsx import write_xlsx
 from schemas.outputs import OUTPUTS
 from tests.reports.conftest import FIXTURES
 

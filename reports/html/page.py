@@ -1,6 +1,6 @@
 """What every page of the reports shares: its style sheet (screen and print), the escaping of
 every string that comes from a proposal, evidence or a source, and the plain-table and number
-helpers (reports/html.py, reports/first_screen.py, reports/diff_report.py)."""
+helpers (reports/html/report.py, reports/html/first_screen.py, reports/html/diff_report.py)."""
 
 from __future__ import annotations
 

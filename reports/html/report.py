@@ -1,14 +1,14 @@
 """One self-contained HTML file (no network needed to view it, no JavaScript): a summary
-that is the first screen and the first PDF page (reports/first_screen.py: the recommendation,
+that is the first screen and the first PDF page (reports/html/first_screen.py: the recommendation,
 the excluded candidates, a compact scorecard of the four axes, one line on data freshness),
 then an appendix: Pareto charts, the full scorecard, probabilities, sensitivity, break-even,
 configurations, sizing, an optional vintage diff, per-candidate sources and notes,
 assumptions, data freshness, methodology and sources.
 
 A section whose inputs are absent from the result says so instead of vanishing. Every string
-from a proposal, evidence or a source goes through `_e` (the escaping of reports/page.py, which
+from a proposal, evidence or a source goes through `_e` (the escaping of reports/html/page.py, which
 also holds the style sheet) or great-tables (which escapes its cells); the charts come from
-reports/figures.py (SVG drawn by vl-convert, which writes text as XML text).
+reports/figures/sections.py (SVG drawn by vl-convert, which writes text as XML text).
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reports import charts
-from reports.diff_report import diff_section
-from reports.figures import chart_sections
-from reports.first_screen import demand_text, sizing_of, slo_text, summary
+from reports.figures import charts
+from reports.figures.sections import chart_sections
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     SIZING_HEADERS,
@@ -31,11 +29,13 @@ from reports.frames import (
     words,
 )
 from reports.freshness import freshness
-from reports.methodology import CONVERSIONS, DEFINITIONS
-from reports.page import CSS, shortened, table
-from reports.page import escape as _e
-from reports.page import num as _num
-from reports.scorecard_table import NOT_COMPUTED, scorecard_gt, status
+from reports.html.diff_report import diff_section
+from reports.html.first_screen import demand_text, sizing_of, slo_text, summary
+from reports.html.methodology import CONVERSIONS, DEFINITIONS
+from reports.html.page import CSS, shortened, table
+from reports.html.page import escape as _e
+from reports.html.page import num as _num
+from reports.html.scorecard_table import NOT_COMPUTED, scorecard_gt, status
 from schemas.outputs import OUTPUTS
 
 #: the appendix sections in order: (id, title)
@@ -58,8 +58,8 @@ def _absent(what: str) -> str:
 def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
     """The whole page. `diff` (from `pipeline.engine.diff`) adds the change-since-last-vintage
     section; without it the section says no comparison was made."""
-    # each fragment of reports/figures.py between marker comments (the snapshot tests of this
-    # page leave them to that module's own tests)
+    # each fragment of reports/figures/sections.py between marker comments (the snapshot
+    # tests of this page leave them to that module's own tests)
     figures = {key: f"<!-- figures:{key} -->{body}<!-- /figures:{key} -->"
                for key, body in chart_sections(result).items() if body}
     parts = [

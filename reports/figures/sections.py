@@ -2,8 +2,8 @@
 (role="img", aria-label) and a caption saying what to read from it, with a small table where
 that reads better (the Pareto key, the configurations, the break-even sentences).
 
-`chart_sections(result)` is the one entry point the pages use: it builds every spec of the
-report (reports/charts.py), draws them in one pass and returns one fragment per section, without
+`chart_sections(result)` is the one entry point the pages use: it builds every spec of the report
+(reports/figures/charts.py), draws them in one pass and returns one fragment per section, without
 heading, "" when nothing applies. Every foreign string (ids, labels, settings) is escaped here;
 inside the SVG vl-convert writes text as XML text.
 """
@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reports import charts
-from reports.charts import Spec, quantity
+from reports.figures import charts
+from reports.figures.charts import Spec, quantity
 from reports.frames import HEADERS, in_sentence
-from reports.page import escape as _e
-from reports.page import table as _table
+from reports.html.page import escape as _e
+from reports.html.page import table as _table
 from schemas.outputs import OUTPUTS
 
 SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")

@@ -5,7 +5,7 @@ what would change it, the excluded candidates with their reasons, and a compact 
 the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
 and the basis. Data freshness is one line linking to its table in the appendix.
 
-Reads the result dict only. Every foreign string goes through `escape` (reports/page.py).
+Reads the result dict only. Every foreign string goes through `escape` (reports/html/page.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from reports.frames import (
     words,
 )
 from reports.freshness import freshness
-from reports.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
-from reports.page import escape as _e
-from reports.page import num
-from reports.scorecard_table import better_text
+from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
+from reports.html.page import escape as _e
+from reports.html.page import num
+from reports.html.scorecard_table import better_text
 
 #: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
 AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")

@@ -64,7 +64,7 @@ from reports.frames import (
     sources_frame,
     value,
 )
-from reports.scorecard_table import NOT_COMPUTED
+from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
 
 _OTHER_HEADERS = {

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from reports.frames import HEADERS, METRICS
-from reports.page import CSS
-from reports.page import escape as _e
+from reports.html.page import CSS
+from reports.html.page import escape as _e
 
 #: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
 _SHORT = {k: m.short_label for k, m in METRICS.items()}

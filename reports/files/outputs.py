@@ -12,7 +12,7 @@ The Parquet file carries each column's unit as field metadata (`{"unit": "EUR/Mt
 schemas/outputs.toml; a range column `cpm_eur_per_mtok_p5` has its metric's unit).
 
 The PDF needs headless Chromium: without it `write_outputs(..., pdf=True)` writes the rest,
-then raises `reports.pdf.ChromiumMissing`, whose message says how to install it.
+then raises `reports.html.pdf.ChromiumMissing`, whose message says how to install it.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reports.cells import plain, plain_all, spreadsheet_text
+from reports.files.xlsx import unit_of, write_xlsx
 from reports.frames import scorecard_frame
-from reports.html import write_html
-from reports.pdf import write_pdf
-from reports.xlsx import unit_of, write_xlsx
+from reports.html.pdf import write_pdf
+from reports.html.report import write_html
 
 STEM = "scorecard"
 
