@@ -102,6 +102,6 @@ def test_a_negative_foreign_amount_is_refused_at_parse() -> None:
 
 
 def test_vintage_end() -> None:
-    assert vintage_end("2026-10") == vintage_end("2026-10")
+    assert str(vintage_end("2026-10")) == "2026-10-31"
     assert str(vintage_end("2026-02")) == "2026-02-28"
     assert str(vintage_end("2026-12")) == "2026-12-31"
