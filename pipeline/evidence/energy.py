@@ -127,7 +127,8 @@ def _seconds(moment: pl.Expr) -> pl.Expr:
     return moment.dt.epoch("us") / 1e6
 
 
-def _utc(seconds: float) -> datetime:
+def utc_of(seconds: float) -> datetime:
+    """The UTC moment of unix seconds (the energy rules' clock, in memory and over Parquet)."""
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
@@ -272,8 +273,8 @@ def _energy_over(iv: pl.DataFrame, method: str, a: float, b: float, params: Ener
         row = short.sort("device_id").row(0, named=True)
         raise EnergyError(
             f"{origin}: power log does not cover the window for device {row['device_id']}: "
-            f"it covers {_utc(row['first']).isoformat()} .. {_utc(row['last']).isoformat()}, "
-            f"window {_utc(a).isoformat()} .. {_utc(b).isoformat()}")
+            f"it covers {utc_of(row['first']).isoformat()} .. {utc_of(row['last']).isoformat()}, "
+            f"window {utc_of(a).isoformat()} .. {utc_of(b).isoformat()}")
     per_device = (
         edges.join(inside.group_by("device_id").agg(e_window=pl.col("e_window").sum()),
                    on="device_id", how="left")
@@ -369,7 +370,7 @@ def _choose(samples: pl.DataFrame, window: Window | None, *, origin: str,
         a, b = float(chosen["first"].max()), float(chosen["last"].min())  # type: ignore[arg-type]
         if not b > a:
             raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
-        window = Window(_utc(a), _utc(b))
+        window = Window(utc_of(a), utc_of(b))
     assert a is not None and b is not None
     method = _choose_method(chosen, method, origin, notes)
     rows = (usable if not some_dropped else usable.join(
@@ -461,7 +462,7 @@ def _qualify(choice: _Choice, integral: _Integral, params: EnergyParams) -> Ener
 
     gaps = _gaps(per_device, inside, a, b)
     resets = tuple(
-        Reset(r["device_id"], _utc(r["t1"]), r["energy_counter_j"], r["c1"])
+        Reset(r["device_id"], utc_of(r["t1"]), r["energy_counter_j"], r["c1"])
         for r in inside.filter(pl.col("reset")).sort("device_id", "t").iter_rows(named=True))
     if resets:
         notes.append(f"{len(resets)} energy-counter reset(s) in the window: those intervals "
@@ -515,14 +516,14 @@ def stability_reasons(fewest: int, duration_s: float, gap_s: float, devices: int
 
 def _gaps(per_device: pl.DataFrame, inside: pl.DataFrame, a: float, b: float) -> list[Gap]:
     """The long intervals inside [a, b], then each device's edges extended to it."""
-    gaps = [Gap(r["device_id"], _utc(r["t"]), _utc(r["t1"]), r["dt"], "gap")
+    gaps = [Gap(r["device_id"], utc_of(r["t"]), utc_of(r["t1"]), r["dt"], "gap")
             for r in inside.filter(pl.col("is_gap")).sort("device_id", "t").iter_rows(named=True)]
     for r in per_device.iter_rows(named=True):
         if r["lead"] > 0:
-            gaps.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), r["lead"],
+            gaps.append(Gap(r["device_id"], utc_of(a), utc_of(r["first"]), r["lead"],
                             "before_first_sample"))
         if r["trail"] > 0:
-            gaps.append(Gap(r["device_id"], _utc(r["last"]), _utc(b), r["trail"],
+            gaps.append(Gap(r["device_id"], utc_of(r["last"]), utc_of(b), r["trail"],
                             "after_last_sample"))
     return gaps
 

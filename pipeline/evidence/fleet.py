@@ -44,6 +44,7 @@ from pipeline.evidence.energy import (
     Reset,
     Window,
     stability_reasons,
+    utc_of,
 )
 from schemas.fields import FIELDS
 
@@ -355,10 +356,6 @@ def _near(con: duckdb.DuckDBPyConnection, folder: Path, devices: list[dict[str, 
     return rows
 
 
-def _utc(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=UTC)
-
-
 def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: Window,
             method: str, params: EnergyParams, origin: str, notes: list[str]
             ) -> EnergyResult:
@@ -385,19 +382,19 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
         if lead > tolerance or trail > tolerance:
             raise EnergyError(
                 f"{origin}: power log does not cover the window for device {r['device_id']}: "
-                f"it covers {_utc(r['first']).isoformat()} .. {_utc(r['last']).isoformat()}, "
-                f"window {_utc(a).isoformat()} .. {_utc(b).isoformat()}")
+                f"it covers {utc_of(r['first']).isoformat()} .. {utc_of(r['last']).isoformat()}, "
+                f"window {utc_of(a).isoformat()} .. {utc_of(b).isoformat()}")
         energy += ((r["e_window"] or 0.0) + lead * (r["p_first"] or 0.0)
                    + trail * (r["p_last"] or 0.0))
-        gaps += [Gap(r["device_id"], _utc(t), _utc(t1), t1 - t, "gap")
+        gaps += [Gap(r["device_id"], utc_of(t), utc_of(t1), t1 - t, "gap")
                  for t, t1 in sorted(r["gaps"] or [])]
-        resets += [Reset(r["device_id"], _utc(at), before, after)
+        resets += [Reset(r["device_id"], utc_of(at), before, after)
                    for at, before, after in sorted(r["resets"] or [])]
         if lead > 0:
-            edges.append(Gap(r["device_id"], _utc(a), _utc(r["first"]), lead,
+            edges.append(Gap(r["device_id"], utc_of(a), utc_of(r["first"]), lead,
                              "before_first_sample"))
         if trail > 0:
-            edges.append(Gap(r["device_id"], _utc(r["last"]), _utc(b), trail,
+            edges.append(Gap(r["device_id"], utc_of(r["last"]), utc_of(b), trail,
                              "after_last_sample"))
     gaps += edges
     if resets:
