@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.evidence.configuration import SIDECAR
+from sources.bench import lm_eval
 from sources.bench.jsondoc import HEAD_BYTES, json_values
 from sources.bench.registry import FORMATS as BENCH_FORMATS
 from sources.bench.registry import detect_format as bench_format
@@ -68,6 +69,12 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
                 power.append(path)
             elif fmt is not None or power_fmt is not None:
                 (bench if fmt is not None else power).append(path)
+            elif lm_eval.detect(top):
+                said = (f"{path}: lm-evaluation-harness results, quality evidence: give them "
+                        "to a candidate as quality = { evidence = \"...\" } (docs/evidence.md)")
+                if not root.is_dir():
+                    raise ParseError("evidence", str(path), "format", said.split(": ", 1)[1])
+                notes.append(f"{said}; skipped")
             elif root.is_dir():
                 notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
                              "this project reads)")

@@ -260,3 +260,12 @@ def test_real_nvfp4_against_bf16_gsm8k(tmp_path: Path) -> None:
     (flex,) = compare(own, ref, ["gsm8k:exact_match,flexible-extract"], 0.01).tasks
     assert flex["drop"] == pytest.approx(0.0098560, abs=1e-7)
     assert flex["within_tolerance"] is True
+
+
+def test_evidence_commands_point_lm_eval_results_to_quality(tmp_path: Path) -> None:
+    path = lm_eval(tmp_path / "evals" / "results.json", {"mmlu": {"acc,none": (0.6, 0.01)}})
+    alone = runner.invoke(app, ["evidence", "inspect", str(path)])
+    assert alone.exit_code == 1
+    assert "lm-evaluation-harness results, quality evidence" in alone.output
+    assert 'quality = { evidence = "..." }' in alone.output
+    assert "neither a benchmark result" not in alone.output
