@@ -166,23 +166,26 @@ STEPS: tuple[Step, ...] = (
          excel='IF({contract_eur_per_kwh?}<>"",{contract_eur_per_kwh?},'
                'IF({wholesale_eur_per_kwh?}="","",'
                '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'),
+    Step("peak_tokens_per_s",
+         "demand_tokens_per_day / 86400 x peak_factor (default 1): the demand at its peak "
+         "(null without a demand)",
+         lambda: _mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0),
+         excel="{demand_tokens_per_day}/86400*{peak_factor:1}"),
     Step("instances",
-         "ceil(demand_tokens_per_day / 86400 x peak_factor / (tokens_per_s x (1 - headroom))) "
-         "+ redundancy_instances: the instances the peak needs with its headroom, and the "
-         "spares (N+1: 1) (null without a demand)",
-         lambda: (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
+         "ceil(peak_tokens_per_s / (tokens_per_s x (1 - headroom))) + redundancy_instances: "
+         "the instances the peak needs with its headroom, and the spares (N+1: 1)",
+         lambda: (c("peak_tokens_per_s")
                   / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()
          + c("redundancy_instances").fill_null(0.0),
-         excel="CEILING({demand_tokens_per_day}/86400*{peak_factor:1}"
-               "/({tokens_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
+         excel="CEILING({peak_tokens_per_s}/({tokens_per_s}*(1-{headroom:0})),1)"
+               "+{redundancy_instances:0}"),
     Step("headroom_instances",
-         "instances - redundancy_instances - ceil(demand_tokens_per_day / 86400 x peak_factor "
-         "/ tokens_per_s): the instances the headroom adds to the bare peak",
+         "instances - redundancy_instances - ceil(peak_tokens_per_s / tokens_per_s): the "
+         "instances the headroom adds to the bare peak",
          lambda: c("instances") - c("redundancy_instances").fill_null(0.0)
-         - (_mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0)
-            / c("tokens_per_s")).ceil(),
+         - (c("peak_tokens_per_s") / c("tokens_per_s")).ceil(),
          excel="{instances}-{redundancy_instances:0}"
-               "-CEILING({demand_tokens_per_day}/86400*{peak_factor:1}/{tokens_per_s},1)"),
+               "-CEILING({peak_tokens_per_s}/{tokens_per_s},1)"),
     Step("busy_instances", "demand_tokens_per_day / 86400 / tokens_per_s",
          lambda: _mean_demand_tokens_per_s() / c("tokens_per_s"),
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),

@@ -83,7 +83,8 @@ def test_chain_of_a_declared_cost_lists_only_the_price(db: Path) -> None:
     cpm = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cpm_eur_per_mtok",
                               "--db", str(db), "--json"])
     steps = [s["step"] for s in json.loads(cpm.stdout)["steps"]]
-    assert steps == ["instances", "busy_instances", "billed_instances", "billed_utilisation",
+    assert steps == ["peak_tokens_per_s", "instances", "busy_instances", "billed_instances",
+                     "billed_utilisation",
                      "served_tokens_per_s", "cost_eur_per_hour", "cpm_eur_per_mtok"]
 
 
