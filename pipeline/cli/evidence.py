@@ -237,10 +237,16 @@ def add_command(
     from sources.errors import ParseError
 
     if parquet is not None:
+        if paths or db is not None or fmt is not None or power_fmt is not None:
+            raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
+                        "give files to add, or --parquet DIR (with --window-start, "
+                        "--window-end, --json), not both")
         _fleet(parquet, window_start, window_end, as_json)
         return
     if not paths:
         raise _fail("give files or folders to add, or --parquet DIR")
+    if window_start is not None or window_end is not None or as_json:
+        raise _fail("--window-start, --window-end and --json go with --parquet DIR")
     try:
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress: add_evidence(

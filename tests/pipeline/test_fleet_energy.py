@@ -186,3 +186,13 @@ def test_a_candidate_measured_from_parquet_samples(tmp_path: Path) -> None:
     assert lab["energy_j_per_token"] == pytest.approx(8.75)
     idle = [i for i in lab["inputs"] if i["input"] == "idle_power_w"]
     assert idle and idle[0]["mode"] == pytest.approx(100.0)
+
+
+def test_evidence_add_refuses_options_it_would_ignore(tmp_path: Path) -> None:
+    runner = CliRunner()
+    both = runner.invoke(app, ["evidence", "add", str(tmp_path / "a.json"), "--parquet",
+                               str(tmp_path)])
+    assert both.exit_code == 1 and "adds nothing" in both.output
+    stray = runner.invoke(app, ["evidence", "add", str(tmp_path / "a.json"), "--json"])
+    assert stray.exit_code == 1
+    assert "--window-start, --window-end and --json go with --parquet DIR" in stray.output
