@@ -51,8 +51,10 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
     if q is None:
         _unvalidated_precision(d, precisions)
         return
-    evidence_path = d.evidence_path(q.evidence, "quality.evidence")
-    own = load_quality(evidence_path)
+    is_reference = rule is not None and reference is not None and d.c.id == rule.reference
+    # the reference's files were read once for everyone (`reference_quality`)
+    own = reference if is_reference and reference is not None else load_quality(
+        d.evidence_path(q.evidence, "quality.evidence"))
     d.prov.add_files(own.files, own.dates)
     d.notes.extend(f"quality: {n}" for n in own.notes)
     if rule is None or reference is None:
@@ -64,7 +66,7 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
         result = compare(own, reference, list(rule.tasks), rule.max_drop)
     except QualityError as err:
         raise ProposalError(d.path, "policy.quality.tasks", str(err)) from None
-    if d.c.id == rule.reference:
+    if is_reference:
         # the reference against itself: no drop, its own stderr
         for row in result.tasks:
             own_score = own.score(row["task"], row["metric"])
