@@ -13,14 +13,12 @@ a number ("NaN" included) is an error naming the series and the point.
 
 from __future__ import annotations
 
-import json
-
 import polars as pl
 
 from sources import prometheus
 from sources.errors import ParseError
 from sources.power.dcgm import ENERGY, POWER, POWER_INSTANT, samples
-from sources.power.frame import decode, from_epoch_s
+from sources.power.frame import from_epoch_s
 
 TOOL = "prometheus-range"
 _METRICS = (POWER, POWER_INSTANT, ENERGY)
@@ -33,37 +31,24 @@ def detect(data: bytes, path: str) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
-    try:
-        doc = json.loads(decode(data, source=TOOL, path=path))
-    except json.JSONDecodeError as err:
-        raise ParseError(TOOL, path, f"line {err.lineno} column {err.colno}",
-                         f"invalid JSON: {err.msg}") from None
     rows: list[dict[str, object]] = []
-    for d, part in enumerate(doc if isinstance(doc, list) else [doc]):
-        data_ = part.get("data") if isinstance(part, dict) else None
-        if not isinstance(data_, dict) or data_.get("resultType") != "matrix":
-            raise ParseError(TOOL, path, f"document {d}", "expected data.resultType 'matrix' "
-                             "(a query_range answer)")
-        result = data_.get("result") or []
-        if not isinstance(result, list):
-            raise ParseError(TOOL, path, f"document {d} data.result", "expected a list")
-        for s, series in enumerate(result):
-            labels = series.get("metric") if isinstance(series, dict) else None
-            if not isinstance(labels, dict) or labels.get("__name__") not in _METRICS:
-                continue
-            name = labels["__name__"]
-            values = series.get("values") or []
-            if not isinstance(values, list):
-                raise ParseError(TOOL, path, f"document {d} result {s}", "values: expected a list")
-            gpu, uuid = labels.get("gpu"), labels.get("UUID")
-            if gpu is None and uuid is None:
-                raise ParseError(TOOL, path, f"document {d} result {s}", "no gpu or UUID label")
-            host = labels.get("Hostname") or labels.get("instance")
-            for p, point in enumerate(values):
-                where = f"document {d} result {s} ({name} gpu {gpu}) point {p}"
-                stamp, value = prometheus.point(point, TOOL, path, where)
-                rows.append({"stamp": stamp, "metric": name, "value": value, "gpu": gpu,
-                             "uuid": uuid, "host": host})
+    for where_series, series in prometheus.series(data, TOOL, path):
+        labels = series.get("metric") if isinstance(series, dict) else None
+        if not isinstance(labels, dict) or labels.get("__name__") not in _METRICS:
+            continue
+        name = labels["__name__"]
+        values = series.get("values") or []
+        if not isinstance(values, list):
+            raise ParseError(TOOL, path, where_series, "values: expected a list")
+        gpu, uuid = labels.get("gpu"), labels.get("UUID")
+        if gpu is None and uuid is None:
+            raise ParseError(TOOL, path, where_series, "no gpu or UUID label")
+        host = labels.get("Hostname") or labels.get("instance")
+        for p, point in enumerate(values):
+            where = f"{where_series} ({name} gpu {gpu}) point {p}"
+            stamp, value = prometheus.point(point, TOOL, path, where)
+            rows.append({"stamp": stamp, "metric": name, "value": value, "gpu": gpu,
+                         "uuid": uuid, "host": host})
     if not rows:
         raise ParseError(TOOL, path, "data.result", f"no series of {', '.join(_METRICS)}")
     long = pl.DataFrame(rows, schema={"stamp": pl.Float64(), "metric": pl.String(),

@@ -29,7 +29,6 @@ import re
 from collections import defaultdict
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 from sources import prometheus
 from sources.bench.aggregates.vllm_metrics import (
@@ -39,7 +38,7 @@ from sources.bench.aggregates.vllm_metrics import (
     Key,
     window_run,
 )
-from sources.bench.jsondoc import head, json_values
+from sources.bench.jsondoc import head
 from sources.bench.run import BenchRun
 from sources.errors import ParseError
 from sources.text import one_line
@@ -107,34 +106,9 @@ def _resets(points: list[tuple[float, float]]) -> bool:
 
 
 def _series(data: bytes, path: str) -> dict[Key, list[tuple[float, float]]]:
-    docs: list[Any] = []
-    for value in json_values(data, TOOL, path):
-        docs.extend(value if isinstance(value, list) else [value])
     merged: dict[Key, dict[float, float]] = {}
-    for d, doc in enumerate(docs):
-        where = f"document {d}"
-        if not isinstance(doc, dict):
-            raise ParseError(TOOL, path, where, "expected a query_range answer (a JSON object)")
-        status = doc.get("status")
-        if status == "error":
-            kind, text = doc.get("errorType"), doc.get("error")
-            raise ParseError(TOOL, path, f"{where} status", "Prometheus answered an error"
-                             + (f" ({one_line(str(kind), 60)})" if kind is not None else "")
-                             + f": {one_line(str(text))}")
-        if status != "success":
-            raise ParseError(TOOL, path, f"{where} status",
-                             f"expected \"success\", got {one_line(repr(status), 60)}")
-        body = doc.get("data")
-        if not isinstance(body, dict) or body.get("resultType") != "matrix":
-            got = body.get("resultType") if isinstance(body, dict) else None
-            raise ParseError(TOOL, path, f"{where} data.resultType",
-                             f"expected \"matrix\" (a query_range answer), got "
-                             f"{one_line(repr(got), 60)}")
-        result = body.get("result")
-        if not isinstance(result, list):
-            raise ParseError(TOOL, path, f"{where} data.result", "expected a list of series")
-        for s, entry in enumerate(result):
-            _add(merged, entry, f"{where} data.result[{s}]", path)
+    for where, entry in prometheus.series(data, TOOL, path):
+        _add(merged, entry, where, path)
     if not any(merged.values()):
         raise ParseError(TOOL, path, "data.result", "no vllm: counter or histogram series "
                          "with samples")

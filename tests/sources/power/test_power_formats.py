@@ -310,5 +310,13 @@ def test_prometheus_query_range_dcgm() -> None:
     result = window_energy(frame, None, origin=str(path))
     assert result.energy_j == pytest.approx(7000.0) and result.method == "counter"
     bad = data.replace(b'"300"', b'"NaN"', 1)
-    with pytest.raises(ParseError, match=r"result 0 \(DCGM_FI_DEV_POWER_USAGE gpu 0\) point 0"):
+    where = r"data\.result\[0\] \(DCGM_FI_DEV_POWER_USAGE gpu 0\) point 0"
+    with pytest.raises(ParseError, match=where):
         prometheus_range.parse(bad, path=str(path))
+    # the answer envelope is the vLLM reader's (sources/prometheus.py): an error answer is
+    # refused with Prometheus' own words, and an answer appended twice (curl >>) is read,
+    # its repeated readings taken once
+    with pytest.raises(ParseError, match="Prometheus answered an error: bad query"):
+        prometheus_range.parse(b'{"status": "error", "error": "bad query"}', path=str(path))
+    twice = prometheus_range.parse(data + b"\n" + data, path=str(path))
+    assert twice.equals(prometheus_range.parse(data, path=str(path)))
