@@ -4,18 +4,12 @@ currency (`usd_per_hour`), converted to EUR at the vintage's ECB rate through
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from proposals import candidate, proposal
 
-from pipeline import store
 from pipeline.engine.proposal import ForeignMoney, ProposalError, parse
 from pipeline.engine.resolve import Market, resolve
 from pipeline.engine.resolve.currency import vintage_end
-from pipeline.ingest.bundled import load_bundled
-from sources import bundled
 
 # The bundled vintage is 2026-10; the latest bundled USD rate on or before 2026-10-31 is the
 # ECB's 2026-09-30 reference rate, 1.1355 USD per EUR (sources/reference/fx_rates.csv).
@@ -34,13 +28,6 @@ gpus = { amount = { low = 200000, mode = 240000, high = 280000 }, currency = "US
 servers = 30000
 """
 
-
-@pytest.fixture(scope="module")
-def market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
-    con = store.connect(Path(tmp_path_factory.mktemp("fx")) / "store.duckdb")
-    load_bundled(con)
-    yield Market.read(con, bundled.VINTAGE)
-    con.close()
 
 
 def _inputs(resolved: object, cid: str) -> dict[str, dict[str, object]]:

@@ -3,29 +3,16 @@ overrides, since the zone also gives the sovereignty's country."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from proposals import candidate, proposal
 
-from pipeline import store
 from pipeline.engine.proposal import ProposalError, parse
 from pipeline.engine.resolve import Market, resolve
-from pipeline.ingest.bundled import load_bundled
-from sources import bundled
 
 #: one on-prem candidate whose electricity price and grid intensity are both declared
 PROPOSAL = proposal("t", candidate("own", electricity_eur_per_kwh="0.15",
                                    grid_gco2e_per_kwh="50"))
 
-
-@pytest.fixture(scope="module")
-def market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
-    con = store.connect(Path(tmp_path_factory.mktemp("resolve")) / "store.duckdb")
-    load_bundled(con)
-    yield Market.read(con, bundled.VINTAGE)
-    con.close()
 
 
 def test_zone_with_both_overrides_is_still_checked(market: Market) -> None:
