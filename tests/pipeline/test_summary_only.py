@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from proposals import candidate
 
 from pipeline.evidence.bench import inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo, percentile_bound
@@ -144,23 +145,12 @@ def test_excluded_candidate_prints_its_notes_in_the_terminal(tmp_path: Path, db:
     # printed as text (the file name's "[bold]" is not rich markup)
     summary(tmp_path / "[bold]r.json", completed=10)
     proposal = tmp_path / "p.toml"
-    proposal.write_text("""[proposal]
-name = "summary-only"
-[slo]
-ttft_ms = 500
-tpot_ms = 60
-[[candidates]]
-id = "lab"
-label = "lab"
-deployment = "on_prem"
-provider = "self"
-zone = "FR"
-gpu = "H100-SXM-80GB"
-gpu_count = 1
-throughput = { evidence = "[bold]r.json" }
-power = { watts = 700, boundary = "gpu_board", source = "rated" }
-cost = { eur_per_hour = 3.0, source = "quote" }
-""")
+    proposal.write_text('[proposal]\nname = "summary-only"\n[slo]\nttft_ms = 500\ntpot_ms = 60\n'
+                        + candidate("lab", gpu_count="1",
+                                    throughput='{ evidence = "[bold]r.json" }',
+                                    power='{ watts = 700, boundary = "gpu_board", '
+                                          'source = "rated" }',
+                                    cost='{ eur_per_hour = 3.0, source = "quote" }'))
     result = CliRunner().invoke(app, ["run", str(proposal), "--db", str(db),
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
