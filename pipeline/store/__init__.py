@@ -30,7 +30,13 @@ from pipeline.store.scorecards import (
     stored_runs,
     stored_scorecard,
 )
-from pipeline.store.snapshots import Snapshot, latest_load_snapshots, save_snapshot, sha256
+from pipeline.store.snapshots import (
+    Snapshot,
+    latest_load_snapshots,
+    save_snapshot,
+    sha256,
+    snapshot_content,
+)
 
 __all__ = [
     "DEFAULT_DB",
@@ -60,6 +66,7 @@ __all__ = [
     "save_scorecard",
     "save_snapshot",
     "sha256",
+    "snapshot_content",
     "stored_runs",
     "stored_scorecard",
 ]

@@ -44,21 +44,33 @@ def save_snapshot(con: duckdb.DuckDBPyConnection, content: bytes, *, source: str
     return digest
 
 
+def snapshot_content(con: duckdb.DuckDBPyConnection, digest: str) -> bytes:
+    """The stored bytes of snapshot `digest` (KeyError when none is kept)."""
+    rows = con.execute("SELECT content FROM raw_snapshots WHERE sha256 = ?",
+                       [digest]).fetchall()
+    if not rows:
+        raise KeyError(f"no raw snapshot {digest}")
+    return bytes(rows[0][0])
+
+
 def latest_load_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-                          good_only: bool = False) -> list[Snapshot]:
+                          good_only: bool = False, *, content: bool = True) -> list[Snapshot]:
     """The raw snapshots of the latest load of `source` for `vintage` that recorded any
-    (with `good_only`, of the latest successful load), oldest first."""
+    (with `good_only`, of the latest successful load), oldest first. With `content=False`
+    each one's `content` is empty: read it with `snapshot_content` when it is needed, so a
+    source's snapshots are never all in memory at once."""
     status = "AND status = 'ok' " if good_only else ""
     rows = con.execute(
         "WITH latest AS (SELECT load_id FROM loads WHERE source = ? AND vintage = ? "
         + status + "AND load_id IN (SELECT load_id FROM load_snapshots) "
         "ORDER BY started_at_utc DESC LIMIT 1) "
-        "SELECT r.sha256, r.url, r.params_json, r.content, r.fetched_at_utc "
+        "SELECT r.sha256, r.url, r.params_json, r.fetched_at_utc "
         "FROM latest JOIN load_snapshots l USING (load_id) "
         "JOIN raw_snapshots r ON r.sha256 = l.snapshot_sha256 "
         "ORDER BY r.fetched_at_utc, r.url", [source, vintage]).fetchall()
-    return [Snapshot(sha, url, json.loads(params or "{}"), bytes(content),
-                     fetched.astimezone(UTC)) for sha, url, params, content, fetched in rows]
+    return [Snapshot(sha, url, json.loads(params or "{}"),
+                     snapshot_content(con, sha) if content else b"",
+                     fetched.astimezone(UTC)) for sha, url, params, fetched in rows]
 
 
 def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
