@@ -83,9 +83,10 @@ class Scale:
             bounds[name] = (best, worst)
         return cls(bounds)
 
-    def score(self, rule: Rule, values: Mapping[str, float]) -> float:
+    def score(self, rule: Rule, values: Mapping[str, Any]) -> Any:
         """0 is best. A single-objective rule scores the raw metric (lower is better). A figure
-        that is not there (a metric outside the policy's objectives) scores worst."""
+        that is not there (a metric outside the policy's objectives) scores worst. `values`
+        may hold numpy arrays (one score per element, the same arithmetic)."""
         if any(values[OBJECTIVES[name][0]] is None for name in rule.weights):
             return math.inf
         if (only := rule.single) is not None:
@@ -195,10 +196,12 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
     if has_demand:
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
     rows = point.filter(pl.col("id").is_in([chosen, runner]))
+    unique = list(dict.fromkeys(keys))
+    wheres = [pair.filter(pl.col("key") == key) for key in unique]
     out = []
-    for key in dict.fromkeys(keys):
-        where = pair.filter(pl.col("key") == key)
-        solved = _solve(rows, where, chosen, runner, rule, scale)
+    for key, where, solved in zip(unique, wheres,
+                                  _solve_all(rows, wheres, chosen, runner, rule, scale),
+                                  strict=True):
         if solved is None:
             continue
         first = where.row(0, named=True)
@@ -227,51 +230,89 @@ def _figure(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def _solve(rows: pl.DataFrame, where: pl.DataFrame, chosen: str, runner: str, rule: Rule,
-           scale: Scale) -> float | None:
-    """The value of the key (set on every (id, input) in `where`) nearest its current one at
-    which score(runner) - score(chosen) changes sign; None when none does within the span."""
+def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
+    """(current, low, high) of the key's search, or None when it cannot be searched (a
+    current value not positive, an empty span)."""
     current = float(where["mode"][0])
     if not math.isfinite(current) or current <= 0:
         return None
     share = INPUTS[where["input"][0]][0] == "share"
     low, high = current / SPAN, (1.0 if share else current * SPAN)
-    if low >= high:
-        return None
-    gap0 = _gaps(rows, where, chosen, runner, rule, scale, np.array([current]))[0]
-    if not math.isfinite(gap0) or gap0 == 0:
-        return None
-    for _ in range(3):
-        grid = np.geomspace(low, high, GRID)
-        gaps = _gaps(rows, where, chosen, runner, rule, scale, grid)
-        flips = np.flatnonzero(np.isfinite(gaps[:-1]) & np.isfinite(gaps[1:])
-                               & (np.sign(gaps[:-1]) != np.sign(gaps[1:])))
-        if flips.size == 0:
-            return None
-        nearest = flips[np.argmin(np.abs(np.log(grid[flips] / current)))]
-        low, high = float(grid[nearest]), float(grid[nearest + 1])
-    g_low, g_high = _gaps(rows, where, chosen, runner, rule, scale, np.array([low, high]))
-    return float(low + g_low / (g_low - g_high) * (high - low))
+    return None if low >= high else (current, low, high)
 
 
-def _gaps(rows: pl.DataFrame, where: pl.DataFrame, chosen: str, runner: str, rule: Rule,
-          scale: Scale, values: np.ndarray) -> np.ndarray:
-    """score(runner) - score(chosen) with the key set to each of `values`."""
-    trial = pl.DataFrame({"trial": np.arange(len(values)), "value": values})
-    grid = rows.join(trial, how="cross")
-    for cid, name in where.select("id", "input").iter_rows():
+def _solve_all(rows: pl.DataFrame, wheres: list[pl.DataFrame], chosen: str, runner: str,
+               rule: Rule, scale: Scale) -> list[float | None]:
+    """For each key (set on every (id, input) of its `where`): the value nearest its current
+    one at which score(runner) - score(chosen) changes sign; None when none does within the
+    span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
+    current value, then a linear interpolation inside the last interval; the keys go through
+    each pass together (one evaluation of the metric steps per pass, not one per key and
+    pass: the steps are row by row, so a key's figures do not depend on the others')."""
+    solved: list[float | None] = [None] * len(wheres)
+    ranges = {i: r for i, where in enumerate(wheres) if (r := _search_range(where)) is not None}
+    bounds = {i: (low, high) for i, (_, low, high) in ranges.items()}
+    for pass_ in range(3):
+        grids = {i: np.geomspace(low, high, GRID) for i, (low, high) in bounds.items()}
+        # the first pass also evaluates each key at its current value: a gap there that is
+        # not finite, or zero, has no crossing to speak of
+        values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
+                  for i, grid in grids.items()}
+        gaps = _gaps(rows, {i: wheres[i] for i in values}, chosen, runner, rule, scale, values)
+        last = {}
+        for i, grid in grids.items():
+            found = gaps[i]
+            if pass_ == 0:
+                gap0, found = found[0], found[1:]
+                if not math.isfinite(gap0) or gap0 == 0:
+                    continue
+            flips = np.flatnonzero(np.isfinite(found[:-1]) & np.isfinite(found[1:])
+                                   & (np.sign(found[:-1]) != np.sign(found[1:])))
+            if flips.size == 0:
+                continue
+            nearest = flips[np.argmin(np.abs(np.log(grid[flips] / ranges[i][0])))]
+            last[i] = (float(grid[nearest]), float(grid[nearest + 1]),
+                       float(found[nearest]), float(found[nearest + 1]))
+        bounds = {i: (low, high) for i, (low, high, _, _) in last.items()}
+        if not bounds:
+            break
+    for i, (low, high, g_low, g_high) in last.items():
+        solved[i] = float(low + g_low / (g_low - g_high) * (high - low))
+    return solved
+
+
+def _gaps(rows: pl.DataFrame, wheres: Mapping[int, pl.DataFrame], chosen: str, runner: str,
+          rule: Rule, scale: Scale, values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
+    wheres[i]) at each of values[i]; every key's trials evaluated in one frame."""
+    if not values:
+        return {}
+    trial = pl.DataFrame({
+        "job": np.concatenate([np.full(len(v), i) for i, v in values.items()]),
+        "trial": np.concatenate([np.arange(len(v)) for v in values.values()]),
+        "value": np.concatenate(list(values.values()))})
+    grid = rows.lazy().join(trial.lazy(), how="cross")
+    setting: dict[str, list[tuple[int, str]]] = {}
+    for i, where in wheres.items():
+        for cid, name in where.select("id", "input").iter_rows():
+            setting.setdefault(name, []).append((i, cid))
+    for name, owners in setting.items():
+        chosen_rows = pl.lit(False)
+        for i, cid in owners:
+            chosen_rows = chosen_rows | ((pl.col("job") == i) & (pl.col("id") == cid))
         grid = grid.with_columns(
-            pl.when(pl.col("id") == cid).then(pl.col("value")).otherwise(pl.col(name))
-            .alias(name))
+            pl.when(chosen_rows).then(pl.col("value")).otherwise(pl.col(name)).alias(name))
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     # only the rule's metrics: polars drops the steps none of them needs
-    out = evaluate(grid.drop("value"), ["id", "trial", *columns]).sort("trial")
+    out = evaluate(grid.drop("value"), ["job", "id", "trial", *columns]).sort("job", "trial")
+    gaps = {}
+    for i, trials in values.items():
+        part = out.filter(pl.col("job") == i)
 
-    def scores(cid: str) -> np.ndarray:
-        part = out.filter(pl.col("id") == cid)
-        arrays = {c: part[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in columns}
-        return np.array([scale.score(rule, {c: arrays[c][i] for c in columns})
-                         for i in range(len(values))])
+        def scores(cid: str, part: pl.DataFrame = part, n: int = len(trials)) -> np.ndarray:
+            one = part.filter(pl.col("id") == cid)
+            arrays = {c: one[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in columns}
+            return np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float), (n,))
 
-    return scores(runner) - scores(chosen)
-
+        gaps[i] = scores(runner) - scores(chosen)
+    return gaps

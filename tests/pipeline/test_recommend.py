@@ -32,10 +32,9 @@ def test_each_rule_orders_the_eligible_candidates() -> None:
     assert recommend.order(TRADE_OFF, rule) == ["c", "a", "b"]
 
 
-def test_the_threshold_is_where_the_two_cpms_meet() -> None:
-    # a: 11 EUR/h, b: 14 EUR/h, both 4,000 tokens/s, every hour busy: CPM 0.7639 and 0.9722.
-    # b becomes the choice when a's goodput falls below 4,000 x 11 / 14 = 3,142.86 tokens/s
-    # (a's range 3,000 .. 5,000 holds it); b's price would have to fall below 11 EUR/h.
+def _two_nodes() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """a: 11 EUR/h, b: 14 EUR/h, both 4,000 tokens/s (a's range 3,000 .. 5,000), every hour
+    busy: (table, point, inputs, tornado) as the scorecard hands them to `recommend`."""
     static = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared"] * 2,
                            "capacity": ["provisioned"] * 2})
     rows = []
@@ -51,7 +50,14 @@ def test_the_threshold_is_where_the_two_cpms_meet() -> None:
     table = static.join(evaluate(point).drop("cost_model", "capacity"), on="id").with_columns(
         eligible=pl.lit(True), exclusion_reason=pl.lit(None, pl.String()))
     table = table.join(pareto_ranks(table, ["cpm"]), on="id")
-    tornado = uncertainty.tornado(static, inputs)
+    return table, point, inputs, uncertainty.tornado(static, inputs)
+
+
+def test_the_threshold_is_where_the_two_cpms_meet() -> None:
+    # a: 11 EUR/h, b: 14 EUR/h, both 4,000 tokens/s, every hour busy: CPM 0.7639 and 0.9722.
+    # b becomes the choice when a's goodput falls below 4,000 x 11 / 14 = 3,142.86 tokens/s
+    # (a's range 3,000 .. 5,000 holds it); b's price would have to fall below 11 EUR/h.
+    table, point, inputs, tornado = _two_nodes()
     result = recommend.recommend(table, point, inputs, tornado, {"a": 0.9, "b": 0.1},
                                  recommend.Rule.of("cpm"), has_demand=False)
     assert (result["candidate"], result["runner_up"]) == ("a", "b")
@@ -64,6 +70,31 @@ def test_the_threshold_is_where_the_two_cpms_meet() -> None:
     assert change["b.price"]["within_stated_range"] is False  # 12.6 .. 15.4 EUR/h
     assert change["a.tps"]["text"] == ("b becomes the choice if a's tokens_per_s falls below "
                                        "3143 tokens/s (now 4000)")
+
+
+
+
+def test_keys_solved_together_give_each_keys_threshold_alone() -> None:
+    # The crossing search evaluates every key's trials in one frame per pass: a key's
+    # threshold must not depend on which other keys share the frame. b.u (utilisation 1.0, a
+    # share: searched 0.01 .. 1) has no crossing: b's CPM 14 / (4,000 x u x 3,600) x 1e6 only
+    # rises as u falls below 1, so b (already dearer) never becomes the choice; it drops out
+    # in the first pass while the others go on. a.tps crosses at 4,000 x 11 / 14 = 3,142.86,
+    # a.u at 11 / 14 = 0.7857 (a's CPM 11 / (4,000 x u x 3,600) x 1e6 meets b's 0.9722),
+    # b.price at 11 EUR/h.
+    table, point, inputs, _ = _two_nodes()
+    rule = recommend.Rule.of("cpm")
+    scale = recommend.Scale.over(table, rule)
+    rows = point.filter(pl.col("id").is_in(["a", "b"]))
+    keys = ["a.tps", "b.u", "a.u", "b.price"]
+    wheres = [inputs.filter(pl.col("key") == k) for k in keys]
+    together = recommend._solve_all(rows, wheres, "a", "b", rule, scale)
+    alone = [recommend._solve_all(rows, [w], "a", "b", rule, scale)[0] for w in wheres]
+    assert together == alone  # exactly: the same floats
+    assert together[0] == pytest.approx(4000 * 11 / 14, rel=1e-6)
+    assert together[1] is None
+    assert together[2] == pytest.approx(11 / 14, rel=1e-6)
+    assert together[3] == pytest.approx(11.0, rel=1e-6)
 
 
 def test_a_rule_on_a_metric_some_candidates_lack_ranks_them_last() -> None:
