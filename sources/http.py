@@ -64,9 +64,9 @@ class Fetched:
 
 
 class ByteBudget:
-    """What one source may hold in response bodies at once, shared by all its requests
-    (a source keeps its pages until they are stored: 29 ODRE pages of 50 MB reached 5.4 GB).
-    `take` counts bytes as they arrive and raises FetchError past the cap."""
+    """What one source may fetch in response bodies in all, shared by all its requests (ingest
+    stores each page as it arrives, so this bounds the store's growth and the time, not the
+    memory). `take` counts bytes as they arrive and raises FetchError past the cap."""
 
     def __init__(self, source: str, max_bytes: int):
         self.source, self.max_bytes, self.used = source, max_bytes, 0

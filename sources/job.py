@@ -1,7 +1,8 @@
 """The one shape of a market source's ingest job, and what every job shares.
 
-Each module in `sources.registry` has `fetch(session, ctx) -> list[Fetched]` (which requests
-to make for a vintage) and `parse(raw, ctx, notes) -> Frames` (how one stored snapshot turns
+Each module in `sources.registry` has `fetch(session, ctx) -> Iterator[Fetched]` (the
+responses for a vintage, yielded one by one as they arrive, so ingest stores each page before
+the next is asked for) and `parse(raw, ctx, notes) -> Frames` (how one stored snapshot turns
 back into canonical frames), with its constants declared in one `Source(...)` (the flags
 `NEEDS_KEY` and `ACCUMULATE` among them; `MarketSource` spells the whole shape out). The
 requests go through `Context.fetch` or `Context.each_zone` (base URL override, fetch policy,
@@ -14,7 +15,7 @@ parse reads only the snapshot (URL, params, bytes, fetch time) and the context, 
 from __future__ import annotations
 
 import calendar
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import NamedTuple, Protocol
@@ -72,22 +73,23 @@ class Context:
     base_urls: dict[str, str] = field(default_factory=dict)
     zones: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def fetch(self, fetch_kind: Callable[..., list[Fetched]], session: requests.Session,
-              *args: object, source: str, base_url: str) -> list[Fetched]:
+    def fetch(self, fetch_kind: Callable[..., Iterable[Fetched]], session: requests.Session,
+              *args: object, source: str, base_url: str) -> Iterator[Fetched]:
         """fetch_kind(session, *args) at the base URL `base_urls` gives `source` (else
-        `base_url`, the module's BASE_URL), under the run's fetch policy."""
-        return fetch_kind(session, *args, base_url=self.base_urls.get(source, base_url),
-                          policy=self.policy)
+        `base_url`, the module's BASE_URL), under the run's fetch policy: each response as
+        it arrives (a request is made when the one before has been taken)."""
+        yield from fetch_kind(session, *args, base_url=self.base_urls.get(source, base_url),
+                              policy=self.policy)
 
-    def each_zone(self, fetch_zone: Callable[..., list[Fetched]], session: requests.Session,
-                  *args: object, source: str, base_url: str,
-                  zones: tuple[str, ...]) -> list[Fetched]:
+    def each_zone(self, fetch_zone: Callable[..., Iterable[Fetched]],
+                  session: requests.Session, *args: object, source: str, base_url: str,
+                  zones: tuple[str, ...]) -> Iterator[Fetched]:
         """The responses of fetch_zone(session, zone, *args), as `fetch` makes them, for each
         zone of `source` in turn: `zones` (the module's DEFAULT_ZONES, or its regions or
         locations) unless the context's `zones` names some."""
-        return [page for zone in self.zones.get(source, zones)
-                for page in self.fetch(fetch_zone, session, zone, *args, source=source,
-                                       base_url=base_url)]
+        for zone in self.zones.get(source, zones):
+            yield from self.fetch(fetch_zone, session, zone, *args, source=source,
+                                  base_url=base_url)
 
     @property
     def month(self) -> tuple[date, date]:
@@ -127,7 +129,7 @@ class MarketSource(Protocol):
     def ACCUMULATE(self) -> bool:
         """Each load re-includes the vintage's earlier snapshots."""
 
-    def fetch(self, session: requests.Session, ctx: Context) -> list[Fetched]: ...
+    def fetch(self, session: requests.Session, ctx: Context) -> Iterator[Fetched]: ...
 
     def parse(self, raw: Raw, ctx: Context, notes: list[str]) -> Frames: ...
 

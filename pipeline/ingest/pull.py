@@ -1,5 +1,8 @@
 """Market-data ingestion: for each selected source, fetch -> raw snapshot -> parse -> load.
 
+Each response is stored as a raw snapshot as it arrives, and each snapshot's bytes are read
+back when it is parsed, so a source's memory is one page plus its parsed rows.
+
 One source's failure (HTTP error, parse error, validation failure) is recorded in `loads`
 with a one-line reason, leaves that source's previous data untouched, and does not stop the
 other sources. `offline` re-parses the raw snapshots of the latest load of that vintage
@@ -12,7 +15,7 @@ import dataclasses
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,6 +26,7 @@ import requests
 
 from pipeline import store
 from pipeline.ingest import complete
+from pipeline.store.snapshots import sweep_orphans
 from schemas.table import ValidationFailed
 from sources.errors import ParseError, reading
 from sources.http import ByteBudget, Fetched, FetchError
@@ -126,7 +130,7 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         result.status = SKIPPED
         result.error = f"{env_var} is not set; skipped (set it to ingest this source)"
         return result
-    raws: list[Raw] = []
+    raws: list[Raw] = []  # what is parsed: each snapshot's bytes are read when it is parsed
     try:
         if offline:
             progress(name, "reading stored snapshots")
@@ -139,15 +143,8 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
             if session is None:
                 raise ValueError("a requests.Session is needed to fetch")
             progress(name, "fetching")
-            fetched = source.fetch(session, ctx)
-            if record_dir is not None:
-                record(fetched, record_dir / name)
-            raws = []
-            for item in fetched:
-                data = redact_bytes(item.data, secrets)  # a body that echoes the key
-                sha = store.save_snapshot(con, data, source=name, url=item.url,
-                                          params=item.params, fetched_at=item.fetched_at)
-                raws.append(Raw(sha, item.url, dict(item.params), data, item.fetched_at))
+            raws = fetch_and_store(con, source.fetch(session, ctx), name, secrets,
+                                   record_dir / name if record_dir is not None else None)
         if source.ACCUMULATE and not offline:
             known = {r.sha256 for r in raws}
             earlier = [r for r in stored_snapshots(con, name, ctx.vintage, good_only=True)
@@ -160,6 +157,7 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         progress(name, f"parsing {len(raws)} snapshot(s)")
         batches = []
         for raw in sorted(raws, key=lambda r: r.fetched_at):
+            raw = dataclasses.replace(raw, data=store.snapshot_content(con, raw.sha256))
             with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
                 frames = source.parse(raw, ctx, result.notes)
             for table, frame in frames:
@@ -191,20 +189,38 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
     else:
         result.status = loaded.status
         result.rows = loaded.row_count
+    if result.status == FAILED:
+        # pages stored before the fetch stopped short, which no load links: not kept
+        sweep_orphans(con)
     progress(name, result.status)
     return result
 
 
-def record(fetched: Sequence[Fetched], folder: Path) -> list[Path]:
-    """Write each response's bytes under `folder`, named by order and URL path."""
+def fetch_and_store(con: duckdb.DuckDBPyConnection, responses: Iterable[Fetched], name: str,
+                    secrets: Sequence[str], record_dir: Path | None = None) -> list[Raw]:
+    """Store each response as it arrives (redacted, content-addressed) and keep only what
+    cites it, so a source's pages are never all in memory (29 ODRE pages of 50 MB reached
+    5.4 GB when they were). The Raws come back without their bytes (`data` empty): each is
+    read from the store when it is parsed."""
+    raws = []
+    for number, item in enumerate(responses, start=1):
+        if record_dir is not None:
+            record(item, record_dir, number)
+        data = redact_bytes(item.data, secrets)  # a body that echoes the key
+        sha = store.save_snapshot(con, data, source=name, url=item.url, params=item.params,
+                                  fetched_at=item.fetched_at)
+        raws.append(Raw(sha, item.url, dict(item.params), b"", item.fetched_at))
+        del item, data  # not held while the next response is fetched
+    return raws
+
+
+def record(item: Fetched, folder: Path, number: int) -> Path:
+    """Write the response's bytes under `folder`, named by its order and URL path."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for number, item in enumerate(fetched, start=1):
-        tail = urlsplit(item.url).path.rstrip("/").rsplit("/", 1)[-1] or "index"
-        path = folder / f"{number:03d}_{re.sub(r'[^A-Za-z0-9._-]+', '_', tail)}"
-        path.write_bytes(item.data)
-        written.append(path)
-    return written
+    tail = urlsplit(item.url).path.rstrip("/").rsplit("/", 1)[-1] or "index"
+    path = folder / f"{number:03d}_{re.sub(r'[^A-Za-z0-9._-]+', '_', tail)}"
+    path.write_bytes(item.data)
+    return path
 
 
 def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:
@@ -226,9 +242,10 @@ def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:
 def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
                      good_only: bool = False) -> list[Raw]:
     """The raw snapshots of the latest load of `source` for `vintage` that recorded any
-    (with `good_only`, of the latest successful load)."""
+    (with `good_only`, of the latest successful load), without their bytes."""
     return [Raw(*snapshot) for snapshot in
-            store.latest_load_snapshots(con, source, vintage, good_only=good_only)]
+            store.latest_load_snapshots(con, source, vintage, good_only=good_only,
+                                        content=False)]
 
 
 def exit_code(results: Sequence[SourceResult]) -> int:

@@ -13,6 +13,7 @@ location (p5 is not listed in Paris or Frankfurt, it is in Stockholm).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -45,7 +46,7 @@ INSTANCE_TYPES = instance_types(PROVIDER_ID)
 GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """The price map of each location."""
     return ctx.each_zone(fetch_prices, session, source=SOURCE, base_url=BASE_URL,
                          zones=DEFAULT_LOCATIONS)

@@ -13,6 +13,7 @@ twice for a region keeps its latest effectiveStartDate; USD is Microsoft's retai
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from urllib.parse import urlsplit
 
@@ -47,7 +48,7 @@ def price_filter(region: str, skus: tuple[str, ...]) -> str:
             f"priceType eq 'Consumption' and ({wanted})")
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """Every page of each region."""
     return ctx.each_zone(fetch_prices, session, source=SOURCE, base_url=BASE_URL,
                          zones=DEFAULT_REGIONS)
@@ -60,20 +61,19 @@ def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
 
 def fetch_prices(session: requests.Session, region: str, *, base_url: str = BASE_URL,
                  skus: tuple[str, ...] = tuple(SKUS), policy: FetchPolicy = DEFAULT_POLICY
-                 ) -> list[Fetched]:
+                 ) -> Iterator[Fetched]:
     """Every page of retail prices for the GPU SKUs in `region`."""
     url = f"{base_url}/api/retail/prices"
     params: dict[str, str] | None = {"api-version": API_VERSION, "currencyCode": "USD",
                                      "$filter": price_filter(region, skus)}
     host = urlsplit(base_url).netloc
-    pages: list[Fetched] = []
     for _ in range(MAX_PAGES):
         page = http.fetch(session, url, source=SOURCE, params=params, policy=policy)
-        pages.append(page)
-        body = load_json_object(page.data, source=SOURCE, url=page.url, required=("Items",))
-        following = body.get("NextPageLink")
+        yield page
+        following = load_json_object(page.data, source=SOURCE, url=page.url,
+                                     required=("Items",)).get("NextPageLink")
         if not following:
-            return pages
+            return
         if urlsplit(following).netloc != host:
             raise ParseError(SOURCE, page.url, "NextPageLink",
                              f"points to another host ({urlsplit(following).netloc}); not "

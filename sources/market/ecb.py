@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterator
 from datetime import timedelta
 
 import polars as pl
@@ -36,7 +37,7 @@ RECENT_DAYS = 80  # a month that started this long ago may be past the 90-day fi
 _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """The 90-day file for a recent vintage, the full history for an older one."""
     first, _ = ctx.month
     recent = (ctx.today - first).days < RECENT_DAYS

@@ -16,6 +16,7 @@ carbonIntensity is skipped with a note; an error object such as {"error": ..., "
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -43,7 +44,7 @@ ZONES = {"DE": "DE-LU", "IT-NO": "IT-NORTH"}
 _GRANULARITY = {"hourly": "hour", "15_minutes": "15min"}
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """The trailing 24 hours of each zone."""
     token = os.environ[ENV_VAR or ""]
     return ctx.each_zone(fetch_history, session, token, source=SOURCE, base_url=BASE_URL,

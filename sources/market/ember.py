@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -49,17 +50,16 @@ INTENSITY_ENTITIES = ("FRA", "DEU", "ESP", "PRT", "NLD", "BEL", "AUT", "POL", "I
                       "IRL", "FIN", "DNK")
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """The wholesale CSV; with a key, also yearly intensity from three years back and monthly
     intensity from last January (the API's host is the context's `ember_api` base URL)."""
-    out = ctx.fetch(fetch_wholesale_monthly, session, source=SOURCE, base_url=BASE_URL)
+    yield from ctx.fetch(fetch_wholesale_monthly, session, source=SOURCE, base_url=BASE_URL)
     key = os.environ.get(ENV_VAR or "")
     if key:
         year = int(ctx.vintage[:4])
         for granularity, since in (("yearly", str(year - 3)), ("monthly", f"{year - 1}-01")):
-            out += ctx.fetch(fetch_intensity, session, key, granularity, since,
-                             source="ember_api", base_url=API_URL)
-    return out
+            yield from ctx.fetch(fetch_intensity, session, key, granularity, since,
+                                 source="ember_api", base_url=API_URL)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:

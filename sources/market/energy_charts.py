@@ -13,6 +13,7 @@ and reported); the unit must read EUR/MWh (a unit drift such as EUR/kWh is an er
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -44,7 +45,7 @@ RESTRICTED = "RESTRICTED (not CC BY, not for public or commercial reuse): "
 _STEPS = {900: "15min", 3600: "hour"}
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """The vintage month of each zone."""
     first, last = ctx.month
     return ctx.each_zone(fetch_prices, session, first, last, source=SOURCE, base_url=BASE_URL,

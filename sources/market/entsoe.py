@@ -18,6 +18,7 @@ are flagged RESTRICTED in `licence`.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from xml.etree import ElementTree
 
@@ -49,7 +50,7 @@ DEFAULT_ZONES = tuple(EIC)
 _RESOLUTIONS = {"PT15M": (15, "15min"), "PT60M": (60, "hour")}
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """Each zone over a UTC window covering the month's local days in every European zone
     (UTC+0..+3)."""
     token = os.environ[ENV_VAR or ""]

@@ -15,6 +15,7 @@ fields) are skipped with a count; `date_heure` carries its UTC offset.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date, timedelta
 
 import polars as pl
@@ -36,7 +37,7 @@ PAGE = 100
 MAX_ROWS = 10_000
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """Every page of the vintage month (up to today)."""
     first, last = ctx.month
     return ctx.fetch(fetch_records, session, first, last + timedelta(days=1), source=SOURCE,
@@ -49,33 +50,39 @@ def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
 
 def fetch_records(session: requests.Session, start: date, end: date, *,
                   dataset: str = DATASET, base_url: str = BASE_URL,
-                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+                  policy: FetchPolicy = DEFAULT_POLICY) -> Iterator[Fetched]:
     """Every page of records with start <= date_heure < end (UTC days)."""
     url = f"{base_url}/api/explore/v2.1/catalog/datasets/{dataset}/records"
     where = (f"date_heure >= '{start.isoformat()}T00:00:00Z' and "
              f"date_heure < '{end.isoformat()}T00:00:00Z' and taux_co2 is not null")
-    pages: list[Fetched] = []
     offset = 0
     while offset + PAGE <= MAX_ROWS:
         page = http.fetch(session, url, source=SOURCE, params={
             "select": "date_heure,taux_co2", "where": where, "order_by": "date_heure",
             "limit": PAGE, "offset": offset, "timezone": "UTC"}, policy=policy)
-        pages.append(page)
-        body = load_json_object(page.data, source=SOURCE, url=page.url,
-                                required=("total_count", "results"))
-        total, results = body["total_count"], body["results"]
-        if not isinstance(total, int) or isinstance(total, bool) or not isinstance(results, list):
-            raise ParseError(SOURCE, page.url, "total_count", "expected a count and a list")
-        if offset + len(results) < min(total, offset + PAGE):
+        yield page
+        total, count = page_counts(page)
+        if offset + count < min(total, offset + PAGE):
             # a short or empty page before total_count is reached: rows are missing
             raise ParseError(SOURCE, page.url, f"offset {offset}",
-                             f"page holds {len(results)} record(s) but total_count {total} "
+                             f"page holds {count} record(s) but total_count {total} "
                              f"promises {min(total - offset, PAGE)} here: incomplete answer")
         offset += PAGE
         if offset >= total:
-            return pages
+            return
     raise ParseError(SOURCE, url, "offset", f"more than {MAX_ROWS} rows: narrow the period "
                      "or use the exports endpoint")
+
+
+def page_counts(page: Fetched) -> tuple[int, int]:
+    """A /records page's total_count and how many records it holds (its parsed body is not
+    kept while the next page is fetched)."""
+    body = load_json_object(page.data, source=SOURCE, url=page.url,
+                            required=("total_count", "results"))
+    total, results = body["total_count"], body["results"]
+    if not isinstance(total, int) or isinstance(total, bool) or not isinstance(results, list):
+        raise ParseError(SOURCE, page.url, "total_count", "expected a count and a list")
+    return total, len(results)
 
 
 def parse_records(data: bytes, *, url: str, vintage: str, fetched_on: date,

@@ -13,6 +13,7 @@ peninsular time, so interval starts are that local midnight in UTC plus (period 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -47,12 +48,12 @@ def file_name(day: date) -> str:
     return f"marginalpdbc_{day:%Y%m%d}.1"
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """One file for each day of the vintage month (up to today)."""
     first, last = ctx.month
-    return [file for offset in range((last - first).days + 1)
-            for file in ctx.fetch(fetch_day, session, first + timedelta(days=offset),
-                                  source=SOURCE, base_url=BASE_URL)]
+    for offset in range((last - first).days + 1):
+        yield from ctx.fetch(fetch_day, session, first + timedelta(days=offset), source=SOURCE,
+                             base_url=BASE_URL)
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:

@@ -15,6 +15,7 @@ regions.csv lists for ovhcloud, with a note saying availability is not checked.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
@@ -48,7 +49,7 @@ _SUFFIXES = {".consumption": "on_demand", ".monthly.postpaid": "reserved"}
 _SHOWN = re.compile(r"([0-9]+(?:[.,][0-9]{1,2})?)")
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     return ctx.fetch(fetch_catalog, session, source=SOURCE, base_url=BASE_URL)
 
 

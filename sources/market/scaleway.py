@@ -11,6 +11,7 @@ a GPU) are skipped and reported; `monthly_price` is hourly x 730 and is not used
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -43,7 +44,7 @@ GPU_MODELS = {
 _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/")
 
 
-def fetch(session: requests.Session, ctx: Context) -> list[Fetched]:
+def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
     """Every page of each zone."""
     return ctx.each_zone(fetch_servers, session, source=SOURCE, base_url=BASE_URL,
                          zones=DEFAULT_ZONES)
@@ -54,28 +55,28 @@ def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
 
 
 def fetch_servers(session: requests.Session, zone: str, *, base_url: str = BASE_URL,
-                  policy: FetchPolicy = DEFAULT_POLICY) -> list[Fetched]:
+                  policy: FetchPolicy = DEFAULT_POLICY) -> Iterator[Fetched]:
     """Every page of server types in `zone`."""
     url = f"{base_url}/instance/v1/zones/{zone}/products/servers"
-    pages: list[Fetched] = []
     seen = 0
     for page in range(1, MAX_PAGES + 1):
         fetched = http.fetch(session, url, source=SOURCE,
                              params={"per_page": PER_PAGE, "page": page}, policy=policy)
-        pages.append(fetched)
-        body = load_json_object(fetched.data, source=SOURCE, url=fetched.url,
-                                required=("servers",))
-        count = len(body["servers"]) if isinstance(body["servers"], dict) else 0
+        yield fetched
+        servers = load_json_object(fetched.data, source=SOURCE, url=fetched.url,
+                                   required=("servers",))["servers"]
+        count = len(servers) if isinstance(servers, dict) else 0
+        del servers  # not held while the next page is fetched
         seen += count
         total = fetched.headers.get("x-total-count", "")
         if total.isdigit() and seen >= int(total):
-            return pages
+            return
         if count < PER_PAGE:
             if total.isdigit():  # a short page before X-Total-Count is reached
                 raise ParseError(SOURCE, fetched.url, f"page {page}",
                                  f"{seen} server type(s) of the {total} X-Total-Count "
                                  "promises: incomplete answer")
-            return pages
+            return
     raise ParseError(SOURCE, url, "page", f"still more servers after {MAX_PAGES} pages")
 
 

@@ -84,8 +84,10 @@ def test_paging_follows_next_page_link(httpserver: HTTPServer) -> None:
                                       ).respond_with_data(
         (FIXTURES / "retail_prices_francecentral_page2.json").read_bytes())
     with requests.Session() as session:
-        pages = azure.fetch_prices(session, "francecentral", skus=("Standard_ND96isr_H100_v5",),
-                                   base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
+        pages = list(azure.fetch_prices(session, "francecentral",
+                                        skus=("Standard_ND96isr_H100_v5",),
+                                        base_url=httpserver.url_for("").rstrip("/"),
+                                        policy=FAST))
     assert len(pages) == 2
     notes: list[str] = []
     first, second = (parse(p.data, notes) for p in pages)
@@ -100,8 +102,8 @@ def test_next_page_link_to_another_host_is_refused(httpserver: HTTPServer) -> No
     page1 = (FIXTURES / "retail_prices_francecentral_page1.json").read_bytes()
     httpserver.expect_request("/api/retail/prices").respond_with_data(page1)
     with requests.Session() as session, pytest.raises(ParseError, match="another host"):
-        azure.fetch_prices(session, "francecentral",
-                           base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
+        list(azure.fetch_prices(session, "francecentral",
+                                base_url=httpserver.url_for("").rstrip("/"), policy=FAST))
 
 
 def _twice(second_price: float) -> bytes:

@@ -48,8 +48,9 @@ def test_paging_until_total_count(httpserver: HTTPServer) -> None:
                      "'2026-11-03T00:00:00Z' and taux_co2 is not null"},
         ).respond_with_data((FIXTURES / name).read_bytes())
     with requests.Session() as session:
-        pages = odre.fetch_records(session, date(2026, 11, 1), date(2026, 11, 3),
-                                   base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
+        pages = list(odre.fetch_records(session, date(2026, 11, 1), date(2026, 11, 3),
+                                        base_url=httpserver.url_for("").rstrip("/"),
+                                        policy=FAST))
     assert len(pages) == 2  # total_count 150 = 100 + 50
     notes: list[str] = []
     frames = [odre.parse_records(p.data, url=p.url, vintage="2026-11",

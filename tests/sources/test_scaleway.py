@@ -83,8 +83,9 @@ def test_paging_follows_total_count(httpserver: HTTPServer, monkeypatch) -> None
                                           ).respond_with_data(body,
                                                               headers={"X-Total-Count": "5"})
     with requests.Session() as session:
-        pages = scaleway.fetch_servers(session, "nl-ams-1", base_url=httpserver.url_for(""
-                                       ).rstrip("/"), policy=FAST)
+        pages = list(scaleway.fetch_servers(session, "nl-ams-1",
+                                            base_url=httpserver.url_for("").rstrip("/"),
+                                            policy=FAST))
     assert len(pages) == 2  # 3 + 2 = 5 = X-Total-Count
     notes: list[str] = []
     frames = [parse(p.data, p.url, notes) for p in pages]

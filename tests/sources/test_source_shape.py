@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
+from collections.abc import Iterator
 
 import pytest
 import requests
@@ -52,7 +53,7 @@ def test_the_registry_runs_ecb_first() -> None:
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_job_signatures(module) -> None:  # type: ignore[no-untyped-def]
     expected = {
-        "fetch": ({"session": requests.Session, "ctx": Context}, list[Fetched]),
+        "fetch": ({"session": requests.Session, "ctx": Context}, Iterator[Fetched]),
         "parse": ({"raw": Raw, "ctx": Context, "notes": list[str]}, Frames),
     }
     for name, (params, returns) in expected.items():
