@@ -38,6 +38,7 @@ from reports.cells import plain, plain_all
 from reports.figures.charts import rendering_cache
 from reports.files.outputs import write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
+from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
 from schemas.fields import VINTAGE_PATTERN
 from sources import bundled
@@ -146,8 +147,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             (folder / "scorecard.json").write_text(document, encoding="utf-8")
             print_summary(result)
             try:
-                # charts already rendered from the same spec come from the store
-                with rendering_cache(caches.ChartCache(o.con)):
+                # charts and the scorecard table already rendered from the same inputs come
+                # from the store
+                with rendering_cache(caches.ChartCache(o.con)), \
+                        table_cache(caches.TableCache(o.con)):
                     written = write_outputs(result, folder, pdf=pdf, diff=change)
             except (ChromiumMissing, ChromiumFailed) as err:
                 _error(f"{err}\n(the other files were written to {folder})")

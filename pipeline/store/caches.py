@@ -1,7 +1,9 @@
 """What the store keeps so a rerun does not redo work whose inputs have not changed: which
 bundled load came from exactly the packaged files and the code that read them
-(`bundled_checks`), and the charts already rendered from a Vega-Lite spec (`cache__chart_svg`).
-Both are keyed by content (sha256), so a changed input is never answered from the cache."""
+(`bundled_checks`), the charts already rendered from a Vega-Lite spec (`cache__chart_svg`) and
+the report's great-tables scorecard already rendered from the same inputs
+(`cache__table_html`). All are keyed by content (sha256), so a changed input is never answered
+from the cache."""
 
 from __future__ import annotations
 
@@ -14,9 +16,13 @@ _DDL = (
         load_id VARCHAR PRIMARY KEY, reader_sha256 VARCHAR NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS cache__chart_svg (
         key VARCHAR PRIMARY KEY, svg VARCHAR NOT NULL, used_at_utc TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS cache__table_html (
+        key VARCHAR PRIMARY KEY, html VARCHAR NOT NULL, used_at_utc TIMESTAMPTZ NOT NULL)""",
 )
 #: the rendered charts kept: the most recently used (a report has about ten)
 CHARTS_KEPT = 200
+#: the rendered scorecard tables kept: the most recently used (a report has one)
+TABLES_KEPT = 50
 
 
 def ensure(con: duckdb.DuckDBPyConnection) -> None:
@@ -48,35 +54,53 @@ def record_bundled_check(con: duckdb.DuckDBPyConnection, load_id: str, reader_sh
     con.execute("INSERT OR REPLACE INTO bundled_checks VALUES (?, ?)", [load_id, reader_sha256])
 
 
-class ChartCache(MutableMapping[str, str]):
-    """Rendered SVGs by spec key, in the store: `reports.figures.charts.rendering_cache` reads and
-    fills it. Writing keeps the CHARTS_KEPT most recently used."""
+class _TextCache(MutableMapping[str, str]):
+    """Rendered text by content key in one of the store's cache tables (key, text column,
+    used_at_utc). Reading a key marks it used; writing keeps the `kept` most recently used."""
+
+    table = ""
+    column = ""
+    kept = 0
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
 
     def __getitem__(self, key: str) -> str:
-        rows = self.con.execute("SELECT svg FROM cache__chart_svg WHERE key = ?",
+        rows = self.con.execute(f"SELECT {self.column} FROM {self.table} WHERE key = ?",
                                 [key]).fetchall()
         if not rows:
             raise KeyError(key)
-        self.con.execute("UPDATE cache__chart_svg SET used_at_utc = now() WHERE key = ?",
-                         [key])
+        self.con.execute(f"UPDATE {self.table} SET used_at_utc = now() WHERE key = ?", [key])
         return str(rows[0][0])
 
-    def __setitem__(self, key: str, svg: str) -> None:
-        self.con.execute("INSERT OR REPLACE INTO cache__chart_svg VALUES (?, ?, now())",
-                         [key, svg])
+    def __setitem__(self, key: str, text: str) -> None:
+        self.con.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, now())",
+                         [key, text])
         self.con.execute(
-            "DELETE FROM cache__chart_svg WHERE key NOT IN (SELECT key FROM cache__chart_svg "
-            "ORDER BY used_at_utc DESC LIMIT ?)", [CHARTS_KEPT])
+            f"DELETE FROM {self.table} WHERE key NOT IN (SELECT key FROM {self.table} "
+            "ORDER BY used_at_utc DESC LIMIT ?)", [self.kept])
 
     def __delitem__(self, key: str) -> None:
-        self.con.execute("DELETE FROM cache__chart_svg WHERE key = ?", [key])
+        self.con.execute(f"DELETE FROM {self.table} WHERE key = ?", [key])
 
     def __iter__(self) -> Iterator[str]:
         return iter([key for (key,) in
-                     self.con.execute("SELECT key FROM cache__chart_svg").fetchall()])
+                     self.con.execute(f"SELECT key FROM {self.table}").fetchall()])
 
     def __len__(self) -> int:
-        return int(self.con.execute("SELECT count(*) FROM cache__chart_svg").fetchall()[0][0])
+        return int(self.con.execute(f"SELECT count(*) FROM {self.table}").fetchall()[0][0])
+
+
+class ChartCache(_TextCache):
+    """Rendered SVGs by spec key, in the store: `reports.figures.charts.rendering_cache` reads and
+    fills it. Writing keeps the CHARTS_KEPT most recently used."""
+
+    table, column, kept = "cache__chart_svg", "svg", CHARTS_KEPT
+
+
+class TableCache(_TextCache):
+    """The report's scorecard table (HTML) by the key of its inputs, in the store:
+    `reports.html.scorecard_table.table_cache` reads and fills it. Writing keeps the
+    TABLES_KEPT most recently used."""
+
+    table, column, kept = "cache__table_html", "html", TABLES_KEPT

@@ -35,7 +35,7 @@ from reports.html.methodology import CONVERSIONS, DEFINITIONS
 from reports.html.page import CSS, shortened, table
 from reports.html.page import escape as _e
 from reports.html.page import num as _num
-from reports.html.scorecard_table import NOT_COMPUTED, scorecard_gt, status
+from reports.html.scorecard_table import NOT_COMPUTED, scorecard_html, status
 from schemas.outputs import OUTPUTS
 
 #: the appendix sections in order: (id, title)
@@ -137,8 +137,8 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
             "<p>Every figure of every candidate (the summary shows the four axes); the grades "
             "say where goodput, cost and power come from, each input's source is under "
             f"Assumptions.{more}</p>",
-            '<div class="wide">', scorecard_gt({**result, "candidates": candidates})
-            .as_raw_html(), "</div>", "</section>"]
+            '<div class="wide">', scorecard_html({**result, "candidates": candidates}),
+            "</div>", "</section>"]
 
 
 #: what one instance-hour is made of: a price (declared or an offer) or a TCO's components

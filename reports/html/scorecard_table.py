@@ -5,15 +5,31 @@ greyed, notes saying where the sources are and what the grades mean.
 
 Reads the result dict (DESIGN section 9), never the engine, so a stored scorecard renders the
 same as a fresh one. great-tables escapes cell text and source notes itself.
+
+`scorecard_html(result)` is the table's HTML. Inside `table_cache(cache)` (the store's, for a
+run) a table already rendered from the same inputs by the same code is taken from the cache
+(keyed by the sha256 of the table's inputs, this module, reports/frames.py and the schemas'
+outputs, and the great-tables and polars versions), so a rerun on unchanged figures does not
+import great-tables (about a quarter of a second) nor render it again. great-tables is
+imported where a table is rendered, not with the module.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from great_tables import GT, loc, style
 
+import reports.frames
+import schemas.outputs
 from reports.frames import (
     HEADERS,
     METRICS,
@@ -25,6 +41,9 @@ from reports.frames import (
     scorecard_frame,
 )
 from schemas.outputs import OUTPUTS
+
+if TYPE_CHECKING:
+    from great_tables import GT
 
 #: columns shown only when some candidate has them (a lifecycle view, a workload profile)
 OPTIONAL_COLUMNS = ("embodied_gco2e_per_mtok", "electricity_eur_per_mtok_time_matched",
@@ -85,7 +104,79 @@ def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
     )
 
 
+#: the keys of the result the table reads (`table_inputs`): the cache key covers exactly these
+TABLE_KEYS = ("proposal", "vintage", "token_basis", "sources", "candidates")
+#: the code that turns the table's inputs into its HTML: a change in any of it renders afresh
+_RENDERERS = (Path(__file__), Path(reports.frames.__file__), Path(schemas.outputs.__file__),
+              Path(schemas.outputs.__file__).with_name("outputs.toml"))
+
+_CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("table_cache", default=None)
+_RENDERS = [0]  # tables great-tables has rendered in this process (the cache's test counts)
+
+
+@contextmanager
+def table_cache(cache: MutableMapping[str, str]) -> Iterator[MutableMapping[str, str]]:
+    """While active, `scorecard_html` takes a table's HTML from `cache` when its key is there
+    and stores every table it renders into it."""
+    token = _CACHE.set(cache)
+    try:
+        yield cache
+    finally:
+        _CACHE.reset(token)
+
+
+def renders() -> int:
+    """How many tables great-tables has rendered in this process."""
+    return _RENDERS[0]
+
+
+def table_inputs(result: dict[str, Any]) -> dict[str, Any]:
+    """The part of the result the table is rendered from (TABLE_KEYS that are there)."""
+    return {k: result[k] for k in TABLE_KEYS if k in result}
+
+
+@functools.cache
+def _renderer_digest() -> bytes:
+    digest = hashlib.sha256()
+    for package in ("great-tables", "polars"):
+        digest.update(f"{package} {importlib.metadata.version(package)}\n".encode())
+    for path in _RENDERERS:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.digest()
+
+
+def table_key(inputs: dict[str, Any]) -> str:
+    """The cache key of a table: sha256 of the renderers' digest and the inputs' canonical
+    JSON."""
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+    return hashlib.sha256(_renderer_digest() + text.encode()).hexdigest()
+
+
+def scorecard_html(result: dict[str, Any]) -> str:
+    """The full scorecard table as HTML, from the active `table_cache` when the same inputs
+    were rendered by the same code, else rendered by great-tables (and kept there)."""
+    inputs = table_inputs(result)
+    cache = _CACHE.get()
+    if cache is None:
+        return _render(inputs)
+    key = table_key(inputs)
+    if (kept := cache.get(key)) is not None:
+        return kept
+    html = _render(inputs)
+    cache[key] = html
+    return html
+
+
+def _render(inputs: dict[str, Any]) -> str:
+    _RENDERS[0] += 1
+    html: str = scorecard_gt(inputs).as_raw_html()
+    return html
+
+
 def scorecard_gt(result: dict[str, Any]) -> GT:
+    from great_tables import GT, loc, style
+
     frame = candidates_frame(result)
     ranged = has_ranges(result)
     shown = ["where", "tokens_per_s", "grades", "cost_eur_per_hour",

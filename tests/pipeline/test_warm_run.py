@@ -1,0 +1,95 @@
+"""A warm `scorecard run` (the store already holds the bundled data, the charts and the
+scorecard table rendered from the same inputs) redoes none of that work: the report's
+great-tables scorecard comes from the store (cache__table_html, keyed by the sha256 of the
+table's inputs, its rendering code and the great-tables and polars versions) and the same
+bytes are written; a changed figure renders the table again; and a warm process never imports
+the libraries only a cold run needs (issue 18: the main job's time)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pipeline import store
+from pipeline.cli import app
+from reports.html import scorecard_table
+
+runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
+
+
+def _run(tmp_path: Path, out: str, *extra: str) -> str:
+    done = runner.invoke(app, ["run", *extra, "--db", str(tmp_path / "s.duckdb"),
+                               "--out", str(tmp_path / out)])
+    assert done.exit_code == 0, done.output
+    return (tmp_path / out / "scorecard.html").read_text(encoding="utf-8")
+
+
+def _tables_kept(tmp_path: Path) -> int:
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    try:
+        return int(con.execute("SELECT count(*) FROM cache__table_html").fetchall()[0][0])
+    finally:
+        con.close()
+
+
+def _table(page: str) -> str:
+    start = page.index('<div id="scorecard"')
+    return page[start:page.index("</table>", start)]
+
+
+def test_a_rerun_renders_no_table_and_writes_the_same_page(tmp_path: Path) -> None:
+    before = scorecard_table.renders()
+    first = _run(tmp_path, "a")
+    assert scorecard_table.renders() == before + 1 and _tables_kept(tmp_path) == 1
+    second = _run(tmp_path, "b")
+    assert scorecard_table.renders() == before + 1  # taken from the store
+    # the whole page is the same but for its generation time
+    assert re.sub(r"generated \S+", "", first) == re.sub(r"generated \S+", "", second)
+    assert _table(first) == _table(second) and "Scorecard: " in _table(first)
+
+
+def test_a_changed_figure_renders_the_table_again(tmp_path: Path) -> None:
+    first = _run(tmp_path, "a")
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert "tokens_per_day = 500_000_000" in text
+    varied = tmp_path / "varied.toml"
+    varied.write_text(text.replace("tokens_per_day = 500_000_000",
+                                   "tokens_per_day = 400_000_000"), encoding="utf-8")
+    before = scorecard_table.renders()
+    second = _run(tmp_path, "b", str(varied))
+    assert scorecard_table.renders() == before + 1 and _tables_kept(tmp_path) == 2
+    assert _table(first) != _table(second)
+
+
+def test_the_key_covers_the_inputs_and_only_them() -> None:
+    result = {"proposal": "p", "vintage": "2026-10", "sources": [], "generated_at": "t1",
+              "candidates": [{"id": "a", "cpm_eur_per_mtok": 1.0}]}
+    inputs = scorecard_table.table_inputs(result)
+    assert "generated_at" not in inputs  # a rerun's new time is not a new table
+    key = scorecard_table.table_key(inputs)
+    assert key == scorecard_table.table_key(
+        scorecard_table.table_inputs({**result, "generated_at": "t2"}))
+    changed = {**result, "candidates": [{"id": "a", "cpm_eur_per_mtok": 1.5}]}
+    assert scorecard_table.table_key(scorecard_table.table_inputs(changed)) != key
+
+
+def test_a_warm_process_imports_no_great_tables(tmp_path: Path) -> None:
+    # two whole processes on one store: the first renders and keeps the table, the second
+    # finds it and never imports great-tables (nor vl-convert: the charts are kept too)
+    code = ("import sys\nfrom pipeline.cli import app\n"
+            "try:\n    app(['run', '--db', sys.argv[1], '--out', sys.argv[2]])\n"
+            "except SystemExit:\n    pass\n"
+            "print([m for m in ('great_tables', 'vl_convert', 'pandera') if m in sys.modules])")
+    db, out = str(tmp_path / "s.duckdb"), str(tmp_path / "out")
+    seen = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code, db, out], capture_output=True,
+                              text=True, check=True, cwd=tmp_path)
+        seen.append(done.stdout.strip().splitlines()[-1])
+    assert "great_tables" in seen[0]
+    assert seen[1] == "[]"
