@@ -52,10 +52,11 @@ sensible Excel form has `excel=None`: the workbook writes its value and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
+import numpy as np
 import polars as pl
 
 from schemas.outputs import OUTPUTS
@@ -94,15 +95,49 @@ INPUTS: dict[str, tuple[str, str]] = {
     name: (OUTPUTS[name].unit, OUTPUTS[name].meaning) for name in INPUT_COLUMNS}
 
 
+class Columns(Protocol):
+    """What a step's formula is written against: `c("name")` is a column (an input or an
+    earlier step) and `c.when`, `c.coalesce`, `c.max_horizontal` are polars' functions of the
+    same names. POLARS builds polars expressions from a formula; evaluate_arrays computes the
+    same formula over numpy arrays."""
+
+    def __call__(self, name: str) -> Any: ...
+
+    def when(self, condition: Any) -> Any: ...
+
+    def coalesce(self, *columns: Any) -> Any: ...
+
+    def max_horizontal(self, *columns: Any) -> Any: ...
+
+
+class _PolarsColumns:
+    def __call__(self, name: str) -> pl.Expr:
+        return pl.col(name)
+
+    def when(self, condition: Any) -> Any:
+        return pl.when(condition)
+
+    def coalesce(self, *columns: Any) -> pl.Expr:
+        return pl.coalesce(*columns)
+
+    def max_horizontal(self, *columns: Any) -> pl.Expr:
+        return pl.max_horizontal(*columns)
+
+
+POLARS: Columns = _PolarsColumns()
+
+
 @dataclass(frozen=True)
 class Step:
     """A named formula; its unit is the declaration of its column (schemas/outputs.py)."""
 
     name: str
     formula: str
-    expr: Callable[[], pl.Expr]
-    #: the cost models whose figures the step enters: `explain` leaves the others out (the
-    #: step is still computed for every row; where it does not apply its value is unused)
+    #: the formula over the columns `c` (Columns): polars expressions or numpy arrays
+    build: Callable[[Columns], Any]
+    #: the cost models whose figures the step enters: `explain` leaves the others out, and
+    #: evaluate_arrays skips the step for a block of another cost model (where it does not
+    #: apply, its value is unused; `evaluate` still computes it for every row)
     models: tuple[str, ...] = COST_MODELS
     #: the same formula over spreadsheet cells (module docstring), or None
     excel: str | None = None
@@ -111,26 +146,29 @@ class Step:
     def unit(self) -> str:
         return OUTPUTS[self.name].unit
 
+    def expr(self) -> pl.Expr:
+        """The formula as a polars expression."""
+        return cast(pl.Expr, self.build(POLARS))
 
-c = pl.col
+
 NumT = TypeVar("NumT", float, pl.Expr)
 
 
-def _is(model: str) -> pl.Expr:
+def _is(c: Columns, model: str) -> Any:
     return c("cost_model") == model
 
 
-def _elastic() -> pl.Expr:
+def _elastic(c: Columns) -> Any:
     return c("capacity") == "elastic"
 
 
-def _provisioned_hours() -> pl.Expr:
+def _provisioned_hours(c: Columns) -> Any:
     """The hours a month an instance beyond the busy ones is billed: 730 when provisioned,
     none when elastic (busy instance-hours only)."""
-    return pl.when(_elastic()).then(0.0).otherwise(HOURS_PER_MONTH)
+    return c.when(_elastic(c)).then(0.0).otherwise(HOURS_PER_MONTH)
 
 
-def _mean_demand_tokens_per_s() -> pl.Expr:
+def _mean_demand_tokens_per_s(c: Columns) -> Any:
     return c("demand_tokens_per_day") / SECONDS_PER_DAY
 
 
@@ -146,12 +184,12 @@ def request_duration(ttft: NumT, output_tokens: NumT, tpot: NumT) -> NumT:
     return ttft + (output_tokens - 1.0) * tpot
 
 
-def _annuity_eur_per_month() -> pl.Expr:
+def _annuity_eur_per_month(c: Columns) -> Any:
     """Level monthly payment repaying capex less the present value of the residual."""
     r = c("cost_of_capital_per_year") / MONTHS_PER_YEAR
     n = c("amortisation_months")
     financed = c("capex_eur") - c("residual_eur").fill_null(0.0) / (1.0 + r) ** n
-    return (pl.when(r == 0).then(financed / n)
+    return (c.when(r == 0).then(financed / n)
             .otherwise(financed * r / (1.0 - (1.0 + r) ** (-n))))
 
 
@@ -159,7 +197,7 @@ STEPS: tuple[Step, ...] = (
     Step("electricity_eur_per_kwh",
          "contract tariff if given, else wholesale x retail multiplier (default 1) + grid fee "
          "(default 0)",
-         lambda: pl.coalesce(
+         lambda c: c.coalesce(
              c("contract_eur_per_kwh"),
              c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
              + c("grid_fee_eur_per_kwh").fill_null(0.0)),
@@ -169,12 +207,12 @@ STEPS: tuple[Step, ...] = (
     Step("peak_tokens_per_s",
          "demand_tokens_per_day / 86400 x peak_factor (default 1): the demand at its peak "
          "(null without a demand)",
-         lambda: _mean_demand_tokens_per_s() * c("peak_factor").fill_null(1.0),
+         lambda c: _mean_demand_tokens_per_s(c) * c("peak_factor").fill_null(1.0),
          excel="{demand_tokens_per_day}/86400*{peak_factor:1}"),
     Step("instances",
          "ceil(peak_tokens_per_s / (tokens_per_s x (1 - headroom))) + redundancy_instances: "
          "the instances the peak needs with its headroom, and the spares (N+1: 1)",
-         lambda: (c("peak_tokens_per_s")
+         lambda c: (c("peak_tokens_per_s")
                   / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()
          + c("redundancy_instances").fill_null(0.0),
          excel="CEILING({peak_tokens_per_s}/({tokens_per_s}*(1-{headroom:0})),1)"
@@ -182,68 +220,68 @@ STEPS: tuple[Step, ...] = (
     Step("headroom_instances",
          "instances - redundancy_instances - ceil(peak_tokens_per_s / tokens_per_s): the "
          "instances the headroom adds to the bare peak",
-         lambda: c("instances") - c("redundancy_instances").fill_null(0.0)
+         lambda c: c("instances") - c("redundancy_instances").fill_null(0.0)
          - (c("peak_tokens_per_s") / c("tokens_per_s")).ceil(),
          excel="{instances}-{redundancy_instances:0}"
                "-CEILING({peak_tokens_per_s}/{tokens_per_s},1)"),
     Step("busy_instances", "demand_tokens_per_day / 86400 / tokens_per_s",
-         lambda: _mean_demand_tokens_per_s() / c("tokens_per_s"),
+         lambda c: _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
     Step("billed_instances",
          "provisioned: instances; elastic: max(busy_instances, min_instances)",
-         lambda: pl.when(c("busy_instances").is_null()).then(None).when(_elastic()).then(
-             pl.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
+         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
+             c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
          .otherwise(c("instances")),
          excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
     Step("billed_utilisation",
          "busy share of the instance-hours paid for: with a demand, busy_instances / "
          "billed_instances; without, 1 when elastic, else the declared utilisation",
-         lambda: pl.when(c("demand_tokens_per_day").is_not_null())
+         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
          .then(c("busy_instances") / c("billed_instances"))
-         .when(_elastic()).then(1.0).otherwise(c("utilisation")),
+         .when(_elastic(c)).then(1.0).otherwise(c("utilisation")),
          excel='IF({demand_tokens_per_day?}<>"",{busy_instances?}/{billed_instances?},'
                'IF({capacity}="elastic",1,IF({utilisation?}="","",{utilisation?})))'),
     Step("served_tokens_per_s",
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
-         lambda: c("tokens_per_s") * c("billed_utilisation"),
+         lambda c: c("tokens_per_s") * c("billed_utilisation"),
          excel="{tokens_per_s}*{billed_utilisation}"),
     Step("average_power_w",
          "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
          "without an idle figure, idle hours at busy power (an upper bound)",
-         lambda: pl.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
+         lambda c: c.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
              c("busy_power_w") * c("billed_utilisation")
-             + pl.coalesce(c("idle_power_w"), c("busy_power_w"))
+             + c.coalesce(c("idle_power_w"), c("busy_power_w"))
              * (1.0 - c("billed_utilisation"))),
          excel='IF({billed_utilisation}=1,{busy_power_w},{busy_power_w}*{billed_utilisation}'
                '+IF({idle_power_w?}="",{busy_power_w},{idle_power_w?})*(1-{billed_utilisation}))'),
     Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",
-         lambda: _annuity_eur_per_month() * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY,
+         lambda c: _annuity_eur_per_month(c) * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY,
          # Excel's PMT is the same annuity: PMT(r, n, -capex, residual)
          excel="PMT({cost_of_capital_per_year}/12,{amortisation_months},-{capex_eur},"
                "{residual_eur:0})*12/8760"),
     Step("maintenance_eur_per_hour", "capex x maintenance share per year / 8760",
-         lambda: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY,
+         lambda c: c("capex_eur") * c("maintenance_share_per_year") / HOURS_PER_YEAR, TCO_ONLY,
          excel="{capex_eur}*{maintenance_share_per_year}/8760"),
     Step("staff_eur_per_hour", "staff EUR per year / 8760",
-         lambda: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY,
+         lambda c: c("staff_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR, TCO_ONLY,
          excel="{staff_eur_per_year:0}/8760"),
     Step("hosting_eur_per_hour",
          "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
-         lambda: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
+         lambda c: c("hosting_eur_per_year").fill_null(0.0) / HOURS_PER_YEAR
          + c("hosting_eur_per_kw_month").fill_null(0.0) * c("busy_power_w") / W_PER_KW
          * MONTHS_PER_YEAR / HOURS_PER_YEAR, TCO_ONLY,
          excel="{hosting_eur_per_year:0}/8760"
                "+{hosting_eur_per_kw_month:0}*{busy_power_w}/1000*12/8760"),
     Step("electricity_eur_per_hour",
          "average_power_w / 1000 x PUE x electricity tariff",
-         lambda: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
+         lambda c: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
          TCO_ONLY, excel="{average_power_w}/1000*{pue}*{electricity_eur_per_kwh}"),
     Step("cost_eur_per_hour",
          "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
          "declared: price_eur_per_hour",
-         lambda: pl.when(_is("tco")).then(
+         lambda c: c.when(_is(c, "tco")).then(
              c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
              + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
              + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour")),
@@ -251,53 +289,53 @@ STEPS: tuple[Step, ...] = (
                '+{staff_eur_per_hour?}+{hosting_eur_per_hour?}+{electricity_eur_per_hour?},'
                'IF({price_eur_per_hour?}="","",{price_eur_per_hour?}))'),
     Step("monthly_cost_eur", "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
-         lambda: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
+         lambda c: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
          excel="{cost_eur_per_hour}*{billed_instances}*730"),
     Step("monthly_headroom_cost_eur",
          "provisioned: headroom_instances x cost_eur_per_hour x 730 h; elastic: 0 (only busy "
          "instance-hours are billed) (null without a demand)",
-         lambda: c("headroom_instances") * c("cost_eur_per_hour") * _provisioned_hours(),
+         lambda c: c("headroom_instances") * c("cost_eur_per_hour") * _provisioned_hours(c),
          excel='{headroom_instances}*{cost_eur_per_hour}*IF({capacity}="elastic",0,730)'),
     Step("monthly_redundancy_cost_eur",
          "provisioned: redundancy_instances x cost_eur_per_hour x 730 h; elastic: 0 (the "
          "spares are not billed: elastic capacity ignores redundancy_instances) (null without "
          "a demand)",
-         lambda: pl.when(c("instances").is_not_null()).then(
+         lambda c: c.when(c("instances").is_not_null()).then(
              c("redundancy_instances").fill_null(0.0) * c("cost_eur_per_hour")
-             * _provisioned_hours()),
+             * _provisioned_hours(c)),
          excel='IF({instances?}="","",{redundancy_instances:0}*{cost_eur_per_hour}'
                '*IF({capacity}="elastic",0,730))'),
     Step("period_cost_eur",
          "tco: monthly_cost_eur x amortisation_months (the fleet's cost over its "
          "amortisation, at the demand); null for a price per hour",
-         lambda: pl.when(_is("tco")).then(c("monthly_cost_eur") * c("amortisation_months")),
+         lambda c: c.when(_is(c, "tco")).then(c("monthly_cost_eur") * c("amortisation_months")),
          TCO_ONLY,
          excel='IF({cost_model}="tco",{monthly_cost_eur}*{amortisation_months},"")'),
     Step("monthly_capital_eur", "capital_eur_per_hour x billed_instances x 730 h",
-         lambda: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY,
+         lambda c: c("capital_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH, TCO_ONLY,
          excel="{capital_eur_per_hour}*{billed_instances}*730"),
     Step("cpm_eur_per_mtok",
          "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
-         lambda: c("cost_eur_per_hour")
+         lambda c: c("cost_eur_per_hour")
          / (c("served_tokens_per_s") * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
          excel="{cost_eur_per_hour}/({served_tokens_per_s}*3600/1000000)"),
     Step("energy_j_per_token", "average_power_w / served_tokens_per_s",
-         lambda: c("average_power_w") / c("served_tokens_per_s"),
+         lambda c: c("average_power_w") / c("served_tokens_per_s"),
          excel="{average_power_w}/{served_tokens_per_s}"),
     Step("facility_kwh_per_mtok", "energy_j_per_token x 1e6 / 3.6e6 x PUE",
-         lambda: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue"),
+         lambda c: c("energy_j_per_token") * TOKENS_PER_MTOK / J_PER_KWH * c("pue"),
          excel="{energy_j_per_token}*1000000/3600000*{pue}"),
     Step("electricity_eur_per_mtok",
          "facility_kwh_per_mtok x electricity tariff (a breakdown: already inside CPM)",
-         lambda: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh"),
+         lambda c: c("facility_kwh_per_mtok") * c("electricity_eur_per_kwh"),
          excel="{facility_kwh_per_mtok}*{electricity_eur_per_kwh}"),
     Step("carbon_gco2e_per_mtok",
          "facility_kwh_per_mtok x grid intensity (location-based, operational only)",
-         lambda: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh"),
+         lambda c: c("facility_kwh_per_mtok") * c("grid_gco2e_per_kwh"),
          excel="{facility_kwh_per_mtok}*{grid_gco2e_per_kwh}"),
     Step("embodied_gco2e_per_mtok",
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
-         lambda: c("embodied_kgco2e") * G_PER_KG
+         lambda c: c("embodied_kgco2e") * G_PER_KG
          / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
             * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
          excel="{embodied_kgco2e}*1000"
@@ -310,29 +348,29 @@ REQUEST_STEPS: tuple[Step, ...] = (
     Step("request_tpot_s",
          "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
          "sequences in flight gets one token per decode step)",
-         lambda: pl.coalesce(c("operating_tpot_s"),
+         lambda c: c.coalesce(c("operating_tpot_s"),
                              c("operating_concurrency") / c("tokens_per_s")),
          excel='IF({operating_tpot_s?}<>"",{operating_tpot_s?},'
                'IF({operating_concurrency?}="","",{operating_concurrency?}/{tokens_per_s}))'),
     Step("request_duration_s",
          "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
-         lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
+         lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
                                   c("request_tpot_s")),
          excel="{operating_ttft_s}+({request_output_tokens}-1)*{request_tpot_s}"),
     Step("request_duration_p95_s",
          "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
          "beside the mean's; Little's law takes the mean)",
-         lambda: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
+         lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
                                   c("request_tpot_s")),
          excel="{operating_ttft_s}+({request_output_tokens_p95}-1)*{request_tpot_s}"),
     Step("replica_requests_per_s",
          "operating_concurrency / request_duration_s (Little's law)",
-         lambda: c("operating_concurrency") / c("request_duration_s"),
+         lambda c: c("operating_concurrency") / c("request_duration_s"),
          excel="{operating_concurrency}/{request_duration_s}"),
     Step("littles_law_instances",
          "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
          "headroom)))",
-         lambda: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
+         lambda c: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
                   / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
          .ceil(),
          excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
@@ -359,6 +397,184 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
         value = step.expr()
         frame = frame.with_columns(pl.when(value.is_finite()).then(value).alias(step.name))
     return (frame if columns is None else frame.select(columns)).collect()
+
+
+def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str]) -> dict[str, Any]:
+    """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
+    number or a float array, all broadcasting together (e.g. (candidates, 1) for an input fixed
+    per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
+    `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`). Only the
+    steps `wanted` needs are computed, each once; with one cost model for the whole block, a
+    step whose `models` leave it out is null there, not computed. Returns each wanted column
+    in its broadcast shape (a number when nothing it reads varies); a value that is not a
+    finite number is NaN, as `evaluate` makes it null."""
+    block = _ArrayColumns(columns)
+    return {name: block.value(name) for name in wanted}
+
+
+def _plain(x: Any) -> Any:
+    """The value behind a formula's operand: an array, a number, a string or NaN for None."""
+    if isinstance(x, _Column):
+        return x.v
+    return np.nan if x is None else x
+
+
+def _pick(condition: Any, then: Any, otherwise: Any) -> Any:
+    """np.where, without its per-element cost when the condition is the same everywhere (a
+    cost model or a capacity per block, a demand given or not)."""
+    if isinstance(condition, (bool, np.bool_)):
+        return then if condition else otherwise
+    condition = np.asarray(condition, dtype=bool)
+    if condition.all():
+        return then
+    if not condition.any():
+        return otherwise
+    return np.where(condition, then, otherwise)
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    """base ** exponent as polars computes it: libm's pow (numpy's vectorised pow differs in
+    the last bit), a null in either giving null (IEEE's pow(1, NaN) is 1)."""
+    b, e = np.broadcast_arrays(np.asarray(base, dtype=np.float64),
+                               np.asarray(exponent, dtype=np.float64))
+    out = (pl.Series(b.ravel(), nan_to_null=True) ** pl.Series(e.ravel(), nan_to_null=True))
+    return out.to_numpy().reshape(b.shape)
+
+
+class _Column:
+    """A numpy operand with the polars methods the formulas use (NaN is null)."""
+
+    __slots__ = ("_v",)
+
+    def __init__(self, v: Any) -> None:
+        self._v = v
+
+    @property
+    def v(self) -> Any:
+        return self._v
+
+    def _op(self, other: Any, ufunc: Any) -> _Column:
+        return _Column(ufunc(self.v, _plain(other)))
+
+    def _rop(self, other: Any, ufunc: Any) -> _Column:
+        return _Column(ufunc(_plain(other), self.v))
+
+    def __add__(self, o: Any) -> _Column: return self._op(o, np.add)
+    def __radd__(self, o: Any) -> _Column: return self._rop(o, np.add)
+    def __sub__(self, o: Any) -> _Column: return self._op(o, np.subtract)
+    def __rsub__(self, o: Any) -> _Column: return self._rop(o, np.subtract)
+    def __mul__(self, o: Any) -> _Column: return self._op(o, np.multiply)
+    def __rmul__(self, o: Any) -> _Column: return self._rop(o, np.multiply)
+    def __truediv__(self, o: Any) -> _Column:
+        if type(o) in (float, int):  # a literal: polars multiplies by its reciprocal
+            return _Column(np.multiply(self.v, 1.0 / o))
+        return self._op(o, np.divide)
+
+    def __rtruediv__(self, o: Any) -> _Column: return self._rop(o, np.divide)
+    def __pow__(self, o: Any) -> _Column: return self._op(o, _power)
+    def __rpow__(self, o: Any) -> _Column: return self._rop(o, _power)
+    def __neg__(self) -> _Column: return _Column(np.negative(self.v))
+    def __eq__(self, o: Any) -> _Column: return self._op(o, np.equal)  # type: ignore[override]
+    def __lt__(self, o: Any) -> _Column: return self._op(o, np.less)
+    def __le__(self, o: Any) -> _Column: return self._op(o, np.less_equal)
+    def __gt__(self, o: Any) -> _Column: return self._op(o, np.greater)
+    def __ge__(self, o: Any) -> _Column: return self._op(o, np.greater_equal)
+    __hash__ = None  # type: ignore[assignment]
+
+    def is_null(self) -> _Column:
+        return _Column(np.isnan(self.v))
+
+    def is_not_null(self) -> _Column:
+        return _Column(~np.isnan(self.v))
+
+    def fill_null(self, value: Any) -> _Column:
+        return _Column(_pick(np.isnan(self.v), _plain(value), self.v))
+
+    def ceil(self) -> _Column:
+        return _Column(np.ceil(self.v))
+
+
+class _When:
+    """`when(condition)`: waits for its `then`."""
+
+    def __init__(self, arms: list[tuple[Any, Any]], condition: Any) -> None:
+        self.arms, self.condition = arms, condition
+
+    def then(self, value: Any) -> _Then:
+        return _Then([*self.arms, (self.condition, value)])
+
+
+class _Then(_Column):
+    """`when(...).then(...)`, null elsewhere until an `otherwise` (or a further `when`)."""
+
+    __slots__ = ("arms",)
+
+    def __init__(self, arms: list[tuple[Any, Any]]) -> None:
+        super().__init__(None)
+        self.arms = arms
+
+    @property
+    def v(self) -> Any:
+        if self._v is None:
+            self._v = self._resolve(np.nan)
+        return self._v
+
+    def when(self, condition: Any) -> _When:
+        return _When(self.arms, condition)
+
+    def otherwise(self, value: Any) -> _Column:
+        return _Column(self._resolve(_plain(value)))
+
+    def _resolve(self, otherwise: Any) -> Any:
+        for condition, value in reversed(self.arms):  # the first arm that holds wins
+            otherwise = _pick(_plain(condition), _plain(value), otherwise)
+        return otherwise
+
+
+class _ArrayColumns:
+    """Columns over numpy arrays (Columns): inputs as given, steps computed when first read."""
+
+    def __init__(self, columns: Mapping[str, Any]) -> None:
+        # inputs as arrays (never Python numbers, which a formula's literals are)
+        given = {"cost_model": "declared", "capacity": "provisioned", **columns}
+        self.values: dict[str, Any] = {k: np.asarray(v) for k, v in given.items()}
+        model = self.values["cost_model"]
+        self.model = str(model) if model.ndim == 0 else None
+
+    def __call__(self, name: str) -> _Column:
+        return _Column(self.value(name))
+
+    def value(self, name: str) -> Any:
+        if name not in self.values:
+            step = STEP_BY_NAME.get(name)
+            if step is None:
+                self.values[name] = np.nan  # a missing input is null
+            elif self.model is not None and self.model not in step.models:
+                self.values[name] = np.nan
+            else:
+                with np.errstate(all="ignore"):
+                    v = _plain(step.build(self))
+                    if not np.isfinite(v).all():  # not a finite number: null (NaN)
+                        v = v * (1.0 + 0.0 * v)
+                self.values[name] = v
+        return self.values[name]
+
+    def when(self, condition: Any) -> _When:
+        return _When([], condition)
+
+    def coalesce(self, *columns: Any) -> _Column:
+        values = [_plain(x) for x in columns]
+        out = values[-1]
+        for v in reversed(values[:-1]):
+            out = _pick(np.isnan(v), out, v)
+        return _Column(out)
+
+    def max_horizontal(self, *columns: Any) -> _Column:
+        values = [_plain(x) for x in columns]
+        out = values[0]
+        for v in values[1:]:
+            out = np.fmax(out, v)  # a null is skipped, as polars does
+        return _Column(out)
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

@@ -4,8 +4,11 @@ and a one-at-a-time tornado.
 Every range `{ low, mode, high }` is a triangular distribution, drawn once per *key* (the place
 it was stated), so an input shared by several candidates (a TCO profile, [defaults].pue, a
 zone's price) moves them together. Draws are seeded: the same proposal and seed give the same
-percentiles. The metric formulas are not repeated here: draws are laid out as rows and passed
-through `metrics.evaluate`, candidates in chunks so memory stays bounded.
+percentiles. The metric formulas are not repeated here: the candidates go in blocks (one cost
+model, a few candidates) through `metrics.evaluate_arrays`, the same steps as
+`metrics.evaluate` over numpy arrays, each input a (candidates, draws) array where it is drawn
+and a (candidates, 1) column where it is fixed; memory stays bounded and no frame of
+candidates x draws rows is built.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUTS, evaluate
+from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 
 #: metrics whose percentiles are reported
@@ -26,8 +29,8 @@ METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
            "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok")
 PERCENTILES = (5.0, 50.0, 95.0)
 PAIRWISE_MAX = 40  # pairwise probabilities for at most this many eligible candidates
-COST_MODEL = pl.Enum(COST_MODELS)
-CAPACITY = pl.Enum(CAPACITIES)
+#: values per array of a block (candidates x draws): small enough to stay in cache
+BLOCK_ENTRIES = 1 << 18
 
 
 def point_frame(static: pl.DataFrame, inputs: pl.DataFrame, value: str = "mode"
@@ -52,58 +55,85 @@ class Draws:
         u = rng.random((uncertain.height, n), dtype=np.float32)
         low, mode, high = (uncertain[c].cast(pl.Float32).to_numpy()[:, None]
                            for c in ("low", "mode", "high"))
-        rows = max(1, (1 << 20) // max(n, 1))  # keys per block: temporaries stay in cache
+        rows = max(1, (1 << 16) // max(n, 1))  # keys per block: temporaries stay in cache
         for a in range(0, len(u), rows):
             b = a + rows
-            u[a:b] = triangular_ppf(u[a:b], low[a:b], mode[a:b], high[a:b])
+            triangular_ppf(u[a:b], low[a:b], mode[a:b], high[a:b], out=u[a:b])
         return cls(uncertain["key"].to_list(), u)
 
 
-def triangular_ppf(u: np.ndarray, low: np.ndarray, mode: np.ndarray, high: np.ndarray
-                   ) -> np.ndarray:
-    """Inverse CDF of triangular(low, mode, high) at uniforms `u`: several times faster than
-    numpy's sampler on large arrays (float32 halves the memory of 1e8 draws)."""
+def triangular_ppf(u: np.ndarray, low: np.ndarray, mode: np.ndarray, high: np.ndarray,
+                   out: np.ndarray | None = None) -> np.ndarray:
+    """Inverse CDF of triangular(low, mode, high) at uniforms `u` (float32 halves the memory
+    of 1e8 draws): low + sqrt(u x (high - low)(mode - low)) below the mode's quantile
+    (mode - low) / (high - low), high - sqrt((1 - u)(high - low)(high - mode)) from it on.
+    Both sides are computed everywhere and one is kept bit for bit through a mask: np.where
+    on a random mask costs more than both sides together."""
     width = high - low
-    is_left = u < (mode - low) / width
-    root = np.sqrt(np.where(is_left, u * (width * (mode - low)),
-                            (1 - u) * (width * (high - mode))))
-    return np.where(is_left, low + root, high - root)
+    left = u < (mode - low) / width
+    below = u * (width * (mode - low))
+    np.sqrt(below, out=below)
+    below += low
+    above = 1 - u
+    above *= width * (high - mode)
+    np.sqrt(above, out=above)
+    np.subtract(high, above, out=above)
+    bits = np.dtype(f"u{above.dtype.itemsize}")
+    mask = left.astype(bits)
+    np.negative(mask, out=mask)  # every bit set where left
+    b, a = below.view(bits), above.view(bits)
+    np.bitwise_xor(b, a, out=b)
+    b &= mask
+    result = above if out is None else out
+    np.bitwise_xor(a, b, out=result.view(bits))
+    return result
 
 
-def _draw_rows(static: pl.DataFrame, inputs: pl.DataFrame, draws: Draws, n: int
-               ) -> pl.DataFrame:
-    """Rows (candidate x draw) with every input: drawn where uncertain, else its mode (an
-    input no candidate of `static` has is left out: evaluate takes it as null). Laid out with
-    numpy, one block per input, no per-input frame filters."""
-    ids = static["id"].to_list()
-    position_of = {cid: i for i, cid in enumerate(ids)}
-    key_of = {key: i for i, key in enumerate(draws.keys)}
-    mine = inputs.filter(pl.col("id").is_in(ids))
-    position = np.array([position_of[c] for c in mine["id"].to_list()], dtype=np.int64)
-    key_index = np.array([key_of.get(k, -1) for k in mine["key"].to_list()], dtype=np.int64)
-    modes = mine["mode"].cast(pl.Float64).to_numpy()
-    rows_of: dict[str, list[int]] = {}
-    for row, name in enumerate(mine["input"].to_list()):
-        rows_of.setdefault(name, []).append(row)
-    columns: list[pl.Series] = []
-    for name in INPUTS:
-        if name not in rows_of:
-            continue
-        at = np.array(rows_of[name], dtype=np.int64)
-        fixed, drawn = at[key_index[at] < 0], at[key_index[at] >= 0]
-        # every candidate of the chunk has it and no mode is NaN: nothing to make null
-        whole = (len(np.unique(position[at])) == len(ids)
-                 and not np.isnan(modes[fixed]).any())
-        block = np.empty((len(ids), n)) if whole else np.full((len(ids), n), np.nan)
-        block[position[fixed]] = modes[fixed][:, None]
-        block[position[drawn]] = draws.values[key_index[drawn]]
-        columns.append(pl.Series(name, block.reshape(-1), nan_to_null=not whole))
-    which = pl.Series(np.repeat(np.arange(len(ids)), n))
-    return pl.DataFrame(columns).with_columns(
-        static["cost_model"].cast(COST_MODEL).gather(which),
-        static["capacity"].cast(CAPACITY).gather(which),
-        static["sovereignty_level"].gather(which),
-    )
+@dataclass(frozen=True)
+class _Layout:
+    """Where each candidate's inputs come from: per input, each candidate's mode (NaN where it
+    has none) and the row of its draws (-1 where the input is fixed)."""
+
+    modes: dict[str, np.ndarray]
+    rows: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, ids: list[str], inputs: pl.DataFrame, draws: Draws) -> _Layout:
+        position_of = {cid: i for i, cid in enumerate(ids)}
+        key_of = {key: i for i, key in enumerate(draws.keys)}
+        mine = inputs.filter(pl.col("id").is_in(ids))
+        position = np.array([position_of[c] for c in mine["id"].to_list()], dtype=np.int64)
+        row = np.array([key_of.get(k, -1) for k in mine["key"].to_list()], dtype=np.int64)
+        mode = mine["mode"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        at_of: dict[str, list[int]] = {}
+        for i, name in enumerate(mine["input"].to_list()):
+            at_of.setdefault(name, []).append(i)
+        modes, rows = {}, {}
+        for name in INPUTS:
+            if name in at_of:
+                at = np.array(at_of[name], dtype=np.int64)
+                modes[name] = np.full(len(ids), np.nan)
+                modes[name][position[at]] = mode[at]
+                rows[name] = np.full(len(ids), -1, dtype=np.int64)
+                rows[name][position[at]] = row[at]
+        return cls(modes, rows)
+
+    def block(self, members: np.ndarray, draws: Draws) -> dict[str, np.ndarray]:
+        """The inputs of the candidates at `members`: (candidates, draws) where any of them
+        is drawn, else (candidates, 1)."""
+        n = draws.values.shape[1]
+        out = {}
+        for name, modes in self.modes.items():
+            rows, mode = self.rows[name][members], modes[members]
+            drawn = rows >= 0
+            if drawn.any():
+                block = np.empty((len(members), n))
+                block[~drawn] = mode[~drawn, None]
+                block[drawn] = draws.values[rows[drawn]]
+                out[name] = block
+            else:
+                out[name] = mode[:, None]
+        return out
 
 
 @dataclass(frozen=True)
@@ -119,7 +149,7 @@ class MonteCarlo:
 
 
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
-        objectives: Sequence[str], n: int, seed: int, chunk: int = 100,
+        objectives: Sequence[str], n: int, seed: int, block_entries: int = BLOCK_ENTRIES,
         pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = ()
         ) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
@@ -137,59 +167,85 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
 
     draws = Draws.sample(inputs, n, seed)
     lap("sample_s")
+    ids = static["id"].to_list()
+    layout = _Layout.of(ids, inputs, draws)
     columns = [OBJECTIVES[o] for o in objectives]
-    needed = sorted({*METRICS, *(col for col, _ in columns)})
+    needed = sorted({*METRICS, *(col for col, _ in columns if col in STEP_BY_NAME)})
     wanted = set(eligible)
-    percentile_parts, objective_parts, cpm_parts = [], [], []
-    eligible_ids: list[str] = []
-    for start in range(0, static.height, chunk):
-        part = static.slice(start, chunk)
-        ids = part["id"].to_list()
-        rows = _draw_rows(part, inputs, draws, n)
-        lap("draw_rows_s")
-        out = evaluate(rows, needed)
-        del rows
-        arrays = {m: out[m].cast(pl.Float64).to_numpy().reshape(len(ids), n) for m in needed}
-        del out
-        lap("evaluate_s")
-        percentile_parts.append(_percentiles(arrays, ids))
-        lap("percentiles_s")
-        mask = np.array([cid in wanted for cid in ids], dtype=bool)
-        objective_parts.append(np.stack([arrays[col][mask] * -sign for col, sign in columns],
-                                        axis=1).astype(np.float32))  # (k, o, n)
-        cpm_parts.append(arrays["cpm_eur_per_mtok"][mask])
-        eligible_ids.extend(cid for cid, m in zip(ids, mask, strict=True) if m)
-    objectives_all = (np.concatenate(objective_parts) if objective_parts
-                      else np.empty((0, 0, n), dtype=np.float32))
-    del objective_parts
-    cpm_all = np.concatenate(cpm_parts) if cpm_parts else np.empty((0, n))
-    del cpm_parts
-    frontier = frontier_of(eligible_ids, objectives_all)
-    del objectives_all
+    eligible_ids = [cid for cid in ids if cid in wanted]
+    slot = np.full(len(ids), -1, dtype=np.int64)  # each candidate's row among the eligible
+    slot[[i for i, cid in enumerate(ids) if cid in wanted]] = np.arange(len(eligible_ids))
+    stack = np.empty((len(eligible_ids), len(columns), n), dtype=np.float32)  # (k, o, n)
+    cpm = np.empty((len(eligible_ids), n))
+    quantiles = np.empty((len(METRICS), len(ids), len(PERCENTILES)))
+    models = static["cost_model"].cast(pl.String).to_numpy()
+    capacities = static["capacity"].cast(pl.String).to_numpy()
+    fixed = {col: static[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
+             for col, _ in columns if col not in STEP_BY_NAME}
+    size = max(1, block_entries // max(n, 1))
+    lap("inputs_s")
+    for model in dict.fromkeys(models.tolist()):
+        of_model = np.flatnonzero(models == model)
+        for start in range(0, len(of_model), size):
+            members = of_model[start:start + size]
+            given = layout.block(members, draws)
+            capacity = capacities[members]
+            given["cost_model"] = np.asarray(model)
+            given["capacity"] = (np.asarray(capacity[0]) if (capacity == capacity[0]).all()
+                                 else capacity[:, None])
+            lap("inputs_s")
+            out = evaluate_arrays(given, needed)
+            lap("evaluate_s")
+            for i, metric in enumerate(METRICS):
+                quantiles[i, members] = _quantiles(out[metric], len(members), n)
+            lap("percentiles_s")
+            into = slot[members]
+            mine = into >= 0
+            if mine.any():
+                for j, (col, sign) in enumerate(columns):
+                    value = out[col] if col in out else fixed[col][members, None]
+                    stack[into[mine], j] = np.broadcast_to(value, (len(members), n))[mine] * -sign
+                cpm[into[mine]] = np.broadcast_to(out["cpm_eur_per_mtok"],
+                                                  (len(members), n))[mine]
+            lap("objectives_s")
+    del draws
+    percentiles = pl.DataFrame({
+        "id": ids * len(METRICS), "metric": [m for m in METRICS for _ in ids],
+        **{f"p{int(p)}": quantiles[:, :, i].ravel() for i, p in enumerate(PERCENTILES)},
+    }).fill_nan(None)
+    frontier = frontier_of(eligible_ids, stack)
+    del stack
     lap("frontier_s")
-    pairwise, scope = pairwise_lower(eligible_ids, cpm_all, pairwise_among, pairwise_keep)
+    pairwise, scope = pairwise_lower(eligible_ids, cpm, pairwise_among, pairwise_keep)
     lap("pairwise_s")
-    cheapest = p_cheapest(eligible_ids, cpm_all)
+    cheapest = p_cheapest(eligible_ids, cpm)
     lap("cheapest_s")
-    return MonteCarlo(pl.concat(percentile_parts), frontier, pairwise, cheapest, n, seed,
-                      scope, seconds)
+    return MonteCarlo(percentiles, frontier, pairwise, cheapest, n, seed, scope, seconds)
 
 
-def _percentiles(arrays: dict[str, np.ndarray], ids: list[str]) -> pl.DataFrame:
-    parts = []
-    for metric in METRICS:
-        block = arrays[metric]
-        valid = ~np.isnan(block).any(axis=1)
-        q = np.full((len(ids), len(PERCENTILES)), np.nan)
-        if valid.any():
-            # block[valid] is a copy (a boolean index), so numpy may partition it in place
-            q[valid] = np.percentile(block[valid], PERCENTILES, axis=1,
-                                     overwrite_input=True).T
-        parts.append(pl.DataFrame({
-            "id": ids, "metric": [metric] * len(ids),
-            **{f"p{int(p)}": q[:, i] for i, p in enumerate(PERCENTILES)},
-        }).fill_nan(None))
-    return pl.concat(parts)
+def _quantiles(values: Any, rows: int, n: int) -> np.ndarray:
+    """(rows, PERCENTILES) of each row of `values` (broadcast to (rows, n)) as np.percentile
+    computes them (linear), NaN for a row with a NaN: a sort of each row, then numpy's own
+    interpolation between neighbours (several percentiles cost numpy's partition more)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim < 2 or values.shape[1] == 1:  # the same in every draw
+        return np.repeat(np.broadcast_to(values, (rows, 1)), len(PERCENTILES), axis=1)
+    out = np.full((rows, len(PERCENTILES)), np.nan)
+    valid = ~np.isnan(values).any(axis=1)
+    if valid.any():
+        ranked = np.sort(values[valid], axis=1)
+        virtual = (n - 1) * (np.asarray(PERCENTILES) / 100)
+        below = np.floor(virtual)
+        gamma = virtual - below
+        lo = below.astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        a, b = ranked[:, lo], ranked[:, hi]
+        diff = b - a
+        q = a + diff * gamma
+        upper = np.broadcast_to(gamma >= 0.5, q.shape)
+        q[upper] = (b - diff * (1 - gamma))[upper]
+        out[valid] = q
+    return out
 
 
 def frontier_probability(ids: list[str], stack: np.ndarray, chunk_entries: int = 1 << 20
@@ -200,13 +256,13 @@ def frontier_probability(ids: list[str], stack: np.ndarray, chunk_entries: int =
     candidate with a NaN objective in a draw is neither dominated nor dominating there.
     First, a candidate dominated in every draw (its whole box lies beyond another's) is
     dropped: by transitivity its dominator dominates whatever it would. Then, draw by draw
-    (vectorised over the draws of a chunk), the frontier is peeled off: the undecided
-    candidate with the lowest score (a sum of the objectives scaled to 0..1, which a
-    dominator never exceeds) is on the frontier, and every candidate it dominates is
-    decided, dominated. Each candidate is compared with the frontier of its draw only, so the
-    work is (candidates x draws x frontier size), not (candidates^2 x draws) however much the
-    candidates overlap. A frontier candidate is compared with later picks while their score
-    equals its own (rounding can tie a dominator with the dominated)."""
+    (vectorised over the draws of a chunk), the frontier is peeled off in an order where a
+    dominator comes first (the lowest score first, a sum of the objectives scaled to 0..1
+    which a dominator never exceeds, ties broken lexicographically): the first undecided
+    candidate is on the frontier, and every candidate it dominates is decided, dominated.
+    Each candidate is compared with the frontier of its draw only, so the work is
+    (candidates x draws x frontier size), not (candidates^2 x draws) however much the
+    candidates overlap."""
     return frontier_of(ids, np.ascontiguousarray(np.asarray(stack, dtype=np.float32)
                                                  .transpose(0, 2, 1)), chunk_entries)
 
@@ -268,8 +324,14 @@ def _beats(mine: list[np.ndarray], theirs: list[np.ndarray]) -> np.ndarray:
 def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
                       ) -> np.ndarray:
     """How many draws dominate each candidate, `cols` being one (draws, k) array per
-    objective: the frontier peeled off every draw at once (frontier_probability). The first
-    pick is made on the dense arrays; the candidates it leaves undecided go on as flat rows."""
+    objective: the frontier peeled off every draw at once (frontier_probability).
+
+    Each draw's candidates are put in an order where a dominator always comes first: by
+    score (a dominator's is never higher, rounding included), ties broken by the objectives
+    in turn (lexicographic: the first objective where a dominator differs is a better one).
+    Then the first candidate of a draw is on its frontier; the candidates it dominates are
+    dropped, and it leaves; the next first is on the frontier, and so on. The first pick is
+    made on the dense arrays; what it leaves goes on as flat rows, sorted by draw and order."""
     d, k = cols[0].shape
     nan = np.zeros((d, k), dtype=bool)
     score = np.zeros((d, k))
@@ -277,39 +339,39 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
         nan |= np.isnan(col)
         if scale[j]:
             score += (col - low[j]) * scale[j]
-    score[nan] = np.inf  # a NaN row is on the frontier and dominates nothing
-    rows = np.arange(d)
-    pick = np.argmin(score, axis=1)
-    live = ~nan[rows, pick]
-    beaten = _beats([c[rows, pick][:, None] for c in cols], cols) & live[:, None]
-    counts = beaten.sum(axis=0, dtype=np.int64)
-    undecided = np.ones((d, k), dtype=bool)
-    undecided[rows, pick] = False
-    at = np.flatnonzero(~beaten & ~nan & live[:, None])
-    draw, cand = at // k, at % k
-    flat = [c.ravel()[at] for c in cols]
-    score_f, undecided_f = score.ravel()[at], undecided.ravel()[at]
-    del nan, score, beaten, undecided
+    score[nan] = np.inf  # a NaN row is on the frontier and dominates nothing: left out
+    order = np.argsort(score, axis=1)
+    ranked = np.take_along_axis(score, order, axis=1)
+    tied = ((ranked[:, 1:] == ranked[:, :-1]) & np.isfinite(ranked[:, 1:])).any(axis=1)
+    if tied.any():  # lexicographic among equal scores (every draw when nothing has a scale)
+        rows = np.flatnonzero(tied)
+        order[rows] = np.lexsort([c[rows] for c in reversed(cols)] + [score[rows]], axis=-1)
+    del ranked, score
+    ordered = [np.take_along_axis(c, order, axis=1) for c in cols]
+    valid = ~np.take_along_axis(nan, order, axis=1)
+    del nan
+    beaten = _beats([c[:, :1] for c in ordered], ordered) & valid[:, :1]
+    counts = np.bincount(order[beaten], minlength=k)
+    valid &= ~beaten
+    valid[:, 0] = False  # the first of each draw is on its frontier
+    at = np.flatnonzero(valid)
+    del beaten, valid
+    draw = at // k
+    cand = order.ravel()[at]
+    flat = [c.ravel()[at] for c in ordered]
+    del order, ordered, at
     while len(draw):
-        starts = np.flatnonzero(np.r_[True, draw[1:] != draw[:-1]])
-        sizes = np.diff(np.r_[starts, len(draw)])
-        masked = np.where(undecided_f, score_f, np.inf)
-        best = np.minimum.reduceat(masked, starts)
-        place = np.where(undecided_f & (masked == np.repeat(best, sizes)),
-                         np.arange(len(draw)), len(draw))
-        first = np.minimum.reduceat(place, starts)
-        alive = first < len(draw)  # draws with undecided candidates left
-        at_pick = np.where(alive, first, 0)
-        beaten_f = _beats([np.repeat(c[at_pick], sizes) for c in flat], flat)
-        beaten_f &= np.repeat(alive, sizes)
-        undecided_f[first[alive]] = False
-        counts += np.bincount(cand[beaten_f], minlength=k)
-        # kept: the undecided, and frontier rows a later pick (score >= this one's) may tie
-        kept = ~beaten_f & np.repeat(alive, sizes) & (
-            undecided_f | (score_f >= np.repeat(best, sizes)))
-        draw, cand, score_f, undecided_f = (draw[kept], cand[kept], score_f[kept],
-                                            undecided_f[kept])
-        flat = [c[kept] for c in flat]
+        first = np.empty(len(draw), dtype=bool)  # the first row of each draw: its next pick
+        first[0] = True
+        np.not_equal(draw[1:], draw[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        pick = np.repeat(starts, np.diff(np.append(starts, len(draw))))
+        beaten = _beats([c[pick] for c in flat], flat)
+        counts += np.bincount(cand[beaten], minlength=k)
+        beaten[starts] = True  # the picks leave too: they are on the frontier
+        keep = ~beaten
+        draw, cand = draw[keep], cand[keep]
+        flat = [c[keep] for c in flat]
     return counts
 
 

@@ -221,3 +221,75 @@ def test_pairwise_of_many_candidates_is_limited_to_the_frontier_and_the_choice()
     few, scope = uncertainty.pairwise_lower(ids[:3], cpm[:3])
     assert few.select("a", "b").rows() == [("c00", "c01"), ("c00", "c02"), ("c01", "c02")]
     assert scope["rule"] == "every pair of the 3 eligible candidate(s)"
+
+
+def test_triangular_inverse_cdf_keeps_one_side_bit_for_bit() -> None:
+    # The masked select keeps, bit for bit, the side np.where would take: left of the mode's
+    # quantile low + sqrt(u x width x (mode - low)), from it on high - sqrt((1 - u) x width x
+    # (high - mode)), float32 throughout; u exactly at the quantile (0.25 for (0, 1, 4))
+    # takes the right side. In place (out=u) gives the same.
+    rng = np.random.default_rng(11)
+    u = rng.random((50, 400), dtype=np.float32)
+    u[0, :3] = [0.0, 0.25, 1.0]
+    low = rng.uniform(0, 10, (50, 1)).astype(np.float32)
+    mode = low + rng.uniform(0, 5, (50, 1)).astype(np.float32)
+    high = mode + rng.uniform(0.1, 5, (50, 1)).astype(np.float32)
+    low[0], mode[0], high[0] = 0.0, 1.0, 4.0
+    width = high - low
+    left = u < (mode - low) / width
+    root = np.sqrt(np.where(left, u * (width * (mode - low)), (1 - u) * (width * (high - mode))))
+    expected = np.where(left, low + root, high - root)
+    got = uncertainty.triangular_ppf(u, low, mode, high)
+    assert got.dtype == np.float32 and np.array_equal(got, expected)
+    # u = 0.25 at (0, 1, 4): right side, 4 - sqrt(0.75 x 4 x 3) = 1.0
+    assert got[0, :3].tolist() == [0.0, 1.0, 4.0]
+    uncertainty.triangular_ppf(u, low, mode, high, out=u)
+    assert np.array_equal(u, expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 20, 101, 1000])
+def test_quantiles_are_numpys_percentiles(n: int) -> None:
+    # A sort and numpy's own interpolation give np.percentile's figures bit for bit, for any
+    # number of draws; a row with a NaN has none, a column the same in every draw is itself.
+    rng = np.random.default_rng(n)
+    values = rng.lognormal(0, 1, (6, n))
+    values[2, n // 2] = np.nan
+    got = uncertainty._quantiles(values, 6, n)
+    expected = np.percentile(values, uncertainty.PERCENTILES, axis=1).T
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert np.isnan(got[2]).all() and not np.isnan(got[[0, 1, 3, 4, 5]]).any()
+    fixed = uncertainty._quantiles(np.array([[1.5], [np.nan]]), 2, n)
+    assert np.array_equal(fixed, [[1.5] * 3, [np.nan] * 3], equal_nan=True)
+
+
+def test_blocks_of_any_size_give_the_same_monte_carlo() -> None:
+    # Candidates are evaluated in blocks of one cost model (here declared and tco mixed, one
+    # elastic): one candidate per block or all in one, the draws and so every figure are the
+    # same, and the percentiles come in the candidates' order, metric by metric.
+    static = pl.DataFrame({"id": ["a", "b", "c"], "cost_model": ["declared", "tco", "declared"],
+                           "capacity": ["provisioned", "provisioned", "elastic"],
+                           "sovereignty_level": [4, 2, 3]})
+    rows = [r for r in base(price_b=(10, 20, 30)).rows() if r[0] == "a"]
+    rows += [("b", "tokens_per_s", "b.tps", 3000.0, 4000.0, 5000.0),
+             ("b", "capex_eur", "b.capex", 2e5, 2.5e5, 3e5),
+             ("b", "amortisation_months", "b.m", 48.0, 48.0, 48.0),
+             ("b", "cost_of_capital_per_year", "b.r", 0.03, 0.05, 0.08),
+             ("b", "maintenance_share_per_year", "b.mt", 0.06, 0.06, 0.06),
+             ("b", "busy_power_w", "b.w", 5000.0, 5600.0, 6000.0),
+             ("b", "utilisation", "b.u", 0.5, 0.7, 0.9),
+             ("b", "pue", "defaults.pue", 1.2, 1.3, 1.5),
+             ("b", "wholesale_eur_per_kwh", "zone", 0.09, 0.09, 0.09),
+             ("b", "grid_gco2e_per_kwh", "grid", 50.0, 50.0, 50.0)]
+    rows += [("c", *r[1:]) for r in rows if r[0] == "a" and r[1] != "tokens_per_s"]
+    rows += [("c", "tokens_per_s", "c.tps", 3500.0, 4000.0, 4100.0)]
+    frame = inputs([r[:6] for r in rows])
+    one, every = (uncertainty.run(static, frame, ["a", "b", "c"], ["cpm", "carbon"], 500, 3,
+                                  block_entries=e) for e in (1, 1 << 20))
+    assert one.percentiles.equals(every.percentiles)
+    assert one.p_frontier.equals(every.p_frontier) and one.pairwise.equals(every.pairwise)
+    assert one.percentiles["id"].to_list()[:3] == ["a", "b", "c"]
+    assert one.percentiles["metric"].to_list()[:4] == ["cpm_eur_per_mtok"] * 3 + [
+        "energy_j_per_token"]
+    # b's CPM moves with its own goodput, capex, rate and utilisation: a range, not a point
+    b = one.percentiles.filter(pl.col("id") == "b", pl.col("metric") == "cpm_eur_per_mtok")
+    assert b["p5"][0] < b["p50"][0] < b["p95"][0]
