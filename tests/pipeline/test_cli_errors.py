@@ -43,13 +43,24 @@ def test_a_store_in_use_waits_then_exits_1_on_one_line(tmp_path: Path) -> None:
 
 
 def test_a_store_freed_while_waiting_is_opened(tmp_path: Path) -> None:
-    import threading
+    import os
     db = tmp_path / "s.duckdb"
     holder = store.connect(db)
-    threading.Timer(5.0, holder.close).start()  # the other process finishes after 5 s
-    done = scorecard("sources", "--db", str(db), env={"SCORECARD_STORE_WAIT_S": "30"})
-    assert done.returncode == 0, done.stderr
-    assert "waiting up to 30 s" in done.stderr and "ovhcloud: provides" in done.stdout
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from pipeline.cli import app; app()", "sources", "--db",
+         str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "SCORECARD_STORE_WAIT_S": "60"})
+    try:
+        assert child.stderr is not None
+        said = child.stderr.readline()  # the child says it waits: it is waiting now
+        holder.close()  # the other process finishes
+        out, rest = child.communicate(timeout=120)
+    finally:
+        holder.close()
+        child.kill()
+    assert child.returncode == 0, said + rest
+    assert said == f"{db}: store in use by another scorecard process; waiting up to 60 s\n"
+    assert "ovhcloud: provides" in out
 
 
 def test_readers_open_read_only(tmp_path: Path) -> None:
