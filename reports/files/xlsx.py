@@ -18,13 +18,17 @@ has no filter buttons (sorting it would mix candidates), as its header comment s
 Every formula cell also stores the engine's value as its cached result, so a viewer that does
 not recalculate shows the engine's figures; Excel and LibreOffice recalculate on opening.
 
-Numbers are written as numbers with a format per unit (EUR with thousands separators, shares
-and probabilities as %, tokens/s as whole numbers, small figures with their decimals), headers
-carry units, every table has a frozen header row and (but Inputs) filter buttons. A sheet whose
-figures the result lacks says so in its first row. Every string is written as text, never as a
-formula (`reports.cells`: a label starting with = + - @, tab or CR gets a leading apostrophe;
-control and bidi characters are removed; xlsxwriter's `strings_to_formulas` is off and strings
-go through write_string).
+Numbers are written as numbers (each the engine's double exactly) with a format per unit (EUR
+with thousands separators, shares and probabilities as %, tokens/s as whole numbers, small
+figures with their decimals), headers carry units, every table has a frozen header row and (but
+Inputs) filter buttons. A sheet whose figures the result lacks says so in its first row. Every
+string is written as text, never as a formula (`reports.cells`: a label starting with = + - @,
+tab or CR gets a leading apostrophe; control and bidi characters are removed; strings go into
+the shared-string table, xlsxwriter's `strings_to_formulas` is off).
+
+Below its header row, each sheet is written column by column as the sheet's XML text
+(`_Sheet.write_column`), not cell by cell through xlsxwriter's cell objects: the same cells in
+a third of the time at 1,000 candidates (`benchmarks/workbook.py`).
 
 The document's created/modified stamps are the result's generated_at, so two runs on the same
 result give the same workbook contents.
@@ -196,8 +200,9 @@ _text = lru_cache(maxsize=1 << 16)(spreadsheet_text)
 
 
 def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) -> None:
-    """One cell, by type: strings always as text (never a formula or a URL), numbers as
-    numbers, None (and a non-finite float, which no output holds) as an empty cell."""
+    """One cell (the About sheet's), by type: strings always as text (never a formula or a
+    URL), numbers as numbers, None (and a non-finite float, which no output holds) as an empty
+    cell."""
     if item is None or (isinstance(item, float) and not math.isfinite(item)):
         if fmt is not None:
             sheet.write_blank(row, col, None, fmt)
@@ -207,6 +212,158 @@ def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) 
         sheet.write_number(row, col, item, fmt)
     else:
         sheet.write_string(row, col, _text(item if isinstance(item, str) else str(item)), fmt)
+
+
+#: Excel's limit on the text of a cell, in UTF-16 units (xlsxwriter's `xls_strmax`)
+_STRMAX = 32767
+
+
+def _excel_text(text: str) -> str:
+    """`text` cut to Excel's limit as xlsxwriter's write_string cuts it (in UTF-16 units,
+    never inside a character beyond U+FFFF)."""
+    if len(text) <= _STRMAX // 2 or len(text.encode("utf-16-le", "surrogatepass")) <= (
+            2 * _STRMAX):
+        return text
+    units = 0
+    for index, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > _STRMAX:
+            return text[:index]
+    return text
+
+
+def _float_texts(items: list[Any]) -> list[str | None]:
+    """Each float of `items` as the shortest text that reads back as the same double, a whole
+    number without its ".0" (polars' formatting: a twentieth of Python's time per number),
+    None for anything else. (xlsxwriter's write_number writes 16 significant digits, which
+    can round the last bit away: 3.1679999999999997 became 3.168.)"""
+    floats = pl.Series([item if type(item) is float else None for item in items],
+                       dtype=pl.Float64())
+    texts: list[str | None] = floats.cast(pl.String()).to_list()
+    return [t[:-2] if t is not None and t.endswith(".0") else t for t in texts]
+
+
+def _xml_text(text: str) -> str:
+    """Text in an XML element, escaped as xlsxwriter escapes a formula (& < >)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class _Sheet(Worksheet):
+    """A worksheet whose body, every row under its header, is given column by column
+    (`write_column`) and goes into the sheet's XML as text when the book closes.
+
+    xlsxwriter keeps each cell as an object and writes it out through a dozen Python calls
+    (type dispatch, dimension checks, attribute escaping, at writing and again at closing),
+    and formats each number in Python: at 1,000 candidates about 390,000 cells, most of the
+    workbook's time. Here a cell is one string, made when its column is written, holding what
+    xlsxwriter's own `write_number`, `write_string`, `write_boolean`, `write_blank` and
+    `write_formula` write: numbers (the floats formatted by polars, each read back as the same
+    double), strings through `spreadsheet_text` into the shared-string table (cut to Excel's
+    32,767 units), a formula's cached result beside it, a None or non-finite number as a
+    formatted empty cell (no cell without a format). tests/reports/test_workbook_format.py
+    reads a sheet written both ways back and finds the same cells. The header row above the
+    body is xlsxwriter's (cells, row height, comments).
+
+    Formulas are written as given: xlsxwriter's write_formula runs 29 regular expressions
+    over every formula to prefix dynamic-array functions, none of which the step templates
+    use (TEMPLATE_FUNCTIONS)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._first: int | None = None  # the body's first row
+        self._body: dict[int, list[str]] = {}  # column -> its cells' XML, row by row
+        self._styles: dict[int, str] = {}  # id(format) -> its ` s="n"` attribute
+
+    def _style(self, fmt: Format | None) -> str:
+        if fmt is None:
+            return ""
+        if id(fmt) not in self._styles:
+            self._styles[id(fmt)] = f' s="{fmt._get_xf_index()}"'
+        return self._styles[id(fmt)]
+
+    def write_column(self, col: int, items: list[Any],
+                     fmt: Format | list[Format | None] | None = None, *,
+                     formula: str | None = None, first_row: int = 1) -> None:
+        """Column `col` of the body, from row `first_row` (0-based) down, one item a row:
+        `fmt` for each (or one format per row). With `formula` (its row number written
+        ROW), each row's cell is that formula, the item its cached result ("" for None)."""
+        if not items:
+            return
+        if self._first is None:
+            self._first = first_row
+        if first_row != self._first or col in self._body:
+            raise ValueError(f"sheet {self.name!r}: the body starts at row {self._first}, "
+                             f"column {col} once")
+        last = first_row + len(items) - 1
+        if self._check_dimensions(first_row, col) or self._check_dimensions(last, col):
+            raise ValueError(f"sheet {self.name!r}: row {last + 1} or column {col + 1} is "
+                             "beyond an Excel sheet")
+        styles = ([self._style(f) for f in fmt] if isinstance(fmt, list)
+                  else [self._style(fmt)] * len(items))
+        if len(styles) != len(items):
+            raise ValueError(f"sheet {self.name!r}: {len(items)} rows, {len(styles)} formats")
+        letter, shared = xl_col_to_name(col), self.str_table._get_shared_string_index
+        rows = range(first_row + 1, last + 2)  # Excel's row numbers
+        cells: list[str] = []
+        add = cells.append
+        if formula is not None:
+            parts = _xml_text(formula[1:] if formula.startswith("=") else formula).split(ROW)
+            for row, item, text, s in zip(rows, items, _float_texts(items), styles,
+                                          strict=True):
+                kind, cached = "", item
+                if text is not None:
+                    cached = text if math.isfinite(item) else ""
+                elif item is None:
+                    cached = ""
+                elif isinstance(item, bool):
+                    kind, cached = ' t="b"', int(item)
+                elif isinstance(item, str):
+                    kind, cached = (' t="str"' if item else ""), _xml_text(item)
+                add(f'<c r="{letter}{row}"{s}{kind}><f>{str(row).join(parts)}</f>'
+                    f'<v>{cached}</v></c>')
+            self._body[col] = cells
+            return
+        for row, item, text, s in zip(rows, items, _float_texts(items), styles, strict=True):
+            of = type(item)
+            if of is float and math.isfinite(item):
+                add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
+            elif of is int:
+                add(f'<c r="{letter}{row}"{s}><v>{item}</v></c>')
+            elif of is str:
+                add(f'<c r="{letter}{row}"{s} t="s"><v>{shared(_excel_text(_text(item)))}'
+                    '</v></c>')
+            elif item is None or isinstance(item, float):  # None, or not finite: empty
+                add(f'<c r="{letter}{row}"{s}/>' if s else "")
+            elif isinstance(item, bool):
+                add(f'<c r="{letter}{row}"{s} t="b"><v>{int(item)}</v></c>')
+            elif isinstance(item, int | float):  # a subclass (numpy's float64 is one)
+                add(f'<c r="{letter}{row}"{s}><v>{float(item)!r}</v></c>')
+            else:
+                shown = _excel_text(_text(str(item)))
+                add(f'<c r="{letter}{row}"{s} t="s"><v>{shared(shown)}</v></c>')
+        self._body[col] = cells
+
+    def _write_rows(self) -> None:
+        """The rows above the body as xlsxwriter writes them, then the body's rows."""
+        first = self._first
+        if first is None:
+            super()._write_rows()
+            return
+        last: int = self.dim_rowmax  # type: ignore[has-type]  # (untyped in xlsxwriter)
+        if any(r >= first for r in (*self.comments, *self.row_info)) or any(
+                self.table.get(r) for r in range(first, last + 1)):
+            raise ValueError(f"sheet {self.name!r}: a cell, comment or row format in the body")
+        self.dim_rowmax = first - 1  # xlsxwriter writes the rows above the body
+        try:
+            super()._write_rows()
+        finally:
+            self.dim_rowmax = last
+        write = self.fh.write
+        for row, cells in enumerate(zip(*(self._body[c] for c in sorted(self._body)),
+                                        strict=True), start=first + 1):
+            line = "".join(cells)
+            if line:
+                write(f'<row r="{row}">{line}</row>')
 
 
 def _width(title: str, items: list[Any], numeric: bool) -> float:
@@ -226,6 +383,12 @@ def _header_row(sheet: Worksheet, titles: list[str], formats: list[Format]) -> N
 
 def _comment(sheet: Worksheet, col: int, text: str) -> None:
     sheet.write_comment(0, col, spreadsheet_text(text), {"x_scale": 2.5, "y_scale": 2})
+
+
+def _add_sheet(book: xlsxwriter.Workbook, name: str) -> _Sheet:
+    sheet = book.add_worksheet(name, worksheet_class=_Sheet)
+    assert isinstance(sheet, _Sheet)
+    return sheet
 
 
 # --- the Scorecard and its Inputs
@@ -308,14 +471,37 @@ class Layout:
         return self.input_ref(name, row)
 
 
-def layout(result: dict[str, Any], card: pl.DataFrame) -> Layout:
+class Points:
+    """Each candidate's point value of a column (an input or a step), by name: the evaluated
+    row's (`detail`), else the mode of the engine's `inputs` list; each column found once."""
+
+    def __init__(self, candidates: list[dict[str, Any]]) -> None:
+        self.candidates = candidates
+        self._modes: list[dict[str, Any]] | None = None
+        self._columns: dict[str, list[Any]] = {}
+
+    def __call__(self, name: str) -> list[Any]:
+        if name not in self._columns:
+            if self._modes is None:  # input -> mode, the first entry of each input
+                self._modes = [{} for _ in self.candidates]
+                for modes, c in zip(self._modes, self.candidates, strict=True):
+                    for i in reversed(c.get("inputs") or []):
+                        modes[i.get("input")] = i.get("mode")
+            self._columns[name] = [
+                found if (found := value(c, name)) is not None else modes.get(name)
+                for c, modes in zip(self.candidates, self._modes, strict=True)]
+        return self._columns[name]
+
+
+def layout(result: dict[str, Any], card: pl.DataFrame, points: Points | None = None) -> Layout:
     """The columns of Inputs (the first columns, then every input some candidate has a value
     for, and the core inputs) and of the Scorecard (the scorecard table's columns, the
     monthly cost after CPM, then every other step some candidate has a value for)."""
     candidates = result["candidates"]
+    points = points or Points(candidates)
 
     def used(name: str) -> bool:
-        return any(_number(c, name) is not None for c in candidates)
+        return any(item is not None for item in points(name))
 
     inputs = [*_FIRST_COLUMNS,
               *[n for n in INPUT_COLUMNS if n in _CORE_INPUTS or used(n)]]
@@ -325,16 +511,6 @@ def layout(result: dict[str, Any], card: pl.DataFrame) -> Layout:
     extra = [s.name for s in STEPS if s.name not in main and used(s.name)]
     computes = all(value(c, "cost_model") is not None for c in candidates)
     return Layout(inputs, main + extra, computes)
-
-
-def _number(candidate: dict[str, Any], name: str) -> Any:
-    """An input's point value: the evaluated row's (`detail`), else the mode of the engine's
-    `inputs` list."""
-    found = value(candidate, name)
-    if found is None:
-        found = next((i.get("mode") for i in candidate.get("inputs") or []
-                      if i.get("input") == name), None)
-    return found
 
 
 #: the string inputs and the values the formulas know
@@ -349,9 +525,9 @@ _INPUT_NOTES = {
 }
 
 
-def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
-                  places: Layout) -> None:
-    sheet = book.add_worksheet("Inputs")
+def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
+                  points: Points) -> None:
+    sheet = _add_sheet(book, "Inputs")
     names = places.inputs
     _header_row(sheet, [header(n, "Inputs") for n in names],
                 [styles.header("plain" if n in _FIRST_COLUMNS else "input") for n in names])
@@ -365,11 +541,10 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, 
         note = {0: _INPUT_NOTE}.get(col, _INPUT_NOTES.get(
             name, "Change it and the Scorecard's formulas move."))
         _comment(sheet, col, f"{header(name, 'Inputs')}: {meaning}. {note}")
-        items = [_number(c, name) for c in result["candidates"]]
+        items = points(name)
         numeric = name not in _FIRST_COLUMNS
         fmt = styles.number(number_format(name), font_color="#1F4E79") if numeric else None
-        for row, item in enumerate(items, start=1):
-            _write(sheet, row, col, item, fmt)
+        sheet.write_column(col, items, fmt)
         sheet.set_column(col, col, _width(header(name, "Inputs"), items, numeric))
         if name in _CHOICES and items:  # a drop-down of the words the formulas test for
             sheet.data_validation(1, col, len(items), col, {
@@ -378,22 +553,14 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, 
 
 
 #: the only functions the step templates use: none needs xlsxwriter's future-function
-#: expansion (the `_xlfn.` prefixes of Excel 2010+ functions)
+#: expansion (the `_xlfn.` prefixes of Excel 2010+ functions), so `_Sheet` writes formulas
+#: as they are
 TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX")
 
 
-class _FormulaSheet(Worksheet):
-    """A worksheet that writes our formulas as given: xlsxwriter runs 29 regular expressions
-    over every formula to prefix dynamic-array functions, none of which the step templates
-    use (TEMPLATE_FUNCTIONS), which was most of the Scorecard's time at 1,000 candidates."""
-
-    def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
-        return formula[1:] if formula.startswith("=") else formula
-
-
 def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
-                     card: pl.DataFrame, places: Layout) -> None:
-    sheet = book.add_worksheet("Scorecard", worksheet_class=_FormulaSheet)
+                     card: pl.DataFrame, places: Layout, points: Points) -> None:
+    sheet = _add_sheet(book, "Scorecard")
     names = places.scorecard
 
     def kind(name: str) -> str:
@@ -419,16 +586,11 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[st
         numeric = dtype.is_numeric()
         fmt = styles.number(number_format(name, "Scorecard", dtype)) if numeric else None
         items = (card[name].to_list() if name in card.columns
-                 else [_number(c, name) for c in result["candidates"]])
+                 else points(name))
         # the column's formula, filled once with ROW for the row number
         pattern = fill(_STEP[name].excel or "", places.ref) if name in _STEP else (
             '=IF({ref}="","",{ref})'.format(ref=places.input_ref(name)))
-        for row, cached in enumerate(items, start=1):
-            if k != "formula":
-                _write(sheet, row, col, cached, fmt)
-                continue
-            sheet.write_formula(row, col, pattern.replace(ROW, str(row + 1)), fmt,
-                                "" if cached is None else cached)
+        sheet.write_column(col, items, fmt, formula=pattern if k == "formula" else None)
         sheet.set_column(col, col, _width(title, items, numeric))
     last = len(result["candidates"])
     sheet.freeze_panes(1, 1)
@@ -444,7 +606,7 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[st
 
 def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
                  frame: pl.DataFrame) -> None:
-    sheet = book.add_worksheet(name)
+    sheet = _add_sheet(book, name)
     if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
         sheet.write_string(0, 0, f"{name}: {NOT_COMPUTED}")
         sheet.set_column(0, 0, 50)
@@ -459,11 +621,9 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
         items = frame[column].to_list()
         numeric = dtype.is_numeric()
         fmt = styles.number(number_format(column, name, dtype)) if numeric else None
-        for row, item in enumerate(items, start=1):
-            cell_fmt = fmt
-            if per_row_unit and column in ("value", "low", "high"):
-                cell_fmt = by_unit[units[row - 1]]
-            _write(sheet, row, col, item, cell_fmt)
+        formats = ([by_unit[u] for u in units] if per_row_unit and column in
+                   ("value", "low", "high") else fmt)
+        sheet.write_column(col, items, formats)
         sheet.set_column(col, col, _width(header(column, name), items, numeric))
     sheet.freeze_panes(1, 1)
     sheet.autofilter(0, 0, frame.height, len(columns) - 1)
@@ -504,14 +664,15 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
     about = book.add_worksheet("About")
     frames = sheets(result)
     card = frames.pop("Scorecard")
-    places = layout(result, card)
+    points = Points(result["candidates"])
+    places = layout(result, card, points)
     for row, (key, item) in enumerate(about_rows(result, places.computes)):
         _write(about, row, 0, key, styles.get(bold=True))
         _write(about, row, 1, item, styles.get(text_wrap=True, valign="top"))
     about.set_column(0, 0, 16)
     about.set_column(1, 1, 90)
-    _write_scorecard(book, styles, result, card, places)
-    _write_inputs(book, styles, result, places)
+    _write_scorecard(book, styles, result, card, places, points)
+    _write_inputs(book, styles, places, points)
     for name, frame in frames.items():
         _write_table(book, styles, name, frame)
     book.close()

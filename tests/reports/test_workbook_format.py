@@ -7,6 +7,7 @@ columns are formulas and which are the engine's values."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,94 @@ def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None
         book, "Inputs", "Capacity (provisioned or elastic)")
     assert lists[f"{model}2:{model}8"] == '"declared,on_demand,reserved,tco"'
     assert lists[f"{capacity}2:{capacity}8"] == '"provisioned,elastic"'
+
+
+def _cells(path: Path, data_only: bool = False) -> list[tuple[Any, ...]]:
+    sheet = load_workbook(path, data_only=data_only)["T"]
+    return [(c.coordinate, c.value, c.data_type, c.number_format, c.font.bold)
+            for row in sheet.iter_rows() for c in row if c.value is not None or c.has_style]
+
+
+def test_a_body_written_by_column_reads_back_as_xlsxwriter_writes_it(tmp_path: Path) -> None:
+    """reports.files.xlsx writes each sheet's body as text, column by column (xlsxwriter's
+    per-cell objects were most of a 1,000-candidate workbook's time); read back, it is the
+    sheet xlsxwriter's own write_number/string/boolean/blank/formula calls write: the same
+    values, types, formats and formulas, a None or non-finite number an empty cell (with its
+    format only), text never a formula, a text beyond Excel's 32,767 characters cut there."""
+    import xlsxwriter
+
+    from reports.files.xlsx import _Sheet, _text
+
+    long = "x" * 40_000
+    columns: list[tuple[list[Any], str | None, str | None]] = [  # items, format, formula
+        ([0.5, 2800.0, -3.25, 1e-7, 12, None, math.nan, math.inf, True, False],
+         "#,##0.00", None),
+        (["a", "=HYPERLINK(\"x\")", "+1", "\u202eexe.pdf", "", None, long, "<&>", "b", "a"],
+         None, None),
+        ([1.5, None, 2.0, None, 3.0, None, 4.0, None, 5.0, None], None, None),
+        ([0.5, None, True, "", 7, 1.25, None, 2.0, 3.0, "text"], "0.0%",
+         '=IF(A{row}="","",A{row}*2)&"<>"'),
+    ]
+    per_row = ["0.000", None] * 5  # the third column: a format per row (Assumptions' units)
+
+    def formats(book: Any) -> tuple[list[Any], list[Any]]:
+        made = {f: book.add_format({"num_format": f}) for f in ("#,##0.00", "0.0%", "0.000")}
+        return ([made.get(f) if f else None for _, f, _ in columns],
+                [made[f] if f else None for f in per_row])
+
+    ours, theirs = tmp_path / "ours.xlsx", tmp_path / "theirs.xlsx"
+    options = {"strings_to_formulas": False, "strings_to_urls": False,
+               "strings_to_numbers": False}
+    book = xlsxwriter.Workbook(str(ours), options)
+    sheet = book.add_worksheet("T", worksheet_class=_Sheet)
+    fixed, rows = formats(book)
+    sheet.write_string(0, 0, "header", book.add_format({"bold": True}))
+    for col, ((items, _, formula), fmt) in enumerate(zip(columns, fixed, strict=True)):
+        sheet.write_column(col, items, rows if col == 2 else fmt, formula=formula)
+    book.close()
+
+    book = xlsxwriter.Workbook(str(theirs), options)
+    plain = book.add_worksheet("T")
+    fixed, rows = formats(book)
+    plain.write_string(0, 0, "header", book.add_format({"bold": True}))
+    for col, ((items, _, formula), fmt) in enumerate(zip(columns, fixed, strict=True)):
+        for row, item in enumerate(items, start=1):
+            cell_fmt = rows[row - 1] if col == 2 else fmt
+            if formula is not None:
+                plain.write_formula(row, col, formula.replace("{row}", str(row + 1)),
+                                    cell_fmt, "" if item is None else item)
+            elif item is None or (isinstance(item, float) and not math.isfinite(item)):
+                if cell_fmt is not None:
+                    plain.write_blank(row, col, None, cell_fmt)
+            elif isinstance(item, bool):
+                plain.write_boolean(row, col, item, cell_fmt)
+            elif isinstance(item, int | float):
+                plain.write_number(row, col, item, cell_fmt)
+            else:
+                plain.write_string(row, col, _text(item), cell_fmt)
+    book.close()
+
+    assert _cells(ours) == _cells(theirs)
+    assert _cells(ours, data_only=True) == _cells(theirs, data_only=True)
+    got = {c[0]: c for c in _cells(ours)}
+    # text, never a formula; no bidi override; cut at Excel's limit
+    assert got["B3"][1] == "'=HYPERLINK(\"x\")" and got["B4"][1] == "'+1"
+    assert got["B5"][1] == "exe.pdf" and len(got["B8"][1]) == 32_767
+    assert got["A7"][1:4] == (None, "n", "#,##0.00")  # NaN: an empty cell, formatted
+    assert got["C2"][3] == "0.000" and "C3" not in got  # a None without a format: no cell
+    assert got["D2"][1] == '=IF(A2="","",A2*2)&"<>"'
+
+
+def test_numbers_read_back_as_the_engine_s_doubles(tmp_path: Path) -> None:
+    """Every float is written as the shortest text that reads back as the same double:
+    3.1679999999999997 (a CPM of the example) stays itself; written with 16 significant
+    digits (xlsxwriter's write_number) it would read back as 3.168."""
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
+    path = tmp_path / "exact.xlsx"
+    write_xlsx(result, path)
+    breakdown = load_workbook(path, read_only=True)["Breakdown"]
+    rows = list(breakdown.iter_rows(values_only=True))
+    cpm = rows[0].index(OUTPUTS["cpm_eur_per_mtok"].label)
+    engine = {c["id"]: c["cpm_eur_per_mtok"] for c in result["candidates"]}
+    assert {r[0]: r[cpm] for r in rows[1:]} == engine
+    assert any(len(repr(v)) > 17 for v in engine.values() if v is not None)  # 17 digits
