@@ -6,6 +6,10 @@ Imports of polars, duckdb, great-tables and the engine happen inside the command
 
 from __future__ import annotations
 
+import gc
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,7 +35,6 @@ def last_word(error: Exception, debug: bool = False) -> int:
     """Say what `error` was on one line of stderr and return the exit code: 1 for the store
     in use by another scorecard process, 3 for anything unexpected (a bug)."""
     import os
-    import sys
     import traceback
 
     import duckdb
@@ -64,6 +67,27 @@ app = _Scorecard(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+@contextmanager
+def frozen_imports(module: str) -> Iterator[None]:
+    """Import a command's stack (`module` and what it imports) without the cyclic garbage
+    collector, then freeze it; nothing when `module` is already imported (a test process).
+
+    polars, duckdb, numpy, pydantic and the engine leave some 700,000 objects that live until
+    the process exits: the collector's passes over them while they are imported find nothing
+    to free, and cost 0.13-0.2 s of a warm `scorecard run` (timed with `gc.callbacks`). After
+    the imports `gc.freeze()` moves them out of its sight (and out of the last collection at
+    exit), and collection resumes for the command's own work."""
+    if module in sys.modules:
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def version_line() -> str:
@@ -137,7 +161,8 @@ def run(
     ] = False,
 ) -> None:
     """Compute the scorecard of a proposal: HTML report, JSON, XLSX, CSV and Parquet."""
-    from pipeline.run import execute
+    with frozen_imports("pipeline.run"):
+        from pipeline.run import execute
 
     raise typer.Exit(execute(proposal, vintage=vintage, out=out, db=db, json_out=json_out,
                              pdf=pdf, publish=publish))
@@ -160,7 +185,8 @@ def explain(
 ) -> None:
     """Show how a figure is derived: its inputs (value, unit, grade, source) and formula steps.
     The proposal is positional, as in `run` and `diff`: explain CANDIDATE METRIC PROPOSAL."""
-    from pipeline.run import explain as run_explain
+    with frozen_imports("pipeline.run"):
+        from pipeline.run import explain as run_explain
 
     if proposal is not None and proposal_opt is not None and proposal != proposal_opt:
         typer.echo("error: give the proposal once (positional, or the older --proposal)",

@@ -7,6 +7,7 @@ the libraries only a cold run needs (issue 18: the main job's time)."""
 
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from pipeline import store
-from pipeline.cli import app
+from pipeline.cli import app, frozen_imports
 from reports.html import scorecard_table
 
 runner = CliRunner()
@@ -93,3 +94,25 @@ def test_a_warm_process_imports_no_great_tables(tmp_path: Path) -> None:
         seen.append(done.stdout.strip().splitlines()[-1])
     assert "great_tables" in seen[0]
     assert seen[1] == "[]"
+
+
+def test_the_stack_is_imported_frozen_and_collection_resumes() -> None:
+    # a fresh process: pipeline.run (polars, duckdb, the engine) imported without the
+    # collector; afterwards it is back on and the imported objects are frozen (hundreds of
+    # thousands: the bare interpreter holds about 20,000)
+    code = ("import gc\nfrom pipeline.cli import frozen_imports\n"
+            "with frozen_imports('pipeline.run'):\n"
+            "    on_inside = gc.isenabled()\n    import pipeline.run\n"
+            "print(on_inside, gc.isenabled(), gc.get_freeze_count())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    inside, after, frozen = done.stdout.split()
+    assert (inside, after) == ("False", "True") and int(frozen) > 100_000
+
+
+def test_a_module_already_imported_changes_nothing() -> None:
+    # this test process imported pipeline.cli already: no freeze, the collector untouched
+    before = gc.get_freeze_count()
+    with frozen_imports("pipeline.cli"):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == before and gc.isenabled()
