@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 from openpyxl import load_workbook
 
-from reports.cells import spreadsheet_text
+from reports.cells import plain, plain_all, plain_json, spreadsheet_text
 from reports.files.outputs import write_outputs
 from reports.files.xlsx import write_xlsx
 from tests.reports.conftest import FIXTURES
@@ -36,6 +36,34 @@ def test_spreadsheet_text_rules() -> None:
         "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx"]
     assert spreadsheet_text("a\u202eb\u2066c\x00d\x1b") == "abcd"
     assert spreadsheet_text("plain label") == "plain label"
+
+
+def test_the_json_text_tells_whether_a_value_holds_unsafe_text() -> None:
+    """plain_json(JSON text of v) is True exactly when plain_all(v) == v, for every character
+    up to U+2100 (the bidi controls are below U+206A), in a value and in a key, written raw
+    (ensure_ascii=False, as scorecard.json) or escaped (ensure_ascii=True: \\u202e, \\b),
+    but for a backslash before a "b" or "f" (JSON \\\\b), which it errs on: False, walk."""
+    missed, walked = [], set()
+    for code in range(0x2100):
+        char = chr(code)
+        for value in ({"k": f"a{char}b"}, {f"k{char}": [1.5, None, f"{char}"]}):
+            for ascii_only in (False, True):
+                said = plain_json(json.dumps(value, ensure_ascii=ascii_only, indent=2))
+                if said and plain_all(value) != value:
+                    missed.append((hex(code), ascii_only))
+                elif not said and plain_all(value) == value:
+                    walked.add(char)
+    assert missed == []
+    assert walked == {"\\"}
+    assert [c for c in map(chr, range(0x2100)) if plain(c) != c][-1] == "\u2069"  # PDI
+
+
+def test_a_result_s_json_text_is_plain_unless_it_holds_hostile_text(full: dict[str, Any]
+                                                                    ) -> None:
+    assert plain_json(json.dumps(full, ensure_ascii=False, indent=2))
+    bad = hostile(full)
+    assert not plain_json(json.dumps(bad, ensure_ascii=False, indent=2))
+    assert plain_json(json.dumps(plain_all(bad), ensure_ascii=False, indent=2))
 
 
 def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path: Path) -> None:
