@@ -7,7 +7,7 @@ from the cache."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 
 import duckdb
 
@@ -82,6 +82,19 @@ class _TextCache(MutableMapping[str, str]):
 
     def __delitem__(self, key: str) -> None:
         self.con.execute(f"DELETE FROM {self.table} WHERE key = ?", [key])
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The texts of those `keys` that are kept, each marked used: one query and one
+        update for a report's charts instead of two per chart (each an autocommit)."""
+        if not keys:
+            return {}
+        found = {key: str(text) for key, text in self.con.execute(
+            f"SELECT key, {self.column} FROM {self.table} WHERE key IN (SELECT unnest(?))",
+            [list(keys)]).fetchall()}
+        if found:
+            self.con.execute(f"UPDATE {self.table} SET used_at_utc = now() "
+                             "WHERE key IN (SELECT unnest(?))", [list(found)])
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter([key for (key,) in

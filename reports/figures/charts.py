@@ -155,19 +155,31 @@ def _own_id(prefix: str, match: re.Match[str]) -> str:
 
 def render(specs: Sequence[tuple[str, Spec]]) -> list[str]:
     """SVG of each (id prefix, spec), in order; clip-path ids are made unique under each
-    prefix. Specs found in the active cache are not drawn."""
+    prefix. Specs found in the active cache are not drawn (looked up all at once when the
+    cache has a `get_many(keys)`, as the store's has)."""
     cache = _CACHE.get()
+    finished = [(prefix, _finish(spec)) for prefix, spec in specs]
+    keys = [spec_key(spec) for _, spec in finished] if cache is not None else []
+    kept = _lookup(cache, keys) if cache is not None else {}
     out = []
-    for prefix, spec in specs:
-        finished = _finish(spec)
-        key = spec_key(finished) if cache is not None else ""
-        svg = cache.get(key) if cache is not None else None
+    for i, (prefix, spec) in enumerate(finished):
+        svg = kept.get(keys[i]) if cache is not None else None
         if svg is None:
-            svg = _draw(finished)
+            svg = _draw(spec)
             if cache is not None:
-                cache[key] = svg
+                cache[keys[i]] = svg
+                kept[keys[i]] = svg
         out.append(_LOCAL_ID.sub(functools.partial(_own_id, prefix), svg))
     return out
+
+
+def _lookup(cache: MutableMapping[str, str], keys: Sequence[str]) -> dict[str, str]:
+    """The cached SVGs of `keys` (those the cache holds)."""
+    many = getattr(cache, "get_many", None)
+    if many is not None:
+        found: dict[str, str] = many(keys)
+        return found
+    return {key: svg for key in dict.fromkeys(keys) if (svg := cache.get(key)) is not None}
 
 
 # ------------------------------------------------------------------------------- formatting

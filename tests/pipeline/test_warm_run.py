@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app, frozen_imports
+from pipeline.store import caches
 from reports.html import scorecard_table
 
 runner = CliRunner()
@@ -116,3 +117,23 @@ def test_a_module_already_imported_changes_nothing() -> None:
     with frozen_imports("pipeline.cli"):
         assert gc.isenabled()
     assert gc.get_freeze_count() == before and gc.isenabled()
+
+
+def test_the_store_caches_answer_many_keys_at_once(tmp_path: Path) -> None:
+    # a report's charts are looked up in one query: the kept ones come back (a missing key
+    # is left out) and are marked used, so the eviction keeps them
+    con = store.connect(tmp_path / "s.duckdb")
+    try:
+        cache = caches.ChartCache(con)
+        cache["a"], cache["b"] = "<svg>a</svg>", "<svg>b</svg>"
+        con.execute("UPDATE cache__chart_svg SET used_at_utc = TIMESTAMPTZ '2020-01-01'")
+        assert cache.get_many(["a", "missing"]) == {"a": "<svg>a</svg>"}
+        assert cache.get_many([]) == {}
+        used = dict(con.execute("SELECT key, used_at_utc > TIMESTAMPTZ '2020-01-01' "
+                                "FROM cache__chart_svg").fetchall())
+        assert used == {"a": True, "b": False}
+        tables = caches.TableCache(con)
+        tables["t"] = "<table/>"
+        assert tables.get_many(["t", "a"]) == {"t": "<table/>"} and len(cache) == 2
+    finally:
+        con.close()
