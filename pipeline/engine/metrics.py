@@ -135,9 +135,8 @@ class Step:
     formula: str
     #: the formula over the columns `c` (Columns): polars expressions or numpy arrays
     build: Callable[[Columns], Any]
-    #: the cost models whose figures the step enters: `explain` leaves the others out, and
-    #: evaluate_arrays skips the step for a block of another cost model (where it does not
-    #: apply, its value is unused; `evaluate` still computes it for every row)
+    #: the cost models whose figures the step enters: `explain` leaves the others out (the
+    #: step is still computed for every row; where it does not apply its value is unused)
     models: tuple[str, ...] = COST_MODELS
     #: the same formula over spreadsheet cells (module docstring), or None
     excel: str | None = None
@@ -403,11 +402,13 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str]) -> dict[s
     """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
     number or a float array, all broadcasting together (e.g. (candidates, 1) for an input fixed
     per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
-    `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`). Only the
-    steps `wanted` needs are computed, each once; with one cost model for the whole block, a
-    step whose `models` leave it out is null there, not computed. Returns each wanted column
-    in its broadcast shape (a number when nothing it reads varies); a value that is not a
-    finite number is NaN, as `evaluate` makes it null."""
+    `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`).
+    Returns each wanted column in its broadcast shape (a number when nothing it reads varies);
+    a value that is not a finite number is NaN, as `evaluate` makes it null.
+
+    Only what the wanted columns read is computed, once: a step when first read, and of a
+    `when` only the branches some element takes (a block of one cost model never computes the
+    TCO lines of a price per hour, nor the sizing steps without a demand)."""
     block = _ArrayColumns(columns)
     return {name: block.value(name) for name in wanted}
 
@@ -419,45 +420,59 @@ def _plain(x: Any) -> Any:
     return np.nan if x is None else x
 
 
+def _has_nan(v: Any) -> bool:
+    if not np.isnan(np.sum(v)):  # one pass, no mask: a NaN anywhere makes the sum NaN
+        return False
+    return bool(np.isnan(v).any())
+
+
 def _pick(condition: Any, then: Any, otherwise: Any) -> Any:
-    """np.where, without its per-element cost when the condition is the same everywhere (a
-    cost model or a capacity per block, a demand given or not)."""
-    if isinstance(condition, (bool, np.bool_)):
-        return then if condition else otherwise
+    """np.where over operands computed only if some element takes them, and without
+    np.where's per-element cost when the condition is the same everywhere (a cost model or a
+    capacity per block, a demand given or not)."""
+    condition = _plain(condition)
+    if np.ndim(condition) == 0:
+        return _plain(then) if condition else _plain(otherwise)
     condition = np.asarray(condition, dtype=bool)
     if condition.all():
-        return then
+        return _plain(then)
     if not condition.any():
-        return otherwise
-    return np.where(condition, then, otherwise)
+        return _plain(otherwise)
+    return np.where(condition, _plain(then), _plain(otherwise))
 
 
 def _power(base: Any, exponent: Any) -> Any:
-    """base ** exponent as polars computes it: libm's pow (numpy's vectorised pow differs in
-    the last bit), a null in either giving null (IEEE's pow(1, NaN) is 1)."""
-    b, e = np.broadcast_arrays(np.asarray(base, dtype=np.float64),
-                               np.asarray(exponent, dtype=np.float64))
-    out = (pl.Series(b.ravel(), nan_to_null=True) ** pl.Series(e.ravel(), nan_to_null=True))
-    return out.to_numpy().reshape(b.shape)
+    """base ** exponent, a null in either giving null as in polars (IEEE's pow(1, NaN) and
+    pow(NaN, 0) are 1). numpy's vectorised pow may differ from polars' (libm's) in the last
+    bit; polars' own costs about 6 times as much."""
+    out = np.power(base, exponent)
+    null = np.isnan(base) | np.isnan(exponent)
+    if null.any():
+        out = np.where(null, np.nan, out)
+    return out
 
 
 class _Column:
-    """A numpy operand with the polars methods the formulas use (NaN is null)."""
+    """A numpy operand with the polars methods the formulas use (NaN is null), computed when
+    first read."""
 
-    __slots__ = ("_v",)
+    __slots__ = ("_compute", "_v")
 
-    def __init__(self, v: Any) -> None:
-        self._v = v
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self._compute: Callable[[], Any] | None = compute
+        self._v: Any = None
 
     @property
     def v(self) -> Any:
+        if self._compute is not None:
+            self._v, self._compute = self._compute(), None
         return self._v
 
     def _op(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(ufunc(self.v, _plain(other)))
+        return _Column(lambda: ufunc(self.v, _plain(other)))
 
     def _rop(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(ufunc(_plain(other), self.v))
+        return _Column(lambda: ufunc(_plain(other), self.v))
 
     def __add__(self, o: Any) -> _Column: return self._op(o, np.add)
     def __radd__(self, o: Any) -> _Column: return self._rop(o, np.add)
@@ -467,13 +482,13 @@ class _Column:
     def __rmul__(self, o: Any) -> _Column: return self._rop(o, np.multiply)
     def __truediv__(self, o: Any) -> _Column:
         if type(o) in (float, int):  # a literal: polars multiplies by its reciprocal
-            return _Column(np.multiply(self.v, 1.0 / o))
+            return self._op(1.0 / o, np.multiply)
         return self._op(o, np.divide)
 
     def __rtruediv__(self, o: Any) -> _Column: return self._rop(o, np.divide)
     def __pow__(self, o: Any) -> _Column: return self._op(o, _power)
     def __rpow__(self, o: Any) -> _Column: return self._rop(o, _power)
-    def __neg__(self) -> _Column: return _Column(np.negative(self.v))
+    def __neg__(self) -> _Column: return _Column(lambda: np.negative(self.v))
     def __eq__(self, o: Any) -> _Column: return self._op(o, np.equal)  # type: ignore[override]
     def __lt__(self, o: Any) -> _Column: return self._op(o, np.less)
     def __le__(self, o: Any) -> _Column: return self._op(o, np.less_equal)
@@ -482,16 +497,19 @@ class _Column:
     __hash__ = None  # type: ignore[assignment]
 
     def is_null(self) -> _Column:
-        return _Column(np.isnan(self.v))
+        return _Column(lambda: np.isnan(self.v))
 
     def is_not_null(self) -> _Column:
-        return _Column(~np.isnan(self.v))
+        return _Column(lambda: ~np.isnan(self.v))
 
     def fill_null(self, value: Any) -> _Column:
-        return _Column(_pick(np.isnan(self.v), _plain(value), self.v))
+        def fill() -> Any:
+            v = self.v
+            return np.where(np.isnan(v), _plain(value), v) if _has_nan(v) else v
+        return _Column(fill)
 
     def ceil(self) -> _Column:
-        return _Column(np.ceil(self.v))
+        return _Column(lambda: np.ceil(self.v))
 
 
 class _When:
@@ -504,31 +522,28 @@ class _When:
         return _Then([*self.arms, (self.condition, value)])
 
 
+def _arms(arms: list[tuple[Any, Any]], otherwise: Any) -> Any:
+    """when/then chains: the first arm whose condition holds, else `otherwise`."""
+    if not arms:
+        return _plain(otherwise)
+    (condition, value), rest = arms[0], arms[1:]
+    return _pick(condition, value, _Column(lambda: _arms(rest, otherwise)))
+
+
 class _Then(_Column):
     """`when(...).then(...)`, null elsewhere until an `otherwise` (or a further `when`)."""
 
     __slots__ = ("arms",)
 
     def __init__(self, arms: list[tuple[Any, Any]]) -> None:
-        super().__init__(None)
+        super().__init__(lambda: _arms(arms, None))
         self.arms = arms
-
-    @property
-    def v(self) -> Any:
-        if self._v is None:
-            self._v = self._resolve(np.nan)
-        return self._v
 
     def when(self, condition: Any) -> _When:
         return _When(self.arms, condition)
 
     def otherwise(self, value: Any) -> _Column:
-        return _Column(self._resolve(_plain(value)))
-
-    def _resolve(self, otherwise: Any) -> Any:
-        for condition, value in reversed(self.arms):  # the first arm that holds wins
-            otherwise = _pick(_plain(condition), _plain(value), otherwise)
-        return otherwise
+        return _Column(lambda: _arms(self.arms, value))
 
 
 class _ArrayColumns:
@@ -538,24 +553,22 @@ class _ArrayColumns:
         # inputs as arrays (never Python numbers, which a formula's literals are)
         given = {"cost_model": "declared", "capacity": "provisioned", **columns}
         self.values: dict[str, Any] = {k: np.asarray(v) for k, v in given.items()}
-        model = self.values["cost_model"]
-        self.model = str(model) if model.ndim == 0 else None
 
     def __call__(self, name: str) -> _Column:
-        return _Column(self.value(name))
+        return _Column(lambda: self.value(name))
 
     def value(self, name: str) -> Any:
         if name not in self.values:
             step = STEP_BY_NAME.get(name)
             if step is None:
                 self.values[name] = np.nan  # a missing input is null
-            elif self.model is not None and self.model not in step.models:
-                self.values[name] = np.nan
             else:
                 with np.errstate(all="ignore"):
                     v = _plain(step.build(self))
-                    if not np.isfinite(v).all():  # not a finite number: null (NaN)
-                        v = v * (1.0 + 0.0 * v)
+                    if not np.isfinite(np.sum(v)):  # one pass; then, if need be, the mask
+                        bad = ~np.isfinite(v)
+                        if bad.any():  # not a finite number: null (NaN)
+                            v = np.where(bad, np.nan, v)
                 self.values[name] = v
         return self.values[name]
 
@@ -563,18 +576,20 @@ class _ArrayColumns:
         return _When([], condition)
 
     def coalesce(self, *columns: Any) -> _Column:
-        values = [_plain(x) for x in columns]
-        out = values[-1]
-        for v in reversed(values[:-1]):
-            out = _pick(np.isnan(v), out, v)
-        return _Column(out)
+        def first(values: Sequence[Any]) -> Any:
+            v = _plain(values[0])
+            if len(values) == 1 or not _has_nan(v):
+                return v  # the others are not read
+            return np.where(np.isnan(v), first(values[1:]), v)
+        return _Column(lambda: first(columns))
 
     def max_horizontal(self, *columns: Any) -> _Column:
-        values = [_plain(x) for x in columns]
-        out = values[0]
-        for v in values[1:]:
-            out = np.fmax(out, v)  # a null is skipped, as polars does
-        return _Column(out)
+        def fmax() -> Any:
+            out = _plain(columns[0])
+            for x in columns[1:]:
+                out = np.fmax(out, _plain(x))  # a null is skipped, as polars does
+            return out
+        return _Column(fmax)
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

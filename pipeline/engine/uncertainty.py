@@ -13,8 +13,11 @@ candidates x draws rows is built.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,17 +51,33 @@ class Draws:
     values: np.ndarray  # (len(keys), n) triangular draws
 
     @classmethod
-    def sample(cls, inputs: pl.DataFrame, n: int, seed: int) -> Draws:
+    def sample(cls, inputs: pl.DataFrame, n: int, seed: int, pool: Executor | None = None
+               ) -> Draws:
+        """One uniform per key and draw from one seeded stream (in pieces, the same
+        stream), each piece turned into triangular draws in `pool` while the next is drawn."""
         uncertain = (inputs.filter(pl.col("low") < pl.col("high"))
                      .unique("key").sort("key"))
         rng = np.random.default_rng(seed)
-        u = rng.random((uncertain.height, n), dtype=np.float32)
+        u = np.empty((uncertain.height, n), dtype=np.float32)
         low, mode, high = (uncertain[c].cast(pl.Float32).to_numpy()[:, None]
                            for c in ("low", "mode", "high"))
         rows = max(1, (1 << 16) // max(n, 1))  # keys per block: temporaries stay in cache
-        for a in range(0, len(u), rows):
-            b = a + rows
-            triangular_ppf(u[a:b], low[a:b], mode[a:b], high[a:b], out=u[a:b])
+
+        def ppf(a: int, b: int) -> None:
+            for c in range(a, b, rows):
+                d = min(b, c + rows)
+                triangular_ppf(u[c:d], low[c:d], mode[c:d], high[c:d], out=u[c:d])
+
+        pieces = []
+        for a in range(0, len(u), 8 * rows):
+            b = min(len(u), a + 8 * rows)
+            rng.random(out=u[a:b], dtype=np.float32)
+            pieces.append(pool.submit(ppf, a, b) if pool else None)
+            if pool is None:
+                ppf(a, b)
+        for piece in pieces:
+            if piece is not None:
+                piece.result()
         return cls(uncertain["key"].to_list(), u)
 
 
@@ -148,14 +167,35 @@ class MonteCarlo:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step
 
 
+def workers() -> int:
+    """Threads of the Monte Carlo: the cores this process may use, at most 4 (numpy lets go of
+    the GIL in the array operations, which are most of the time)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         objectives: Sequence[str], n: int, seed: int, block_entries: int = BLOCK_ENTRIES,
-        pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = ()
-        ) -> MonteCarlo:
+        pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = (),
+        threads: int | None = None) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
     in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
     when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
-    candidate and the runner-up)."""
+    candidate and the runner-up). Blocks of candidates and chunks of draws go to `threads`
+    threads (default: workers()); the figures do not depend on it."""
+    threads = threads or workers()
+    with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
+        return _run(static, inputs, eligible, objectives, n, seed, block_entries,
+                    pairwise_among, pairwise_keep, pool)
+
+
+def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
+         objectives: Sequence[str], n: int, seed: int, block_entries: int,
+         pairwise_among: Sequence[str] | None, pairwise_keep: Sequence[str],
+         pool: Executor | None) -> MonteCarlo:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
 
@@ -165,7 +205,7 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         seconds[step] = seconds.get(step, 0.0) + now - clock
         clock = now
 
-    draws = Draws.sample(inputs, n, seed)
+    draws = Draws.sample(inputs, n, seed, pool)
     lap("sample_s")
     ids = static["id"].to_list()
     layout = _Layout.of(ids, inputs, draws)
@@ -183,37 +223,47 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     fixed = {col: static[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
              for col, _ in columns if col not in STEP_BY_NAME}
     size = max(1, block_entries // max(n, 1))
+    blocks = [of_model[start:start + size] for model in dict.fromkeys(models.tolist())
+              for of_model in [np.flatnonzero(models == model)]
+              for start in range(0, len(of_model), size)]
     lap("inputs_s")
-    for model in dict.fromkeys(models.tolist()):
-        of_model = np.flatnonzero(models == model)
-        for start in range(0, len(of_model), size):
-            members = of_model[start:start + size]
-            given = layout.block(members, draws)
-            capacity = capacities[members]
-            given["cost_model"] = np.asarray(model)
-            given["capacity"] = (np.asarray(capacity[0]) if (capacity == capacity[0]).all()
-                                 else capacity[:, None])
-            lap("inputs_s")
-            out = evaluate_arrays(given, needed)
-            lap("evaluate_s")
-            for i, metric in enumerate(METRICS):
-                quantiles[i, members] = _quantiles(out[metric], len(members), n)
-            lap("percentiles_s")
-            into = slot[members]
-            mine = into >= 0
-            if mine.any():
-                for j, (col, sign) in enumerate(columns):
-                    value = out[col] if col in out else fixed[col][members, None]
-                    stack[into[mine], j] = np.broadcast_to(value, (len(members), n))[mine] * -sign
-                cpm[into[mine]] = np.broadcast_to(out["cpm_eur_per_mtok"],
-                                                  (len(members), n))[mine]
-            lap("objectives_s")
+
+    def block(members: np.ndarray, draws: Draws = draws, stack: np.ndarray = stack
+              ) -> dict[str, float]:
+        """Evaluate a block of one cost model, keep its percentiles and objectives (each
+        block writes rows of its own). Returns the seconds of each part."""
+        spent, t = {}, time.perf_counter()
+        given = layout.block(members, draws)
+        capacity = capacities[members]
+        given["cost_model"] = np.asarray(models[members[0]])
+        given["capacity"] = (np.asarray(capacity[0]) if (capacity == capacity[0]).all()
+                             else capacity[:, None])
+        out = evaluate_arrays(given, needed)
+        spent["evaluate_s"], t = time.perf_counter() - t, time.perf_counter()
+        for i, metric in enumerate(METRICS):
+            quantiles[i, members] = _quantiles(out[metric], len(members), n)
+        spent["percentiles_s"], t = time.perf_counter() - t, time.perf_counter()
+        into = slot[members]
+        mine = into >= 0
+        if mine.any():
+            for j, (col, sign) in enumerate(columns):
+                value = out[col] if col in out else fixed[col][members, None]
+                stack[into[mine], j] = np.broadcast_to(value, (len(members), n))[mine] * -sign
+            cpm[into[mine]] = np.broadcast_to(out["cpm_eur_per_mtok"],
+                                              (len(members), n))[mine]
+        spent["objectives_s"] = time.perf_counter() - t
+        return spent
+
+    for spent in (pool.map(block, blocks) if pool else map(block, blocks)):
+        for step, t in spent.items():  # summed over the threads
+            seconds[step] = seconds.get(step, 0.0) + t
+    lap("blocks_s")
     del draws
     percentiles = pl.DataFrame({
         "id": ids * len(METRICS), "metric": [m for m in METRICS for _ in ids],
         **{f"p{int(p)}": quantiles[:, :, i].ravel() for i, p in enumerate(PERCENTILES)},
     }).fill_nan(None)
-    frontier = frontier_of(eligible_ids, stack)
+    frontier = frontier_of(eligible_ids, stack, pool=pool)
     del stack
     lap("frontier_s")
     pairwise, scope = pairwise_lower(eligible_ids, cpm, pairwise_among, pairwise_keep)
@@ -267,10 +317,11 @@ def frontier_probability(ids: list[str], stack: np.ndarray, chunk_entries: int =
                                                  .transpose(0, 2, 1)), chunk_entries)
 
 
-def frontier_of(ids: list[str], s: np.ndarray, chunk_entries: int = 1 << 20
-                ) -> pl.DataFrame:
+def frontier_of(ids: list[str], s: np.ndarray, chunk_entries: int = 1 << 20,
+                pool: Executor | None = None) -> pl.DataFrame:
     """frontier_probability of `s` laid out (candidates, objectives, draws), C-contiguous
-    float32: the layout whose reductions over the draws run fast."""
+    float32: the layout whose reductions over the draws run fast. Chunks of draws go to
+    `pool` when given."""
     if not ids:
         return pl.DataFrame(schema={"id": pl.String(), "p_frontier": pl.Float64()})
     lowest, highest = np.fmin.reduce(s, axis=2), np.fmax.reduce(s, axis=2)  # NaN ignored
@@ -283,11 +334,15 @@ def frontier_of(ids: list[str], s: np.ndarray, chunk_entries: int = 1 << 20
         low = np.nan_to_num(np.fmin.reduce(lowest[idx], axis=0).astype(np.float64))
         width = np.nan_to_num(np.fmax.reduce(highest[idx], axis=0).astype(np.float64)) - low
         scale = np.divide(1.0, width, out=np.zeros(o), where=width > 0)
-    dominated = np.zeros(k, dtype=np.int64)
     step = max(1, chunk_entries // max(k, 1))
-    for start in range(0, n, step):
+
+    def chunk(start: int) -> np.ndarray:
         cols = [np.ascontiguousarray(s[idx, j, start:start + step].T) for j in range(o)]
-        dominated += _dominated_counts(cols, low, scale)
+        return _dominated_counts(cols, low, scale)
+
+    starts = range(0, n, step)
+    dominated = sum((pool.map(chunk, starts) if pool else map(chunk, starts)),
+                    np.zeros(k, dtype=np.int64))
     p = np.zeros(len(ids))
     p[idx] = 1.0 - dominated / n
     return pl.DataFrame({"id": ids, "p_frontier": p})
@@ -333,10 +388,11 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
     dropped, and it leaves; the next first is on the frontier, and so on. The first pick is
     made on the dense arrays; what it leaves goes on as flat rows, sorted by draw and order."""
     d, k = cols[0].shape
-    nan = np.zeros((d, k), dtype=bool)
+    nan = np.isnan(cols[0])
+    for col in cols[1:]:
+        nan |= np.isnan(col)
     score = np.zeros((d, k))
     for j, col in enumerate(cols):
-        nan |= np.isnan(col)
         if scale[j]:
             score += (col - low[j]) * scale[j]
     score[nan] = np.inf  # a NaN row is on the frontier and dominates nothing: left out
@@ -347,26 +403,25 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
         rows = np.flatnonzero(tied)
         order[rows] = np.lexsort([c[rows] for c in reversed(cols)] + [score[rows]], axis=-1)
     del ranked, score
-    ordered = [np.take_along_axis(c, order, axis=1) for c in cols]
-    valid = ~np.take_along_axis(nan, order, axis=1)
-    del nan
-    beaten = _beats([c[:, :1] for c in ordered], ordered) & valid[:, :1]
-    counts = np.bincount(order[beaten], minlength=k)
-    valid &= ~beaten
-    valid[:, 0] = False  # the first of each draw is on its frontier
-    at = np.flatnonzero(valid)
-    del beaten, valid
-    draw = at // k
-    cand = order.ravel()[at]
-    flat = [c.ravel()[at] for c in ordered]
-    del order, ordered, at
+    rows, first = np.arange(d), order[:, 0]
+    beaten = _beats([c[rows, first][:, None] for c in cols], cols)
+    beaten &= ~nan[rows, first][:, None]
+    counts = np.bincount(np.nonzero(beaten)[1], minlength=k)
+    alive = ~(beaten | nan)
+    alive[rows, first] = False  # the first of each draw is on its frontier
+    del beaten, nan
+    at = np.flatnonzero(np.take_along_axis(alive, order, axis=1))  # in each draw's order
+    draw = (at // k).astype(np.int32)
+    cand = order.ravel()[at].astype(np.int32)
+    flat = [c.ravel()[draw.astype(np.int64) * k + cand] for c in cols]
+    del order, alive, at
     while len(draw):
-        first = np.empty(len(draw), dtype=bool)  # the first row of each draw: its next pick
-        first[0] = True
-        np.not_equal(draw[1:], draw[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        pick = np.repeat(starts, np.diff(np.append(starts, len(draw))))
-        beaten = _beats([c[pick] for c in flat], flat)
+        head = np.empty(len(draw), dtype=bool)  # the first row of each draw: its next pick
+        head[0] = True
+        np.not_equal(draw[1:], draw[:-1], out=head[1:])
+        starts = np.flatnonzero(head)
+        sizes = np.diff(np.append(starts, len(draw)))
+        beaten = _beats([np.repeat(c[starts], sizes) for c in flat], flat)
         counts += np.bincount(cand[beaten], minlength=k)
         beaten[starts] = True  # the picks leave too: they are on the frontier
         keep = ~beaten
@@ -418,7 +473,9 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
     if len(chosen) < 2:
         return pl.DataFrame(schema=schema), scope
     stack = cpm[chosen]
-    p = (stack[:, None, :] < stack[None, :, :]).mean(axis=2)
+    p = np.zeros((len(kept), len(kept)))
+    for i in range(len(kept) - 1):  # row by row: no (pairs x draws) array in one piece
+        p[i, i + 1:] = np.count_nonzero(stack[i] < stack[i + 1:], axis=1) / cpm.shape[1]
     a, b = np.triu_indices(len(kept), k=1)
     return pl.DataFrame({"a": [kept[i] for i in a], "b": [kept[j] for j in b],
                          "metric": ["cpm_eur_per_mtok"] * len(a), "p_a_lower": p[a, b]},
@@ -430,8 +487,13 @@ def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
     draws) in the order of `ids`, NaN counting as never cheapest."""
     if not len(ids):
         return {}
-    filled = np.where(np.isnan(cpm), np.inf, cpm)
-    winner = np.argmin(filled, axis=0)
+    # argmin over the candidates, one candidate at a time (the first of equals wins)
+    best = np.where(np.isnan(cpm[0]), np.inf, cpm[0])
+    winner = np.zeros(cpm.shape[1], dtype=np.int64)
+    for i in range(1, len(cpm)):
+        row = cpm[i]
+        winner[row < best] = i
+        np.fmin(best, row, out=best)
     counts = np.bincount(winner, minlength=len(ids))
     return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import polars as pl
 import pytest
@@ -264,8 +266,9 @@ def test_quantiles_are_numpys_percentiles(n: int) -> None:
 
 def test_blocks_of_any_size_give_the_same_monte_carlo() -> None:
     # Candidates are evaluated in blocks of one cost model (here declared and tco mixed, one
-    # elastic): one candidate per block or all in one, the draws and so every figure are the
-    # same, and the percentiles come in the candidates' order, metric by metric.
+    # elastic): one candidate per block or all in one, in one thread or three, the draws and
+    # so every figure are the same, and the percentiles come in the candidates' order, metric
+    # by metric.
     static = pl.DataFrame({"id": ["a", "b", "c"], "cost_model": ["declared", "tco", "declared"],
                            "capacity": ["provisioned", "provisioned", "elastic"],
                            "sovereignty_level": [4, 2, 3]})
@@ -283,13 +286,30 @@ def test_blocks_of_any_size_give_the_same_monte_carlo() -> None:
     rows += [("c", *r[1:]) for r in rows if r[0] == "a" and r[1] != "tokens_per_s"]
     rows += [("c", "tokens_per_s", "c.tps", 3500.0, 4000.0, 4100.0)]
     frame = inputs([r[:6] for r in rows])
-    one, every = (uncertainty.run(static, frame, ["a", "b", "c"], ["cpm", "carbon"], 500, 3,
-                                  block_entries=e) for e in (1, 1 << 20))
-    assert one.percentiles.equals(every.percentiles)
-    assert one.p_frontier.equals(every.p_frontier) and one.pairwise.equals(every.pairwise)
+    one, every, threaded = (
+        uncertainty.run(static, frame, ["a", "b", "c"], ["cpm", "carbon"], 500, 3,
+                        block_entries=e, threads=t) for e, t in ((1, 1), (1 << 20, 1), (1, 3)))
+    for other in (every, threaded):  # one thread or three: the same figures
+        assert one.percentiles.equals(other.percentiles)
+        assert one.p_frontier.equals(other.p_frontier) and one.pairwise.equals(other.pairwise)
+        assert one.p_cheapest == other.p_cheapest
     assert one.percentiles["id"].to_list()[:3] == ["a", "b", "c"]
     assert one.percentiles["metric"].to_list()[:4] == ["cpm_eur_per_mtok"] * 3 + [
         "energy_j_per_token"]
     # b's CPM moves with its own goodput, capex, rate and utilisation: a range, not a point
     b = one.percentiles.filter(pl.col("id") == "b", pl.col("metric") == "cpm_eur_per_mtok")
     assert b["p5"][0] < b["p50"][0] < b["p95"][0]
+
+
+def test_draws_sampled_in_pieces_and_threads_are_one_stream() -> None:
+    # The uniforms are drawn piece by piece (and turned into triangular draws in threads):
+    # the same stream as one call of the seeded generator, so the draws do not depend on it.
+    # 200 keys x 20,001 draws: pieces of 24 keys (blocks of 3 keys of 2^16 entries or less)
+    rows = [(f"c{i}", "pue", f"k{i:03d}", 1.1, 1.2, 1.5) for i in range(200)]
+    frame = inputs(rows)
+    plain = uncertainty.Draws.sample(frame, 20_001, seed=5)
+    with ThreadPoolExecutor(2) as pool:
+        threaded = uncertainty.Draws.sample(frame, 20_001, seed=5, pool=pool)
+    u = np.random.default_rng(5).random((200, 20_001), dtype=np.float32)
+    expected = uncertainty.triangular_ppf(u, np.float32(1.1), np.float32(1.2), np.float32(1.5))
+    assert np.array_equal(plain.values, expected) and np.array_equal(threaded.values, expected)
