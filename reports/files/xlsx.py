@@ -273,6 +273,19 @@ class _Sheet(Worksheet):
         self._first: int | None = None  # the body's first row
         self._body: dict[int, list[str]] = {}  # column -> its cells' XML, row by row
         self._styles: dict[int, str] = {}  # id(format) -> its ` s="n"` attribute
+        self._texts: dict[str, str] = {}  # a string item -> the end of its cell
+
+    def _shared(self, item: str) -> str:
+        """The end of a text cell: its type and its index in the shared-string table (which
+        counts every use, as write_string does)."""
+        table = self.str_table
+        tail = self._texts.get(item)
+        if tail is None:
+            tail = self._texts[item] = (
+                f' t="s"><v>{table._get_shared_string_index(_excel_text(_text(item)))}</v></c>')
+        else:
+            table.count += 1
+        return tail
 
     def _style(self, fmt: Format | None) -> str:
         if fmt is None:
@@ -302,7 +315,7 @@ class _Sheet(Worksheet):
                   else [self._style(fmt)] * len(items))
         if len(styles) != len(items):
             raise ValueError(f"sheet {self.name!r}: {len(items)} rows, {len(styles)} formats")
-        letter, shared = xl_col_to_name(col), self.str_table._get_shared_string_index
+        letter = xl_col_to_name(col)
         rows = range(first_row + 1, last + 2)  # Excel's row numbers
         cells: list[str] = []
         add = cells.append
@@ -323,15 +336,20 @@ class _Sheet(Worksheet):
                     f'<v>{cached}</v></c>')
             self._body[col] = cells
             return
-        for row, item, text, s in zip(rows, items, _float_texts(items), styles, strict=True):
+        texts = _float_texts(items)
+        if all(type(item) is float and math.isfinite(item) for item in items):
+            self._body[col] = [f'<c r="{letter}{row}"{s}><v>{text}</v></c>'
+                               for row, text, s in zip(rows, texts, styles, strict=True)]
+            return
+        shared = self._shared
+        for row, item, text, s in zip(rows, items, texts, styles, strict=True):
             of = type(item)
-            if of is float and math.isfinite(item):
+            if of is str:
+                add(f'<c r="{letter}{row}"{s}{shared(item)}')
+            elif of is float and math.isfinite(item):
                 add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
             elif of is int:
                 add(f'<c r="{letter}{row}"{s}><v>{item}</v></c>')
-            elif of is str:
-                add(f'<c r="{letter}{row}"{s} t="s"><v>{shared(_excel_text(_text(item)))}'
-                    '</v></c>')
             elif item is None or isinstance(item, float):  # None, or not finite: empty
                 add(f'<c r="{letter}{row}"{s}/>' if s else "")
             elif isinstance(item, bool):
@@ -339,8 +357,7 @@ class _Sheet(Worksheet):
             elif isinstance(item, int | float):  # a subclass (numpy's float64 is one)
                 add(f'<c r="{letter}{row}"{s}><v>{float(item)!r}</v></c>')
             else:
-                shown = _excel_text(_text(str(item)))
-                add(f'<c r="{letter}{row}"{s} t="s"><v>{shared(shown)}</v></c>')
+                add(f'<c r="{letter}{row}"{s}{shared(str(item))}')
         self._body[col] = cells
 
     def _write_rows(self) -> None:
