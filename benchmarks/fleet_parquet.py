@@ -5,9 +5,11 @@ Parquet partitioned by day (Hive layout `day=YYYY-MM-DD/`; columns `gpu_uuid`,
 Run by hand (not collected by pytest):
 
     uv run python benchmarks/fleet_parquet.py [--gpus 64] [--days 18] [--keep DIR] [--runs 3]
+                                              [--windows span,window]
 
 Then, `runs` times, each in a fresh child process (wall time, CPU time and peak RSS of that
-process, imports included), over the whole span and over one 6-hour window:
+process, imports included), over the whole span and over one 6-hour window (06:00-12:00 UTC
+of the 8th day):
 
   1. scan: DuckDB's own aggregate over the files (`count(*)`, `avg(power_w)` per GPU);
   2. bare: DuckDB's own trapezoid over the files (one `lead()` window per GPU, summed), the
@@ -35,7 +37,12 @@ import child_process  # benchmarks/child_process.py, beside this script
 from child_process import figures
 
 START = "2026-11-01 00:00:00"
-WINDOW = ("2026-11-08T06:00:00+00:00", "2026-11-08T12:00:00+00:00")
+
+
+def window_of(days: int) -> tuple[str, str]:
+    """The 6-hour window, 06:00-12:00 UTC of the 8th day (of the last, for fewer days)."""
+    day = f"2026-11-{min(8, days):02d}"
+    return f"{day}T06:00:00+00:00", f"{day}T12:00:00+00:00"
 
 
 def generate(folder: Path, gpus: int, days: int) -> int:
@@ -73,8 +80,9 @@ BARE = """SELECT sum(e) FROM (
 
 def child(what: str, folder: Path, window: str) -> None:
     begin = time.perf_counter()
-    start, end = WINDOW if window == "window" else ("1970-01-01T00:00:00+00:00",
-                                                     "2100-01-01T00:00:00+00:00")
+    days = len(list(folder.glob("day=*")))
+    start, end = window_of(days) if window == "window" else ("1970-01-01T00:00:00+00:00",
+                                                              "2100-01-01T00:00:00+00:00")
     if what in ("scan", "bare"):
         import duckdb
 
@@ -110,6 +118,8 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=18)
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep the files in")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--windows", default="span,window",
+                        help="which of span (the whole span) and window (6 hours) to time")
     parser.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -125,7 +135,7 @@ def main() -> None:
         size = sum(f.stat().st_size for f in folder.rglob("*.parquet"))
         print(f"{folder}: {size / 1e6:,.0f} MB of Parquet; load average "
               f"{os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
-        for window in ("span", "window"):
+        for window in args.windows.split(","):
             runs: list[dict[str, Any]] = []
             for _ in range(args.runs):
                 run: dict[str, Any] = {what: measured(what, folder, window)

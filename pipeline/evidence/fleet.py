@@ -17,9 +17,14 @@ tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
 
 - `energy_sql(dialect, source, a, b, lo, hi, method, ...) -> str`: the energy query over the
   samples within [lo, hi] (s since the epoch) for the window [a, b], in `duckdb`, `spark` or
-  `trino` SQL (the same query; docs/energy.md shows it in each).
+  `trino` SQL (the same query; docs/energy.md shows it in each): one row per GPU.
 - `fleet_energy(folder, window=None, *, params=None) -> (EnergyResult, files)`: the energy of
-  the fleet over `window` (None: the span every GPU covers), and the Parquet files read.
+  the fleet over `window` (None: the span every GPU covers), and the Parquet files read. On
+  one machine DuckDB gives energy_sql's rows a UTC day at a time (`_chunk_sql`: one window
+  sorting that day's readings, where one over the whole folder spills), combined across the
+  days' edges (`_combine_sql`); the one query runs only where the chunks cannot give the
+  rows exactly (a counter reset to fill at the median counter power, a day whose shortest
+  interval exceeds the period). `_formulas` is the one statement of an interval's energy.
 
 Errors: `FleetError` (an EnergyError: a bad folder or file, named), `EnergyError` (the samples
 do not cover the window).
@@ -94,6 +99,29 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
+#: the median of the positive intervals `dt` from their counts `k` (`upto`: the running count
+#: in dt order, `n`: all of them, RANKED per `key`), exact: the middle one, or the mean of the
+#: middle two
+RANKED = ("sum(k) OVER (PARTITION BY {key} ORDER BY dt ROWS UNBOUNDED PRECEDING) AS upto,\n"
+          "         sum(k) OVER (PARTITION BY {key}) AS n")
+MEDIAN = ("(min(CASE WHEN upto >= floor((n + 1) / 2.0) THEN dt END)\n"
+          "          + min(CASE WHEN upto >= floor(n / 2.0) + 1 THEN dt END)) / 2")
+
+
+def _formulas(method: str) -> tuple[str, str, str]:
+    """The energy `e` of a reading interval (t, t1, p, p1, c, c1, dt, reset), its part within
+    [l, r] and the reset condition, by `method`: the one statement of them every query here
+    uses (energy.py's `_intervals` and `_energy_over` in SQL)."""
+    if method == "counter":
+        e = ("CASE WHEN dt = 0 THEN 0.0 WHEN NOT reset THEN c1 - c\n"
+             "              WHEN p IS NOT NULL AND p1 IS NOT NULL THEN (p + p1) / 2 * dt\n"
+             "              ELSE dt * typical_w END")
+        return e, "e * (r - l) / dt", "c1 < c AND dt > 0"
+    return ("(p + p1) / 2 * dt",
+            "(p + (p1 - p) / dt * (l - t) + p + (p1 - p) / dt * (r - t)) / 2 * (r - l)",
+            "FALSE")
+
+
 def energy_sql(dialect: str, source: str, a: float, b: float, lo: float, hi: float,
                method: str, *, gap_factor: float = 3.0, has_counter: bool = True,
                day_column: str | None = "day") -> str:
@@ -115,16 +143,7 @@ def energy_sql(dialect: str, source: str, a: float, b: float, lo: float, hi: flo
     if counter:
         typical = ("(SELECT " + d.median.format("(c1 - c) / dt") + " FROM intervals j WHERE "
                    "j.device_id = ranked.device_id AND NOT j.reset AND j.dt > 0)")
-        e = ("CASE WHEN dt = 0 THEN 0.0 WHEN NOT reset THEN c1 - c\n"
-             "              WHEN p IS NOT NULL AND p1 IS NOT NULL THEN (p + p1) / 2 * dt\n"
-             "              ELSE dt * typical_w END")
-        clipped = "e * (r - l) / dt"
-        reset = "c1 < c AND dt > 0"
-    else:
-        e = "(p + p1) / 2 * dt"
-        clipped = ("(p + (p1 - p) / dt * (l - t) + p + (p1 - p) / dt * (r - t)) / 2 "
-                   "* (r - l)")
-        reset = "FALSE"
+    e, clipped, reset = _formulas(method)
     return f"""WITH samples AS (
   SELECT gpu_uuid AS device_id, {t} AS t, power_w AS p, {energy} AS c
   FROM {source}
@@ -155,14 +174,12 @@ periods AS (
 ),
 ranked AS (
   SELECT device_id, dt,
-         sum(k) OVER (PARTITION BY device_id ORDER BY dt ROWS UNBOUNDED PRECEDING) AS upto,
-         sum(k) OVER (PARTITION BY device_id) AS n
+         {RANKED.format(key="device_id")}
   FROM periods
 ),
 typical AS (
   SELECT device_id,
-         (min(CASE WHEN upto >= floor((n + 1) / 2.0) THEN dt END)
-          + min(CASE WHEN upto >= floor(n / 2.0) + 1 THEN dt END)) / 2 AS period,
+         {MEDIAN} AS period,
          {typical} AS typical_w
   FROM ranked GROUP BY device_id
 ),
@@ -193,6 +210,150 @@ SELECT device_id, min(t) AS first, max(t1) AS last, max(period) AS period,
 FROM clipped GROUP BY device_id"""
 
 
+#: the mean power of the first and of the last interval of positive length, with their start
+_EDGE_POWER = """min(CASE WHEN dt > 0 THEN t END) AS pf_t,
+         arg_min(CASE WHEN dt > 0 THEN e / dt END, CASE WHEN dt > 0 THEN t END) AS pf,
+         max(CASE WHEN dt > 0 THEN t END) AS pl_t,
+         arg_max(CASE WHEN dt > 0 THEN e / dt END, CASE WHEN dt > 0 THEN t END) AS pl"""
+
+
+def _sums(clipped: str, A: str, B: str, H: str) -> str:
+    """What a chunk's intervals, and those between chunks, add up to per GPU: the energy
+    within [A, B], the resets to fill at the median counter power (`fills`), duplicated and
+    pro-rated intervals (longer than H, half the window), the resets in the window."""
+    return f"""sum(CASE WHEN r > l THEN {clipped} END) AS e_window,
+         count(CASE WHEN reset AND e IS NULL THEN 1 END) AS fills,
+         count(CASE WHEN dt = 0 THEN 1 END) AS duplicates,
+         count(CASE WHEN r > l AND (t < {A} OR t1 > {B}) AND dt > {H} THEN 1 END) AS prorated,
+         list([t1, c, c1]) FILTER (WHERE r > l AND reset) AS resets"""
+
+def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: bool,
+               a: float, b: float, method: str, *, gap_factor: float, has_counter: bool,
+               day_column: str | None) -> str:
+    """DuckDB's pass over one chunk of time ([lo, hi), or [lo, hi] when `closed`, within one
+    day): per GPU (`key`, its hash) the chunk's first and last readings and what its reading
+    intervals give to the energy over [a, b], with the histogram of their lengths (`periods`)
+    and those long enough to be a gap at any period up to the chunk's shortest interval
+    (`long`). `_combine_sql` adds the intervals between chunks and finishes the rows."""
+    d = DIALECTS["duckdb"]
+    A, B, G, H = _num(a), _num(b), _num(gap_factor), _num((b - a) / 2)
+    e, clipped, reset = _formulas(method)
+    energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
+    value = energy if method == "counter" else "power_w"
+    days = f"\n    AND {day_column} = DATE '{_iso(lo)[:10]}'" if day_column else ""
+    return f"""WITH samples AS (
+  SELECT {key} AS h, {d.epoch.format("timestamp_utc")} AS t, power_w AS p, {energy} AS c
+  FROM {source}
+  WHERE timestamp_utc >= {d.timestamp.format(_iso(lo))}
+    AND timestamp_utc {"<=" if closed else "<"} {d.timestamp.format(_iso(hi))}{days}
+    AND {value} IS NOT NULL
+),
+readings AS (
+  SELECT h, t, p, c, LEAD(t) OVER w AS t1, LEAD(p) OVER w AS p1, LEAD(c) OVER w AS c1
+  FROM samples WINDOW w AS (PARTITION BY h ORDER BY t)
+),
+intervals AS (
+  SELECT h, t, t1, p, p1, c, c1, t1 - t AS dt, {reset.replace("dt", "t1 - t")} AS reset
+  FROM readings
+),
+periods AS (
+  SELECT h, dt, count(*) AS k FROM intervals WHERE dt > 0 GROUP BY h, dt
+),
+shortest AS (
+  SELECT h, min(dt) AS m, list([dt, k]) AS periods FROM periods GROUP BY h
+),
+energies AS (
+  SELECT i.*, s.m, {e.replace("typical_w", "CAST(NULL AS DOUBLE)")} AS e,
+         GREATEST(i.t, {A}) AS l, LEAST(i.t1, {B}) AS r
+  FROM intervals i LEFT JOIN shortest s ON i.h = s.h
+),
+parts AS (
+  SELECT h, min(t) AS first_t, arg_min_null(p, t) AS first_p, arg_min_null(c, t) AS first_c,
+         max(t) AS last_t, arg_max_null(p, t) AS last_p, arg_max_null(c, t) AS last_c,
+         count(t1) AS n_intervals, min(m) AS m, {_EDGE_POWER},
+         count(CASE WHEN t >= {A} AND t <= {B} THEN 1 END) AS in_window,
+         sum(CASE WHEN t >= {A} AND t <= {B} THEN p END) AS busy_sum_w,
+         count(CASE WHEN t >= {A} AND t <= {B} THEN p END) AS busy_n,
+         {_sums(clipped, A, B, H)},
+         list([t, t1]) FILTER (WHERE r > l AND dt > {G} * m) AS long
+  FROM energies GROUP BY h
+)
+SELECT {chunk} AS chunk, parts.*, shortest.periods
+FROM parts LEFT JOIN shortest ON parts.h = shortest.h"""
+
+
+def _combine_sql(a: float, b: float, method: str, *, gap_factor: float) -> str:
+    """The per-GPU rows of `energy_sql` from the chunks' rows (table `parts`): the reading
+    intervals between consecutive chunks (a chunk's last reading to the next one's first)
+    taken as the chunks take theirs, the median period from all the histograms, the gaps
+    among the long intervals at that period. Also `fills` (a counter reset with no power to
+    integrate, which needs the median counter power) and each GPU's largest shortest interval
+    `m` (above the period, that chunk's `long` may miss gaps): `fleet_energy` then runs
+    `energy_sql` instead."""
+    A, B, G, H = _num(a), _num(b), _num(gap_factor), _num((b - a) / 2)
+    e, clipped, reset = _formulas(method)
+    return f"""WITH bounds AS (
+  SELECT h, last_t AS t, LEAD(first_t) OVER w AS t1, last_p AS p, LEAD(first_p) OVER w AS p1,
+         last_c AS c, LEAD(first_c) OVER w AS c1
+  FROM parts WINDOW w AS (PARTITION BY h ORDER BY chunk)
+),
+intervals AS (
+  SELECT h, t, t1, p, p1, c, c1, t1 - t AS dt, {reset.replace("dt", "t1 - t")} AS reset
+  FROM bounds WHERE t1 IS NOT NULL
+),
+periods AS (
+  SELECT h, dt, sum(k) AS k FROM (
+    SELECT h, u[1] AS dt, u[2] AS k FROM (SELECT h, unnest(periods) AS u FROM parts)
+    UNION ALL SELECT h, dt, 1 AS k FROM intervals WHERE dt > 0)
+  GROUP BY h, dt
+),
+ranked AS (
+  SELECT h, dt,
+         {RANKED.format(key="h")}
+  FROM periods
+),
+typical AS (
+  SELECT h, {MEDIAN} AS period FROM ranked GROUP BY h
+),
+energies AS (
+  SELECT i.*, y.period, {e.replace("typical_w", "CAST(NULL AS DOUBLE)")} AS e,
+         GREATEST(i.t, {A}) AS l, LEAST(i.t1, {B}) AS r
+  FROM intervals i LEFT JOIN typical y ON i.h = y.h
+),
+crossing AS (
+  SELECT h, count(*) AS n_intervals, {_EDGE_POWER},
+         {_sums(clipped, A, B, H)},
+         list([t, t1]) FILTER (WHERE r > l AND dt > {G} * period) AS gaps
+  FROM energies GROUP BY h
+),
+gapped AS (
+  SELECT g.h, list(g.u) AS gaps
+  FROM (SELECT h, unnest(long) AS u FROM parts) g JOIN typical y ON g.h = y.h
+  WHERE g.u[2] - g.u[1] > {G} * y.period GROUP BY g.h
+),
+chunks AS (
+  SELECT h, min(first_t) AS first, max(last_t) AS last, sum(n_intervals) AS n_intervals,
+         max(m) AS m, min(pf_t) AS pf_t, arg_min(pf, pf_t) AS pf, max(pl_t) AS pl_t,
+         arg_max(pl, pl_t) AS pl, sum(e_window) AS e_window, sum(fills) AS fills,
+         sum(duplicates) AS duplicates, sum(prorated) AS prorated,
+         flatten(list(resets) FILTER (WHERE resets IS NOT NULL)) AS resets,
+         sum(in_window) AS in_window, sum(busy_sum_w) AS busy_sum_w, sum(busy_n) AS busy_n
+  FROM parts GROUP BY h
+)
+SELECT c.h, c.first, c.last, y.period,
+       CASE WHEN w.pf_t < c.pf_t OR c.pf_t IS NULL THEN w.pf ELSE c.pf END AS p_first,
+       CASE WHEN w.pl_t > c.pl_t OR c.pl_t IS NULL THEN w.pl ELSE c.pl END AS p_last,
+       CASE WHEN c.e_window IS NULL AND w.e_window IS NULL THEN NULL
+            ELSE coalesce(c.e_window, 0.0) + coalesce(w.e_window, 0.0) END AS e_window,
+       0 AS unknown, c.duplicates + coalesce(w.duplicates, 0) AS duplicates,
+       c.prorated + coalesce(w.prorated, 0) AS prorated,
+       g.gaps AS long_gaps, w.gaps, c.resets, w.resets AS between_resets,
+       c.n_intervals + coalesce(w.n_intervals, 0) AS n_intervals,
+       c.fills + coalesce(w.fills, 0) AS fills, c.m, c.in_window, c.busy_sum_w, c.busy_n
+FROM chunks c LEFT JOIN crossing w ON c.h = w.h LEFT JOIN typical y ON c.h = y.h
+LEFT JOIN gapped g ON c.h = g.h"""
+
+
 def _glob(folder: Path) -> str:
     return str(folder / "**" / "*.parquet")
 
@@ -213,15 +374,15 @@ def _connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _files(con: duckdb.DuckDBPyConnection, folder: Path) -> tuple[list[str], set[str]]:
-    """The Parquet files under `folder` and the partition/extra columns; a file that is not
-    Parquet, or lacks or mistypes a column, is named."""
+def _files(con: duckdb.DuckDBPyConnection, folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The Parquet files under `folder` and the types of their columns (the partitions'
+    included); a file that is not Parquet, or lacks or mistypes a column, is named."""
     if not folder.is_dir():
         raise FleetError(f"{folder}: not a folder of Parquet files")
     files = sorted(str(p) for p in folder.rglob("*.parquet"))
     if not files:
         raise FleetError(f"{folder}: no .parquet file under it")
-    columns: set[str] = set()
+    columns: dict[str, str] = {}
     for file in files:
         try:
             schema = dict(con.execute(
@@ -240,36 +401,99 @@ def _files(con: duckdb.DuckDBPyConnection, folder: Path) -> tuple[list[str], set
                 raise FleetError(f"{file}: column {name!r} is {types.get(name)}, not {kind}")
         if "energy_j" in types and types["energy_j"] != OPTIONAL["energy_j"]:
             raise FleetError(f"{file}: column 'energy_j' is {types['energy_j']}, not DOUBLE")
-        columns |= set(types)
+        columns |= types
     return files, columns
 
 
-def _scan(con: duckdb.DuckDBPyConnection, folder: Path, has_counter: bool
-          ) -> list[dict[str, Any]]:
-    """Per GPU over the whole folder: first and last reading, counts and the power sum; a
+@dataclass
+class _Scan:
+    """What one pass over the whole folder found: per GPU its span, counts and power sum
+    (`devices`), the key its readings are partitioned by (`key`: its hash, or the text itself
+    should two hashes collide), the rows of each day partition (`day_rows`), and whether each
+    day partition holds only its own day's samples (else `day_column` is None: no pruning)."""
+
+    devices: list[dict[str, Any]]
+    key: str
+    day_rows: dict[str, int]
+    day_column: str | None
+
+
+def _days(con: duckdb.DuckDBPyConnection, files: list[str]) -> tuple[dict[str, int], bool]:
+    """The rows of each `day=YYYY-MM-DD` partition and whether every one holds only its own
+    (UTC) day's samples, from the files' footers (row counts and the time statistics of their
+    row groups): no data is read. Without those statistics, not known (False)."""
+    rows = con.execute(
+        "SELECT file_name, sum(row_group_num_rows), min(stats_min_value), "
+        "max(stats_max_value), 2 * count(*) - count(stats_min_value) - count(stats_max_value) "
+        "FROM parquet_metadata(?) WHERE path_in_schema = 'timestamp_utc' GROUP BY file_name",
+        [files]).fetchall()
+    day_rows: dict[str, int] = {}
+    own = True
+    for name, n, low, high, missing in rows:
+        day = next((part[4:] for part in Path(name).parts if part.startswith("day=")), None)
+        if day is None:
+            return {}, False
+        day_rows[day] = day_rows.get(day, 0) + int(n or 0)
+        own = own and not missing and n is not None and (
+            n == 0 or (_utc_day(low) == day and _utc_day(high) == day))
+    return day_rows, own
+
+
+def _utc_day(text: str | None) -> str | None:
+    """The UTC date of a timestamp statistic as DuckDB prints it ("2026-11-08 06:00:00+00")."""
+    if not text:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text.replace("+00", "+00:00", 1) if text.endswith("+00")
+                                       else text)
+    except ValueError:
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).astimezone(UTC).date(
+        ).isoformat()
+
+
+def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_counter: bool,
+          day_column: str | None) -> _Scan:
+    """Per GPU over the whole folder (one grouping, the aggregates DuckDB's own scan of the
+    files would take plus the bounds): first and last reading, counts and the power sum; a
     value out of its declared bounds, or a reading without GPU or time, names its file."""
-    energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
     power, counter = FIELDS["power_w"], FIELDS["energy_counter_j"]
-    bad = (f"gpu_uuid IS NULL OR timestamp_utc IS NULL OR power_w < {power.ge!r} "
-           f"OR power_w > {power.le!r} OR isnan(power_w) OR {energy} < {counter.ge!r} "
-           f"OR isnan({energy})")
+    energy = ("count(energy_j), min(energy_j), max(energy_j), "
+              "count(coalesce(power_w, energy_j))" if has_counter else "0, NULL, NULL, NULL")
     rows = con.execute(f"""
         SELECT gpu_uuid, epoch_us(min(timestamp_utc)) / 1e6, epoch_us(max(timestamp_utc)) / 1e6,
-               count(*), count(power_w), count({energy}), sum(power_w),
-               gpu_uuid IS NULL OR count(timestamp_utc) < count(*)
-               OR min(power_w) < {power.ge!r} OR max(power_w) > {power.le!r}
-               OR isnan(max(power_w)) OR min({energy}) < {counter.ge!r}
-               OR isnan(max({energy})),
-               count(*) - count(coalesce(power_w, {energy}))
-        FROM {_source(folder)} GROUP BY gpu_uuid ORDER BY gpu_uuid""").fetchall()
-    if any(r[7] for r in rows):  # values out of bounds: a second pass names the file
-        (found,), = con.execute(f"SELECT min(filename) FROM {_source(folder, filename=True)} "
-                                f"WHERE {bad}").fetchall()
+               count(*), count(timestamp_utc), count(power_w), sum(power_w), min(power_w),
+               max(power_w), {energy}, hash(gpu_uuid)
+        FROM {_source(folder)} GROUP BY gpu_uuid""").fetchall()
+
+    def bad(low: Any, high: Any, floor: float | None, ceiling: float | None) -> bool:
+        return low is not None and (math.isnan(low) or math.isnan(high)
+                                    or (floor is not None and low < floor)
+                                    or (ceiling is not None and high > ceiling))
+
+    if any(r[0] is None or r[4] < r[3] or bad(r[7], r[8], power.ge, power.le)
+           or bad(r[10], r[11], counter.ge, None) for r in rows):
+        energy_bad = (f"OR energy_j < {counter.ge!r} OR isnan(energy_j)" if has_counter
+                      else "")
+        (found,), = con.execute(
+            f"SELECT min(filename) FROM {_source(folder, filename=True)} WHERE gpu_uuid IS NULL "
+            f"OR timestamp_utc IS NULL OR power_w < {power.ge!r} OR power_w > {power.le!r} "
+            f"OR isnan(power_w) {energy_bad}").fetchall()
         raise FleetError(f"{found}: a sample without gpu_uuid or timestamp_utc, or a "
                          f"power_w outside {power.ge:g}..{power.le:g} W or energy_j below 0 J")
-    keys = ("device_id", "first", "last", "n", "n_power", "n_counter", "power_sum_w")
-    return [dict(zip(keys, r[:7], strict=True)) | {"empty": r[8]} for r in rows
-            if r[1] is not None]
+    devices = []
+    for (gpu, first, last, n, _, n_power, power_sum, _, _, n_counter, _, _, n_value,
+         hashed) in sorted(r for r in rows if r[1] is not None):
+        devices.append({"device_id": gpu, "first": first, "last": last, "n": n,
+                        "n_power": n_power, "n_counter": n_counter, "power_sum_w": power_sum,
+                        "empty": n - (n_value if has_counter else n_power), "key": hashed})
+    distinct = len({d["key"] for d in devices}) == len(devices)
+    if not distinct:  # two GPUs' hashes collide: partition by the text itself
+        for d in devices:
+            d["key"] = d["device_id"]
+    day_rows, own = _days(con, files) if day_column else ({}, False)
+    return _Scan(devices, "hash(gpu_uuid)" if distinct else "gpu_uuid", day_rows,
+                 day_column if own else None)
 
 
 def _method(devices: list[dict[str, Any]], origin: str, notes: list[str]) -> str:
@@ -294,7 +518,9 @@ def fleet_energy(folder: Path, window: Window | None = None, *,
     try:
         files, columns = _files(con, folder)
         has_counter = "energy_j" in columns
-        devices = _scan(con, folder, has_counter)
+        scan = _scan(con, folder, files, has_counter,
+                     "day" if columns.get("day") == "DATE" else None)
+        devices = scan.devices
         if not devices:
             raise EnergyError(f"{origin}: no power or energy samples")
         notes: list[str] = []
@@ -313,31 +539,98 @@ def fleet_energy(folder: Path, window: Window | None = None, *,
             notes.append("no energy range from Parquet samples: the window's uncertainty "
                          "is not applied")
         method = _method(devices, origin, notes)
-        rows = _near(con, folder, devices, a, b, method, params, has_counter,
-                     "day" if "day" in columns else None)
+        rows = _near(con, folder, scan, a, b, method, params, has_counter)
     finally:
         con.close()
     return _result(rows, devices, window, method, params, origin, notes), files
 
 
-def _near(con: duckdb.DuckDBPyConnection, folder: Path, devices: list[dict[str, Any]],
-          a: float, b: float, method: str, params: EnergyParams, has_counter: bool,
-          day_column: str | None) -> list[dict[str, Any]]:
+#: the most rows one chunk's window sorts (a day with more is cut into equal parts of time)
+CHUNK_ROWS = 8_000_000
+
+
+def _chunks(lo: float, hi: float, scan: _Scan, chunk_rows: int = CHUNK_ROWS
+            ) -> list[tuple[float, float, bool]]:
+    """[lo, hi] cut at each UTC midnight, and a day of more than `chunk_rows` rows into equal
+    parts: (start, end, end included)."""
+    cuts = [lo]
+    midnight = (math.floor(lo / 86_400) + 1) * 86_400
+    while cuts[-1] < hi:
+        end = min(float(midnight), hi)
+        rows = scan.day_rows.get(_iso(cuts[-1])[:10], 0)
+        parts = max(1, math.ceil(rows / chunk_rows))
+        start = cuts[-1]
+        cuts += [start + (end - start) * i / parts for i in range(1, parts)] + [end]
+        midnight += 86_400
+    spans = [(cuts[i], cuts[i + 1], i == len(cuts) - 2) for i in range(len(cuts) - 1)]
+    return spans or [(lo, hi, True)]
+
+
+def _chunked(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float, b: float,
+             lo: float, hi: float, method: str, params: EnergyParams, has_counter: bool,
+             chunk_rows: int = CHUNK_ROWS
+             ) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, Any]] | None]:
+    """`energy_sql`'s rows over [lo, hi] computed a chunk of time at a time (each chunk's
+    window sorts one day's readings in memory, where one window over the whole folder
+    spills), combined by `_combine_sql`, with the readings' `counted` (first and last in [lo,
+    hi], in the window, their power); the rows are None when the chunks cannot give them
+    exactly (a counter reset to fill at the median counter power, or a chunk whose shortest
+    interval exceeds the period)."""
+    con.execute("DROP TABLE IF EXISTS parts")
+    for k, (start, end, closed) in enumerate(_chunks(lo, hi, scan, chunk_rows)):
+        sql = _chunk_sql(_source(folder), scan.key, k, start, end, closed, a, b, method,
+                         gap_factor=params.gap_factor, has_counter=has_counter,
+                         day_column=scan.day_column)
+        con.execute(("CREATE TEMP TABLE parts AS " if k == 0 else "INSERT INTO parts ") + sql)
+    cursor = con.execute(_combine_sql(a, b, method, gap_factor=params.gap_factor))
+    names = [c[0] for c in cursor.description]
+    found = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    con.execute("DROP TABLE parts")
+    by_key = {d["key"]: d["device_id"] for d in scan.devices}
+    counted = {by_key[r["h"]]: (r["first"], r["last"], r["in_window"], r["busy_sum_w"],
+                                r["busy_n"]) for r in found}
+    if any(r["fills"] or (r["m"] is not None and r["period"] is not None
+                          and r["m"] > r["period"]) for r in found):
+        return counted, None
+    rows = []
+    for r in found:
+        if not r["n_intervals"]:
+            continue  # one reading: no interval, as energy_sql has no row for it
+        rows.append({"device_id": by_key[r["h"]], "first": r["first"], "last": r["last"],
+                     "period": r["period"], "p_first": r["p_first"], "p_last": r["p_last"],
+                     "e_window": r["e_window"], "unknown": 0, "duplicates": r["duplicates"],
+                     "prorated": r["prorated"],
+                     "gaps": (r["long_gaps"] or []) + (r["gaps"] or []),
+                     "resets": (r["resets"] or []) + (r["between_resets"] or [])})
+    return counted, rows
+
+
+def _near(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float, b: float,
+          method: str, params: EnergyParams, has_counter: bool) -> list[dict[str, Any]]:
     """The energy query over the samples near [a, b]: a margin widened (x4) until every GPU
     has a reading at or before a and at or after b, or its first and last (as energy.py's
-    `_near_window`)."""
+    `_near_window`). When every sample holds the method's value (the samples are the
+    readings), the chunks' pass also counts them; else one more query does."""
+    devices, day_column = scan.devices, scan.day_column
+    n_method = "n_counter" if method == "counter" else "n_power"
+    readings_only = all(d["n"] - d["empty"] == d[n_method] for d in devices)
     margin = max(60.0, 0.05 * (b - a))
     start = min(d["first"] for d in devices)
     end = max(d["last"] for d in devices)
     by_id = {d["device_id"]: d for d in devices}
+    rows: list[dict[str, Any]] | None = None
     while True:
         lo, hi = max(a - margin, start), min(b + margin, end)
         sql = energy_sql("duckdb", _source(folder), a, b, lo, hi, method,
                          gap_factor=params.gap_factor, has_counter=has_counter,
                          day_column=day_column)
-        counted = {r[0]: r[1:] for r in con.execute(
-            sql.split("\nreadings AS", 1)[0].rstrip(",\n") + "\nSELECT * FROM counted"
-        ).fetchall()}
+        if readings_only:
+            counted, rows = _chunked(con, folder, scan, a, b, lo, hi, method, params,
+                                     has_counter)
+        else:
+            counted = {r[0]: r[1:] for r in con.execute(
+                sql.split("\nreadings AS", 1)[0].rstrip(",\n") + "\nSELECT * FROM counted"
+            ).fetchall()}
         complete = all(
             d["device_id"] in counted
             and (counted[d["device_id"]][0] <= a or counted[d["device_id"]][0] == d["first"])
@@ -346,13 +639,16 @@ def _near(con: duckdb.DuckDBPyConnection, folder: Path, devices: list[dict[str, 
         if complete or (lo <= start and hi >= end):
             break
         margin *= 4
-    cursor = con.execute(sql)
-    names = [c[0] for c in cursor.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    if not readings_only:
+        _, rows = _chunked(con, folder, scan, a, b, lo, hi, method, params, has_counter)
+    if rows is None:
+        cursor = con.execute(sql)
+        names = [c[0] for c in cursor.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
     for r in rows:
         _, _, in_window, busy_sum, busy_n = counted[r["device_id"]]
         r.update(in_window=in_window, busy_sum_w=busy_sum or 0.0, busy_n=busy_n)
-        r["n_method"] = by_id[r["device_id"]]["n_counter" if method == "counter" else "n_power"]
+        r["n_method"] = by_id[r["device_id"]][n_method]
     return rows
 
 

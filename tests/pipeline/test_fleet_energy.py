@@ -196,3 +196,176 @@ def test_evidence_add_refuses_options_it_would_ignore(tmp_path: Path) -> None:
     stray = runner.invoke(app, ["evidence", "add", str(tmp_path / "a.json"), "--json"])
     assert stray.exit_code == 1
     assert "--window-start, --window-end and --json go with --parquet DIR" in stray.output
+
+
+# Days of samples, chunked by day (each chunk's window in memory) and combined: the same
+# figures as the in-memory path and as the one query over all of them (energy_sql).
+DAY0 = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def _days_frame(counter: bool = False) -> pl.DataFrame:
+    """GPU A at 100 W and GPU B at 200 W, read every 600 s for three days (2026-11-20 00:00
+    .. 11-22 23:50); A silent from 11-20 22:50 to 11-21 01:00 (a 7,800 s interval across
+    midnight: a gap, > 3 x 600 s). With `counter`, energy_j counts 100 t and 200 t J, B's
+    reset to 0 across the same midnight (between 23:50 and 00:00) and counting on from
+    there."""
+    rows = []
+    for i in range(3 * 144):
+        at = i * 600
+        for gpu, watts in (("A", 100.0), ("B", 200.0)):
+            if gpu == "A" and 22 * 3600 + 3000 < at < 25 * 3600:
+                continue
+            joules = watts * at
+            if gpu == "B" and at >= 86_400:
+                joules = watts * (at - 86_400)
+            rows.append((gpu, DAY0.timestamp() + at, watts, joules))
+    frame = pl.DataFrame(rows, schema=["gpu_uuid", "t", "power_w", "energy_j"], orient="row")
+    frame = frame.with_columns(
+        timestamp_utc=pl.from_epoch((pl.col("t") * 1e6).cast(pl.Int64), "us")
+        .dt.replace_time_zone("UTC")).drop("t")
+    return frame if counter else frame.drop("energy_j")
+
+
+def _in_memory(frame: pl.DataFrame, window: Window | None):
+    samples = POWER_SAMPLES.validate(canonical(frame.select(
+        sample_utc="timestamp_utc", device_id="gpu_uuid", power_w="power_w",
+        energy_counter_j=pl.col("energy_j") if "energy_j" in frame.columns
+        else pl.lit(None, pl.Float64), series_id=pl.lit("fleet"),
+        measurement_boundary=pl.lit("gpu_board"))), origin="test")
+    return window_energy(samples, window, origin="test")
+
+
+def _same(ours, theirs) -> None:
+    assert ours.energy_j == pytest.approx(theirs.energy_j, rel=1e-12)
+    assert ours.method == theirs.method
+    assert (ours.gaps, ours.resets, ours.gpus) == (theirs.gaps, theirs.resets, theirs.gpus)
+    assert (ours.samples_in_window, ours.samples_outside_window) == (
+        theirs.samples_in_window, theirs.samples_outside_window)
+    assert ours.idle_power_w == (None if theirs.idle_power_w is None
+                                 else pytest.approx(theirs.idle_power_w, rel=1e-12))
+    assert ours.stability_reasons == theirs.stability_reasons
+
+
+ACROSS = Window(datetime(2026, 11, 20, 22, tzinfo=UTC), datetime(2026, 11, 21, 2, tzinfo=UTC))
+
+
+@pytest.mark.parametrize("counter", [False, True])
+def test_days_chunked_equal_the_in_memory_path(tmp_path: Path, counter: bool) -> None:
+    frame = _days_frame(counter)
+    folder = _write_parquet(tmp_path / "fleet", frame)
+    # across midnight, 22:00 .. 02:00 (14,400 s): A 100 W x 14,400 s = 1,440,000 J, B 200 W
+    # x 14,400 s = 2,880,000 J (the counter's reset interval 23:50 .. 00:00 integrated from
+    # its 200 W): 4,320,000 J; A's gap 22:50 .. 01:00 is the interval between two chunks
+    ours, files = fleet_energy(folder, ACROSS)
+    assert len(files) == 3
+    assert ours.energy_j == pytest.approx(4_320_000.0)
+    assert [(g.device_id, g.duration_s) for g in ours.gaps] == [("A", 7800.0)]
+    assert len(ours.resets) == (1 if counter else 0)
+    _same(ours, _in_memory(frame, ACROSS))
+    # the whole span, 11-20 00:00 .. 11-22 23:50 (258,600 s) at 300 W: 77,580,000 J
+    span, _ = fleet_energy(folder)
+    assert span.energy_j == pytest.approx(77_580_000.0)
+    _same(span, _in_memory(frame, None))
+    inside = Window(datetime(2026, 11, 22, 6, 5, tzinfo=UTC),
+                    datetime(2026, 11, 22, 7, 1, tzinfo=UTC))
+    _same(fleet_energy(folder, inside)[0], _in_memory(frame, inside))
+
+
+def _rows_both_ways(folder: Path, window: Window, chunk_rows: int = 8_000_000):
+    """The per-GPU rows of the chunks' pass and of energy_sql's one query over the same
+    samples near the window (pipeline.evidence.fleet's own steps, on one connection)."""
+    from pipeline.evidence import fleet
+    from pipeline.evidence.energy import EnergyParams
+
+    con = fleet._connect()
+    files, columns = fleet._files(con, folder)
+    has_counter = "energy_j" in columns
+    scan = fleet._scan(con, folder, files, has_counter, "day")
+    method = fleet._method(scan.devices, "test", [])
+    a, b = window.start_utc.timestamp(), window.end_utc.timestamp()
+    lo, hi = a - 3600, b + 3600
+    _, chunked = fleet._chunked(con, folder, scan, a, b, lo, hi, method, EnergyParams(),
+                                has_counter, chunk_rows)
+    cursor = con.execute(energy_sql("duckdb", fleet._source(folder), a, b, lo, hi, method,
+                                    has_counter=has_counter, day_column=scan.day_column))
+    names = [c[0] for c in cursor.description]
+    single = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    return scan, chunked, single
+
+
+@pytest.mark.parametrize("counter", [False, True])
+@pytest.mark.parametrize("chunk_rows", [8_000_000, 100])
+def test_the_chunks_rows_are_the_one_querys(tmp_path: Path, counter: bool,
+                                             chunk_rows: int) -> None:
+    """Per GPU, every figure the energy is finished from; with 100 rows a chunk, each day of
+    282 or 288 rows (A's six silent readings on either side of the midnight of 11-21 are
+    missing: 2 x 144 - 6) is cut into 3 chunks of 8 hours."""
+    folder = _write_parquet(tmp_path / "fleet", _days_frame(counter))
+    scan, chunked, single = _rows_both_ways(folder, ACROSS, chunk_rows)
+    assert scan.key == "hash(gpu_uuid)" and scan.day_column == "day"
+    assert scan.day_rows == {"2026-11-20": 282, "2026-11-21": 282, "2026-11-22": 288}
+    assert chunked is not None
+    by_id = {r["device_id"]: r for r in single}
+    assert sorted(by_id) == sorted(r["device_id"] for r in chunked) == ["A", "B"]
+    for row in chunked:
+        theirs = by_id[row["device_id"]]
+        for key, value in row.items():
+            if key in ("gaps", "resets"):
+                assert sorted(value) == sorted(theirs[key] or []), key
+            elif isinstance(value, float):
+                assert value == pytest.approx(theirs[key], rel=1e-12), key
+            else:
+                assert value == theirs[key], key
+
+
+def test_a_day_partition_holding_another_days_samples_is_not_pruned(tmp_path: Path) -> None:
+    """A sample filed under the wrong day would be skipped by pruning on `day`: the files'
+    footers show it, and the folder is read without pruning (the same energy)."""
+    frame = _days_frame()
+    con = duckdb.connect()
+    con.register("frame", frame)
+    folder = tmp_path / "fleet"
+    # every sample of 11-21 00:00 .. 00:50 filed under day=2026-11-20
+    con.execute(f"""COPY (SELECT *, CASE WHEN timestamp_utc < TIMESTAMPTZ '2026-11-21 01:00:00+00'
+                              THEN '2026-11-20' ELSE strftime(timestamp_utc, '%Y-%m-%d') END
+                              AS day FROM frame)
+                   TO '{folder}' (FORMAT parquet, PARTITION_BY (day))""")
+    ours, _ = fleet_energy(folder, ACROSS)
+    assert ours.energy_j == pytest.approx(4_320_000.0)
+    _same(ours, _in_memory(frame, ACROSS))
+
+
+def test_a_reset_without_power_takes_the_one_query(tmp_path: Path) -> None:
+    """A counter reset between readings without power is filled at the GPU's median counter
+    power, which the chunks do not know: the one query gives it. B's counter only (no power),
+    reset across the midnight of 11-21: the interval 23:50 .. 00:00 filled at 200 W."""
+    frame = _days_frame(counter=True).with_columns(
+        power_w=pl.when(pl.col("gpu_uuid") == "B").then(None).otherwise(pl.col("power_w")))
+    folder = _write_parquet(tmp_path / "fleet", frame)
+    _, chunked, _ = _rows_both_ways(folder, ACROSS)
+    assert chunked is None
+    ours, _ = fleet_energy(folder, ACROSS)
+    assert ours.energy_j == pytest.approx(4_320_000.0)
+    _same(ours, _in_memory(frame, ACROSS))
+
+
+def test_a_chunk_slower_than_the_period_takes_the_one_query(tmp_path: Path) -> None:
+    """A chunk keeps as gap candidates its intervals longer than 3 x its own shortest one; a
+    day read every 600 s where the GPU's median period is 60 s (read every 60 s on the other
+    two days) has gaps shorter than that (every one of its 600 s intervals, > 3 x 60 s): the
+    one query gives them."""
+    stamps = [DAY0.timestamp() + s for s in range(0, 86_400, 600)] + [
+        DAY0.timestamp() + s for s in range(86_400, 3 * 86_400, 60)]
+    frame = pl.DataFrame({"gpu_uuid": ["A"] * len(stamps), "power_w": [100.0] * len(stamps),
+                          "t": stamps}).with_columns(
+        timestamp_utc=pl.from_epoch((pl.col("t") * 1e6).cast(pl.Int64), "us")
+        .dt.replace_time_zone("UTC")).drop("t")
+    folder = _write_parquet(tmp_path / "fleet", frame)
+    window = Window(datetime(2026, 11, 20, 12, tzinfo=UTC), datetime(2026, 11, 21, 1, tzinfo=UTC))
+    _, chunked, _ = _rows_both_ways(folder, window)
+    assert chunked is None
+    # 12:00 .. 01:00 at 100 W: 4,680,000 J; the 600 s intervals 12:00 .. 00:00 are 72 gaps
+    ours, _ = fleet_energy(folder, window)
+    assert ours.energy_j == pytest.approx(4_680_000.0)
+    assert len(ours.gaps) == 72
+    _same(ours, _in_memory(frame, window))
