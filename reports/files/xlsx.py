@@ -194,24 +194,9 @@ class _Styles:
         return self.get(**({"num_format": fmt} if fmt else {}), **props)
 
 
-#: spreadsheet_text, remembered: a workbook repeats its strings (units, grades, sources per
-#: candidate), and this is the one per-cell step of ours at 1,000 candidates
+#: spreadsheet_text, remembered across sheets: a workbook repeats its strings (ids, units,
+#: grades, sources per candidate)
 _text = lru_cache(maxsize=1 << 16)(spreadsheet_text)
-
-
-def _write(sheet: Worksheet, row: int, col: int, item: Any, fmt: Format | None) -> None:
-    """One cell (the About sheet's), by type: strings always as text (never a formula or a
-    URL), numbers as numbers, None (and a non-finite float, which no output holds) as an empty
-    cell."""
-    if item is None or (isinstance(item, float) and not math.isfinite(item)):
-        if fmt is not None:
-            sheet.write_blank(row, col, None, fmt)
-    elif isinstance(item, bool):
-        sheet.write_boolean(row, col, item, fmt)
-    elif isinstance(item, int | float):
-        sheet.write_number(row, col, item, fmt)
-    else:
-        sheet.write_string(row, col, _text(item if isinstance(item, str) else str(item)), fmt)
 
 
 #: Excel's limit on the text of a cell, in UTF-16 units (xlsxwriter's `xls_strmax`)
@@ -277,14 +262,23 @@ class _Sheet(Worksheet):
 
     def _shared(self, item: str) -> str:
         """The end of a text cell: its type and its index in the shared-string table (which
-        counts every use, as write_string does)."""
+        counts every use, as write_string does). A text that starts with <r> and ends with
+        </r> is an inline string instead: xlsxwriter writes such a shared string into the
+        XML unescaped, as its own rich-text markup, so a label `<r></si>...</r>` would break
+        the workbook or rewrite other cells' text."""
         table = self.str_table
         tail = self._texts.get(item)
-        if tail is None:
-            tail = self._texts[item] = (
-                f' t="s"><v>{table._get_shared_string_index(_excel_text(_text(item)))}</v></c>')
+        if tail is not None:
+            if tail.startswith(' t="s"'):
+                table.count += 1
+            return tail
+        text = _excel_text(_text(item))
+        if text.startswith("<r>") and text.endswith("</r>"):
+            space = ' xml:space="preserve"' if text != text.strip() else ""
+            tail = f' t="inlineStr"><is><t{space}>{_xml_text(text)}</t></is></c>'
         else:
-            table.count += 1
+            tail = f' t="s"><v>{table._get_shared_string_index(text)}</v></c>'
+        self._texts[item] = tail
         return tail
 
     def _style(self, fmt: Format | None) -> str:
@@ -678,14 +672,14 @@ def write_xlsx(result: dict[str, Any], path: Path) -> None:
     stamp = datetime.fromisoformat(result["generated_at"]).replace(tzinfo=None)
     book.set_properties({"created": stamp, "author": "inference-scorecard"})
     styles = _Styles(book)
-    about = book.add_worksheet("About")
+    about = _add_sheet(book, "About")
     frames = sheets(result)
     card = frames.pop("Scorecard")
     points = Points(result["candidates"])
     places = layout(result, card, points)
-    for row, (key, item) in enumerate(about_rows(result, places.computes)):
-        _write(about, row, 0, key, styles.get(bold=True))
-        _write(about, row, 1, item, styles.get(text_wrap=True, valign="top"))
+    keys, items = zip(*about_rows(result, places.computes), strict=True)
+    about.write_column(0, list(keys), styles.get(bold=True), first_row=0)
+    about.write_column(1, list(items), styles.get(text_wrap=True, valign="top"), first_row=0)
     about.set_column(0, 0, 16)
     about.set_column(1, 1, 90)
     _write_scorecard(book, styles, result, card, places, points)

@@ -113,3 +113,21 @@ def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None
         assert book[sheet]["A2"].value == "'" + DDE + "[31mtxt.exe"
         assert book[sheet]["A2"].data_type == "s"
         assert book[sheet]["B2"].value == "'" + FORMULA and book[sheet]["B2"].data_type == "s"
+
+
+def test_text_that_looks_like_rich_text_markup_stays_text(tmp_path: Path) -> None:
+    """xlsxwriter writes a shared string that starts with <r> and ends with </r> into the XML
+    unescaped (its rich-text markup): such a label broke the workbook (openpyxl: "mismatched
+    tag") or could rewrite other cells. It is written as an inline string, exactly."""
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
+    broken, styled = "<r></si><si><t>x</t></r>", "<r><rPr><b/></rPr><t>bold</t></r>"
+    result["proposal"] = styled
+    result["candidates"][0]["label"] = broken
+    result["candidates"][1]["label"] = styled
+    path = tmp_path / "s.xlsx"
+    write_xlsx(result, path)
+    book = load_workbook(path)
+    assert book["About"]["B1"].value == styled
+    assert [book["Scorecard"][f"B{r}"].value for r in (2, 3)] == [broken, styled]
+    assert book["Inputs"]["B2"].value == broken and book["Inputs"]["B2"].data_type == "s"
+    assert book["Scorecard"]["B4"].value == result["candidates"][2]["label"]  # the rest kept
