@@ -1,20 +1,35 @@
-"""Benchmark: Monte Carlo over many candidates (issue 5's speed and memory target).
+"""Benchmark: Monte Carlo over many candidates (issues 5 and 18: at most 4 s wall for 1,000
+candidates x 10,000 draws, half of them near-duplicates, at most 4 GB).
 
-    uv run python benchmarks/monte_carlo.py [--candidates 1000] [--draws 10000]
+    uv run python benchmarks/monte_carlo.py [--candidates 1000] [--draws 10000] [--no-previous]
 
-Prints, for the vectorised engine: wall time of the draws with percentiles and frontier and
-pairwise probabilities, of the tornado, and the peak resident memory of the process; then the
-ratio against a straightforward per-draw loop (evaluate one draw at a time, non-dominated
-sorting per draw) measured in the same run on a smaller size. Synthetic candidates: a mix of
-TCO, declared and on-demand cost models, each with ranges on goodput, price or capex, PUE and
-utilisation, and zone prices and intensities shared across candidates (common draws).
+Prints, with the load average before and after:
+- the Monte Carlo (draws, percentiles, P(frontier), pairwise, cheapest) of the synthetic
+  candidates: wall and CPU time, each step, the tornado, peak resident memory; the same in one
+  thread; and its ratio to baselines measured in the same run: a bare numpy sort of a
+  candidates x draws float32 matrix (the size of one metric's draws), and the previous
+  implementation (polars frames of candidates x draws rows, `git show` of commit PREVIOUS,
+  unless --no-previous), whose percentiles and probabilities must match;
+- the bundled example (7 candidates): its Monte Carlo and tornado, the main job's share;
+- P(frontier) of overlapping candidates, peeling against the earlier pair-by-pair blocks;
+- a per-draw loop on a small size, against the vectorised engine.
+Synthetic candidates: a mix of TCO, declared and on-demand cost models, each with ranges on
+goodput, price or capex, PUE and utilisation, and zone prices and intensities shared across
+candidates (common draws).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import types
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +40,9 @@ from pipeline.engine.metrics import evaluate
 from pipeline.engine.pareto import pareto_ranks
 
 OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
+#: the last commit with the previous Monte Carlo (polars frames of candidates x draws rows)
+PREVIOUS = "4fdd19647650e62efa5032a58005458cdc20dd93"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def synthetic(n: int, seed: int = 1, near_duplicates: float = 0.5
@@ -82,17 +100,96 @@ def synthetic(n: int, seed: int = 1, near_duplicates: float = 0.5
     return static, inputs
 
 
-def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> dict[str, Any]:
+def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int,
+               engine: Any = uncertainty, **options: Any) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
-    mc = uncertainty.run(static, inputs, static["id"].to_list(), OBJECTIVES, draws, seed=7)
+    mc = engine.run(static, inputs, static["id"].to_list(), OBJECTIVES, draws, seed=7,
+                    **options)
     t1, c1 = time.perf_counter(), time.process_time()
-    tornado = uncertainty.tornado(static, inputs)
+    tornado = engine.tornado(static, inputs)
     t2 = time.perf_counter()
     assert mc.percentiles.height and mc.p_frontier.height and tornado.height
     return {"monte_carlo_s": t1 - t0, "monte_carlo_cpu_s": c1 - c0, "tornado_s": t2 - t1,
             "on_frontier": int((mc.p_frontier["p_frontier"] > 0).sum()),
             "steps": ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in mc.seconds.items()),
-            "pairs": mc.pairwise.height}
+            "pairs": mc.pairwise.height, "mc": mc}
+
+
+def previous_engine() -> types.ModuleType | None:
+    """pipeline/engine/uncertainty.py as of PREVIOUS, loaded as a module of its own (it reads
+    the same metrics.evaluate, polars), or None without git or the commit."""
+    try:
+        source = subprocess.run(["git", "show", f"{PREVIOUS}:pipeline/engine/uncertainty.py"],
+                                cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType("previous_uncertainty")
+    sys.modules[module.__name__] = module  # its dataclasses look their module up
+    exec(compile(source, f"{PREVIOUS[:12]}:pipeline/engine/uncertainty.py", "exec"),
+         module.__dict__)
+    return module
+
+
+def same_figures(a: Any, b: Any) -> str:
+    """How two Monte Carlo results compare: percentiles to 1e-12 relative (the last bit of the
+    annuity's pow may differ), probabilities exactly."""
+    joined = a.percentiles.join(b.percentiles, on=["id", "metric"], suffix="_b")
+    worst = 0.0
+    for p in ("p5", "p50", "p95"):
+        x, y = joined[p].to_numpy(), joined[p + "_b"].to_numpy()
+        both = ~(np.isnan(x) | np.isnan(y))
+        assert (np.isnan(x) == np.isnan(y)).all(), p
+        worst = max(worst, float(np.max(np.abs(x[both] - y[both]) / np.abs(x[both]),
+                                        initial=0.0)))
+    assert worst <= 1e-12, worst
+    assert a.p_frontier.equals(b.p_frontier), "P(frontier) differs"
+    assert a.pairwise.equals(b.pairwise), "pairwise differs"
+    assert a.p_cheapest == b.p_cheapest, "P(cheapest) differs"
+    return (f"same figures: percentiles within {worst:.1e} relative, P(frontier), pairwise and "
+            "P(cheapest) equal")
+
+
+def sort_baseline(k: int, n: int, repeat: int = 3) -> float:
+    """Median wall time of np.sort of a (k, n) float32 matrix along the draws."""
+    matrix = np.random.default_rng(0).random((k, n), dtype=np.float32)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        np.sort(matrix, axis=1)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bundled_example(repeat: int = 5) -> str:
+    """The bundled example's Monte Carlo and tornado as `scorecard run` calls them (medians),
+    beside the whole engine (scorecard.compute)."""
+    from pipeline.engine import scorecard
+    from pipeline.workspace import opened
+
+    with tempfile.TemporaryDirectory() as folder, \
+            opened(None, None, Path(folder) / "store.duckdb") as o:
+        card = scorecard.compute(o.proposal, o.name, o.market)
+        table, proposal = card.table, o.proposal
+        args: tuple[Any, ...] = (table.select("id", "cost_model", "capacity", "sovereignty_level"),
+                card.resolved.inputs, table.filter(pl.col("eligible"))["id"].to_list(),
+                list(proposal.policy.objectives), proposal.uncertainty.draws,
+                proposal.uncertainty.seed)
+
+        def median(call: Any) -> float:
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - t0)
+            return statistics.median(times)
+
+        mc = median(lambda: uncertainty.run(*args))
+        tornado = median(lambda: uncertainty.tornado(card.resolved.static,
+                                                     card.resolved.inputs))
+        whole = median(lambda: scorecard.compute(o.proposal, o.name, o.market))
+    return (f"bundled example, {table.height} candidates x {args[4]} draws (medians of "
+            f"{repeat}): Monte Carlo {mc * 1000:.1f} ms, tornado {tornado * 1000:.1f} ms; the "
+            f"whole engine (scorecard.compute) {whole * 1000:.0f} ms")
 
 
 def per_draw_loop(static: pl.DataFrame, inputs: pl.DataFrame, draws: int) -> float:
@@ -151,17 +248,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=10_000)
+    parser.add_argument("--no-previous", action="store_true",
+                        help="skip the previous implementation (about 10 s more)")
     args = parser.parse_args()
+    print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+          + f"; {uncertainty.workers()} Monte Carlo threads")
 
     static, inputs = synthetic(args.candidates)
     full = vectorised(static, inputs, args.draws)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"vectorised, {args.candidates} candidates x {args.draws} draws: "
-          f"Monte Carlo (percentiles, P(frontier), pairwise) {full['monte_carlo_s']:.2f} s "
-          f"wall, {full['monte_carlo_cpu_s']:.2f} s CPU; tornado {full['tornado_s']:.2f} s; "
-          f"peak RSS {peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier, "
+    print(f"Monte Carlo, {args.candidates} candidates x {args.draws} draws (percentiles, "
+          f"P(frontier), pairwise, cheapest): {full['monte_carlo_s']:.2f} s wall, "
+          f"{full['monte_carlo_cpu_s']:.2f} s CPU; tornado {full['tornado_s']:.2f} s; peak RSS "
+          f"{peak_mb:.0f} MB; {full['on_frontier']} candidates ever on the frontier, "
           f"{full['pairs']} pairs")
-    print(f"  steps (s): {full['steps']}")
+    print(f"  steps (s; evaluate, percentiles, objectives summed over the threads, blocks "
+          f"their wall): {full['steps']}")
+    single = vectorised(static, inputs, args.draws, threads=1)
+    print(f"  in one thread: {single['monte_carlo_s']:.2f} s wall ({single['steps']}); "
+          f"threads x{single['monte_carlo_s'] / full['monte_carlo_s']:.2f}; "
+          + same_figures(full["mc"], single["mc"]))
+    sort_s = sort_baseline(args.candidates, args.draws)
+    print(f"  baseline np.sort of a {args.candidates} x {args.draws} float32 matrix "
+          f"{sort_s:.3f} s: Monte Carlo = {full['monte_carlo_s'] / sort_s:.0f}x that sort")
+    previous = None if args.no_previous else previous_engine()
+    if previous is not None:
+        before = vectorised(static, inputs, args.draws, engine=previous)
+        print(f"  previous implementation ({PREVIOUS[:12]}): {before['monte_carlo_s']:.2f} s "
+              f"wall, {before['monte_carlo_cpu_s']:.2f} s CPU ({before['steps']}); now "
+              f"{before['monte_carlo_s'] / full['monte_carlo_s']:.1f}x faster; "
+              + same_figures(full["mc"], before["mc"]))
+    elif not args.no_previous:
+        print("  previous implementation: not available (no git, or not commit "
+              f"{PREVIOUS[:12]})")
+
+    print(bundled_example())
 
     k = min(args.candidates, 1000)
     stack = overlapping_stack(k, 2000)
@@ -182,6 +303,10 @@ def main() -> None:
     slow = per_draw_loop(small_static, small_inputs, small_draws)
     print(f"baseline, 50 candidates x {small_draws} draws: per-draw loop {slow:.2f} s, "
           f"vectorised {fast:.3f} s, ratio {slow / fast:.0f}x")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+          + f"; peak RSS of the whole script {peak_mb:.0f} MB")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -403,8 +403,8 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str]) -> dict[s
     number or a float array, all broadcasting together (e.g. (candidates, 1) for an input fixed
     per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
     `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`).
-    Returns each wanted column in its broadcast shape (a number when nothing it reads varies);
-    a value that is not a finite number is NaN, as `evaluate` makes it null.
+    Returns each wanted column in its broadcast shape (a number when it is the same in every
+    row); a value that is not a finite number is NaN, as `evaluate` makes it null.
 
     Only what the wanted columns read is computed, once: a step when first read, and of a
     `when` only the branches some element takes (a block of one cost model never computes the
@@ -452,6 +452,17 @@ def _power(base: Any, exponent: Any) -> Any:
     return out
 
 
+def _apply(ufunc: Any, a: Any, b: Any) -> Any:
+    """ufunc(a, b); arithmetic with a null that is one number (an input no candidate of the
+    block has, a demand not given) is that null, without an array of NaN."""
+    if ufunc in _NULL_PROPAGATING and any(np.ndim(x) == 0 and x != x for x in (a, b)):
+        return np.nan
+    return ufunc(a, b)
+
+
+_NULL_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, _power)
+
+
 class _Column:
     """A numpy operand with the polars methods the formulas use (NaN is null), computed when
     first read."""
@@ -469,10 +480,10 @@ class _Column:
         return self._v
 
     def _op(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(lambda: ufunc(self.v, _plain(other)))
+        return _Column(lambda: _apply(ufunc, self.v, _plain(other)))
 
     def _rop(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(lambda: ufunc(_plain(other), self.v))
+        return _Column(lambda: _apply(ufunc, _plain(other), self.v))
 
     def __add__(self, o: Any) -> _Column: return self._op(o, np.add)
     def __radd__(self, o: Any) -> _Column: return self._rop(o, np.add)
