@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine.metrics import INPUTS, evaluate
+from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 
 #: how many of each candidate's top tornado inputs are solved for
@@ -152,7 +152,7 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
     if runner is not None:
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
-            chosen, runner, point, inputs, tornado, rule, scale, has_demand)
+            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible)
     return result
 
 
@@ -180,10 +180,12 @@ def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, 
 
 
 def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: pl.DataFrame,
-                         tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool
-                         ) -> list[dict[str, Any]]:
+                         tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool,
+                         table: pl.DataFrame | None = None) -> list[dict[str, Any]]:
     """For the top inputs of both candidates (and the demand): the key's value at which the
-    runner-up's score equals the chosen one's, or nothing when no value in range does."""
+    runner-up's score equals the chosen one's, or nothing when no value in range does.
+    `table` (the scorecard) gives an objective that is no metric step (the sovereignty
+    level of a weighted rule)."""
     pair = inputs.filter(pl.col("id").is_in([chosen, runner]))
     metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
@@ -195,12 +197,12 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
             keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
     if has_demand:
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
-    rows = point.filter(pl.col("id").is_in([chosen, runner]))
+    points = points_of(point, (chosen, runner), table)
     unique = list(dict.fromkeys(keys))
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
     out = []
     for key, where, solved in zip(unique, wheres,
-                                  _solve_all(rows, wheres, chosen, runner, rule, scale),
+                                  _solve_all(points, wheres, chosen, runner, rule, scale),
                                   strict=True):
         if solved is None:
             continue
@@ -218,6 +220,21 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
             "text": f"{runner} becomes the choice if {subject} {direction} "
                     f"{_figure(solved)} {unit} (now {_figure(current)})",
         })
+    return out
+
+
+def points_of(point: pl.DataFrame, ids: tuple[str, ...], table: pl.DataFrame | None = None
+              ) -> dict[str, dict[str, Any]]:
+    """Candidate -> its inputs at their modes (a row of `point`; NaN for null), with the
+    objectives of `table` that are no metric step (the sovereignty level)."""
+    extra = [c for c, _ in OBJECTIVES.values() if c not in STEP_BY_NAME and table is not None
+             and c in table.columns and c not in point.columns]
+    out = {}
+    for cid in ids:
+        row = point.row(by_predicate=pl.col("id") == cid, named=True)
+        if extra and table is not None:
+            row.update(table.filter(pl.col("id") == cid).select(extra).row(0, named=True))
+        out[cid] = {name: np.nan if v is None else v for name, v in row.items() if name != "id"}
     return out
 
 
@@ -241,14 +258,15 @@ def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
     return None if low >= high else (current, low, high)
 
 
-def _solve_all(rows: pl.DataFrame, wheres: list[pl.DataFrame], chosen: str, runner: str,
-               rule: Rule, scale: Scale) -> list[float | None]:
+def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFrame],
+               chosen: str, runner: str, rule: Rule, scale: Scale) -> list[float | None]:
     """For each key (set on every (id, input) of its `where`): the value nearest its current
     one at which score(runner) - score(chosen) changes sign; None when none does within the
     span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
     current value, then a linear interpolation inside the last interval; the keys go through
     each pass together (one evaluation of the metric steps per pass, not one per key and
-    pass: the steps are row by row, so a key's figures do not depend on the others')."""
+    pass: the steps are element by element, so a key's figures do not depend on the
+    others'). `points`: each of the two candidates' inputs at their modes (`points_of`)."""
     solved: list[float | None] = [None] * len(wheres)
     ranges = {i: r for i, where in enumerate(wheres) if (r := _search_range(where)) is not None}
     bounds = {i: (low, high) for i, (_, low, high) in ranges.items()}
@@ -258,7 +276,8 @@ def _solve_all(rows: pl.DataFrame, wheres: list[pl.DataFrame], chosen: str, runn
         # not finite, or zero, has no crossing to speak of
         values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
                   for i, grid in grids.items()}
-        gaps = _gaps(rows, {i: wheres[i] for i in values}, chosen, runner, rule, scale, values)
+        gaps = _gaps(points, {i: wheres[i] for i in values}, chosen, runner, rule, scale,
+                     values)
         last = {}
         for i, grid in grids.items():
             found = gaps[i]
@@ -281,38 +300,38 @@ def _solve_all(rows: pl.DataFrame, wheres: list[pl.DataFrame], chosen: str, runn
     return solved
 
 
-def _gaps(rows: pl.DataFrame, wheres: Mapping[int, pl.DataFrame], chosen: str, runner: str,
-          rule: Rule, scale: Scale, values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
+          chosen: str, runner: str, rule: Rule, scale: Scale,
+          values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
     """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
-    wheres[i]) at each of values[i]; every key's trials evaluated in one frame."""
+    wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
+    value). The metric steps run over numpy arrays (`metrics.evaluate_arrays`, the same
+    formulas as `evaluate`), every key's trials side by side: one array per input a key
+    sets, one number per input none does."""
     if not values:
         return {}
-    trial = pl.DataFrame({
-        "job": np.concatenate([np.full(len(v), i) for i, v in values.items()]),
-        "trial": np.concatenate([np.arange(len(v)) for v in values.values()]),
-        "value": np.concatenate(list(values.values()))})
-    grid = rows.lazy().join(trial.lazy(), how="cross")
-    setting: dict[str, list[tuple[int, str]]] = {}
-    for i, where in wheres.items():
-        for cid, name in where.select("id", "input").iter_rows():
-            setting.setdefault(name, []).append((i, cid))
-    for name, owners in setting.items():
-        chosen_rows = pl.lit(False)
-        for i, cid in owners:
-            chosen_rows = chosen_rows | ((pl.col("job") == i) & (pl.col("id") == cid))
-        grid = grid.with_columns(
-            pl.when(chosen_rows).then(pl.col("value")).otherwise(pl.col(name)).alias(name))
+    order = list(values)
+    trials = np.concatenate([np.asarray(values[i], dtype=float) for i in order])
+    ends = np.cumsum([len(values[i]) for i in order])
+    span = {i: slice(int(end) - len(values[i]), int(end)) for i, end in zip(order, ends,
+                                                                          strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
-    # only the rule's metrics: polars drops the steps none of them needs
-    out = evaluate(grid.drop("value"), ["job", "id", "trial", *columns]).sort("job", "trial")
-    gaps = {}
-    for i, trials in values.items():
-        part = out.filter(pl.col("job") == i)
-
-        def scores(cid: str, part: pl.DataFrame = part, n: int = len(trials)) -> np.ndarray:
-            one = part.filter(pl.col("id") == cid)
-            arrays = {c: one[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in columns}
-            return np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float), (n,))
-
-        gaps[i] = scores(runner) - scores(chosen)
-    return gaps
+    steps = [c for c in columns if c in STEP_BY_NAME]
+    scored = {}
+    for cid in (runner, chosen):
+        given: dict[str, Any] = dict(points[cid])
+        for i in order:
+            for owner, name in wheres[i].select("id", "input").iter_rows():
+                if owner != cid:
+                    continue
+                if np.ndim(given.get(name, np.nan)) == 0:
+                    given[name] = np.full(trials.shape, given.get(name, np.nan), dtype=float)
+                given[name][span[i]] = trials[span[i]]
+        out = evaluate_arrays(given, steps)
+        # an objective that is no step (the sovereignty level) is the candidate's own figure
+        arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
+                                                dtype=float), trials.shape) for c in columns}
+        scored[cid] = np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float),
+                                      trials.shape)
+    gap = scored[runner] - scored[chosen]
+    return {i: gap[span[i]] for i in order}

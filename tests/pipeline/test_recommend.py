@@ -85,16 +85,37 @@ def test_keys_solved_together_give_each_keys_threshold_alone() -> None:
     table, point, inputs, _ = _two_nodes()
     rule = recommend.Rule.of("cpm")
     scale = recommend.Scale.over(table, rule)
-    rows = point.filter(pl.col("id").is_in(["a", "b"]))
+    points = recommend.points_of(point, ("a", "b"))
     keys = ["a.tps", "b.u", "a.u", "b.price"]
     wheres = [inputs.filter(pl.col("key") == k) for k in keys]
-    together = recommend._solve_all(rows, wheres, "a", "b", rule, scale)
-    alone = [recommend._solve_all(rows, [w], "a", "b", rule, scale)[0] for w in wheres]
+    together = recommend._solve_all(points, wheres, "a", "b", rule, scale)
+    alone = [recommend._solve_all(points, [w], "a", "b", rule, scale)[0] for w in wheres]
     assert together == alone  # exactly: the same floats
     assert together[0] == pytest.approx(4000 * 11 / 14, rel=1e-6)
     assert together[1] is None
     assert together[2] == pytest.approx(11 / 14, rel=1e-6)
     assert together[3] == pytest.approx(11.0, rel=1e-6)
+
+
+def test_a_weighted_rule_with_sovereignty_solves_on_the_fixed_level() -> None:
+    # a (11 EUR/h, level 2) and b (14 EUR/h, level 4), weights cpm 0.6, sovereignty 0.4, each
+    # scaled 0 (best eligible) .. 1 (worst): a 0.6 x 0 + 0.4 x 1 = 0.4, b 0.6 x 1 + 0.4 x 0 =
+    # 0.6, so a is chosen. The level is no metric step: each candidate keeps its own while
+    # b's price moves (the scale fixed): b's score meets a's 0.4 when b's CPM is a's plus 2/3
+    # of the CPM gap, i.e. (CPM proportional to price, same goodput, every hour busy) at
+    # 11 + 2/3 x (14 - 11) = 13 EUR/h. (The sovereignty column is not among the inputs the
+    # steps read: this rule failed with a missing column before.)
+    table, point, inputs, tornado = _two_nodes()
+    table = table.drop("pareto_rank").with_columns(
+        sovereignty_level=pl.Series([2, 4], dtype=pl.Int64))
+    table = table.join(pareto_ranks(table, ["cpm", "sovereignty"]), on="id")
+    rule = recommend.Rule.of({"weights": {"cpm": 0.6, "sovereignty": 0.4}})
+    result = recommend.recommend(table, point, inputs, tornado, {"a": 1.0}, rule,
+                                 has_demand=False)
+    assert (result["candidate"], result["runner_up"]) == ("a", "b")
+    change = {w["key"]: w for w in result["what_would_change_it"]}
+    assert change["b.price"]["threshold"] == pytest.approx(13.0, rel=1e-6)
+    assert change["b.price"]["direction"] == "falls"
 
 
 def test_a_rule_on_a_metric_some_candidates_lack_ranks_them_last() -> None:
