@@ -14,8 +14,9 @@ loaded once before timing), writing its full output (HTML, JSON, XLSX, CSV, Parq
 temporary folder; `--json` runs (the engine part: resolve, metrics, Pareto, Monte Carlo,
 sizing, the JSON and the store, no report files) are timed first. Prints, per size and mode:
 the median wall time, the peak RSS of the process
-(`/usr/bin/time -f %M`), and the ratio to the 7-candidate run measured in the same run; then
-`uptime`'s load average.
+(`/usr/bin/time -f %M`), and the ratio to the 7-candidate run measured in the same run; with
+both modes, the report files' part (the full run's median less the engine's) and its ratio;
+then `uptime`'s load average (before and after).
 """
 
 from __future__ import annotations
@@ -121,9 +122,10 @@ def main() -> None:
     parser.add_argument("--modes", default="json,full",
                         help="json: `run --json` (the engine part); full: every output file")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    if 7 not in sizes:
-        sizes = [7, *sizes]
+    sizes = sorted({7, *(int(s) for s in args.sizes.split(","))})  # the baseline first
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"uptime before: {load}", flush=True)
+    walls: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -138,7 +140,7 @@ def main() -> None:
             for n in sizes:
                 results = [run_once(files[n], db, None if mode == "json" else
                                     Path(tmp) / f"out{n}-{r}") for r in range(args.runs)]
-                wall = statistics.median(r[0] for r in results)
+                wall = walls[mode, n] = statistics.median(r[0] for r in results)
                 rss = max(r[1] for r in results)
                 codes = sorted({r[2] for r in results})
                 base = base or wall
@@ -152,6 +154,12 @@ def main() -> None:
                 print(f"{what}, {n:,} candidates: {wall:.2f} s wall (median of {args.runs}), "
                       f"peak RSS {rss:.0f} MB, {wall / base:.2f}x the 7-candidate run, exit "
                       f"{','.join(map(str, codes))}{verdict}", flush=True)
+    parts = {n: walls["full", n] - walls["json", n] for n in sizes
+             if ("full", n) in walls and ("json", n) in walls}
+    for n, part in parts.items():
+        print(f"report files (full run less run --json), {n:,} candidates: {part:.2f} s, "
+              f"{part / parts[sizes[0]]:.2f}x the 7-candidate run's {parts[sizes[0]]:.2f} s"
+              if parts[sizes[0]] > 0 else f"report files, {n:,} candidates: {part:.2f} s")
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"uptime: {load}")
 
