@@ -1,9 +1,14 @@
 """Every formula of the scorecard, in one place, as an ordered list of named steps.
 
-Each step is a polars expression over columns (inputs or earlier steps) with its formula in
-words, so the same list computes one row per candidate, one row per Monte Carlo draw, the
-tornado and the sizing, and `scorecard explain` prints the derivation from it. The unit and
-meaning of every input and step column are declared once, in schemas/outputs.py.
+Each step is one formula over columns (inputs or earlier steps), written once against a
+column namespace `c` (`c("name")`, `c.when`, `c.coalesce`, `c.max_horizontal`, polars' names),
+with its formula in words. Built with POLARS it is a polars expression (`Step.expr()`: what
+`explain` reads and `evaluate_polars` applies); computed by `evaluate_arrays` it is numpy
+arrays that broadcast, (candidates, draws) for the Monte Carlo. `evaluate` of a frame goes
+through evaluate_arrays too, figure for figure the polars expressions' (tested). So the same
+list computes one row per candidate, every Monte Carlo draw, the tornado and the sizing, and
+`scorecard explain` prints the derivation from it. The unit and meaning of every input and
+step column are declared once, in schemas/outputs.py.
 A null input gives a null output; the caller records why.
 
 Inputs (one column each, see INPUTS): goodput, utilisation, power, PUE, electricity tariff,
@@ -383,7 +388,38 @@ STEP_BY_NAME = {s.name: s for s in STEPS}
 def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None = None
              ) -> pl.DataFrame:
     """Apply every step in order. Missing input columns count as null. With `columns`, only
-    those are returned, and steps none of them needs are not computed (the Monte Carlo)."""
+    those are returned, and steps none of them needs are not computed.
+
+    The frame's inputs go through evaluate_arrays (numpy, with libm's pow as polars has it:
+    the same figures bit for bit, without the cost of a polars plan of 30-odd steps on a few
+    rows); an input holding NaN as a value (not null) takes the polars expressions."""
+    frame = inputs.collect() if isinstance(inputs, pl.LazyFrame) else inputs
+    present = [name for name in INPUTS if name in frame.columns]
+    if any(frame[name].dtype.is_float() and frame[name].is_nan().any() for name in present):
+        return evaluate_polars(frame, columns)
+    given: dict[str, Any] = {name: frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+                             for name in present}
+    for name in ("cost_model", "capacity"):
+        if name in frame.columns:
+            given[name] = frame[name].cast(pl.String).to_numpy()
+    wanted = [s.name for s in STEPS if columns is None or s.name in columns]
+    values = evaluate_arrays(given, wanted, exact_pow=True)
+    height = frame.height
+    added = [pl.lit(None, dtype=pl.Float64()).alias(n) for n in INPUTS if n not in present]
+    if "cost_model" not in frame.columns:
+        added.append(pl.lit("declared").alias("cost_model"))
+    if "capacity" not in frame.columns:
+        added.append(pl.lit("provisioned").alias("capacity"))
+    out = frame.with_columns(added).with_columns(
+        pl.Series(name, np.broadcast_to(np.asarray(values[name], dtype=np.float64), (height,)),
+                  dtype=pl.Float64, nan_to_null=True) for name in wanted)
+    return out if columns is None else out.select(columns)
+
+
+def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None = None
+                    ) -> pl.DataFrame:
+    """`evaluate` through the steps' polars expressions (what `explain` and the workbook
+    read, and the reference evaluate_arrays is tested against)."""
     frame = inputs.lazy()
     present = frame.collect_schema().names()
     missing = [name for name in INPUTS if name not in present]
@@ -398,7 +434,8 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
     return (frame if columns is None else frame.select(columns)).collect()
 
 
-def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str]) -> dict[str, Any]:
+def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow: bool = False
+                    ) -> dict[str, Any]:
     """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
     number or a float array, all broadcasting together (e.g. (candidates, 1) for an input fixed
     per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
@@ -408,8 +445,10 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str]) -> dict[s
 
     Only what the wanted columns read is computed, once: a step when first read, and of a
     `when` only the branches some element takes (a block of one cost model never computes the
-    TCO lines of a price per hour, nor the sizing steps without a demand)."""
-    block = _ArrayColumns(columns)
+    TCO lines of a price per hour, nor the sizing steps without a demand). `exact_pow`: libm's
+    pow, as polars computes it (numpy's vectorised pow, the default, can differ in the last
+    bit and costs a sixth)."""
+    block = _ArrayColumns(columns, _power_exact if exact_pow else _power)
     return {name: block.value(name) for name in wanted}
 
 
@@ -452,6 +491,14 @@ def _power(base: Any, exponent: Any) -> Any:
     return out
 
 
+def _power_exact(base: Any, exponent: Any) -> Any:
+    """base ** exponent as polars computes it: libm's pow, null giving null."""
+    b, e = np.broadcast_arrays(np.asarray(base, dtype=np.float64),
+                               np.asarray(exponent, dtype=np.float64))
+    out = pl.Series(b.ravel(), nan_to_null=True) ** pl.Series(e.ravel(), nan_to_null=True)
+    return out.to_numpy().reshape(b.shape)
+
+
 def _apply(ufunc: Any, a: Any, b: Any) -> Any:
     """ufunc(a, b); arithmetic with a null that is one number (an input no candidate of the
     block has, a demand not given) is that null, without an array of NaN."""
@@ -460,18 +507,19 @@ def _apply(ufunc: Any, a: Any, b: Any) -> Any:
     return ufunc(a, b)
 
 
-_NULL_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, _power)
+_NULL_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, _power, _power_exact)
 
 
 class _Column:
     """A numpy operand with the polars methods the formulas use (NaN is null), computed when
     first read."""
 
-    __slots__ = ("_compute", "_v")
+    __slots__ = ("_compute", "_pow", "_v")
 
-    def __init__(self, compute: Callable[[], Any]) -> None:
+    def __init__(self, compute: Callable[[], Any], power: Callable[[Any, Any], Any]) -> None:
         self._compute: Callable[[], Any] | None = compute
         self._v: Any = None
+        self._pow = power
 
     @property
     def v(self) -> Any:
@@ -480,10 +528,10 @@ class _Column:
         return self._v
 
     def _op(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(lambda: _apply(ufunc, self.v, _plain(other)))
+        return _Column(lambda: _apply(ufunc, self.v, _plain(other)), self._pow)
 
     def _rop(self, other: Any, ufunc: Any) -> _Column:
-        return _Column(lambda: _apply(ufunc, _plain(other), self.v))
+        return _Column(lambda: _apply(ufunc, _plain(other), self.v), self._pow)
 
     def __add__(self, o: Any) -> _Column: return self._op(o, np.add)
     def __radd__(self, o: Any) -> _Column: return self._rop(o, np.add)
@@ -497,9 +545,9 @@ class _Column:
         return self._op(o, np.divide)
 
     def __rtruediv__(self, o: Any) -> _Column: return self._rop(o, np.divide)
-    def __pow__(self, o: Any) -> _Column: return self._op(o, _power)
-    def __rpow__(self, o: Any) -> _Column: return self._rop(o, _power)
-    def __neg__(self) -> _Column: return _Column(lambda: np.negative(self.v))
+    def __pow__(self, o: Any) -> _Column: return self._op(o, self._pow)
+    def __rpow__(self, o: Any) -> _Column: return self._rop(o, self._pow)
+    def __neg__(self) -> _Column: return _Column(lambda: np.negative(self.v), self._pow)
     def __eq__(self, o: Any) -> _Column: return self._op(o, np.equal)  # type: ignore[override]
     def __lt__(self, o: Any) -> _Column: return self._op(o, np.less)
     def __le__(self, o: Any) -> _Column: return self._op(o, np.less_equal)
@@ -508,29 +556,30 @@ class _Column:
     __hash__ = None  # type: ignore[assignment]
 
     def is_null(self) -> _Column:
-        return _Column(lambda: np.isnan(self.v))
+        return _Column(lambda: np.isnan(self.v), self._pow)
 
     def is_not_null(self) -> _Column:
-        return _Column(lambda: ~np.isnan(self.v))
+        return _Column(lambda: ~np.isnan(self.v), self._pow)
 
     def fill_null(self, value: Any) -> _Column:
         def fill() -> Any:
             v = self.v
             return np.where(np.isnan(v), _plain(value), v) if _has_nan(v) else v
-        return _Column(fill)
+        return _Column(fill, self._pow)
 
     def ceil(self) -> _Column:
-        return _Column(lambda: np.ceil(self.v))
+        return _Column(lambda: np.ceil(self.v), self._pow)
 
 
 class _When:
     """`when(condition)`: waits for its `then`."""
 
-    def __init__(self, arms: list[tuple[Any, Any]], condition: Any) -> None:
-        self.arms, self.condition = arms, condition
+    def __init__(self, arms: list[tuple[Any, Any]], condition: Any,
+                 power: Callable[[Any, Any], Any]) -> None:
+        self.arms, self.condition, self.power = arms, condition, power
 
     def then(self, value: Any) -> _Then:
-        return _Then([*self.arms, (self.condition, value)])
+        return _Then([*self.arms, (self.condition, value)], self.power)
 
 
 def _arms(arms: list[tuple[Any, Any]], otherwise: Any) -> Any:
@@ -538,7 +587,7 @@ def _arms(arms: list[tuple[Any, Any]], otherwise: Any) -> Any:
     if not arms:
         return _plain(otherwise)
     (condition, value), rest = arms[0], arms[1:]
-    return _pick(condition, value, _Column(lambda: _arms(rest, otherwise)))
+    return _pick(condition, value, _Column(lambda: _arms(rest, otherwise), _power))
 
 
 class _Then(_Column):
@@ -546,27 +595,28 @@ class _Then(_Column):
 
     __slots__ = ("arms",)
 
-    def __init__(self, arms: list[tuple[Any, Any]]) -> None:
-        super().__init__(lambda: _arms(arms, None))
+    def __init__(self, arms: list[tuple[Any, Any]], power: Callable[[Any, Any], Any]) -> None:
+        super().__init__(lambda: _arms(arms, None), power)
         self.arms = arms
 
     def when(self, condition: Any) -> _When:
-        return _When(self.arms, condition)
+        return _When(self.arms, condition, self._pow)
 
     def otherwise(self, value: Any) -> _Column:
-        return _Column(lambda: _arms(self.arms, value))
+        return _Column(lambda: _arms(self.arms, value), self._pow)
 
 
 class _ArrayColumns:
     """Columns over numpy arrays (Columns): inputs as given, steps computed when first read."""
 
-    def __init__(self, columns: Mapping[str, Any]) -> None:
+    def __init__(self, columns: Mapping[str, Any], power: Callable[[Any, Any], Any]) -> None:
+        self.power = power
         # inputs as arrays (never Python numbers, which a formula's literals are)
         given = {"cost_model": "declared", "capacity": "provisioned", **columns}
         self.values: dict[str, Any] = {k: np.asarray(v) for k, v in given.items()}
 
     def __call__(self, name: str) -> _Column:
-        return _Column(lambda: self.value(name))
+        return _Column(lambda: self.value(name), self.power)
 
     def value(self, name: str) -> Any:
         if name not in self.values:
@@ -584,7 +634,7 @@ class _ArrayColumns:
         return self.values[name]
 
     def when(self, condition: Any) -> _When:
-        return _When([], condition)
+        return _When([], condition, self.power)
 
     def coalesce(self, *columns: Any) -> _Column:
         def first(values: Sequence[Any]) -> Any:
@@ -592,7 +642,7 @@ class _ArrayColumns:
             if len(values) == 1 or not _has_nan(v):
                 return v  # the others are not read
             return np.where(np.isnan(v), first(values[1:]), v)
-        return _Column(lambda: first(columns))
+        return _Column(lambda: first(columns), self.power)
 
     def max_horizontal(self, *columns: Any) -> _Column:
         def fmax() -> Any:
@@ -600,7 +650,7 @@ class _ArrayColumns:
             for x in columns[1:]:
                 out = np.fmax(out, _plain(x))  # a null is skipped, as polars does
             return out
-        return _Column(fmax)
+        return _Column(fmax, self.power)
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

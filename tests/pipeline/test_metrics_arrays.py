@@ -1,5 +1,6 @@
-"""metrics.evaluate_arrays (the Monte Carlo's evaluator) against metrics.evaluate: the same
-steps, so the same figures bit for bit, over numpy arrays that broadcast."""
+"""metrics.evaluate_arrays (the Monte Carlo's evaluator, and evaluate's) against the steps' polars
+expressions (metrics.evaluate_polars): the same figures bit for bit, over numpy arrays that
+broadcast."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.engine.metrics import COST_MODELS, INPUTS, STEPS, _power, evaluate, evaluate_arrays
+from pipeline.engine.metrics import (
+    COST_MODELS,
+    INPUTS,
+    STEPS,
+    _power,
+    evaluate,
+    evaluate_arrays,
+    evaluate_polars,
+)
 
 NAMES = [s.name for s in STEPS]
 
@@ -59,9 +68,13 @@ def random_inputs(n: int, seed: int) -> tuple[dict[str, np.ndarray], np.ndarray,
 
 def polars_of(cols: dict[str, np.ndarray], models: np.ndarray, capacities: np.ndarray
               ) -> pl.DataFrame:
-    return evaluate(pl.DataFrame({**{k: pl.Series(k, v, nan_to_null=True)
-                                     for k, v in cols.items()},
-                                  "cost_model": models, "capacity": capacities}))
+    return evaluate_polars(frame_of(cols, models, capacities))
+
+
+def frame_of(cols: dict[str, np.ndarray], models: np.ndarray, capacities: np.ndarray
+             ) -> pl.DataFrame:
+    return pl.DataFrame({**{k: pl.Series(k, v, nan_to_null=True) for k, v in cols.items()},
+                         "cost_model": models, "capacity": capacities})
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -109,7 +122,7 @@ def test_fixed_columns_broadcast_against_drawn_ones() -> None:
     rows = pl.DataFrame({"price_eur_per_hour": np.repeat(price.ravel(), 3),
                          "tokens_per_s": tps.ravel(), "utilisation": 0.5,
                          "busy_power_w": 1000.0, "pue": 1.2})
-    polars = evaluate(rows)
+    polars = evaluate_polars(rows)
     for name, value in got.items():
         assert (polars[name].to_numpy() == np.broadcast_to(value, (2, 3)).ravel()).all()
 
@@ -123,3 +136,30 @@ def test_pow_keeps_null_null() -> None:
     assert got[3] == pytest.approx(math.pow(1.0001, 48.0), rel=1e-15)
     assert {"capital_eur_per_hour", "cost_eur_per_hour", "cpm_eur_per_mtok"} <= POW
     assert "energy_j_per_token" not in POW
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_evaluate_of_a_frame_is_the_polars_evaluation(seed: int) -> None:
+    # evaluate() of a frame goes through evaluate_arrays with libm's pow: the same frame as
+    # the polars expressions give, column for column, null for null, bit for bit (the pow
+    # included); with a subset of columns too, and without cost_model and capacity (their
+    # defaults, declared and provisioned, added as polars adds them).
+    cols, models, capacities = random_inputs(500, seed)
+    frame = frame_of(cols, models, capacities).with_columns(
+        pl.Series("id", [f"c{i}" for i in range(500)]))
+    assert evaluate(frame).equals(evaluate_polars(frame))
+    wanted = ["id", "cpm_eur_per_mtok", "capital_eur_per_hour", "instances"]
+    assert evaluate(frame.lazy(), wanted).equals(evaluate_polars(frame, wanted))
+    bare = frame.drop("cost_model", "capacity", "tokens_per_s")
+    assert evaluate(bare).equals(evaluate_polars(bare))
+    assert evaluate(bare).columns == evaluate_polars(bare).columns
+
+
+def test_an_input_holding_nan_as_a_value_takes_the_polars_expressions() -> None:
+    # NaN (a value, not null) is not null to polars: fill_null keeps it, the step is NaN and
+    # so null. retail_multiplier NaN: electricity tariff null (not 0.09 x 1 as a null would).
+    frame = pl.DataFrame({"wholesale_eur_per_kwh": [0.09, 0.09],
+                          "retail_multiplier": [float("nan"), None]})
+    out = evaluate(frame)
+    assert out["electricity_eur_per_kwh"].to_list() == [None, 0.09]
+    assert out.equals(evaluate_polars(frame))
