@@ -227,6 +227,7 @@ def _sums(clipped: str, A: str, B: str, H: str) -> str:
          count(CASE WHEN r > l AND (t < {A} OR t1 > {B}) AND dt > {H} THEN 1 END) AS prorated,
          list([t1, c, c1]) FILTER (WHERE r > l AND reset) AS resets"""
 
+
 def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: bool,
                a: float, b: float, method: str, *, gap_factor: float, has_counter: bool,
                day_column: str | None) -> str:
