@@ -313,3 +313,15 @@ def test_draws_sampled_in_pieces_and_threads_are_one_stream() -> None:
     u = np.random.default_rng(5).random((200, 20_001), dtype=np.float32)
     expected = uncertainty.triangular_ppf(u, np.float32(1.1), np.float32(1.2), np.float32(1.5))
     assert np.array_equal(plain.values, expected) and np.array_equal(threaded.values, expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 1001])
+def test_medians_are_numpys(n: int) -> None:
+    # One partition (and the largest below it for an even count) gives np.median bit for bit:
+    # of 1, 2: (1 + 2) / 2 = 1.5; a row with a NaN has none.
+    rng = np.random.default_rng(n)
+    values = rng.lognormal(0, 1, (5, n))
+    values[3, 0] = np.nan
+    assert np.array_equal(uncertainty.medians_of(values), np.median(values, axis=1),
+                          equal_nan=True)
+    assert uncertainty.medians_of(np.array([[2.0, 1.0]]))[0] == 1.5
