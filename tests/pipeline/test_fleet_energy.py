@@ -1,7 +1,10 @@
 """A fleet's power samples in Parquet (`pipeline.evidence.fleet`): the energy DuckDB computes
 over the files equals the in-memory path's (`pipeline.evidence.energy.window_energy`, read
-from a CSV of the same samples), the query is the same in Spark SQL and Trino as in
-docs/energy.md, and a bad file in the folder is named."""
+from a CSV of the same samples), over days read a day (or part of one) at a time as over one
+day, with the same per-GPU rows as the one query where the chunks give them and that query
+where they cannot; the query is the same in Spark SQL and Trino as in docs/energy.md, a day
+partition holding another day's samples is not pruned, and a bad file in the folder is
+named."""
 
 from __future__ import annotations
 
@@ -368,4 +371,28 @@ def test_a_chunk_slower_than_the_period_takes_the_one_query(tmp_path: Path) -> N
     ours, _ = fleet_energy(folder, window)
     assert ours.energy_j == pytest.approx(4_680_000.0)
     assert len(ours.gaps) == 72
+    _same(ours, _in_memory(frame, window))
+
+
+@pytest.mark.parametrize("counter", [False, True])
+@pytest.mark.parametrize(("start", "end", "joules", "gaps"), [
+    # 23:55 before the first readings (a day with no partition) .. 01:00: 3,900 s x 300 W,
+    # both GPUs' 300 s before their first reading extended (within 3 x 600 s) and reported
+    (datetime(2026, 11, 19, 23, 55, tzinfo=UTC), datetime(2026, 11, 20, 1, tzinfo=UTC),
+     1_170_000.0, 2),
+    # 11-22 23:00 .. 11-23 00:05, 900 s after the last readings (23:50): 3,900 s x 300 W
+    (datetime(2026, 11, 22, 23, tzinfo=UTC), datetime(2026, 11, 23, 0, 5, tzinfo=UTC),
+     1_170_000.0, 2),
+    # the last minute of 11-20, inside A's gap: 60 s x 300 W
+    (datetime(2026, 11, 20, 23, 59, tzinfo=UTC), datetime(2026, 11, 21, tzinfo=UTC), 18_000.0, 1),
+    # one whole day, midnight to midnight: 86,400 s x 300 W, A's gap overlapping it
+    (datetime(2026, 11, 21, tzinfo=UTC), datetime(2026, 11, 22, tzinfo=UTC), 25_920_000.0, 1),
+])
+def test_windows_at_the_edges_and_midnights(tmp_path: Path, counter: bool, start: datetime,
+                                            end: datetime, joules: float, gaps: int) -> None:
+    frame = _days_frame(counter)
+    window = Window(start, end)
+    ours, _ = fleet_energy(_write_parquet(tmp_path / "fleet", frame), window)
+    assert ours.energy_j == pytest.approx(joules)
+    assert len(ours.gaps) == gaps
     _same(ours, _in_memory(frame, window))
