@@ -396,3 +396,17 @@ def test_windows_at_the_edges_and_midnights(tmp_path: Path, counter: bool, start
     assert ours.energy_j == pytest.approx(joules)
     assert len(ours.gaps) == gaps
     _same(ours, _in_memory(frame, window))
+
+
+def test_one_file_without_day_partitions(tmp_path: Path) -> None:
+    """No `day` partition to prune by: the chunks are the same UTC days, read by time alone
+    (the same 4,320,000 J across the midnight of 11-21, 77,580,000 J over the span)."""
+    frame = _days_frame(counter=True)
+    (tmp_path / "fleet").mkdir()
+    con = duckdb.connect()
+    con.register("frame", frame)
+    con.execute(f"COPY frame TO '{tmp_path / 'fleet' / 'all.parquet'}' (FORMAT parquet)")
+    for window, joules in ((ACROSS, 4_320_000.0), (None, 77_580_000.0)):
+        ours, files = fleet_energy(tmp_path / "fleet", window)
+        assert len(files) == 1 and ours.energy_j == pytest.approx(joules)
+        _same(ours, _in_memory(frame, window))
