@@ -325,3 +325,17 @@ def test_medians_are_numpys(n: int) -> None:
     assert np.array_equal(uncertainty.medians_of(values), np.median(values, axis=1),
                           equal_nan=True)
     assert uncertainty.medians_of(np.array([[2.0, 1.0]]))[0] == 1.5
+
+
+def test_frontier_chunks_in_threads_give_the_brute_forces_probabilities() -> None:
+    # 30 near-duplicate candidates x 97 draws in chunks of 2 to 3 draws, in 3 threads: each
+    # chunk's counts add up to the brute force's, draw for draw.
+    rng = np.random.default_rng(21)
+    stack = (rng.random((30, 1, 3)) + rng.random((30, 97, 3)) * 0.3).astype(np.float32)
+    ids = [f"c{i}" for i in range(30)]
+    s = np.ascontiguousarray(stack.transpose(0, 2, 1))
+    with ThreadPoolExecutor(3) as pool:
+        got = uncertainty.frontier_of(ids, s, chunk_entries=70, pool=pool)
+    assert got["p_frontier"].to_list() == list(_frontier_by_brute_force(stack))
+    p = got["p_frontier"]
+    assert ((p > 0) & (p < 1)).sum() >= 5  # overlapping: on the frontier in some draws only
