@@ -25,7 +25,7 @@ import math
 import re
 import threading
 from collections.abc import Iterator, MutableMapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,14 +71,21 @@ def unavailable() -> str | None:
 
 
 @contextmanager
-def rendering_cache(cache: MutableMapping[str, str]) -> Iterator[MutableMapping[str, str]]:
-    """While active, `render` takes a spec's SVG from `cache` when its key is there and
-    stores every SVG it draws into it."""
-    token = _CACHE.set(cache)
+def caching(var: ContextVar[MutableMapping[str, str] | None],
+            cache: MutableMapping[str, str]) -> Iterator[MutableMapping[str, str]]:
+    """While active, `var` (a renderer's cache slot) holds `cache`."""
+    token = var.set(cache)
     try:
         yield cache
     finally:
-        _CACHE.reset(token)
+        var.reset(token)
+
+
+def rendering_cache(cache: MutableMapping[str, str]
+                    ) -> AbstractContextManager[MutableMapping[str, str]]:
+    """While active, `render` takes a spec's SVG from `cache` when its key is there and
+    stores every SVG it draws into it."""
+    return caching(_CACHE, cache)
 
 
 def renders() -> int:

@@ -20,8 +20,8 @@ import functools
 import hashlib
 import importlib.metadata
 import json
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import MutableMapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ import polars as pl
 
 import reports.frames
 import schemas.outputs
+from reports.figures.charts import caching
 from reports.frames import (
     HEADERS,
     METRICS,
@@ -114,15 +115,11 @@ _CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("table_cache", 
 _RENDERS = [0]  # tables great-tables has rendered in this process (the cache's test counts)
 
 
-@contextmanager
-def table_cache(cache: MutableMapping[str, str]) -> Iterator[MutableMapping[str, str]]:
+def table_cache(cache: MutableMapping[str, str]
+                ) -> AbstractContextManager[MutableMapping[str, str]]:
     """While active, `scorecard_html` takes a table's HTML from `cache` when its key is there
     and stores every table it renders into it."""
-    token = _CACHE.set(cache)
-    try:
-        yield cache
-    finally:
-        _CACHE.reset(token)
+    return caching(_CACHE, cache)
 
 
 def renders() -> int:

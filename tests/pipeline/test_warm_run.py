@@ -24,11 +24,19 @@ runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
 
 
-def _run(tmp_path: Path, out: str, *extra: str) -> str:
-    done = runner.invoke(app, ["run", *extra, "--db", str(tmp_path / "s.duckdb"),
-                               "--out", str(tmp_path / out)])
-    assert done.exit_code == 0, done.output
-    return (tmp_path / out / "scorecard.html").read_text(encoding="utf-8")
+def _pages(tmp_path: Path, *proposals: str | None) -> list[tuple[str, int]]:
+    """One run on the store in tmp_path per proposal (None: the bundled example): each run's
+    page and how many tables great-tables rendered for it."""
+    pages = []
+    for i, proposal in enumerate(proposals):
+        before = scorecard_table.renders()
+        args = ["run", *([proposal] if proposal else []), "--db", str(tmp_path / "s.duckdb"),
+                "--out", str(tmp_path / f"out{i}")]
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        page = (tmp_path / f"out{i}" / "scorecard.html").read_text(encoding="utf-8")
+        pages.append((page, scorecard_table.renders() - before))
+    return pages
 
 
 def _tables_kept(tmp_path: Path) -> int:
@@ -45,26 +53,22 @@ def _table(page: str) -> str:
 
 
 def test_a_rerun_renders_no_table_and_writes_the_same_page(tmp_path: Path) -> None:
-    before = scorecard_table.renders()
-    first = _run(tmp_path, "a")
-    assert scorecard_table.renders() == before + 1 and _tables_kept(tmp_path) == 1
-    second = _run(tmp_path, "b")
-    assert scorecard_table.renders() == before + 1  # taken from the store
+    (first, drawn), (second, again) = _pages(tmp_path, None, None)
+    assert (drawn, again) == (1, 0)  # the second taken from the store
+    assert _tables_kept(tmp_path) == 1
     # the whole page is the same but for its generation time
     assert re.sub(r"generated \S+", "", first) == re.sub(r"generated \S+", "", second)
     assert _table(first) == _table(second) and "Scorecard: " in _table(first)
 
 
 def test_a_changed_figure_renders_the_table_again(tmp_path: Path) -> None:
-    first = _run(tmp_path, "a")
     text = EXAMPLE.read_text(encoding="utf-8")
     assert "tokens_per_day = 500_000_000" in text
     varied = tmp_path / "varied.toml"
     varied.write_text(text.replace("tokens_per_day = 500_000_000",
                                    "tokens_per_day = 400_000_000"), encoding="utf-8")
-    before = scorecard_table.renders()
-    second = _run(tmp_path, "b", str(varied))
-    assert scorecard_table.renders() == before + 1 and _tables_kept(tmp_path) == 2
+    (first, _), (second, drawn) = _pages(tmp_path, None, str(varied))
+    assert drawn == 1 and _tables_kept(tmp_path) == 2
     assert _table(first) != _table(second)
 
 
