@@ -437,7 +437,8 @@ def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] 
 def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow: bool = False
                     ) -> dict[str, Any]:
     """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
-    number or a float array, all broadcasting together (e.g. (candidates, 1) for an input fixed
+    number or a float array (float32 or float64: the arithmetic is float64), all broadcasting
+    together (e.g. (candidates, 1) for an input fixed
     per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
     `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`).
     Returns each wanted column in its broadcast shape (a number when it is the same in every
@@ -484,7 +485,7 @@ def _power(base: Any, exponent: Any) -> Any:
     """base ** exponent, a null in either giving null as in polars (IEEE's pow(1, NaN) and
     pow(NaN, 0) are 1). numpy's vectorised pow may differ from polars' (libm's) in the last
     bit; polars' own costs about 6 times as much."""
-    out = np.power(base, exponent)
+    out = np.power(base, exponent, dtype=np.float64)
     null = np.isnan(base) | np.isnan(exponent)
     if null.any():
         out = np.where(null, np.nan, out)
@@ -500,10 +501,14 @@ def _power_exact(base: Any, exponent: Any) -> Any:
 
 
 def _apply(ufunc: Any, a: Any, b: Any) -> Any:
-    """ufunc(a, b); arithmetic with a null that is one number (an input no candidate of the
-    block has, a demand not given) is that null, without an array of NaN."""
-    if ufunc in _NULL_PROPAGATING and any(np.ndim(x) == 0 and x != x for x in (a, b)):
-        return np.nan
+    """ufunc(a, b), arithmetic in float64 whatever the inputs (the Monte Carlo's draws come as
+    float32, exactly widened here); arithmetic with a null that is one number (an input no
+    candidate of the block has, a demand not given) is that null, without an array of NaN."""
+    if ufunc in _NULL_PROPAGATING:
+        if any(np.ndim(x) == 0 and x != x for x in (a, b)):
+            return np.nan
+        if isinstance(ufunc, np.ufunc):
+            return ufunc(a, b, dtype=np.float64)
     return ufunc(a, b)
 
 

@@ -141,13 +141,16 @@ class _Layout:
 
     def block(self, members: np.ndarray, draws: Draws) -> dict[str, np.ndarray]:
         """The inputs of the candidates at `members`: (candidates, draws) where any of them
-        is drawn, else (candidates, 1)."""
+        is drawn (the float32 draws themselves where all of them are: evaluate_arrays widens
+        them), else (candidates, 1)."""
         n = draws.values.shape[1]
         out = {}
         for name, modes in self.modes.items():
             rows, mode = self.rows[name][members], modes[members]
             drawn = rows >= 0
-            if drawn.any():
+            if drawn.all():
+                out[name] = draws.values[rows]
+            elif drawn.any():
                 block = np.empty((len(members), n))
                 block[~drawn] = mode[~drawn, None]
                 block[drawn] = draws.values[rows[drawn]]
