@@ -448,15 +448,15 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
     at = np.flatnonzero(np.take_along_axis(alive, order, axis=1))  # in each draw's order
     # flat rows, one array: the objectives (float32 bits), then the draw and the candidate
     o = len(cols)
-    rows_ = np.empty((o + 2, len(at)), dtype=np.int32)
-    rows_[o] = at // k
-    rows_[o + 1] = order.ravel()[at]
-    where = rows_[o].astype(np.int64) * k + rows_[o + 1]
+    packed = np.empty((o + 2, len(at)), dtype=np.int32)
+    packed[o] = at // k
+    packed[o + 1] = order.ravel()[at]
+    where = packed[o].astype(np.int64) * k + packed[o + 1]
     for j, c in enumerate(cols):
-        rows_[j] = c.ravel()[where].view(np.int32)
+        packed[j] = c.ravel()[where].view(np.int32)
     del order, alive, at, where
-    while rows_.shape[1]:
-        flat, draw = rows_[:o].view(np.float32), rows_[o]
+    while packed.shape[1]:
+        flat, draw = packed[:o].view(np.float32), packed[o]
         head = np.empty(len(draw), dtype=bool)  # the first row of each draw: its next pick
         head[0] = True
         np.not_equal(draw[1:], draw[:-1], out=head[1:])
@@ -464,9 +464,9 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
         sizes = np.diff(np.append(starts, len(draw)))
         picks = np.repeat(flat[:, starts], sizes, axis=1)
         beaten = _beats(list(picks), list(flat))
-        counts += np.bincount(rows_[o + 1][beaten], minlength=k)
+        counts += np.bincount(packed[o + 1][beaten], minlength=k)
         beaten[starts] = True  # the picks leave too: they are on the frontier
-        rows_ = np.compress(~beaten, rows_, axis=1)
+        packed = np.compress(~beaten, packed, axis=1)
     return counts
 
 
