@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import uncertainty
+from pipeline.engine import metrics, uncertainty
 from pipeline.engine.metrics import evaluate
 from pipeline.engine.pareto import pareto_ranks
 
@@ -116,8 +116,8 @@ def vectorised(static: pl.DataFrame, inputs: pl.DataFrame, draws: int,
 
 
 def previous_engine() -> types.ModuleType | None:
-    """pipeline/engine/uncertainty.py as of PREVIOUS, loaded as a module of its own (it reads
-    the same metrics.evaluate, polars), or None without git or the commit."""
+    """pipeline/engine/uncertainty.py as of PREVIOUS, loaded as a module of its own, with the
+    polars evaluate it had (metrics.evaluate_polars), or None without git or the commit."""
     try:
         source = subprocess.run(["git", "show", f"{PREVIOUS}:pipeline/engine/uncertainty.py"],
                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -127,6 +127,7 @@ def previous_engine() -> types.ModuleType | None:
     sys.modules[module.__name__] = module  # its dataclasses look their module up
     exec(compile(source, f"{PREVIOUS[:12]}:pipeline/engine/uncertainty.py", "exec"),
          module.__dict__)
+    module.evaluate = metrics.evaluate_polars  # the polars evaluate of that commit
     return module
 
 
