@@ -318,7 +318,7 @@ def _quantiles(values: Any, rows: int, n: int) -> np.ndarray:
     out = np.full((rows, len(PERCENTILES)), np.nan)
     valid = ~np.isnan(values).any(axis=1)
     if valid.any():
-        ranked = np.sort(values[valid], axis=1)
+        ranked = np.sort(values if valid.all() else values[valid], axis=1)
         virtual = (n - 1) * (np.asarray(PERCENTILES) / 100)
         below = np.floor(virtual)
         gamma = virtual - below
