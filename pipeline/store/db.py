@@ -1,6 +1,7 @@
 """The store's file: where it is, opening it (one writer at a time: a process that finds it in
-use waits, then says so), the bookkeeping tables' DDL (and the migration of an older file),
-and running a query into a polars frame."""
+use waits, then says so), the bookkeeping tables' DDL (and the migration of an older file; the
+raw snapshots' tables are `pipeline.store.snapshots`'), and running a query into a polars
+frame."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import duckdb
 import polars as pl
 
 from pipeline.store import caches
-from pipeline.store.snapshots import sweep_orphans
+from pipeline.store.snapshots import ensure_snapshot_tables, sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
 from schemas.table import Table
@@ -24,13 +25,10 @@ DEFAULT_DB = "scorecard.duckdb"
 #: Seconds a process waits for the store another scorecard process holds.
 STORE_WAIT_S = 10.0
 
-#: raw_snapshots: bytes as fetched, content-addressed. loads: one row per load attempt.
-#: load_snapshots: which snapshots a load read. out__scorecard: each rendered scorecard.
+#: loads: one row per load attempt. load_snapshots: which snapshots a load read (the bytes
+#: as fetched, content-addressed: `raw_snapshots`, made by `ensure_snapshot_tables`).
+#: out__scorecard: each rendered scorecard.
 _META_DDL = (
-    """CREATE TABLE IF NOT EXISTS raw_snapshots (
-        sha256 VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, url VARCHAR NOT NULL,
-        params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL,
-        content BLOB NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS loads (
         load_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, vintage VARCHAR NOT NULL,
         started_at_utc TIMESTAMPTZ NOT NULL, finished_at_utc TIMESTAMPTZ,
@@ -102,6 +100,7 @@ def connect(path: str | os.PathLike[str],
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> None:
+    ensure_snapshot_tables(con)
     for ddl in _META_DDL:
         con.execute(ddl)
     caches.ensure(con)

@@ -13,26 +13,27 @@ dropping it loses nothing but time.
 - `put(con, sha256, reader_key, path, runs_json, requests)`: insert or replace.
 - `digest_of(con, path, size, mtime_ns) -> sha256 | None` and `put_digest(...)`: the file
   digests seen (`cache__bench_files`), so an unchanged file is not read to be hashed.
-- `save_file_snapshot(con, path, sha256, *, source, size)`: a file's bytes into
-  `raw_snapshots` read by DuckDB itself (`read_blob`), not passed from Python as a 0.4 GB
-  query parameter; refused when the file's size is no longer `size` (changed meanwhile).
-  Committed and checkpointed at once, uncompressed: DuckDB's zstd of a 383 MB log costs ~3 s
-  of CPU (more than parsing it) for a 5.7x smaller file, and until the checkpoint the
-  committed bytes stay in memory.
+- `save_file_snapshot(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
+  snapshot read piece by piece (`pipeline.store.snapshots.save_snapshot_chunks`: never whole
+  in memory, nor one 0.4 GB value), in its own transaction; refused when the bytes read are
+  not `size` long (changed meanwhile). Uncompressed: DuckDB's compression of a 383 MB log
+  costs ~3 s of CPU (more than parsing it) for a 3-6x smaller file.
 - `bounded_memory(con)`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row
-  groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows).
+  groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows);
+  `drop_cached(con)` inside it empties that cache (between a log's snapshot and its rows).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.store.snapshots import save_snapshot
+import duckdb
+
+from pipeline.store.snapshots import CHUNK_BYTES, save_snapshot_chunks
 
 TABLE = "cache__bench_parsed"
 _DDL = (f"CREATE TABLE IF NOT EXISTS {TABLE} (sha256 VARCHAR NOT NULL, reader_key VARCHAR NOT "
@@ -82,35 +83,13 @@ def put(con: Any, sha256: str, reader_key: str, path: str, runs_json: str,
 def save_file_snapshot(con: Any, path: Path, sha256: str, *, source: str, size: int) -> str:
     """Keep the file's bytes content-addressed (as `pipeline.store.save_snapshot`), `sha256`
     being the digest the caller took of them; nothing to do when kept already."""
-    if con.execute("SELECT 1 FROM raw_snapshots WHERE sha256 = ?", [sha256]).fetchall():
-        return sha256
-    if set(str(path)) & set("*?[{"):  # read_blob would take the name for a glob pattern
-        if save_snapshot(con, path.read_bytes(), source=source,
-                         url=path.resolve().as_uri()) != sha256:
-            raise OSError(f"{path}: the file changed while it was being added; add it again")
-        return sha256
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute(
-            "INSERT INTO raw_snapshots (sha256, source, url, params_json, fetched_at_utc, "
-            "size_bytes, content) SELECT ?, ?, ?, ?, ?, size, content FROM read_blob(?)",
-            [sha256, source, path.resolve().as_uri(), json.dumps({}), datetime.now(UTC),
-             str(path)])
-        kept = con.execute("SELECT size_bytes FROM raw_snapshots WHERE sha256 = ?",
-                           [sha256]).fetchall()
-        if kept != [(size,)]:
-            raise OSError(f"{path}: the file changed while it was being added ({size} bytes "
-                          f"hashed, {kept[0][0] if kept else 'none'} read); add it again")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("SET force_compression = 'uncompressed'")
-    try:
-        con.execute("COMMIT")
-        con.execute("CHECKPOINT")
-    finally:
-        con.execute("RESET force_compression")
-    return sha256
+    def chunks() -> Iterator[bytes]:
+        with path.open("rb") as file:
+            while chunk := file.read(CHUNK_BYTES):
+                yield chunk
+
+    return save_snapshot_chunks(con, sha256, chunks(), source=source,
+                                url=path.resolve().as_uri(), size=size, compress=False)
 
 
 #: DuckDB's memory limit while a big log's rows are loaded (`bounded_memory`).
@@ -124,3 +103,16 @@ def bounded_memory(con: Any) -> Iterator[None]:
         yield
     finally:
         con.execute("RESET memory_limit")
+
+
+def drop_cached(con: Any) -> None:
+    """Inside `bounded_memory`: drop the blocks DuckDB keeps cached (those it just wrote, up
+    to its limit: 0.27 GB of a 383 MB log's snapshot parts, which added 0.2 GB to the peak
+    RSS of the rows' load that follows), by lowering the limit for a moment. Best effort:
+    pinned blocks stay."""
+    try:
+        con.execute("SET memory_limit = '16MB'")
+    except duckdb.OutOfMemoryException:
+        pass
+    finally:
+        con.execute(f"SET memory_limit = '{LOAD_MEMORY}'")

@@ -1,15 +1,70 @@
-"""`raw_snapshots`: every fetched or read file's bytes, kept content-addressed (sha256), read
+"""Raw snapshots: every fetched or read file's bytes, kept content-addressed (sha256), read
 back through the loads that used them (`load_snapshots`), and the sweep of those no load
-links (left by a killed process)."""
+links (left by a killed process).
+
+Layout (`ensure_snapshot_tables`): `raw_snapshot_meta` holds one row per snapshot (sha256,
+source, url, params_json, fetched_at_utc, size_bytes) and `raw_snapshot_parts` its bytes in
+order, `(sha256, part, content)`, parts of `PART_BYTES`; `raw_snapshots` is a view of the two
+with each snapshot's bytes whole as `content`, the columns of the table it replaced, so SQL
+that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A store written
+before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
+when a writer opens it; read-only, it is read as it is.
+
+Why parts, and why small ones (measured on a 383 MB power log, docs/energy.md): DuckDB
+inserting the bytes as one value copies it into a 512 MiB buffer (1.19 GB peak RSS), and a
+transaction of fewer rows than a row group (122,880) goes through the WAL and then again
+through the checkpoint (the bytes written twice, and held in memory until then). In parts of
+1 KiB, the rows of a snapshot above 120 MiB fill row groups, which DuckDB writes straight
+into the file (the WAL only points at them): the log's 373,613 parts take 1.4 s of CPU and
+0.54 GB instead of 2.4-3.0 s and 1.19 GB. Parts of a few MB were measured too: 92 rows, all
+through the WAL (382 MB of it), 1.6-2.0 GB.
+
+- `save_snapshot(con, content, *, source, url, params=None, fetched_at=None) -> sha256`
+- `save_snapshot_chunks(con, digest, chunks, *, source, url, ...) -> sha256`: the same from
+  an iterable of bytes (a file read piece by piece, never whole), `digest` being the caller's.
+- `snapshot_kept(con, digest) -> bool`, `snapshot_content(con, digest) -> bytes` (KeyError
+  when none is kept)
+- `latest_load_snapshots(con, source, vintage, good_only=False, *, content=True)`
+- `sweep_orphans(con) -> int`
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import duckdb
+import numpy as np
+import pyarrow as pa
+
+META = "raw_snapshot_meta"
+PARTS = "raw_snapshot_parts"
+VIEW = "raw_snapshots"
+#: Bytes per row of `raw_snapshot_parts` (see the module docstring for why so few).
+PART_BYTES = 1024
+#: Bytes handed to DuckDB at a time (a whole number of parts).
+CHUNK_BYTES = 16 << 20
+
+_DDL = (
+    f"""CREATE TABLE IF NOT EXISTS {META} (
+        sha256 VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, url VARCHAR NOT NULL,
+        params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL)""",
+    # no key: parts are written only with their meta row (whose sha256 is the key), in one
+    # transaction, after checking none is kept; an index would cost each part an entry
+    f"""CREATE TABLE IF NOT EXISTS {PARTS} (
+        sha256 VARCHAR NOT NULL, part INTEGER NOT NULL, content BLOB NOT NULL)""",
+    # a snapshot of one part is that part; more are joined in order (as hex: DuckDB has no
+    # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view
+    f"""CREATE VIEW IF NOT EXISTS {VIEW} AS
+        SELECT m.sha256, m.source, m.url, m.params_json, m.fetched_at_utc, m.size_bytes,
+               (SELECT CASE WHEN count(*) = 1 THEN any_value(p.content)
+                       ELSE unhex(string_agg(hex(p.content), '' ORDER BY p.part)) END
+                FROM {PARTS} p WHERE p.sha256 = m.sha256) AS content
+        FROM {META} m""",
+)
 
 
 class Snapshot(NamedTuple):
@@ -26,31 +81,193 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The tables and view of the layout above; a store of the older layout is split into
+    parts first (once: it has the view afterwards)."""
+    if _kind(con, VIEW) == "BASE TABLE":
+        _split_old_snapshots(con)
+        return
+    for ddl in _DDL:
+        con.execute(ddl)
+
+
+def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    rows = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ? "
+                       "AND table_schema = current_schema() AND table_catalog = "
+                       "current_database()", [name]).fetchall()
+    return str(rows[0][0]) if rows else None
+
+
+def _parted(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store has the parts layout (a store of the older one opened read-only
+    has not)."""
+    return _kind(con, PARTS) is not None
+
+
+def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
+    """The older `raw_snapshots` table (bytes as one value) into meta and parts, one
+    snapshot's bytes at a time, then the view in its place; all or nothing."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"ALTER TABLE {VIEW} RENAME TO raw_snapshots_before_parts")
+        for ddl in _DDL[:2]:
+            con.execute(ddl)
+        con.execute(f"INSERT INTO {META} SELECT sha256, source, url, params_json, "
+                    "fetched_at_utc, size_bytes FROM raw_snapshots_before_parts")
+        for (digest,) in con.execute("SELECT sha256 FROM raw_snapshots_before_parts ORDER BY 1"
+                                     ).fetchall():
+            (content,) = con.execute("SELECT content FROM raw_snapshots_before_parts WHERE "
+                                     "sha256 = ?", [digest]).fetchall()[0]
+            _insert_parts(con, digest, _slices(memoryview(content)))
+            del content
+        con.execute("DROP TABLE raw_snapshots_before_parts")
+        con.execute(_DDL[2])
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def _slices(data: memoryview) -> Iterator[memoryview]:
+    yield from (data[at:at + CHUNK_BYTES] for at in range(0, len(data), CHUNK_BYTES))
+
+
+def _insert_parts(con: duckdb.DuckDBPyConnection, digest: str,
+                  chunks: Iterable[bytes | memoryview]) -> int:
+    """The bytes of `chunks` as parts of `digest`, numbered from 0, in one INSERT fed by an
+    Arrow stream (each chunk's parts are slices of it: no copy in Python; a stream, not an
+    Arrow table, which DuckDB's scan of it held twice in memory); returns the bytes written.
+    An empty snapshot is one empty part, so every snapshot has one."""
+    written = 0
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        nonlocal written
+        first = 0
+        for chunk in chunks:
+            if not len(chunk) and first:
+                continue
+            count = max(1, -(-len(chunk) // PART_BYTES))
+            ends = np.minimum(np.arange(count + 1, dtype=np.int64) * PART_BYTES, len(chunk))
+            content = pa.Array.from_buffers(pa.binary(), count, [
+                None, pa.py_buffer(ends.astype(np.int32)), pa.py_buffer(chunk)])
+            yield pa.record_batch([pa.array(np.arange(first, first + count, dtype=np.int32)),
+                                   content], names=["part", "content"])
+            first += count
+            written += len(chunk)
+        if not first:
+            yield pa.record_batch([pa.array([0], pa.int32()), pa.array([b""], pa.binary())],
+                                  names=["part", "content"])
+
+    schema = pa.schema([("part", pa.int32()), ("content", pa.binary())])
+    con.register("staged_snapshot_parts", pa.RecordBatchReader.from_batches(schema, batches()))
+    try:
+        con.execute(f"INSERT INTO {PARTS} SELECT ?, part, content FROM staged_snapshot_parts",
+                    [digest])
+    finally:
+        con.unregister("staged_snapshot_parts")
+    return written
+
+
+def snapshot_kept(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
+    table = META if _parted(con) else VIEW
+    return bool(con.execute(f"SELECT 1 FROM {table} WHERE sha256 = ?", [digest]).fetchall())
+
+
 def save_snapshot(con: duckdb.DuckDBPyConnection, content: bytes, *, source: str, url: str,
                   params: dict[str, Any] | None = None,
                   fetched_at: datetime | None = None) -> str:
     """Keep raw bytes content-addressed; `params` must already have secrets redacted."""
     digest = sha256(content)
-    # Kept already: nothing to send. (Checked here rather than by ON CONFLICT DO NOTHING,
-    # which costs DuckDB 10 s more on the 383 MB of a 36-hour power log.)
-    if con.execute("SELECT 1 FROM raw_snapshots WHERE sha256 = ?", [digest]).fetchall():
+    return save_snapshot_chunks(con, digest, _slices(memoryview(content)), source=source,
+                                url=url, params=params, fetched_at=fetched_at,
+                                size=len(content))
+
+
+def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
+                         chunks: Iterable[bytes | memoryview], *, source: str, url: str,
+                         params: dict[str, Any] | None = None,
+                         fetched_at: datetime | None = None, size: int | None = None,
+                         compress: bool = True) -> str:
+    """`save_snapshot` of bytes arriving in chunks (whole parts each, but the last), `digest`
+    their sha256 as the caller took it; nothing to do when kept already (the chunks are not
+    read). Meta and parts in one transaction, or in the caller's when one is open. With
+    `size`, bytes of another length are refused (OSError: the file changed since it was
+    hashed) and nothing is kept. `compress=False` stores the parts uncompressed: DuckDB's
+    compression of a 383 MB log costs 3 s of CPU (more than parsing it) for a 3-6x smaller
+    file."""
+    if snapshot_kept(con, digest):
         return digest
-    con.execute(
-        "INSERT INTO raw_snapshots (sha256, source, url, params_json, fetched_at_utc, "
-        "size_bytes, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [digest, source, url, json.dumps(params or {}, sort_keys=True),
-         fetched_at or datetime.now(UTC), len(content), content],
-    )
+    own = _begin(con)
+    try:
+        if not compress:
+            con.execute("SET force_compression = 'uncompressed'")
+        try:
+            written = _insert_parts(con, digest, chunks)
+            if size is not None and written != size:
+                raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
+                              "while it was being added); add it again")
+            con.execute(
+                f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
+                "size_bytes) VALUES (?, ?, ?, ?, ?, ?)",
+                [digest, source, url, json.dumps(params or {}, sort_keys=True),
+                 fetched_at or datetime.now(UTC), written])
+            if own:  # the parts' last row group is written at the commit
+                con.execute("COMMIT")
+        finally:
+            if not compress:
+                con.execute("RESET force_compression")
+    except BaseException:
+        if own:
+            con.execute("ROLLBACK")
+        raise
     return digest
 
 
+def _begin(con: duckdb.DuckDBPyConnection) -> bool:
+    """Begin a transaction; False when the caller's is open, which this one then joins. (Two
+    statements of one transaction see one id, two in autocommit each their own: a BEGIN that
+    fails inside a transaction would abort the caller's.)"""
+    ids = [con.execute("SELECT txid_current()").fetchall()[0][0] for _ in range(2)]
+    if ids[0] == ids[1]:
+        return False
+    con.execute("BEGIN TRANSACTION")
+    return True
+
+
 def snapshot_content(con: duckdb.DuckDBPyConnection, digest: str) -> bytes:
-    """The stored bytes of snapshot `digest` (KeyError when none is kept)."""
-    rows = con.execute("SELECT content FROM raw_snapshots WHERE sha256 = ?",
-                       [digest]).fetchall()
-    if not rows:
+    """The stored bytes of snapshot `digest` (KeyError when none is kept; ValueError when its
+    parts do not add up to its recorded size)."""
+    if not _parted(con):
+        rows = con.execute(f"SELECT content FROM {VIEW} WHERE sha256 = ?", [digest]).fetchall()
+        if not rows:
+            raise KeyError(f"no raw snapshot {digest}")
+        return bytes(rows[0][0])
+    sized = con.execute(f"SELECT size_bytes FROM {META} WHERE sha256 = ?", [digest]).fetchall()
+    if not sized:
         raise KeyError(f"no raw snapshot {digest}")
-    return bytes(rows[0][0])
+    numbers: list[np.ndarray] = []
+    pieces: list[bytes | memoryview] = []
+    query = f"SELECT part, content FROM {PARTS} WHERE sha256 = ?"
+    for batch in con.sql(query, params=[digest]).to_arrow_reader(1 << 16):
+        numbers.append(batch.column(0).to_numpy())
+        pieces.append(_values(batch.column(1)))
+    order = np.concatenate(numbers) if numbers else np.zeros(0, np.int32)
+    if not np.array_equal(order, np.arange(len(order))):  # not read in order: sort them
+        pieces = [bytes(row[1]) for row in con.execute(query + " ORDER BY part",
+                                                        [digest]).fetchall()]
+    data = b"".join(pieces)
+    if len(data) != sized[0][0]:
+        raise ValueError(f"raw snapshot {digest}: its parts hold {len(data)} bytes where "
+                         f"{sized[0][0]} were kept")
+    return data
+
+
+def _values(column: pa.Array) -> memoryview:
+    """The bytes of a binary Arrow array's values, end to end, without copying them."""
+    _, offsets, data = column.buffers()
+    width = np.int64 if pa.types.is_large_binary(column.type) else np.int32
+    ends = np.frombuffer(offsets, dtype=width)[column.offset:column.offset + len(column) + 1]
+    return memoryview(data)[int(ends[0]):int(ends[-1])] if data is not None else memoryview(b"")
 
 
 def latest_load_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
@@ -66,7 +283,7 @@ def latest_load_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: 
         "ORDER BY started_at_utc DESC LIMIT 1) "
         "SELECT r.sha256, r.url, r.params_json, r.fetched_at_utc "
         "FROM latest JOIN load_snapshots l USING (load_id) "
-        "JOIN raw_snapshots r ON r.sha256 = l.snapshot_sha256 "
+        f"JOIN {META if _parted(con) else VIEW} r ON r.sha256 = l.snapshot_sha256 "
         "ORDER BY r.fetched_at_utc, r.url", [source, vintage]).fetchall()
     return [Snapshot(sha, url, json.loads(params or "{}"),
                      snapshot_content(con, sha) if content else b"",
@@ -78,9 +295,20 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
     loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
     load, failed ones included, links the snapshots it read, so nothing a load or a report
     cites is touched."""
-    found = con.execute("SELECT count(*) FROM raw_snapshots WHERE sha256 NOT IN "
-                        "(SELECT snapshot_sha256 FROM load_snapshots)").fetchall()[0][0]
+    table = META if _parted(con) else VIEW
+    unlinked = f"SELECT sha256 FROM {table} WHERE sha256 NOT IN " \
+               "(SELECT snapshot_sha256 FROM load_snapshots)"
+    found = con.execute(f"SELECT count(*) FROM ({unlinked})").fetchall()[0][0]
     if found:
-        con.execute("DELETE FROM raw_snapshots WHERE sha256 NOT IN "
-                    "(SELECT snapshot_sha256 FROM load_snapshots)")
+        own = _begin(con)
+        try:
+            if table == META:
+                con.execute(f"DELETE FROM {PARTS} WHERE sha256 IN ({unlinked})")
+            con.execute(f"DELETE FROM {table} WHERE sha256 IN ({unlinked})")
+        except BaseException:
+            if own:
+                con.execute("ROLLBACK")
+            raise
+        if own:
+            con.execute("COMMIT")
     return int(found)

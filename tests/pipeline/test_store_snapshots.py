@@ -1,0 +1,156 @@
+"""Raw snapshots kept in parts (`pipeline.store.snapshots`): bytes read back as saved, through
+`snapshot_content` and through the `raw_snapshots` view; a store of the older layout (one
+BLOB per snapshot) migrated by a writer and read as it is by a reader; nothing kept when the
+bytes are not what was hashed; orphans swept with their parts."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline import store
+from pipeline.store import snapshots
+from pipeline.store.snapshots import CHUNK_BYTES, PART_BYTES, save_snapshot_chunks
+
+
+def parts_of(con: duckdb.DuckDBPyConnection, digest: str) -> list[tuple[int, int]]:
+    return con.execute("SELECT part, octet_length(content) FROM raw_snapshot_parts WHERE "
+                       "sha256 = ? ORDER BY part", [digest]).fetchall()
+
+
+@pytest.mark.parametrize("size", [0, 1, PART_BYTES, 3 * PART_BYTES + 500])
+def test_bytes_come_back_as_saved_in_parts_of_part_bytes(tmp_path: Path, size: int) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    data = bytes(range(256)) * (size // 256) + b"\x00\xff" * ((size % 256) // 2)
+    data = data[:size].ljust(size, b"\n")
+    digest = store.save_snapshot(con, data, source="s", url="https://a")
+    assert store.snapshot_content(con, digest) == data
+    assert con.execute("SELECT content, size_bytes FROM raw_snapshots WHERE sha256 = ?",
+                       [digest]).fetchall() == [(data, size)]
+    # 3 x 1024 + 500 bytes: parts 0-2 of 1024 and part 3 of 500; an empty file: one empty part
+    whole, rest = divmod(size, PART_BYTES)
+    expected = [(k, PART_BYTES) for k in range(whole)] + ([(whole, rest)] if rest else [])
+    assert parts_of(con, digest) == (expected or [(0, 0)])
+
+
+def test_a_file_read_in_chunks_is_numbered_across_them(tmp_path: Path) -> None:
+    # one chunk of CHUNK_BYTES (16,384 parts) then 10 bytes: parts 0..16383 full, 16384 of 10
+    con = store.connect(tmp_path / "s.duckdb")
+    first, last = b"a" * CHUNK_BYTES, b"0123456789"
+    digest = hashlib.sha256(first + last).hexdigest()
+    save_snapshot_chunks(con, digest, iter([first, last]), source="power", url="file:///x",
+                         size=CHUNK_BYTES + 10, compress=False)
+    found = parts_of(con, digest)
+    assert len(found) == CHUNK_BYTES // PART_BYTES + 1 == 16385
+    assert found[-1] == (16384, 10) and found[-2] == (16383, PART_BYTES)
+    assert store.snapshot_content(con, digest) == first + last
+
+
+def test_bytes_of_another_length_than_hashed_keep_nothing(tmp_path: Path) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    with pytest.raises(OSError, match="3 bytes read where 4 were hashed"):
+        save_snapshot_chunks(con, "ab" * 32, iter([b"abc"]), source="power",
+                             url="file:///changed", size=4)
+    assert con.execute("SELECT (SELECT count(*) FROM raw_snapshot_meta), "
+                       "(SELECT count(*) FROM raw_snapshot_parts)").fetchall() == [(0, 0)]
+
+
+def test_parts_read_out_of_order_are_put_in_order_and_a_missing_one_is_an_error(
+        tmp_path: Path) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    con.execute("INSERT INTO raw_snapshot_meta VALUES ('x', 's', 'u', '{}', now(), 6)")
+    con.execute("INSERT INTO raw_snapshot_parts VALUES ('x', 2, 'ef'), ('x', 1, 'cd'), "
+                "('x', 0, 'ab')")  # stored last part first
+    assert store.snapshot_content(con, "x") == b"abcdef"
+    assert con.execute("SELECT content FROM raw_snapshots").fetchall() == [(b"abcdef",)]
+    con.execute("DELETE FROM raw_snapshot_parts WHERE part = 1")
+    with pytest.raises(ValueError, match="raw snapshot x: its parts hold 4 bytes where 6"):
+        store.snapshot_content(con, "x")
+    with pytest.raises(KeyError):
+        store.snapshot_content(con, "y")
+
+
+def test_a_snapshot_saved_in_a_callers_transaction_goes_with_it(tmp_path: Path) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    con.execute("BEGIN TRANSACTION")
+    digest = store.save_snapshot(con, b"x" * 3000, source="s", url="https://a")
+    assert store.snapshot_content(con, digest) == b"x" * 3000
+    con.execute("ROLLBACK")
+    assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(0,)]
+    assert con.execute("SELECT count(*) FROM raw_snapshot_parts").fetchall() == [(0,)]
+
+
+def test_the_sweep_takes_an_orphans_parts_with_it(tmp_path: Path) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    kept = store.save_snapshot(con, b"k" * 2500, source="s", url="https://kept")
+    store.record_failure(con, "s", "2026-11", [kept], "linked by a failed load")
+    orphan = store.save_snapshot(con, b"o" * 2500, source="s", url="https://orphan")
+    assert snapshots.sweep_orphans(con) == 1
+    assert con.execute("SELECT DISTINCT sha256 FROM raw_snapshot_parts").fetchall() == [(kept,)]
+    assert len(parts_of(con, kept)) == 3 and parts_of(con, orphan) == []
+
+
+#: `raw_snapshots` as it was before parts: each snapshot's bytes one BLOB value.
+OLD_TABLE = """CREATE TABLE raw_snapshots (
+    sha256 VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, url VARCHAR NOT NULL,
+    params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL,
+    content BLOB NOT NULL)"""
+BIG = bytes(range(256)) * 20  # 5,120 bytes: 5 parts once split
+SMALL = b'{"rate": 1.13}'
+
+
+def old_store(path: Path) -> tuple[str, str]:
+    """A store of the layout before parts, holding BIG and SMALL, both read by a load."""
+    con = store.connect(path)
+    big, small = (store.save_snapshot(con, data, source="ecb", url=f"https://ecb/{day}",
+                                      params={"day": "2"},
+                                      fetched_at=datetime(2025, 5, day, tzinfo=UTC))
+                  for data, day in ((BIG, 1), (SMALL, 2)))
+    store.record_failure(con, "ecb", "2025-05", [big, small], "parse error: x")
+    con.execute("CREATE TABLE whole AS SELECT * FROM raw_snapshots")  # the view's whole bytes
+    for drop in ("VIEW raw_snapshots", "TABLE raw_snapshot_parts", "TABLE raw_snapshot_meta"):
+        con.execute(f"DROP {drop}")
+    con.execute(OLD_TABLE)
+    con.execute("INSERT INTO raw_snapshots SELECT * FROM whole")
+    con.execute("DROP TABLE whole")
+    con.close()
+    return big, small
+
+
+def test_an_old_store_is_read_as_it_is_by_a_reader(tmp_path: Path) -> None:
+    big, small = old_store(tmp_path / "old.duckdb")
+    con = store.connect(tmp_path / "old.duckdb", read_only=True)
+    assert store.snapshot_content(con, big) == BIG
+    assert [(s.sha256, s.url, s.params, s.content) for s in
+            store.latest_load_snapshots(con, "ecb", "2025-05")] == [
+        (big, "https://ecb/1", {"day": "2"}, BIG), (small, "https://ecb/2", {"day": "2"}, SMALL)]
+    assert snapshots.snapshot_kept(con, small) and not snapshots.snapshot_kept(con, "z")
+
+
+def test_an_old_store_is_split_into_parts_by_a_writer_once(tmp_path: Path) -> None:
+    big, small = old_store(tmp_path / "old.duckdb")
+    con = store.connect(tmp_path / "old.duckdb")
+    kinds = dict(con.execute("SELECT table_name, table_type FROM information_schema.tables "
+                             "WHERE table_name LIKE 'raw%' ORDER BY 1").fetchall())
+    assert kinds == {"raw_snapshot_meta": "BASE TABLE", "raw_snapshot_parts": "BASE TABLE",
+                     "raw_snapshots": "VIEW"}
+    # 5,120 bytes = 5 parts of 1,024; 14 bytes = 1 part; nothing else changed
+    assert [n for n, _ in parts_of(con, big)] == [0, 1, 2, 3, 4]
+    assert parts_of(con, small) == [(0, len(SMALL))]
+    assert con.execute("SELECT sha256, source, url, params_json, fetched_at_utc, size_bytes, "
+                       "content FROM raw_snapshots ORDER BY fetched_at_utc").fetchall() == [
+        (big, "ecb", "https://ecb/1", '{"day": "2"}', datetime(2025, 5, 1, tzinfo=UTC),
+         len(BIG), BIG),
+        (small, "ecb", "https://ecb/2", '{"day": "2"}', datetime(2025, 5, 2, tzinfo=UTC),
+         len(SMALL), SMALL)]
+    assert [s.content for s in store.latest_load_snapshots(con, "ecb", "2025-05")] == [
+        BIG, SMALL]
+    assert snapshots.sweep_orphans(con) == 0  # both linked by l1
+    con.close()
+    again = store.connect(tmp_path / "old.duckdb")
+    assert again.execute("SELECT count(*) FROM raw_snapshot_parts").fetchall() == [(6,)]
+    assert store.snapshot_content(again, big) == BIG
