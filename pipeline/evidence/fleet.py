@@ -453,18 +453,50 @@ def _utc_day(text: str | None) -> str | None:
         ).isoformat()
 
 
+def _stated(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
+    """Whether the files' footers alone show every sample has a GPU and a time and every value
+    is within its declared bounds (every row group's null and NaN counts and its min and max
+    stated: DuckDB writes them), so the scan need not take them."""
+    power, counter = FIELDS["power_w"], FIELDS["energy_counter_j"]
+    rows = con.execute(
+        "SELECT path_in_schema, bool_and(stats_null_count = 0), "
+        "bool_and(coalesce(stats_nan_count = 0, FALSE) AND (stats_null_count = "
+        "row_group_num_rows OR (TRY_CAST(stats_min_value AS DOUBLE) IS NOT NULL AND "
+        "TRY_CAST(stats_max_value AS DOUBLE) IS NOT NULL))), "
+        "min(TRY_CAST(stats_min_value AS DOUBLE)), max(TRY_CAST(stats_max_value AS DOUBLE)) "
+        "FROM parquet_metadata(?) WHERE path_in_schema IN "
+        "('gpu_uuid', 'timestamp_utc', 'power_w', 'energy_j') GROUP BY path_in_schema",
+        [files]).fetchall()
+    found = {name: rest for name, *rest in rows}
+    if not all(found.get(name, (None,))[0] for name in ("gpu_uuid", "timestamp_utc")):
+        return False
+    for name, floor, ceiling in (("power_w", power.ge, power.le),
+                                 ("energy_j", counter.ge, counter.le)):
+        if name not in found:
+            continue
+        _, stated, low, high = found[name]
+        if not stated or (low is not None and floor is not None and low < floor) or (
+                high is not None and ceiling is not None and high > ceiling):
+            return False
+    return True
+
 def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_counter: bool,
           day_column: str | None) -> _Scan:
     """Per GPU over the whole folder (one grouping, the aggregates DuckDB's own scan of the
-    files would take plus the bounds): first and last reading, counts and the power sum; a
-    value out of its declared bounds, or a reading without GPU or time, names its file."""
+    files would take, plus the bounds unless the footers show them): first and last reading,
+    counts and the power sum; a value out of its declared bounds, or a reading without GPU or
+    time, names its file."""
     power, counter = FIELDS["power_w"], FIELDS["energy_counter_j"]
-    energy = ("count(energy_j), min(energy_j), max(energy_j), "
-              "count(coalesce(power_w, energy_j))" if has_counter else "0, NULL, NULL, NULL")
+    # the bounds the footers show need not be taken again (DuckDB's own scan's aggregates)
+    bounds = not _stated(con, files)
+    energy = ("count(energy_j), " + ("min(energy_j), max(energy_j), " if bounds
+                                     else "NULL, NULL, ") + "count(coalesce(power_w, energy_j))"
+              if has_counter else "0, NULL, NULL, NULL")
     rows = con.execute(f"""
         SELECT gpu_uuid, epoch_us(min(timestamp_utc)) / 1e6, epoch_us(max(timestamp_utc)) / 1e6,
-               count(*), count(timestamp_utc), count(power_w), sum(power_w), min(power_w),
-               max(power_w), {energy}, hash(gpu_uuid)
+               count(*), {"count(timestamp_utc)" if bounds else "count(*)"}, count(power_w),
+               sum(power_w), {"min(power_w), max(power_w)" if bounds else "NULL, NULL"},
+               {energy}, hash(gpu_uuid)
         FROM {_source(folder)} GROUP BY gpu_uuid""").fetchall()
 
     def bad(low: Any, high: Any, floor: float | None, ceiling: float | None) -> bool:

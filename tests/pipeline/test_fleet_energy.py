@@ -151,6 +151,11 @@ def test_a_bad_file_in_the_folder_is_named(tmp_path: Path) -> None:
                 f"timestamp_utc, -5.0::DOUBLE AS power_w) TO '{broken}' (FORMAT parquet)")
     with pytest.raises(FleetError, match=r"part-0\.parquet: a sample .* outside 0\.\.50000 W"):
         fleet_energy(folder, WINDOW)
+    # a NaN has no min or max in the footer (its NaN count is): the scan looks at the values
+    con.execute(f"COPY (SELECT 'A' AS gpu_uuid, TIMESTAMPTZ '2026-11-21 00:00:00+00' AS "
+                f"timestamp_utc, 'nan'::DOUBLE AS power_w) TO '{broken}' (FORMAT parquet)")
+    with pytest.raises(FleetError, match=r"part-0\.parquet: a sample .* outside 0\.\.50000 W"):
+        fleet_energy(folder, WINDOW)
 
 
 def test_the_spark_and_trino_queries_are_the_ones_docs_show() -> None:
@@ -410,3 +415,22 @@ def test_one_file_without_day_partitions(tmp_path: Path) -> None:
         ours, files = fleet_energy(tmp_path / "fleet", window)
         assert len(files) == 1 and ours.energy_j == pytest.approx(joules)
         _same(ours, _in_memory(frame, window))
+
+
+def test_files_whose_footers_lack_nan_counts(tmp_path: Path) -> None:
+    """polars writes no NaN counts in the footers: the bounds are then taken by the scan (the
+    same figures as the DuckDB-written files, across the midnight of 11-21: 4,320,000 J)."""
+    frame = _days_frame()
+    for day, part in frame.group_by(pl.col("timestamp_utc").dt.date()):
+        (tmp_path / "fleet" / f"day={day[0]}").mkdir(parents=True)
+        part.write_parquet(tmp_path / "fleet" / f"day={day[0]}" / "part-0.parquet")
+    from pipeline.evidence import fleet
+
+    con = fleet._connect()
+    files, _ = fleet._files(con, tmp_path / "fleet")
+    assert not fleet._stated(con, files)
+    duckdb_written = _write_parquet(tmp_path / "by_duckdb", frame)
+    assert fleet._stated(con, fleet._files(con, duckdb_written)[0])
+    ours, _ = fleet_energy(tmp_path / "fleet", ACROSS)
+    assert ours.energy_j == pytest.approx(4_320_000.0)
+    _same(ours, _in_memory(frame, ACROSS))
