@@ -115,6 +115,21 @@ def test_the_stack_is_imported_frozen_and_collection_resumes() -> None:
     assert (inside, after) == ("False", "True") and int(frozen) > 100_000
 
 
+def test_every_command_runs_with_the_collector(tmp_path: Path) -> None:
+    # `scorecard` starts typer without the collector; a command that does not freeze its
+    # imports (here one added for the test) gets it back before its body runs, and so does
+    # `run` once its stack is imported (it is on after the run, the imports frozen)
+    code = ("import gc, sys\nfrom pipeline.cli import app\n"
+            "@app.command('probe')\ndef probe() -> None:\n    print('probe', gc.isenabled())\n"
+            "for args in (['probe'], ['run', '--json', '--db', sys.argv[1]]):\n"
+            "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
+            "print('after run', gc.isenabled(), gc.get_freeze_count() > 100_000)")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.duckdb")],
+                          capture_output=True, text=True, check=True, cwd=tmp_path)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("probe", "after"))]
+    assert lines == ["probe True", "after run True True"]
+
+
 def test_a_module_already_imported_changes_nothing() -> None:
     # this test process imported pipeline.cli already: no freeze, the collector untouched
     before = gc.get_freeze_count()
