@@ -28,7 +28,7 @@ the shared-string table, xlsxwriter's `strings_to_formulas` is off).
 
 Below its header row, each sheet is written column by column as the sheet's XML text
 (`_Sheet.write_column`), not cell by cell through xlsxwriter's cell objects: the same cells in
-a third of the time at 1,000 candidates (`benchmarks/workbook.py`).
+a quarter of the time at 1,000 candidates (`benchmarks/workbook.py`).
 
 The document's created/modified stamps are the result's generated_at, so two runs on the same
 result give the same workbook contents.
