@@ -3,7 +3,7 @@
 
 Run by hand (not collected by pytest):
 
-    uv run python benchmarks/power_log.py [--hours 36] [--keep DIR] [--runs 3]
+    uv run python benchmarks/power_log.py [--hours 36] [--keep DIR] [--runs 3] [--phases]
 
 It writes the log with a seeded generator, then, `runs` times, each in a fresh child process
 (wall time, CPU time (user + sys) and peak RSS of that process, imports included):
@@ -14,7 +14,10 @@ It writes the log with a seeded generator, then, `runs` times, each in a fresh c
      the bytes as a raw snapshot, load the samples);
   3. unchanged: the same command again on that store (answered from the file's recorded
      size, modification time and sha256, no parse); its imports (duckdb, polars, the CLI:
-     0.6-0.9 s on a quiet machine) and the answer after them are timed apart.
+     0.6-0.9 s on a quiet machine) and the answer after them are timed apart;
+  4. with `--phases`, `add_power_logs` into another new store, each stage it reports
+     (checking, hashing, keeping the snapshot, reading and loading the rows, closing) timed
+     in wall and CPU seconds by its progress callback.
 
 and prints each figure, the ratio of ours to the baseline of the same run, and the medians.
 Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s.
@@ -23,6 +26,7 @@ Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -71,6 +75,34 @@ def child(what: str, log: Path, db: Path) -> None:
         rows = con.execute("SELECT count(*) FROM t").fetchall()[0][0]
         con.close()
         status = f"{rows} rows"
+    elif what == "phases":
+        import resource
+
+        from pipeline.evidence.power import add_power_logs
+        from pipeline.store import connect
+
+        imported = time.perf_counter()
+        marks: list[tuple[str, float, float]] = []
+
+        def mark(stage: str) -> None:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            marks.append((stage, time.perf_counter(), usage.ru_utime + usage.ru_stime))
+
+        mark("open the store")
+        con = connect(db)
+        # the stages add_power_logs reports: checking, hashing, keeping the snapshot, the rows
+        [(_, result)] = add_power_logs(con, [log], tz="UTC",
+                                       progress=lambda what, stage: mark(stage.split(" ")[0]))
+        mark("close")
+        con.close()
+        mark("end")
+        phases = {f"{a}_s": [round(t1 - t0, 2), round(c1 - c0, 2)]
+                  for (a, t0, c0), (_, t1, c1) in itertools.pairwise(marks)}
+        end = time.perf_counter()
+        figures(begin, imports_s=imported - begin, work_s=end - imported,
+                status=f"{result.status}, {result.row_count} rows",
+                phases_wall_cpu_s=phases)
+        return
     else:
         from typer.testing import CliRunner
 
@@ -97,6 +129,8 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=36.0)
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep the log in")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--phases", action="store_true",
+                        help="also time each stage of an add in one more process per run")
     parser.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -116,6 +150,10 @@ def main() -> None:
             run: dict[str, Any] = {"duckdb": measured("duckdb", log, base_db),
                    "ours": measured("ours", log, our_db),
                    "unchanged": measured("ours", log, our_db)}
+            if args.phases:
+                phase_db = Path(tmp) / f"phases{k}.duckdb"
+                run["phases"] = measured("phases", log, phase_db)["phases_wall_cpu_s"]
+                phase_db.unlink(missing_ok=True)
             run["wall_ratio"] = run["ours"]["process_s"] / run["duckdb"]["process_s"]
             run["cpu_ratio"] = run["ours"]["cpu_s"] / run["duckdb"]["cpu_s"]
             run["rss_ratio"] = run["ours"]["peak_rss_gb"] / run["duckdb"]["peak_rss_gb"]
