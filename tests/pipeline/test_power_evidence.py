@@ -5,13 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from pipeline.evidence.energy import EnergyError
-from pipeline.evidence.power import power_from_evidence, power_from_snapshots
+from pipeline.evidence.power import _read_ahead, power_from_evidence, power_from_snapshots
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
@@ -113,3 +116,28 @@ def test_folder_walk_leaves_hidden_folders_out(tmp_path: Path) -> None:
     # the DCGM log alone: 3000 J + 4000 J over 10 s
     assert evidence.energy_j == pytest.approx(7000.0)
     assert [Path(f.path).name for f in evidence.files] == ["dcgm.prom"]
+
+
+def test_parts_read_ahead_come_in_order_errors_in_their_turn_and_stopping_stops() -> None:
+    # the power log's parts are parsed one ahead in a thread (pipeline.evidence.power)
+    made: list[int] = []
+
+    def parts(fail_at: int | None = None) -> Iterator[pl.DataFrame]:
+        for k in range(100):
+            if k == fail_at:
+                raise ParseError("nvidia-smi", "smi.csv", "line 3", "bad")
+            made.append(k)
+            yield pl.DataFrame({"k": [k]})
+
+    assert [f["k"][0] for f in _read_ahead(parts())] == list(range(100))
+    made.clear()
+    ahead = _read_ahead(parts(fail_at=2))
+    assert [next(ahead)["k"][0], next(ahead)["k"][0]] == [0, 1]
+    with pytest.raises(ParseError, match="line 3"):
+        next(ahead)
+    made.clear()
+    ahead = _read_ahead(parts())
+    assert next(ahead)["k"][0] == 0
+    ahead.close()  # the consumer stops: the reader stops within a part or two, and is gone
+    assert len(made) <= 3 and made == list(range(len(made)))
+    assert not [t for t in threading.enumerate() if t.name == "power-log-parts"]
