@@ -62,6 +62,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
     # tests of this page leave them to that module's own tests)
     figures = {key: f"<!-- figures:{key} -->{body}<!-- /figures:{key} -->"
                for key, body in chart_sections(result).items() if body}
+    listed, note = _listed(result)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -72,15 +73,15 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         '<div id="appendix"><h2 class="appendix-title" id="appendix-title">Appendix</h2>',
         *_pareto(figures),
         *_scorecard(result),
-        *_cost_breakdown(result),
-        *_probabilities(result, figures),
+        *_cost_breakdown(listed, note),
+        *_probabilities(result, figures, listed, note),
         *_tornado(result, figures),
         *_break_even(result, figures),
         *_configurations(figures),
-        *_sizing(result),
+        *_sizing(listed, note),
         *_diff(diff),
-        *_candidates(result),
-        *_assumptions(result),
+        *_candidates(listed, note),
+        *_assumptions(listed, note),
         *_freshness(result),
         *_methodology(result),
         *_sources(result),
@@ -128,11 +129,27 @@ def _freshness(result: dict[str, Any]) -> list[str]:
 SCORECARD_ROWS_MAX = 200
 
 
+def _listed(result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The result with only the candidates the full scorecard lists (`shortlist`), for the
+    appendix's per-candidate tables, and the paragraph saying so (none when every one is)."""
+    candidates, left_out = shortlist(result, SCORECARD_ROWS_MAX)
+    if not left_out:
+        return result, []
+    ids = {c["id"] for c in candidates}
+    listed = {**result, "candidates": candidates,
+              "sizing": [r for r in result.get("sizing") or [] if r.get("candidate") in ids]}
+    return listed, [f'<p class="listed">{_listed_words(len(candidates), left_out)}</p>']
+
+
+def _listed_words(listed: int, left_out: int) -> str:
+    return (f"{listed:,} of {listed + left_out:,} candidates are listed: the recommendation, "
+            "the runner-up, the frontier, then the cheapest per token; scorecard.csv, "
+            "scorecard.xlsx and scorecard.json hold every one.")
+
+
 def _scorecard(result: dict[str, Any]) -> list[str]:
     candidates, left_out = shortlist(result, SCORECARD_ROWS_MAX)
-    more = (f" {len(candidates):,} of {len(candidates) + left_out:,} candidates are listed: "
-            "the recommendation, the runner-up, the frontier, then the cheapest per token; "
-            "scorecard.csv and scorecard.xlsx hold every one." if left_out else "")
+    more = f" {_listed_words(len(candidates), left_out)}" if left_out else ""
     return ['<section id="scorecard-section" class="keep"><h2>Full scorecard</h2>',
             "<p>Every figure of every candidate (the summary shows the four axes); the grades "
             "say where goodput, cost and power come from, each input's source is under "
@@ -147,7 +164,7 @@ _TCO_PARTS = ("capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per
               "hosting_eur_per_hour", "electricity_eur_per_hour")
 
 
-def _cost_breakdown(result: dict[str, Any]) -> list[str]:
+def _cost_breakdown(result: dict[str, Any], note: list[str]) -> list[str]:
     heads = ["Candidate", "Cost model", OUTPUTS["price_eur_per_hour"].label,
              *[OUTPUTS[k].label for k in _TCO_PARTS], OUTPUTS["cost_eur_per_hour"].label,
              SIZING_HEADERS["billed_instances"], OUTPUTS["monthly_cost_eur"].label,
@@ -166,7 +183,7 @@ def _cost_breakdown(result: dict[str, Any]) -> list[str]:
             "offer's, which includes power) or a TCO's capital annuity, maintenance, staff, "
             "hosting and electricity; then the billed instances at the demand and their month, "
             "with the capex annuity in it (the rest is opex). n/a: not part of this cost "
-            "model.</p>",
+            "model.</p>", *note,
             '<div class="wide">', table(heads, rows, table_id="cost-breakdown-table",
                                         numeric=range(2, len(heads))), "</div>",
             "</section>"]
@@ -180,14 +197,16 @@ def _pareto(figures: dict[str, str]) -> list[str]:
             f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _probabilities(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
+def _probabilities(result: dict[str, Any], figures: dict[str, str], listed: dict[str, Any],
+                   note: list[str]) -> list[str]:
     parts = ['<section id="probabilities"><h2>Probabilities</h2>']
     if has_p_frontier(result):
         parts.append("<p>Share of Monte Carlo draws in which each candidate is on the Pareto "
                      "frontier.</p>")
+        parts += note
         parts.append(table(["Candidate", "P(frontier)", "Pareto rank (point estimate)"],
                            [[c["id"], c.get("p_frontier"), status(c)]
-                            for c in result["candidates"]],
+                            for c in listed["candidates"]],
                            table_id="p-frontier", numeric=(1,)))
     else:
         parts.append(_absent("P(frontier)"))
@@ -239,7 +258,7 @@ def _configurations(figures: dict[str, str]) -> list[str]:
             f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _sizing(result: dict[str, Any]) -> list[str]:
+def _sizing(result: dict[str, Any], note: list[str]) -> list[str]:
     parts = ['<section id="sizing"><h2>Demand sizing</h2>']
     frame = sizing_frame(result)
     demand = result.get("demand")
@@ -247,6 +266,7 @@ def _sizing(result: dict[str, Any]) -> list[str]:
         parts.append(f"<p>Demand: {_e(demand_text(demand, result.get('token_basis', 'output')))}"
                      ".</p>")
     if frame.height:
+        parts += note
         # up to thirteen columns: in a scroll container, as the full scorecard
         parts += ['<div class="wide">',
                   table([SIZING_HEADERS[c] for c in frame.columns], frame.rows(),
@@ -267,8 +287,9 @@ def _diff(diff: dict[str, Any] | None) -> list[str]:
     return [diff_section(diff)]
 
 
-def _candidates(result: dict[str, Any]) -> list[str]:
-    parts = ['<section id="candidates"><h2>Candidates: sources, sovereignty and notes</h2>']
+def _candidates(result: dict[str, Any], note: list[str]) -> list[str]:
+    parts = ['<section id="candidates"><h2>Candidates: sources, sovereignty and notes</h2>',
+             *note]
     for c in result["candidates"]:
         d = c.get("detail") or {}
         items = [
@@ -293,13 +314,13 @@ def _candidates(result: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _assumptions(result: dict[str, Any]) -> list[str]:
+def _assumptions(result: dict[str, Any], note: list[str]) -> list[str]:
     slo = result.get("slo") or {}
     frame = assumptions_frame(result)
     return [
         '<section id="assumptions"><h2>Assumptions</h2>',
         "<p>Every input of every candidate, with its unit, grade and source. SLO: "
-        f"{_e(slo_text(slo))}.</p>",
+        f"{_e(slo_text(slo))}.</p>", *note,
         table(["Candidate", "Input", "Value (point)", "Low", "High", "Unit", "Grade", "Source"],
               frame.select("id", "input", "value", "low", "high", "unit", "grade",
                            "source").rows(),

@@ -51,3 +51,32 @@ def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
     text = console.export_text()
     assert f"{42 - ROWS_MAX} more candidates" in text
     assert "ovhcloud-h100x4-fp8-0" in text  # the recommendation is listed
+
+
+def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from reports.html import report
+
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text(encoding="utf-8"))
+    # the example's 7 candidates copied 6 times (42), listed 10 at most
+    result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
+                            for c in result["candidates"]]
+    result["sizing"] = [{**r, "candidate": f"{r['candidate']}-{k}"} for k in range(6)
+                        for r in result["sizing"]]
+    result["recommendation"]["candidate"] += "-0"
+    monkeypatch.setattr(report, "SCORECARD_ROWS_MAX", 10)
+    page = report.render_html(result)
+    kept = {c["id"] for c in shortlist(result, 10)[0]}
+    assert result["recommendation"]["candidate"] in kept and len(kept) == 10
+
+    def ids_in(table_id: str) -> set[str]:
+        body = page.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+        return {c["id"] for c in result["candidates"] if f">{c['id']}<" in body}
+
+    # each per-candidate table of the appendix holds the same 10 candidates, no other
+    for table_id in ("cost-breakdown-table", "p-frontier", "sizing-table",
+                     "assumptions-table"):
+        assert ids_in(table_id) == kept, table_id
+    listed = page.split('<section id="candidates">', 1)[1].split("</section>", 1)[0]
+    assert listed.count('<h3 id="candidate-') == 10
+    # said in each of those five sections and the full scorecard's: 10 of 42 listed
+    assert page.count("10 of 42 candidates are listed") == 6
