@@ -12,7 +12,6 @@ from pipeline.engine.metrics import tokens_per_day_from_requests
 from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
 from pipeline.engine.resolve.currency import in_eur
 from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import cite
 from pipeline.engine.resolve.zone_inputs import bidding_zone
@@ -42,7 +41,7 @@ def resolve_cost(d: Draft) -> str:
         _utilisation(d, utilisation, f"{d.key}.utilisation",
                      "proposal" if utilisation is not None else "default 1")
     if zone is None and c.region is not None:
-        region = one(d.mkt.regions, provider_id=c.provider, region=c.region)
+        region = d.mkt.row("regions", provider_id=c.provider, region=c.region)
         zone = region["zone"] if region else None
     if zone is None:
         raise d.error("zone", "no zone: give `zone`, or a `region` or `cost.offer` whose "

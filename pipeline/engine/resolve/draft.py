@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine.proposal import Candidate, Proposal, ProposalError
-from pipeline.engine.resolve.market_tables import Market, one
+from pipeline.engine.resolve.market_tables import Market
 from pipeline.engine.resolve.records import InputRows, Provenance
 
 
@@ -67,6 +67,6 @@ class Draft:
                     "fp8_dense_tflops": declared.fp8_dense_tflops, "tdp_w": declared.tdp_w,
                     "source_url": citation, "source_date": None,
                     "licence": "declared in the proposal", "snapshot_sha256": None}
-        gpu = one(self.mkt.hardware, gpu=self.c.gpu)
+        gpu = self.mkt.row("hardware", gpu=self.c.gpu)
         assert gpu is not None  # checked before any input is resolved
         return gpu

@@ -4,13 +4,12 @@ GPUs (when one is cited), spread over the [embodied] lifetime."""
 from __future__ import annotations
 
 from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.market_tables import one
 
 
 def resolve_embodied(d: Draft) -> None:
-    c, table = d.c, d.mkt.embodied
-    gpu = one(table, item=c.gpu, kind="gpu")
-    server = one(table, item=f"server-{c.gpu_count}gpu", kind="server")
+    c = d.c
+    gpu = d.mkt.row("embodied", item=c.gpu, kind="gpu")
+    server = d.mkt.row("embodied", item=f"server-{c.gpu_count}gpu", kind="server")
     if gpu is None:
         d.notes.append(f"embodied emissions not computed: no cited figure for {c.gpu}")
         return

@@ -3,7 +3,7 @@ lookup of the one row a candidate names in them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -30,6 +30,10 @@ class Market:
     profile: pl.DataFrame | None = None  # per zone, weighted by the workload's hourly profile
     #: ECB rates up to the vintage's last day: declared amounts in other currencies
     fx: pl.DataFrame | None = None
+    #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
+    #: of another vintage's tables starts empty)
+    _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def read(cls, con: duckdb.DuckDBPyConnection, vintage: str,
@@ -43,7 +47,14 @@ class Market:
                    market.fx_rates(con, vintage))
 
 
-def one(frame: pl.DataFrame, **where: Any) -> dict[str, Any] | None:
-    """The first row of `frame` where each column equals its value, or None."""
-    rows = frame.filter(**where)
-    return rows.row(0, named=True) if rows.height else None
+    def row(self, table: str, **where: Any) -> dict[str, Any] | None:
+        """The first row of the market table `table` (`hardware`, `regions`, `prices`, ...)
+        where each column equals its value, or None. Each lookup is made once per run (a
+        thousand candidates name the same few GPUs, regions and zones: a polars filter each
+        was a second of resolve), each caller given its own copy of the row."""
+        key = (table, *sorted(where.items()))
+        if key not in self._found:
+            rows = getattr(self, table).filter(**where)
+            self._found[key] = rows.row(0, named=True) if rows.height else None
+        found = self._found[key]
+        return None if found is None else dict(found)

@@ -13,7 +13,6 @@ from pipeline.engine.proposal import (
     Number,
 )
 from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import configuration_rows, file_listing, pairs
 from pipeline.engine.roofline import (
@@ -116,7 +115,7 @@ def _operating_point(d: Draft, ev: ThroughputEvidence, path: str) -> None:
 
 def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     e, c = t.estimate, d.c
-    model = one(d.mkt.models, model=e.model)
+    model = d.mkt.row("models", model=e.model)
     if model is None:
         known = ", ".join(d.mkt.models["model"].to_list())
         raise d.error("throughput.estimate.model", f"unknown model {e.model!r}; known: "

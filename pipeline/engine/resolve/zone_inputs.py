@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import polars as pl
-
 from pipeline.engine.metrics import eur_per_kwh
 from pipeline.engine.proposal import ContractTariff, TcoCost
 from pipeline.engine.resolve.currency import in_eur
 from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.market_tables import one
 from pipeline.engine.resolve.records import cite
 from pipeline.engine.sovereignty import zone_country
 
@@ -69,9 +66,9 @@ def grid_zone(d: Draft, zone: str) -> str:
     return zone
 
 
-def _zone_row(d: Draft, frame: pl.DataFrame, zone: str, missing: str) -> dict[str, Any] | None:
+def _zone_row(d: Draft, table: str, zone: str, missing: str) -> dict[str, Any] | None:
     """The zone's row of a market table, or None with a note `missing` ... for the zone."""
-    row = one(frame, zone=zone)
+    row = d.mkt.row(table, zone=zone)
     if row is None:
         d.notes.append(f"{missing} for {zone} up to {d.mkt.vintage}")
     return row
@@ -93,7 +90,7 @@ def resolve_electricity(d: Draft, zone: str) -> None:
         d.row["electricity_grade"] = "declared"
         d.row["electricity_source"] = what
         return
-    price = _zone_row(d, d.mkt.prices, zone,
+    price = _zone_row(d, "prices", zone,
                       "electricity per token not computed: no day-ahead price")
     if price is None:
         return
@@ -128,7 +125,7 @@ def resolve_grid(d: Draft, zone: str) -> None:
         d.row["grid_source"] = "candidate override (grid_gco2e_per_kwh)"
         return
     zone = grid_zone(d, zone)
-    intensity = _zone_row(d, d.mkt.intensities, zone, "carbon not computed: no grid intensity")
+    intensity = _zone_row(d, "intensities", zone, "carbon not computed: no grid intensity")
     if intensity is None:
         return
     source = (f"{zone} {intensity['year']} annual mean "
