@@ -181,7 +181,7 @@ def _keep_freed_memory() -> bool:
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no such libc (TypeError: Windows' CDLL)
         return False
     m_trim_threshold, m_mmap_threshold = -1, -3
     return bool(mallopt(m_mmap_threshold, 32 << 20)) and bool(
