@@ -373,12 +373,13 @@ REQUEST_STEPS: tuple[Step, ...] = (
          excel="{operating_concurrency}/{request_duration_s}"),
     Step("littles_law_instances",
          "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
-         "headroom)))",
+         "headroom))) + redundancy_instances: the same spares as `instances`, so the two "
+         "counts differ only by their method",
          lambda c: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
                   / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
-         .ceil(),
+         .ceil() + c("redundancy_instances").fill_null(0.0),
          excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
-               "/({replica_requests_per_s}*(1-{headroom:0})),1)"),
+               "/({replica_requests_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
 )
 STEPS = (*STEPS, *REQUEST_STEPS)
 

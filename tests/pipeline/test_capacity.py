@@ -83,6 +83,10 @@ def test_tpot_follows_from_goodput_when_not_given() -> None:
     # without a concurrency, no Little's-law count (null, never a guess)
     assert evaluate(frame.drop("operating_concurrency")).row(0, named=True)[
         "littles_law_instances"] is None
+    # N+1: the spare the goodput count adds, this one adds too (10 + 1 = 11), so the two
+    # counts differ only by their method
+    spared = evaluate(frame.with_columns(redundancy_instances=pl.lit(1.0))).row(0, named=True)
+    assert spared["littles_law_instances"] == 11
 
 
 def test_demand_is_one_volume() -> None:
