@@ -56,7 +56,10 @@ def _currency_schema(schema: dict[str, Any], model: type) -> None:
         i = parts.index("eur")
         pattern = "^" + "_".join("[a-z]{3}" if j == i else re.escape(part)
                                  for j, part in enumerate(parts)) + "$"
-        patterns[pattern] = sub
+        # the other currencies' keys (`eur_per_hour` itself would match the pattern too, and
+        # must also validate against it) take the amount alone
+        other = pattern.replace("[a-z]{3}", "(?!eur(?:_|$))[a-z]{3}", 1)
+        patterns[other] = _amount_only(sub)
         # one form only: beside `eur_per_hour`, no `usd_per_hour` (the parser refuses both)
         schema.setdefault("dependentSchemas", {})[field] = {"propertyNames": {"not": {
             "allOf": [{"pattern": pattern}, {"not": {"const": field}}]}}}
@@ -69,6 +72,22 @@ def _currency_schema(schema: dict[str, Any], model: type) -> None:
         schema["patternProperties"] = patterns
     if schema.get("required") == []:
         del schema["required"]
+
+
+def _amount_only(sub: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a money key without its `{ amount, currency }` form: a key naming the
+    currency (`usd_per_hour`) takes the amount alone, a number or a range (the parser reads
+    it as that amount in that currency, and refuses a table there)."""
+    def keep(option: Any) -> bool:
+        return not (isinstance(option, dict)
+                    and "ForeignMoney" in str(option.get("$ref", "")))
+
+    out = dict(sub)
+    for alternatives in ("oneOf", "anyOf"):
+        if alternatives in out:
+            out[alternatives] = [_amount_only(o) if isinstance(o, dict) else o
+                                 for o in out[alternatives] if keep(o)]
+    return out
 
 
 class _Strict(BaseModel):

@@ -63,3 +63,21 @@ def test_a_required_money_key_missing_in_every_form_is_still_flagged() -> None:
     assert _errors(both) != []
     with pytest.raises(ValueError, match="staff_eur_per_year"):
         Proposal.model_validate(both)
+
+
+def test_a_currency_key_takes_the_amount_alone() -> None:
+    # `usd_per_hour = { amount = 12.5, currency = "USD" }` names the currency twice: the
+    # parser refuses a table there, so the schema does too (an editor flags it)
+    data = _example()
+    data["candidates"][0]["cost"] = {"usd_per_hour": {"amount": 12.5, "currency": "USD"},
+                                     "source": "quote in USD"}
+    assert _errors(data) != []
+    with pytest.raises(ValueError, match=r"cost\.<eur_per_hour>"):
+        Proposal.model_validate(data)
+    # the EUR key keeps its table form, and a currency key its range form
+    data["candidates"][0]["cost"] = {"eur_per_hour": {"amount": 12.5, "currency": "USD"},
+                                     "source": "quote in USD"}
+    assert _errors(data) == []
+    data["candidates"][0]["cost"] = {"usd_per_hour": {"low": 11.0, "mode": 12.5, "high": 14.0},
+                                     "source": "quote in USD"}
+    assert _errors(data) == []
