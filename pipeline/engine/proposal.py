@@ -140,6 +140,12 @@ def _currency_keys(data: dict[str, Any], fields: dict[str, Any]) -> dict[str, An
         for field in fields:
             currency = _in_currency(str(written), field)
             if currency is not None and field not in data:
+                if isinstance(value, dict) and "currency" in value:
+                    raise PydanticCustomError(
+                        "currency_twice", "`{key}` names the currency already: give the "
+                        "amount alone (a number or { low, mode, high }), or write `{field} "
+                        "= { amount = ..., currency = ... }`",
+                        {"key": str(written), "field": field})
                 del out[written]
                 out[field] = {"amount": value, "currency": currency}
                 break
