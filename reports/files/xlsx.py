@@ -52,7 +52,7 @@ from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
 from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
-from reports.cells import spreadsheet_text
+from reports.cells import plain, spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     HEADERS,
@@ -325,7 +325,7 @@ class _Sheet(Worksheet):
                 elif isinstance(item, bool):
                     kind, cached = ' t="b"', int(item)
                 elif isinstance(item, str):
-                    kind, cached = (' t="str"' if item else ""), _xml_text(item)
+                    kind, cached = (' t="str"' if item else ""), _xml_text(plain(item))
                 add(f'<c r="{letter}{row}"{s}{kind}><f>{str(row).join(parts)}</f>'
                     f'<v>{cached}</v></c>')
             self._body[col] = cells
@@ -344,7 +344,7 @@ class _Sheet(Worksheet):
                 add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
             elif of is int:
                 add(f'<c r="{letter}{row}"{s}><v>{item}</v></c>')
-            elif item is None or isinstance(item, float):  # None, or not finite: empty
+            elif item is None or (isinstance(item, float) and not math.isfinite(item)):
                 add(f'<c r="{letter}{row}"{s}/>' if s else "")
             elif isinstance(item, bool):
                 add(f'<c r="{letter}{row}"{s} t="b"><v>{int(item)}</v></c>')
@@ -504,12 +504,11 @@ class Points:
         return self._columns[name]
 
 
-def layout(result: dict[str, Any], card: pl.DataFrame, points: Points | None = None) -> Layout:
+def layout(result: dict[str, Any], card: pl.DataFrame, points: Points) -> Layout:
     """The columns of Inputs (the first columns, then every input some candidate has a value
     for, and the core inputs) and of the Scorecard (the scorecard table's columns, the
     monthly cost after CPM, then every other step some candidate has a value for)."""
     candidates = result["candidates"]
-    points = points or Points(candidates)
 
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))

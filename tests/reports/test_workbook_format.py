@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from openpyxl import load_workbook
 from openpyxl.utils import get_column_letter
@@ -150,7 +151,8 @@ def test_a_body_written_by_column_reads_back_as_xlsxwriter_writes_it(tmp_path: P
          "#,##0.00", None),
         (["a", "=HYPERLINK(\"x\")", "+1", "\u202eexe.pdf", "", None, long, "<&>", "b", "a"],
          None, None),
-        ([1.5, None, 2.0, None, 3.0, None, 4.0, None, 5.0, None], None, None),
+        # numpy's float64 is a float subclass: a number, as write_number writes it
+        ([1.5, None, 2.0, np.float64(2.5), 3.0, None, 4.0, None, 5.0, None], None, None),
         ([0.5, None, True, "", 7, 1.25, None, 2.0, 3.0, "text"], "0.0%",
          '=IF(A{row}="","",A{row}*2)&"<>"'),
     ]
@@ -201,6 +203,7 @@ def test_a_body_written_by_column_reads_back_as_xlsxwriter_writes_it(tmp_path: P
     assert got["B5"][1] == "exe.pdf" and len(got["B8"][1]) == 32_767
     assert got["A7"][1:4] == (None, "n", "#,##0.00")  # NaN: an empty cell, formatted
     assert got["C2"][3] == "0.000" and "C3" not in got  # a None without a format: no cell
+    assert got["C5"][1] == 2.5  # np.float64(2.5), once written as an empty cell
     assert got["D2"][1] == '=IF(A2="","",A2*2)&"<>"'
 
 
