@@ -72,7 +72,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         *summary(result, APPENDIX),
         '<div id="appendix"><h2 class="appendix-title" id="appendix-title">Appendix</h2>',
         *_pareto(figures),
-        *_scorecard(result),
+        *_scorecard(listed, note),
         *_cost_breakdown(listed, note),
         *_probabilities(result, figures, listed, note),
         *_tornado(result, figures),
@@ -138,23 +138,18 @@ def _listed(result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     ids = {c["id"] for c in candidates}
     listed = {**result, "candidates": candidates,
               "sizing": [r for r in result.get("sizing") or [] if r.get("candidate") in ids]}
-    return listed, [f'<p class="listed">{_listed_words(len(candidates), left_out)}</p>']
+    return listed, [f'<p class="listed">{len(candidates):,} of {len(candidates) + left_out:,} '
+                    "candidates are listed: the recommendation, the runner-up, the frontier, "
+                    "then the other eligible candidates by cost per token, then the excluded; "
+                    "scorecard.csv, scorecard.xlsx and scorecard.json hold every one.</p>"]
 
 
-def _listed_words(listed: int, left_out: int) -> str:
-    return (f"{listed:,} of {listed + left_out:,} candidates are listed: the recommendation, "
-            "the runner-up, the frontier, then the cheapest per token; scorecard.csv, "
-            "scorecard.xlsx and scorecard.json hold every one.")
-
-
-def _scorecard(result: dict[str, Any]) -> list[str]:
-    candidates, left_out = shortlist(result, SCORECARD_ROWS_MAX)
-    more = f" {_listed_words(len(candidates), left_out)}" if left_out else ""
+def _scorecard(listed: dict[str, Any], note: list[str]) -> list[str]:
     return ['<section id="scorecard-section" class="keep"><h2>Full scorecard</h2>',
             "<p>Every figure of every candidate (the summary shows the four axes); the grades "
             "say where goodput, cost and power come from, each input's source is under "
-            f"Assumptions.{more}</p>",
-            '<div class="wide">', scorecard_html({**result, "candidates": candidates}),
+            "Assumptions.</p>", *note,
+            '<div class="wide">', scorecard_html(listed),
             "</div>", "</section>"]
 
 
