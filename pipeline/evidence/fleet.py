@@ -135,8 +135,7 @@ def energy_sql(dialect: str, source: str, a: float, b: float, lo: float, hi: flo
     counter = method == "counter"
     value = "c" if counter else "p"
     energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
-    days = (f"\n    AND {day_column} BETWEEN DATE '{_iso(lo)[:10]}' AND DATE '{_iso(hi)[:10]}'"
-            if day_column else "")
+    days = _days_read(day_column, lo, hi)
     # the median period from each GPU's distinct intervals and their counts (exact, and a
     # handful of rows per GPU where median() would hold every interval: 1.5 million each)
     typical = "CAST(NULL AS DOUBLE)"
@@ -228,6 +227,13 @@ def _sums(clipped: str, A: str, B: str, H: str) -> str:
          list([t1, c, c1]) FILTER (WHERE r > l AND reset) AS resets"""
 
 
+def _days_read(day_column: str | None, lo: float, hi: float) -> str:
+    """The Hive day partitions [lo, hi] reads (nothing without a day partition)."""
+    if not day_column:
+        return ""
+    return f"\n    AND {day_column} BETWEEN DATE '{_iso(lo)[:10]}' AND DATE '{_iso(hi)[:10]}'"
+
+
 def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: bool,
                a: float, b: float, method: str, *, gap_factor: float, has_counter: bool,
                day_column: str | None) -> str:
@@ -241,7 +247,8 @@ def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: 
     e, clipped, reset = _formulas(method)
     energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
     value = energy if method == "counter" else "power_w"
-    days = f"\n    AND {day_column} = DATE '{_iso(lo)[:10]}'" if day_column else ""
+    # [lo, hi] within one day, but hi may be the next midnight: its readings are filed there
+    days = _days_read(day_column, lo, hi)
     return f"""WITH samples AS (
   SELECT {key} AS h, {d.epoch.format("timestamp_utc")} AS t, power_w AS p, {energy} AS c
   FROM {source}

@@ -434,3 +434,17 @@ def test_files_whose_footers_lack_nan_counts(tmp_path: Path) -> None:
     ours, _ = fleet_energy(tmp_path / "fleet", ACROSS)
     assert ours.energy_j == pytest.approx(4_320_000.0)
     _same(ours, _in_memory(frame, ACROSS))
+
+
+def test_a_last_reading_at_midnight_is_counted(tmp_path: Path) -> None:
+    """The span's last readings exactly at 11-23 00:00 sit in the day=2026-11-23 partition:
+    the span's last chunk (11-22 00:00 .. 11-23 00:00, end included) reads that partition
+    too. 11-20 00:00 .. 11-23 00:00 (259,200 s) at 300 W: 77,760,000 J."""
+    frame = _days_frame()
+    last = frame.filter(pl.col("timestamp_utc") == pl.col("timestamp_utc").max()).with_columns(
+        pl.col("timestamp_utc") + pl.duration(minutes=10))
+    frame = pl.concat([frame, last])
+    assert last["timestamp_utc"].to_list()[0] == datetime(2026, 11, 23, tzinfo=UTC)
+    span, _ = fleet_energy(_write_parquet(tmp_path / "fleet", frame))
+    assert span.energy_j == pytest.approx(77_760_000.0)
+    _same(span, _in_memory(frame, None))
