@@ -80,6 +80,8 @@ G_PER_KG = 1000.0
 G_PER_TONNE = 1e6
 COST_MODELS = ("declared", "on_demand", "reserved", "tco")
 CAPACITIES = ("provisioned", "elastic")
+#: the string inputs' values when a frame lacks them (every evaluator the same)
+STRING_DEFAULTS = {"cost_model": COST_MODELS[0], "capacity": CAPACITIES[0]}
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 
 #: the formulas' input columns; their units and meanings are declared in schemas/outputs.py
@@ -407,10 +409,7 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
     values = evaluate_arrays(given, wanted, exact_pow=True)
     height = frame.height
     added = [pl.lit(None, dtype=pl.Float64()).alias(n) for n in INPUTS if n not in present]
-    if "cost_model" not in frame.columns:
-        added.append(pl.lit("declared").alias("cost_model"))
-    if "capacity" not in frame.columns:
-        added.append(pl.lit("provisioned").alias("capacity"))
+    added += [pl.lit(v).alias(k) for k, v in STRING_DEFAULTS.items() if k not in frame.columns]
     out = frame.with_columns(added).with_columns(
         pl.Series(name, np.broadcast_to(np.asarray(values[name], dtype=np.float64), (height,)),
                   dtype=pl.Float64, nan_to_null=True) for name in wanted)
@@ -425,10 +424,8 @@ def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] 
     present = frame.collect_schema().names()
     missing = [name for name in INPUTS if name not in present]
     frame = frame.with_columns(pl.lit(None, dtype=pl.Float64()).alias(n) for n in missing)
-    if "cost_model" not in present:
-        frame = frame.with_columns(pl.lit("declared").alias("cost_model"))
-    if "capacity" not in present:
-        frame = frame.with_columns(pl.lit("provisioned").alias("capacity"))
+    frame = frame.with_columns(pl.lit(v).alias(k) for k, v in STRING_DEFAULTS.items()
+                               if k not in present)
     for step in STEPS:
         value = step.expr()
         frame = frame.with_columns(pl.when(value.is_finite()).then(value).alias(step.name))
@@ -618,7 +615,7 @@ class _ArrayColumns:
     def __init__(self, columns: Mapping[str, Any], power: Callable[[Any, Any], Any]) -> None:
         self.power = power
         # inputs as arrays (never Python numbers, which a formula's literals are)
-        given = {"cost_model": "declared", "capacity": "provisioned", **columns}
+        given = {**STRING_DEFAULTS, **columns}
         self.values: dict[str, Any] = {k: np.asarray(v) for k, v in given.items()}
 
     def __call__(self, name: str) -> _Column:

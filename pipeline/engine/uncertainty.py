@@ -256,8 +256,7 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
               for start in range(0, len(of_model), size)]
     lap("inputs_s")
 
-    def block(members: np.ndarray, draws: Draws = draws, stack: np.ndarray = stack
-              ) -> dict[str, float]:
+    def block(members: np.ndarray, draws: Draws, stack: np.ndarray) -> dict[str, float]:
         """Evaluate a block of one cost model, keep its percentiles and objectives (each
         block writes rows of its own). Returns the seconds of each part."""
         spent, t = {}, time.perf_counter()
@@ -289,11 +288,14 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         spent["objectives_s"] = time.perf_counter() - t
         return spent
 
-    for spent in (pool.map(block, blocks) if pool else map(block, blocks)):
+    # the draws and the stack are bound to this partial only, so dropping it and the name
+    # frees the draws (keys x n) before the frontier and pairwise
+    each = functools.partial(block, draws=draws, stack=stack)
+    for spent in (pool.map(each, blocks) if pool else map(each, blocks)):
         for step, t in spent.items():  # summed over the threads
             seconds[step] = seconds.get(step, 0.0) + t
     lap("blocks_s")
-    del draws
+    del each, draws
     percentiles = pl.DataFrame({
         "id": ids * len(METRICS), "metric": [m for m in METRICS for _ in ids],
         **{f"p{int(p)}": quantiles[:, :, i].ravel() for i, p in enumerate(PERCENTILES)},
@@ -568,7 +570,7 @@ def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
     rows = sides.join(base, on="id", how="left").with_columns(
         pl.when(pl.col("input") == name).then(pl.col("value")).otherwise(pl.col(name))
         .alias(name) for name in names)
-    out = evaluate(rows)
+    out = evaluate(rows, ["id", "input", "side", *metrics])
     parts = []
     for metric in metrics:
         wide = out.pivot(on="side", index=["id", "input"], values=metric,
