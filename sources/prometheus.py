@@ -12,10 +12,8 @@ from typing import Any
 
 from sources.bench.jsondoc import json_values
 from sources.errors import ParseError
+from sources.power.frame import EPOCH_LIMIT_S
 from sources.text import one_line
-
-#: 2100-01-01: a later time is not unix seconds (milliseconds, or noise)
-EPOCH_LIMIT_S = 4_102_444_800.0
 
 
 def point(value: Any, tool: str, path: str, where: str) -> tuple[float, float]:

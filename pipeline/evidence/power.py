@@ -250,8 +250,8 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     is answered from its recorded sha256, without reading it; else its bytes are hashed
     (streamed), and a log already loaded with the same reader settings is `unchanged`, not
     parsed. Otherwise the rows are read part by part when the format allows it (nvidia-smi:
-    a 36-hour log is never in memory whole) and the bytes kept by DuckDB reading the file,
-    in the load's transaction."""
+    a 36-hour log is never in memory whole); the bytes are first kept as a raw snapshot,
+    read in 16 MB pieces (`save_snapshot_chunks`), in a transaction of their own."""
     st, name = file.stat(), str(file.resolve())
     digest = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
     if digest is None:
