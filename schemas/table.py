@@ -129,8 +129,10 @@ class Table:
         return frame.select(self.columns)
 
     def ddl(self) -> str:
-        cols = []
-        for name in self.all_columns:
-            dtype = FIELDS[name].dtype
-            cols.append(f"{name} {_DUCKDB_TYPES[dtype.base_type()]}")
+        cols = [f"{name} {duckdb_type(name)}" for name in self.all_columns]
         return f"CREATE TABLE IF NOT EXISTS {self.name} ({', '.join(cols)})"
+
+
+def duckdb_type(name: str) -> str:
+    """The DuckDB column type of field `name` (VARCHAR, DOUBLE, TIMESTAMPTZ, ...)."""
+    return _DUCKDB_TYPES[FIELDS[name].dtype.base_type()]

@@ -64,9 +64,8 @@ from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.fleet import fleet_energy
-from pipeline.store import ensure_tables, sha256
+from pipeline.store import ensure_tables, power_samples, sha256
 from pipeline.store import evidence as evidence_store
-from pipeline.store import frame as store_frame
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -172,8 +171,7 @@ def _stored_samples(file: Path, format: str | None, tz: str | None
     previous = previous_fingerprint(con, f"power:{digest[:16]}", "evidence")
     if previous is None or previous[2] != _fingerprint(digest, format, tz):
         return None
-    rows = store_frame(con, f"SELECT {', '.join(POWER_SAMPLES.columns)} FROM "
-                       f"{POWER_SAMPLES.name} WHERE load_id = ? ORDER BY rowid", [previous[0]])
+    rows = power_samples.stored(con, previous[0])
     return digest, rows.cast(pl.Schema(schemas.power.POWER_COLUMNS))
 
 
@@ -270,10 +268,12 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
             raise OSError(f"{file}: the file changed while it was being added; add it again")
         _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
         del data
-        rows: Iterable[pl.DataFrame] = [frame]
+        reading: contextlib.AbstractContextManager[Iterable[pl.DataFrame]] = (
+            contextlib.nullcontext([frame]))
     else:
-        rows = _read_ahead(parts[1])
-    with evidence_store.bounded_memory(con):
+        reading = _read_ahead(parts[1])
+    # the first part is parsed while the bytes are kept
+    with reading as rows, evidence_store.bounded_memory(con):
         say(file, f"keeping its {st.st_size / 1e6:,.1f} MB as a raw snapshot")
         evidence_store.save_file_snapshot(con, file, digest, source="power", size=st.st_size)
         evidence_store.drop_cached(con)
@@ -284,10 +284,13 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     return result
 
 
-def _read_ahead(parts: Iterator[pl.DataFrame]) -> Generator[pl.DataFrame, None, None]:
-    """`parts` read one ahead in a thread, each in row-group chunks: the next part is parsed
-    while DuckDB inserts this one (the scan, polars and DuckDB release the GIL). A part's
-    error is raised here, in its turn; a consumer that stops early stops the reading."""
+@contextlib.contextmanager
+def _read_ahead(parts: Iterator[pl.DataFrame]
+                ) -> Generator[Iterator[pl.DataFrame], None, None]:
+    """`parts` read one ahead in a thread from the moment the block is entered, each in
+    row-group chunks: the next part is parsed while DuckDB inserts this one (the scan, polars
+    and DuckDB release the GIL). A part's error is raised by the iterator, in its turn;
+    leaving the block, however early, stops the reading."""
     ready: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
@@ -301,9 +304,7 @@ def _read_ahead(parts: Iterator[pl.DataFrame]) -> Generator[pl.DataFrame, None, 
         except BaseException as error:  # handed to the consumer, raised there
             ready.put(("error", error))
 
-    thread = threading.Thread(target=produce, name="power-log-parts", daemon=True)
-    thread.start()
-    try:
+    def consume() -> Iterator[pl.DataFrame]:
         while True:
             kind, value = ready.get()
             if kind == "end":
@@ -311,6 +312,11 @@ def _read_ahead(parts: Iterator[pl.DataFrame]) -> Generator[pl.DataFrame, None, 
             if kind == "error":
                 raise value
             yield value
+
+    thread = threading.Thread(target=produce, name="power-log-parts", daemon=True)
+    thread.start()
+    try:
+        yield consume()
     finally:
         stop.set()
         while thread.is_alive():  # a producer blocked on a full queue is let through

@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.store import caches
+from pipeline.store import caches, power_samples
 from pipeline.store.snapshots import ensure_snapshot_tables, sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
@@ -106,7 +106,10 @@ def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> No
     caches.ensure(con)
     _link_old_snapshots(con)
     for table in tables:
-        con.execute(table.ddl())
+        if table.name == power_samples.VIEW:  # a view over two tables (power_samples.py)
+            power_samples.ensure(con)
+        else:
+            con.execute(table.ddl())
 
 
 def _link_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipeline.store import power_samples
 from schemas.table import Table, ValidationFailed
 
 
@@ -149,13 +150,20 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
                      status="running", row_count=None, snapshots=snapshots,
                      tables=",".join(tables), fingerprint=fingerprint)
         for name in tables:
+            if name == power_samples.VIEW:  # stored as two tables (power_samples.py)
+                power_samples.delete_loads(con, source, vintage)
+                continue
             con.execute(
                 f"DELETE FROM {name} WHERE load_id IN "  # table names come from our schemas
                 "(SELECT load_id FROM loads WHERE source = ? AND vintage = ?)",
                 [source, vintage],
             )
         for name, frame, snapshot in frames:
-            rows += _insert(con, name, frame, {"load_id": load_id, "snapshot_sha256": snapshot})
+            if name == power_samples.VIEW:
+                rows += power_samples.insert(con, frame, load_id, snapshot)
+            else:
+                rows += _insert(con, name, frame,
+                                {"load_id": load_id, "snapshot_sha256": snapshot})
         con.execute(
             "UPDATE loads SET status = 'ok', finished_at_utc = ?, row_count = ? "
             "WHERE load_id = ?", [_now(), rows, load_id])
@@ -266,13 +274,15 @@ def coverage(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: s
 
 
 def export_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[tuple[str, int]]:
-    """Every `core__*` table of the store as Parquet partitioned by its rows' load's vintage
-    and source (Hive layout, DuckDB `COPY ... PARTITION_BY`), replacing what `folder` held for
-    each table; (table, rows) per table written. Read back with
+    """Every `core__*` table (or view) of the store as Parquet partitioned by its rows' load's
+    vintage and source (Hive layout, DuckDB `COPY ... PARTITION_BY`), replacing what `folder`
+    held for each table; (table, rows) per table written. Read back with
     `read_parquet('folder/<table>/**/*.parquet', hive_partitioning = true)`."""
-    tables = [str(r[0]) for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'core\\_\\_%' ESCAPE '\\' "
-        "AND database_name = current_database() ORDER BY table_name").fetchall()]
+    tables = [str(r[0]) for r in con.execute(  # views too: core__power_samples is one
+        "SELECT name FROM (SELECT table_name AS name, database_name FROM duckdb_tables() "
+        "UNION ALL SELECT view_name, database_name FROM duckdb_views() WHERE NOT internal) "
+        "WHERE name LIKE 'core\\_\\_%' ESCAPE '\\' AND database_name = current_database() "
+        "ORDER BY name").fetchall()]
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for table in tables:  # names from the store's catalogue, all core__<word>

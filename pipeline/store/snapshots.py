@@ -84,14 +84,15 @@ def sha256(data: bytes) -> str:
 def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     """The tables and view of the layout above; a store of the older layout is split into
     parts first (once: it has the view afterwards)."""
-    if _kind(con, VIEW) == "BASE TABLE":
+    if relation_kind(con, VIEW) == "BASE TABLE":
         _split_old_snapshots(con)
         return
     for ddl in _DDL:
         con.execute(ddl)
 
 
-def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+def relation_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """'BASE TABLE', 'VIEW' or None: what `name` is in the store's schema."""
     rows = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ? "
                        "AND table_schema = current_schema() AND table_catalog = "
                        "current_database()", [name]).fetchall()
@@ -101,7 +102,7 @@ def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
 def _parted(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store has the parts layout (a store of the older one opened read-only
     has not)."""
-    return _kind(con, PARTS) is not None
+    return relation_kind(con, PARTS) is not None
 
 
 def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:

@@ -2,6 +2,6 @@
 import numpy as np
 import numpy.typing as npt
 
-def scan(data: bytes, start: int, stop: int, n_fields: int, stamp_at: int, index_at: int,
-         power_at: int, micros: npt.NDArray[np.int64], index: npt.NDArray[np.int64],
+def scan(data: bytes | bytearray, start: int, stop: int, n_fields: int, stamp_at: int,
+         index_at: int, power_at: int, micros: npt.NDArray[np.int64], index: npt.NDArray[np.int64],
          watts: npt.NDArray[np.float64], /) -> int: ...

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import BinaryIO
+from io import BufferedIOBase
 
 import numpy as np
 import polars as pl
@@ -71,8 +71,8 @@ def _columns(header: tuple[str | None, ...], path: str) -> dict[str, tuple[int, 
 _SHORTEST_LINE = 24
 
 
-def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], power_name: str,
-          zone: str) -> pl.DataFrame | None:
+def _fast(data: bytes | bytearray, start: int, cols: dict[str, tuple[int, str | None]],
+          power_name: str, zone: str) -> pl.DataFrame | None:
     """The common case, read by the compiled scan: every line after the header one complete
     reading (sources/power/_nvidia_smi_scan.c). The lines are split at newlines into one range
     per core, each scanned in a thread (the scan releases the GIL) into its own arrays, which
@@ -117,11 +117,11 @@ def _fast(data: bytes, start: int, cols: dict[str, tuple[int, str | None]], powe
     return canonical(frame)
 
 
-def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
+def parse(data: bytes | bytearray, *, path: str, tz: str | None = None) -> pl.DataFrame:
     # Only the head is decoded: the lines go to the scan or the CSV reader as bytes (the
     # scan takes ASCII only; the CSV reader rejects invalid UTF-8 itself). Eager on purpose
     # (faster than the lazy engine here).
-    head = decode(data[:65536], source=TOOL, path=path) if data[:65536].strip() else ""
+    head = decode(bytes(data[:65536]), source=TOOL, path=path) if data[:65536].strip() else ""
     if not head.strip():
         raise ParseError(TOOL, path, "file", "empty file")
     skipped = len(head) - len(head.lstrip())
@@ -150,7 +150,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
         if fast is not None:
             return fast
     try:  # nvidia-smi never quotes fields; only the columns used are read
-        raw = pl.read_csv(data[offset:] if offset else data, has_header=False,
+        raw = pl.read_csv(bytes(data[offset:]), has_header=False,
                           infer_schema=False, truncate_ragged_lines=True, quote_char=None,
                           columns=wanted)
     except pl.exceptions.PolarsError as err:
@@ -221,7 +221,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     return canonical(out)
 
 
-def parts(file: BinaryIO, *, path: str, tz: str | None, part_bytes: int
+def parts(file: BufferedIOBase, *, path: str, tz: str | None, part_bytes: int
           ) -> Iterator[pl.DataFrame] | None:
     """The file's samples, part by part (see the module's docstring). Line numbers in a
     part's errors count from the part: the caller reads the whole file to name the line."""
@@ -230,9 +230,15 @@ def parts(file: BinaryIO, *, path: str, tz: str | None, part_bytes: int
         return None  # BOM, blank lines, no header, a header alone: the whole-file path
 
     def read() -> Iterator[pl.DataFrame]:
-        while block := file.read(part_bytes):
+        while True:  # the header and the part read into one buffer: no copy of the part
+            block = bytearray(len(first) + part_bytes)
+            block[:len(first)] = first
+            got = file.readinto(memoryview(block)[len(first):])
+            if not got:
+                return
+            del block[len(first) + got:]
             if not block.endswith(b"\n"):
                 block += file.readline()  # up to the end of the line (or of the file)
-            yield parse(first + block, path=path, tz=tz)
+            yield parse(block, path=path, tz=tz)
 
     return read()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from io import BufferedIOBase
 from pathlib import Path
 from types import ModuleType
-from typing import BinaryIO
 
 import polars as pl
 
@@ -93,17 +93,19 @@ def _in_strict_order(frame: pl.DataFrame, keys: list[str], rows: int = _SLICE_RO
                for start in range(0, frame.height, rows))
 
 
-def _check_order(frame: pl.DataFrame, tool: str, path: str) -> None:
+def _check_order(frame: pl.DataFrame, tool: str, path: str) -> list[str] | None:
     """Each stream's readings strictly increase in time: none out of order, none twice.
-    One pass giving the first offending row; the message is built only when there is one."""
+    One pass giving the first offending row; the message is built only when there is one.
+    Returns the keys when the rows strictly increase in (time, *keys) (`_in_strict_order`),
+    else None (the streams are in order, interleaved otherwise)."""
     keys = ["device_id"] + [k for k in ("series_id", "measurement_boundary")
                             if not frame.select(  # cheaper than n_unique on 10M strings
                                 (pl.col(k) == pl.col(k).first()).fill_null(False).all()).item()]
     if _in_strict_order(frame, keys):
-        return
+        return keys
     first_bad = _first_disorder(frame, keys)
     if first_bad is None:
-        return
+        return None
     row = frame.row(first_bad, named=True)
     previous = frame.head(first_bad).filter(
         pl.all_horizontal(pl.col(k).eq_missing(row[k]) for k in keys))["sample_utc"][-1]
@@ -158,23 +160,28 @@ def read_power_parts(path: Path, *, tz: str | None = None, format: str | None = 
 
 
 def _checked_parts(path: Path, tool: str, tz: str | None, found: Iterator[pl.DataFrame],
-                   file: BinaryIO) -> Iterator[pl.DataFrame]:
+                   file: BufferedIOBase) -> Iterator[pl.DataFrame]:
     """Each part checked as `read_power` checks a file; each stream's first reading of a part
     after its last of the parts before. On any failure, the whole file read by `read_power`
     raises its error (line and sample numbers of the file, not of the part)."""
-    last: pl.DataFrame | None = None
+    last: pl.DataFrame | None = None  # the part before
+    last_order: list[str] | None = None
     rows = 0
     try:
         try:
             for frame in found:
                 if frame.is_empty():
                     continue
-                _check_order(frame, tool, str(path))
-                if last is not None:
+                order = _check_order(frame, tool, str(path))
+                # both parts in one strict (time, *keys) order, the first row of this one
+                # after the last of that one: then so is every stream's (no grouping)
+                if last is not None and not (
+                        order is not None and order == last_order
+                        and _in_strict_order(pl.concat([last.tail(1), frame.head(1)]), order)):
                     _check_after(frame, last, tool, str(path))
                 checked = (frame.select(POWER_SAMPLES.columns) if surely_valid(frame)
                            else _UNKEYED.validate(frame, origin=str(path)))
-                last = checked.group_by(_STREAM).agg(pl.col("sample_utc").last())
+                last, last_order = checked, order
                 rows += checked.height
                 yield checked
             if not rows:
@@ -186,9 +193,10 @@ def _checked_parts(path: Path, tool: str, tz: str | None, found: Iterator[pl.Dat
         file.close()
 
 
-def _check_after(frame: pl.DataFrame, last: pl.DataFrame, tool: str, path: str) -> None:
-    """Every stream's first reading in `frame` after its `last` of the parts before."""
+def _check_after(frame: pl.DataFrame, before: pl.DataFrame, tool: str, path: str) -> None:
+    """Every stream's first reading in `frame` after its last in `before` (the part before)."""
     first = frame.group_by(_STREAM).agg(first=pl.col("sample_utc").first())
+    last = before.group_by(_STREAM).agg(pl.col("sample_utc").last())
     behind = first.join(last, on=_STREAM, nulls_equal=True).filter(
         pl.col("first") <= pl.col("sample_utc"))
     if behind.height:

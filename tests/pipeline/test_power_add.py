@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.power import add_power_logs, read_power_files
-from pipeline.store import connect
+from pipeline.store import connect, power_samples
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power.registry import read_power, read_power_parts
@@ -58,6 +58,42 @@ def test_parts_out_of_order_across_a_part_boundary_say_what_the_whole_file_says(
             list(found[1])
         assert str(parted.value) == str(whole.value)
         assert "smi.csv" in str(parted.value) and "out of order" in str(parted.value)
+
+
+def readings(path: Path, rows: list[tuple[int, int]]) -> int:
+    """A log of (second, gpu) readings in the order given; the bytes of one line (all the
+    same length), to cut parts at whole lines."""
+    lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s, gpu in rows]
+    path.write_text(HEADER + "".join(lines))
+    return len(lines[0])
+
+
+def test_a_part_behind_the_one_before_is_refused_though_each_is_in_order(
+        tmp_path: Path) -> None:
+    # part 1 seconds 0-3, part 2 seconds 1-2 (two GPUs each): both parts strictly in (time,
+    # GPU) order, the second behind the first at the boundary: GPU 0 at 11:00:01 again
+    line = readings(path := tmp_path / "smi.csv",
+                    [(s, g) for s in range(4) for g in (0, 1)]
+                    + [(s, g) for s in (1, 2) for g in (0, 1)])
+    found = read_power_parts(path, tz="UTC", part_bytes=8 * line)
+    assert found is not None
+    with pytest.raises(ParseError, match="out of order for device 0"):
+        list(found[1])
+
+
+def test_parts_interleaved_at_the_boundary_but_each_gpu_in_order_are_kept(
+        tmp_path: Path) -> None:
+    # part 1: (0 s, GPU 0), (0, 1), (1, 1); part 2: (1, 0), (2, 0), (2, 1). Across the cut
+    # (1 s, GPU 1) is followed by (1 s, GPU 0): not in (time, GPU) order, but each GPU's
+    # readings increase (GPU 0: 0, 1, 2; GPU 1: 0, 1, 2), as the whole file's check says
+    line = readings(path := tmp_path / "smi.csv",
+                    [(0, 0), (0, 1), (1, 1), (1, 0), (2, 0), (2, 1)])
+    _, whole = read_power(path.read_bytes(), path=str(path), tz="UTC")
+    found = read_power_parts(path, tz="UTC", part_bytes=3 * line)
+    assert found is not None
+    frames = list(found[1])
+    assert [f.height for f in frames] == [3, 3]
+    assert_frame_equal(pl.concat(frames), whole)
 
 
 def test_a_bad_line_in_a_later_part_is_named_by_its_line_in_the_file(tmp_path: Path) -> None:
@@ -143,7 +179,7 @@ def test_a_log_added_is_read_back_from_the_store_not_parsed(tmp_path: Path) -> N
     assert stored_files == files
     # proof the rows come from the store: doubled there, they read doubled (GPU 1 at 400 W
     # in every one of the 10 seconds -> 800 W); the file itself is unchanged
-    con.execute(f"UPDATE {POWER_SAMPLES.name} SET power_w = power_w * 2")
+    con.execute(f"UPDATE {power_samples.READINGS} SET power_w = power_w * 2")
     with evidence_cache.using(con):
         doubled, _, _ = read_power_files(path, tz="UTC")
     assert doubled.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10

@@ -121,27 +121,35 @@ def test_folder_walk_leaves_hidden_folders_out(tmp_path: Path) -> None:
 def test_parts_read_ahead_come_in_order_errors_in_their_turn_and_stopping_stops() -> None:
     # the power log's parts are parsed one ahead in a thread (pipeline.evidence.power)
     made: list[int] = []
+    first_made = threading.Event()
 
     def parts(fail_at: int | None = None) -> Iterator[pl.DataFrame]:
         for k in range(100):
             if k == fail_at:
                 raise ParseError("nvidia-smi", "smi.csv", "line 3", "bad")
             made.append(k)
+            first_made.set()
             yield pl.DataFrame({"k": [k]})
 
-    assert [f["k"][0] for f in _read_ahead(parts())] == list(range(100))
+    with _read_ahead(parts()) as ahead:
+        assert [f["k"][0] for f in ahead] == list(range(100))
     # a part of 2.5 row groups comes in chunks of one: 122,880 + 122,880 + 61,440 rows
     big = pl.DataFrame({"k": range(307_200)})
-    (chunked,) = _read_ahead(iter([big]))
+    with _read_ahead(iter([big])) as ahead:
+        (chunked,) = ahead
     assert chunked.n_chunks() == 3 and chunked.equals(big)
     made.clear()
-    ahead = _read_ahead(parts(fail_at=2))
-    assert [next(ahead)["k"][0], next(ahead)["k"][0]] == [0, 1]
-    with pytest.raises(ParseError, match="line 3"):
-        next(ahead)
+    with _read_ahead(parts(fail_at=2)) as ahead:
+        assert [next(ahead)["k"][0], next(ahead)["k"][0]] == [0, 1]
+        with pytest.raises(ParseError, match="line 3"):
+            next(ahead)
     made.clear()
-    ahead = _read_ahead(parts())
-    assert next(ahead)["k"][0] == 0
-    ahead.close()  # the consumer stops: the reader stops within a part or two, and is gone
+    with _read_ahead(parts()) as ahead:
+        assert next(ahead)["k"][0] == 0
+    # the block left: the reader stops within a part or two, and is gone
     assert len(made) <= 3 and made == list(range(len(made)))
+    made.clear()
+    first_made.clear()
+    with _read_ahead(parts()):  # reading starts on entering the block, before any is taken
+        assert first_made.wait(timeout=30) and made[:1] == [0]
     assert not [t for t in threading.enumerate() if t.name == "power-log-parts"]

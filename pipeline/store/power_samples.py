@@ -1,0 +1,157 @@
+"""How `core__power_samples` is stored: a view over two tables, so that a power log's readings
+are stored without the text every one of them shares.
+
+Layout (`ensure`): `power_series` holds one row per series of a load (`series_key`, `load_id`,
+`snapshot_sha256`, `series_id`, `measurement_boundary`) and `power_readings` the readings
+(`series_key`, `sample_utc`, `device_id`, `gpu_index`, `power_w`, `energy_counter_j`,
+`note`), in the order loaded; `core__power_samples` is a view joining them, with the columns
+of the table it replaced (`schemas.power.POWER_SAMPLES` and its provenance), so SQL that
+reads it goes on working. A store written before (one `core__power_samples` table) is split
+when a writer opens it; read-only, it is read as it is.
+
+Why (measured on the 383 MB, 10,368,000-row nvidia-smi log of benchmarks/power_log.py):
+DuckDB storing a text column costs about 0.6 s of its insert per 10 million rows even when the
+column holds one value throughout; the four that do in a power log (series, boundary, load,
+snapshot) made the insert 6.7 s instead of 2.7 s.
+
+- `ensure(con)`: the tables, the key sequence and the view (splitting an older table first).
+- `insert(con, frame, load_id, snapshot_sha256) -> rows`: one part of a load's samples (its
+  series keyed, the key given to DuckDB as a constant when the part holds one series).
+- `delete_loads(con, source, vintage)`: the samples of `source`'s loads of `vintage`.
+- `stored(con, load_id) -> pl.DataFrame`: a load's samples, in the order loaded.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from pipeline.store.snapshots import relation_kind
+from schemas.power import POWER_SAMPLES
+from schemas.table import PROVENANCE, duckdb_type
+
+VIEW = POWER_SAMPLES.name
+SERIES = "power_series"
+READINGS = "power_readings"
+_KEYS = "power_series_key"
+#: What a load's readings share per series, kept once in `power_series`.
+SERIES_COLUMNS = ("series_id", "measurement_boundary")
+READING_COLUMNS = tuple(c for c in POWER_SAMPLES.columns if c not in SERIES_COLUMNS)
+
+_TABLES = (
+    f"CREATE TABLE IF NOT EXISTS {SERIES} (series_key INTEGER NOT NULL, "
+    + ", ".join(f"{c} {duckdb_type(c)} NOT NULL" for c in (*PROVENANCE, *SERIES_COLUMNS)) + ")",
+    f"CREATE TABLE IF NOT EXISTS {READINGS} (series_key INTEGER NOT NULL, "
+    + ", ".join(f"{c} {duckdb_type(c)}" for c in READING_COLUMNS) + ")",
+)
+_VIEW = (f"CREATE VIEW IF NOT EXISTS {VIEW} AS SELECT "
+         + ", ".join(f"{'r' if c in READING_COLUMNS else 's'}.{c}"
+                     for c in POWER_SAMPLES.all_columns)
+         + f" FROM {READINGS} r JOIN {SERIES} s USING (series_key)")
+
+
+def ensure(con: duckdb.DuckDBPyConnection) -> None:
+    """The layout above; a store with the older `core__power_samples` table is split first
+    (once: it has the view afterwards)."""
+    if relation_kind(con, VIEW) == "BASE TABLE":
+        _split_old_table(con)
+        return
+    con.execute(f"CREATE SEQUENCE IF NOT EXISTS {_KEYS}")
+    for ddl in (*_TABLES, _VIEW):
+        con.execute(ddl)
+
+
+def _split_old_table(con: duckdb.DuckDBPyConnection) -> None:
+    """The older table's rows into series and readings (in their order), then the view in
+    its place; all or nothing."""
+    old = "power_samples_before_split"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"ALTER TABLE {VIEW} RENAME TO {old}")
+        con.execute(f"CREATE SEQUENCE IF NOT EXISTS {_KEYS}")
+        for ddl in _TABLES:
+            con.execute(ddl)
+        shared = ", ".join((*PROVENANCE, *SERIES_COLUMNS))
+        con.execute(f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), * FROM "
+                    f"(SELECT DISTINCT {shared} FROM {old} ORDER BY ALL)")
+        matched = " AND ".join(f"s.{c} = o.{c}" for c in (*PROVENANCE, *SERIES_COLUMNS))
+        con.execute(f"INSERT INTO {READINGS} SELECT s.series_key, "
+                    + ", ".join(f"o.{c}" for c in READING_COLUMNS)
+                    + f" FROM {old} o JOIN {SERIES} s ON {matched} ORDER BY o.rowid")
+        con.execute(f"DROP TABLE {old}")
+        con.execute(_VIEW)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
+           snapshot_sha256: str) -> int:
+    """One part of load `load_id`'s samples (POWER_SAMPLES columns) appended, the series it
+    holds added to `power_series` the first time they appear in the load."""
+    if not frame.height:
+        return 0
+    series = _series_in(frame)
+    keyed = _keys(con, series, load_id, snapshot_sha256)
+    readings = ", ".join(READING_COLUMNS)
+    if keyed.height == 1:  # the usual case: the key a constant, no join
+        staged, key, params = frame.select(READING_COLUMNS), "?::INTEGER", [keyed[0, "series_key"]]
+    else:
+        staged = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
+                            ).select("series_key", *READING_COLUMNS)
+        key, params = "series_key", []
+    con.register("staged_power_readings", staged)
+    try:
+        con.execute(f"INSERT INTO {READINGS} SELECT {key}, {readings} "
+                    "FROM staged_power_readings", params)
+    finally:
+        con.unregister("staged_power_readings")
+    return frame.height
+
+
+def _series_in(frame: pl.DataFrame) -> pl.DataFrame:
+    """The distinct (series_id, measurement_boundary) of a part, first seen first (both are
+    required: never null); one row, without a pass to find them, when both are constant."""
+    first = frame.head(1).select(SERIES_COLUMNS)
+    if all((frame[c] == first[0, c]).all() for c in SERIES_COLUMNS):
+        return first
+    return frame.select(SERIES_COLUMNS).unique(maintain_order=True)
+
+
+def _keys(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, load_id: str,
+          snapshot_sha256: str) -> pl.DataFrame:
+    """`series` with the `series_key` each has in load `load_id`, new ones added."""
+    con.register("staged_power_series", series)
+    try:
+        con.execute(
+            f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), ?, ?, n.* FROM "
+            f"staged_power_series n ANTI JOIN (SELECT * FROM {SERIES} WHERE load_id = ?) k "
+            "USING (series_id, measurement_boundary)", [load_id, snapshot_sha256, load_id])
+        return con.sql(
+            f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {SERIES} k "
+            "USING (series_id, measurement_boundary) WHERE k.load_id = ?", params=[load_id]
+        ).pl().cast({"series_key": pl.Int32})
+    finally:
+        con.unregister("staged_power_series")
+
+
+def delete_loads(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> None:
+    """The samples of every load of `source` for `vintage` (in the caller's transaction)."""
+    loads = "SELECT load_id FROM loads WHERE source = ? AND vintage = ?"
+    con.execute(f"DELETE FROM {READINGS} WHERE series_key IN "
+                f"(SELECT series_key FROM {SERIES} WHERE load_id IN ({loads}))",
+                [source, vintage])
+    con.execute(f"DELETE FROM {SERIES} WHERE load_id IN ({loads})", [source, vintage])
+
+
+def stored(con: duckdb.DuckDBPyConnection, load_id: str) -> pl.DataFrame:
+    """Load `load_id`'s samples (POWER_SAMPLES columns), in the order they were loaded; from
+    the older table as it is in a store opened read-only before its split."""
+    columns = ", ".join(POWER_SAMPLES.columns)
+    if relation_kind(con, READINGS) is None:
+        sql = f"SELECT {columns} FROM {VIEW} WHERE load_id = ? ORDER BY rowid"
+    else:
+        sql = (f"SELECT {columns} FROM {READINGS} JOIN {SERIES} USING (series_key) "
+               "WHERE load_id = ? ORDER BY power_readings.rowid")
+    return con.sql(sql, params=[load_id]).pl()
