@@ -229,6 +229,13 @@ def add_command(
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
     skipped. With --parquet, the energy of a fleet's Parquet power samples instead."""
+    if parquet is not None:  # before the readers' imports: the fleet's path needs none
+        if paths or db is not None or fmt is not None or power_fmt is not None:
+            raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
+                        "give files to add, or --parquet DIR (with --window-start, "
+                        "--window-end, --json), not both")
+        _fleet(parquet, window_start, window_end, as_json)
+        return
     import duckdb
 
     from pipeline.evidence.add import add_evidence
@@ -236,13 +243,6 @@ def add_command(
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
-    if parquet is not None:
-        if paths or db is not None or fmt is not None or power_fmt is not None:
-            raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
-                        "give files to add, or --parquet DIR (with --window-start, "
-                        "--window-end, --json), not both")
-        _fleet(parquet, window_start, window_end, as_json)
-        return
     if not paths:
         raise _fail("give files or folders to add, or --parquet DIR")
     if window_start is not None or window_end is not None or as_json:
@@ -267,7 +267,7 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
     import duckdb
 
     from pipeline.evidence.energy import EnergyError
-    from pipeline.evidence.power import power_from_parquet
+    from pipeline.evidence.fleet import power_from_parquet
 
     try:
         if (start is None) != (end is None):
@@ -294,7 +294,10 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
 
 def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:
     """Run `work(progress)` with a spinner on stderr saying what it is doing, and for how long
-    (gone when done)."""
+    (gone when done). Not on a stderr that is no terminal, where rich would draw nothing (and
+    importing it costs 0.07 s)."""
+    if not sys.stderr.isatty():
+        return work(lambda what, stage: None)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 

@@ -5,6 +5,8 @@
   their rows in the store;
 - `goodput`: goodput under an SLO, percentiles and the knee of a sweep;
 - `power`: power logs to `PowerEvidence` (`power_from_evidence`), their samples in the store;
+- `fleet`: a fleet's Parquet samples to `PowerEvidence` (`power_from_parquet`), out of core;
+- `measured`: `PowerEvidence`, what both give a candidate;
 - `energy`: the energy of power samples over a window (`window_energy`);
 - `inspection`: the `evidence inspect` report with a power log's energy, and its table;
 - `add`: `evidence add`, both families into the store.

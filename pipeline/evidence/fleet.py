@@ -18,6 +18,9 @@ tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
 - `energy_sql(dialect, source, a, b, lo, hi, method, ...) -> str`: the energy query over the
   samples within [lo, hi] (s since the epoch) for the window [a, b], in `duckdb`, `spark` or
   `trino` SQL (the same query; docs/energy.md shows it in each): one row per GPU.
+- `power_from_parquet(folder, window_start_utc, window_end_utc, *, uncertainty_s=0.0,
+  params=None) -> PowerEvidence` (`pipeline.evidence.measured`): what `evidence add
+  --parquet` and `power = { parquet = "DIR" }` take, from `fleet_energy`.
 - `fleet_energy(folder, window=None, *, params=None) -> (EnergyResult, files)`: the energy of
   the fleet over `window` (None: the span every GPU covers), and the Parquet files read. On
   one machine DuckDB gives energy_sql's rows a UTC day at a time (`_chunk_sql`: one window
@@ -51,6 +54,7 @@ from pipeline.evidence.energy import (
     stability_reasons,
     utc_of,
 )
+from pipeline.evidence.measured import EvidenceFile, PowerEvidence
 from schemas.fields import FIELDS
 
 #: DuckDB's memory while it reads a fleet's files (it spills to a temporary folder beyond).
@@ -760,3 +764,27 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
         resets=tuple(resets), samples_in_window=in_window,
         samples_outside_window=total - in_window, idle_power_w=idle_w, energy_range_j=None,
         stable=not reasons, stability_reasons=tuple(reasons), notes=tuple(notes))
+
+
+def power_from_parquet(folder: Path, window_start_utc: datetime | None,
+                       window_end_utc: datetime | None, *, uncertainty_s: float = 0.0,
+                       params: EnergyParams | None = None) -> PowerEvidence:
+    """`pipeline.evidence.power.power_from_evidence` for a fleet's Parquet samples: the energy
+    computed by DuckDB over the files (`fleet_energy`). `files` lists each Parquet file with
+    its size (as `size:<bytes>`, in place of a sha256: the files are not read whole to be
+    hashed)."""
+    if (window_start_utc is None) != (window_end_utc is None):
+        raise ValueError("give both window_start_utc and window_end_utc, or neither")
+    window = (Window(window_start_utc, window_end_utc, uncertainty_s)
+              if window_start_utc is not None and window_end_utc is not None else None)
+    result, paths = fleet_energy(Path(folder), window, params=params)
+    notes = [] if window is not None else [
+        "no benchmark window given: energy over the span all devices cover"]
+    if not result.stable:
+        notes.append("unstable: " + ", ".join(result.stability_reasons))
+    files = tuple(EvidenceFile(p, f"size:{Path(p).stat().st_size}", "parquet", 0)
+                  for p in paths)
+    return PowerEvidence(
+        average_power_w=result.average_power_w, energy_j=result.energy_j,
+        boundary=result.boundary, method=result.method, grade="measured",
+        notes=tuple(notes) + result.notes, files=files, energy=result)

@@ -35,12 +35,8 @@ import polars as pl
 from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
 from pipeline.evidence.energy import EnergyError, window_energy
 from pipeline.evidence.goodput import Slo
-from pipeline.evidence.power import (
-    PowerEvidence,
-    power_from_evidence,
-    power_from_snapshots,
-    read_power_files,
-)
+from pipeline.evidence.measured import PowerEvidence
+from pipeline.evidence.power import power_from_evidence, power_from_snapshots, read_power_files
 from schemas.table import ValidationFailed
 
 

@@ -17,27 +17,27 @@ API (what the scorecard calls)::
 - `boundary`: gpu_board, node, wall or facility; by default the only one present, or the
   narrowest with a note.
 
-`PowerEvidence` carries `average_power_w` over the window (= energy / window seconds, the
-figure `energy [J/token] = average_power [W] / tokens_per_s` uses), `energy_j`, `boundary`,
-`grade` ("measured"), `method` (counter or trapezoid), `notes`, `files` (path, sha256, tool,
-rows) and the full `pipeline.evidence.energy.EnergyResult` (gaps, resets, idle power, stability).
-`power_from_parquet(folder, window_start_utc, window_end_utc)`: the same for a fleet's power
-samples as Parquet partitioned by day, computed by DuckDB over the files
-(`pipeline.evidence.fleet`, out of core).
+`PowerEvidence` (`pipeline.evidence.measured`) carries `average_power_w` over the window (=
+energy / window seconds, the figure `energy [J/token] = average_power [W] / tokens_per_s`
+uses), `energy_j`, `boundary`, `grade` ("measured"), `method` (counter or trapezoid), `notes`,
+`files` (path, sha256, tool, rows) and the full `pipeline.evidence.energy.EnergyResult` (gaps,
+resets, idle power, stability). `pipeline.evidence.fleet.power_from_parquet` gives the same
+for a fleet's Parquet samples.
+
 `power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
 energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken just before and
 after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
 counter that dropped (reset, or snapshots of different runs) is an error, never a figure.
 
-`add_power_logs(con, files, *, fmt=None, tz=None) -> list[(file, LoadResult)]` (for
-`scorecard evidence add`): each log's bytes kept as a raw snapshot (read in pieces, stored in
-parts: `pipeline.store.snapshots`), then its samples loaded into `core__power_samples` in one
-transaction, source `power:<sha256 prefix>`, vintage `evidence` (a process killed between the
-two leaves a snapshot no load links, which the next writer's sweep removes); the same file
-again is `unchanged`, answered without parsing it (and, when its size and modification time
-are unchanged, without reading it). nvidia-smi logs are read in parts of `PART_BYTES`
-(`sources.power.registry.read_power_parts`), the next part parsed in a thread while this one
-is inserted: a 36-hour log is never held whole.
+`add_power_logs(con, files, *, fmt=None, tz=None) -> list[(file, LoadResult)]` (for `scorecard
+evidence add`): each log's bytes kept as a raw snapshot (read in pieces, stored in parts:
+`pipeline.store.snapshots`), then its samples loaded into `core__power_samples` (a view over
+two tables: `pipeline.store.power_samples`) in one transaction, source `power:<sha256 prefix>`,
+vintage `evidence` (a process killed between the two leaves a snapshot no load links, which the
+next writer's sweep removes); the same file again is `unchanged`, answered without parsing it
+(and, when its size and modification time are unchanged, without reading it). nvidia-smi logs
+are read in parts of `PART_BYTES` (`sources.power.registry.read_power_parts`), the next part
+parsed in a thread while this one is inserted: a 36-hour log is never held whole.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
 `pipeline.evidence.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
@@ -50,7 +50,6 @@ import hashlib
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -61,9 +60,9 @@ import polars as pl
 import schemas.power
 import sources.power
 from pipeline.evidence import cache as evidence_cache
-from pipeline.evidence.energy import EnergyParams, EnergyResult, Window, window_energy
+from pipeline.evidence.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.fleet import fleet_energy
+from pipeline.evidence.measured import EvidenceFile, PowerEvidence
 from pipeline.store import ensure_tables, power_samples, sha256
 from pipeline.store import evidence as evidence_store
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
@@ -72,53 +71,6 @@ from sources.errors import ParseError
 from sources.power import amd_smi
 from sources.power.frame import canonical
 from sources.power.registry import detect_format, read_power, read_power_parts
-
-
-@dataclass(frozen=True)
-class EvidenceFile:
-    path: str
-    sha256: str
-    tool: str
-    rows: int
-
-
-@dataclass(frozen=True)
-class PowerEvidence:
-    average_power_w: float
-    energy_j: float
-    boundary: str
-    method: str
-    grade: str
-    notes: tuple[str, ...]
-    files: tuple[EvidenceFile, ...]
-    energy: EnergyResult
-
-    def joules_per_token(self, tokens: float) -> float | None:
-        return self.energy.joules_per_token(tokens)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (times ISO UTC), for `evidence inspect --json` and reports."""
-        e = self.energy
-        return {
-            "average_power_w": self.average_power_w, "energy_j": self.energy_j,
-            "boundary": self.boundary, "method": self.method, "grade": self.grade,
-            "window_start_utc": e.window.start_utc.isoformat(),
-            "window_end_utc": e.window.end_utc.isoformat(),
-            "window_s": e.window.duration_s, "uncertainty_s": e.window.uncertainty_s,
-            "energy_range_j": list(e.energy_range_j) if e.energy_range_j else None,
-            "gpus": list(e.gpus), "idle_power_w": e.idle_power_w,
-            "samples_in_window": e.samples_in_window,
-            "samples_outside_window": e.samples_outside_window,
-            "gaps": [{"device_id": g.device_id, "start_utc": g.start_utc.isoformat(),
-                      "end_utc": g.end_utc.isoformat(), "duration_s": g.duration_s,
-                      "kind": g.kind} for g in e.gaps],
-            "resets": [{"device_id": r.device_id, "at_utc": r.at_utc.isoformat(),
-                        "before_j": r.before_j, "after_j": r.after_j} for r in e.resets],
-            "stable": e.stable, "stability_reasons": list(e.stability_reasons),
-            "notes": list(self.notes),
-            "files": [{"path": f.path, "sha256": f.sha256, "tool": f.tool, "rows": f.rows}
-                      for f in self.files],
-        }
 
 
 def read_power_files(path: Path, tz: str | None = None, format: str | None = None
@@ -191,29 +143,6 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
         notes.append("no benchmark window given: energy over the span all devices cover")
     if not result.stable:
         notes.append("unstable: " + ", ".join(result.stability_reasons))
-    return PowerEvidence(
-        average_power_w=result.average_power_w, energy_j=result.energy_j,
-        boundary=result.boundary, method=result.method, grade="measured",
-        notes=tuple(notes) + result.notes, files=files, energy=result)
-
-
-def power_from_parquet(folder: Path, window_start_utc: datetime | None,
-                       window_end_utc: datetime | None, *, uncertainty_s: float = 0.0,
-                       params: EnergyParams | None = None) -> PowerEvidence:
-    """`power_from_evidence` for a fleet's Parquet samples (`pipeline.evidence.fleet`): the
-    energy computed by DuckDB over the files. `files` lists each Parquet file with its size
-    (as `size:<bytes>`, in place of a sha256: the files are not read whole to be hashed)."""
-    if (window_start_utc is None) != (window_end_utc is None):
-        raise ValueError("give both window_start_utc and window_end_utc, or neither")
-    window = (Window(window_start_utc, window_end_utc, uncertainty_s)
-              if window_start_utc is not None and window_end_utc is not None else None)
-    result, paths = fleet_energy(Path(folder), window, params=params)
-    notes = [] if window is not None else [
-        "no benchmark window given: energy over the span all devices cover"]
-    if not result.stable:
-        notes.append("unstable: " + ", ".join(result.stability_reasons))
-    files = tuple(EvidenceFile(p, f"size:{Path(p).stat().st_size}", "parquet", 0)
-                  for p in paths)
     return PowerEvidence(
         average_power_w=result.average_power_w, energy_j=result.energy_j,
         boundary=result.boundary, method=result.method, grade="measured",
