@@ -419,12 +419,15 @@ def _files(con: duckdb.DuckDBPyConnection, folder: Path) -> tuple[list[str], dic
 
 @dataclass
 class _Scan:
-    """What one pass over the whole folder found: per GPU its span, counts and power sum
-    (`devices`), the key its readings are partitioned by (`key`: its hash, or the text itself
-    should two hashes collide), the rows of each day partition (`day_rows`), and whether each
-    day partition holds only its own day's samples (else `day_column` is None: no pruning)."""
+    """What one pass over the whole folder found: per GPU its counts, power sum and span
+    (`devices`; `first` and `last` None until `_fill_spans` when the pass did not take them),
+    the first and last reading of the whole folder (`span`), the key a GPU's readings are
+    partitioned by (`key`: its hash, or the text itself should two hashes collide), the rows
+    of each day partition (`day_rows`), and whether each day partition holds only its own
+    day's samples (else `day_column` is None: no pruning)."""
 
     devices: list[dict[str, Any]]
+    span: tuple[float, float]
     key: str
     day_rows: dict[str, int]
     day_column: str | None
@@ -492,19 +495,23 @@ def _stated(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     return True
 
 def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_counter: bool,
-          day_column: str | None) -> _Scan:
+          day_column: str | None, *, spans: bool) -> _Scan:
     """Per GPU over the whole folder (one grouping, the aggregates DuckDB's own scan of the
-    files would take, plus the bounds unless the footers show them): first and last reading,
-    counts and the power sum; a value out of its declared bounds, or a reading without GPU or
-    time, names its file."""
+    files would take, plus the bounds unless the footers show them): counts and the power
+    sum, and its first and last reading when `spans` is asked or the footers do not give the
+    folder's (taking them costs a quarter more: a window's energy rarely needs them, and
+    `_fill_spans` takes them then); a value out of its declared bounds, or a reading without
+    GPU or time, names its file."""
     power, counter = FIELDS["power_w"], FIELDS["energy_counter_j"]
     # the bounds the footers show need not be taken again (DuckDB's own scan's aggregates)
     bounds = not _stated(con, files)
+    folder_span = None if spans or bounds else _footer_span(con, files)
+    timed = folder_span is None
     energy = ("count(energy_j), " + ("min(energy_j), max(energy_j), " if bounds
                                      else "NULL, NULL, ") + "count(coalesce(power_w, energy_j))"
               if has_counter else "0, NULL, NULL, NULL")
     rows = con.execute(f"""
-        SELECT gpu_uuid, epoch_us(min(timestamp_utc)) / 1e6, epoch_us(max(timestamp_utc)) / 1e6,
+        SELECT gpu_uuid, {_SPAN if timed else "NULL, NULL"},
                count(*), {"count(timestamp_utc)" if bounds else "count(*)"}, count(power_w),
                sum(power_w), {"min(power_w), max(power_w)" if bounds else "NULL, NULL"},
                {energy}, hash(gpu_uuid)
@@ -527,7 +534,7 @@ def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_co
                          f"power_w outside {power.ge:g}..{power.le:g} W or energy_j below 0 J")
     devices = []
     for (gpu, first, last, n, _, n_power, power_sum, _, _, n_counter, _, _, n_value,
-         hashed) in sorted(r for r in rows if r[1] is not None):
+         hashed) in sorted(r for r in rows if r[1] is not None or not timed):
         devices.append({"device_id": gpu, "first": first, "last": last, "n": n,
                         "n_power": n_power, "n_counter": n_counter, "power_sum_w": power_sum,
                         "empty": n - (n_value if has_counter else n_power), "key": hashed})
@@ -536,8 +543,36 @@ def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_co
         for d in devices:
             d["key"] = d["device_id"]
     day_rows, own = _days(con, files) if day_column else ({}, False)
-    return _Scan(devices, "hash(gpu_uuid)" if distinct else "gpu_uuid", day_rows,
-                 day_column if own else None)
+    if folder_span is None and devices:
+        folder_span = (min(d["first"] for d in devices), max(d["last"] for d in devices))
+    return _Scan(devices, folder_span or (0.0, 0.0), "hash(gpu_uuid)" if distinct else
+                 "gpu_uuid", day_rows, day_column if own else None)
+
+
+#: A GPU's first and last reading, in seconds since the epoch.
+_SPAN = "epoch_us(min(timestamp_utc)) / 1e6, epoch_us(max(timestamp_utc)) / 1e6"
+
+
+def _footer_span(con: duckdb.DuckDBPyConnection, files: list[str]) -> tuple[float, float] | None:
+    """The folder's first and last reading from the files' footers (every row group's time
+    statistics), or None when a row group does not state them."""
+    (low, high, missing), = con.execute(
+        "SELECT epoch_us(min(TRY_CAST(stats_min_value AS TIMESTAMPTZ))) / 1e6, "
+        "epoch_us(max(TRY_CAST(stats_max_value AS TIMESTAMPTZ))) / 1e6, "
+        "count(*) - count(TRY_CAST(stats_min_value AS TIMESTAMPTZ) + "
+        "(TRY_CAST(stats_max_value AS TIMESTAMPTZ) - TIMESTAMPTZ '1970-01-01 00:00:00+00')) "
+        "FROM parquet_metadata(?) WHERE path_in_schema = 'timestamp_utc'", [files]).fetchall()
+    return None if missing or low is None or high is None else (float(low), float(high))
+
+
+def _fill_spans(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan) -> None:
+    """Each GPU's first and last reading, where the scan did not take them."""
+    if all(d["first"] is not None for d in scan.devices):
+        return
+    spans = {gpu: (first, last) for gpu, first, last in con.execute(
+        f"SELECT gpu_uuid, {_SPAN} FROM {_source(folder)} GROUP BY gpu_uuid").fetchall()}
+    for d in scan.devices:
+        d["first"], d["last"] = spans[d["device_id"]]
 
 
 def _method(devices: list[dict[str, Any]], origin: str, notes: list[str]) -> str:
@@ -563,7 +598,7 @@ def fleet_energy(folder: Path, window: Window | None = None, *,
         files, columns = _files(con, folder)
         has_counter = "energy_j" in columns
         scan = _scan(con, folder, files, has_counter,
-                     "day" if columns.get("day") == "DATE" else None)
+                     "day" if columns.get("day") == "DATE" else None, spans=window is None)
         devices = scan.devices
         if not devices:
             raise EnergyError(f"{origin}: no power or energy samples")
@@ -659,8 +694,7 @@ def _near(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float, b
     n_method = "n_counter" if method == "counter" else "n_power"
     readings_only = all(d["n"] - d["empty"] == d[n_method] for d in devices)
     margin = max(60.0, 0.05 * (b - a))
-    start = min(d["first"] for d in devices)
-    end = max(d["last"] for d in devices)
+    start, end = scan.span
     by_id = {d["device_id"]: d for d in devices}
     rows: list[dict[str, Any]] | None = None
     while True:
@@ -675,6 +709,10 @@ def _near(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float, b
             counted = {r[0]: r[1:] for r in con.execute(
                 sql.split("\nreadings AS", 1)[0].rstrip(",\n") + "\nSELECT * FROM counted"
             ).fetchall()}
+        if any(d["device_id"] in counted and d["first"] is None and (
+                counted[d["device_id"]][0] > a or counted[d["device_id"]][1] < b)
+                for d in devices):  # is a GPU's first reading after a its log's first?
+            _fill_spans(con, folder, scan)
         complete = all(
             d["device_id"] in counted
             and (counted[d["device_id"]][0] <= a or counted[d["device_id"]][0] == d["first"])

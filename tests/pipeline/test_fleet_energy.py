@@ -288,7 +288,7 @@ def _rows_both_ways(folder: Path, window: Window, chunk_rows: int = 8_000_000):
     con = fleet._connect()
     files, columns = fleet._files(con, folder)
     has_counter = "energy_j" in columns
-    scan = fleet._scan(con, folder, files, has_counter, "day")
+    scan = fleet._scan(con, folder, files, has_counter, "day", spans=False)
     method = fleet._method(scan.devices, "test", [])
     a, b = window.start_utc.timestamp(), window.end_utc.timestamp()
     lo, hi = a - 3600, b + 3600
@@ -324,6 +324,27 @@ def test_the_chunks_rows_are_the_one_querys(tmp_path: Path, counter: bool,
                 assert value == pytest.approx(theirs[key], rel=1e-12), key
             else:
                 assert value == theirs[key], key
+
+
+def test_a_windows_scan_takes_each_gpus_span_only_when_an_edge_needs_it(tmp_path: Path) -> None:
+    """For a window, the folder's first and last reading come from the footers and each GPU's
+    from a second pass only when asked (`_fill_spans`): A and B both read from 11-20 00:00
+    to 11-22 23:50 (DAY0 + 0 .. DAY0 + 431 x 600 s = 258,600 s)."""
+    from pipeline.evidence import fleet
+
+    folder = _write_parquet(tmp_path / "fleet", _days_frame())
+    con = fleet._connect()
+    files, _ = fleet._files(con, folder)
+    scan = fleet._scan(con, folder, files, False, "day", spans=False)
+    first, last = DAY0.timestamp(), DAY0.timestamp() + 258_600
+    assert scan.span == (first, last)
+    assert [(d["device_id"], d["first"], d["last"]) for d in scan.devices] == [
+        ("A", None, None), ("B", None, None)]
+    fleet._fill_spans(con, folder, scan)
+    assert [(d["device_id"], d["first"], d["last"]) for d in scan.devices] == [
+        ("A", first, last), ("B", first, last)]
+    spanned = fleet._scan(con, folder, files, False, "day", spans=True)
+    assert spanned.devices == scan.devices and spanned.span == scan.span
 
 
 def test_a_day_partition_holding_another_days_samples_is_not_pruned(tmp_path: Path) -> None:
