@@ -77,9 +77,13 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
                      ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
     """All power samples under `path` (walked by `pipeline.evidence.files.walk`), the files read
     (with sha256) and notes on skipped files. A file is read whole only when a power reader
-    recognises its head (or `format` is given); identical files (same sha256) are read once."""
+    recognises its head (or `format` is given); identical files (same sha256) are read once.
+    Inside `pipeline.evidence.cache.using(con)`, a log `evidence add` loaded with the same
+    format and timezone comes back from the store in the order loaded, not parsed (nor read,
+    when its size and modification time are those recorded)."""
     frames, files, notes, seen = [], [], [], set()
     explicit_file = path.is_file()
+    con = evidence_cache.connection()  # a store `evidence add` may have loaded logs into
     for file in walk(path):
         try:
             tool = format or detect_format(head(file), str(file))
@@ -88,18 +92,24 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
                 raise
             notes.append(f"{file}: not a power log; skipped")
             continue
-        stored = _stored_samples(file, format, tz)
-        if stored is not None:
-            digest, frame = stored
-        else:
+        data = None
+        st = file.stat()  # unchanged since recorded (size, modification time): not read
+        digest = None if con is None else evidence_store.digest_of(
+            con, str(file.resolve()), st.st_size, st.st_mtime_ns)
+        if digest is None:
             data = file.read_bytes()
             digest = sha256(data)
         if digest in seen:
             notes.append(f"{file}: same content as a file already read; skipped")
             continue
         seen.add(digest)
-        if stored is None:
-            tool, frame = read_power(data, path=str(file), tz=tz, format=tool)
+        if con is not None and (loaded := _same_load(con, digest, format, tz)) is not None:
+            # loaded by `evidence add` with these settings: read back in its order, not parsed
+            frame = power_samples.stored(con, loaded[0]).cast(
+                pl.Schema(schemas.power.POWER_COLUMNS))
+        else:
+            tool, frame = read_power(file.read_bytes() if data is None else data,
+                                     path=str(file), tz=tz, format=tool)
         frames.append(frame)
         files.append(EvidenceFile(str(file), digest, tool, frame.height))
     if not frames:
@@ -107,24 +117,14 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
     return pl.concat(frames), tuple(files), notes
 
 
-def _stored_samples(file: Path, format: str | None, tz: str | None
-                    ) -> tuple[str, pl.DataFrame] | None:
-    """(sha256, samples) of a log `evidence add` loaded into the store of the active evidence
-    cache with the same format and timezone, the file unchanged since (its size and
-    modification time as recorded): read back from `POWER_SAMPLES` in the order loaded, not
-    parsed. None outside a store, or for a file not loaded so."""
-    con = evidence_cache.connection()
-    if con is None:
-        return None
-    st = file.stat()
-    digest = evidence_store.digest_of(con, str(file.resolve()), st.st_size, st.st_mtime_ns)
-    if digest is None:
-        return None
+def _same_load(con: Any, digest: str, fmt: str | None, tz: str | None
+               ) -> tuple[str, int] | None:
+    """(load_id, rows) of the store's last load of the bytes `digest` read with the same
+    format (forced, or detected) and timezone by the same readers' code, or None."""
     previous = previous_fingerprint(con, f"power:{digest[:16]}", "evidence")
-    if previous is None or previous[2] != _fingerprint(digest, format, tz):
+    if previous is None or previous[2] != _fingerprint(digest, fmt, tz):
         return None
-    rows = power_samples.stored(con, previous[0])
-    return digest, rows.cast(pl.Schema(schemas.power.POWER_COLUMNS))
+    return previous[0], previous[1]
 
 
 def power_from_evidence(path: Path, window_start_utc: datetime | None,
@@ -185,11 +185,11 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
         say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
         with file.open("rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    fingerprint, source = _fingerprint(digest, fmt, tz), f"power:{digest[:16]}"
-    previous = previous_fingerprint(con, source, "evidence")
-    if previous and previous[2] == fingerprint:
+    loaded = _same_load(con, digest, fmt, tz)
+    if loaded is not None:
         evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
-        return LoadResult(previous[0], "unchanged", previous[1])
+        return LoadResult(loaded[0], "unchanged", loaded[1])
+    fingerprint, source = _fingerprint(digest, fmt, tz), f"power:{digest[:16]}"
     parts = read_power_parts(file, tz=tz, format=fmt, part_bytes=PART_BYTES)
     if parts is None:  # no part reader for this format: the file whole
         data = file.read_bytes()

@@ -4,6 +4,7 @@ being read or parsed."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -187,4 +188,21 @@ def test_a_log_added_is_read_back_from_the_store_not_parsed(tmp_path: Path) -> N
     with evidence_cache.using(con):
         paris, _, _ = read_power_files(path, tz="Europe/Paris")
     assert paris.filter(pl.col("device_id") == "1")["power_w"].to_list() == [400.0] * 10
+    con.close()
+
+
+def test_a_touched_log_is_hashed_and_still_read_back_from_the_store(tmp_path: Path) -> None:
+    # the modification time moved (a copy, a `touch`): the recorded size and mtime no longer
+    # vouch for the bytes, so they are hashed; the same sha256 was loaded with these settings,
+    # so the rows still come from the store (doubled there: GPU 1 at 2 x 400 W = 800 W)
+    path = log(tmp_path / "smi.csv", 10)
+    con = connect(tmp_path / "s.duckdb")
+    add_power_logs(con, [path], tz="UTC")
+    con.execute(f"UPDATE {power_samples.READINGS} SET power_w = power_w * 2")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    with evidence_cache.using(con):
+        frame, files, _ = read_power_files(path, tz="UTC")
+    assert frame.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10
+    assert files[0].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     con.close()
