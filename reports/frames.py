@@ -391,6 +391,18 @@ def change_text(change: dict[str, Any]) -> str:
     return text
 
 
+#: the most candidates a table read at a glance lists: the report's summary, the terminal's
+GLANCE_ROWS = 30
+
+
+def shortlist_note(listed: int, left_out: int, rest: str) -> str:
+    """What a shortlisted table says of itself: how many of how many it lists, in the order
+    `shortlist` keeps, and where the `rest` are."""
+    return (f"{listed:,} of {listed + left_out:,} candidates are listed: the recommendation, the "
+            "runner-up, the frontier, then the other eligible candidates by cost per token, "
+            f"then the excluded; {rest}.")
+
+
 def shortlist(result: dict[str, Any], limit: int) -> tuple[list[dict[str, Any]], int]:
     """At most `limit` candidates for a table a reader scans, in the proposal's order: the
     recommendation, the runner-up and the frontier first, then the other eligible candidates

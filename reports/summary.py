@@ -10,7 +10,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reports.frames import METRICS, in_sentence, recommendation_lines, shortlist
+from reports.frames import (
+    GLANCE_ROWS,
+    METRICS,
+    in_sentence,
+    recommendation_lines,
+    shortlist,
+    shortlist_note,
+)
 from reports.freshness import freshness
 
 
@@ -23,8 +30,6 @@ def _header(column: str) -> str:
 #: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...)
 _SHOWN = {k: _header(k) for k in ("cpm_eur_per_mtok", "energy_j_per_token",
                                   "carbon_gco2e_per_mtok")}
-#: the most candidates the terminal table lists (the report and the CSV list more)
-ROWS_MAX = 30
 
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
@@ -40,7 +45,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     table.add_column("sov.\n0-4", justify="right", no_wrap=True, min_width=4)
     table.add_column("P\nfront.", justify="right", no_wrap=True, min_width=6)
     table.add_column("status", no_wrap=True, min_width=8)
-    shown, left_out = shortlist(result, ROWS_MAX)
+    shown, left_out = shortlist(result, GLANCE_ROWS)
     for c in shown:
         values = [("n/a" if c[k] is None else f"{c[k]:.{METRICS[k].decimals}f}")
                   for k in _SHOWN]
@@ -53,9 +58,8 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
                       None if c["eligible"] else "dim")
     console.print(table)
     if left_out:
-        console.print(Text(f"{left_out:,} more candidates (neither chosen, runner-up nor on "
-                           "the frontier, and dearer per token): see the report and the CSV",
-                           style="dim"))
+        console.print(Text(shortlist_note(len(shown), left_out, "the report lists more, the "
+                                          "CSV every one"), style="dim"))
     # foreign text (ids, reasons) goes in as Text, never as rich markup
     for c in shown:
         if not c["eligible"]:

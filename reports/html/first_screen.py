@@ -13,12 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from reports.frames import (
+    GLANCE_ROWS,
     METRICS,
     change_text,
     degenerate,
     eur,
     ranges,
     shortlist,
+    shortlist_note,
     words,
 )
 from reports.freshness import freshness
@@ -268,12 +270,8 @@ def _quality_cell(c: dict[str, Any]) -> str:
             f"{-worst['drop']:+.3g}{flag}</td>")
 
 
-#: the most candidates the summary's table lists (the full scorecard lists more, the CSV all)
-SUMMARY_ROWS_MAX = 30
-
-
 def _scorecard(result: dict[str, Any]) -> list[str]:
-    candidates, left_out = shortlist(result, SUMMARY_ROWS_MAX)
+    candidates, left_out = shortlist(result, GLANCE_ROWS)
     capital = any((c.get("detail") or {}).get("monthly_capital_eur") is not None
                   for c in candidates)
     quality = any(c.get("quality") is not None for c in candidates)
@@ -322,9 +320,9 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
             '<table class="plain compact" id="summary-table"><thead><tr>',
             *[f"<th>{_e(h)}</th>" for h in heads], "</tr></thead><tbody>", *rows,
             "</tbody></table>",
-            *([f'<p class="basis">{left_out:,} more candidates (neither chosen, runner-up nor '
-               "on the frontier, and dearer per token) are in the full scorecard and in "
-               "scorecard.csv.</p>"] if left_out else []),
+            *(['<p class="basis">' + _e(shortlist_note(
+                len(candidates), left_out, "the full scorecard lists more, scorecard.csv every "
+                "one")) + "</p>"] if left_out else []),
             f'<p class="basis" id="basis">{_e(basis_text(result))}</p>',
             f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
 

@@ -24,6 +24,7 @@ from reports.frames import (
     assumptions_frame,
     has_p_frontier,
     shortlist,
+    shortlist_note,
     sizing_frame,
     sources_frame,
     words,
@@ -138,10 +139,9 @@ def _listed(result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     ids = {c["id"] for c in candidates}
     listed = {**result, "candidates": candidates,
               "sizing": [r for r in result.get("sizing") or [] if r.get("candidate") in ids]}
-    return listed, [f'<p class="listed">{len(candidates):,} of {len(candidates) + left_out:,} '
-                    "candidates are listed: the recommendation, the runner-up, the frontier, "
-                    "then the other eligible candidates by cost per token, then the excluded; "
-                    "scorecard.csv, scorecard.xlsx and scorecard.json hold every one.</p>"]
+    return listed, ['<p class="listed">' + _e(shortlist_note(
+        len(candidates), left_out, "scorecard.csv, scorecard.xlsx and scorecard.json hold "
+        "every one")) + "</p>"]
 
 
 def _scorecard(listed: dict[str, Any], note: list[str]) -> list[str]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from reports.frames import shortlist
-from reports.summary import ROWS_MAX, print_summary
+from reports.frames import GLANCE_ROWS, shortlist
+from reports.summary import print_summary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
@@ -42,14 +42,14 @@ def test_a_proposal_within_the_limit_is_whole() -> None:
 def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
     fixture = FIXTURES / "example_scorecard.json"
     result = json.loads(fixture.read_text(encoding="utf-8"))
-    # the example's 7 candidates copied 6 times under new ids: 42 rows, 12 beyond ROWS_MAX
+    # the example's 7 candidates copied 6 times under new ids: 42 rows, 30 listed, 12 beyond
     result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
                             for c in result["candidates"]]
     result["recommendation"]["candidate"] += "-0"
     console = Console(record=True, width=200)
     print_summary(result, console)
     text = console.export_text()
-    assert f"{42 - ROWS_MAX} more candidates" in text
+    assert GLANCE_ROWS == 30 and "30 of 42 candidates are listed: the recommendation" in text
     assert "ovhcloud-h100x4-fp8-0" in text  # the recommendation is listed
 
 
@@ -80,3 +80,5 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
     assert listed.count('<h3 id="candidate-') == 10
     # said in each of those five sections and the full scorecard's: 10 of 42 listed
     assert page.count("10 of 42 candidates are listed") == 6
+    # and the summary, which lists 30 (GLANCE_ROWS), in the same sentence once
+    assert page.count("30 of 42 candidates are listed: the recommendation, the runner-up") == 1
