@@ -1,13 +1,15 @@
 """How `core__power_samples` is stored: a view over two tables, so that a power log's readings
 are stored without the text every one of them shares.
 
-Layout (`ensure`): `power_series` holds one row per series of a load (`series_key`, `load_id`,
-`snapshot_sha256`, `series_id`, `measurement_boundary`) and `power_readings` the readings
-(`series_key`, `sample_utc`, `device_id`, `gpu_index`, `power_w`, `energy_counter_j`,
-`note`), in the order loaded; `core__power_samples` is a view joining them, with the columns
-of the table it replaced (`schemas.power.POWER_SAMPLES` and its provenance), so SQL that
-reads it goes on working. A store written before (one `core__power_samples` table) is split
-when a writer opens it; read-only, it is read as it is.
+Layout (`ensure`): `power_series` holds one row per series of a load and snapshot
+(`series_key`, `load_id`, `snapshot_sha256`, `series_id`, `measurement_boundary`) and
+`power_readings` the readings (`series_key`, `sample_utc`, `device_id`, `gpu_index`,
+`power_w`, `energy_counter_j`, `note`), in the order loaded; `core__power_samples` is a view
+joining them, with the columns of the table it replaced (`schemas.power.POWER_SAMPLES` and its
+provenance), so a SELECT that reads it goes on working. A view has no `rowid` and takes no
+DELETE or UPDATE, and its rows come in no set order: `stored` reads a load in its order, the
+loader deletes and inserts through this module. A store written before (one
+`core__power_samples` table) is split when a writer opens it; read-only, it is read as it is.
 
 Why (measured on the 383 MB, 10,368,000-row nvidia-smi log of benchmarks/power_log.py):
 DuckDB storing a text column costs about 0.6 s of its insert per 10 million rows even when the
@@ -39,8 +41,9 @@ SERIES_COLUMNS = ("series_id", "measurement_boundary")
 READING_COLUMNS = tuple(c for c in POWER_SAMPLES.columns if c not in SERIES_COLUMNS)
 
 _TABLES = (
+    # no NOT NULL on the series' text: an older store's rows come over as they were
     f"CREATE TABLE IF NOT EXISTS {SERIES} (series_key INTEGER NOT NULL, "
-    + ", ".join(f"{c} {duckdb_type(c)} NOT NULL" for c in (*PROVENANCE, *SERIES_COLUMNS)) + ")",
+    + ", ".join(f"{c} {duckdb_type(c)}" for c in (*PROVENANCE, *SERIES_COLUMNS)) + ")",
     f"CREATE TABLE IF NOT EXISTS {READINGS} (series_key INTEGER NOT NULL, "
     + ", ".join(f"{c} {duckdb_type(c)}" for c in READING_COLUMNS) + ")",
 )
@@ -74,7 +77,8 @@ def _split_old_table(con: duckdb.DuckDBPyConnection) -> None:
         shared = ", ".join((*PROVENANCE, *SERIES_COLUMNS))
         con.execute(f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), * FROM "
                     f"(SELECT DISTINCT {shared} FROM {old} ORDER BY ALL)")
-        matched = " AND ".join(f"s.{c} = o.{c}" for c in (*PROVENANCE, *SERIES_COLUMNS))
+        matched = " AND ".join(f"s.{c} IS NOT DISTINCT FROM o.{c}"
+                               for c in (*PROVENANCE, *SERIES_COLUMNS))
         con.execute(f"INSERT INTO {READINGS} SELECT s.series_key, "
                     + ", ".join(f"o.{c}" for c in READING_COLUMNS)
                     + f" FROM {old} o JOIN {SERIES} s ON {matched} ORDER BY o.rowid")
@@ -121,16 +125,18 @@ def _series_in(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _keys(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, load_id: str,
           snapshot_sha256: str) -> pl.DataFrame:
-    """`series` with the `series_key` each has in load `load_id`, new ones added."""
+    """`series` with the `series_key` each has in load `load_id` from snapshot
+    `snapshot_sha256` (a load of several snapshots keeps each row's), new ones added."""
+    theirs = f"(SELECT * FROM {SERIES} WHERE load_id = ? AND snapshot_sha256 = ?) k"
     con.register("staged_power_series", series)
     try:
         con.execute(
             f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), ?, ?, n.* FROM "
-            f"staged_power_series n ANTI JOIN (SELECT * FROM {SERIES} WHERE load_id = ?) k "
-            "USING (series_id, measurement_boundary)", [load_id, snapshot_sha256, load_id])
+            f"staged_power_series n ANTI JOIN {theirs} USING (series_id, measurement_boundary)",
+            [load_id, snapshot_sha256] * 2)
         return con.sql(
-            f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {SERIES} k "
-            "USING (series_id, measurement_boundary) WHERE k.load_id = ?", params=[load_id]
+            f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {theirs} "
+            "USING (series_id, measurement_boundary)", params=[load_id, snapshot_sha256]
         ).pl().cast({"series_key": pl.Int32})
     finally:
         con.unregister("staged_power_series")

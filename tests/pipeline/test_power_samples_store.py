@@ -14,7 +14,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from pipeline.store import connect, power_samples
-from pipeline.store.loads import load_parts
+from pipeline.store.loads import Batch, load, load_parts
 from schemas.power import POWER_COLUMNS, POWER_SAMPLES
 
 
@@ -79,6 +79,18 @@ def test_a_new_load_of_the_source_replaces_its_rows_and_series(tmp_path: Path) -
     assert stored_rows(con, other.load_id).height == 3
 
 
+def test_each_row_keeps_its_snapshot_in_a_load_of_two(tmp_path: Path) -> None:
+    # one load of two batches, the same series from two files: 3 rows from "a", 2 from "b"
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    load(con, "power:two", "evidence", [
+        Batch(POWER_SAMPLES, samples(["s"], 3), "a" * 64, "a.csv", validated=True),
+        Batch(POWER_SAMPLES, samples(["s"], 2, power=900.0), "b" * 64, "b.csv",
+              validated=True)])
+    assert con.execute(f"SELECT snapshot_sha256, count(*), min(power_w) FROM "
+                       f"{POWER_SAMPLES.name} GROUP BY ALL ORDER BY 1").fetchall() == [
+        ("a" * 64, 3, 300.0), ("b" * 64, 2, 900.0)]
+
+
 def old_store(path: Path) -> tuple[pl.DataFrame, str]:
     """A store of the layout before the split (one `core__power_samples` table) holding a
     load of two series, written in an order that is not sorted (b before a)."""
@@ -97,6 +109,19 @@ def test_an_old_store_is_read_as_it_is_by_a_reader(tmp_path: Path) -> None:
     rows, load_id = old_store(tmp_path / "old.duckdb")
     con = duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True)
     assert_frame_equal(stored_rows(con, load_id), rows)
+
+
+def test_an_old_row_without_its_snapshot_comes_over_as_it_was(tmp_path: Path) -> None:
+    # an older table declared no NOT NULL: a row without snapshot_sha256 is split as it is,
+    # not refused (which would lock every writer out of the store) nor dropped
+    rows, load_id = old_store(tmp_path / "old.duckdb")
+    con = duckdb.connect(str(tmp_path / "old.duckdb"))
+    con.execute(f"UPDATE {POWER_SAMPLES.name} SET snapshot_sha256 = NULL WHERE power_w = 300")
+    con.close()
+    con = connect(tmp_path / "old.duckdb", tables=[POWER_SAMPLES])
+    assert_frame_equal(stored_rows(con, load_id), rows)
+    assert con.execute(f"SELECT count(*) FROM {POWER_SAMPLES.name} WHERE snapshot_sha256 "
+                       "IS NULL").fetchall() == [(2,)]  # 300 W: the first second of b and a
 
 
 def test_an_old_store_is_split_by_a_writer_once(tmp_path: Path) -> None:
