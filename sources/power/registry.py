@@ -80,11 +80,15 @@ def _first_disorder(frame: pl.DataFrame, keys: list[str], rows: int = _SLICE_ROW
 
 def _in_strict_order(frame: pl.DataFrame, keys: list[str], rows: int = _SLICE_ROWS) -> bool:
     """Whether the rows strictly increase in (time, *keys): then every stream's readings
-    strictly increase in time (nvidia-smi writes GPUs 0..N-1 at each instant). One pass over
-    neighbouring rows, no grouping; False proves nothing (the grouped check then decides)."""
+    strictly increase in time (nvidia-smi writes GPUs 0..N-1 at each instant). A device id
+    compares by its length first, then its text, so that "9" comes before "10" (as equal ids
+    are equal both ways, the check stays exact). One pass over neighbouring rows, no
+    grouping; False proves nothing (the grouped check then decides)."""
     tie = pl.lit(False)
-    for key in reversed(keys):
-        column, before = pl.col(key), pl.col(key).shift(1)
+    compared = [e for key in keys for e in (
+        (pl.col(key).str.len_bytes(), pl.col(key)) if key == "device_id" else (pl.col(key),))]
+    for column in reversed(compared):
+        before = column.shift(1)
         tie = (column > before) | ((column == before) & tie)
     time, before = pl.col("sample_utc"), pl.col("sample_utc").shift(1)
     ahead = ((time > before) | ((time == before) & tie)).fill_null(False).slice(1).all()
@@ -177,7 +181,9 @@ def _checked_parts(path: Path, tool: str, tz: str | None, found: Iterator[pl.Dat
                 # after the last of that one: then so is every stream's (no grouping)
                 if last is not None and not (
                         order is not None and order == last_order
-                        and _in_strict_order(pl.concat([last.tail(1), frame.head(1)]), order)):
+                        and _in_strict_order(pl.concat([
+                            last.tail(1).select(*order, "sample_utc"),
+                            frame.head(1).select(*order, "sample_utc")]), order)):
                     _check_after(frame, last, tool, str(path))
                 checked = (frame.select(POWER_SAMPLES.columns) if surely_valid(frame)
                            else _UNKEYED.validate(frame, origin=str(path)))

@@ -62,8 +62,8 @@ def test_parts_out_of_order_across_a_part_boundary_say_what_the_whole_file_says(
 
 
 def readings(path: Path, rows: list[tuple[int, int]]) -> int:
-    """A log of (second, gpu) readings in the order given; the bytes of one line (all the
-    same length), to cut parts at whole lines."""
+    """A log of (second, gpu) readings in the order given; the bytes of its first line (the
+    length of every line for GPUs 0-9), to cut parts at whole lines."""
     lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s, gpu in rows]
     path.write_text(HEADER + "".join(lines))
     return len(lines[0])
@@ -95,6 +95,21 @@ def test_parts_interleaved_at_the_boundary_but_each_gpu_in_order_are_kept(
     frames = list(found[1])
     assert [f.height for f in frames] == [3, 3]
     assert_frame_equal(pl.concat(frames), whole)
+
+
+def test_twelve_gpus_in_index_order_are_in_strict_order(tmp_path: Path) -> None:
+    # GPUs 0..11 at each second: "9" before "10" is index order, though not text order; the
+    # one-pass order check takes it (a device id compares by length, then text), and a part
+    # boundary then needs no grouping. Swapping GPUs 10 and 11 at one second breaks it.
+    from sources.power.registry import _check_order
+
+    path = tmp_path / "smi.csv"
+    readings(path, [(s, g) for s in range(3) for g in range(12)])
+    _, frame = read_power(path.read_bytes(), path=str(path), tz="UTC")
+    assert _check_order(frame, "nvidia-smi", str(path)) == ["device_id"]
+    readings(path, [(s, g) for s in range(3) for g in [*range(10), 11, 10]])
+    _, frame = read_power(path.read_bytes(), path=str(path), tz="UTC")
+    assert _check_order(frame, "nvidia-smi", str(path)) is None  # in order per GPU only
 
 
 def test_a_bad_line_in_a_later_part_is_named_by_its_line_in_the_file(tmp_path: Path) -> None:

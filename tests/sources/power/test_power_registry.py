@@ -224,8 +224,15 @@ def test_strict_order_shortcut_holds_only_for_strictly_ordered_rows(rows: int) -
     assert not _in_strict_order(frame(["0", "0", "1"], [0, 0, 0]), ["device_id"], rows)
     # 10:01 then 10:00: out of order
     assert not _in_strict_order(frame(["0", "0"], [1, 0]), ["device_id"], rows)
-    # GPU "9" then "10" at one instant: "10" < "9" as text, so no shortcut (the grouped
-    # check decides, and finds these in order)
+    # GPU "9" then "10" at one instant: index order, though "10" < "9" as text; a device id
+    # compares by its length first (1 < 2), so the shortcut takes it, as the grouped check
     ten = frame(["9", "10", "9", "10"], [0, 0, 1, 1])
-    assert not _in_strict_order(ten, ["device_id"], rows)
+    assert _in_strict_order(ten, ["device_id"], rows)
     assert _first_disorder(ten, ["device_id"], rows) is None
+    # "10" then "9" at one instant: not that order (2 > 1): no shortcut; the grouped check
+    # finds each GPU in order
+    backwards = frame(["10", "9", "10", "9"], [0, 0, 1, 1])
+    assert not _in_strict_order(backwards, ["device_id"], rows)
+    assert _first_disorder(backwards, ["device_id"], rows) is None
+    # equal ids are equal both ways: "10" twice at 10:00 is still a duplicate
+    assert not _in_strict_order(frame(["9", "10", "10"], [0, 0, 0]), ["device_id"], rows)
