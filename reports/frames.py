@@ -396,11 +396,12 @@ GLANCE_ROWS = 30
 
 
 def shortlist_note(listed: int, left_out: int, rest: str) -> str:
-    """What a shortlisted table says of itself: how many of how many it lists, in the order
-    `shortlist` keeps, and where the `rest` are."""
-    return (f"{listed:,} of {listed + left_out:,} candidates are listed: the recommendation, the "
-            "runner-up, the frontier, then the other eligible candidates by cost per token, "
-            f"then the excluded; {rest}.")
+    """What a shortlisted table says of itself: how many of how many it lists, which ones
+    `shortlist` keeps first (it lists them in the proposal's order), and where the `rest`
+    are."""
+    return (f"{listed:,} of {listed + left_out:,} candidates are listed, chosen in this "
+            "priority: the recommendation, the runner-up, the frontier, the other eligible "
+            f"candidates by cost per token, the excluded; {rest}.")
 
 
 def shortlist(result: dict[str, Any], limit: int) -> tuple[list[dict[str, Any]], int]:

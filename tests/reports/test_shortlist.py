@@ -49,7 +49,8 @@ def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
     console = Console(record=True, width=200)
     print_summary(result, console)
     text = console.export_text()
-    assert GLANCE_ROWS == 30 and "30 of 42 candidates are listed: the recommendation" in text
+    assert GLANCE_ROWS == 30
+    assert "30 of 42 candidates are listed, chosen in this priority: the recommendation" in text
     assert "ovhcloud-h100x4-fp8-0" in text  # the recommendation is listed
 
 
@@ -81,4 +82,5 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
     # said in each of those five sections and the full scorecard's: 10 of 42 listed
     assert page.count("10 of 42 candidates are listed") == 6
     # and the summary, which lists 30 (GLANCE_ROWS), in the same sentence once
-    assert page.count("30 of 42 candidates are listed: the recommendation, the runner-up") == 1
+    assert page.count("30 of 42 candidates are listed, chosen in this priority: the "
+                      "recommendation, the runner-up") == 1
