@@ -2,8 +2,9 @@
 
 Every SQL statement on the bookkeeping tables lives here: `db` (the file, its DDL, queries
 into frames), `snapshots` (raw_snapshots), `loads` (loads and load_snapshots), `scorecards`
-(out__scorecard). The names other rooms use are re-exported: `from pipeline import store;
-store.load(...)`.
+(out__scorecard), `power_samples` (core__power_samples, a view over two tables), `staging`
+(Python data handed to an INSERT). The names other rooms use are re-exported: `from pipeline
+import store; store.load(...)`.
 """
 
 from pipeline.store.db import DEFAULT_DB, StoreBusy, connect, db_path, ensure_tables, frame

@@ -28,6 +28,7 @@ import duckdb
 import polars as pl
 
 from pipeline.store import power_samples
+from pipeline.store.staging import staged
 from schemas.table import Table, ValidationFailed
 
 
@@ -211,12 +212,9 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
         else:
             kept.append(name)
     names[:0] = [f'"{name}"' for name in kept]
-    con.register("staged_frame", frame.select(kept))
-    try:
+    with staged(con, "staged_frame", frame.select(kept)):
         con.execute(f"INSERT INTO {table} BY NAME SELECT {', '.join(names)} FROM staged_frame",
                     values)
-    finally:
-        con.unregister("staged_frame")
     return frame.height
 
 

@@ -29,6 +29,7 @@ import duckdb
 import polars as pl
 
 from pipeline.store.snapshots import relation_kind
+from pipeline.store.staging import staged
 from schemas.power import POWER_SAMPLES
 from schemas.table import PROVENANCE, duckdb_type
 
@@ -100,17 +101,14 @@ def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
     keyed = _keys(con, series, load_id, snapshot_sha256)
     readings = ", ".join(READING_COLUMNS)
     if keyed.height == 1:  # the usual case: the key a constant, no join
-        staged, key, params = frame.select(READING_COLUMNS), "?::INTEGER", [keyed[0, "series_key"]]
+        rows, key, params = frame.select(READING_COLUMNS), "?::INTEGER", [keyed[0, "series_key"]]
     else:
-        staged = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
-                            ).select("series_key", *READING_COLUMNS)
+        rows = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
+                          ).select("series_key", *READING_COLUMNS)
         key, params = "series_key", []
-    con.register("staged_power_readings", staged)
-    try:
+    with staged(con, "staged_power_readings", rows):
         con.execute(f"INSERT INTO {READINGS} SELECT {key}, {readings} "
                     "FROM staged_power_readings", params)
-    finally:
-        con.unregister("staged_power_readings")
     return frame.height
 
 
@@ -128,8 +126,7 @@ def _keys(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, load_id: str,
     """`series` with the `series_key` each has in load `load_id` from snapshot
     `snapshot_sha256` (a load of several snapshots keeps each row's), new ones added."""
     theirs = f"(SELECT * FROM {SERIES} WHERE load_id = ? AND snapshot_sha256 = ?) k"
-    con.register("staged_power_series", series)
-    try:
+    with staged(con, "staged_power_series", series):
         con.execute(
             f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), ?, ?, n.* FROM "
             f"staged_power_series n ANTI JOIN {theirs} USING (series_id, measurement_boundary)",
@@ -138,8 +135,6 @@ def _keys(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, load_id: str,
             f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {theirs} "
             "USING (series_id, measurement_boundary)", params=[load_id, snapshot_sha256]
         ).pl().cast({"series_key": pl.Int32})
-    finally:
-        con.unregister("staged_power_series")
 
 
 def delete_loads(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> None:

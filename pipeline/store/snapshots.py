@@ -30,6 +30,7 @@ through the WAL (382 MB of it), 1.6-2.0 GB.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,8 @@ from typing import Any, NamedTuple
 import duckdb
 import numpy as np
 import pyarrow as pa
+
+from pipeline.store.staging import staged
 
 META = "raw_snapshot_meta"
 PARTS = "raw_snapshot_parts"
@@ -160,12 +163,10 @@ def _insert_parts(con: duckdb.DuckDBPyConnection, digest: str,
                                   names=["part", "content"])
 
     schema = pa.schema([("part", pa.int32()), ("content", pa.binary())])
-    con.register("staged_snapshot_parts", pa.RecordBatchReader.from_batches(schema, batches()))
-    try:
+    with staged(con, "staged_snapshot_parts",
+                pa.RecordBatchReader.from_batches(schema, batches())):
         con.execute(f"INSERT INTO {PARTS} SELECT ?, part, content FROM staged_snapshot_parts",
                     [digest])
-    finally:
-        con.unregister("staged_snapshot_parts")
     return written
 
 
@@ -199,28 +200,31 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
     if snapshot_kept(con, digest):
         return digest
     own = _begin(con)
+    if not compress:
+        con.execute("SET force_compression = 'uncompressed'")
     try:
-        if not compress:
-            con.execute("SET force_compression = 'uncompressed'")
-        try:
-            written = _insert_parts(con, digest, chunks)
-            if size is not None and written != size:
-                raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
-                              "while it was being added); add it again")
-            con.execute(
-                f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
-                "size_bytes) VALUES (?, ?, ?, ?, ?, ?)",
-                [digest, source, url, json.dumps(params or {}, sort_keys=True),
-                 fetched_at or datetime.now(UTC), written])
-            if own:  # the parts' last row group is written at the commit
-                con.execute("COMMIT")
-        finally:
-            if not compress:
-                con.execute("RESET force_compression")
+        written = _insert_parts(con, digest, chunks)
+        if size is not None and written != size:
+            raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
+                          "while it was being added); add it again")
+        con.execute(
+            f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
+            "size_bytes) VALUES (?, ?, ?, ?, ?, ?)",
+            [digest, source, url, json.dumps(params or {}, sort_keys=True),
+             fetched_at or datetime.now(UTC), written])
+        if own:  # the parts' last row group is written at the commit
+            con.execute("COMMIT")
     except BaseException:
         if own:
             con.execute("ROLLBACK")
         raise
+    finally:
+        # after the ROLLBACK: in a transaction a failed statement aborted, the RESET would
+        # fail too and hide the error that did (in a caller's aborted transaction it cannot
+        # run: the setting then stays, changing only how later writes are compressed)
+        if not compress:
+            with contextlib.suppress(duckdb.TransactionException):
+                con.execute("RESET force_compression")
     return digest
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.store import connect, power_samples
-from pipeline.store.loads import Batch, load, load_parts
+from pipeline.store.loads import Batch, LoadFailed, load, load_parts
 from schemas.power import POWER_COLUMNS, POWER_SAMPLES
 
 
@@ -89,6 +90,21 @@ def test_each_row_keeps_its_snapshot_in_a_load_of_two(tmp_path: Path) -> None:
     assert con.execute(f"SELECT snapshot_sha256, count(*), min(power_w) FROM "
                        f"{POWER_SAMPLES.name} GROUP BY ALL ORDER BY 1").fetchall() == [
         ("a" * 64, 3, 300.0), ("b" * 64, 2, 900.0)]
+
+
+def test_a_refused_insert_says_why(tmp_path: Path) -> None:
+    # a frame the database cannot take (a time that is not one, past a caller's validation):
+    # the load is rolled back and recorded failed with DuckDB's reason, not with the
+    # "transaction is aborted" of the clean-up after it (pipeline/store/staging.py)
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    bad = samples(["s"], 2).with_columns(sample_utc=pl.lit("not a time"))
+    with pytest.raises(LoadFailed, match="Conversion Error") as refused:
+        load(con, "power:bad", "evidence",
+             [Batch(POWER_SAMPLES, bad, "a" * 64, "bad.csv", validated=True)])
+    assert "aborted" not in str(refused.value)
+    assert con.execute("SELECT status, error LIKE '%Conversion Error%' FROM loads"
+                       ).fetchall() == [("failed", True)]
+    assert con.execute(f"SELECT count(*) FROM {POWER_SAMPLES.name}").fetchall() == [(0,)]
 
 
 def old_store(path: Path) -> tuple[pl.DataFrame, str]:

@@ -6,6 +6,7 @@ bytes are not what was hashed; orphans swept with their parts."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,6 +58,23 @@ def test_bytes_of_another_length_than_hashed_keep_nothing(tmp_path: Path) -> Non
                              url="file:///changed", size=4)
     assert con.execute("SELECT (SELECT count(*) FROM raw_snapshot_meta), "
                        "(SELECT count(*) FROM raw_snapshot_parts)").fetchall() == [(0, 0)]
+
+
+def test_bytes_that_fail_to_read_say_why_and_keep_nothing(tmp_path: Path) -> None:
+    # the chunks fail inside DuckDB's INSERT (its transaction aborted): the error says what
+    # failed (the file's own error), not "Current transaction is aborted" from the RESET of
+    # the compression setting, which runs after the ROLLBACK
+    con = store.connect(tmp_path / "s.duckdb")
+
+    def chunks() -> Iterator[bytes]:
+        yield b"x" * PART_BYTES
+        raise OSError("disk gone while reading evidence.csv")
+
+    with pytest.raises(duckdb.Error, match="disk gone while reading evidence"):
+        save_snapshot_chunks(con, "d" * 64, chunks(), source="power", url="file:///e.csv",
+                             compress=False)
+    assert con.execute("SELECT count(*) FROM raw_snapshot_parts").fetchall() == [(0,)]
+    assert con.execute("SELECT current_setting('force_compression')").fetchall() == [("auto",)]
 
 
 def test_parts_read_out_of_order_are_put_in_order_and_a_missing_one_is_an_error(
