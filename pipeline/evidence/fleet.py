@@ -498,14 +498,14 @@ def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_co
           day_column: str | None, *, spans: bool) -> _Scan:
     """Per GPU over the whole folder (one grouping, the aggregates DuckDB's own scan of the
     files would take, plus the bounds unless the footers show them): counts and the power
-    sum, and its first and last reading when `spans` is asked or the footers do not give the
-    folder's (taking them costs a quarter more: a window's energy rarely needs them, and
-    `_fill_spans` takes them then); a value out of its declared bounds, or a reading without
-    GPU or time, names its file."""
+    sum, and its first and last reading when `spans` is asked or the footers' time
+    statistics do not give the folder's (taking them costs a quarter more: a window's energy
+    rarely needs them, and `_fill_spans` takes them then); a value out of its declared bounds,
+    or a reading without GPU or time, names its file."""
     power, counter = FIELDS["power_w"], FIELDS["energy_counter_j"]
     # the bounds the footers show need not be taken again (DuckDB's own scan's aggregates)
     bounds = not _stated(con, files)
-    folder_span = None if spans or bounds else _footer_span(con, files)
+    folder_span = None if spans else _footer_span(con, files)
     timed = folder_span is None
     energy = ("count(energy_j), " + ("min(energy_j), max(energy_j), " if bounds
                                      else "NULL, NULL, ") + "count(coalesce(power_w, energy_j))"
@@ -534,7 +534,7 @@ def _scan(con: duckdb.DuckDBPyConnection, folder: Path, files: list[str], has_co
                          f"power_w outside {power.ge:g}..{power.le:g} W or energy_j below 0 J")
     devices = []
     for (gpu, first, last, n, _, n_power, power_sum, _, _, n_counter, _, _, n_value,
-         hashed) in sorted(r for r in rows if r[1] is not None or not timed):
+         hashed) in sorted(rows):
         devices.append({"device_id": gpu, "first": first, "last": last, "n": n,
                         "n_power": n_power, "n_counter": n_counter, "power_sum_w": power_sum,
                         "empty": n - (n_value if has_counter else n_power), "key": hashed})

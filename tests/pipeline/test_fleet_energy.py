@@ -452,6 +452,11 @@ def test_files_whose_footers_lack_nan_counts(tmp_path: Path) -> None:
     assert not fleet._stated(con, files)
     duckdb_written = _write_parquet(tmp_path / "by_duckdb", frame)
     assert fleet._stated(con, fleet._files(con, duckdb_written)[0])
+    # their time statistics are there all the same: a window's scan takes the folder's span
+    # from them, not each GPU's (DAY0 .. DAY0 + 431 x 600 s)
+    scan = fleet._scan(con, tmp_path / "fleet", files, False, "day", spans=False)
+    assert scan.span == (DAY0.timestamp(), DAY0.timestamp() + 258_600)
+    assert all(d["first"] is None for d in scan.devices)
     ours, _ = fleet_energy(tmp_path / "fleet", ACROSS)
     assert ours.energy_j == pytest.approx(4_320_000.0)
     _same(ours, _in_memory(frame, ACROSS))
