@@ -36,7 +36,7 @@ two tables: `pipeline.store.power_samples`) in one transaction, source `power:<s
 vintage `evidence` (a process killed between the two leaves a snapshot no load links, which the
 next writer's sweep removes); the same file again is `unchanged`, answered without parsing it
 (and, when its size and modification time are unchanged, without reading it). nvidia-smi logs
-are read in parts of `PART_BYTES` (`sources.power.registry.read_power_parts`), the next part
+are read in parts of 16 MB (`sources.power.registry.read_power_parts`), the next part
 parsed in a thread while this one is inserted: a 36-hour log is never held whole.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
@@ -164,13 +164,6 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
     return results
 
 
-#: Bytes of a log parsed and inserted at a time (`read_power_parts`), one part read ahead of
-#: the one being inserted (`_read_ahead`): measured on a 383 MB log at load average 1-2, the
-#: rows took 8.1-9.4 s instead of 9.8-11.2 s one part after the other, at a peak RSS of
-#: 0.88-0.90 GB (32 MB parts read ahead: 1.03-1.08 GB).
-PART_BYTES = 16 << 20
-
-
 def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                    say: Callable[[Path, str], None]) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
@@ -190,7 +183,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
         evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
         return LoadResult(loaded[0], "unchanged", loaded[1])
     fingerprint, source = _fingerprint(digest, fmt, tz), f"power:{digest[:16]}"
-    parts = read_power_parts(file, tz=tz, format=fmt, part_bytes=PART_BYTES)
+    parts = read_power_parts(file, tz=tz, format=fmt)
     if parts is None:  # no part reader for this format: the file whole
         data = file.read_bytes()
         if sha256(data) != digest:
@@ -216,17 +209,17 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
 @contextlib.contextmanager
 def _read_ahead(parts: Iterator[pl.DataFrame]
                 ) -> Generator[Iterator[pl.DataFrame], None, None]:
-    """`parts` read one ahead in a thread from the moment the block is entered, each in
-    row-group chunks: the next part is parsed while DuckDB inserts this one (the scan, polars
-    and DuckDB release the GIL). A part's error is raised by the iterator, in its turn;
-    leaving the block, however early, stops the reading."""
+    """`parts` read one ahead in a thread from the moment the block is entered: the next part
+    is parsed while DuckDB inserts this one (the scan, polars and DuckDB release the GIL). A
+    part's error is raised by the iterator, in its turn; leaving the block, however early,
+    stops the reading."""
     ready: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
     def produce() -> None:
         try:
             for part in parts:
-                ready.put(("part", _in_row_groups(part)))
+                ready.put(("part", part))
                 if stop.is_set():
                     return
             ready.put(("end", None))
@@ -252,19 +245,6 @@ def _read_ahead(parts: Iterator[pl.DataFrame]
             with contextlib.suppress(queue.Empty):
                 ready.get(timeout=0.05)
         thread.join()
-
-
-#: Rows per chunk of a part handed to DuckDB: its row group, so that its scan of the part has
-#: one batch per thread to take (the rows of a 383 MB log in 7.7-7.8 s instead of 8.2-8.4 s).
-ROW_GROUP_ROWS = 122_880
-
-
-def _in_row_groups(part: pl.DataFrame) -> pl.DataFrame:
-    """The same rows in chunks of `ROW_GROUP_ROWS` (slices: no copy)."""
-    if part.height <= ROW_GROUP_ROWS:
-        return part
-    return pl.concat([part.slice(at, ROW_GROUP_ROWS)
-                      for at in range(0, part.height, ROW_GROUP_ROWS)], rechunk=False)
 
 
 def _fingerprint(digest: str, fmt: str | None, tz: str | None) -> str:

@@ -106,10 +106,23 @@ def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
         rows = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
                           ).select("series_key", *READING_COLUMNS)
         key, params = "series_key", []
-    with staged(con, "staged_power_readings", rows):
+    with staged(con, "staged_power_readings", _in_row_groups(rows)):
         con.execute(f"INSERT INTO {READINGS} SELECT {key}, {readings} "
                     "FROM staged_power_readings", params)
     return frame.height
+
+
+#: Rows per chunk of a frame handed to DuckDB: its row group, so that its scan of the frame has
+#: one batch per thread to take (the rows of a 383 MB log in 7.7-7.8 s instead of 8.2-8.4 s).
+ROW_GROUP_ROWS = 122_880
+
+
+def _in_row_groups(frame: pl.DataFrame) -> pl.DataFrame:
+    """The same rows in chunks of `ROW_GROUP_ROWS` (slices: no copy)."""
+    if frame.height <= ROW_GROUP_ROWS:
+        return frame
+    return pl.concat([frame.slice(at, ROW_GROUP_ROWS)
+                      for at in range(0, frame.height, ROW_GROUP_ROWS)], rechunk=False)
 
 
 def _series_in(frame: pl.DataFrame) -> pl.DataFrame:

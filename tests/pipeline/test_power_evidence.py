@@ -133,11 +133,6 @@ def test_parts_read_ahead_come_in_order_errors_in_their_turn_and_stopping_stops(
 
     with _read_ahead(parts()) as ahead:
         assert [f["k"][0] for f in ahead] == list(range(100))
-    # a part of 2.5 row groups comes in chunks of one: 122,880 + 122,880 + 61,440 rows
-    big = pl.DataFrame({"k": range(307_200)})
-    with _read_ahead(iter([big])) as ahead:
-        (chunked,) = ahead
-    assert chunked.n_chunks() == 3 and chunked.equals(big)
     made.clear()
     with _read_ahead(parts(fail_at=2)) as ahead:
         assert [next(ahead)["k"][0], next(ahead)["k"][0]] == [0, 1]

@@ -64,6 +64,15 @@ def test_parts_come_back_in_order_with_one_series_key_each(tmp_path: Path) -> No
                                                                      "f" * 64)]
 
 
+def test_a_frame_goes_to_duckdb_in_row_groups() -> None:
+    # 2.5 row groups come in chunks of one: 122,880 + 122,880 + 61,440 rows, not copied
+    big = pl.DataFrame({"k": range(307_200)})
+    chunked = power_samples._in_row_groups(big)
+    assert chunked.n_chunks() == 3 and chunked.equals(big)
+    small = big.head(10)
+    assert power_samples._in_row_groups(small) is small
+
+
 def test_a_new_load_of_the_source_replaces_its_rows_and_series(tmp_path: Path) -> None:
     con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
     load_parts(con, "power:x", "evidence", POWER_SAMPLES, "a" * 64, [samples(["a", "b"], 4)],
