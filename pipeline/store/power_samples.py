@@ -9,7 +9,8 @@ joining them, with the columns of the table it replaced (`schemas.power.POWER_SA
 provenance), so a SELECT that reads it goes on working. A view has no `rowid` and takes no
 DELETE or UPDATE, and its rows come in no set order: `stored` reads a load in its order, the
 loader deletes and inserts through this module. A store written before (one
-`core__power_samples` table) is split when a writer opens it; read-only, it is read as it is.
+`core__power_samples` table) is split by a writer that ensures the power tables (`evidence add`
+of a power log); read-only, or before that, it is read as it is.
 
 Why (measured on the 383 MB, 10,368,000-row nvidia-smi log of benchmarks/power_log.py):
 DuckDB storing a text column costs about 0.6 s of its insert per 10 million rows even when the
