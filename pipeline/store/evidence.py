@@ -16,8 +16,9 @@ dropping it loses nothing but time.
 - `save_file_snapshot(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
   snapshot read piece by piece (`pipeline.store.snapshots.save_snapshot_chunks`: never whole
   in memory, nor one 0.4 GB value), in its own transaction; refused when the bytes read are
-  not `size` long (changed meanwhile). Uncompressed: DuckDB's compression of a 383 MB log
-  costs ~3 s of CPU (more than parsing it) for a 3-6x smaller file.
+  not `size` long (changed meanwhile). Uncompressed when big enough to fill row groups
+  (`save_snapshot_chunks`): DuckDB's compression of a 383 MB log costs ~3 s of CPU (more than
+  parsing it) for a 3-6x smaller file.
 - `bounded_memory(con)`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row
   groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows);
   `drop_cached(con)` inside it empties that cache (between a log's snapshot and its rows).

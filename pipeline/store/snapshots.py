@@ -196,7 +196,9 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
     `size`, bytes of another length are refused (OSError: the file changed since it was
     hashed) and nothing is kept. `compress=False` stores the parts uncompressed: DuckDB's
     compression of a 383 MB log costs 3 s of CPU (more than parsing it) for a 3-6x smaller
-    file."""
+    file. It holds for the row groups this transaction writes itself (a snapshot above about
+    120 MiB); fewer parts go through the WAL, and the later checkpoint that writes them
+    compresses them as it does everything."""
     if snapshot_kept(con, digest):
         return digest
     own = _begin(con)
