@@ -242,7 +242,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     wanted = set(eligible)
     eligible_ids = [cid for cid in ids if cid in wanted]
     slot = np.full(len(ids), -1, dtype=np.int64)  # each candidate's row among the eligible
-    slot[[i for i, cid in enumerate(ids) if cid in wanted]] = np.arange(len(eligible_ids))
+    eligible_at = [i for i, cid in enumerate(ids) if cid in wanted]
+    slot[eligible_at] = np.arange(len(eligible_ids))
     stack = np.empty((len(eligible_ids), len(columns), n), dtype=np.float32)  # (k, o, n)
     cpm = np.empty((len(eligible_ids), n))
     quantiles = np.empty((len(METRICS), len(ids), len(PERCENTILES)))
@@ -303,7 +304,10 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     frontier = frontier_of(eligible_ids, stack, pool=pool)
     del stack
     lap("frontier_s")
-    pairwise, scope = pairwise_lower(eligible_ids, cpm, pairwise_among, pairwise_keep)
+    median_cpm = quantiles[METRICS.index("cpm_eur_per_mtok"), eligible_at,
+                           PERCENTILES.index(50.0)]
+    pairwise, scope = pairwise_lower(eligible_ids, cpm, pairwise_among, pairwise_keep,
+                                     medians=median_cpm)
     lap("pairwise_s")
     cheapest = p_cheapest(eligible_ids, cpm)
     lap("cheapest_s")
@@ -473,13 +477,15 @@ def _dominated_counts(cols: list[np.ndarray], low: np.ndarray, scale: np.ndarray
 
 
 def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None = None,
-                   keep: Sequence[str] = ()) -> tuple[pl.DataFrame, dict[str, Any]]:
+                   keep: Sequence[str] = (), *, medians: np.ndarray | None = None
+                   ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """P(CPM of a < CPM of b) for every pair of a set of candidates, `cpm` being (candidates,
     draws) in the order of `ids`; and the scope saying which pairs are given.
 
     Up to PAIRWISE_MAX candidates, every pair. Beyond, `keep` (the chosen candidate and the
     runner-up) and then the cheapest by median CPM of `among` (the frontier; every candidate
-    when None) up to PAIRWISE_MAX candidates."""
+    when None) up to PAIRWISE_MAX candidates: `medians` in the order of `ids` (the Monte
+    Carlo's p50, taken already), else computed from `cpm`."""
     schema = {"a": pl.String(), "b": pl.String(), "metric": pl.String(),
               "p_a_lower": pl.Float64()}
     position = {cid: i for i, cid in enumerate(ids)}
@@ -488,10 +494,11 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
         rule = f"every pair of the {len(ids)} eligible candidate(s)"
     else:
         pool = [position[c] for c in (ids if among is None else among) if c in position]
-        medians = np.nan_to_num(medians_of(cpm[pool]), nan=np.inf) if pool \
-            else np.empty(0)
+        of_pool = (np.median(cpm[pool], axis=1) if medians is None else medians[pool]) \
+            if pool else np.empty(0)
+        by_median = np.nan_to_num(of_pool, nan=np.inf)
         first = list(dict.fromkeys(position[c] for c in keep if c in position))
-        rest = [i for _, i in sorted(zip(medians.tolist(), pool, strict=True),
+        rest = [i for _, i in sorted(zip(by_median.tolist(), pool, strict=True),
                                      key=lambda m: (m[0], ids[m[1]])) if i not in first]
         chosen = sorted(first + rest[:max(0, PAIRWISE_MAX - len(first))],
                         key=lambda i: ids[i])
@@ -522,18 +529,6 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
     return pl.DataFrame({"a": [kept[i] for i in a], "b": [kept[j] for j in b],
                          "metric": ["cpm_eur_per_mtok"] * len(a), "p_a_lower": p[a, b]},
                         schema=schema), scope
-
-
-def medians_of(values: np.ndarray) -> np.ndarray:
-    """np.median of each row (NaN for a row with a NaN), by a partition at one place: numpy's
-    own, at the two middle places, takes several times as long."""
-    n = values.shape[1]
-    if n == 0:
-        return np.full(len(values), np.nan)
-    part = np.partition(values, n // 2, axis=1)
-    upper = part[:, n // 2]
-    out = upper if n % 2 else (part[:, :n // 2].max(axis=1) + upper) / 2
-    return np.where(np.isnan(values).any(axis=1), np.nan, out)
 
 
 def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:

@@ -215,9 +215,13 @@ def test_pairwise_of_many_candidates_is_limited_to_the_frontier_and_the_choice()
     assert "runner-up" in scope["rule"] and "frontier" in scope["rule"]
     row = pairs.filter(pl.col("a") == "c25", pl.col("b") == "c44").row(0, named=True)
     assert row["p_a_lower"] == (cpm[25] < cpm[44]).mean()
-    # a frontier larger than the limit: the chosen, the runner-up, then the 38 cheapest
+    # a frontier larger than the limit: the chosen, the runner-up, then the 38 cheapest (the
+    # same given the Monte Carlo's medians)
     everyone = uncertainty.pairwise_lower(ids, cpm, among=ids, keep=["c44", "c40"])[1]
     assert everyone["candidates"] == sorted([*ids[:38], "c40", "c44"])
+    given = uncertainty.pairwise_lower(ids, cpm, among=ids, keep=["c44", "c40"],
+                                       medians=np.median(cpm, axis=1))[1]
+    assert given == everyone
     assert everyone["pairs"] == 40 * 39 // 2
     # few candidates: every pair, as before
     few, scope = uncertainty.pairwise_lower(ids[:3], cpm[:3])
@@ -315,16 +319,16 @@ def test_draws_sampled_in_pieces_and_threads_are_one_stream() -> None:
     assert np.array_equal(plain.values, expected) and np.array_equal(threaded.values, expected)
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 10, 1001])
-def test_medians_are_numpys(n: int) -> None:
-    # One partition (and the largest below it for an even count) gives np.median bit for bit:
-    # of 1, 2: (1 + 2) / 2 = 1.5; a row with a NaN has none.
+@pytest.mark.parametrize("n", [2, 5, 10, 1001])
+def test_the_monte_carlos_p50_is_numpys_median(n: int) -> None:
+    # pairwise takes its medians from the percentiles (_quantiles, linear): np.median bit for
+    # bit, of 1 and 2 (1 + 2) / 2 = 1.5, and NaN for a row with a NaN
     rng = np.random.default_rng(n)
     values = rng.lognormal(0, 1, (5, n))
     values[3, 0] = np.nan
-    assert np.array_equal(uncertainty.medians_of(values), np.median(values, axis=1),
-                          equal_nan=True)
-    assert uncertainty.medians_of(np.array([[2.0, 1.0]]))[0] == 1.5
+    p50 = uncertainty._quantiles(values, 5, n)[:, uncertainty.PERCENTILES.index(50.0)]
+    assert np.array_equal(p50, np.median(values, axis=1), equal_nan=True)
+    assert uncertainty._quantiles(np.array([[2.0, 1.0]]), 1, 2)[0, 1] == 1.5
 
 
 def test_frontier_chunks_in_threads_give_the_brute_forces_probabilities() -> None:
