@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import statistics
 import subprocess
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from candidates import proposal  # noqa: E402
+from workbook import baseline_writer  # noqa: E402
 
 from pipeline import store  # noqa: E402
 from pipeline.engine.scorecard import compute, to_contract  # noqa: E402
@@ -58,20 +58,6 @@ from reports.summary import print_summary  # noqa: E402
 BASELINE = "4fdd196"  # before issue 18's report-part work
 STAMP = "2026-12-01T00:00:00+00:00"
 Writer = Callable[[dict[str, Any], Path], None]
-
-
-def old_workbook(rev: str, folder: Path) -> Writer:
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:reports/files/xlsx.py"],
-                            check=True, capture_output=True, text=True).stdout
-    path = folder / "xlsx_baseline.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("xlsx_baseline", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    writer: Writer = module.write_xlsx
-    return writer
 
 
 def files(o: Opened, result: dict[str, Any], folder: Path, workbook: Writer) -> None:
@@ -115,7 +101,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         db = folder / "bench.duckdb"
-        tails = {f"baseline {args.baseline}": (baseline_tail, old_workbook(args.baseline, folder)),
+        before = baseline_writer(args.baseline, folder, "baseline")
+        if before is None:  # it said why
+            raise SystemExit(1)
+        tails = {f"baseline {args.baseline}": (baseline_tail, before),
                  "now": (tail_now, write_xlsx)}
         for n in (int(s) for s in args.sizes.split(",")):
             file = folder / f"candidates_{n}.toml"
