@@ -26,7 +26,8 @@ class _Scorecard(typer.Typer):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # typer's own start (it imports pydantic to read the options) without the collector
-        # either: `_options` turns it back on for a command that does not freeze its imports
+        # either: `_options` turns it back on before any command (`frozen_imports` then
+        # turns it off for its own imports)
         gc.disable()
         try:
             return super().__call__(*args, **kwargs)
@@ -112,21 +113,16 @@ def _version(value: bool) -> None:
         typer.echo(version_line())
         raise typer.Exit()
 
-#: the commands that import their stack in `frozen_imports` (which turns the collector back
-#: on); every other command gets it back before it starts
-FROZEN_COMMANDS = ("run", "explain")
-
 
 @app.callback()
-def _options(ctx: typer.Context, debug: Annotated[bool, typer.Option(
+def _options(debug: Annotated[bool, typer.Option(
         "--debug", help="On an unexpected error, also print its traceback.")] = False,
         version: Annotated[bool, typer.Option(
             "--version", is_eager=True, callback=_version,
             help="Print the version and which nvidia-smi reader is in use, then exit.")
         ] = False) -> None:
     app.debug = debug
-    if ctx.invoked_subcommand not in FROZEN_COMMANDS or "pipeline.run" in sys.modules:
-        gc.enable()
+    gc.enable()  # off while typer started; a command's `frozen_imports` turns it off again
 
 
 ProposalArg = Annotated[
