@@ -63,8 +63,8 @@ from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.measured import EvidenceFile, PowerEvidence
-from pipeline.store import ensure_tables, power_samples, sha256
 from pipeline.store import evidence as evidence_store
+from pipeline.store import power_samples, sha256
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -156,7 +156,7 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
         if progress:
             progress(str(file), stage)
 
-    ensure_tables(con, [POWER_SAMPLES])
+    power_samples.ensure(con)  # on a store `connect` opened: its own tables only
     results = []
     for file in files:
         say(file, "checking")

@@ -301,17 +301,16 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
     """Delete the snapshots no load links (a process killed between saving a file's bytes and
     loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
     load, failed ones included, links the snapshots it read, so nothing a load or a report
-    cites is touched."""
-    table = META if _parted(con) else VIEW
-    unlinked = f"SELECT sha256 FROM {table} WHERE sha256 NOT IN " \
+    cites is touched. Writers only: the store has the parts layout (`ensure_snapshot_tables`),
+    so no catalogue query on the way (every `connect()` sweeps)."""
+    unlinked = f"SELECT sha256 FROM {META} WHERE sha256 NOT IN " \
                "(SELECT snapshot_sha256 FROM load_snapshots)"
     found = con.execute(f"SELECT count(*) FROM ({unlinked})").fetchall()[0][0]
     if found:
         own = _begin(con)
         try:
-            if table == META:
-                con.execute(f"DELETE FROM {PARTS} WHERE sha256 IN ({unlinked})")
-            con.execute(f"DELETE FROM {table} WHERE sha256 IN ({unlinked})")
+            con.execute(f"DELETE FROM {PARTS} WHERE sha256 IN ({unlinked})")
+            con.execute(f"DELETE FROM {META} WHERE sha256 IN ({unlinked})")
         except BaseException:
             if own:
                 con.execute("ROLLBACK")
