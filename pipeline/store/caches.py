@@ -66,12 +66,10 @@ class _TextCache(MutableMapping[str, str]):
         self.con = con
 
     def __getitem__(self, key: str) -> str:
-        rows = self.con.execute(f"SELECT {self.column} FROM {self.table} WHERE key = ?",
-                                [key]).fetchall()
-        if not rows:
+        found = self.get_many([key])
+        if key not in found:
             raise KeyError(key)
-        self.con.execute(f"UPDATE {self.table} SET used_at_utc = now() WHERE key = ?", [key])
-        return str(rows[0][0])
+        return found[key]
 
     def __setitem__(self, key: str, text: str) -> None:
         self.con.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, now())",
