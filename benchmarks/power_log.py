@@ -16,8 +16,8 @@ It writes the log with a seeded generator, then, `runs` times, each in a fresh c
      size, modification time and sha256, no parse); its imports (duckdb, polars, the CLI:
      0.6-0.9 s on a quiet machine) and the answer after them are timed apart;
   4. with `--phases`, `add_power_logs` into another new store, each stage it reports
-     (checking, hashing, keeping the snapshot, reading and loading the rows, closing) timed
-     in wall and CPU seconds by its progress callback.
+     (checking, hashing, reading and loading the rows with the snapshot kept meanwhile,
+     closing) timed in wall and CPU seconds by its progress callback.
 
 and prints each figure, the ratio of ours to the baseline of the same run, and the medians.
 Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s.
@@ -90,7 +90,7 @@ def child(what: str, log: Path, db: Path) -> None:
 
         mark("open the store")
         con = connect(db)
-        # the stages add_power_logs reports: checking, hashing, keeping the snapshot, the rows
+        # the stages add_power_logs reports: checking, hashing, the rows (the snapshot beside them)
         [(_, result)] = add_power_logs(con, [log], tz="UTC",
                                        progress=lambda what, stage: mark(stage.split(" ")[0]))
         mark("close")

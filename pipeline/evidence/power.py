@@ -170,38 +170,44 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     is answered from its recorded sha256, without reading it; else its bytes are hashed
     (streamed), and a log already loaded with the same reader settings is `unchanged`, not
     parsed. Otherwise the rows are read part by part when the format allows it (nvidia-smi:
-    a 36-hour log is never in memory whole); the bytes are first kept as a raw snapshot,
-    read in 16 MB pieces (`save_snapshot_chunks`), in a transaction of their own."""
+    a 36-hour log is never in memory whole) and loaded while the bytes are kept as a raw
+    snapshot, read in 16 MB pieces, in a transaction of their own that commits before the
+    load does (`snapshot_meanwhile`)."""
     st, name = file.stat(), str(file.resolve())
-    digest = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
-    if digest is None:
-        say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
-        with file.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    loaded = _same_load(con, digest, fmt, tz)
-    if loaded is not None:
-        evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
+    recorded = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
+    if recorded is not None and (loaded := _same_load(con, recorded, fmt, tz)) is not None:
         return LoadResult(loaded[0], "unchanged", loaded[1])
-    fingerprint, source = _fingerprint(digest, fmt, tz), f"power:{digest[:16]}"
     parts = read_power_parts(file, tz=tz, format=fmt)
-    if parts is None:  # no part reader for this format: the file whole
-        data = file.read_bytes()
-        if sha256(data) != digest:
-            raise OSError(f"{file}: the file changed while it was being added; add it again")
-        _, frame = read_power(data, path=str(file), tz=tz, format=fmt)
-        del data
-        reading: contextlib.AbstractContextManager[Iterable[pl.DataFrame]] = (
-            contextlib.nullcontext([frame]))
-    else:
-        reading = _read_ahead(parts[1])
-    # the first part is parsed while the bytes are kept
-    with reading as rows, evidence_store.bounded_memory(con):
-        say(file, f"keeping its {st.st_size / 1e6:,.1f} MB as a raw snapshot")
-        evidence_store.save_file_snapshot(con, file, digest, source="power", size=st.st_size)
-        evidence_store.drop_cached(con)
-        say(file, "reading and loading its samples")
-        result = load_parts(con, source, "evidence", POWER_SAMPLES, digest, rows,
-                            fingerprint=fingerprint)
+    # the first parts are parsed while the bytes are hashed (in vain for a file touched but
+    # not changed: a part's parse, on the other core)
+    ahead = _read_ahead(parts[1]) if parts is not None else contextlib.nullcontext(None)
+    with ahead as read_ahead:
+        digest = recorded
+        if digest is None:
+            say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
+            with file.open("rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        loaded = _same_load(con, digest, fmt, tz)
+        if loaded is not None:
+            evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
+            return LoadResult(loaded[0], "unchanged", loaded[1])
+        if read_ahead is None:  # no part reader for this format: the file whole
+            data = file.read_bytes()
+            if sha256(data) != digest:
+                raise OSError(f"{file}: the file changed while it was being added; add it "
+                              "again")
+            rows: Iterable[pl.DataFrame] = [read_power(data, path=str(file), tz=tz,
+                                                       format=fmt)[1]]
+            del data
+        else:
+            rows = read_ahead
+        say(file, f"reading and loading its samples, keeping its {st.st_size / 1e6:,.1f} MB "
+                  "as a raw snapshot meanwhile")
+        with evidence_store.bounded_memory(con), evidence_store.snapshot_meanwhile(
+                con, file, digest, source="power", size=st.st_size) as kept:
+            result = load_parts(con, source=f"power:{digest[:16]}", vintage="evidence",
+                                table=POWER_SAMPLES, snapshot_sha256=digest, parts=rows,
+                                fingerprint=_fingerprint(digest, fmt, tz), snapshot_kept=kept)
     evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
     return result
 

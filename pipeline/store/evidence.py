@@ -16,23 +16,22 @@ dropping it loses nothing but time.
 - `save_file_snapshot(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
   snapshot read piece by piece (`pipeline.store.snapshots.save_snapshot_chunks`: never whole
   in memory, nor one 0.4 GB value), in its own transaction; refused when the bytes read are
-  not `size` long (changed meanwhile). Uncompressed when big enough to fill row groups
-  (`save_snapshot_chunks`): DuckDB's compression of a 383 MB log costs ~3 s of CPU (more than
-  parsing it) for a 3-6x smaller file.
+  not `size` long (changed meanwhile).
+- `snapshot_meanwhile(con, path, sha256, *, source, size)`: the same in a thread, on a cursor
+  of its own, while the caller loads the file's rows on `con`; yields the `wait()` to call
+  before recording the load that links the snapshot.
 - `bounded_memory(con)`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row
-  groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows);
-  `drop_cached(con)` inside it empties that cache (between a log's snapshot and its rows).
+  groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import duckdb
 
 from pipeline.store.snapshots import CHUNK_BYTES, save_snapshot_chunks
 
@@ -90,11 +89,59 @@ def save_file_snapshot(con: Any, path: Path, sha256: str, *, source: str, size: 
                 yield chunk
 
     return save_snapshot_chunks(con, sha256, chunks(), source=source,
-                                url=path.resolve().as_uri(), size=size, compress=False)
+                                url=path.resolve().as_uri(), size=size)
 
 
-#: DuckDB's memory limit while a big log's rows are loaded (`bounded_memory`).
-LOAD_MEMORY = "400MB"
+@contextmanager
+def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: int
+                       ) -> Iterator[Callable[[], None]]:
+    """`save_file_snapshot` in a thread, on a cursor of `con` (a transaction of its own), while
+    the block loads the file's rows on `con`: DuckDB inserts the parts from one Arrow stream,
+    on one core, so the two loads together keep both busy (0.5-1 s less for a 383 MB log,
+    benchmarks/power_log.py). Yields `wait()`, which returns once the snapshot is kept
+    (committed) and raises its error when it could not be: call it before recording a load
+    that links the snapshot. Leaving the block waits too; leaving it on an error stops the
+    reading (nothing kept, unless committed already: then the next writer's sweep removes it,
+    as no load links it)."""
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def chunks() -> Iterator[bytes]:
+        with path.open("rb") as file:
+            while not stop.is_set() and (chunk := file.read(CHUNK_BYTES)):
+                yield chunk
+
+    def keep() -> None:
+        try:
+            save_snapshot_chunks(cursor, sha256, chunks(), source=source,
+                                 url=path.resolve().as_uri(), size=size)
+        except BaseException as error:  # raised by wait(), in the caller's thread
+            failed.append(error)
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    cursor = con.cursor()
+    thread = threading.Thread(target=keep, name="raw-snapshot", daemon=True)
+    thread.start()
+    try:
+        yield wait
+    except BaseException:
+        stop.set()  # a stopped reading is short of `size`: rolled back
+        thread.join()
+        raise
+    else:
+        wait()
+    finally:
+        cursor.close()
+
+
+#: DuckDB's memory limit while a big log's rows are loaded and its snapshot kept
+#: (`bounded_memory`): at 200 MB, 0.82-0.84 GB peak RSS for the 383 MB log of
+#: benchmarks/power_log.py (0.92-0.96 GB at 300 MB, 1.01-1.05 GB at 400 MB), no slower.
+LOAD_MEMORY = "200MB"
 
 
 @contextmanager
@@ -104,16 +151,3 @@ def bounded_memory(con: Any) -> Iterator[None]:
         yield
     finally:
         con.execute("RESET memory_limit")
-
-
-def drop_cached(con: Any) -> None:
-    """Inside `bounded_memory`: drop the blocks DuckDB keeps cached (those it just wrote, up
-    to its limit: 0.27 GB of a 383 MB log's snapshot parts, which added 0.2 GB to the peak
-    RSS of the rows' load that follows), by lowering the limit for a moment. Best effort:
-    pinned blocks stay."""
-    try:
-        con.execute("SET memory_limit = '16MB'")
-    except duckdb.OutOfMemoryException:
-        pass
-    finally:
-        con.execute(f"SET memory_limit = '{LOAD_MEMORY}'")

@@ -112,16 +112,20 @@ def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
 
 
 def load_parts(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: Table,
-               snapshot_sha256: str, parts: Iterable[pl.DataFrame], *, fingerprint: str
-               ) -> LoadResult:
+               snapshot_sha256: str, parts: Iterable[pl.DataFrame], *, fingerprint: str,
+               snapshot_kept: Callable[[], None] | None = None) -> LoadResult:
     """`load` of one table's rows arriving part by part (a 10-million-row power log read in
     parts, never whole), each part validated by whoever yields it; `fingerprint` (required:
     the rows are not all at hand to be hashed) decides `unchanged` before any part is read.
     A part that fails to read rolls the load back; its error propagates, not recorded (as
-    when a caller's own validation fails before `load`)."""
+    when a caller's own validation fails before `load`). `snapshot_kept`, for a snapshot
+    being kept meanwhile (`pipeline.store.evidence.snapshot_meanwhile`), is called before
+    the load is recorded, loaded or refused: it returns once the snapshot the load links is
+    kept, or raises why it is not (then nothing is recorded)."""
     return _write(con, source, vintage, uuid.uuid4().hex, _now(),
                   ((table.name, part.select(table.columns), snapshot_sha256) for part in parts),
-                  fingerprint, {snapshot_sha256}, [table.name], _as_is)
+                  fingerprint, {snapshot_sha256}, [table.name], _as_is,
+                  snapshot_kept or (lambda: None))
 
 
 def previous_fingerprint(con: duckdb.DuckDBPyConnection, source: str, vintage: str
@@ -137,7 +141,8 @@ def previous_fingerprint(con: duckdb.DuckDBPyConnection, source: str, vintage: s
 def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: str,
            started: datetime, frames: Iterable[tuple[str, pl.DataFrame, str]],
            fingerprint: str, snapshots: set[str], tables: list[str],
-           clean: Callable[[str], str]) -> LoadResult:
+           clean: Callable[[str], str], snapshots_kept: Callable[[], None] = lambda: None
+           ) -> LoadResult:
     """The transaction of `load` and `load_parts`: `unchanged` when the source's last good
     load of `vintage` had this fingerprint, else its rows replaced by `frames`."""
     previous = previous_fingerprint(con, source, vintage)
@@ -165,12 +170,14 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
             else:
                 rows += _insert(con, name, frame,
                                 {"load_id": load_id, "snapshot_sha256": snapshot})
+        snapshots_kept()
         con.execute(
             "UPDATE loads SET status = 'ok', finished_at_utc = ?, row_count = ? "
             "WHERE load_id = ?", [_now(), rows, load_id])
         con.execute("COMMIT")
     except duckdb.Error as error:
         con.execute("ROLLBACK")
+        snapshots_kept()  # raises again when it was what failed: nothing to record then
         _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
                      status="failed", row_count=0, snapshots=snapshots,
                      tables=",".join(tables), error=clean(str(error)))

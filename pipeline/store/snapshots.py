@@ -19,6 +19,13 @@ into the file (the WAL only points at them): the log's 373,613 parts take 1.4 s 
 0.54 GB instead of 2.4-3.0 s and 1.19 GB. Parts of a few MB were measured too: 92 rows, all
 through the WAL (382 MB of it), 1.6-2.0 GB.
 
+Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of the
+log's parts costs 2.5 s of CPU (more than parsing it) for a file about 3x smaller (120 MB
+instead of 391 MB), and a column's own setting, unlike DuckDB's global `force_compression`,
+lets a log's bytes be kept while its rows are loaded (compressed) by another connection
+(`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this is
+rewritten so by a writer (`ensure_snapshot_tables`), once.
+
 - `save_snapshot(con, content, *, source, url, params=None, fetched_at=None) -> sha256`
 - `save_snapshot_chunks(con, digest, chunks, *, source, url, ...) -> sha256`: the same from
   an iterable of bytes (a file read piece by piece, never whole), `digest` being the caller's.
@@ -30,7 +37,6 @@ through the WAL (382 MB of it), 1.6-2.0 GB.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
@@ -58,7 +64,8 @@ _DDL = (
     # no key: parts are written only with their meta row (whose sha256 is the key), in one
     # transaction, after checking none is kept; an index would cost each part an entry
     f"""CREATE TABLE IF NOT EXISTS {PARTS} (
-        sha256 VARCHAR NOT NULL, part INTEGER NOT NULL, content BLOB NOT NULL)""",
+        sha256 VARCHAR NOT NULL, part INTEGER NOT NULL,
+        content BLOB USING COMPRESSION uncompressed NOT NULL)""",
     # a snapshot of one part is that part; more are joined in order (as hex: DuckDB has no
     # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view
     f"""CREATE VIEW IF NOT EXISTS {VIEW} AS
@@ -86,12 +93,17 @@ def sha256(data: bytes) -> str:
 
 def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     """The tables and view of the layout above; a store of the older layout is split into
-    parts first (once: it has the view afterwards)."""
+    parts first (once: it has the view afterwards), one of compressed parts rewritten."""
     if relation_kind(con, VIEW) == "BASE TABLE":
         _split_old_snapshots(con)
         return
     for ddl in _DDL:
         con.execute(ddl)
+    (created,) = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ? AND "
+                             "schema_name = current_schema() AND database_name = "
+                             "current_database()", [PARTS]).fetchall()[0]
+    if "USING COMPRESSION" not in created:
+        _uncompress_parts(con)
 
 
 def relation_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
@@ -126,6 +138,22 @@ def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
             del content
         con.execute("DROP TABLE raw_snapshots_before_parts")
         con.execute(_DDL[2])
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def _uncompress_parts(con: duckdb.DuckDBPyConnection) -> None:
+    """A parts table of compressed content rewritten with the column uncompressed (DuckDB has
+    no ALTER for a column's compression), rows in the same order; all or nothing."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"ALTER TABLE {PARTS} RENAME TO raw_snapshot_parts_compressed")
+        con.execute(_DDL[1])
+        con.execute(f"INSERT INTO {PARTS} SELECT sha256, part, content FROM "
+                    "raw_snapshot_parts_compressed")
+        con.execute("DROP TABLE raw_snapshot_parts_compressed")
     except BaseException:
         con.execute("ROLLBACK")
         raise
@@ -188,22 +216,15 @@ def save_snapshot(con: duckdb.DuckDBPyConnection, content: bytes, *, source: str
 def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
                          chunks: Iterable[bytes | memoryview], *, source: str, url: str,
                          params: dict[str, Any] | None = None,
-                         fetched_at: datetime | None = None, size: int | None = None,
-                         compress: bool = True) -> str:
+                         fetched_at: datetime | None = None, size: int | None = None) -> str:
     """`save_snapshot` of bytes arriving in chunks (whole parts each, but the last), `digest`
     their sha256 as the caller took it; nothing to do when kept already (the chunks are not
     read). Meta and parts in one transaction, or in the caller's when one is open. With
     `size`, bytes of another length are refused (OSError: the file changed since it was
-    hashed) and nothing is kept. `compress=False` stores the parts uncompressed: DuckDB's
-    compression of a 383 MB log costs 3 s of CPU (more than parsing it) for a 3-6x smaller
-    file. It holds for the row groups this transaction writes itself (a snapshot above about
-    120 MiB); fewer parts go through the WAL, and the later checkpoint that writes them
-    compresses them as it does everything."""
+    hashed) and nothing is kept."""
     if snapshot_kept(con, digest):
         return digest
     own = _begin(con)
-    if not compress:
-        con.execute("SET force_compression = 'uncompressed'")
     try:
         written = _insert_parts(con, digest, chunks)
         if size is not None and written != size:
@@ -220,13 +241,6 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
         if own:
             con.execute("ROLLBACK")
         raise
-    finally:
-        # after the ROLLBACK: in a transaction a failed statement aborted, the RESET would
-        # fail too and hide the error that did (in a caller's aborted transaction it cannot
-        # run: the setting then stays, changing only how later writes are compressed)
-        if not compress:
-            with contextlib.suppress(duckdb.TransactionException):
-                con.execute("RESET force_compression")
     return digest
 
 

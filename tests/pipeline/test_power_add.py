@@ -13,9 +13,12 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from pipeline import store
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.power import add_power_logs, read_power_files
 from pipeline.store import connect, power_samples
+from pipeline.store.evidence import snapshot_meanwhile
+from pipeline.store.loads import LoadFailed, load_parts
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power.registry import read_power, read_power_parts
@@ -221,3 +224,39 @@ def test_a_touched_log_is_hashed_and_still_read_back_from_the_store(tmp_path: Pa
     assert frame.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10
     assert files[0].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     con.close()
+
+
+def test_bytes_kept_meanwhile_are_kept_before_the_refused_load_that_links_them(
+        tmp_path: Path) -> None:
+    # the rows are refused by the database (a time that is not one, past the reader): the
+    # load is recorded failed, linking the file's bytes, which are kept, whole, by then
+    path = log(tmp_path / "smi.csv", 10)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    bad = read_power(path.read_bytes(), path=str(path), tz="UTC")[1].with_columns(
+        sample_utc=pl.lit("not a time"))
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    with snapshot_meanwhile(con, path, digest, source="power",
+                            size=path.stat().st_size) as kept:
+        with pytest.raises(LoadFailed, match="Conversion Error"):
+            load_parts(con, "power:bad", "evidence", POWER_SAMPLES, digest, [bad],
+                       fingerprint="f", snapshot_kept=kept)
+        assert store.snapshot_content(con, digest) == path.read_bytes()
+    assert con.execute("SELECT l.status, s.snapshot_sha256 FROM loads l JOIN load_snapshots s "
+                       "USING (load_id)").fetchall() == [("failed", digest)]
+
+
+def test_bytes_that_changed_while_kept_meanwhile_record_no_load(tmp_path: Path) -> None:
+    # hashed at one size, read at another (the file changed): the snapshot is refused, so
+    # the load that would link it is rolled back and nothing is recorded or kept
+    path = log(tmp_path / "smi.csv", 10)
+    digest, size = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_size
+    rows = read_power(path.read_bytes(), path=str(path), tz="UTC")[1]
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    changed = f"{size} bytes read where {size + 1} were hashed"
+    with pytest.raises(OSError, match=changed), snapshot_meanwhile(
+            con, path, digest, source="power", size=size + 1) as kept:
+        load_parts(con, "power:changed", "evidence", POWER_SAMPLES, digest, [rows],
+                   fingerprint="f", snapshot_kept=kept)
+    assert con.execute("SELECT (SELECT count(*) FROM loads), (SELECT count(*) FROM "
+                       "core__power_samples), (SELECT count(*) FROM raw_snapshot_meta)"
+                       ).fetchall() == [(0, 0, 0)]

@@ -44,7 +44,7 @@ def test_a_file_read_in_chunks_is_numbered_across_them(tmp_path: Path) -> None:
     first, last = b"a" * CHUNK_BYTES, b"0123456789"
     digest = hashlib.sha256(first + last).hexdigest()
     save_snapshot_chunks(con, digest, iter([first, last]), source="power", url="file:///x",
-                         size=CHUNK_BYTES + 10, compress=False)
+                         size=CHUNK_BYTES + 10)
     found = parts_of(con, digest)
     assert len(found) == CHUNK_BYTES // PART_BYTES + 1 == 16385
     assert found[-1] == (16384, 10) and found[-2] == (16383, PART_BYTES)
@@ -62,8 +62,8 @@ def test_bytes_of_another_length_than_hashed_keep_nothing(tmp_path: Path) -> Non
 
 def test_bytes_that_fail_to_read_say_why_and_keep_nothing(tmp_path: Path) -> None:
     # the chunks fail inside DuckDB's INSERT (its transaction aborted): the error says what
-    # failed (the file's own error), not "Current transaction is aborted" from the RESET of
-    # the compression setting, which runs after the ROLLBACK
+    # failed (the file's own error), not "Current transaction is aborted" from a statement
+    # run in that transaction after it
     con = store.connect(tmp_path / "s.duckdb")
 
     def chunks() -> Iterator[bytes]:
@@ -71,10 +71,56 @@ def test_bytes_that_fail_to_read_say_why_and_keep_nothing(tmp_path: Path) -> Non
         raise OSError("disk gone while reading evidence.csv")
 
     with pytest.raises(duckdb.Error, match="disk gone while reading evidence"):
-        save_snapshot_chunks(con, "d" * 64, chunks(), source="power", url="file:///e.csv",
-                             compress=False)
+        save_snapshot_chunks(con, "d" * 64, chunks(), source="power", url="file:///e.csv")
     assert con.execute("SELECT count(*) FROM raw_snapshot_parts").fetchall() == [(0,)]
+
+
+def content_compression(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The compression of every stored segment of the parts' `content` column."""
+    return {str(r[0]) for r in con.execute(
+        "SELECT compression FROM pragma_storage_info('raw_snapshot_parts') WHERE column_name "
+        "= 'content' AND segment_type = 'BLOB'").fetchall()}
+
+
+def test_parts_are_stored_uncompressed_without_a_global_setting(tmp_path: Path) -> None:
+    # 300,000 bytes of one letter, in 293 parts: DuckDB's `auto` choice stores them as
+    # DICT_FSST (so it did before the column's setting); the content column's own USING
+    # COMPRESSION keeps them as they are, once checkpointed
+    con = store.connect(tmp_path / "s.duckdb")
+    store.save_snapshot(con, b"a" * 300_000, source="s", url="https://a")
+    con.execute("CHECKPOINT")
+    assert content_compression(con) == {"Uncompressed"}
     assert con.execute("SELECT current_setting('force_compression')").fetchall() == [("auto",)]
+
+
+def test_an_older_parts_table_is_rewritten_uncompressed_by_a_writer(tmp_path: Path) -> None:
+    # the parts table as it was before its column setting, holding two snapshots' parts
+    path = tmp_path / "s.duckdb"
+    con = store.connect(path)
+    big = store.save_snapshot(con, BIG, source="ecb", url="https://ecb/1")
+    small = store.save_snapshot(con, SMALL, source="ecb", url="https://ecb/2")
+    store.record_failure(con, "ecb", "2025-05", [big, small], "parse error: x")
+    con.execute("CREATE TABLE kept AS SELECT * FROM raw_snapshot_parts")
+    con.execute("DROP TABLE raw_snapshot_parts")
+    con.execute("CREATE TABLE raw_snapshot_parts (sha256 VARCHAR NOT NULL, part INTEGER NOT "
+                "NULL, content BLOB NOT NULL)")
+    con.execute("INSERT INTO raw_snapshot_parts SELECT * FROM kept")
+    con.execute("DROP TABLE kept")
+    con.close()
+    reader = store.connect(path, read_only=True)  # read as it is
+    assert store.snapshot_content(reader, big) == BIG
+    reader.close()
+    con = store.connect(path)
+    (created,) = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = "
+                             "'raw_snapshot_parts'").fetchall()[0]
+    assert '"content" BLOB USING COMPRESSION Uncompressed NOT NULL' in created
+    # 5,120 bytes = 5 parts of 1,024; 14 bytes = 1 part: the same parts, the same bytes
+    assert [n for n, _ in parts_of(con, big)] == [0, 1, 2, 3, 4]
+    assert parts_of(con, small) == [(0, len(SMALL))]
+    assert [s.content for s in store.latest_load_snapshots(con, "ecb", "2025-05")] == [
+        BIG, SMALL]
+    assert con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE "
+                       "'raw_snapshot_parts%'").fetchall() == [("raw_snapshot_parts",)]
 
 
 def test_parts_read_out_of_order_are_put_in_order_and_a_missing_one_is_an_error(
