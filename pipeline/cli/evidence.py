@@ -236,6 +236,9 @@ def add_command(
                         "--window-end, --json), not both")
         _fleet(parquet, window_start, window_end, as_json)
         return
+    from pipeline.evidence.hashing import HashedAhead
+
+    hashed = HashedAhead(paths or [])  # big files hashed while the rest imports
     import duckdb
 
     from pipeline.evidence.add import add_evidence
@@ -251,7 +254,7 @@ def add_command(
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress: add_evidence(
             con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
-            progress=progress))
+            progress=progress, hashed=hashed))
     except (ParseError, ValidationFailed, LoadFailed, duckdb.Error, ValueError, OSError) as err:
         raise _fail(str(err)) from None
     for note in notes:

@@ -1,14 +1,15 @@
 """`scorecard evidence add`: benchmark results and power logs, each recognised by its content,
 into the store.
 
-`add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None) ->
-([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
+`add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None, hashed=None)
+-> ([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
 split_files`; benchmark results loaded by `pipeline.evidence.bench.add_bench_files` (runs and
 requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.
 add_power_logs` (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`,
 each file's bytes kept as a raw snapshot: adding the same file twice changes nothing; invalid
 rows load nothing (ValidationFailed, raised by the readers' validation before any row is
-written). `notes` names the files of folders that are neither and were skipped.
+written). `notes` names the files of folders that are neither and were skipped. `hashed`
+(`pipeline.evidence.hashing.HashedAhead`) holds the digests of big files hashed beforehand.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any
 
 from pipeline.evidence.bench import add_bench_files
 from pipeline.evidence.files import split_files
+from pipeline.evidence.hashing import HashedAhead
 from pipeline.evidence.power import add_power_logs
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                  power_fmt: str | None = None, tz: str | None = None,
-                 progress: Callable[[str, str], None] | None = None
-                 ) -> tuple[list[tuple[str, Any]], list[str]]:
+                 progress: Callable[[str, str], None] | None = None,
+                 hashed: HashedAhead | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
     """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:
@@ -33,4 +35,5 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     in_folder = any(Path(p).is_dir() for p in paths)
     results = add_bench_files(con, bench, fmt=fmt, tz=tz, progress=progress,
                               notes=notes if in_folder else None) if bench else []
-    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress), notes
+    return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
+                                    hashed=hashed), notes

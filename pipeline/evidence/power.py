@@ -29,15 +29,17 @@ energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken ju
 after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
 counter that dropped (reset, or snapshots of different runs) is an error, never a figure.
 
-`add_power_logs(con, files, *, fmt=None, tz=None) -> list[(file, LoadResult)]` (for `scorecard
-evidence add`): each log's bytes kept as a raw snapshot (read in pieces, stored in parts:
-`pipeline.store.snapshots`), then its samples loaded into `core__power_samples` (a view over
-two tables: `pipeline.store.power_samples`) in one transaction, source `power:<sha256 prefix>`,
-vintage `evidence` (a process killed between the two leaves a snapshot no load links, which the
-next writer's sweep removes); the same file again is `unchanged`, answered without parsing it
-(and, when its size and modification time are unchanged, without reading it). nvidia-smi logs
-are read in parts of 16 MB (`sources.power.registry.read_power_parts`), the next part
-parsed in a thread while this one is inserted: a 36-hour log is never held whole.
+`add_power_logs(con, files, *, fmt=None, tz=None, progress=None, hashed=None) -> list[(file,
+LoadResult)]` (for `scorecard evidence add`): each log's bytes kept as a raw snapshot (read in
+pieces, stored in parts: `pipeline.store.snapshots`) while its samples are loaded into
+`core__power_samples` (a view over two tables: `pipeline.store.power_samples`) in one
+transaction, source `power:<sha256 prefix>`, vintage `evidence`; the snapshot commits first (a
+process killed between the two leaves a snapshot no load links, which the next writer's sweep
+removes). The same file again is `unchanged`, answered without parsing it (and, when its size
+and modification time are unchanged, without reading it). nvidia-smi logs are read in parts of
+16 MB (`sources.power.registry.read_power_parts`), the next part parsed in a thread while this
+one is inserted: a 36-hour log is never held whole. `hashed`
+(`pipeline.evidence.hashing.HashedAhead`) holds digests taken before the add began.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
 `pipeline.evidence.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
@@ -62,6 +64,7 @@ import sources.power
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.files import head, walk
+from pipeline.evidence.hashing import HashedAhead
 from pipeline.evidence.measured import EvidenceFile, PowerEvidence
 from pipeline.store import evidence as evidence_store
 from pipeline.store import power_samples, sha256
@@ -150,8 +153,8 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
 
 
 def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
-                   tz: str | None = None, progress: Callable[[str, str], None] | None = None
-                   ) -> list[tuple[str, Any]]:
+                   tz: str | None = None, progress: Callable[[str, str], None] | None = None,
+                   hashed: HashedAhead | None = None) -> list[tuple[str, Any]]:
     def say(file: Path, stage: str) -> None:
         if progress:
             progress(str(file), stage)
@@ -160,19 +163,19 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
     results = []
     for file in files:
         say(file, "checking")
-        results.append((str(file), _add_power_log(con, file, fmt, tz, say)))
+        results.append((str(file), _add_power_log(con, file, fmt, tz, say, hashed)))
     return results
 
 
 def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
-                   say: Callable[[Path, str], None]) -> Any:
+                   say: Callable[[Path, str], None], hashed: HashedAhead | None) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
     is answered from its recorded sha256, without reading it; else its bytes are hashed
-    (streamed), and a log already loaded with the same reader settings is `unchanged`, not
-    parsed. Otherwise the rows are read part by part when the format allows it (nvidia-smi:
-    a 36-hour log is never in memory whole) and loaded while the bytes are kept as a raw
-    snapshot, read in 16 MB pieces, in a transaction of their own that commits before the
-    load does (`snapshot_meanwhile`)."""
+    (streamed; or ahead, by `hashed`), and a log already loaded with the same reader settings
+    is `unchanged`, not parsed. Otherwise the rows are read part by part when the format
+    allows it (nvidia-smi: a 36-hour log is never in memory whole) and loaded while the bytes
+    are kept as a raw snapshot, read in 16 MB pieces, in a transaction of their own that
+    commits before the load does (`snapshot_meanwhile`)."""
     st, name = file.stat(), str(file.resolve())
     recorded = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
     if recorded is not None and (loaded := _same_load(con, recorded, fmt, tz)) is not None:
@@ -182,7 +185,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     # not changed: a part's parse, on the other core)
     ahead = _read_ahead(parts[1]) if parts is not None else contextlib.nullcontext(None)
     with ahead as read_ahead:
-        digest = recorded
+        digest = recorded or (hashed.sha256(file, st) if hashed else None)
         if digest is None:
             say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
             with file.open("rb") as handle:
