@@ -15,9 +15,10 @@ It writes the log with a seeded generator, then, `runs` times, each in a fresh c
   3. unchanged: the same command again on that store (answered from the file's recorded
      size, modification time and sha256, no parse); its imports (duckdb, polars, the CLI:
      0.6-0.9 s on a quiet machine) and the answer after them are timed apart;
-  4. with `--phases`, `add_power_logs` into another new store, each stage it reports
-     (checking, hashing, reading and loading the rows with the snapshot kept meanwhile,
-     closing) timed in wall and CPU seconds by its progress callback.
+  4. with `--phases`, `add_power_logs` into another new store (the log hashed ahead, as the
+     command does), each stage it reports (checking, hashing when not done yet, reading and
+     loading the rows with the snapshot kept meanwhile, closing) timed in wall and CPU
+     seconds by its progress callback.
 
 and prints each figure, the ratio of ours to the baseline of the same run, and the medians.
 Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s.
@@ -78,6 +79,9 @@ def child(what: str, log: Path, db: Path) -> None:
     elif what == "phases":
         import resource
 
+        from pipeline.evidence.hashing import HashedAhead
+
+        hashed = HashedAhead([log])  # as the command does: hashed while the rest imports
         from pipeline.evidence.power import add_power_logs
         from pipeline.store import connect
 
@@ -91,7 +95,7 @@ def child(what: str, log: Path, db: Path) -> None:
         mark("open the store")
         con = connect(db)
         # the stages add_power_logs reports: checking, hashing, the rows (the snapshot beside them)
-        [(_, result)] = add_power_logs(con, [log], tz="UTC",
+        [(_, result)] = add_power_logs(con, [log], tz="UTC", hashed=hashed,
                                        progress=lambda what, stage: mark(stage.split(" ")[0]))
         mark("close")
         con.close()
