@@ -39,8 +39,8 @@ class HashedAhead:
                 after = path.stat()
                 if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
                     found = (after.st_size, after.st_mtime_ns, digest)
-            except OSError:
-                pass  # the add reads the file itself, and says what is wrong with it
+            except Exception:  # unread (gone, unreadable, no memory): the add hashes it
+                pass  # itself and says what is wrong; its turn is over, so no caller waits on
             with self._ready:
                 self._done[path] = found
                 self._ready.notify_all()
