@@ -4,11 +4,13 @@ power log's sha256 (0.45 s for 383 MB) is ready when the add needs it.
 
 `HashedAhead(paths, min_bytes=AHEAD_BYTES)` starts one thread hashing, in order, the regular
 files among `paths` of at least `min_bytes` (folders are walked later, by the add; smaller
-files, benchmark results among them, are read whole by their reader, which hashes their
-bytes). `.sha256(path, stat)` is that file's digest, waiting for it when its turn has not
-come yet, or None when it was not hashed ahead, could not be read, or has changed since
-(another size or modification time): the caller then hashes it itself. Standard library
-only, so that it can be imported first.
+files are hashed by the add when their turn comes). A benchmark result that big is hashed in
+vain, on the other core while the modules import: its reader reads it whole and hashes those
+bytes (power logs can be JSON too, so no name tells them apart beforehand).
+`.sha256(path, stat)` is that file's digest, waiting for it when its turn has not come yet,
+or None when it was not hashed ahead, could not be read, or has changed since (another size,
+modification time, inode or change time, which no `touch` can set back): the caller then
+hashes it itself. Standard library only, so that it can be imported first.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ AHEAD_BYTES = 16 << 20
 class HashedAhead:
     def __init__(self, paths: Sequence[Path], min_bytes: int = AHEAD_BYTES) -> None:
         self._files = [Path(p).resolve() for p in paths if _big_file(Path(p), min_bytes)]
-        self._done: dict[Path, tuple[int, int, str] | None] = {}
+        self._done: dict[Path, tuple[tuple[int, ...], str] | None] = {}
         self._ready = threading.Condition()
         threading.Thread(target=self._hash_all, name="hash-ahead", daemon=True).start()
 
@@ -34,11 +36,10 @@ class HashedAhead:
         for path in self._files:
             found = None
             try:
-                before = path.stat()
+                before = _identity(path.stat())
                 digest = _sha256(path)
-                after = path.stat()
-                if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
-                    found = (after.st_size, after.st_mtime_ns, digest)
+                if _identity(path.stat()) == before:
+                    found = (before, digest)
             except Exception:  # unread (gone, unreadable, no memory): the add hashes it
                 pass  # itself and says what is wrong; its turn is over, so no caller waits on
             with self._ready:
@@ -52,9 +53,15 @@ class HashedAhead:
         with self._ready:
             self._ready.wait_for(lambda: path in self._done)
             found = self._done[path]
-        if found is None or found[:2] != (stat.st_size, stat.st_mtime_ns):
+        if found is None or found[0] != _identity(stat):
             return None
-        return found[2]
+        return found[1]
+
+
+def _identity(stat: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file's bytes may have: its size, modification and change times,
+    and which file it is."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev
 
 
 def _sha256(path: Path) -> str:

@@ -35,8 +35,9 @@ pieces, stored in parts: `pipeline.store.snapshots`) while its samples are loade
 `core__power_samples` (a view over two tables: `pipeline.store.power_samples`) in one
 transaction, source `power:<sha256 prefix>`, vintage `evidence`; the snapshot commits first (a
 process killed between the two leaves a snapshot no load links, which the next writer's sweep
-removes). The same file again is `unchanged`, answered without parsing it (and, when its size
-and modification time are unchanged, without reading it). nvidia-smi logs are read in parts of
+removes). The same file again is `unchanged`: when its size and modification time are
+unchanged, without reading it; else once it is hashed, its rows not loaded (an nvidia-smi
+log's first one or two parts are parsed meanwhile, in vain). nvidia-smi logs are read in parts of
 16 MB (`sources.power.registry.read_power_parts`), the next part parsed in a thread while this
 one is inserted: a 36-hour log is never held whole. `hashed`
 (`pipeline.evidence.hashing.HashedAhead`) holds digests taken before the add began.
@@ -171,11 +172,12 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                    say: Callable[[Path, str], None], hashed: HashedAhead | None) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
     is answered from its recorded sha256, without reading it; else its bytes are hashed
-    (streamed; or ahead, by `hashed`), and a log already loaded with the same reader settings
-    is `unchanged`, not parsed. Otherwise the rows are read part by part when the format
-    allows it (nvidia-smi: a 36-hour log is never in memory whole) and loaded while the bytes
-    are kept as a raw snapshot, read in 16 MB pieces, in a transaction of their own that
-    commits before the load does (`snapshot_meanwhile`)."""
+    (streamed; or ahead, by `hashed`) while the first parts are parsed, and a log already
+    loaded with the same reader settings is `unchanged`, its rows not loaded. Otherwise the
+    rows are read part by part when the format allows it (nvidia-smi: a 36-hour log is never
+    in memory whole) and loaded while the bytes are kept as a raw snapshot, read in 16 MB
+    pieces, in a transaction of their own that commits before the load does
+    (`snapshot_meanwhile`)."""
     st, name = file.stat(), str(file.resolve())
     recorded = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
     if recorded is not None and (loaded := _same_load(con, recorded, fmt, tz)) is not None:

@@ -13,13 +13,12 @@ dropping it loses nothing but time.
 - `put(con, sha256, reader_key, path, runs_json, requests)`: insert or replace.
 - `digest_of(con, path, size, mtime_ns) -> sha256 | None` and `put_digest(...)`: the file
   digests seen (`cache__bench_files`), so an unchanged file is not read to be hashed.
-- `save_file_snapshot(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
+- `snapshot_meanwhile(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
   snapshot read piece by piece (`pipeline.store.snapshots.save_snapshot_chunks`: never whole
-  in memory, nor one 0.4 GB value), in its own transaction; refused when the bytes read are
-  not `size` long (changed meanwhile).
-- `snapshot_meanwhile(con, path, sha256, *, source, size)`: the same in a thread, on a cursor
-  of its own, while the caller loads the file's rows on `con`; yields the `wait()` to call
-  before recording the load that links the snapshot.
+  in memory, nor one 0.4 GB value), in a thread, in its own transaction on a cursor of its
+  own, while the caller loads the file's rows on `con`; refused when the bytes read are not
+  `size` long (changed meanwhile); yields the `wait()` to call before recording the load
+  that links the snapshot.
 - `bounded_memory(con)`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row
   groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows).
 """
@@ -80,30 +79,21 @@ def put(con: Any, sha256: str, reader_key: str, path: str, runs_json: str,
                 [sha256, reader_key, path, runs_json, requests, datetime.now(UTC)])
 
 
-def save_file_snapshot(con: Any, path: Path, sha256: str, *, source: str, size: int) -> str:
-    """Keep the file's bytes content-addressed (as `pipeline.store.save_snapshot`), `sha256`
-    being the digest the caller took of them; nothing to do when kept already."""
-    def chunks() -> Iterator[bytes]:
-        with path.open("rb") as file:
-            while chunk := file.read(CHUNK_BYTES):
-                yield chunk
-
-    return save_snapshot_chunks(con, sha256, chunks(), source=source,
-                                url=path.resolve().as_uri(), size=size)
-
-
 @contextmanager
 def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: int
                        ) -> Iterator[Callable[[], None]]:
-    """`save_file_snapshot` in a thread, on a cursor of `con` (a transaction of its own), while
-    the block loads the file's rows on `con`: DuckDB inserts the parts from one Arrow stream,
-    on one core, so the two loads together keep both busy (0.5-1 s less for a 383 MB log,
-    benchmarks/power_log.py). Yields `wait()`, which returns once the snapshot is kept
-    (committed) and raises its error when it could not be: call it before recording a load
-    that links the snapshot. Leaving the block waits too; leaving it on an error stops the
-    reading (nothing kept, unless committed already: then the next writer's sweep removes it,
-    as no load links it)."""
-    stop = threading.Event()
+    """Keep the file's bytes content-addressed (as `pipeline.store.save_snapshot`, `sha256`
+    being the digest the caller took of them; nothing to do when kept already), read in
+    pieces of `CHUNK_BYTES`, in a thread, on a cursor of `con` (a transaction of its own),
+    while the block loads the file's rows on `con`: DuckDB inserts the parts from one Arrow
+    stream, on one core, so the two loads together keep both busy (benchmarks/power_log.py).
+    Yields `wait()`, which returns once the snapshot is kept (committed) and raises its error
+    when it could not be (OSError when the bytes read are not `size` long: the file changed):
+    call it before recording a load that links the snapshot. Leaving the block waits too;
+    leaving it on an error stops the reading (nothing kept, unless committed already: then
+    the next writer's sweep removes it, as no load links it). The cursor is closed only once
+    the thread is done, a second Ctrl-C while it finishes included."""
+    stop, done = threading.Event(), threading.Event()
     failed: list[BaseException] = []
 
     def chunks() -> Iterator[bytes]:
@@ -117,25 +107,40 @@ def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: 
                                  url=path.resolve().as_uri(), size=size)
         except BaseException as error:  # raised by wait(), in the caller's thread
             failed.append(error)
+        finally:
+            done.set()
 
     def wait() -> None:
-        thread.join()
+        done.wait()
         if failed:
             raise failed[0]
 
     cursor = con.cursor()
     thread = threading.Thread(target=keep, name="raw-snapshot", daemon=True)
-    thread.start()
     try:
+        thread.start()
         yield wait
-    except BaseException:
-        stop.set()  # a stopped reading is short of `size`: rolled back
-        thread.join()
-        raise
-    else:
         wait()
     finally:
+        stop.set()  # on an error: a reading stopped short of `size` is rolled back
+        if thread.ident is not None:  # started
+            _wait_through_interrupts(done)
         cursor.close()
+
+
+def _wait_through_interrupts(done: threading.Event) -> None:
+    """`done.wait()` that a Ctrl-C does not cut short (re-raised once `done` is set): closing
+    a cursor the snapshot's thread still uses would fail, or abort the process. (An Event, not
+    `Thread.join`: on Python 3.11 a join cut short by Ctrl-C can leave `is_alive()` False
+    while the thread runs.)"""
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait()
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 #: DuckDB's memory limit while a big log's rows are loaded and its snapshot kept

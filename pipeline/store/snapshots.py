@@ -92,17 +92,19 @@ def sha256(data: bytes) -> str:
 
 
 def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """The tables and view of the layout above; a store of the older layout is split into
-    parts first (once: it has the view afterwards), one of compressed parts rewritten."""
-    if relation_kind(con, VIEW) == "BASE TABLE":
+    """The tables and view of the layout above (one catalogue query finds which layout the
+    store has); a store of the older layout is split into parts first (once: it has the view
+    afterwards), one of compressed parts rewritten (once: its DDL says so afterwards)."""
+    tables = dict(con.execute(  # base tables only: the view is no table in the new layout
+        "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?) AND "
+        "schema_name = current_schema() AND database_name = current_database()",
+        [VIEW, PARTS]).fetchall())
+    if VIEW in tables:
         _split_old_snapshots(con)
         return
     for ddl in _DDL:
         con.execute(ddl)
-    (created,) = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ? AND "
-                             "schema_name = current_schema() AND database_name = "
-                             "current_database()", [PARTS]).fetchall()[0]
-    if "USING COMPRESSION" not in created:
+    if PARTS in tables and "USING COMPRESSION" not in tables[PARTS]:
         _uncompress_parts(con)
 
 

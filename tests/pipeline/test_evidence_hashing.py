@@ -30,6 +30,22 @@ def test_a_file_hashed_ahead_has_its_sha256_until_it_changes(tmp_path: Path) -> 
     assert hashed.sha256(big, big.stat()) is None
 
 
+def test_a_file_rewritten_and_its_time_set_back_is_not_taken_for_the_one_hashed(
+        tmp_path: Path) -> None:
+    # other bytes of the same size, the modification time restored (as `cp -p` or `touch -r`
+    # would): only the change time shows it, and the digest hashed ahead is not handed out
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"a" * AHEAD_BYTES)
+    hashed = HashedAhead([big])
+    before = big.stat()
+    assert hashed.sha256(big, before) == hashlib.sha256(b"a" * AHEAD_BYTES).hexdigest()
+    big.write_bytes(b"b" * AHEAD_BYTES)
+    os.utime(big, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = big.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert hashed.sha256(big, after) is None
+
+
 def test_evidence_add_takes_the_digest_hashed_ahead(tmp_path: Path) -> None:
     # 3 seconds x 2 GPUs = 6 rows; the log is hashed ahead, so the add reports no hashing of
     # its own, and keeps the bytes under that sha256

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 import duckdb
@@ -16,8 +19,8 @@ from polars.testing import assert_frame_equal
 from pipeline import store
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.power import add_power_logs, read_power_files
-from pipeline.store import connect, power_samples
-from pipeline.store.evidence import snapshot_meanwhile
+from pipeline.store import connect, power_samples, snapshots
+from pipeline.store.evidence import _wait_through_interrupts, snapshot_meanwhile
 from pipeline.store.loads import LoadFailed, load_parts
 from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
@@ -229,18 +232,32 @@ def test_a_touched_log_is_hashed_and_still_read_back_from_the_store(tmp_path: Pa
 def test_bytes_kept_meanwhile_are_kept_before_the_refused_load_that_links_them(
         tmp_path: Path) -> None:
     # the rows are refused by the database (a time that is not one, past the reader): the
-    # load is recorded failed, linking the file's bytes, which are kept, whole, by then
-    path = log(tmp_path / "smi.csv", 10)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    bad = read_power(path.read_bytes(), path=str(path), tz="UTC")[1].with_columns(
+    # load is recorded failed, linking the file's bytes, which must be kept by then. The bytes
+    # come through a named pipe whose writer waits 0.5 s, so they arrive long after the
+    # refusal (milliseconds): a load recorded without waiting for them would leave them
+    # unkept when load_parts returns
+    data = log(tmp_path / "smi.csv", 10).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    bad = read_power(data, path="smi.csv", tz="UTC")[1].with_columns(
         sample_utc=pl.lit("not a time"))
+    pipe = tmp_path / "slow.csv"
+    os.mkfifo(pipe)
+
+    def write_late() -> None:
+        time.sleep(0.5)
+        with pipe.open("wb") as out:
+            out.write(data)
+
+    writer = threading.Thread(target=write_late)
+    writer.start()
     con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
-    with snapshot_meanwhile(con, path, digest, source="power",
-                            size=path.stat().st_size) as kept:
+    with snapshot_meanwhile(con, pipe, digest, source="power", size=len(data)) as kept:
         with pytest.raises(LoadFailed, match="Conversion Error"):
             load_parts(con, "power:bad", "evidence", POWER_SAMPLES, digest, [bad],
                        fingerprint="f", snapshot_kept=kept)
-        assert store.snapshot_content(con, digest) == path.read_bytes()
+        assert snapshots.snapshot_kept(con, digest)
+    writer.join()
+    assert store.snapshot_content(con, digest) == data
     assert con.execute("SELECT l.status, s.snapshot_sha256 FROM loads l JOIN load_snapshots s "
                        "USING (load_id)").fetchall() == [("failed", digest)]
 
@@ -260,3 +277,26 @@ def test_bytes_that_changed_while_kept_meanwhile_record_no_load(tmp_path: Path) 
     assert con.execute("SELECT (SELECT count(*) FROM loads), (SELECT count(*) FROM "
                        "core__power_samples), (SELECT count(*) FROM raw_snapshot_meta)"
                        ).fetchall() == [(0, 0, 0)]
+
+
+def test_a_ctrl_c_while_the_snapshot_finishes_is_raised_once_it_is_done() -> None:
+    # a KeyboardInterrupt raised by a signal handler 0.1 s into the wait for work that takes
+    # 0.4 s: the wait goes on (the snapshot's cursor may not be closed under its thread) and
+    # the interrupt comes after. SIGUSR1 with a handler raising it, sent to this thread: with
+    # polars loaded, a SIGINT's KeyboardInterrupt comes only once the wait is over anyway
+    # (measured), which would let this test pass without the loop
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    done = threading.Event()
+    threading.Timer(0.4, done.set).start()
+    before = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        threading.Timer(0.1, signal.pthread_kill, [threading.get_ident(), signal.SIGUSR1]
+                        ).start()
+        start = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            _wait_through_interrupts(done)
+        assert done.is_set() and time.perf_counter() - start >= 0.35
+    finally:
+        signal.signal(signal.SIGUSR1, before)
