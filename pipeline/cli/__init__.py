@@ -19,8 +19,10 @@ import typer
 
 class _Scorecard(typer.Typer):
     """The app, with the last word on errors that escape a command: the store in use by
-    another process exits 1 on one line; an unexpected exception exits 3 with a one-line
-    summary, the traceback only under `scorecard --debug` (or SCORECARD_DEBUG=1)."""
+    another process exits 1 on one line; a Ctrl-C exits 130 saying "interrupted" (typer's
+    code for a KeyboardInterrupt, also when DuckDB reports it as its error); an unexpected
+    exception exits 3 with a one-line summary, the traceback only under `scorecard --debug`
+    (or SCORECARD_DEBUG=1)."""
 
     debug = False
 
@@ -31,21 +33,35 @@ class _Scorecard(typer.Typer):
         gc.disable()
         try:
             return super().__call__(*args, **kwargs)
+        except SystemExit as done:
+            if done.code == INTERRUPTED:  # typer's exit for a KeyboardInterrupt, silent
+                print("interrupted", file=sys.stderr)
+            raise
         except Exception as error:  # the last word: never a bare traceback
             raise SystemExit(last_word(error, self.debug)) from None
 
 
+#: The exit code of a command cut short by Ctrl-C (128 + SIGINT, typer's for a
+#: KeyboardInterrupt).
+INTERRUPTED = 130
+
+
 def last_word(error: Exception, debug: bool = False) -> int:
     """Say what `error` was on one line of stderr and return the exit code: 1 for the store
-    in use by another scorecard process, 3 for anything unexpected (a bug)."""
+    in use by another scorecard process, `INTERRUPTED` for a Ctrl-C that DuckDB reported as
+    its error, 3 for anything unexpected (a bug)."""
     import os
     import traceback
 
     import duckdb
 
     from pipeline.store import StoreBusy
+    from pipeline.store.loads import interrupted
     from sources.text import one_line
 
+    if interrupted(error):
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     if isinstance(error, StoreBusy):
         print(one_line(str(error)), file=sys.stderr)
         return 1

@@ -18,7 +18,8 @@ docs/cli.md`; a test fails when this page and `--help` differ). Every command ta
 `error: ...` on stderr, names the file, key or line), 2 no usable market data (or a source
 failed in `ingest`, or one not ready in `ingest --check`; also a mistyped command line: an
 unknown option or a value outside its choices, with a usage line), 3 an unexpected error (a
-bug: one line, the traceback with `--debug`).
+bug: one line, the traceback with `--debug`), 130 interrupted (Ctrl-C: "interrupted" on
+stderr; a load cut short is rolled back, nothing recorded).
 """
 
 

@@ -177,6 +177,8 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
         con.execute("COMMIT")
     except duckdb.Error as error:
         con.execute("ROLLBACK")
+        if interrupted(error):  # a Ctrl-C, not the database refusing: nothing recorded
+            raise KeyboardInterrupt from error
         snapshots_kept()  # raises again when it was what failed: nothing to record then
         _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
                      status="failed", row_count=0, snapshots=snapshots,
@@ -187,6 +189,16 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
         con.execute("ROLLBACK")
         raise
     return LoadResult(load_id, "loaded", rows)
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether a DuckDB error is an interrupt, not a failure: DuckDB's own (a Ctrl-C seen
+    while it ran a statement, `RuntimeError: Query interrupted`, or `con.interrupt()`), or a
+    KeyboardInterrupt raised in the Python code of an Arrow stream it was reading, which
+    DuckDB reports as an error naming it."""
+    return (isinstance(error, duckdb.InterruptException)
+            or (isinstance(error, RuntimeError) and str(error) == "Query interrupted")
+            or (isinstance(error, duckdb.Error) and "KeyboardInterrupt" in str(error)))
 
 
 _MANY_ROWS = 100_000

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -101,3 +102,62 @@ def test_an_unexpected_exception_exits_3_traceback_only_with_debug(
     assert last == ("scorecard: unexpected error (a bug; please report it): KeyError: "
                     "'missing'; run `scorecard --debug ...` for the traceback")
     assert ("Traceback (most recent call last)" in err) is debug
+
+
+def _interrupted_app() -> typer.Typer:
+    """An app of the CLI's own class whose commands are cut short as a Ctrl-C cuts them: in
+    Python code, in a DuckDB statement, and in the Python code of an Arrow stream DuckDB
+    reads (DuckDB then reports an error naming the KeyboardInterrupt)."""
+    import threading
+
+    import pyarrow as pa
+
+    test_app = type(app)()
+
+    @test_app.callback()
+    def options() -> None: ...
+
+    @test_app.command()
+    def python() -> None:
+        raise KeyboardInterrupt
+
+    @test_app.command()
+    def statement() -> None:
+        con, done = duckdb.connect(), threading.Event()
+
+        def interrupt() -> None:  # until the statement ends (one sent before it would be lost)
+            while not done.wait(0.1):
+                con.interrupt()
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            con.execute("SELECT count(*) FROM range(100000000000) t(i) WHERE i % 7 = 3"
+                        ).fetchall()
+        finally:
+            done.set()
+
+    @test_app.command()
+    def stream() -> None:
+        def batches() -> Iterator[pa.RecordBatch]:
+            yield pa.record_batch([pa.array([1, 2], pa.int32())], names=["x"])
+            raise KeyboardInterrupt
+
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t (x INTEGER)")
+        con.register("s", pa.RecordBatchReader.from_batches(
+            pa.schema([("x", pa.int32())]), batches()))
+        con.execute("INSERT INTO t SELECT * FROM s")
+
+    return test_app
+
+
+@pytest.mark.parametrize("where", ["python", "statement", "stream"])
+def test_a_ctrl_c_exits_130_saying_interrupted(where: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # typer exits 130 on a KeyboardInterrupt, saying nothing; DuckDB's interrupt (its own
+    # InterruptException, or an error naming the KeyboardInterrupt of a stream it read) had
+    # exited 3 as "a bug"
+    with pytest.raises(SystemExit) as caught:
+        _interrupted_app()([where])
+    assert caught.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "interrupted"
