@@ -23,6 +23,8 @@ from pathlib import Path
 
 #: Files smaller than this are not hashed ahead (16 MB: 0.02 s to hash).
 AHEAD_BYTES = 16 << 20
+#: Bytes read and hashed at a time (`file_sha256`).
+PIECE_BYTES = 16 << 20
 
 
 class HashedAhead:
@@ -37,7 +39,7 @@ class HashedAhead:
             found = None
             try:
                 before = _identity(path.stat())
-                digest = _sha256(path)
+                digest = file_sha256(path)
                 if _identity(path.stat()) == before:
                     found = (before, digest)
             except Exception:  # unread (gone, unreadable, no memory): the add hashes it
@@ -64,12 +66,12 @@ def _identity(stat: os.stat_result) -> tuple[int, ...]:
     return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev
 
 
-def _sha256(path: Path) -> str:
-    """The file's sha256, read in pieces of `AHEAD_BYTES`: reading and hashing each release
-    the GIL, which the imports meanwhile hold, so each piece waits for it once
-    (`hashlib.file_digest`'s 256 KiB pieces wait 1,460 times for a 383 MB log: its digest was
-    ready 0.35 s after the imports, these pieces' with them)."""
-    digest, piece = hashlib.sha256(), bytearray(AHEAD_BYTES)
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read in pieces of `PIECE_BYTES`: reading and hashing each release
+    the GIL, which another thread (the imports, a parse) meanwhile holds, so each piece waits
+    for it once (`hashlib.file_digest`'s 256 KiB pieces wait 1,460 times for a 383 MB log:
+    ahead, its digest was ready 0.35 s after the imports, these pieces' with them)."""
+    digest, piece = hashlib.sha256(), bytearray(PIECE_BYTES)
     with path.open("rb", buffering=0) as handle:
         while read := handle.readinto(piece):
             digest.update(memoryview(piece)[:read])

@@ -36,7 +36,8 @@ pieces, stored in parts: `pipeline.store.snapshots`) while its samples are loade
 transaction, source `power:<sha256 prefix>`, vintage `evidence`; the snapshot commits first (a
 process killed between the two leaves a snapshot no load links, which the next writer's sweep
 removes). The same file again is `unchanged`: when its size and modification time are
-unchanged, without reading it; else once it is hashed, its rows not loaded (an nvidia-smi
+unchanged, without reading it (but for `hashed`'s thread, which cannot know beforehand);
+else once it is hashed, its rows not loaded (an nvidia-smi
 log's first one or two parts are parsed meanwhile, in vain). nvidia-smi logs are read in parts of
 16 MB (`sources.power.registry.read_power_parts`), the next part parsed in a thread while this
 one is inserted: a 36-hour log is never held whole. `hashed`
@@ -65,7 +66,7 @@ import sources.power
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.hashing import HashedAhead
+from pipeline.evidence.hashing import HashedAhead, file_sha256
 from pipeline.evidence.measured import EvidenceFile, PowerEvidence
 from pipeline.store import evidence as evidence_store
 from pipeline.store import power_samples, sha256
@@ -97,9 +98,7 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
             notes.append(f"{file}: not a power log; skipped")
             continue
         data = None
-        st = file.stat()  # unchanged since recorded (size, modification time): not read
-        digest = None if con is None else evidence_store.digest_of(
-            con, str(file.resolve()), st.st_size, st.st_mtime_ns)
+        digest = evidence_cache.known_digest(file)  # size and mtime as recorded: not read
         if digest is None:
             data = file.read_bytes()
             digest = sha256(data)
@@ -190,10 +189,9 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
         digest = recorded or (hashed.sha256(file, st) if hashed else None)
         if digest is None:
             say(file, f"hashing {st.st_size / 1e6:,.1f} MB")
-            with file.open("rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        loaded = _same_load(con, digest, fmt, tz)
-        if loaded is not None:
+            digest = file_sha256(file)
+        loaded = None if digest == recorded else _same_load(con, digest, fmt, tz)
+        if loaded is not None:  # (the recorded digest's load was looked up above)
             evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
             return LoadResult(loaded[0], "unchanged", loaded[1])
         if read_ahead is None:  # no part reader for this format: the file whole

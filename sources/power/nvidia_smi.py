@@ -150,7 +150,7 @@ def parse(data: bytes | bytearray, *, path: str, tz: str | None = None) -> pl.Da
         if fast is not None:
             return fast
     try:  # nvidia-smi never quotes fields; only the columns used are read
-        raw = pl.read_csv(bytes(data[offset:]), has_header=False,
+        raw = pl.read_csv(bytes(memoryview(data)[offset:]), has_header=False,
                           infer_schema=False, truncate_ragged_lines=True, quote_char=None,
                           columns=wanted)
     except pl.exceptions.PolarsError as err:
