@@ -41,7 +41,7 @@ from reports.files.outputs import write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
-from schemas.fields import VINTAGE_PATTERN
+from schemas.fields import is_vintage
 from sources import bundled
 
 #: the folder under which each proposal's outputs go, one folder per proposal and vintage
@@ -68,7 +68,7 @@ def default_out(proposal_name: str, vintage: str) -> Path:
 
 def check_vintage(vintage: str | None) -> None:
     """A vintage given is YYYY-MM, checked before anything runs."""
-    if vintage is not None and not re.match(VINTAGE_PATTERN, vintage):
+    if vintage is not None and not is_vintage(vintage):
         raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
 
 
@@ -224,7 +224,7 @@ def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | Non
     as `scorecard run` meets them: the bundled reference data is loaded, a bad vintage,
     proposal or evidence file is a UserError with code 1, a diff that cannot be made code 2."""
     for v in (vintage_a, vintage_b):
-        if not re.match(VINTAGE_PATTERN, v):
+        if not is_vintage(v):
             raise UserError(1, f"vintage {v!r} is not YYYY-MM")
     try:
         with opened(path, vintage_b, db) as o, input_errors():

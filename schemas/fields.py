@@ -10,6 +10,7 @@ plausible values.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,3 +91,9 @@ def pattern(name: str) -> str:
 
 
 VINTAGE_PATTERN = pattern("vintage")
+
+
+def is_vintage(text: str) -> bool:
+    """Whether `text` is a month YYYY-MM in ASCII digits, nothing before or after (a trailing
+    newline included, which `re.match` with `$` would let through)."""
+    return re.fullmatch(VINTAGE_PATTERN, text) is not None

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 from collections.abc import Sequence
 from datetime import date
 
@@ -16,7 +15,7 @@ import duckdb
 import requests
 
 from pipeline.ingest.inputs import fx_rates, regions
-from schemas.fields import VINTAGE_PATTERN
+from schemas.fields import is_vintage
 from sources.http import DEFAULT_POLICY, TIMEOUT_ENV
 from sources.job import Context
 from sources.registry import SOURCES
@@ -37,7 +36,7 @@ def checked(sources: Sequence[str] | None, vintage: str | None, *, offline: bool
         raise RequestError(f"unknown source(s): {', '.join(unknown)}; "
                            f"known: {', '.join(SOURCES)}")
     vintage = vintage or today.strftime("%Y-%m")
-    if not re.match(VINTAGE_PATTERN, vintage):
+    if not is_vintage(vintage):
         raise RequestError(f"--vintage {vintage!r} is not YYYY-MM")
     if record and offline:
         raise RequestError("--record needs the network; it cannot be combined with --offline")

@@ -29,6 +29,7 @@ import polars as pl
 
 from pipeline.store import power_samples
 from pipeline.store.staging import staged
+from schemas.fields import VINTAGE_PATTERN
 from schemas.table import Table, ValidationFailed
 
 
@@ -248,9 +249,11 @@ def _fingerprint(frames: Sequence[tuple[Batch, pl.DataFrame]]) -> str:
 
 
 def latest_vintage(con: duckdb.DuckDBPyConnection) -> str | None:
-    """The latest vintage any source loaded successfully."""
+    """The latest month any source loaded successfully: loads of evidence files (vintage
+    `evidence`, no month) are not market data, so never "the latest vintage"."""
     found: str | None = con.execute(
-        "SELECT max(vintage) FROM loads WHERE status = 'ok'").fetchall()[0][0]
+        "SELECT max(vintage) FROM loads WHERE status = 'ok' AND regexp_full_match(vintage, ?)",
+        [VINTAGE_PATTERN]).fetchall()[0][0]
     return found
 
 
