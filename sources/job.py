@@ -17,13 +17,14 @@ from __future__ import annotations
 import calendar
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from typing import NamedTuple, Protocol
+from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple, Protocol, cast
 
 import polars as pl
 import requests
 
 from schemas.table import Table
+from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.offers import no_fx
 
@@ -98,6 +99,27 @@ class Context:
         first = date(year, month, 1)
         last = date(year, month, calendar.monthrange(year, month)[1])
         return first, min(last, max(self.today, first))
+
+    def check_month(self, frame: pl.DataFrame, source: str, url: str) -> pl.DataFrame:
+        """`frame` as it is when every row's interval starts within the vintage month's local
+        days in any European zone (UTC+0..+3: from 3 h before the month's first UTC midnight
+        to the next month's); else a ParseError naming the month asked and the span received,
+        so an answer about another month is refused, never stored as this one."""
+        first, _ = self.month
+        start = datetime(first.year, first.month, 1, tzinfo=UTC) - timedelta(hours=3)
+        days = calendar.monthrange(first.year, first.month)[1]
+        end = datetime(first.year, first.month, 1, tzinfo=UTC) + timedelta(days=days)
+        if frame.is_empty():
+            return frame
+        times = frame["interval_start_utc"]
+        low, high = cast(datetime, times.min()), cast(datetime, times.max())
+        if start <= low and high < end:
+            return frame
+        raise ParseError(source, url, "interval_start_utc",
+                         f"the answer is about {low:%Y-%m-%d %H:%M} to "
+                         f"{high:%Y-%m-%d %H:%M} UTC, not the vintage {self.vintage} "
+                         f"(intervals from {start:%Y-%m-%d %H:%M} to before "
+                         f"{end:%Y-%m-%d %H:%M} UTC): refused")
 
     def in_month(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The rows whose interval starts in the vintage's month (UTC)."""

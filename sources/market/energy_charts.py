@@ -53,8 +53,10 @@ def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return single_table(ELECTRICITY_PRICES, parse_prices, raw, ctx, notes,
-                        bzn=raw.params.get("bzn", ""))
+    """The snapshot's prices, refused when they are about another month than the vintage."""
+    [(table, frame)] = single_table(ELECTRICITY_PRICES, parse_prices, raw, ctx, notes,
+                                    bzn=raw.params.get("bzn", ""))
+    return [(table, ctx.check_month(frame, SOURCE, raw.url))]
 
 
 def fetch_prices(session: requests.Session, bzn: str, start: date, end: date, *,

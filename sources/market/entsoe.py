@@ -68,7 +68,7 @@ def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     zone = next((z for z, code in EIC.items() if code == eic), eic)
     frame = parse_prices(raw.data, url=raw.url, zone=zone, vintage=ctx.vintage,
                          fetched_on=raw.fetched_on, notes=notes)
-    return [(ELECTRICITY_PRICES, ctx.in_month(frame))]
+    return [(ELECTRICITY_PRICES, ctx.in_month(ctx.check_month(frame, SOURCE, raw.url)))]
 
 
 def fetch_prices(session: requests.Session, zone: str, start: datetime, end: datetime,
@@ -130,6 +130,11 @@ def parse_prices(data: bytes, *, url: str, zone: str, vintage: str, fetched_on: 
         if currency != "EUR" or unit != "MWH":
             raise ParseError(SOURCE, url, where, f"expected EUR per MWH, got {currency} per "
                              f"{unit}")
+        domain = _text(series, "in_Domain.mRID")
+        if domain is not None and zone in EIC and domain != EIC[zone]:
+            raise ParseError(SOURCE, url, where + ".in_Domain.mRID",
+                             f"the answer is for {domain}, not {zone}'s {EIC[zone]} that was "
+                             "asked: refused")
         curve = _text(series, "curveType") or "A01"
         for period in (c for c in series if _local(c.tag) == "Period"):
             start = _instant(_text(period, "timeInterval", "start"), url, where + ".start")

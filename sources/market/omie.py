@@ -57,7 +57,9 @@ def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:
 
 
 def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
-    return single_table(ELECTRICITY_PRICES, parse_marginal, raw, ctx, notes)
+    """The day's prices, refused when they are about another month than the vintage."""
+    [(table, frame)] = single_table(ELECTRICITY_PRICES, parse_marginal, raw, ctx, notes)
+    return [(table, ctx.check_month(frame, SOURCE, raw.url))]
 
 
 def fetch_day(session: requests.Session, day: date, *, base_url: str = BASE_URL,

@@ -4,6 +4,7 @@ idempotent re-ingest, failing sources that leave earlier data intact, offline re
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -35,11 +36,23 @@ def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
 
+def shifted(body: bytes, days: int) -> bytes:
+    """An Energy-Charts answer with every unix_seconds moved by `days` (the rest as it is)."""
+    def move(found: re.Match[bytes]) -> bytes:
+        return b",".join(str(int(t) + days * 86_400).encode() for t in found[1].split(b","))
+    return re.sub(rb'(?<="unix_seconds":\[)([0-9,]+)(?=\])', move, body)
+
+
+#: The recorded 26 October 2025 (100 quarter-hours) moved 54 weeks on, into the tests' vintage
+#: 2026-11 (2026-11-07 22:00 UTC on): an answer about another month is refused.
+EC_BODY = shifted(fixture("energy_charts/price_BE_2025-10-26_dst100.json"), 54 * 7)
+
+
 def serve_all(httpserver: HTTPServer, **overrides: bytes) -> None:
     """One permanent handler per endpoint (overrides replace a body)."""
     bodies = {
         ECB_PATH: fixture("ecb/eurofxref-hist-90d_excerpt.xml"),
-        EC_PATH: fixture("energy_charts/price_BE_2025-10-26_dst100.json"),
+        EC_PATH: EC_BODY,
         SCW_PATH: fixture("scaleway/servers_nl-ams-1_page1.json"),
         OVH_PATH: fixture("ovhcloud/catalog_public_cloud_FR_excerpt.json"),
     }
@@ -127,9 +140,9 @@ def test_failing_source_leaves_previous_rows_while_others_load(
 @pytest.mark.parametrize("path, body, message", [
     (OVH_PATH, b'{"message": "This service is in maintenance"}', "parse error: ovhcloud"),
     (OVH_PATH, b'{"locale": {"currencyCode": "EUR"}, "addons": [', "not valid JSON"),
-    (EC_PATH, fixture("energy_charts/price_BE_2025-10-26_dst100.json").replace(
+    (EC_PATH, EC_BODY.replace(
         b"EUR / MWh", b"EUR / kWh"), "expected EUR / MWh, got 'EUR / kWh'"),
-    (EC_PATH, fixture("energy_charts/price_BE_2025-10-26_dst100.json").replace(
+    (EC_PATH, EC_BODY.replace(
         b"100.0,", b"58000.0,", 1), "check less_than_or_equal_to(5000)"),
 ])
 def test_bad_body_fails_that_source_only(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection,
@@ -150,7 +163,7 @@ def test_bad_body_fails_that_source_only(httpserver: HTTPServer, con: duckdb.Duc
 
 def test_a_bad_zone_fails_the_whole_load_atomically(
         httpserver: HTTPServer, con: duckdb.DuckDBPyConnection) -> None:
-    good = fixture("energy_charts/price_BE_2025-10-26_dst100.json")
+    good = EC_BODY
     httpserver.expect_request(EC_PATH, query_string={"bzn": "BE", "start": "2026-11-01",
                                                      "end": "2026-11-29"}).respond_with_data(good)
     httpserver.expect_request(EC_PATH, query_string={"bzn": "NL", "start": "2026-11-01",

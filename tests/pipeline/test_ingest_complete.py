@@ -54,7 +54,7 @@ def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection,
             zones: dict[str, tuple[str, ...]] | None = None,
             today: date = date(2026, 11, 29)) -> Context:
     root = httpserver.url_for("").rstrip("/")
-    return Context(vintage="2026-11", today=today, regions=REGIONS,
+    return Context(vintage=today.strftime("%Y-%m"), today=today, regions=REGIONS,
                    fx_rates=lambda: fx_rates(con), policy=FAST,
                    base_urls={name: root for name in (*SOURCES, "ember_api")},
                    zones=zones or {})
@@ -156,7 +156,7 @@ def zoned(source: str, empty_second: bool) -> Handler:
                 body = b'{"Items": [], "NextPageLink": null, "Count": 0}'
         else:  # entsoe: the zone is read back from in_Domain
             second = request.args.get("in_Domain") == "10YBE----------2"
-            body = ENTSOE
+            body = ENTSOE.replace(b"10YFR-RTE------C", b"10YBE----------2") if second else ENTSOE
             if second and empty_second:  # a document with no TimeSeries
                 body = re.sub(rb"<TimeSeries>.*</TimeSeries>", b"", ENTSOE, flags=re.S)
         return Response(body)
@@ -220,10 +220,11 @@ OMIE = (FIXTURES / "omie/marginalpdbc_20251026.1").read_bytes()
 
 
 def omie_days(second: bytes) -> Handler:
-    """The 1 November file is the fixture, the 2 November file `second`: both files hold
-    the same day (2025-10-26), so every row's key comes twice across two snapshots."""
+    """The 1 October 2025 file is the fixture, the 2 October file `second`: both files hold
+    the same day of the vintage 2025-10 (the 26th), so every row's key comes twice across two
+    snapshots."""
     return lambda request: Response(
-        second if request.args.get("filename", "").endswith("20261102.1") else OMIE)
+        second if request.args.get("filename", "").endswith("20251002.1") else OMIE)
 
 
 def test_identical_rows_across_snapshots_are_dropped_and_counted(
@@ -231,7 +232,7 @@ def test_identical_rows_across_snapshots_are_dropped_and_counted(
     con = store.connect(tmp_path / "s.duckdb")
     # the second file a byte-identical copy but for a trailing line break: another snapshot
     [result] = run(httpserver, con, omie_days(OMIE + b"\n"), ["omie"],
-                   today=date(2026, 11, 2))
+                   today=date(2025, 10, 2))
     assert result.status == "loaded", result.error
     # 100 quarter-hours x 2 zones in each file: 200 rows kept, the copy's 200 dropped
     assert result.rows == 200 and result.snapshots == 2
@@ -246,7 +247,7 @@ def test_conflicting_rows_across_snapshots_are_refused_naming_the_first(
     assert period_2.startswith(b"2025;10;26;2;")
     fields = period_2.split(b";")
     changed = OMIE.replace(period_2, b";".join([*fields[:5], b"1234.5", *fields[6:]]))
-    [result] = run(httpserver, con, omie_days(changed), ["omie"], today=date(2026, 11, 2))
+    [result] = run(httpserver, con, omie_days(changed), ["omie"], today=date(2025, 10, 2))
     assert result.status == "failed" and exit_code([result]) == 2
     # period 2 starts 15 min after local midnight (22:00 UTC, CEST): 22:15 UTC
     assert "1 key(s) given twice with different values" in (result.error or "")

@@ -5,6 +5,7 @@ content)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -37,6 +38,7 @@ class Setup:
     fixture: str
     table: str
     today: date = date(2026, 11, 29)
+    vintage: str = "2026-11"  # the month the fixture's intervals are in
     zones: tuple[str, ...] | None = None
     env: dict[str, str] = field(default_factory=dict)
     pages: tuple[tuple[str, str], ...] = ()  # (offset, fixture) of further pages
@@ -48,7 +50,8 @@ SETUPS = {
     "ecb": Setup("/eurofxref-hist-90d.xml", "ecb/eurofxref-hist-90d_excerpt.xml",
                  "core_ecb__fx_rates"),
     "energy_charts": Setup("/price", "energy_charts/price_BE_2025-10-26_dst100.json",
-                           "core__electricity_prices", zones=("BE",)),
+                           "core__electricity_prices", today=date(2025, 10, 30),
+                           vintage="2025-10", zones=("BE",)),
     "scaleway": Setup("/instance/v1/zones/nl-ams-1/products/servers",
                       "scaleway/servers_nl-ams-1_page1.json", "core__gpu_offers",
                       zones=("nl-ams-1",)),
@@ -66,7 +69,7 @@ SETUPS = {
                               "core__grid_intensity", today=date(2026, 11, 27), zones=("FR",),
                               env={"ELECTRICITYMAPS_API_KEY": "em-token"}),
     "omie": Setup("/es/file-download", "omie/marginalpdbc_20251026.1",
-                  "core__electricity_prices", today=date(2026, 11, 1)),
+                  "core__electricity_prices", today=date(2025, 10, 1), vintage="2025-10"),
     "entsoe": Setup("/api", "entsoe/A44_FR_2026-11-26_A03_15min.xml",
                     "core__electricity_prices", zones=("FR",),
                     env={"ENTSOE_API_KEY": "entsoe-token"}),
@@ -95,7 +98,7 @@ def context(httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, source: str)
     setup = SETUPS[source]
     root = httpserver.url_for("").rstrip("/")
     zones = {source: setup.zones} if setup.zones else {}
-    return Context(vintage="2026-11", today=setup.today, regions=REGIONS,
+    return Context(vintage=setup.vintage, today=setup.today, regions=REGIONS,
                    fx_rates=lambda: fx_rates(con), policy=FAST,
                    base_urls={name: root for name in SOURCES}, zones=zones)
 
@@ -175,6 +178,56 @@ def test_fault_leaves_the_source_intact(source: str, fault: str, httpserver: HTT
     assert content(con, setup.table).equals(before)
     for secret in setup.env.values():
         assert secret not in result.error
+    con.close()
+
+
+def _energy_charts_a_year_early(body: bytes) -> bytes:
+    """The recorded 2025-10-26 answer moved 52 weeks back (2024-10-27, also a 25-hour day)."""
+    return re.sub(rb'(?<="unix_seconds":\[)([0-9,]+)(?=\])', lambda found: b",".join(
+        str(int(t) - 364 * 86_400).encode() for t in found[1].split(b",")), body)
+
+
+#: Well-formed answers about what was not asked: (source, the answer, what the error names).
+ASKED_OTHERWISE = {
+    "energy_charts: October 2024 for 2025-10": (
+        "energy_charts", _energy_charts_a_year_early,
+        "the answer is about 2024-10-26 22:00 to 2024-10-27 22:45 UTC, not the vintage 2025-10"),
+    "omie: 27 October 2024 for 1 October 2025": (
+        "omie", lambda body: body.replace(b"2025;10;26;", b"2024;10;27;"),
+        "the answer is about 2024-10-26 22:00 to 2024-10-27 22:45 UTC, not the vintage 2025-10"),
+    "entsoe: October for 2026-11": (
+        "entsoe", lambda body: body.replace(b"2026-11-", b"2026-10-"),
+        "the answer is about 2026-10-25 23:00 to 2026-10-26 22:45 UTC, not the vintage 2026-11"),
+    "entsoe: DE-LU for FR": (
+        "entsoe", lambda body: body.replace(b"10YFR-RTE------C", b"10Y1001A1001A82H"),
+        "the answer is for 10Y1001A1001A82H, not FR's 10YFR-RTE------C that was asked"),
+}
+
+
+@pytest.mark.parametrize("case", list(ASKED_OTHERWISE))
+def test_an_answer_about_another_month_or_zone_is_refused_and_keeps_the_rows(
+        case: str, httpserver: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers well formed but about another month or bidding zone: the load is
+    refused naming what was asked and what came, and the source's rows stay as they were
+    (they were replaced by October's, or stored as FR, before)."""
+    source, wrong, message = ASKED_OTHERWISE[case]
+    setup = SETUPS[source]
+    for name, value in setup.env.items():
+        monkeypatch.setenv(name, value)
+    good = (FIXTURES / setup.fixture).read_bytes()
+    con = store.connect(tmp_path / "s.duckdb")
+    serve(httpserver, setup, good)
+    with requests.Session() as session:
+        [first] = ingest(con, session, [source], context(httpserver, con, source))
+    assert first.status == "loaded", first.error
+    before = content(con, setup.table)
+    serve(httpserver, setup, wrong(good))
+    with requests.Session() as session:
+        [result] = ingest(con, session, [source], context(httpserver, con, source))
+    assert result.status == "failed" and exit_code([result]) == 2
+    assert message in (result.error or ""), result.error
+    assert content(con, setup.table).equals(before)
     con.close()
 
 
