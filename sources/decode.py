@@ -4,12 +4,18 @@ quoted on one line and cut short: it is the server's text; ingest redacts it).""
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from typing import Any
 from xml.etree import ElementTree
 
 from sources.errors import ParseError
+from sources.http import DEFAULT_MAX_BYTES
 from sources.text import one_line
+
+#: bytes read from an archive member at a time while its inflated size is counted
+_PIECE_BYTES = 1 << 20
 
 
 def load_json(data: bytes, *, source: str, url: str) -> Any:
@@ -42,3 +48,25 @@ def load_xml(data: bytes, *, source: str, url: str) -> ElementTree.Element:
     except ElementTree.ParseError as error:
         raise ParseError(source, url, f"XML {error.position}", f"not valid XML: {error}"
                          ) from None
+
+
+def unzip_first(data: bytes, suffix: str, *, source: str, url: str,
+                max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The first member of a zip archive whose name ends with `suffix`, inflated piece by piece
+    and refused once it passes `max_bytes` (the response cap): a small archive that inflates
+    to gigabytes stops at the cap, whatever size its header claims."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [n for n in archive.namelist() if n.endswith(suffix)]
+            if not names:
+                raise ParseError(source, url, "(zip)", f"no {suffix} file inside the archive")
+            out = bytearray()
+            with archive.open(names[0]) as member:
+                while piece := member.read(_PIECE_BYTES):
+                    out += piece
+                    if len(out) > max_bytes:
+                        raise ParseError(source, url, f"(zip) {names[0]}",
+                                         f"inflates past the cap of {max_bytes} bytes: refused")
+            return bytes(out)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+        raise ParseError(source, url, "(zip)", f"not a readable zip: {error}") from None

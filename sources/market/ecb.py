@@ -12,7 +12,6 @@ TARGET day forward, the rate_date shows which day was used).
 from __future__ import annotations
 
 import io
-import zipfile
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -21,7 +20,7 @@ import requests
 
 from schemas.market import FX_RATES
 from sources import http
-from sources.decode import load_xml
+from sources.decode import load_xml, unzip_first
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
 from sources.job import Context, Frames, Raw, Source
@@ -113,14 +112,7 @@ def _typed(frame: pl.DataFrame, url: str, where: str) -> pl.DataFrame:
 def parse_hist_csv(data: bytes, *, url: str) -> pl.DataFrame:
     """eurofxref-hist.csv (or the .zip holding it): Date,USD,JPY,...,<empty> with N/A gaps."""
     if data[:2] == b"PK":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                names = [n for n in archive.namelist() if n.endswith(".csv")]
-                if not names:
-                    raise ParseError(SOURCE, url, "(zip)", "no CSV inside the archive")
-                data = archive.read(names[0])
-        except zipfile.BadZipFile as error:
-            raise ParseError(SOURCE, url, "(zip)", f"not a readable zip: {error}") from None
+        data = unzip_first(data, ".csv", source=SOURCE, url=url)
     try:
         wide = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as error:

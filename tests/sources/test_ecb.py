@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
+import io
+import zipfile
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 import requests
 import samples
@@ -13,6 +16,7 @@ from pytest_httpserver import HTTPServer
 from schemas.market import FX_RATES
 from sources.errors import ParseError
 from sources.http import FetchPolicy
+from sources.job import Context, Raw
 from sources.market import ecb
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +82,48 @@ def test_fetch_recent_through_http(httpserver: HTTPServer) -> None:
                                  policy=FAST)
     assert got.data == body and got.source == "ecb"
     assert ecb.parse_xml(got.data, url=got.url).height == 16
+
+
+def zipped(csv: bytes, *, repeat: int = 1) -> bytes:
+    """eurofxref-hist.csv inside a zip, its body after the header written `repeat` times."""
+    header, body = csv.split(b"\n", 1)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("eurofxref-hist.csv", "w") as member:
+        member.write(header + b"\n")
+        for _ in range(repeat):
+            member.write(body)
+    return out.getvalue()
+
+
+HIST = (b"Date,USD,JPY,\n2026-11-27,1.1590,181.40,\n2026-11-26,1.1580,N/A,\n")
+
+
+def test_history_zip_through_http_and_a_zip_bomb_stops_at_the_cap(
+        httpserver: HTTPServer) -> None:
+    # the real archive's shape: one CSV; 3 rates (JPY's N/A skipped)
+    httpserver.expect_ordered_request("/eurofxref-hist.zip").respond_with_data(zipped(HIST))
+    # the same rows 2.2 million times: ~88 MB of CSV in a zip of a few hundred KB, past the
+    # 64 MiB (67,108,864-byte) cap, counted while inflating
+    bomb = zipped(HIST, repeat=2_200_000)
+    assert len(bomb) < 1_000_000
+    httpserver.expect_ordered_request("/eurofxref-hist.zip").respond_with_data(bomb)
+    ctx = Context(vintage="2026-11", today=date(2026, 11, 29), regions=pl.DataFrame())
+    with requests.Session() as session:
+        [good] = ecb.fetch_history(session, base_url=httpserver.url_for(""), policy=FAST)
+        [bad] = ecb.fetch_history(session, base_url=httpserver.url_for(""), policy=FAST)
+    [(table, rows)] = ecb.parse(Raw("0" * 64, good.url, {}, good.data, datetime.now(UTC)), ctx, [])
+    assert table is FX_RATES and rows.height == 3
+    with pytest.raises(ParseError, match="inflates past the cap of 67108864 bytes") as caught:
+        ecb.parse(Raw("0" * 64, bad.url, {}, bad.data, datetime.now(UTC)), ctx, [])
+    assert caught.value.where == "(zip) eurofxref-hist.csv"
+
+
+def test_a_zip_without_a_csv_or_not_a_zip_is_a_parse_error() -> None:
+    empty = io.BytesIO()
+    with zipfile.ZipFile(empty, "w") as archive:
+        archive.writestr("readme.txt", "no rates")
+    with pytest.raises(ParseError, match=r"no \.csv file inside the archive"):
+        ecb.parse_hist_csv(empty.getvalue(), url="https://ecb/eurofxref-hist.zip")
+    with pytest.raises(ParseError, match="not a readable zip"):
+        ecb.parse_hist_csv(b"PK\x03\x04broken", url="https://ecb/eurofxref-hist.zip")
