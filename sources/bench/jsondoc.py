@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,48 @@ def _position(text: str, pos: int) -> str:
     return f"line {line} column {col}"
 
 
-def json_values(data: bytes, source: str, path: str) -> list[Any]:
-    """Every JSON value in the bytes, in order (at least one), NaN/Infinity rejected."""
+class _Constant:
+    """A NaN or Infinity as json read it, until `_settled` says whether it may stand."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _settled(value: Any, settings: Collection[str], source: str, path: str, where: str) -> Any:
+    """`value` with +Infinity kept (as float inf) where a top-level key named in `settings`
+    holds it; any other NaN or Infinity is a ParseError naming its key."""
+    def check(item: Any, at: str) -> None:
+        if isinstance(item, _Constant):
+            raise ParseError(source, path, at, f"non-standard JSON constant {item.name}")
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                check(inner, f"{at}: key {key!r}")
+        elif isinstance(item, list):
+            for n, inner in enumerate(item):
+                check(inner, f"{at}[{n}]")
+
+    if isinstance(value, dict):
+        for key in settings:
+            if isinstance(value.get(key), _Constant) and value[key].name == "Infinity":
+                value[key] = math.inf
+    check(value, where)
+    return value
+
+
+def json_values(data: bytes, source: str, path: str, *, settings: Collection[str] = ()
+                ) -> list[Any]:
+    """Every JSON value in the bytes, in order (at least one), NaN/Infinity rejected, except
+    Infinity as the value of a top-level key in `settings`: a load setting a tool writes so
+    (SGLang's and vLLM's `request_rate: Infinity`, every request at once), read as float
+    inf."""
     text = decode_text(data, source, path)
-    decoder = json.JSONDecoder(parse_constant=reject_constant)
+    seen: list[_Constant] = []
+
+    def constant(name: str) -> _Constant:
+        seen.append(_Constant(name))
+        return seen[-1]
+
+    decoder = json.JSONDecoder(parse_constant=constant if settings else reject_constant)
     values: list[Any] = []
     pos = 0
     end = len(text)
@@ -68,7 +107,8 @@ def json_values(data: bytes, source: str, path: str) -> list[Any]:
                              ) from None
         except ValueError as err:  # from reject_constant
             raise ParseError(source, path, _position(text, pos), str(err)) from None
-        values.append(value)
+        values.append(_settled(value, settings, source, path, f"value {len(values) + 1}")
+                      if seen else value)
     if not values:
         raise ParseError(source, path, "line 1", "empty file: no JSON value")
     return values
@@ -123,10 +163,20 @@ def number(value: Any, source: str, path: str, where: str) -> float | None:
     return out
 
 
+#: the largest whole number a benchmark file may give (a count, a token total, a timestamp in
+#: ns): what a 64-bit integer column holds
+INTEGER_LIMIT = 2**63 - 1
+
+
 def integer(value: Any, source: str, path: str, where: str) -> int | None:
+    """A whole number within +-INTEGER_LIMIT (a count of -1e308 is refused here, naming the
+    key, rather than overflowing later); None for null; ParseError else."""
     out = number(value, source, path, where)
     if out is None:
         return None
     if math.isinf(out) or out != int(out):
         raise ParseError(source, path, where, f"expected a whole number, got {value!r}")
+    if abs(out) > INTEGER_LIMIT:
+        raise ParseError(source, path, where, f"{value!r} is beyond any count or timestamp "
+                         f"(at most {INTEGER_LIMIT:,} in size)")
     return int(out)

@@ -37,7 +37,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     runs = []
-    for index, doc in enumerate(json_values(data, TOOL, path)):
+    for index, doc in enumerate(json_values(data, TOOL, path, settings=("request_rate",))):
         if not isinstance(doc, dict):
             raise ParseError(TOOL, path, f"line {index + 1}", "expected a JSON object")
 

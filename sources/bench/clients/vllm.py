@@ -65,7 +65,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    values = json_values(data, TOOL, path)
+    values = json_values(data, TOOL, path, settings=("request_rate",))
     runs: list[dict[str, Any]] = []
     for i, value in enumerate(values):
         items = value if isinstance(value, list) else [value]

@@ -13,6 +13,7 @@ from pipeline.evidence.goodput import Slo
 from sources.bench.aggregates import inferencex
 from sources.bench.clients import genai_perf, sglang, trtllm_bench
 from sources.bench.registry import detect_format
+from sources.errors import ParseError
 
 SAMPLES = Path(__file__).resolve().parents[4] / "shared" / "samples"
 
@@ -40,6 +41,45 @@ def test_sglang_online_sweep() -> None:
     # the Dec 2024 schema has medians only: the bound proves at most 0.5 per limit
     ev = throughput_from_evidence(path, Slo(ttft_ms=1000, tpot_ms=100))
     assert ev.tokens_per_s is None
+
+
+def test_sglang_offline_runs_read_request_rate_infinity_as_all_at_once() -> None:
+    # SGLang writes `"request_rate": Infinity` for an offline run (not JSON, but what the
+    # tool writes): a load setting, read as no request rate; the file was refused before
+    path = need(SAMPLES / "sglang" /
+                "sglang_bench_serving_2024-12_llama-3.3-70b_h200_offline.jsonl")
+    runs = sglang.parse(path.read_bytes(), path=str(path))
+    assert len(runs) == 7 and all(r.request_rate_per_s is None for r in runs)
+    # line 1: 3000 completed in 341.7211 s, 4520.699 tokens/s
+    assert runs[0].reported["completed"] == 3000
+    assert runs[0].window_s == pytest.approx(341.72106836596504)
+    assert runs[0].reported["output_tokens_per_s"] == pytest.approx(4520.698730654741)
+
+
+LINE = (b'{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, '
+        b'"total_output_tokens": 100, "mean_e2e_latency_ms": 900.0, "median_ttft_ms": 80.0, '
+        b'"output_throughput": 10.0, "duration": 10.0, "completed": 5}')
+
+
+@pytest.mark.parametrize("line, where, message", [
+    # Infinity where a figure is measured stays refused, naming the key
+    (LINE.replace(b'"median_ttft_ms": 80.0', b'"median_ttft_ms": Infinity'),
+     "value 1: key 'median_ttft_ms'", "non-standard JSON constant Infinity"),
+    (LINE.replace(b'"output_throughput": 10.0', b'"output_throughput": NaN'),
+     "value 1: key 'output_throughput'", "non-standard JSON constant NaN"),
+    # a load setting of minus infinity means nothing
+    (LINE.replace(b'"request_rate": Infinity', b'"request_rate": -Infinity'),
+     "value 1: key 'request_rate'", "non-standard JSON constant -Infinity"),
+    # an absurd count is refused where it is read, not as an overflow later (exit 3 before)
+    (LINE.replace(b'"completed": 5', b'"completed": -1e+308'),
+     "run 0: key 'completed'", "beyond any count or timestamp"),
+])
+def test_sglang_constants_and_counts_outside_what_a_tool_writes_are_refused(
+        line: bytes, where: str, message: str) -> None:
+    assert len(sglang.parse(LINE, path="x.jsonl")) == 1  # the line as SGLang writes it
+    with pytest.raises(ParseError, match=message) as caught:
+        sglang.parse(line, path="x.jsonl")
+    assert caught.value.where == where
 
 
 def test_trtllm_bench_latency_report() -> None:

@@ -136,6 +136,24 @@ def test_historical_keys() -> None:
     assert run.request_rate_per_s == 4.0
 
 
+def test_request_rate_infinity_as_vllm_writes_it_is_all_at_once() -> None:
+    # vLLM's json.dump writes float("inf") as the bare constant Infinity: a load setting
+    data = (FIXTURES / "vllm_append_result.jsonl").read_bytes()
+    runs = vllm.parse(data.replace(b'"request_rate": "inf"', b'"request_rate": Infinity'),
+                      path="a.jsonl")
+    assert [r.request_rate_per_s for r in runs] == [None, None]
+    assert [r.concurrency for r in runs] == [2, 4]
+
+
+def test_num_prompts_minus_1e308_is_refused_naming_the_key() -> None:
+    # an OverflowError (exit 3) in the goodput step before
+    data = (FIXTURES / "vllm_append_result.jsonl").read_bytes().replace(
+        b'"num_prompts": 5', b'"num_prompts": -1e+308', 1)
+    with pytest.raises(ParseError, match="beyond any count or timestamp") as err:
+        vllm.parse(data, path="a.jsonl")
+    assert "'num_prompts'" in err.value.where
+
+
 def test_detect() -> None:
     assert vllm.detect(FIXTURES / "vllm_detailed_small.json")
     assert vllm.detect(FIXTURES / "vllm_append_result.jsonl")
