@@ -6,13 +6,15 @@ taken out of everything shown or stored.
   many lines. Printing it as rich `Text` (never as markup) is the caller's half.
 - `redact` / `redact_bytes`: the one redaction function every message, log, `loads.error`,
   note and stored snapshot goes through. Each secret is replaced in every form a request or
-  an echoing server may carry it: as written, percent-encoded (quote and quote_plus, upper-
-  and lower-case hex), and base64 (standard and URL-safe, with or without padding).
+  an echoing server may carry it, in any letter case: as written, JSON-escaped (`\\/`
+  included), percent-encoded once or twice (quote and quote_plus), and base64 (standard and
+  URL-safe, with or without padding).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Collection
 from urllib.parse import quote, quote_plus
@@ -23,7 +25,6 @@ MAX_SHOWN = 300
 #: C0/C1 controls and DEL, and the Unicode bidi controls (LRE..RLO, LRI..PDI, LRM/RLM/ALM).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_PERCENT = re.compile("%[0-9A-F]{2}")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -43,32 +44,36 @@ def one_line(text: str, limit: int = MAX_SHOWN) -> str:
 
 
 def secret_forms(secret: str) -> list[str]:
-    """Every form of `secret` to look for, longest first (so a form holding another is
-    replaced whole)."""
+    """Every form of `secret` to look for (matched in any letter case), longest first (so a
+    form holding another is replaced whole)."""
     if not secret:
         return []
     raw = secret.encode()
-    forms = {secret}
+    escaped = json.dumps(secret)[1:-1]
+    forms = {secret, escaped, escaped.replace("/", "\\/"),
+             json.dumps(secret, ensure_ascii=False)[1:-1]}
     for encoded in (quote_plus(secret), quote(secret, safe="")):
-        forms |= {encoded, _PERCENT.sub(lambda m: m.group().lower(), encoded)}
+        forms |= {encoded, quote(encoded, safe="")}
     for b64 in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         text = b64.decode()
         forms |= {text, text.rstrip("=")}
     return sorted((f for f in forms if f), key=len, reverse=True)
 
 
+def _pattern(secrets: Collection[str]) -> str | None:
+    forms = sorted({f for s in secrets for f in secret_forms(s)}, key=len, reverse=True)
+    return "|".join(map(re.escape, forms)) or None
+
+
 def redact(text: str, secrets: Collection[str]) -> str:
-    """`text` with every form of every secret replaced by ***."""
-    for secret in secrets:
-        for form in secret_forms(secret):
-            text = text.replace(form, REDACTED)
-    return text
+    """`text` with every form of every secret, in any letter case, replaced by ***."""
+    pattern = _pattern(secrets)
+    return text if pattern is None else re.sub(pattern, REDACTED, text, flags=re.IGNORECASE)
 
 
 def redact_bytes(data: bytes, secrets: Collection[str]) -> bytes:
-    """`data` with every form of every secret replaced by *** (a body that echoes the
-    request is stored without the key)."""
-    for secret in secrets:
-        for form in secret_forms(secret):
-            data = data.replace(form.encode(), REDACTED.encode())
-    return data
+    """`data` with every form of every secret, in any letter case, replaced by *** (a body
+    that echoes the request is stored without the key)."""
+    pattern = _pattern(secrets)
+    return data if pattern is None else re.sub(pattern.encode(), REDACTED.encode(), data,
+                                               flags=re.IGNORECASE)

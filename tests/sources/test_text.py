@@ -34,3 +34,25 @@ def test_no_form_of_a_secret_survives(secret: str) -> None:
     for form in forms:
         assert form not in shown
     assert secret.encode() not in redact_bytes(text.encode(), [secret])
+
+
+def test_a_secret_echoed_in_other_case_escaped_or_encoded_twice_is_redacted() -> None:
+    import json
+    from urllib.parse import quote
+    secret = "Ab/Cd+Ef=Gh12kL"
+    echoes = {
+        "lower case": secret.lower(),                 # ab/cd+ef=gh12kl
+        "upper case": secret.upper(),
+        "JSON with an escaped slash": 'Ab\\/Cd+Ef=Gh12kL',
+        "JSON document": json.dumps({"key": secret}),
+        "percent-encoded twice": quote(quote(secret, safe=""), safe=""),  # Ab%252FCd%252B...
+        "percent-encoded twice, lower-case hex": quote(quote(secret, safe=""), safe="").lower(),
+    }
+    for name, echo in echoes.items():
+        line = f"server said: {echo} (retry later)"
+        assert redact(line, [secret]) == "server said: *** (retry later)" or (
+            name == "JSON document"
+            and redact(line, [secret]) == 'server said: {"key": "***"} (retry later)'), name
+        assert redact_bytes(line.encode(), [secret]).count(b"***") == 1, name
+    assert redact("nothing secret here", [secret]) == "nothing secret here"
+    assert redact("no secret at all", []) == "no secret at all"
