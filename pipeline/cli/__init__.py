@@ -47,22 +47,23 @@ INTERRUPTED = 130
 
 
 def last_word(error: Exception, debug: bool = False) -> int:
-    """Say what `error` was on one line of stderr and return the exit code: 1 for the store
-    in use by another scorecard process, `INTERRUPTED` for a Ctrl-C that DuckDB reported as
-    its error, 3 for anything unexpected (a bug)."""
+    """Say what `error` was on one line of stderr and return the exit code: 1 for a store
+    that cannot be used (in use by another scorecard process, not a DuckDB file),
+    `INTERRUPTED` for a Ctrl-C that DuckDB reported as its error, 3 for anything unexpected
+    (a bug)."""
     import os
     import traceback
 
     import duckdb
 
-    from pipeline.store import StoreBusy
+    from pipeline.store import StoreError
     from pipeline.store.loads import interrupted
     from sources.text import one_line
 
     if interrupted(error):
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
-    if isinstance(error, StoreBusy):
+    if isinstance(error, StoreError):
         print(one_line(str(error)), file=sys.stderr)
         return 1
     if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():

@@ -7,7 +7,15 @@ into frames), `snapshots` (raw_snapshots), `loads` (loads and load_snapshots), `
 import store; store.load(...)`.
 """
 
-from pipeline.store.db import DEFAULT_DB, StoreBusy, connect, db_path, ensure_tables, frame
+from pipeline.store.db import (
+    DEFAULT_DB,
+    StoreBusy,
+    StoreError,
+    connect,
+    db_path,
+    ensure_tables,
+    frame,
+)
 from pipeline.store.loads import (
     Batch,
     LastLoad,
@@ -47,6 +55,7 @@ __all__ = [
     "LoadResult",
     "Snapshot",
     "StoreBusy",
+    "StoreError",
     "StoredRun",
     "bundled_only",
     "connect",

@@ -49,8 +49,12 @@ def db_path(explicit: str | os.PathLike[str] | None) -> Path:
     return Path(explicit or os.environ.get("SCORECARD_DB") or DEFAULT_DB)
 
 
-class StoreBusy(Exception):
-    """Another process holds the store's file; the message says so on one line."""
+class StoreError(Exception):
+    """The store's file cannot be used; the message names it and says why on one line."""
+
+
+class StoreBusy(StoreError):
+    """Another process holds the store's file."""
 
 
 def wait_s() -> float:
@@ -73,7 +77,10 @@ def connect(path: str | os.PathLike[str],
     DuckDB lets one process write a file: when another scorecard process holds it, wait up
     to `wait` seconds (default `wait_s()`), saying so once on stderr, then raise StoreBusy."""
     if str(path) != ":memory:" and not read_only:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"{path}: cannot make its folder: {error.strerror}") from None
     bound = wait_s() if wait is None else wait
     give_up = time.monotonic() + bound
     said = False
@@ -82,8 +89,12 @@ def connect(path: str | os.PathLike[str],
             con = duckdb.connect(str(path), read_only=read_only)
             break
         except duckdb.IOException as error:
+            if "not a valid DuckDB database file" in str(error):
+                raise StoreError(f"{path}: not a scorecard store: the file is not a DuckDB "
+                                 "database (empty, damaged or another kind of file); move it "
+                                 "aside or name another store with --db") from None
             if "lock" not in str(error).lower():
-                raise
+                raise StoreError(f"{path}: cannot open the store: {error}") from None
             if time.monotonic() >= give_up:
                 raise StoreBusy(f"{path}: store in use by another scorecard process (waited "
                                 f"{bound:g} s; set SCORECARD_STORE_WAIT_S to wait longer)"

@@ -4,6 +4,8 @@ earlier ones left (a command alone passing says nothing about the order users ru
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,14 @@ runner = CliRunner()
 def scorecard(*args: str) -> tuple[int, str, str]:
     result = runner.invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
+
+
+def process(*args: str) -> tuple[int, str, str]:
+    """`scorecard ARGS` in a process of its own, as a user runs it: its exit code is the
+    CLI's last word on an error that escapes a command (CliRunner would report 1 for any)."""
+    done = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True,
+                          text=True, timeout=120, check=False, cwd=ROOT)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_evidence_add_then_run_and_explain_take_the_market_month(tmp_path: Path) -> None:
@@ -51,3 +61,36 @@ def test_a_bogus_vintage_is_refused_before_anything_runs(tmp_path: Path) -> None
     assert "is not a month YYYY-MM" in err
     assert not db.exists()  # refused before the store is opened
     assert is_vintage("2026-11")
+
+
+def _damaged(path: Path) -> Path:
+    """A real store with its header overwritten: DuckDB's own 'not a valid database file'."""
+    scorecard("run", "--db", str(path), "--json")
+    with path.open("r+b") as f:
+        f.write(b"\0" * 4096)
+    return path
+
+
+STORES = {
+    "empty file": lambda p: (p.write_bytes(b""), p)[1],
+    "text file": lambda p: (p.write_text("vintage,zone\n2026-11,FR\n"), p)[1],
+    "damaged store": _damaged,
+}
+
+
+@pytest.mark.parametrize("kind", list(STORES))
+@pytest.mark.parametrize("command", [("run", "--json"), ("evidence", "add", str(BENCH))])
+def test_a_file_that_is_no_store_is_one_line_naming_it_and_exit_1(
+        kind: str, command: tuple[str, ...], tmp_path: Path) -> None:
+    db = STORES[kind](tmp_path / "s.duckdb")
+    before = db.read_bytes()
+    code, _, err = process(*command, "--db", str(db))
+    assert code == 1, err  # was 3, "unexpected error (a bug)"
+    assert f"{db}: not a scorecard store" in err and err.count("\n") == 1
+    assert db.read_bytes() == before  # left as it was
+
+
+def test_a_store_whose_folder_is_a_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    code, _, err = process("run", "--json", "--db", str(tmp_path / "f" / "s.duckdb"))
+    assert code == 1 and f"{tmp_path / 'f' / 's.duckdb'}: cannot make its folder" in err
