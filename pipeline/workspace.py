@@ -16,11 +16,11 @@ from typing import Any
 import duckdb
 
 from pipeline import store
-from pipeline.engine import proposal as proposal_file
 from pipeline.engine.resolve import Market
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyError
 from pipeline.ingest.bundled import is_loaded, load_bundled
+from schemas import proposal as proposal_file
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 

@@ -31,10 +31,10 @@ import duckdb
 import polars as pl
 
 from pipeline import store
-from pipeline.engine.proposal import Proposal
 from pipeline.engine.resolve import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.store.vintages import sources_of
+from schemas.proposal import Proposal
 from sources.offers import convert_to_eur
 
 GPU_PRICE = "GPU price"

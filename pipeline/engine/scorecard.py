@@ -15,8 +15,8 @@ import polars as pl
 from pipeline.engine import recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
-from pipeline.engine.proposal import Proposal
 from pipeline.engine.resolve import Market, Resolved, resolve
+from schemas.proposal import Proposal
 
 #: The contract keys of each candidate, in the order reports show them.
 CONTRACT_KEYS = (

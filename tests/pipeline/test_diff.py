@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli.diff import diff as diff_command
-from pipeline.engine import proposal as proposal_file
 from pipeline.engine.diff import (
     CAUSES,
     ELECTRICITY,
@@ -33,6 +32,7 @@ from pipeline.engine.diff import (
 from pipeline.engine.resolve import Market
 from pipeline.ingest.bundled import load_bundled
 from pipeline.workspace import dumps
+from schemas import proposal as proposal_file
 from sources import bundled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"

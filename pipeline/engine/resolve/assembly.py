@@ -8,7 +8,6 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.proposal import Proposal, ProposalError
 from pipeline.engine.resolve.cost import resolve_capacity, resolve_cost
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.embodied import resolve_embodied
@@ -25,6 +24,7 @@ from pipeline.engine.resolve.zone_inputs import (
 )
 from pipeline.engine.sovereignty import level_for, zone_country
 from pipeline.evidence.quality import QualityEvidence
+from schemas.proposal import Proposal, ProposalError
 
 
 def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:

@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from pipeline.engine.proposal import ForeignMoney, Money, Number, ProposalError, Range
 from pipeline.engine.resolve.draft import Draft
+from schemas.proposal import ForeignMoney, Money, Number, ProposalError, Range
 from sources.offers import convert_to_eur
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine.proposal import Candidate, Proposal, ProposalError
 from pipeline.engine.resolve.market_tables import Market
 from pipeline.engine.resolve.records import InputRows, Provenance
+from schemas.proposal import Candidate, Proposal, ProposalError
 
 
 class Draft:

@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 
 from pipeline.engine import market
-from pipeline.engine.proposal import Workload
+from schemas.proposal import Workload
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import DeclaredPower, EstimatedPower, ParquetPower
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.ranges import scaled, spread
 from pipeline.engine.resolve.records import file_listing
 from pipeline.evidence.fleet import power_from_parquet
 from pipeline.evidence.measured import PowerEvidence
 from pipeline.evidence.power import power_from_evidence
+from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower
 
 
 def resolve_power(d: Draft, window: Any) -> None:

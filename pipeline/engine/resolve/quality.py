@@ -11,7 +11,6 @@ draft's `quality` (the JSON contract's `{"reference", "tasks", "grade"}`, None w
 
 from __future__ import annotations
 
-from pipeline.engine.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.market_tables import Market
 from pipeline.engine.resolve.records import Provenance
@@ -22,6 +21,7 @@ from pipeline.evidence.quality import (
     load_quality,
     summary,
 )
+from schemas.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
 
 
 def reference_quality(proposal: Proposal, path: str, mkt: Market, prov: Provenance

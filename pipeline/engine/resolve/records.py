@@ -11,8 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.proposal import Number
 from pipeline.engine.resolve.ranges import bounds
+from schemas.proposal import Number
 
 #: a configuration's settings as the static row holds them: (setting, value) pairs
 SETTINGS = pl.List(pl.Struct({"setting": pl.String(), "value": pl.String()}))

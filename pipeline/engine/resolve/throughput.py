@@ -6,12 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import (
-    Calibration,
-    EstimatedThroughput,
-    EvidenceThroughput,
-    Number,
-)
 from pipeline.engine.resolve.draft import Draft
 from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
 from pipeline.engine.resolve.records import configuration_rows, file_listing, pairs
@@ -25,6 +19,12 @@ from pipeline.engine.roofline import (
 from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
+from schemas.proposal import (
+    Calibration,
+    EstimatedThroughput,
+    EvidenceThroughput,
+    Number,
+)
 
 
 def resolve_throughput(d: Draft) -> Any:
