@@ -34,8 +34,8 @@ from pipeline import store
 from pipeline.engine.resolve import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.store.vintages import sources_of
+from schemas.fx import convert_to_eur
 from schemas.proposal import Proposal
-from sources.offers import convert_to_eur
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -64,7 +64,7 @@ class DiffError(ValueError):
 
 def _with_rates_of(offers: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
     """`offers` priced at `other`'s exchange rate for the same offer (where `other` has the
-    offer and converted it), through the one conversion `sources.offers.convert_to_eur`:
+    offer and converted it), through the one conversion `schemas.fx.convert_to_eur`:
     each price is looked up at the date of the rate it borrows."""
     if offers.is_empty():
         return offers

@@ -1,6 +1,6 @@
 """Declared money in another currency: `{ amount = ..., currency = "USD" }` or a key naming the
 currency (`usd_per_hour`), converted to EUR at the vintage's ECB rate through
-`sources.offers.convert_to_eur`, the rate named in the figure's source."""
+`schemas.fx.convert_to_eur`, the rate named in the figure's source."""
 
 from __future__ import annotations
 
