@@ -16,10 +16,11 @@ from typing import Any
 import duckdb
 
 from pipeline import store
-from pipeline.engine.resolve import Market
+from pipeline.engine.resolved import Market
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.energy import EnergyError
 from pipeline.ingest.bundled import is_loaded, load_bundled
+from pipeline.inputs import read_market
 from schemas import proposal as proposal_file
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
@@ -124,7 +125,7 @@ def opened(path: Path | None, vintage: str | None, db: Path | None, *,
         # cache also writes what it parses, so a read-only open parses them afresh)
         with nullcontext() if con_read_only(con) else evidence_cache.using(con):
             yield Opened(proposal, name, text, con,
-                         Market.read(con, vintage, proposal.workload), db_file, existed)
+                         read_market(con, vintage, proposal.workload), db_file, existed)
     finally:
         con.close()
 

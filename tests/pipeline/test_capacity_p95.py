@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine.metrics import evaluate
-from pipeline.engine.resolve.throughput import kv_fit
+from pipeline.inputs.evidence.throughput import kv_fit
 from schemas.proposal import Demand
 
 runner = CliRunner()

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from proposals import candidate, proposal
 
-from pipeline.engine.resolve import Market, resolve
-from pipeline.engine.resolve.currency import vintage_end
+from pipeline.engine.resolved import Market
+from pipeline.inputs import resolve
+from pipeline.inputs.currency import vintage_end
 from schemas.proposal import ForeignMoney, ProposalError, parse
 
 # The bundled vintage is 2026-10; the latest bundled USD rate on or before 2026-10-31 is the

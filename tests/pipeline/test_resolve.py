@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from proposals import candidate, proposal
 
-from pipeline.engine.resolve import Market, resolve
+from pipeline.engine.resolved import Market
+from pipeline.inputs import resolve
 from schemas.proposal import ProposalError, parse
 
 #: one on-prem candidate whose electricity price and grid intensity are both declared

@@ -5,7 +5,7 @@ tariff of 180 EUR/kWh is a typo far more often than a fact."""
 
 from __future__ import annotations
 
-from pipeline.engine.resolve.draft import Draft
+from pipeline.inputs.draft import Draft
 from schemas.outputs import OUTPUTS
 from schemas.proposal import ProposalError
 

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from pipeline.engine.resolve.draft import Draft
+from pipeline.inputs.draft import Draft
 from schemas.fx import convert_to_eur
 from schemas.proposal import ForeignMoney, Money, Number, ProposalError, Range
 

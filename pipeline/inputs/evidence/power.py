@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.ranges import scaled, spread
-from pipeline.engine.resolve.records import file_listing
 from pipeline.evidence.fleet import power_from_parquet
 from pipeline.evidence.measured import PowerEvidence
 from pipeline.evidence.power import power_from_evidence
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.ranges import scaled, spread
+from pipeline.inputs.records import file_listing
 from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower
 
 

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
-from pipeline.engine.resolve.records import configuration_rows, file_listing, pairs
 from pipeline.engine.roofline import (
     RooflineInputError,
     apply_calibration,
@@ -19,6 +16,9 @@ from pipeline.engine.roofline import (
 from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.ranges import scaled, spread, sum_numbers
+from pipeline.inputs.records import configuration_rows, file_listing, pairs
 from schemas.proposal import (
     Calibration,
     EstimatedThroughput,

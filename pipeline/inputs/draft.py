@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine.resolve.market_tables import Market
-from pipeline.engine.resolve.records import InputRows, Provenance
+from pipeline.engine.resolved import Market
+from pipeline.inputs.records import InputRows, Provenance
 from schemas.proposal import Candidate, Proposal, ProposalError
 
 
