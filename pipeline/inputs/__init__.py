@@ -16,7 +16,8 @@ price and grid intensity), `embodied`, `currency` (declared amounts in other cur
 `assembly` runs them for each candidate on a `draft` (its row, inputs and notes so far);
 `records` collects the input rows and sources, `ranges` the arithmetic on declared numbers and
 ranges, `plausibility` the bounds a declared figure is checked against, `market` reads the
-vintage's market.
+vintage's market. `estimate` resolves the options of `scorecard estimate` (flags, TOML, the
+reference tables, a measured sweep) into the roofline's inputs.
 """
 
 from pipeline.inputs.assembly import resolve
