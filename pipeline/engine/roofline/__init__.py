@@ -32,9 +32,9 @@ and options it takes are read by pipeline/inputs/):
   `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
   compute are the effective figures, with the calibration source recorded in the assumptions.
 
-Scorecard use (pipeline/inputs/evidence/throughput.py): `estimate` runs once per estimated candidate, and its
-goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode, high}` range (so
-the Monte Carlo draws the efficiency, never the roofline's inputs).
+Scorecard use (pipeline/inputs/evidence/throughput.py): `estimate` runs once per estimated
+candidate, and its goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode,
+high}` range (so the Monte Carlo draws the efficiency, never the roofline's inputs).
 
 Modules: model.py (the formulas, inputs, result, assumptions), reference.py (the reference
 defaults, the model and GPU columns that feed the inputs), calibration.py (effective rates
