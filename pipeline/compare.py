@@ -26,10 +26,11 @@ class DiffError(ValueError):
 
 def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
          path: str, *, generated_at: str, code_version: str, use_stored: bool = True,
-         market_b: Market | None = None) -> dict[str, Any]:
+         market_b: Market | None = None, cache: Any | None = None) -> dict[str, Any]:
     """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
     change and its attribution to CAUSES, rank and frontier changes. `market_b` is B's market
-    when the caller has already read it (with the proposal's workload), else it is read."""
+    when the caller has already read it (with the proposal's workload), else it is read;
+    `cache` is the store evidence files are read back from (`pipeline.inputs.resolve`)."""
     if market_b is not None and market_b.vintage != vintage_b:
         raise ValueError(f"market_b is of vintage {market_b.vintage}, not {vintage_b}")
     for v in (vintage_a, vintage_b):
@@ -44,7 +45,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     for taken in coalitions(groups):
         market = compose(market_a, market_b, taken)
         # point figures only: the fewest Monte Carlo draws the engine accepts
-        card = compute(proposal, resolve(proposal, path, market), market, draws=POINT_DRAWS)
+        card = compute(proposal, resolve(proposal, path, market, cache), market,
+                       draws=POINT_DRAWS)
         results[taken] = {c["id"]: c for c in
                           to_contract(card, generated_at, code_version)["candidates"]}
     stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored

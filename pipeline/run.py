@@ -152,7 +152,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     try:
         with _opened_and_announced(path, vintage, db) as o:
             with input_errors():
-                card = compute(o.proposal, resolve(o.proposal, o.name, o.market), o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
+                card = compute(o.proposal, resolved, o.market)
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
             # foreign text (labels, notes, sources) without bidi or control characters, as
             # every other output writes it: stdout, scorecard.json and the stored run alike;
@@ -175,7 +176,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                     o.con, o.market.vintage, result["proposal"])
                 change = None if last is None else diff(
                     o.con, last, o.market.vintage, o.proposal, o.name,
-                    generated_at=generated_at, code_version=code_version(), market_b=o.market)
+                    generated_at=generated_at, code_version=code_version(), market_b=o.market,
+                    cache=o.cache)
                 if json_out:
                     sys.stdout.write(document)
                     return 0
@@ -207,7 +209,7 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
     try:
         with _opened_and_announced(path, vintage, db, read_only=True) as o:
             with input_errors():
-                resolved = resolve(o.proposal, o.name, o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
             try:
                 chain = chain_of(resolved, candidate, metric)
             except KeyError as err:
@@ -232,6 +234,6 @@ def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | Non
             return diff(o.con, vintage_a, vintage_b, o.proposal, o.name,
                         generated_at=(now or datetime.now(UTC)).isoformat(timespec="seconds"),
                         code_version=code_version(), use_stored=not recompute,
-                        market_b=o.market)
+                        market_b=o.market, cache=o.cache)
     except DiffError as err:
         raise UserError(2, str(err)) from None

@@ -27,14 +27,17 @@ from pipeline.inputs.zone_inputs import (
 from schemas.proposal import Proposal, ProposalError
 
 
-def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:
+def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None = None
+            ) -> Resolved:
+    """The proposal at `path`, its candidates resolved against the market `mkt`; benchmark
+    files and power logs parsed before are read back from the store `cache` (when given)."""
     prov = Provenance()
     statics, inputs = [], []
     reference = reference_quality(proposal, str(path), mkt, prov)
     precisions = precisions_of(proposal)
     for i, c in enumerate(proposal.candidates):
-        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov), reference,
-                                  precisions)
+        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov, cache),
+                                  reference, precisions)
         statics.append(static)
         inputs.extend(rows)
     return Resolved(pl.DataFrame(statics, schema=STATIC_SCHEMA),

@@ -66,7 +66,7 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
         key, given = "power.evidence", p.evidence
         path = d.evidence_path(p.evidence, key)
         ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
-                                 format=p.format)
+                                 format=p.format, cache=d.cache)
     d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", ev.grade, str(path))
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
         d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", ev.grade,
