@@ -170,7 +170,8 @@ def bundled_example(repeat: int = 5) -> str:
 
     with tempfile.TemporaryDirectory() as folder, \
             opened(None, None, Path(folder) / "store.duckdb") as o:
-        card = scorecard.compute(o.proposal, resolve(o.proposal, o.name, o.market), o.market)
+        resolved = resolve(o.proposal, o.name, o.market, o.cache)
+        card = scorecard.compute(o.proposal, resolved, o.market)
         table, proposal = card.table, o.proposal
         args: tuple[Any, ...] = (table.select("id", "cost_model", "capacity", "sovereignty_level"),
                 card.resolved.inputs, table.filter(pl.col("eligible"))["id"].to_list(),

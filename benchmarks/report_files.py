@@ -114,7 +114,8 @@ def main() -> None:
                     contextlib.redirect_stderr(io.StringIO()):
                 execute(file, vintage=None, out=folder / "warm", db=db, json_out=True)
             with opened(file, None, db) as o:
-                card = compute(o.proposal, resolve(o.proposal, o.name, o.market), o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
+                card = compute(o.proposal, resolved, o.market)
                 warm = folder / f"out-{n}-warm"
                 warm.mkdir()
                 with contextlib.redirect_stdout(io.StringIO()):  # fills the caches, untimed
