@@ -165,11 +165,13 @@ def bundled_example(repeat: int = 5) -> str:
     """The bundled example's Monte Carlo and tornado as `scorecard run` calls them (medians),
     beside the whole engine (scorecard.compute)."""
     from pipeline.engine import scorecard
+    from pipeline.inputs import resolve
     from pipeline.workspace import opened
 
     with tempfile.TemporaryDirectory() as folder, \
             opened(None, None, Path(folder) / "store.duckdb") as o:
-        card = scorecard.compute(o.proposal, o.name, o.market)
+        resolved = resolve(o.proposal, o.name, o.market, o.cache)
+        card = scorecard.compute(o.proposal, resolved, o.market)
         table, proposal = card.table, o.proposal
         args: tuple[Any, ...] = (table.select("id", "cost_model", "capacity", "sovereignty_level"),
                 card.resolved.inputs, table.filter(pl.col("eligible"))["id"].to_list(),
@@ -187,7 +189,7 @@ def bundled_example(repeat: int = 5) -> str:
         mc = median(lambda: uncertainty.run(*args))
         tornado = median(lambda: uncertainty.tornado(card.resolved.static,
                                                      card.resolved.inputs))
-        whole = median(lambda: scorecard.compute(o.proposal, o.name, o.market))
+        whole = median(lambda: scorecard.compute(o.proposal, card.resolved, o.market))
     return (f"bundled example, {table.height} candidates x {args[4]} draws (medians of "
             f"{repeat}): Monte Carlo {mc * 1000:.1f} ms, tornado {tornado * 1000:.1f} ms; the "
             f"whole engine (scorecard.compute) {whole * 1000:.0f} ms")

@@ -44,6 +44,7 @@ from workbook import baseline_writer  # noqa: E402
 
 from pipeline import store  # noqa: E402
 from pipeline.engine.scorecard import compute, to_contract  # noqa: E402
+from pipeline.inputs import resolve  # noqa: E402
 from pipeline.run import _keep, _meanwhile, execute  # noqa: E402
 from pipeline.store import caches  # noqa: E402
 from pipeline.workspace import Opened, code_version, dumps, opened  # noqa: E402
@@ -113,7 +114,8 @@ def main() -> None:
                     contextlib.redirect_stderr(io.StringIO()):
                 execute(file, vintage=None, out=folder / "warm", db=db, json_out=True)
             with opened(file, None, db) as o:
-                card = compute(o.proposal, o.name, o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
+                card = compute(o.proposal, resolved, o.market)
                 warm = folder / f"out-{n}-warm"
                 warm.mkdir()
                 with contextlib.redirect_stdout(io.StringIO()):  # fills the caches, untimed

@@ -1,5 +1,6 @@
 """The jobs of `scorecard run`, `scorecard explain` and `scorecard diff`: open the proposal and
-the store (`pipeline.workspace`), compute, store, render.
+the store (`pipeline.workspace`), resolve the inputs (`pipeline.inputs`), compute (the engine;
+a diff through `pipeline.compare`), store, render.
 
 Exit codes (DESIGN section 9): 0 success, 1 invalid input (a message names the file, key or
 line), 2 no usable market data.
@@ -21,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import store
-from pipeline.engine.diff import DiffError, diff
+from pipeline.compare import DiffError, diff
 from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
-from pipeline.engine.resolve import resolve
 from pipeline.engine.scorecard import compute, to_contract
+from pipeline.inputs import resolve
 from pipeline.store import caches
 from pipeline.workspace import (
     Opened,
@@ -151,7 +152,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
     try:
         with _opened_and_announced(path, vintage, db) as o:
             with input_errors():
-                card = compute(o.proposal, o.name, o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
+                card = compute(o.proposal, resolved, o.market)
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
             # foreign text (labels, notes, sources) without bidi or control characters, as
             # every other output writes it: stdout, scorecard.json and the stored run alike;
@@ -174,7 +176,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                     o.con, o.market.vintage, result["proposal"])
                 change = None if last is None else diff(
                     o.con, last, o.market.vintage, o.proposal, o.name,
-                    generated_at=generated_at, code_version=code_version(), market_b=o.market)
+                    generated_at=generated_at, code_version=code_version(), market_b=o.market,
+                    cache=o.cache)
                 if json_out:
                     sys.stdout.write(document)
                     return 0
@@ -206,7 +209,7 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
     try:
         with _opened_and_announced(path, vintage, db, read_only=True) as o:
             with input_errors():
-                resolved = resolve(o.proposal, o.name, o.market)
+                resolved = resolve(o.proposal, o.name, o.market, o.cache)
             try:
                 chain = chain_of(resolved, candidate, metric)
             except KeyError as err:
@@ -231,6 +234,6 @@ def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | Non
             return diff(o.con, vintage_a, vintage_b, o.proposal, o.name,
                         generated_at=(now or datetime.now(UTC)).isoformat(timespec="seconds"),
                         code_version=code_version(), use_stored=not recompute,
-                        market_b=o.market)
+                        market_b=o.market, cache=o.cache)
     except DiffError as err:
         raise UserError(2, str(err)) from None

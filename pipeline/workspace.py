@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -16,11 +16,11 @@ from typing import Any
 import duckdb
 
 from pipeline import store
-from pipeline.engine import proposal as proposal_file
-from pipeline.engine.resolve import Market
-from pipeline.evidence import cache as evidence_cache
+from pipeline.engine.resolved import Market
 from pipeline.evidence.energy import EnergyError
 from pipeline.ingest.bundled import is_loaded, load_bundled
+from pipeline.inputs import read_market
+from schemas import proposal as proposal_file
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
@@ -65,6 +65,10 @@ class Opened:
     market: Market
     db: Path  # the store file opened
     existed: bool  # whether that file was there before it was opened
+    #: the store whose evidence cache the readers use (`pipeline.evidence.cache`): benchmark
+    #: files `evidence add` already parsed are read back from it, and the files parsed are
+    #: added to it, so a read-only store gives None (they are parsed afresh)
+    cache: duckdb.DuckDBPyConnection | None
 
 
 def proposal_text(path: Path | None) -> tuple[str, str]:
@@ -120,11 +124,8 @@ def opened(path: Path | None, vintage: str | None, db: Path | None, *,
         vintage = vintage or store.latest_vintage(con)
         if vintage is None:
             raise UserError(2, "no market data in the store; run `scorecard ingest` first")
-        # benchmark files `evidence add` already parsed are read back from the store (the
-        # cache also writes what it parses, so a read-only open parses them afresh)
-        with nullcontext() if con_read_only(con) else evidence_cache.using(con):
-            yield Opened(proposal, name, text, con,
-                         Market.read(con, vintage, proposal.workload), db_file, existed)
+        yield Opened(proposal, name, text, con, read_market(con, vintage, proposal.workload),
+                     db_file, existed, None if con_read_only(con) else con)
     finally:
         con.close()
 

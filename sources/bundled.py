@@ -15,6 +15,7 @@ import polars as pl
 
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.fields import FIELDS
+from schemas.fx import convert_to_eur
 from schemas.market import (
     ELECTRICITY_PRICES,
     EMBODIED,
@@ -28,7 +29,6 @@ from schemas.market import (
 )
 from schemas.table import Table
 from sources.errors import ParseError
-from sources.offers import convert_to_eur
 
 SOURCE = "bundled"
 #: The month the bundled market data describes (the latest GPU price observations).

@@ -1,9 +1,8 @@
-"""What every GPU-price parser shares, and the one conversion of a price to EUR.
+"""What every GPU-price parser shares.
 
 Provider rows (RAW_OFFER_COLUMNS: the provider's own GPU name in `model`, our hardware id or
-null in `gpu`) become GPU_OFFERS rows with a bidding zone and EUR prices (`finish_offers`);
-`convert_to_eur` prices a row in EUR at the ECB rate of its date, for the live parsers, the
-bundled reader and the diff of a vintage alike.
+null in `gpu`) become GPU_OFFERS rows with a bidding zone and EUR prices (`finish_offers`,
+through the one conversion `schemas.fx.convert_to_eur`).
 
 A region missing from the region map, or a GPU model missing from the provider's mapping, is
 skipped and described in `notes` (which the ingest summary prints): never silently dropped,
@@ -18,6 +17,7 @@ from importlib import resources
 
 import polars as pl
 
+from schemas.fx import convert_to_eur
 from schemas.market import GPU_OFFERS
 from sources.errors import ParseError
 
@@ -37,34 +37,6 @@ FX_COLUMNS = {"currency": pl.String(), "rate_date": pl.Date(), "units_per_eur": 
 def no_fx() -> pl.DataFrame:
     """An empty ECB rates frame (enough for providers that price in EUR)."""
     return pl.DataFrame(schema=FX_COLUMNS)
-
-
-def convert_to_eur(offers: pl.DataFrame, fx: pl.DataFrame) -> pl.DataFrame:
-    """Add fx_date, fx_units_per_eur, price_eur_per_hour and price_eur_per_gpu_hour.
-
-    EUR prices pass through with null FX fields; other currencies use the ECB rate of the
-    latest TARGET day on or before `source_date` (units per EUR, so EUR = amount / rate)."""
-    rates = fx.select(
-        pl.col("currency").alias("_fx_currency"), pl.col("rate_date").alias("fx_date"),
-        pl.col("units_per_eur").alias("fx_units_per_eur"),
-    ).sort("fx_date")
-    priced = offers.sort("source_date").join_asof(
-        rates, left_on="source_date", right_on="fx_date", by_left="currency",
-        by_right="_fx_currency", strategy="backward", check_sortedness=False,
-    )
-    is_eur = pl.col("currency") == "EUR"
-    priced = priced.with_columns(
-        pl.when(is_eur).then(None).otherwise(pl.col("fx_date")).alias("fx_date"),
-        pl.when(is_eur).then(None).otherwise(pl.col("fx_units_per_eur")).alias(
-            "fx_units_per_eur"),
-    ).with_columns(
-        pl.when(is_eur).then(pl.col("price_original_per_hour"))
-        .otherwise(pl.col("price_original_per_hour") / pl.col("fx_units_per_eur"))
-        .alias("price_eur_per_hour"),
-    ).with_columns(
-        (pl.col("price_eur_per_hour") / pl.col("gpu_count")).alias("price_eur_per_gpu_hour"),
-    )
-    return priced.sort("provider_id", "offer_id", "region", "pricing_model")
 
 
 def gpu_ids(models: pl.Expr, mapping: dict[str, str]) -> pl.Expr:

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import settings
 
 from pipeline import store
-from pipeline.engine.resolve import Market
+from pipeline.engine.resolved import Market
 from pipeline.ingest.bundled import load_bundled
+from pipeline.inputs import read_market
 from sources import bundled
 
 # Wall-clock deadlines make property tests flaky on a shared 2-core machine; the tests bound
@@ -31,5 +32,5 @@ def market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
     """The bundled vintage's market (Market is frozen: tests share it)."""
     con = store.connect(Path(tmp_path_factory.mktemp("market")) / "store.duckdb")
     load_bundled(con)
-    yield Market.read(con, bundled.VINTAGE)
+    yield read_market(con, bundled.VINTAGE)
     con.close()

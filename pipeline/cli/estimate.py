@@ -1,9 +1,9 @@
 """`scorecard estimate`: the roofline capacity model (pipeline/engine/roofline/) from the command
 line. The options are declared here; resolving them into inputs (flags, `--from-toml`, the
-bundled reference tables, stated defaults), calibration and the report are
-pipeline/engine/roofline/options.py and report.py. pipeline/cli/__init__.py registers the
-command with `app.command("estimate")(estimate)`. The engine is imported inside the command so
-`scorecard --help` stays fast.
+bundled reference tables, stated defaults, a measured sweep) and the calibration are
+pipeline/inputs/estimate.py, the report pipeline/engine/roofline/report.py.
+pipeline/cli/__init__.py registers the command with `app.command("estimate")(estimate)`. The
+engine is imported inside the command so `scorecard --help` stays fast.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ class PrecisionChoice(StrEnum):
 
 
 # The --help text of each option ("": none). An option's name is its TOML key and its flag is
-# the name with dashes (`bandwidth_gbs`, `--bandwidth-gbs`), as the engine's options.py reads them.
+# the name with dashes (`bandwidth_gbs`, `--bandwidth-gbs`), as pipeline/inputs/estimate.py
+# reads them.
 HELP: dict[str, str] = {
     "model": "Model id from sources/reference/models.csv (fills the architecture flags).",
     "gpu": "GPU id from sources/reference/hardware.csv (fills budget, bandwidth, compute).",
@@ -154,11 +155,16 @@ def estimate(
     options["precision"] = precision.value if precision else None
     options["sweep_evidence"] = str(sweep_evidence) if sweep_evidence else None
 
-    from pipeline.engine.roofline.options import EstimateError
-    from pipeline.engine.roofline.report import estimate_report, render_json, render_text
+    from pipeline.engine.roofline.report import (
+        EstimateError,
+        estimate_report,
+        render_json,
+        render_text,
+    )
+    from pipeline.inputs.estimate import resolve
 
     try:
-        data = estimate_report(options, from_toml, models_csv, hardware_csv)
+        data = estimate_report(*resolve(options, from_toml, models_csv, hardware_csv))
     except EstimateError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None

@@ -141,11 +141,8 @@ def inspect_command(
     """Print what was parsed and computed: per run counts, percentiles, goodput; the knee;
     the configurations (engine settings), each with its own sweep, and the best marked. Power
     logs alone: their devices, samples, span, gaps, mean and peak W and energy."""
-    from contextlib import nullcontext
-
     import duckdb
 
-    from pipeline.evidence.cache import using
     from pipeline.evidence.energy import EnergyError
     from pipeline.evidence.files import split_files
     from pipeline.evidence.goodput import Slo
@@ -176,14 +173,13 @@ def inspect_command(
             return
         con = None if db is None else connect(db_path(db), tables=())
         try:
-            with using(con) if con is not None else nullcontext():
-                report = inspect_report(
-                    paths, slo, fmt=_value(fmt), tz=tz, window=_window(window), power=power,
-                    power_fmt=_value(power_format), run_notes=() if ttft_ms is not None else (
-                        "no --ttft-ms: every completed request passes the TTFT limit",),
-                    choose=choose, gpu_count=gpus,
-                    power_pair=None if power_start is None or power_end is None
-                    else (power_start, power_end), scraped_at=scraped_at or ())
+            report = inspect_report(
+                paths, slo, fmt=_value(fmt), tz=tz, window=_window(window), power=power,
+                power_fmt=_value(power_format), run_notes=() if ttft_ms is not None else (
+                    "no --ttft-ms: every completed request passes the TTFT limit",),
+                choose=choose, gpu_count=gpus,
+                power_pair=None if power_start is None or power_end is None
+                else (power_start, power_end), scraped_at=scraped_at or (), cache=con)
         finally:
             if con is not None:
                 con.close()

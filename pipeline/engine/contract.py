@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.engine.proposal import Proposal
+from schemas.proposal import Proposal
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 KINDS = ("proposal", "result")

@@ -17,6 +17,10 @@ recomputing A with today's proposal and code changes (stored A -> recomputed A) 
 declared costs, TCO parameters, any other resolved input, code version), and the inputs that
 changed are listed. Derived figures (the TCO's hourly cost, which holds electricity = power x
 PUE x tariff) are not compared: they move with the evidence.
+
+Here: which groups changed (`changed_groups`), the composed markets (`compose`) and the
+attribution of the results computed on them (`attribute`). Reading the markets and the stored
+scorecard, and computing each composed market's result, is the job's (pipeline/compare.py).
 """
 
 from __future__ import annotations
@@ -24,18 +28,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import duckdb
 import polars as pl
 
-from pipeline import store
-from pipeline.engine.proposal import Proposal
-from pipeline.engine.resolve import Market
-from pipeline.engine.scorecard import compute, to_contract
-from pipeline.store.vintages import sources_of
-from sources.offers import convert_to_eur
+from pipeline.engine.resolved import Market
+from schemas.fx import convert_to_eur
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -49,22 +48,18 @@ CAUSES = (GPU_PRICE, FX, ELECTRICITY, GRID, EVIDENCE, METHOD)
 METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
 OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
 #: Candidate keys (top level or `detail`) that come from benchmark and power evidence: the
-#: resolved throughput and power inputs (`pipeline.engine.resolve`), their grades and the boundary.
+#: resolved throughput and power inputs (`pipeline.inputs.evidence`), their grades and the
+#: boundary.
 _EVIDENCE_INPUTS = ("tokens_per_s", "tokens_per_s_grade", "busy_power_w", "idle_power_w",
                     "power_grade", "energy_boundary")
 #: Besides every other resolved input (`inputs`: PUE, TCO parameters, prices, ...).
 _OTHER_INPUTS = ("cost_grade",)
 _TOLERANCE = 1e-12
-POINT_DRAWS = 100
-
-
-class DiffError(ValueError):
-    """A diff that cannot be made (no data for a vintage, a proposal that does not resolve)."""
 
 
 def _with_rates_of(offers: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
     """`offers` priced at `other`'s exchange rate for the same offer (where `other` has the
-    offer and converted it), through the one conversion `sources.offers.convert_to_eur`:
+    offer and converted it), through the one conversion `schemas.fx.convert_to_eur`:
     each price is looked up at the date of the rate it borrows."""
     if offers.is_empty():
         return offers
@@ -209,65 +204,22 @@ def _delta(new: Any, old: Any) -> float | None:
     return None if new is None or old is None else new - old
 
 
-def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
-         path: str, *, generated_at: str, code_version: str, use_stored: bool = True,
-         market_b: Market | None = None) -> dict[str, Any]:
-    """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
-    change and its attribution to CAUSES, rank and frontier changes. `market_b` is B's market
-    when the caller has already read it (with the proposal's workload), else it is read."""
-    if market_b is not None and market_b.vintage != vintage_b:
-        raise ValueError(f"market_b is of vintage {market_b.vintage}, not {vintage_b}")
-    for v in (vintage_a, vintage_b):
-        if not store.has_loads_up_to(con, v):
-            raise DiffError(f"no market data loaded for a vintage up to {v}; run "
-                            f"`scorecard ingest --vintage {v}` first")
-    market_a = Market.read(con, vintage_a, proposal.workload)
-    if market_b is None:
-        market_b = Market.read(con, vintage_b, proposal.workload)
-    groups = changed_groups(market_a, market_b)
-    cache: dict[frozenset[str], dict[str, dict[str, Any]]] = {}
+def coalitions(groups: list[str]) -> list[frozenset[str]]:
+    """Every set of groups that may be swapped in, the empty one first: the markets whose
+    results `attribute` compares."""
+    return [frozenset(c) for size in range(len(groups) + 1)
+            for c in itertools.combinations(groups, size)]
 
-    def evaluate(taken: frozenset[str]) -> dict[str, dict[str, Any]]:
-        if taken not in cache:
-            # point figures only: the fewest Monte Carlo draws the engine accepts
-            card = compute(proposal, path, compose(market_a, market_b, taken),
-                           draws=POINT_DRAWS)
-            result = to_contract(card, generated_at, code_version)
-            cache[taken] = {c["id"]: c for c in result["candidates"]}
-        return cache[taken]
 
-    now = evaluate(frozenset(groups))
-    recomputed_a = evaluate(frozenset())
-    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-              else None)
+def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, dict[str, Any]]],
+              stored: dict[str, Any] | None, code_version: str) -> list[dict[str, Any]]:
+    """Per candidate (B's, then those gone in B): metrics at A and B, the change and its
+    attribution to CAUSES, rank and frontier changes. `results` holds each coalition's
+    candidates by id (the contract's, computed on `compose(a, b, taken)`); A is the `stored`
+    scorecard when there is one, else the result recomputed on A's market."""
+    now = results[frozenset(groups)]
+    recomputed_a = results[frozenset()]
     baseline = {c["id"]: c for c in stored["candidates"]} if stored else recomputed_a
-    notes = []
-    if stored is None:
-        notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
-                     "recomputed with today's proposal and code, so evidence and method "
-                     "changes cannot be seen; only market changes are attributed")
-    else:
-        run = store.published(con, vintage_a, proposal.proposal.name)
-        which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
-        notes.append(f"A is {which}, code {stored.get('code_version')}")
-        if run is not None and run.proposal_sha256 != proposal.sha256():
-            notes.append(f"the proposal differs from the one published for {vintage_a} "
-                         f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
-                         "changes include the proposal's")
-    borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
-                for v in dict.fromkeys((vintage_a, vintage_b))}
-    for v, lent in borrowed.items():
-        for u in lent:
-            why = f" (its {v} load failed: {u.failed})" if u.failed else ""
-            notes.append(f"{v} has no data of its own from {u.source}{why}: its rows are "
-                         f"{u.used}'s")
-    if not groups:
-        own = ("" if not borrowed[vintage_b] else
-               f", because {vintage_b} reuses earlier rows for "
-               f"{', '.join(u.source for u in borrowed[vintage_b])}")
-        notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
-                     f"every input group{own}")
-
     candidates = []
     for cid, b in now.items():
         a = baseline.get(cid)
@@ -283,7 +235,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         for metric in METRICS:
             by_cause: dict[str, float | None] = dict.fromkeys(CAUSES, 0.0)
             def worth(taken: frozenset[str], m: str = metric, i: str = cid) -> float | None:
-                figure: float | None = evaluate(taken)[i][m]
+                figure: float | None = results[taken][i][m]
                 return figure
 
             market = shapley(groups, worth)
@@ -315,26 +267,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                                "a": _figures(a), "b": None, "change": None,
                                "rank_change": None, "frontier_change": None,
                                "changed_inputs": []})
-    return {
-        "proposal": proposal.proposal.name, "vintage_a": vintage_a, "vintage_b": vintage_b,
-        "generated_at": generated_at, "code_version": code_version,
-        "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
-        "baseline_run": _run_key(con, vintage_a, proposal) if stored else None,
-        "rows_used": {v: {u.source: u.used for u in sources_of(con, v)}
-                      for v in dict.fromkeys((vintage_a, vintage_b))},
-        "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
-        "candidates": candidates,
-    }
-
-
-def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal
-             ) -> dict[str, Any] | None:
-    """Which stored run A is: the published one's vintage, name, sha256, file and time."""
-    run = store.published(con, vintage, proposal.proposal.name)
-    return None if run is None else {
-        "vintage": run.vintage, "proposal": run.proposal,
-        "proposal_sha256": run.proposal_sha256, "proposal_source": run.source,
-        "generated_at": run.generated_at}
+    return candidates
 
 
 def _clean(value: float) -> float:

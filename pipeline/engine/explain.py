@@ -20,7 +20,7 @@ import polars as pl
 
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
 from pipeline.engine.pareto import OBJECTIVES
-from pipeline.engine.resolve import Resolved
+from pipeline.engine.resolved import Resolved
 from pipeline.engine.sovereignty import RUBRIC
 from pipeline.engine.uncertainty import point_frame
 

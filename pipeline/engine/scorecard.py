@@ -1,5 +1,6 @@
-"""Compute a scorecard: resolve inputs, evaluate the metric steps, gate on policy, rank, then
-the uncertainty, tornado, sizing and break-even analyses.
+"""Compute a scorecard from the resolved inputs (`pipeline.inputs.resolve`): evaluate the
+metric steps, gate on policy, rank, then the uncertainty, tornado, sizing and break-even
+analyses.
 
 The result is one frame (one row per candidate, proposal order) plus analyses; the JSON
 contract (DESIGN section 9) and every report are rendered from it.
@@ -15,8 +16,8 @@ import polars as pl
 from pipeline.engine import recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
-from pipeline.engine.proposal import Proposal
-from pipeline.engine.resolve import Market, Resolved, resolve
+from pipeline.engine.resolved import Market, Resolved
+from schemas.proposal import Proposal
 
 #: The contract keys of each candidate, in the order reports show them.
 CONTRACT_KEYS = (
@@ -48,9 +49,9 @@ class Scorecard:
         return bool(self.table["example_data"].any())
 
 
-def compute(proposal: Proposal, path: str, mkt: Market, draws: int | None = None
+def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | None = None
             ) -> Scorecard:
-    resolved = resolve(proposal, path, mkt)
+    """The scorecard of `proposal`'s candidates as `resolved` against the market `mkt`."""
     point_inputs = uncertainty.point_frame(resolved.static, resolved.inputs)
     point = evaluate(point_inputs)
     table = resolved.static.join(point.drop("cost_model", "capacity"), on="id", how="left",

@@ -2,7 +2,8 @@
 
 API (what the scorecard and `scorecard evidence inspect` use):
 
-- `throughput_from_evidence(path: Path, slo: Slo, *, fmt=None, tz=None) -> ThroughputEvidence`
+- `throughput_from_evidence(path: Path, slo: Slo, *, fmt=None, tz=None, cache=None)
+  -> ThroughputEvidence`
   `path` is a benchmark file or a folder of them (a sweep). `tokens_per_s` is the token
   goodput at the knee of a sweep, or the run's token goodput for a single run (the mean over
   runs when several runs share one load level); None with a reason in `notes` when it cannot be
@@ -14,13 +15,15 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
-- `load_runs(paths, *, fmt=None, tz=None, keep=None) -> Loaded`: files and folders to runs.
+- `load_runs(paths, *, fmt=None, tz=None, keep=None, cache=None) -> Loaded`: files and folders
+  to runs; `cache`, a store, is where files parsed before are read back from
+  (`pipeline.evidence.cache`).
   Folders are walked by `pipeline.evidence.files.walk`; a file is read only when a reader
   recognises its head, others are skipped with a note (a folder may hold power logs too).
   `keep(path, bytes) -> sha256` is handed each file read (evidence add keeps them as raw
   snapshots). The two files of one AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run
   (`X_individual_responses.json` + `X_summary.json`) given together become one run.
-- `inspect(paths, slo, *, fmt=None, tz=None, window=None) -> dict`: the DESIGN section 9
+- `inspect(paths, slo, *, fmt=None, tz=None, window=None, cache=None) -> dict`: the DESIGN section 9
   contract `{"runs": [...], "sweep": {...} | None}`; `build_report(loaded, slo, window)` the
   same for runs already loaded.
 - `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice as
@@ -118,10 +121,10 @@ class ThroughputEvidence:
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
-              scraped_at: Sequence[str] = ()) -> Loaded:
+              scraped_at: Sequence[str] = (), cache: Any | None = None) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
-    add keeps them as raw snapshots) and its digest is the one recorded. Inside
-    `pipeline.evidence.cache.using(con)` a file whose sha256 is in the store's cache is not
+    add keeps them as raw snapshots) and its digest is the one recorded. With a store as
+    `cache`, a file whose sha256 is in its evidence cache (`pipeline.evidence.cache`) is not
     parsed again (and one parsed is added to it). `skip_bad`: a file of a folder that fails to
     parse is left out, named with its error in the notes (else its ParseError is raised).
     `progress(what, stage)` hears of each file read, with its size. `cached=False` parses
@@ -142,8 +145,8 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             if in_folder and tool is None:
                 notes.append(f"{name}: skipped (not a benchmark format this project reads)")
                 continue
-            known = evidence_cache.known_digest(path) if cached and keep is None else None
-            runs = None if known is None else evidence_cache.lookup(known, name, fmt, tz)
+            known = evidence_cache.known_digest(cache, path) if cached and keep is None else None
+            runs = None if known is None else evidence_cache.lookup(cache, known, name, fmt, tz)
             if runs is not None and known is not None:
                 if progress:
                     progress(name, "read from the store (unchanged since it was parsed)")
@@ -156,8 +159,8 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             data = path.read_bytes()
             digest = keep(path, data) if keep else sha256(data)
             stamp = _scrape_time(path, tool, data, scraped_at, scraped)
-            runs = (evidence_cache.lookup(digest, name, fmt, tz) if cached and stamp is None
-                    else None)
+            runs = (evidence_cache.lookup(cache, digest, name, fmt, tz)
+                    if cached and stamp is None else None)
             if runs is None:
                 if progress:
                     progress(name, f"parsing {len(data) / 1e6:,.1f} MB")
@@ -171,7 +174,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                     notes.append(f"{name}: skipped, it could not be read: {err}")
                     continue
                 if stamp is None:
-                    evidence_cache.remember(digest, name, fmt, tz, runs)
+                    evidence_cache.remember(cache, digest, name, fmt, tz, runs)
                 else:
                     notes.append(f"{name}: scrape time {stamp} given on the command line "
                                  "(--scraped-at)")
@@ -278,8 +281,8 @@ CHOICES = ("goodput_per_gpu", "goodput")
 
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
-            gpu_count: int | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None)
+            gpu_count: int | None = None, cache: Any | None = None) -> dict[str, Any]:
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, cache=cache)
     return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
@@ -355,8 +358,9 @@ def _best(configs: list[dict[str, Any]], choose: str) -> int | None:
 
 def throughput_from_evidence(path: Path, slo: Slo, *, fmt: str | None = None,
                              tz: str | None = None, choose: str = "goodput_per_gpu",
-                             gpu_count: int | None = None) -> ThroughputEvidence:
-    loaded = load_runs([Path(path)], fmt=fmt, tz=tz)
+                             gpu_count: int | None = None, cache: Any | None = None
+                             ) -> ThroughputEvidence:
+    loaded = load_runs([Path(path)], fmt=fmt, tz=tz, cache=cache)
     report = build_report(loaded, slo, None, choose=choose, gpu_count=gpu_count)
     return operating_point(loaded, report, slo, str(path))
 
@@ -529,10 +533,9 @@ def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     ensure_tables(con, EVIDENCE_TABLES)
     # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once;
     # the parsed runs go to the store's cache, so later commands do not parse the file again
-    with evidence_cache.using(con):
-        loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
-            con, data, source="bench", url=path.resolve().as_uri()),
-            skip_bad=notes is not None, progress=progress)
+    loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
+        con, data, source="bench", url=path.resolve().as_uri()),
+        skip_bad=notes is not None, progress=progress, cache=con)
     if notes is not None:
         notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
     runs_frame, requests_frame = bench_frames(loaded)

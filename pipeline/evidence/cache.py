@@ -1,21 +1,23 @@
 """Parsed once: the benchmark runs of a file already read come back from the store's cache
 (`pipeline.store.evidence`) by the file's sha256 instead of being parsed again.
 
-- `using(con)`: a context in which `pipeline.evidence.bench.load_runs` looks each file up in
-  (and adds each file it parses to) the cache of the store `con`; outside one, files are parsed
-  as always. `scorecard evidence add` fills it; `scorecard run`/`explain`/`diff` read it when
-  their store is opened inside `using` (pipeline/workspace.py's `opened`).
+Every reader is handed the store whose cache it uses (`cache=con`; `pipeline.evidence.bench.
+load_runs` looks each file up in it and adds each file it parses to it); without one (None),
+files are parsed as always and each function below is a no-op. `scorecard evidence add` fills
+it; `scorecard run`/`explain`/`diff` hand over the store they opened, when it is writable
+(pipeline/workspace.py's `Opened.cache`), through `pipeline.inputs.resolve`.
+
 - `reader_key(fmt, tz) -> str`: what besides the bytes decides the runs: the format forced
   (or "detected"), the timezone, and a digest of the readers' code (sources/bench/*.py), so
   a changed reader parses again.
-- `lookup(sha256, path, fmt, tz) -> list[BenchRun] | None` and `remember(sha256, path, fmt,
-  tz, runs)`: no-ops outside `using`. A run's gaps (`itls_s`, often 1e7 values) are not kept:
+- `lookup(con, sha256, path, fmt, tz) -> list[BenchRun] | None` and `remember(con, sha256,
+  path, fmt, tz, runs)`. A run's gaps (`itls_s`, often 1e7 values) are not kept:
   their percentiles over the default window are (`BenchRun.itl_summary`, computed by
   `run_metrics`), with a per-request `gaps_known` flag; a `--window` read parses the file.
-- `connection()`: the store of the active `using`, where `pipeline.evidence.power` reads back
-  the samples of a power log `evidence add` loaded (unchanged size and modification time,
-  same format and timezone) instead of parsing the file.
-- `known_digest(path) -> sha256 | None`: the digest recorded for a file whose size and
+- The same store is where `pipeline.evidence.power` reads back the samples of a power log
+  `evidence add` loaded (unchanged size and modification time, same format and timezone)
+  instead of parsing the file.
+- `known_digest(con, path) -> sha256 | None`: the digest recorded for a file whose size and
   modification time (ns) are unchanged, so an unchanged file is not even read (as git's
   index does); a file rewritten within the same nanosecond with the same size is the only
   change it misses.
@@ -27,9 +29,6 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import fields, replace
 from datetime import datetime
 from functools import cache
@@ -43,28 +42,8 @@ from pipeline.evidence.goodput import Slo, run_metrics
 from pipeline.store import evidence as store
 from sources.bench.run import GAPS_KNOWN, ITLS, BenchRun
 
-_ACTIVE: ContextVar[Any | None] = ContextVar("evidence_cache", default=None)
 _TIMES = ("started_at_utc", "ended_at_utc")
 _ANY = Slo(ttft_ms=math.inf)  # the gaps' percentiles do not depend on the SLO
-
-
-@contextmanager
-def using(con: Any) -> Iterator[None]:
-    token = _ACTIVE.set(con)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
-
-
-def active() -> bool:
-    return _ACTIVE.get() is not None
-
-
-def connection() -> Any | None:
-    """The store whose cache is active (`using`), or None: the power logs `evidence add`
-    loaded are read back from it (`pipeline.evidence.power`)."""
-    return _ACTIVE.get()
 
 
 @cache
@@ -76,10 +55,9 @@ def _readers_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def known_digest(path: Path) -> str | None:
-    """The sha256 recorded for `path` when its size and modification time are those recorded
-    (the file is then not read again), else None."""
-    con = _ACTIVE.get()
+def known_digest(con: Any | None, path: Path) -> str | None:
+    """The sha256 recorded in the store `con` for `path` when its size and modification time
+    are those recorded (the file is then not read again), else None."""
     if con is None:
         return None
     st = path.stat()
@@ -90,8 +68,8 @@ def reader_key(fmt: str | None, tz: str | None) -> str:
     return f"{fmt or 'detected'}|{tz or ''}|{_readers_digest()}"
 
 
-def lookup(sha256: str, path: str, fmt: str | None, tz: str | None) -> list[BenchRun] | None:
-    con = _ACTIVE.get()
+def lookup(con: Any | None, sha256: str, path: str, fmt: str | None, tz: str | None
+           ) -> list[BenchRun] | None:
     if con is None:
         return None
     found = store.get(con, sha256, reader_key(fmt, tz))
@@ -114,9 +92,8 @@ def lookup(sha256: str, path: str, fmt: str | None, tz: str | None) -> list[Benc
     return runs
 
 
-def remember(sha256: str, path: str, fmt: str | None, tz: str | None,
+def remember(con: Any | None, sha256: str, path: str, fmt: str | None, tz: str | None,
              runs: list[BenchRun]) -> None:
-    con = _ACTIVE.get()
     if con is None:
         return
     items, parts = [], []

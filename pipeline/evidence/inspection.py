@@ -3,15 +3,16 @@ J/token at their operating point, and the report as the table the command prints
 
 - `inspect_report(paths, slo, *, fmt=None, tz=None, window=None, power=None, power_fmt=None,
   run_notes=(), choose="goodput_per_gpu", gpu_count=None, power_pair=None,
-  scraped_at=()) -> dict`:
+  scraped_at=(), cache=None) -> dict`:
   `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations", "choose"}` report
   (the DESIGN section 9 contract, extended) and, with a `power` log, its energy over the
   operating point's window under "power" (or, with `power_pair` = an `amd-smi metric -E`
   start and end snapshot, the energy between them placed at the window's edges);
-  `run_notes` are added to every run's notes.
-- `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None) -> dict`: the power log's
-  energy over a `ThroughputEvidence` window (`pipeline.evidence.power`) and J per goodput token
-  and per output token of that window (DESIGN section 7).
+  `run_notes` are added to every run's notes; `cache`, a store, is where files `evidence add`
+  loaded are read back from (`pipeline.evidence.cache`).
+- `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None, cache=None) -> dict`: the
+  power log's energy over a `ThroughputEvidence` window (`pipeline.evidence.power`) and J per
+  goodput token and per output token of that window (DESIGN section 7).
 - `power_summary(paths, *, tz=None, fmt=None) -> {"power_log": {...}}` and
   `power_table(report) -> str`: power logs inspected alone (devices, samples, span, gaps,
   mean and peak W, energy J over the span).
@@ -50,8 +51,9 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    run_notes: Sequence[str] = (), choose: str = "goodput_per_gpu",
                    gpu_count: int | None = None,
                    power_pair: tuple[Path, Path] | None = None,
-                   scraped_at: Sequence[str] = ()) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at)
+                   scraped_at: Sequence[str] = (), cache: Any | None = None) -> dict[str, Any]:
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at,
+                       cache=cache)
     report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
     if power_pair is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
@@ -63,7 +65,8 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
     if power is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
         try:
-            report["power"] = energy_at_operating_point(ev, power, tz=tz, fmt=power_fmt)
+            report["power"] = energy_at_operating_point(ev, power, tz=tz, fmt=power_fmt,
+                                                        cache=cache)
         except (EnergyError, ValidationFailed) as err:
             raise PowerLogError(f"power log {power}: {err}") from err
     for run in report["runs"]:
@@ -138,8 +141,8 @@ def _pair_energy(ev: ThroughputEvidence, start: Path, end: Path) -> dict[str, An
 
 
 def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
-                              tz: str | None = None, fmt: str | None = None
-                              ) -> dict[str, Any]:
+                              tz: str | None = None, fmt: str | None = None,
+                              cache: Any | None = None) -> dict[str, Any]:
     """`None` figures carry a reason in "notes"."""
     if ev.window_start_utc is None or ev.window_end_utc is None:
         return {"energy_j_per_goodput_token": None, "energy_j_per_output_token": None,
@@ -148,7 +151,7 @@ def energy_at_operating_point(ev: ThroughputEvidence, power_path: Path, *,
                           "none): energy cannot be aligned"]}
     return _per_token(ev, power_from_evidence(
         Path(power_path), ev.window_start_utc, ev.window_end_utc, tz,
-        uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt))
+        uncertainty_s=ev.clock_uncertainty_s or 0.0, format=fmt, cache=cache))
 
 
 def _per_token(ev: ThroughputEvidence, power: PowerEvidence) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 API (what the scorecard calls)::
 
     power_from_evidence(path, window_start_utc, window_end_utc, tz=None, *,
-                        uncertainty_s=0.0, boundary=None, format=None) -> PowerEvidence
+                        uncertainty_s=0.0, boundary=None, format=None, cache=None
+                        ) -> PowerEvidence
 
 - `path`: one power log, or a folder whose files are read when a power reader recognises them
   (other files, e.g. benchmark results beside the log, are skipped and listed in `notes`).
@@ -16,6 +17,8 @@ API (what the scorecard calls)::
   those formats, the error names the file.
 - `boundary`: gpu_board, node, wall or facility; by default the only one present, or the
   narrowest with a note.
+- `cache`: a store whose logs loaded by `evidence add` are read back instead of parsed
+  (`read_power_files`); None reads every file.
 
 `PowerEvidence` (`pipeline.evidence.measured`) carries `average_power_w` over the window (=
 energy / window seconds, the figure `energy [J/token] = average_power [W] / tokens_per_s`
@@ -78,17 +81,17 @@ from sources.power.frame import canonical
 from sources.power.registry import detect_format, read_power, read_power_parts
 
 
-def read_power_files(path: Path, tz: str | None = None, format: str | None = None
+def read_power_files(path: Path, tz: str | None = None, format: str | None = None, *,
+                     cache: Any | None = None
                      ) -> tuple[pl.DataFrame, tuple[EvidenceFile, ...], list[str]]:
     """All power samples under `path` (walked by `pipeline.evidence.files.walk`), the files read
     (with sha256) and notes on skipped files. A file is read whole only when a power reader
     recognises its head (or `format` is given); identical files (same sha256) are read once.
-    Inside `pipeline.evidence.cache.using(con)`, a log `evidence add` loaded with the same
-    format and timezone comes back from the store in the order loaded, not parsed (nor read,
+    With a store as `cache`, a log `evidence add` loaded into it with the same format and
+    timezone comes back from the store in the order loaded, not parsed (nor read,
     when its size and modification time are those recorded)."""
     frames, files, notes, seen = [], [], [], set()
     explicit_file = path.is_file()
-    con = evidence_cache.connection()  # a store `evidence add` may have loaded logs into
     for file in walk(path):
         try:
             tool = format or detect_format(head(file), str(file))
@@ -98,7 +101,7 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
             notes.append(f"{file}: not a power log; skipped")
             continue
         data = None
-        digest = evidence_cache.known_digest(file)  # size and mtime as recorded: not read
+        digest = evidence_cache.known_digest(cache, file)  # size and mtime as recorded: not read
         if digest is None:
             data = file.read_bytes()
             digest = sha256(data)
@@ -106,9 +109,9 @@ def read_power_files(path: Path, tz: str | None = None, format: str | None = Non
             notes.append(f"{file}: same content as a file already read; skipped")
             continue
         seen.add(digest)
-        if con is not None and (loaded := _same_load(con, digest, format, tz)) is not None:
+        if cache is not None and (loaded := _same_load(cache, digest, format, tz)) is not None:
             # loaded by `evidence add` with these settings: read back in its order, not parsed
-            frame = power_samples.stored(con, loaded[0]).cast(
+            frame = power_samples.stored(cache, loaded[0]).cast(
                 pl.Schema(schemas.power.POWER_COLUMNS))
         else:
             tool, frame = read_power(file.read_bytes() if data is None else data,
@@ -133,13 +136,13 @@ def _same_load(con: Any, digest: str, fmt: str | None, tz: str | None
 def power_from_evidence(path: Path, window_start_utc: datetime | None,
                         window_end_utc: datetime | None, tz: str | None = None, *,
                         uncertainty_s: float = 0.0, boundary: str | None = None,
-                        format: str | None = None, params: EnergyParams | None = None
-                        ) -> PowerEvidence:
+                        format: str | None = None, params: EnergyParams | None = None,
+                        cache: Any | None = None) -> PowerEvidence:
     if (window_start_utc is None) != (window_end_utc is None):
         raise ValueError("give both window_start_utc and window_end_utc, or neither")
     window = (Window(window_start_utc, window_end_utc, uncertainty_s)
               if window_start_utc is not None and window_end_utc is not None else None)
-    samples, files, notes = read_power_files(Path(path), tz=tz, format=format)
+    samples, files, notes = read_power_files(Path(path), tz=tz, format=format, cache=cache)
     origin = ", ".join(f.path for f in files)
     result = window_energy(samples, window, origin=origin, boundary=boundary, params=params)
     if window is None:

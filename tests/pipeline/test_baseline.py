@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.proposal import parse
 from pipeline.run import default_out, publishes, slug
+from schemas.proposal import parse
 
 runner = CliRunner()
 EXAMPLE = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")

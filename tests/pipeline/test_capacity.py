@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine.metrics import evaluate, tokens_per_day_from_requests
-from pipeline.engine.proposal import Demand
+from schemas.proposal import Demand
 
 runner = CliRunner()
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine.metrics import evaluate
-from pipeline.engine.proposal import Demand
-from pipeline.engine.resolve.throughput import kv_fit
+from pipeline.inputs.evidence.throughput import kv_fit
+from schemas.proposal import Demand
 
 runner = CliRunner()
 

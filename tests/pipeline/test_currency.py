@@ -1,15 +1,16 @@
 """Declared money in another currency: `{ amount = ..., currency = "USD" }` or a key naming the
 currency (`usd_per_hour`), converted to EUR at the vintage's ECB rate through
-`sources.offers.convert_to_eur`, the rate named in the figure's source."""
+`schemas.fx.convert_to_eur`, the rate named in the figure's source."""
 
 from __future__ import annotations
 
 import pytest
 from proposals import candidate, proposal
 
-from pipeline.engine.proposal import ForeignMoney, ProposalError, parse
-from pipeline.engine.resolve import Market, resolve
-from pipeline.engine.resolve.currency import vintage_end
+from pipeline.engine.resolved import Market
+from pipeline.inputs import resolve
+from pipeline.inputs.currency import vintage_end
+from schemas.proposal import ForeignMoney, ProposalError, parse
 
 # The bundled vintage is 2026-10; the latest bundled USD rate on or before 2026-10-31 is the
 # ECB's 2026-09-30 reference rate, 1.1355 USD per EUR (sources/reference/fx_rates.csv).

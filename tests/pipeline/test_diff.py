@@ -21,18 +21,18 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli.diff import diff as diff_command
-from pipeline.engine import proposal as proposal_file
+from pipeline.compare import diff
 from pipeline.engine.diff import (
     CAUSES,
     ELECTRICITY,
     EVIDENCE,
     compose,
-    diff,
     shapley,
 )
-from pipeline.engine.resolve import Market
 from pipeline.ingest.bundled import load_bundled
+from pipeline.inputs import read_market, resolve
 from pipeline.workspace import dumps
+from schemas import proposal as proposal_file
 from sources import bundled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -154,7 +154,8 @@ def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict
     """Store a scorecard the way `scorecard run` does (the out__scorecard row)."""
     from pipeline.engine.scorecard import compute, to_contract
 
-    result = to_contract(compute(parse(text), str(PROPOSAL), Market.read(con, vintage)),
+    proposal, market = parse(text), read_market(con, vintage)
+    result = to_contract(compute(proposal, resolve(proposal, str(PROPOSAL), market), market),
                          "2026-10-01T09:00:00+00:00", "test")
     store.save_scorecard(con, result, text, dumps(result))
     return result
@@ -162,7 +163,7 @@ def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict
 
 def test_fx_and_gpu_price_are_separated(two_vintages: duckdb.DuckDBPyConnection) -> None:
     """A USD offer: B's price in USD at A's rate, and A's price at B's rate."""
-    a = Market.read(two_vintages, "2026-09")
+    a = read_market(two_vintages, "2026-09")
     usd = a.offers.filter(a.offers["currency"] != "EUR")
     if usd.is_empty():
         pytest.skip("no USD offer in the bundled data")
@@ -363,7 +364,7 @@ def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConne
     electricity would: 58 -> 87 EUR/MWh)."""
     import dataclasses
 
-    same = dataclasses.replace(Market.read(two_vintages, "2026-09"), vintage="2026-11")
+    same = dataclasses.replace(read_market(two_vintages, "2026-09"), vintage="2026-11")
     document = diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
                     generated_at=STAMP, code_version="test", use_stored=False, market_b=same)
     assert document["changed_groups"] == []
@@ -374,4 +375,4 @@ def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConne
     with pytest.raises(ValueError, match="market_b is of vintage 2026-09, not 2026-11"):
         diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL), generated_at=STAMP,
              code_version="test", use_stored=False,
-             market_b=Market.read(two_vintages, "2026-09"))
+             market_b=read_market(two_vintages, "2026-09"))

@@ -203,12 +203,14 @@ def test_calibration_flags():
 
 def test_the_report_is_built_without_the_cli():
     from pipeline.engine.roofline.report import estimate_report, render_json
+    from pipeline.inputs.estimate import resolve
 
     # options keyed by TOML key, as the command passes them (its float flags as floats)
     options = {"params": 8e9, "layers": 32, "q_heads": 32, "kv_heads": 8, "head_dim": 128,
                "cache_bytes": 2.0, "batch": 16, "context": 2048, "weights_gb": 16.0,
                "reserve_gb": 8.0, "budget_gb": 80.0, "bandwidth_gbs": 3350.0, "tflops": 989.0}
-    assert render_json(estimate_report(options)) == run(*EXAMPLE_FLAGS, "--json")[1].strip()
+    assert (render_json(estimate_report(*resolve(options)))
+            == run(*EXAMPLE_FLAGS, "--json")[1].strip())
 
 
 def test_importing_the_command_does_not_import_polars():
@@ -218,7 +220,7 @@ def test_importing_the_command_does_not_import_polars():
 
 
 def test_every_bundled_gpu_can_be_looked_up():
-    from pipeline.engine.roofline.options import lookup_gpu
+    from pipeline.inputs.estimate import lookup_gpu
     from sources import bundled
 
     text = bundled.read("hardware.csv").content.decode("utf-8")

@@ -1,5 +1,5 @@
 """Parsed once: `evidence add` keeps each benchmark file's parsed runs in the store keyed by
-its sha256; later reads inside `pipeline.evidence.cache.using(con)` take them from there and
+its sha256; later reads handed that store (`cache=con`) take them from there and
 give the same figures; a folder with a bad file loads the others and names the one skipped."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.evidence.bench import add_bench_files, inspect, load_runs
-from pipeline.evidence.cache import using
 from pipeline.evidence.goodput import Slo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
@@ -24,8 +23,7 @@ runner = CliRunner()
 
 def stages(paths: list[Path], con: duckdb.DuckDBPyConnection) -> list[str]:
     seen: list[str] = []
-    with using(con):
-        load_runs(paths, progress=lambda what, stage: seen.append(stage))
+    load_runs(paths, progress=lambda what, stage: seen.append(stage), cache=con)
     return seen
 
 
@@ -38,8 +36,7 @@ def test_a_file_added_is_not_parsed_again_and_gives_the_same_figures(tmp_path: P
     # three files, each read from the store: no "parsing" stage
     assert sum("read from the store" in s for s in seen) == 3
     assert not any(s.startswith("parsing") for s in seen)
-    with using(con):
-        after = inspect([folder], SLO)
+    after = inspect([folder], SLO, cache=con)
     assert json.dumps(after, sort_keys=True) == json.dumps(before, sort_keys=True)
     # the knee of tests/fixtures/bench/vllm_sweep (test_goodput.py): concurrency 2, 80 tokens/s
     assert after["sweep"]["knee_concurrency"] == 2
@@ -56,9 +53,8 @@ def test_a_changed_file_or_timezone_is_parsed_again(tmp_path: Path) -> None:
     doc["duration"] = doc["duration"] * 2
     copy.write_text(json.dumps(doc))  # new bytes, new sha256
     assert any(s.startswith("parsing") for s in stages([copy], con))
-    with using(con):
-        seen: list[str] = []
-        load_runs([copy], tz="Europe/Paris", progress=lambda w, s: seen.append(s))
+    seen: list[str] = []
+    load_runs([copy], tz="Europe/Paris", progress=lambda w, s: seen.append(s), cache=con)
     assert any(s.startswith("parsing") for s in seen)  # another reader key
 
 
@@ -68,8 +64,7 @@ def test_the_same_bytes_at_another_path_take_that_path(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "vllm_detailed_small.json", a)
     shutil.copy(a, b)
     stages([a], con)
-    with using(con):
-        (run,) = load_runs([b]).runs
+    (run,) = load_runs([b], cache=con).runs
     assert run.path == str(b)
 
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.resolve.records import file_listing, shown
+from pipeline.inputs.records import file_listing, shown
 from tests.pipeline.test_measured_candidate import FIXTURES, PROPOSAL
 
 runner = CliRunner()

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine.metrics import evaluate
-from pipeline.engine.proposal import ProposalError, parse
+from schemas.proposal import ProposalError, parse
 
 runner = CliRunner()
 

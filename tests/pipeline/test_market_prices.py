@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from pipeline import store
-from pipeline.engine.market import zone_prices
+from pipeline.store.market import zone_prices
 from sources.market.energy_charts import RESTRICTED
 
 

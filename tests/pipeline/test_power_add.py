@@ -17,7 +17,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline import store
-from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.power import add_power_logs, read_power_files
 from pipeline.store import connect, power_samples, snapshots
 from pipeline.store.evidence import _wait_through_interrupts, snapshot_meanwhile
@@ -195,19 +194,16 @@ def test_a_log_added_is_read_back_from_the_store_not_parsed(tmp_path: Path) -> N
     con = connect(tmp_path / "s.duckdb")
     add_power_logs(con, [path], tz="UTC")
     parsed, files, _ = read_power_files(path, tz="UTC")  # outside a store: the file parsed
-    with evidence_cache.using(con):
-        stored, stored_files, _ = read_power_files(path, tz="UTC")
+    stored, stored_files, _ = read_power_files(path, tz="UTC", cache=con)
     assert_frame_equal(stored, parsed)
     assert stored_files == files
     # proof the rows come from the store: doubled there, they read doubled (GPU 1 at 400 W
     # in every one of the 10 seconds -> 800 W); the file itself is unchanged
     con.execute(f"UPDATE {power_samples.READINGS} SET power_w = power_w * 2")
-    with evidence_cache.using(con):
-        doubled, _, _ = read_power_files(path, tz="UTC")
+    doubled, _, _ = read_power_files(path, tz="UTC", cache=con)
     assert doubled.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10
     # another timezone is another reading of the bytes: parsed, not taken from the store
-    with evidence_cache.using(con):
-        paris, _, _ = read_power_files(path, tz="Europe/Paris")
+    paris, _, _ = read_power_files(path, tz="Europe/Paris", cache=con)
     assert paris.filter(pl.col("device_id") == "1")["power_w"].to_list() == [400.0] * 10
     con.close()
 
@@ -222,8 +218,7 @@ def test_a_touched_log_is_hashed_and_still_read_back_from_the_store(tmp_path: Pa
     con.execute(f"UPDATE {power_samples.READINGS} SET power_w = power_w * 2")
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    with evidence_cache.using(con):
-        frame, files, _ = read_power_files(path, tz="UTC")
+    frame, files, _ = read_power_files(path, tz="UTC", cache=con)
     assert frame.filter(pl.col("device_id") == "1")["power_w"].to_list() == [800.0] * 10
     assert files[0].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     con.close()

@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from pipeline.engine.proposal import ProposalError, parse
+from schemas.proposal import ProposalError, parse
 
 EXAMPLE = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
 
@@ -38,7 +38,7 @@ def test_example_and_minimal_parse() -> None:
 
 
 def test_range_uses_its_mode_for_point_estimates() -> None:
-    from pipeline.engine.proposal import point
+    from schemas.proposal import point
 
     text = MINIMAL.replace("pue = 1.3", "pue = { low = 1.2, mode = 1.3, high = 1.6 }")
     assert point(parse(text, "p.toml").candidates[0].pue) == 1.3

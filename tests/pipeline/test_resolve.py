@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from proposals import candidate, proposal
 
-from pipeline.engine.proposal import ProposalError, parse
-from pipeline.engine.resolve import Market, resolve
+from pipeline.engine.resolved import Market
+from pipeline.inputs import resolve
+from schemas.proposal import ProposalError, parse
 
 #: one on-prem candidate whose electricity price and grid intensity are both declared
 PROPOSAL = proposal("t", candidate("own", electricity_eur_per_kwh="0.15",

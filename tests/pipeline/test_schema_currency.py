@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pipeline.engine.contract import schema
-from pipeline.engine.proposal import ForeignMoney, Proposal
+from schemas.proposal import ForeignMoney, Proposal
 
 jsonschema = pytest.importorskip("jsonschema")
 

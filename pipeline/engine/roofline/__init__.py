@@ -7,8 +7,8 @@ bound) lives here once, with every assumption returned beside the figures, and c
 against a measured run when there is one. GB = 1e9 bytes throughout; times in ms; compute
 rates in dense TFLOP/s (1e12 FLOP/s).
 
-API (the scorecard and `scorecard estimate` both use it; the formulas do no I/O, reference.py
-reads the bundled reference tables):
+API (the scorecard and `scorecard estimate` both use it; no module here does I/O: the rows
+and options it takes are read by pipeline/inputs/):
 
 - `roofline(frame) -> frame`: the vectorised model. `frame` (polars DataFrame or LazyFrame,
   one row per candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and
@@ -32,14 +32,15 @@ reads the bundled reference tables):
   `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
   compute are the effective figures, with the calibration source recorded in the assumptions.
 
-Scorecard use (pipeline/engine/resolve): `estimate` runs once per estimated candidate, and its
-goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode, high}` range (so
-the Monte Carlo draws the efficiency, never the roofline's inputs).
+Scorecard use (pipeline/inputs/evidence/throughput.py): `estimate` runs once per estimated
+candidate, and its goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode,
+high}` range (so the Monte Carlo draws the efficiency, never the roofline's inputs).
 
 Modules: model.py (the formulas, inputs, result, assumptions), reference.py (the reference
-defaults, the model and GPU columns that feed the inputs, reading models.csv/hardware.csv),
-calibration.py (effective rates from a measured run), options.py (`scorecard estimate`'s
-flags and TOML resolved into inputs) and report.py (its JSON object and text table).
+defaults, the model and GPU columns that feed the inputs), calibration.py (effective rates
+from a measured run), planning.py and serving.py (request sizing, topologies, the serving
+sweep) and report.py (`scorecard estimate`'s JSON object and text table; its flags, TOML and
+reference files are resolved into inputs by pipeline/inputs/estimate.py).
 """
 
 from pipeline.engine.roofline.calibration import (

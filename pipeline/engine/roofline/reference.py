@@ -1,7 +1,7 @@
 """The roofline's reference defaults and reference rows: the weight bytes and compute column of
-each precision, the default KV-cache bytes and reserve, which model and GPU columns feed which
-input, and the bundled tables they come from (sources/reference/models.csv for
-core__model_architectures, hardware.csv for core__hardware, read by sources/bundled.py).
+each precision, the default KV-cache bytes and reserve, and which model and GPU columns feed
+which input (core__model_architectures and core__hardware rows, which pipeline/inputs/estimate.py
+reads from the bundled tables for `scorecard estimate`).
 
 Each default formula is written once and serves both the frame path (`with_reference_inputs`,
 polars expressions) and the scalar one (`scorecard estimate`, plain numbers).
@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TypeVar
 
 import polars as pl
 
 from pipeline.engine.roofline.model import GB, F, RooflineInputError, RooflineInputs, _f
-from schemas.table import Table
-from sources import bundled
 
 WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
 COMPUTE_COLUMN: dict[str, str] = {"bf16": "bf16_dense_tflops", "fp8": "fp8_dense_tflops"}
@@ -116,22 +113,3 @@ def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, An
         if values.get(k) is not None:
             values[k] = int(values[k])
     return RooflineInputs(**values)
-
-
-# --- the reference tables ----------------------------------------------------------------
-
-
-def reference_file(table: Table, path: Path | None = None) -> bundled.RawFile:
-    """The bundled file that feeds `table` (sources/reference/models.csv for
-    core__model_architectures, hardware.csv for core__hardware), or the file at `path` in its
-    place, named by its path. FileNotFoundError when `path` does not exist."""
-    if path is None:
-        return bundled.read(next(name for name, t in bundled.TABLE_FILES.items()
-                                 if t is table))
-    return bundled.RawFile(str(path), path.read_bytes())
-
-
-def read_reference(raw: bundled.RawFile, table: Table) -> pl.DataFrame:
-    """A reference file's rows, parsed by the bundled reader (sources.bundled.parse_table) and
-    validated against `table`; a ParseError or ValidationFailed names the file."""
-    return table.validate(bundled.parse_table(raw, table), origin=raw.name)

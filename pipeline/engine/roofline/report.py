@@ -1,12 +1,12 @@
 """What `scorecard estimate` prints: the `--json` object (every roofline output at the top
 level, DESIGN section 9, then the inputs, assumptions, sources and calibration) and the text
-table, built from the options given (see options.py).
+table, built from the inputs and context the options resolved into
+(pipeline/inputs/estimate.py).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pipeline.engine.roofline import planning
@@ -16,20 +16,17 @@ from pipeline.engine.roofline.model import (
     RooflineResult,
     estimate,
 )
-from pipeline.engine.roofline.options import EstimateError, measured_sweep, resolve
 
 
-def estimate_report(flags: dict[str, Any], toml_path: Path | None = None,
-                    models_csv: Path | None = None, hardware_csv: Path | None = None,
-                    ) -> dict[str, Any]:
-    """The `--json` object for the options given (keyed by TOML key; see `resolve`); an
-    EstimateError names the option at fault."""
-    inputs, context = resolve(flags, toml_path, models_csv, hardware_csv)
+class EstimateError(Exception):
+    """Bad input, with a message naming the flag, TOML key or file at fault."""
+
+
+def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any]:
+    """The `--json` object for the inputs and context the options resolved into
+    (`pipeline.inputs.estimate.resolve`); an EstimateError names the option at fault."""
     out = report(inputs, estimate(inputs), context)
     plan = context["plan"]
-    if plan.get("sweep_evidence"):
-        plan["measured_sweep"], plan["measured_source"] = measured_sweep(
-            Path(plan["sweep_evidence"]))
     try:
         out["sizing"] = planning.sizing(inputs, plan)
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.engine.metrics import eur_per_kwh
-from pipeline.engine.proposal import ContractTariff, TcoCost
-from pipeline.engine.resolve.currency import in_eur
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.records import cite
 from pipeline.engine.sovereignty import zone_country
+from pipeline.inputs.currency import in_eur
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.records import cite
+from schemas.proposal import ContractTariff, TcoCost
 
 #: ISO codes of countries that share one bidding zone with another: prices by that zone
 COUNTRY_PRICE_ZONE: dict[str, str] = {"DE": "DE-LU", "LU": "DE-LU"}

@@ -8,33 +8,36 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.proposal import Proposal, ProposalError
-from pipeline.engine.resolve.cost import resolve_capacity, resolve_cost
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.embodied import resolve_embodied
-from pipeline.engine.resolve.market_tables import Market
-from pipeline.engine.resolve.plausibility import check_plausible
-from pipeline.engine.resolve.power import resolve_power, resolve_pue
-from pipeline.engine.resolve.quality import precisions_of, reference_quality, resolve_quality
-from pipeline.engine.resolve.records import INPUT_SCHEMA, STATIC_SCHEMA, Provenance, Resolved
-from pipeline.engine.resolve.throughput import resolve_throughput
-from pipeline.engine.resolve.zone_inputs import (
+from pipeline.engine.resolved import INPUT_SCHEMA, STATIC_SCHEMA, Market, Resolved
+from pipeline.engine.sovereignty import level_for, zone_country
+from pipeline.evidence.quality import QualityEvidence
+from pipeline.inputs.cost import resolve_capacity, resolve_cost
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.embodied import resolve_embodied
+from pipeline.inputs.evidence.power import resolve_power, resolve_pue
+from pipeline.inputs.evidence.quality import precisions_of, reference_quality, resolve_quality
+from pipeline.inputs.evidence.throughput import resolve_throughput
+from pipeline.inputs.plausibility import check_plausible
+from pipeline.inputs.records import Provenance
+from pipeline.inputs.zone_inputs import (
     check_known_zone,
     resolve_electricity,
     resolve_grid,
 )
-from pipeline.engine.sovereignty import level_for, zone_country
-from pipeline.evidence.quality import QualityEvidence
+from schemas.proposal import Proposal, ProposalError
 
 
-def resolve(proposal: Proposal, path: Path | str, mkt: Market) -> Resolved:
+def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None = None
+            ) -> Resolved:
+    """The proposal at `path`, its candidates resolved against the market `mkt`; benchmark
+    files and power logs parsed before are read back from the store `cache` (when given)."""
     prov = Provenance()
     statics, inputs = [], []
     reference = reference_quality(proposal, str(path), mkt, prov)
     precisions = precisions_of(proposal)
     for i, c in enumerate(proposal.candidates):
-        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov), reference,
-                                  precisions)
+        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov, cache),
+                                  reference, precisions)
         statics.append(static)
         inputs.extend(rows)
     return Resolved(pl.DataFrame(statics, schema=STATIC_SCHEMA),

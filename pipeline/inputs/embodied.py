@@ -3,7 +3,7 @@ GPUs (when one is cited), spread over the [embodied] lifetime."""
 
 from __future__ import annotations
 
-from pipeline.engine.resolve.draft import Draft
+from pipeline.inputs.draft import Draft
 
 
 def resolve_embodied(d: Draft) -> None:

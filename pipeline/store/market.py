@@ -1,5 +1,6 @@
 """What the store knows about the market as of a vintage: offers, zone prices, intensities,
-provider facts. Each answer keeps the source of the figure it returns.
+reference tables, provider facts, each as a frame. Each answer keeps the source of the figure
+it returns. `pipeline.inputs.market` reads them into the run's `Market`.
 
 A vintage V sees every row loaded for a vintage <= V; for each item the freshest row wins
 (latest vintage, then latest interval). So a month with no fresh ingestion still resolves,
@@ -11,8 +12,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from pipeline.engine.sovereignty import ProviderFacts
-from pipeline.store import frame
+from pipeline.store.db import frame
 
 
 def fx_rates(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
@@ -149,24 +149,10 @@ def embodied(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "snapshot_sha256 FROM core__embodied_emissions ORDER BY 1, 2")
 
 
-def provider_facts(con: duckdb.DuckDBPyConnection) -> dict[str, ProviderFacts]:
-    providers = frame(con, "SELECT * FROM core__providers ORDER BY provider_id")
-    quals = frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers "
-                       "FROM core__qualifications ORDER BY provider_id, scheme")
-    facts = {}
-    for p in providers.iter_rows(named=True):
-        mine = quals.filter(pl.col("provider_id") == p["provider_id"])
-        names = [f"{q['scheme']} {q['scheme_version'] or ''}".strip()
-                 for q in mine.iter_rows(named=True)]
-        covers = mine["covers_gpu_offers"].to_list()
-        facts[p["provider_id"]] = ProviderFacts(
-            provider_id=p["provider_id"], provider_name=p["provider_name"],
-            hq_country=p["hq_country"], parent_company=p["parent_company"],
-            parent_hq_country=p["parent_hq_country"],
-            non_eu_law_exposure=p["non_eu_law_exposure"], exposure_basis=p["exposure_basis"],
-            gpu_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
-                                             if c})),
-            other_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
-                                               if not c})),
-        )
-    return facts
+def providers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT * FROM core__providers ORDER BY provider_id")
+
+
+def qualifications(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers "
+                      "FROM core__qualifications ORDER BY provider_id, scheme")

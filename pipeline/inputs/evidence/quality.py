@@ -11,10 +11,7 @@ draft's `quality` (the JSON contract's `{"reference", "tasks", "grade"}`, None w
 
 from __future__ import annotations
 
-from pipeline.engine.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.market_tables import Market
-from pipeline.engine.resolve.records import Provenance
+from pipeline.engine.resolved import Market
 from pipeline.evidence.quality import (
     QualityError,
     QualityEvidence,
@@ -22,6 +19,9 @@ from pipeline.evidence.quality import (
     load_quality,
     summary,
 )
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.records import Provenance
+from schemas.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
 
 
 def reference_quality(proposal: Proposal, path: str, mkt: Market, prov: Provenance

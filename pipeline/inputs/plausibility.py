@@ -5,9 +5,9 @@ tariff of 180 EUR/kWh is a typo far more often than a fact."""
 
 from __future__ import annotations
 
-from pipeline.engine.proposal import ProposalError
-from pipeline.engine.resolve.draft import Draft
+from pipeline.inputs.draft import Draft
 from schemas.outputs import OUTPUTS
+from schemas.proposal import ProposalError
 
 
 def check_plausible(d: Draft) -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import DeclaredPower, EstimatedPower, ParquetPower
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.ranges import scaled, spread
-from pipeline.engine.resolve.records import file_listing
 from pipeline.evidence.fleet import power_from_parquet
 from pipeline.evidence.measured import PowerEvidence
 from pipeline.evidence.power import power_from_evidence
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.ranges import scaled, spread
+from pipeline.inputs.records import file_listing
+from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower
 
 
 def resolve_power(d: Draft, window: Any) -> None:
@@ -66,7 +66,7 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
         key, given = "power.evidence", p.evidence
         path = d.evidence_path(p.evidence, key)
         ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
-                                 format=p.format)
+                                 format=p.format, cache=d.cache)
     d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", ev.grade, str(path))
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
         d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", ev.grade,

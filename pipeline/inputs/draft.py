@@ -7,18 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine.proposal import Candidate, Proposal, ProposalError
-from pipeline.engine.resolve.market_tables import Market
-from pipeline.engine.resolve.records import InputRows, Provenance
+from pipeline.engine.resolved import Market
+from pipeline.inputs.records import InputRows, Provenance
+from schemas.proposal import Candidate, Proposal, ProposalError
 
 
 class Draft:
     """The candidate `c` (index `index` in the proposal at `path`) against the market `mkt`;
-    the sources it cites go to the run's `prov`."""
+    the sources it cites go to the run's `prov`; its evidence files are read back from the
+    store `cache` when they were parsed before (`pipeline.evidence.cache`; None: parsed)."""
 
     def __init__(self, index: int, c: Candidate, proposal: Proposal, path: str, mkt: Market,
-                 prov: Provenance):
+                 prov: Provenance, cache: Any | None = None):
         self.c, self.proposal, self.path, self.mkt, self.prov = c, proposal, path, mkt, prov
+        self.cache = cache
         self.key = f"candidates[{index}]"
         self.where = f"candidates[{index}] (id {c.id!r})"
         self.notes: list[str] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.engine.proposal import Number, Range
+from schemas.proposal import Number, Range
 
 
 def bounds(value: Number) -> tuple[float, float, float]:

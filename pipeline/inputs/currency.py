@@ -1,6 +1,6 @@
 """Declared money in another currency, in EUR: converted at the ECB rate of the vintage (the
 latest reference rate on or before its last day) through the one conversion,
-`sources.offers.convert_to_eur`; the amount, the rate and its date go into the figure's source
+`schemas.fx.convert_to_eur`; the amount, the rate and its date go into the figure's source
 and the candidate's notes."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from pipeline.engine.proposal import ForeignMoney, Money, Number, ProposalError, Range
-from pipeline.engine.resolve.draft import Draft
-from sources.offers import convert_to_eur
+from pipeline.inputs.draft import Draft
+from schemas.fx import convert_to_eur
+from schemas.proposal import ForeignMoney, Money, Number, ProposalError, Range
 
 
 def vintage_end(vintage: str) -> date:

@@ -6,15 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.engine.proposal import (
-    Calibration,
-    EstimatedThroughput,
-    EvidenceThroughput,
-    Number,
-)
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
-from pipeline.engine.resolve.records import configuration_rows, file_listing, pairs
 from pipeline.engine.roofline import (
     RooflineInputError,
     apply_calibration,
@@ -25,6 +16,15 @@ from pipeline.engine.roofline import (
 from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.ranges import scaled, spread, sum_numbers
+from pipeline.inputs.records import configuration_rows, file_listing, pairs
+from schemas.proposal import (
+    Calibration,
+    EstimatedThroughput,
+    EvidenceThroughput,
+    Number,
+)
 
 
 def resolve_throughput(d: Draft) -> Any:
@@ -58,7 +58,7 @@ def resolve_throughput(d: Draft) -> Any:
 def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
     ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
-                                  gpu_count=d.c.gpu_count)
+                                  gpu_count=d.c.gpu_count, cache=d.cache)
     tokens: Number | None = ev.tokens_per_s
     if _total(d) and tokens is not None:
         if ev.input_per_output is None:
@@ -235,7 +235,7 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
     if cal.evidence is not None:
         key = "throughput.estimate.calibration.evidence"
         path = d.evidence_path(cal.evidence, key)
-        runs = [r for r in inspect([path], _slo(d), tz=cal.tz)["runs"]
+        runs = [r for r in inspect([path], _slo(d), tz=cal.tz, cache=d.cache)["runs"]
                 if r["concurrency"] == 1]
         if not runs:
             raise d.error(key, f"no run at concurrency 1 in {path}")

@@ -1,7 +1,10 @@
 """The options of `scorecard estimate` resolved into roofline inputs: each value comes from its
 flag, else from a TOML table (`--from-toml`), else from the reference rows (`--model` in
-core__model_architectures, `--gpu` in core__hardware), else from a stated default; each default
-taken is kept as an assumption, and every error names the flag, TOML key or file at fault.
+core__model_architectures, `--gpu` in core__hardware, read from the bundled tables or the
+files given), else from a stated default; each default taken is kept as an assumption, and
+every error names the flag, TOML key or file at fault. A measured sweep (`--sweep-evidence`)
+is read from its benchmark files here too; the engine's roofline/report.py builds the report
+from what `resolve` returns.
 
 Options are keyed by their TOML key, the flag's name with underscores (`bandwidth_gbs` for
 `--bandwidth-gbs`), as the command's parameters are.
@@ -27,14 +30,14 @@ from pipeline.engine.roofline.reference import (
     WEIGHT_BYTES,
     default_reserve_gb,
     default_weights_gb,
-    read_reference,
-    reference_file,
 )
+from pipeline.engine.roofline.report import EstimateError
 from pipeline.evidence.bench import inspect
 from pipeline.evidence.goodput import Slo
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import HARDWARE
 from schemas.table import Table, ValidationFailed
+from sources import bundled
 from sources.errors import ParseError
 
 # roofline input -> the flag that sets it (TOML keys are the flag names with underscores).
@@ -90,15 +93,27 @@ _STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 
-class EstimateError(Exception):
-    """Bad input, with a message naming the flag, TOML key or file at fault."""
-
-
 def toml_key(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
 
 
 # --- reference tables --------------------------------------------------------------------
+
+
+def reference_file(table: Table, path: Path | None = None) -> bundled.RawFile:
+    """The bundled file that feeds `table` (sources/reference/models.csv for
+    core__model_architectures, hardware.csv for core__hardware), or the file at `path` in its
+    place, named by its path. FileNotFoundError when `path` does not exist."""
+    if path is None:
+        return bundled.read(next(name for name, t in bundled.TABLE_FILES.items()
+                                 if t is table))
+    return bundled.RawFile(str(path), path.read_bytes())
+
+
+def read_reference(raw: bundled.RawFile, table: Table) -> pl.DataFrame:
+    """A reference file's rows, parsed by the bundled reader (sources.bundled.parse_table) and
+    validated against `table`; a ParseError or ValidationFailed names the file."""
+    return table.validate(bundled.parse_table(raw, table), origin=raw.name)
 
 
 def _lookup(flag: str, name: str, path: Path | None, table: Table, key: str, missing: str
@@ -204,7 +219,8 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
             ) -> tuple[RooflineInputs, dict[str, Any]]:
     """The roofline inputs from the options given (keyed by TOML key; None: not given), a TOML
     table and the reference tables (the bundled ones unless a path is given); plus the context
-    for the report (model, GPU, precision, sources, defaults taken, calibration)."""
+    for the report (model, GPU, precision, sources, defaults taken, calibration, and the plan:
+    sizing, topology and sweep options, with the measured sweep when one is given)."""
     toml = read_toml(toml_path) if toml_path is not None else {}
     values = _Values(flags, toml, toml_path)
     model_name = values.get("model", "--model")
@@ -293,9 +309,13 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
             sources.append({"table": table.name, "key": row[key],
                             **{k: _jsonable(row.get(k)) for k in ("source_url", "source_date",
                                                                  "licence")}})
+    plan = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
+            if not k.startswith("calibrat") and k not in ("model", "gpu", "precision")}
+    if plan.get("sweep_evidence"):
+        plan["measured_sweep"], plan["measured_source"] = measured_sweep(
+            Path(plan["sweep_evidence"]))
     context = {
-        "plan": {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
-                 if not k.startswith("calibrat") and k not in ("model", "gpu", "precision")},
+        "plan": plan,
         "model": model["model"] if model else None,
         "gpu": gpu["gpu"] if gpu else None,
         "precision": precision,

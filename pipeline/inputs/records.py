@@ -1,5 +1,6 @@
-"""What resolving yields: a static row per candidate (identity, grades, sources, notes), a row
-per numeric input (low, mode, high, keyed by where it was stated), and the sources cited."""
+"""What resolving collects on the way to a `Resolved` (pipeline/engine/resolved.py): each
+candidate's numeric input rows, the sources cited, and how evidence files and reference rows
+are named in a figure's source."""
 
 from __future__ import annotations
 
@@ -9,61 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-from pipeline.engine.proposal import Number
-from pipeline.engine.resolve.ranges import bounds
-
-#: a configuration's settings as the static row holds them: (setting, value) pairs
-SETTINGS = pl.List(pl.Struct({"setting": pl.String(), "value": pl.String()}))
-
-STATIC_SCHEMA: dict[str, pl.DataType] = {
-    "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
-    "provider": pl.String(), "zone": pl.String(), "region": pl.String(),
-    "gpu": pl.String(), "gpu_count": pl.Int64(), "model": pl.String(),
-    "precision": pl.String(), "engine": pl.String(), "cost_model": pl.String(),
-    "capacity": pl.String(),
-    "tokens_per_s_grade": pl.String(), "tokens_per_s_source": pl.String(),
-    "raw_tokens_per_s": pl.Float64(), "no_goodput_reason": pl.String(),
-    "cost_grade": pl.String(), "cost_source": pl.String(),
-    "power_grade": pl.String(), "energy_boundary": pl.String(), "power_source": pl.String(),
-    "pue_source": pl.String(),
-    "electricity_grade": pl.String(), "electricity_source": pl.String(),
-    "grid_grade": pl.String(), "grid_basis": pl.String(), "grid_source": pl.String(),
-    "embodied_source": pl.String(),
-    "sovereignty_level": pl.Int64(), "sovereignty_reason": pl.String(),
-    "example_data": pl.Boolean(), "notes": pl.List(pl.String()),
-    # the configuration surface of a candidate's benchmark evidence (one row per configuration;
-    # settings as (setting, value) pairs, since their names vary): `configuration_rows`
-    "evidence_configurations": pl.List(pl.Struct({
-        "configuration": SETTINGS, "label": pl.String(), "gpus": pl.Int64(),
-        "goodput_tokens_per_s": pl.Float64(), "goodput_per_gpu_tokens_per_s": pl.Float64(),
-        "knee_concurrency": pl.Float64(), "passes": pl.Boolean(), "chosen": pl.Boolean(),
-        "runs": pl.Int64()})),
-    "evidence_configuration": SETTINGS,
-    # quality evidence against policy.quality's reference (resolve/quality.py), and the
-    # reason a candidate is not eligible for it
-    "quality": pl.Struct({
-        "reference": pl.String(), "tasks": pl.List(pl.Struct({
-            "task": pl.String(), "metric": pl.String(), "value": pl.Float64(),
-            "reference_value": pl.Float64(), "drop": pl.Float64(), "stderr": pl.Float64(),
-            "within_tolerance": pl.Boolean()})),
-        "grade": pl.String()}),
-    "quality_exclusion": pl.String(),
-}
-INPUT_SCHEMA: dict[str, pl.DataType] = {
-    "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),
-    "mode": pl.Float64(), "high": pl.Float64(), "grade": pl.String(), "source": pl.String(),
-}
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A run's candidates resolved: what the metric steps compute from."""
-
-    static: pl.DataFrame  # one row per candidate: identity, grades, sources, notes
-    inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
-    sources: list[dict[str, Any]]
+from pipeline.inputs.ranges import bounds
+from schemas.proposal import Number
 
 
 class InputRows:

@@ -9,12 +9,12 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.metrics import tokens_per_day_from_requests
-from pipeline.engine.proposal import DeclaredCost, Number, OfferCost, TcoCost
-from pipeline.engine.resolve.currency import in_eur
-from pipeline.engine.resolve.draft import Draft
-from pipeline.engine.resolve.ranges import scaled, spread, sum_numbers
-from pipeline.engine.resolve.records import cite
-from pipeline.engine.resolve.zone_inputs import bidding_zone
+from pipeline.inputs.currency import in_eur
+from pipeline.inputs.draft import Draft
+from pipeline.inputs.ranges import scaled, spread, sum_numbers
+from pipeline.inputs.records import cite
+from pipeline.inputs.zone_inputs import bidding_zone
+from schemas.proposal import DeclaredCost, Number, OfferCost, TcoCost
 
 
 def resolve_cost(d: Draft) -> str:

@@ -1,0 +1,99 @@
+"""The job of `scorecard diff` (and of a run's change since the last vintage): the markets of
+vintages A and B and the stored scorecard of A read from the store, the proposal resolved and
+computed on each market composed of A's and B's input groups, and the change attributed to
+its causes by the engine (`pipeline.engine.diff`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from pipeline import store
+from pipeline.engine.diff import CAUSES, METRICS, attribute, changed_groups, coalitions, compose
+from pipeline.engine.resolved import Market
+from pipeline.engine.scorecard import compute, to_contract
+from pipeline.inputs import read_market, resolve
+from pipeline.store.vintages import sources_of
+from schemas.proposal import Proposal
+
+POINT_DRAWS = 100
+
+
+class DiffError(ValueError):
+    """A diff that cannot be made (no data for a vintage, a proposal that does not resolve)."""
+
+
+def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
+         path: str, *, generated_at: str, code_version: str, use_stored: bool = True,
+         market_b: Market | None = None, cache: Any | None = None) -> dict[str, Any]:
+    """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
+    change and its attribution to CAUSES, rank and frontier changes. `market_b` is B's market
+    when the caller has already read it (with the proposal's workload), else it is read;
+    `cache` is the store evidence files are read back from (`pipeline.inputs.resolve`)."""
+    if market_b is not None and market_b.vintage != vintage_b:
+        raise ValueError(f"market_b is of vintage {market_b.vintage}, not {vintage_b}")
+    for v in (vintage_a, vintage_b):
+        if not store.has_loads_up_to(con, v):
+            raise DiffError(f"no market data loaded for a vintage up to {v}; run "
+                            f"`scorecard ingest --vintage {v}` first")
+    market_a = read_market(con, vintage_a, proposal.workload)
+    if market_b is None:
+        market_b = read_market(con, vintage_b, proposal.workload)
+    groups = changed_groups(market_a, market_b)
+    results = {}
+    for taken in coalitions(groups):
+        market = compose(market_a, market_b, taken)
+        # point figures only: the fewest Monte Carlo draws the engine accepts
+        card = compute(proposal, resolve(proposal, path, market, cache), market,
+                       draws=POINT_DRAWS)
+        results[taken] = {c["id"]: c for c in
+                          to_contract(card, generated_at, code_version)["candidates"]}
+    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+              else None)
+    notes = []
+    if stored is None:
+        notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
+                     "recomputed with today's proposal and code, so evidence and method "
+                     "changes cannot be seen; only market changes are attributed")
+    else:
+        run = store.published(con, vintage_a, proposal.proposal.name)
+        which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
+        notes.append(f"A is {which}, code {stored.get('code_version')}")
+        if run is not None and run.proposal_sha256 != proposal.sha256():
+            notes.append(f"the proposal differs from the one published for {vintage_a} "
+                         f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
+                         "changes include the proposal's")
+    borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
+                for v in dict.fromkeys((vintage_a, vintage_b))}
+    for v, lent in borrowed.items():
+        for u in lent:
+            why = f" (its {v} load failed: {u.failed})" if u.failed else ""
+            notes.append(f"{v} has no data of its own from {u.source}{why}: its rows are "
+                         f"{u.used}'s")
+    if not groups:
+        own = ("" if not borrowed[vintage_b] else
+               f", because {vintage_b} reuses earlier rows for "
+               f"{', '.join(u.source for u in borrowed[vintage_b])}")
+        notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
+                     f"every input group{own}")
+    return {
+        "proposal": proposal.proposal.name, "vintage_a": vintage_a, "vintage_b": vintage_b,
+        "generated_at": generated_at, "code_version": code_version,
+        "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
+        "baseline_run": _run_key(con, vintage_a, proposal) if stored else None,
+        "rows_used": {v: {u.source: u.used for u in sources_of(con, v)}
+                      for v in dict.fromkeys((vintage_a, vintage_b))},
+        "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
+        "candidates": attribute(groups, results, stored, code_version),
+    }
+
+
+def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal
+             ) -> dict[str, Any] | None:
+    """Which stored run A is: the published one's vintage, name, sha256, file and time."""
+    run = store.published(con, vintage, proposal.proposal.name)
+    return None if run is None else {
+        "vintage": run.vintage, "proposal": run.proposal,
+        "proposal_sha256": run.proposal_sha256, "proposal_source": run.source,
+        "generated_at": run.generated_at}

@@ -1,0 +1,100 @@
+"""What the engine computes from, as plain data: the run's candidates resolved (`Resolved`: a
+static row per candidate, a row per numeric input, the sources cited) and the market of a
+vintage (`Market`: its tables as frames). `pipeline.inputs` reads and builds both; the engine
+never reads a file or the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.sovereignty import ProviderFacts
+
+#: a configuration's settings as the static row holds them: (setting, value) pairs
+SETTINGS = pl.List(pl.Struct({"setting": pl.String(), "value": pl.String()}))
+
+STATIC_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
+    "provider": pl.String(), "zone": pl.String(), "region": pl.String(),
+    "gpu": pl.String(), "gpu_count": pl.Int64(), "model": pl.String(),
+    "precision": pl.String(), "engine": pl.String(), "cost_model": pl.String(),
+    "capacity": pl.String(),
+    "tokens_per_s_grade": pl.String(), "tokens_per_s_source": pl.String(),
+    "raw_tokens_per_s": pl.Float64(), "no_goodput_reason": pl.String(),
+    "cost_grade": pl.String(), "cost_source": pl.String(),
+    "power_grade": pl.String(), "energy_boundary": pl.String(), "power_source": pl.String(),
+    "pue_source": pl.String(),
+    "electricity_grade": pl.String(), "electricity_source": pl.String(),
+    "grid_grade": pl.String(), "grid_basis": pl.String(), "grid_source": pl.String(),
+    "embodied_source": pl.String(),
+    "sovereignty_level": pl.Int64(), "sovereignty_reason": pl.String(),
+    "example_data": pl.Boolean(), "notes": pl.List(pl.String()),
+    # the configuration surface of a candidate's benchmark evidence (one row per configuration;
+    # settings as (setting, value) pairs, since their names vary): `configuration_rows`
+    "evidence_configurations": pl.List(pl.Struct({
+        "configuration": SETTINGS, "label": pl.String(), "gpus": pl.Int64(),
+        "goodput_tokens_per_s": pl.Float64(), "goodput_per_gpu_tokens_per_s": pl.Float64(),
+        "knee_concurrency": pl.Float64(), "passes": pl.Boolean(), "chosen": pl.Boolean(),
+        "runs": pl.Int64()})),
+    "evidence_configuration": SETTINGS,
+    # quality evidence against policy.quality's reference (pipeline/inputs/evidence/
+    # quality.py), and the
+    # reason a candidate is not eligible for it
+    "quality": pl.Struct({
+        "reference": pl.String(), "tasks": pl.List(pl.Struct({
+            "task": pl.String(), "metric": pl.String(), "value": pl.Float64(),
+            "reference_value": pl.Float64(), "drop": pl.Float64(), "stderr": pl.Float64(),
+            "within_tolerance": pl.Boolean()})),
+        "grade": pl.String()}),
+    "quality_exclusion": pl.String(),
+}
+INPUT_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),
+    "mode": pl.Float64(), "high": pl.Float64(), "grade": pl.String(), "source": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A run's candidates resolved: what the metric steps compute from."""
+
+    static: pl.DataFrame  # one row per candidate: identity, grades, sources, notes
+    inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
+    sources: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Market:
+    """The market as of a vintage, read once per run."""
+
+    vintage: str
+    offers: pl.DataFrame
+    prices: pl.DataFrame
+    intensities: pl.DataFrame
+    regions: pl.DataFrame
+    hardware: pl.DataFrame
+    models: pl.DataFrame
+    embodied: pl.DataFrame
+    providers: dict[str, ProviderFacts]
+    zones: list[str]
+    profile: pl.DataFrame | None = None  # per zone, weighted by the workload's hourly profile
+    #: ECB rates up to the vintage's last day: declared amounts in other currencies
+    fx: pl.DataFrame | None = None
+    #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
+    #: of another vintage's tables starts empty)
+    _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
+
+    def row(self, table: str, **where: Any) -> dict[str, Any] | None:
+        """The first row of the market table `table` (`hardware`, `regions`, `prices`, ...)
+        where each column equals its value, or None. Each lookup is made once per run (a
+        thousand candidates name the same few GPUs, regions and zones: a polars filter each
+        was a second of resolve), each caller given its own copy of the row."""
+        key = (table, *sorted(where.items()))
+        if key not in self._found:
+            rows = getattr(self, table).filter(**where)
+            self._found[key] = rows.row(0, named=True) if rows.height else None
+        found = self._found[key]
+        return None if found is None else dict(found)

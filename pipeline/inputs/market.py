@@ -1,0 +1,46 @@
+"""The market of a vintage as a run reads it: its tables, read once per run from the store
+(`pipeline.store.market`), the provider facts the sovereignty level is computed from, and the
+zones' prices and intensities weighted by the workload's hourly profile."""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from pipeline.engine.resolved import Market
+from pipeline.engine.sovereignty import ProviderFacts
+from pipeline.store import market
+from schemas.proposal import Workload
+
+
+def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
+                workload: Workload | None = None) -> Market:
+    profile = (market.profile_weighted(con, vintage, workload.hourly_profile,
+                                       workload.timezone) if workload else None)
+    return Market(vintage, market.offers(con, vintage), market.zone_prices(con, vintage),
+                  market.zone_intensities(con, vintage), market.regions(con),
+                  market.hardware(con), market.models(con), market.embodied(con),
+                  provider_facts(market.providers(con), market.qualifications(con)),
+                  market.known_zones(con), profile, market.fx_rates(con, vintage))
+
+
+def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:
+    """Each provider's facts (core__providers) with the qualifications it holds
+    (core__qualifications), split by whether they cover its GPU offers."""
+    facts = {}
+    for p in providers.iter_rows(named=True):
+        mine = quals.filter(pl.col("provider_id") == p["provider_id"])
+        names = [f"{q['scheme']} {q['scheme_version'] or ''}".strip()
+                 for q in mine.iter_rows(named=True)]
+        covers = mine["covers_gpu_offers"].to_list()
+        facts[p["provider_id"]] = ProviderFacts(
+            provider_id=p["provider_id"], provider_name=p["provider_name"],
+            hq_country=p["hq_country"], parent_company=p["parent_company"],
+            parent_hq_country=p["parent_hq_country"],
+            non_eu_law_exposure=p["non_eu_law_exposure"], exposure_basis=p["exposure_basis"],
+            gpu_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
+                                             if c})),
+            other_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
+                                               if not c})),
+        )
+    return facts
