@@ -15,7 +15,9 @@ Generated from the command line itself (`uv run python -m pipeline.cli.reference
 docs/cli.md`; a test fails when this page and `--help` differ). Every command takes `-h` /
 `--help`; `scorecard --version` prints the version and which nvidia-smi reader is in use;
 `python -m pipeline` is the same program. Exit codes: 0 success, 1 invalid input (the message,
-`error: ...` on stderr, names the file, key or line), 2 no usable market data (or a source
+`error: ...` on stderr, names the file, key or line; also a store that cannot be used: in
+use by another process, a file that is not a DuckDB database, a folder that cannot be made,
+each one line naming the path), 2 no usable market data (or a source
 failed in `ingest`, or one not ready in `ingest --check`; also a mistyped command line: an
 unknown option or a value outside its choices, with a usage line), 3 an unexpected error (a
 bug: one line, the traceback with `--debug`), 130 interrupted (Ctrl-C: "interrupted" on
