@@ -152,7 +152,7 @@ def inspect_command(
         power_table,
         report_table,
     )
-    from pipeline.store import connect, db_path
+    from pipeline.store import StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
@@ -183,8 +183,8 @@ def inspect_command(
         finally:
             if con is not None:
                 con.close()
-    except (ParseError, ValueError, OSError, duckdb.Error, EnergyError,
-            ValidationFailed) as err:  # PowerLogError is a ValueError
+    except (ParseError, ValueError, OSError, duckdb.Error, EnergyError, ValidationFailed,
+            StoreError) as err:  # PowerLogError is a ValueError
         raise _fail(str(err)) from None
     if as_json:
         sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
@@ -238,7 +238,7 @@ def add_command(
     import duckdb
 
     from pipeline.evidence.add import add_evidence
-    from pipeline.store import LoadFailed, connect, db_path
+    from pipeline.store import LoadFailed, StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
@@ -251,7 +251,8 @@ def add_command(
         results, notes = _with_progress(lambda progress: add_evidence(
             con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
             progress=progress, hashed=hashed))
-    except (ParseError, ValidationFailed, LoadFailed, duckdb.Error, ValueError, OSError) as err:
+    except (ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error, ValueError,
+            OSError) as err:
         raise _fail(str(err)) from None
     for note in notes:
         typer.echo(note, err=True)

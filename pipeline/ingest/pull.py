@@ -171,13 +171,14 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
             raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
         complete.check_coverage(con, name, ctx.vintage, source.PROVIDES, batches)
         progress(name, "loading")
-        loaded = store.load(con, name, ctx.vintage, batches, clean=clean)
+        loaded = store.load(con, name, ctx.vintage, batches, clean=clean,
+                            fetches=fetches(raws))
     except FetchError as error:
         result.error = clean(str(error))
         store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
         result.error = clean(f"parse error: {error}")
-        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
+        store.record_failure(con, name, ctx.vintage, fetches(raws), result.error)
     except ValidationFailed as error:  # store.load has recorded it in `loads`
         result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
     except store.LoadFailed as error:  # recorded by store.load too
@@ -185,7 +186,7 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
         result.error = clean(f"{type(error).__name__}: {error}")
-        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error)
+        store.record_failure(con, name, ctx.vintage, fetches(raws), result.error)
     else:
         result.status = loaded.status
         result.rows = loaded.row_count
@@ -237,6 +238,11 @@ def newest_wins(batches: list[store.Batch]) -> list[store.Batch]:
                                                      ).select(key), frame.select(key)])
         kept.append(store.Batch(batch.table, frame, batch.snapshot_sha256, batch.origin))
     return list(reversed(kept))
+
+
+def fetches(raws: Sequence[Raw]) -> list[store.Fetch]:
+    """What a load records of the responses it read: snapshot, URL, parameters, time."""
+    return [store.Fetch(r.sha256, r.url, r.params, r.fetched_at) for r in raws]
 
 
 def stored_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,

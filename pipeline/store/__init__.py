@@ -20,6 +20,7 @@ from pipeline.store.db import (
 )
 from pipeline.store.loads import (
     Batch,
+    Fetch,
     LastLoad,
     LoadFailed,
     LoadResult,
@@ -52,6 +53,7 @@ from pipeline.store.snapshots import (
 __all__ = [
     "DEFAULT_DB",
     "Batch",
+    "Fetch",
     "LastLoad",
     "LoadFailed",
     "LoadResult",

@@ -27,6 +27,8 @@ STORE_WAIT_S = 10.0
 
 #: loads: one row per load attempt. load_snapshots: which snapshots a load read (the bytes
 #: as fetched, content-addressed: `raw_snapshots`, made by `ensure_snapshot_tables`).
+#: load_fetches: each response an ingest load read (URL, parameters, time), so two requests
+#: answered with the same bytes stay two (no key: a load writes its fetches once).
 #: out__scorecard: each rendered scorecard.
 _META_DDL = (
     """CREATE TABLE IF NOT EXISTS loads (
@@ -37,6 +39,9 @@ _META_DDL = (
     """CREATE TABLE IF NOT EXISTS load_snapshots (
         load_id VARCHAR NOT NULL, snapshot_sha256 VARCHAR NOT NULL,
         PRIMARY KEY (load_id, snapshot_sha256))""",
+    """CREATE TABLE IF NOT EXISTS load_fetches (
+        load_id VARCHAR NOT NULL, snapshot_sha256 VARCHAR NOT NULL, url VARCHAR NOT NULL,
+        params_json VARCHAR NOT NULL, fetched_at_utc TIMESTAMPTZ NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS out__scorecard (
         vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
         generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR NOT NULL,

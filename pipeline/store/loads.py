@@ -8,7 +8,9 @@ Validation happens before the transaction opens, so invalid data never reaches a
 readable report, except batches marked `validated=True`, which the caller has validated
 already (a reader that checks the same bounds faster, e.g. a 10-million-row power log);
 their failures are raised by the caller before `load` is called, and not recorded. Each
-load's snapshots are linked to it in `load_snapshots`. `load_parts` loads one table's rows
+load's snapshots are linked to it in `load_snapshots`, and each response an ingest read in
+`load_fetches` (its URL and parameters: two requests answered with the same bytes are one
+snapshot but two fetches, and an offline re-parse needs both). `load_parts` loads one table's rows
 arriving in parts (a big power log, never held whole), in the same kind of transaction.
 `export_parquet(con, folder)` writes every core table as Parquet in the Hive layout
 `folder/<table>/vintage=<vintage>/source=<source>/`, the partitions taken from each row's load.
@@ -17,12 +19,14 @@ arriving in parts (a big power log, never held whole), in the same kind of trans
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import duckdb
 import polars as pl
@@ -50,6 +54,16 @@ class Batch:
     validated: bool = False
 
 
+class Fetch(NamedTuple):
+    """One response a load read: its snapshot, the URL and parameters (secrets redacted) it
+    answered, and when."""
+
+    snapshot_sha256: str
+    url: str
+    params: dict[str, Any]
+    fetched_at: datetime
+
+
 @dataclass(frozen=True)
 class LoadResult:
     load_id: str
@@ -64,8 +78,10 @@ def _now() -> datetime:
 def _insert_load(con: duckdb.DuckDBPyConnection, load_id: str, source: str, vintage: str, *,
                  started: datetime, finished: datetime | None, status: str,
                  row_count: int | None, snapshots: Iterable[str], tables: str | None,
-                 error: str | None = None, fingerprint: str | None = None) -> None:
-    """The one INSERT into `loads`, with the load's snapshots linked in `load_snapshots`."""
+                 error: str | None = None, fingerprint: str | None = None,
+                 fetches: Sequence[Fetch] = ()) -> None:
+    """The one INSERT into `loads`, with the load's snapshots linked in `load_snapshots` and
+    its fetches in `load_fetches`."""
     con.execute(
         "INSERT INTO loads (load_id, source, vintage, started_at_utc, finished_at_utc, status, "
         "row_count, tables, error, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -74,14 +90,20 @@ def _insert_load(con: duckdb.DuckDBPyConnection, load_id: str, source: str, vint
     shas = sorted(set(snapshots))
     if shas:
         con.execute("INSERT INTO load_snapshots SELECT ?, unnest(?)", [load_id, shas])
+    if fetches:
+        con.executemany("INSERT INTO load_fetches VALUES (?, ?, ?, ?, ?)", [
+            [load_id, f.snapshot_sha256, f.url, json.dumps(f.params, sort_keys=True),
+             f.fetched_at] for f in fetches])
 
 
 def record_failure(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-                   snapshots: Iterable[str], error: str) -> None:
-    """A failure met before any load began (fetch, parse): a failed load with its reason."""
+                   fetches: Sequence[Fetch], error: str) -> None:
+    """A failure met before any load began (fetch, parse): a failed load with its reason and
+    the responses it had read."""
     now = _now()
     _insert_load(con, uuid.uuid4().hex, source, vintage, started=now, finished=now,
-                 status="failed", row_count=0, snapshots=snapshots, tables=None, error=error)
+                 status="failed", row_count=0, snapshots=[f.snapshot_sha256 for f in fetches],
+                 tables=None, error=error, fetches=fetches)
 
 
 def _as_is(text: str) -> str:
@@ -90,11 +112,12 @@ def _as_is(text: str) -> str:
 
 def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
          batches: Sequence[Batch], clean: Callable[[str], str] = _as_is, *,
-         fingerprint: str | None = None) -> LoadResult:
+         fingerprint: str | None = None, fetches: Sequence[Fetch] = ()) -> LoadResult:
     """Validate every batch (but those marked validated), then replace `source`'s rows of
     `vintage` in one transaction. `clean` is applied to a failure's text before it is
     recorded (ingest redacts its secrets there). `fingerprint`: the caller's digest of what
-    decides the rows (a file's sha256 and its reader's settings), instead of hashing them."""
+    decides the rows (a file's sha256 and its reader's settings), instead of hashing them.
+    `fetches`: the responses the batches were parsed from, recorded with the load."""
     snapshots = {b.snapshot_sha256 for b in batches}
     tables = sorted({b.table.name for b in batches})
     load_id = uuid.uuid4().hex
@@ -105,11 +128,12 @@ def load(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
     except ValidationFailed as failure:
         _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
                      status="failed", row_count=0, snapshots=snapshots,
-                     tables=",".join(tables), error=clean(failure.report()))
+                     tables=",".join(tables), error=clean(failure.report()), fetches=fetches)
         raise
     return _write(con, source, vintage, load_id, started,
                   [(b.table.name, frame, b.snapshot_sha256) for b, frame in frames],
-                  fingerprint or _fingerprint(frames), snapshots, tables, clean)
+                  fingerprint or _fingerprint(frames), snapshots, tables, clean,
+                  fetches=fetches)
 
 
 def load_parts(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: Table,
@@ -142,8 +166,8 @@ def previous_fingerprint(con: duckdb.DuckDBPyConnection, source: str, vintage: s
 def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: str,
            started: datetime, frames: Iterable[tuple[str, pl.DataFrame, str]],
            fingerprint: str, snapshots: set[str], tables: list[str],
-           clean: Callable[[str], str], snapshots_kept: Callable[[], None] = lambda: None
-           ) -> LoadResult:
+           clean: Callable[[str], str], snapshots_kept: Callable[[], None] = lambda: None,
+           fetches: Sequence[Fetch] = ()) -> LoadResult:
     """The transaction of `load` and `load_parts`: `unchanged` when the source's last good
     load of `vintage` had this fingerprint, else its rows replaced by `frames`."""
     previous = previous_fingerprint(con, source, vintage)
@@ -155,7 +179,7 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
     try:
         _insert_load(con, load_id, source, vintage, started=started, finished=None,
                      status="running", row_count=None, snapshots=snapshots,
-                     tables=",".join(tables), fingerprint=fingerprint)
+                     tables=",".join(tables), fingerprint=fingerprint, fetches=fetches)
         for name in tables:
             if name == power_samples.VIEW:  # stored as two tables (power_samples.py)
                 power_samples.delete_loads(con, source, vintage)
@@ -183,7 +207,7 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
         snapshots_kept()  # raises again when it was what failed: nothing to record then
         _insert_load(con, load_id, source, vintage, started=started, finished=_now(),
                      status="failed", row_count=0, snapshots=snapshots,
-                     tables=",".join(tables), error=clean(str(error)))
+                     tables=",".join(tables), error=clean(str(error)), fetches=fetches)
         raise LoadFailed(f"{source} {vintage}: the database refused the load: {error}"
                          ) from error
     except BaseException:  # a part that failed to read, an interrupt: nothing is kept

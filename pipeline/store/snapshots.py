@@ -296,18 +296,26 @@ def _values(column: pa.Array) -> memoryview:
 def latest_load_snapshots(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
                           good_only: bool = False, *, content: bool = True) -> list[Snapshot]:
     """The raw snapshots of the latest load of `source` for `vintage` that recorded any
-    (with `good_only`, of the latest successful load), oldest first. With `content=False`
-    each one's `content` is empty: read it with `snapshot_content` when it is needed, so a
-    source's snapshots are never all in memory at once."""
+    (with `good_only`, of the latest successful load), oldest first: one per response the
+    load read (`load_fetches`: two zones answered with the same bytes are two), or, for a
+    load recorded before fetches were, one per snapshot. With `content=False` each one's
+    `content` is empty: read it with `snapshot_content` when it is needed, so a source's
+    snapshots are never all in memory at once."""
     status = "AND status = 'ok' " if good_only else ""
+    latest = con.execute(
+        "SELECT load_id FROM loads WHERE source = ? AND vintage = ? " + status
+        + "AND load_id IN (SELECT load_id FROM load_snapshots) "
+        "ORDER BY started_at_utc DESC LIMIT 1", [source, vintage]).fetchall()
+    if not latest:
+        return []
     rows = con.execute(
-        "WITH latest AS (SELECT load_id FROM loads WHERE source = ? AND vintage = ? "
-        + status + "AND load_id IN (SELECT load_id FROM load_snapshots) "
-        "ORDER BY started_at_utc DESC LIMIT 1) "
-        "SELECT r.sha256, r.url, r.params_json, r.fetched_at_utc "
-        "FROM latest JOIN load_snapshots l USING (load_id) "
+        "SELECT snapshot_sha256, url, params_json, fetched_at_utc FROM load_fetches "
+        "WHERE load_id = ? ORDER BY fetched_at_utc, url, params_json", [latest[0][0]]
+    ).fetchall() if relation_kind(con, "load_fetches") else []
+    rows = rows or con.execute(
+        "SELECT r.sha256, r.url, r.params_json, r.fetched_at_utc FROM load_snapshots l "
         f"JOIN {META if _parted(con) else VIEW} r ON r.sha256 = l.snapshot_sha256 "
-        "ORDER BY r.fetched_at_utc, r.url", [source, vintage]).fetchall()
+        "WHERE l.load_id = ? ORDER BY r.fetched_at_utc, r.url", [latest[0][0]]).fetchall()
     return [Snapshot(sha, url, json.loads(params or "{}"),
                      snapshot_content(con, sha) if content else b"",
                      fetched.astimezone(UTC)) for sha, url, params, fetched in rows]

@@ -3,6 +3,7 @@ idempotent re-ingest, failing sources that leave earlier data intact, offline re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import date
@@ -192,6 +193,25 @@ def test_offline_reparses_stored_snapshots(httpserver: HTTPServer,
     assert other[0].status == "none"
     assert other[0].error == "no stored snapshots for vintage 2026-10"
     assert exit_code(other) == 2
+
+
+def test_offline_reparses_two_zones_that_answered_the_same_bytes(
+        httpserver: HTTPServer, con: duckdb.DuckDBPyConnection) -> None:
+    """BE and NL answered byte for byte the same: one snapshot, two fetches. The offline
+    re-parse reads both (it read the snapshot once, under one zone, and failed the coverage
+    check for the other)."""
+    serve_all(httpserver)
+    ctx = dataclasses.replace(context(httpserver, con), zones={"energy_charts": ("BE", "NL")})
+    with requests.Session() as session:
+        [live] = ingest(con, session, ["energy_charts"], ctx)
+    assert live.status == "loaded" and live.rows == 200  # 100 quarter-hours x 2 zones
+    assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(1,)]
+    [offline] = ingest(con, None, ["energy_charts"], ctx, offline=True)
+    assert offline.status == "unchanged", offline.error
+    assert offline.rows == 200 and offline.snapshots == 2
+    zones = con.execute("SELECT zone, count(*) FROM core__electricity_prices GROUP BY zone "
+                        "ORDER BY zone").fetchall()
+    assert zones == [("BE", 100), ("NL", 100)]
 
 
 def test_offline_after_a_parse_failure_reparses_the_failed_snapshot(
