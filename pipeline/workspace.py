@@ -6,6 +6,7 @@ market data), its version and its JSON."""
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,14 +72,30 @@ class Opened:
     cache: duckdb.DuckDBPyConnection | None
 
 
+#: The largest proposal file read (a proposal of 1,000 candidates is about 0.3 MB).
+MAX_PROPOSAL_BYTES = 16 << 20
+
+
 def proposal_text(path: Path | None) -> tuple[str, str]:
+    """The proposal's text and name; a path that is not a regular file (a device, a pipe, a
+    folder) or is larger than MAX_PROPOSAL_BYTES is refused before it is read, so
+    `scorecard run /dev/zero` cannot grow without bound."""
     if path is None:
         return (resources.files("pipeline").joinpath(EXAMPLE).read_text(encoding="utf-8"),
                 f"(bundled example {EXAMPLE})")
     try:
-        return path.read_text(encoding="utf-8"), str(path)
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise UserError(1, f"{path}: not a regular file (a proposal is a TOML file)")
+        with path.open("rb") as f:
+            data = f.read(MAX_PROPOSAL_BYTES + 1)
     except OSError as err:
         raise UserError(1, f"{path}: cannot read: {err.strerror}") from None
+    if len(data) > MAX_PROPOSAL_BYTES:
+        raise UserError(1, f"{path}: larger than {MAX_PROPOSAL_BYTES:,} bytes: not a proposal")
+    try:
+        return data.decode("utf-8"), str(path)
+    except UnicodeDecodeError as err:
+        raise UserError(1, f"{path}: not UTF-8 text (byte {err.start})") from None
 
 
 def store_file(path: Path | None, proposal: proposal_file.Proposal,

@@ -94,3 +94,25 @@ def test_a_store_whose_folder_is_a_file_is_one_line_naming_it(tmp_path: Path) ->
     (tmp_path / "f").write_text("x")
     code, _, err = process("run", "--json", "--db", str(tmp_path / "f" / "s.duckdb"))
     assert code == 1 and f"{tmp_path / 'f' / 's.duckdb'}: cannot make its folder" in err
+
+
+def test_a_proposal_that_is_no_regular_file_or_too_big_is_refused_before_it_is_read(
+        tmp_path: Path) -> None:
+    """`scorecard run /dev/zero` read without end before; a device, a pipe or a folder is
+    refused up front, a file past MAX_PROPOSAL_BYTES (16 MiB) after that many bytes."""
+    import os
+
+    from pipeline.workspace import MAX_PROPOSAL_BYTES
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (MAX_PROPOSAL_BYTES + 1))
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b'name = "x"\n\xff\xfe')
+    expected = {"/dev/zero": "not a regular file", str(fifo): "not a regular file",
+                str(tmp_path): "not a regular file",
+                str(big): f"larger than {MAX_PROPOSAL_BYTES:,} bytes",
+                str(binary): "not UTF-8 text (byte 11)"}
+    for path, message in expected.items():
+        code, _, err = scorecard("run", path, "--db", str(tmp_path / "s.duckdb"), "--json")
+        assert code == 1 and f"{path}: {message}" in err, (path, err)
