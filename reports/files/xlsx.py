@@ -7,8 +7,8 @@ point values (the modes of ranges), an empty cell where the input is null. The S
 cost per hour, monthly cost, energy, facility energy, electricity, carbon and embodied carbon,
 and the steps between (billed instances, billed utilisation, served tokens/s, average power,
 the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel` template each step
-of pipeline/engine/metrics.py holds beside its polars expression (one place per formula), so
-changing an input on Inputs moves them. A formula over a null input gives "" (an empty cell),
+declares in schemas/steps.py (the engine computes the same declared steps), so changing an
+input on Inputs moves them. A formula over a null input gives "" (an empty cell),
 never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier), Pareto
 rank, sovereignty, time-matched figures) hold the engine's values, and their headers say so.
 References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row relative,
@@ -51,7 +51,6 @@ from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 from reports.cells import plain, spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
@@ -70,6 +69,7 @@ from reports.frames import (
 )
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
+from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
     "input": "Input", "column": "Key", "value": "Value (point)", "low": "Low", "high": "High",

@@ -121,7 +121,7 @@ def test_written_in_a_fraction_of_a_second_is_not_asserted(tmp_path: Path) -> No
 
 
 def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None:
-    # the words the formulas test for (pipeline/engine/metrics.py COST_MODELS, CAPACITIES)
+    # the words the formulas test for (schemas/steps.py COST_MODELS, CAPACITIES)
     lists = {str(v.sqref): v.formula1 for v in book["Inputs"].data_validations.dataValidation}
     model, capacity = column(book, "Inputs", "Cost model"), column(
         book, "Inputs", "Capacity (provisioned or elastic)")
