@@ -220,3 +220,19 @@ def test_numbers_read_back_as_the_engine_s_doubles(tmp_path: Path) -> None:
     engine = {c["id"]: c["cpm_eur_per_mtok"] for c in result["candidates"]}
     assert {r[0]: r[cpm] for r in rows[1:]} == engine
     assert any(len(repr(v)) > 17 for v in engine.values() if v is not None)  # 17 digits
+
+
+def test_xlsxwriter_is_the_release_the_private_api_was_checked_against() -> None:
+    """reports.files.xlsx._Sheet overrides xlsxwriter's private Worksheet._write_rows and
+    calls its private _check_dimensions, _get_xf_index and the shared-string table's
+    _get_shared_string_index (its public write_number rounds a double to 16 digits, and
+    writing cell by cell is several times slower: benchmarks/workbook.py), so pyproject.toml
+    pins xlsxwriter exactly. Before moving the pin, check those against the new release's
+    source and run the workbook tests, then change `checked` below."""
+    import tomllib
+    from importlib.metadata import version
+
+    checked = "3.3.1"
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
+    assert f"xlsxwriter=={checked}" in pyproject["project"]["dependencies"]
+    assert version("xlsxwriter") == checked
