@@ -295,17 +295,36 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow
                     ) -> dict[str, Any]:
     """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
     number or a float array (float32 or float64: the arithmetic is float64), all broadcasting
-    together (e.g. (candidates, 1) for an input fixed
-    per candidate, (candidates, draws) for a drawn one); NaN is null, as is a missing input.
-    `cost_model` and `capacity` are strings or arrays of them (defaults as `evaluate`).
-    Returns each wanted column in its broadcast shape (a number when it is the same in every
-    row); a value that is not a finite number is NaN, as `evaluate` makes it null.
+    together (e.g. (candidates, 1) for an input fixed per candidate, (candidates, draws) for a
+    drawn one); NaN is null, as is a missing input. `cost_model` and `capacity` are strings or
+    arrays of them (defaults as `evaluate`). Returns each wanted column in its broadcast shape
+    (a number when it is the same in every row); a value that is not a finite number is NaN,
+    as `evaluate` makes it null.
 
     Only what the wanted columns read is computed, once: a step when first read, and of a
     `when` only the branches some element takes (a block of one cost model never computes the
     TCO lines of a price per hour, nor the sizing steps without a demand). `exact_pow`: libm's
     pow, as polars computes it (numpy's vectorised pow, the default, can differ in the last
-    bit and costs a sixth)."""
+    bit).
+
+    It evaluates the formulas without polars (a polars frame of candidates x draws rows makes
+    the Monte Carlo several times slower: docs/performance.md) and keeps polars' results for
+    the part of its API the formulas use, no more (a formula calling anything else fails here
+    with an AttributeError, and tests/pipeline/test_metrics_arrays.py compares every step,
+    bit for bit, against `evaluate_polars`):
+    - operations: `c(name)`; `+ - * /` with columns or numbers (a division by a number
+      literal multiplies by its reciprocal, as polars does), `**`, unary `-`;
+      `== < <= > >=`; `.is_null()`, `.is_not_null()`, `.fill_null(v)`, `.ceil()`;
+      `c.when(cond).then(v)`, chained `.when(...).then(...)`, `.otherwise(v)` (without it,
+      null where no arm holds); `c.coalesce(*columns)`; `c.max_horizontal(*columns)`;
+    - null propagation: arithmetic and `**` with a null give null (`**` too where IEEE's
+      pow(1, NaN) and pow(NaN, 0) are 1); a comparison with a null is false, so `when` takes
+      the next arm, as polars treats a null condition; `fill_null` and `coalesce` replace
+      nulls, and `max_horizontal` skips them (null only when all are);
+    - NaN: NaN stands for null, so a NaN given as a value (which polars keeps apart from null:
+      `fill_null` leaves it) cannot be told from one: `evaluate` sends a frame holding one to
+      `evaluate_polars`. Infinities are values until the end of a step, whose non-finite
+      results become NaN (null), as `evaluate_polars` keeps only finite values."""
     block = _ArrayColumns(columns, _power_exact if exact_pow else _power)
     return {name: block.value(name) for name in wanted}
 
@@ -341,7 +360,7 @@ def _pick(condition: Any, then: Any, otherwise: Any) -> Any:
 def _power(base: Any, exponent: Any) -> Any:
     """base ** exponent, a null in either giving null as in polars (IEEE's pow(1, NaN) and
     pow(NaN, 0) are 1). numpy's vectorised pow may differ from polars' (libm's) in the last
-    bit; polars' own costs about 6 times as much."""
+    bit."""
     out = np.power(base, exponent, dtype=np.float64)
     null = np.isnan(base) | np.isnan(exponent)
     if null.any():
