@@ -26,9 +26,9 @@ Request-level demand (`[demand] requests_per_s` with the mean prompt and output 
 turned into `demand_tokens_per_day` on the proposal's token basis before the steps, so it
 sizes, bills and prices through the same steps. Beside the goodput-based `instances`, the
 Little's-law count `littles_law_instances` is reported (never billed): a replica at operating
-concurrency c serves c / request duration requests/s, the duration being TTFT + (output tokens
-- 1) x TPOT (the mean lengths: Little's law holds for means); with `output_tokens_p95` the
-duration of a p95-length request is reported beside it.
+concurrency c serves c / request duration requests/s, the duration being
+TTFT + (output tokens - 1) x TPOT (the mean lengths: Little's law holds for means); with
+`output_tokens_p95` the duration of a p95-length request is reported beside it.
 
 Two string columns say how hours are paid for:
   `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -229,9 +231,6 @@ def test_xlsxwriter_is_the_release_the_private_api_was_checked_against() -> None
     writing cell by cell is several times slower: benchmarks/workbook.py), so pyproject.toml
     pins xlsxwriter exactly. Before moving the pin, check those against the new release's
     source and run the workbook tests, then change `checked` below."""
-    import tomllib
-    from importlib.metadata import version
-
     checked = "3.3.1"
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
     assert f"xlsxwriter=={checked}" in pyproject["project"]["dependencies"]
