@@ -307,11 +307,11 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow
     pow, as polars computes it (numpy's vectorised pow, the default, can differ in the last
     bit).
 
-    It evaluates the formulas without polars (a polars frame of candidates x draws rows makes
-    the Monte Carlo several times slower: docs/performance.md) and keeps polars' results for
-    the part of its API the formulas use, no more (a formula calling anything else fails here
-    with an AttributeError, and tests/pipeline/test_metrics_arrays.py compares every step,
-    bit for bit, against `evaluate_polars`):
+    It evaluates the formulas without polars (over a polars frame of candidates x draws rows
+    the Monte Carlo's evaluation takes many times as long: docs/performance.md) and keeps
+    polars' results for the part of its API the formulas use, no more (a formula calling
+    anything else fails here with an AttributeError, and tests/pipeline/test_metrics_arrays.py
+    compares every step, bit for bit, against `evaluate_polars`):
     - operations: `c(name)`; `+ - * /` with columns or numbers (a division by a number
       literal multiplies by its reciprocal, as polars does), `**`, unary `-`;
       `== < <= > >=`; `.is_null()`, `.is_not_null()`, `.fill_null(v)`, `.ceil()`;
