@@ -64,6 +64,11 @@ def baseline_writer(rev: str, folder: Path, name: str
     source = re.sub(r"\breports\.(charts|sections|xlsx|outputs)\b",
                     lambda m: f"reports.{'figures' if m[1] in ('charts', 'sections') else 'files'}"
                               f".{m[1]}", source)
+    # reports.cells.spreadsheet_value, which only the openpyxl writer used, is gone: its own copy
+    source = source.replace(
+        "from reports.cells import spreadsheet_value\n",
+        "from reports.cells import spreadsheet_text\n\n\ndef spreadsheet_value(value):\n"
+        "    return spreadsheet_text(value) if isinstance(value, str) else value\n")
     path = folder / f"xlsx_{name}.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(f"xlsx_{name}", path)

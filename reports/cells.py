@@ -39,19 +39,13 @@ def spreadsheet_text(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def spreadsheet_value(value: Any) -> Any:
-    """A cell value: strings through `spreadsheet_text`, anything else as it is."""
-    return spreadsheet_text(value) if isinstance(value, str) else value
-
-
 def plain_json(text: str) -> bool:
     """Whether the JSON text of a value (json.dumps, with or without ensure_ascii; orjson)
     holds no character `plain` removes, keys included, neither raw nor escaped: True means
     `plain_all` of that value equals the value (of JSON types: dicts, lists, scalars). Two
-    scans in C, not a walk of the value in
-    Python (a 22 MB result: about 0.1 s against 1.5 s): the escapes, then the characters left
-    once printable ASCII is deleted from the UTF-8 bytes (a multi-byte character never holds
-    an ASCII byte, so what is left decodes to the other characters)."""
+    scans in C, not a walk of the value in Python (docs/performance.md): the escapes, then the
+    characters left once printable ASCII is deleted from the UTF-8 bytes (a multi-byte
+    character never holds an ASCII byte, so what is left decodes to the other characters)."""
     if _UNSAFE_ESCAPE.search(text):
         return False
     rest = text.encode("utf-8", "surrogatepass").translate(None, _PRINTABLE_ASCII)

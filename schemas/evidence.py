@@ -10,8 +10,7 @@ from __future__ import annotations
 from schemas.fields import choices
 from schemas.table import Table
 
-#: The values the fields declare (schemas/fields.toml): tools read, and what ITL and TPOT mean.
-BENCH_TOOLS = choices("bench_tool")
+#: The values the fields declare (schemas/fields.toml): what ITL and TPOT mean.
 ITL_DEFINITIONS = choices("itl_definition")
 TPOT_DEFINITIONS = choices("tpot_definition")
 

@@ -3,7 +3,7 @@ from the declarations. Validation is always lazy so one run reports every failur
 
 pandera is imported where a frame is validated, not with the module: every command declares
 tables (DDL, columns), few validate (`ingest`, `evidence add`, a store's first load), and the
-import costs about 0.2 s of a 1.5 s `scorecard run`."""
+import is a noticeable share of a `scorecard run` (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ function): no cycle between modules, and the direction between the packages and 
 
 - schemas imports none of pipeline, sources, reports (it declares; it knows no stage);
 - sources never imports pipeline or reports (a source knows its API, not the engine);
-- reports never imports sources (it renders the engine's result, not raw inputs);
+- reports never imports sources or pipeline (it renders the engine's result, not raw inputs;
+  what it needs of the formulas, their Excel forms, is declared in schemas);
 - pipeline.engine computes from plain data: it imports none of the rooms that read files or the
   store (pipeline.inputs, .evidence, .store, .ingest), nor the jobs (pipeline.run, .workspace,
   .cli), nor sources, but for the pure helpers of ALLOWED;
@@ -25,7 +26,7 @@ PACKAGES = ("pipeline", "sources", "schemas", "reports")
 #: module prefix -> the module prefixes its modules must not import
 FORBIDDEN = {"schemas": {"pipeline", "sources", "reports"},
              "sources": {"pipeline", "reports"},
-             "reports": {"sources"},
+             "reports": {"sources", "pipeline"},
              "pipeline.engine": {"pipeline.inputs", "pipeline.evidence", "pipeline.store",
                                  "pipeline.ingest", "pipeline.run", "pipeline.workspace",
                                  "pipeline.cli", "sources"},

@@ -7,8 +7,8 @@ point values (the modes of ranges), an empty cell where the input is null. The S
 cost per hour, monthly cost, energy, facility energy, electricity, carbon and embodied carbon,
 and the steps between (billed instances, billed utilisation, served tokens/s, average power,
 the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel` template each step
-of pipeline/engine/metrics.py holds beside its polars expression (one place per formula), so
-changing an input on Inputs moves them. A formula over a null input gives "" (an empty cell),
+declares in schemas/steps.py (the engine computes the same declared steps), so changing an
+input on Inputs moves them. A formula over a null input gives "" (an empty cell),
 never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier), Pareto
 rank, sovereignty, time-matched figures) hold the engine's values, and their headers say so.
 References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row relative,
@@ -27,8 +27,9 @@ tab or CR gets a leading apostrophe; control and bidi characters are removed; st
 the shared-string table, xlsxwriter's `strings_to_formulas` is off).
 
 Below its header row, each sheet is written column by column as the sheet's XML text
-(`_Sheet.write_column`), not cell by cell through xlsxwriter's cell objects: the same cells in
-a quarter of the time at 1,000 candidates (`benchmarks/workbook.py`).
+(`_Sheet.write_column`), not cell by cell through xlsxwriter's cell objects (docs/performance.md
+has the figures); `_Sheet` uses xlsxwriter's private API, so pyproject.toml pins xlsxwriter
+exactly.
 
 The document's created/modified stamps are the result's generated_at, so two runs on the same
 result give the same workbook contents.
@@ -51,7 +52,6 @@ from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from pipeline.engine.metrics import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 from reports.cells import plain, spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
@@ -70,6 +70,7 @@ from reports.frames import (
 )
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
+from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
     "input": "Input", "column": "Key", "value": "Value (point)", "low": "Low", "high": "High",
@@ -219,9 +220,9 @@ def _excel_text(text: str) -> str:
 
 def _float_texts(items: list[Any]) -> list[str | None]:
     """Each float of `items` as the shortest text that reads back as the same double, a whole
-    number without its ".0" (polars' formatting: a twentieth of Python's time per number),
-    None for anything else. (xlsxwriter's write_number writes 16 significant digits, which
-    can round the last bit away: 3.1679999999999997 became 3.168.)"""
+    number without its ".0" (formatted by polars), None for anything else. (xlsxwriter's
+    write_number writes 16 significant digits, which can round the last bit away:
+    3.1679999999999997 reads back as 3.168.)"""
     floats = pl.Series([item if type(item) is float else None for item in items],
                        dtype=pl.Float64())
     texts: list[str | None] = floats.cast(pl.String()).to_list()
@@ -238,18 +239,22 @@ class _Sheet(Worksheet):
     (`write_column`) and goes into the sheet's XML as text when the book closes.
 
     xlsxwriter keeps each cell as an object and writes it out through a dozen Python calls
-    (type dispatch, dimension checks, attribute escaping, at writing and again at closing),
-    and formats each number in Python: at 1,000 candidates about 390,000 cells, most of the
-    workbook's time. Here a cell is one string, made when its column is written, holding what
-    xlsxwriter's own `write_number`, `write_string`, `write_boolean`, `write_blank` and
-    `write_formula` write: numbers (the floats formatted by polars, each read back as the same
-    double), strings through `spreadsheet_text` into the shared-string table (cut to Excel's
-    32,767 units), a formula's cached result beside it, a None or non-finite number as a
-    formatted empty cell (no cell without a format). tests/reports/test_workbook_format.py
-    reads a sheet written both ways back and finds the same cells. The header row above the
-    body is xlsxwriter's (cells, row height, comments).
+    (type dispatch, dimension checks, attribute escaping, at writing and again at closing), and
+    formats each number in Python. Here a cell is one string, made when its column is written,
+    holding what xlsxwriter's own `write_number`, `write_string`, `write_boolean`,
+    `write_blank` and `write_formula` write: numbers (the floats formatted by polars, each read
+    back as the same double), strings through `spreadsheet_text` into the shared-string table
+    (cut to Excel's 32,767 units), a formula's cached result beside it, a None or non-finite
+    number as a formatted empty cell (no cell without a format).
+    tests/reports/test_workbook_format.py reads a sheet written both ways back and finds the
+    same cells. The header row above the body is xlsxwriter's (cells, row height, comments).
 
-    Formulas are written as given: xlsxwriter's write_formula runs 29 regular expressions
+    It overrides xlsxwriter's private `_write_rows` and calls its private
+    `_check_dimensions`, `_get_xf_index` and `_get_shared_string_index`, and reads its state
+    (`dim_rowmax`, `table`, `row_info`, `comments`, `fh`, `str_table`): pyproject.toml pins
+    xlsxwriter exactly, and tests/reports/test_workbook_format.py fails on another release.
+
+    Formulas are written as given: xlsxwriter's write_formula runs its regular expressions
     over every formula to prefix dynamic-array functions, none of which the step templates
     use (TEMPLATE_FUNCTIONS)."""
 

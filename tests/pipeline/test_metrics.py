@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine.metrics import INPUTS, STEPS, evaluate
+from pipeline.engine.metrics import FORMULAS, INPUTS, STEPS, evaluate, paired
 from pipeline.engine.pareto import OBJECTIVES
+from schemas import steps
 from schemas.outputs import OUTPUTS
 
 
@@ -144,6 +145,21 @@ def test_every_input_and_step_is_a_declared_figure() -> None:
         assert (unit, meaning) == (OUTPUTS[name].unit, OUTPUTS[name].meaning)
     for step in STEPS:
         assert step.unit == OUTPUTS[step.name].unit
+
+
+def test_every_declared_step_has_its_formula_and_every_formula_its_declaration() -> None:
+    # schemas/steps.py declares each step (what the workbook reads); metrics.FORMULAS computes
+    # it, paired by name in the declared order
+    assert [s.name for s in STEPS] == [s.name for s in steps.STEPS]
+    assert [(s.formula, s.models, s.excel) for s in STEPS] == [
+        (s.formula, s.models, s.excel) for s in steps.STEPS]
+    with pytest.raises(ValueError, match=r"a formula without a declaration: \['toy_step'\]"):
+        paired(steps.STEPS, {**FORMULAS, "toy_step": lambda c: c("tokens_per_s")})
+    with pytest.raises(ValueError, match=r"without a formula .*\['cpm_eur_per_mtok'\]"):
+        paired(steps.STEPS, {k: v for k, v in FORMULAS.items() if k != "cpm_eur_per_mtok"})
+    with pytest.raises(ValueError, match=r"declared twice .*\['pue_step'\]"):
+        twice = steps.Step("pue_step", "pue")
+        paired((*steps.STEPS, twice, twice), {**FORMULAS, "pue_step": lambda c: c("pue")})
 
 
 def test_pareto_objectives_go_the_declared_better_way() -> None:

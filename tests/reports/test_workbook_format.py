@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +123,7 @@ def test_written_in_a_fraction_of_a_second_is_not_asserted(tmp_path: Path) -> No
 
 
 def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None:
-    # the words the formulas test for (pipeline/engine/metrics.py COST_MODELS, CAPACITIES)
+    # the words the formulas test for (schemas/steps.py COST_MODELS, CAPACITIES)
     lists = {str(v.sqref): v.formula1 for v in book["Inputs"].data_validations.dataValidation}
     model, capacity = column(book, "Inputs", "Cost model"), column(
         book, "Inputs", "Capacity (provisioned or elastic)")
@@ -220,3 +222,16 @@ def test_numbers_read_back_as_the_engine_s_doubles(tmp_path: Path) -> None:
     engine = {c["id"]: c["cpm_eur_per_mtok"] for c in result["candidates"]}
     assert {r[0]: r[cpm] for r in rows[1:]} == engine
     assert any(len(repr(v)) > 17 for v in engine.values() if v is not None)  # 17 digits
+
+
+def test_xlsxwriter_is_the_release_the_private_api_was_checked_against() -> None:
+    """reports.files.xlsx._Sheet overrides xlsxwriter's private Worksheet._write_rows and
+    calls its private _check_dimensions, _get_xf_index and the shared-string table's
+    _get_shared_string_index (its public write_number rounds a double to 16 digits, and
+    writing cell by cell is several times slower: benchmarks/workbook.py), so pyproject.toml
+    pins xlsxwriter exactly. Before moving the pin, check those against the new release's
+    source and run the workbook tests, then change `checked` below."""
+    checked = "3.3.1"
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
+    assert f"xlsxwriter=={checked}" in pyproject["project"]["dependencies"]
+    assert version("xlsxwriter") == checked

@@ -1,0 +1,231 @@
+"""The metric chain's steps, declared once: their order, names, formulas in words, the cost
+models each enters, and each one's Excel form; the inputs they read, and the words of the two
+string inputs. pipeline/engine/metrics.py pairs each declared step, by name, with its formula
+as a polars expression (and over numpy arrays); the workbook (reports/files/xlsx.py) writes
+each step as the Excel formula declared here. A step's unit and meaning are its column's
+declaration in schemas/outputs.toml.
+
+Inputs (one column each, INPUT_COLUMNS): goodput, utilisation, power, PUE, electricity tariff,
+grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions,
+and the declared demand (tokens per day, peak factor, headroom, redundancy instances).
+
+One utilisation model. With a demand, the fleet is sized for the peak (`instances`) and the
+utilisation of the hours paid for follows from it: mean demand over the capacity billed. The
+declared `utilisation` is read only when no demand is given. So CPM, energy and carbon per
+token, the monthly cost and the Monte Carlo describe the same fleet, and
+`cpm_eur_per_mtok = monthly_cost_eur / (demand_tokens_per_day x 365 / 12 / 1e6)`.
+
+What the sizing's margins cost: `instances` is the peak with its headroom plus
+`redundancy_instances` spares (N+1: 1); `headroom_instances` is what the headroom adds to the
+bare peak, and `monthly_headroom_cost_eur` / `monthly_redundancy_cost_eur` price those
+instances at the candidate's cost per hour x 730 h when provisioned (elastic capacity bills
+busy instance-hours only, so neither is billed there: 0, and its billing ignores the
+redundancy). `period_cost_eur` is a TCO fleet's monthly cost over its amortisation months.
+
+Request-level demand (`[demand] requests_per_s` with the mean prompt and output tokens) is
+turned into `demand_tokens_per_day` on the proposal's token basis before the steps, so it
+sizes, bills and prices through the same steps. Beside the goodput-based `instances`, the
+Little's-law count `littles_law_instances` is reported (never billed): a replica at operating
+concurrency c serves c / request duration requests/s, the duration being
+TTFT + (output tokens - 1) x TPOT (the mean lengths: Little's law holds for means); with
+`output_tokens_p95` the duration of a p95-length request is reported beside it.
+
+Two string columns say how hours are paid for:
+  `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +
+  electricity) or a price per hour (declared, on_demand, reserved);
+  `capacity` (CAPACITIES): provisioned (default: every hour of every sized instance is billed,
+  so fixed costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour,
+  holding at least `min_instances`; without a demand, only busy hours are paid).
+A null input gives a null output, and every step's value that is not a finite number (a
+division by a zero goodput) is null.
+
+A step's `excel` is a template the workbook fills with cell references, so its Scorecard sheet
+computes the same figure from its Inputs sheet. In a template `{name}` is the cell of column
+`name` in the same row, and the step is an empty cell ("") when that cell is empty (a null
+input gives a null output); `{name?}` is the cell without that rule (the template tests it
+itself); `{name:1}` is the cell, or 1 when it is empty (polars' fill_null(1)). Every filled
+formula is also wrapped in IFERROR(..., ""), as a value that is not a finite number is null
+here. A step without a sensible Excel form has `excel=None`: the workbook writes its value and
+says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.outputs import OUTPUTS
+
+#: the values of `cost_model` and `capacity`; the first of each is the default
+COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+CAPACITIES = ("provisioned", "elastic")
+TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
+
+#: the formulas' numeric input columns, in the workbook's Inputs order; their units and
+#: meanings are declared in schemas/outputs.toml
+INPUT_COLUMNS = (
+    "tokens_per_s", "utilisation", "busy_power_w", "idle_power_w", "pue",
+    "wholesale_eur_per_kwh", "retail_multiplier", "grid_fee_eur_per_kwh", "contract_eur_per_kwh",
+    "grid_gco2e_per_kwh", "price_eur_per_hour", "capex_eur", "amortisation_months",
+    "cost_of_capital_per_year", "residual_eur", "maintenance_share_per_year",
+    "staff_eur_per_year", "hosting_eur_per_year", "hosting_eur_per_kw_month", "embodied_kgco2e",
+    "lifetime_years", "demand_tokens_per_day", "peak_factor", "headroom", "min_instances",
+    "redundancy_instances",
+    "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
+    "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the chain: a column computed from inputs and earlier steps."""
+
+    name: str
+    #: the formula in words, as `explain` and the workbook's header comments show it
+    formula: str
+    #: the cost models whose figures the step enters: `explain` leaves the others out (the
+    #: step is still computed for every row; where it does not apply its value is unused)
+    models: tuple[str, ...] = COST_MODELS
+    #: the same formula over spreadsheet cells (module docstring), or None
+    excel: str | None = None
+
+    @property
+    def unit(self) -> str:
+        return OUTPUTS[self.name].unit
+
+
+#: the steps in the order they are computed (each reads inputs and earlier steps only)
+STEPS: tuple[Step, ...] = (
+    Step("electricity_eur_per_kwh",
+         "contract tariff if given, else wholesale x retail multiplier (default 1) + grid fee "
+         "(default 0)",
+         excel='IF({contract_eur_per_kwh?}<>"",{contract_eur_per_kwh?},'
+               'IF({wholesale_eur_per_kwh?}="","",'
+               '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'),
+    Step("peak_tokens_per_s",
+         "demand_tokens_per_day / 86400 x peak_factor (default 1): the demand at its peak "
+         "(null without a demand)",
+         excel="{demand_tokens_per_day}/86400*{peak_factor:1}"),
+    Step("instances",
+         "ceil(peak_tokens_per_s / (tokens_per_s x (1 - headroom))) + redundancy_instances: "
+         "the instances the peak needs with its headroom, and the spares (N+1: 1)",
+         excel="CEILING({peak_tokens_per_s}/({tokens_per_s}*(1-{headroom:0})),1)"
+               "+{redundancy_instances:0}"),
+    Step("headroom_instances",
+         "instances - redundancy_instances - ceil(peak_tokens_per_s / tokens_per_s): the "
+         "instances the headroom adds to the bare peak",
+         excel="{instances}-{redundancy_instances:0}"
+               "-CEILING({peak_tokens_per_s}/{tokens_per_s},1)"),
+    Step("busy_instances",
+         "demand_tokens_per_day / 86400 / tokens_per_s",
+         excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
+    Step("billed_instances",
+         "provisioned: instances; elastic: max(busy_instances, min_instances)",
+         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
+    Step("billed_utilisation",
+         "busy share of the instance-hours paid for: with a demand, busy_instances / "
+         "billed_instances; without, 1 when elastic, else the declared utilisation",
+         excel='IF({demand_tokens_per_day?}<>"",{busy_instances?}/{billed_instances?},'
+               'IF({capacity}="elastic",1,IF({utilisation?}="","",{utilisation?})))'),
+    Step("served_tokens_per_s",
+         "tokens_per_s x billed_utilisation (average over the hours paid for)",
+         excel="{tokens_per_s}*{billed_utilisation}"),
+    Step("average_power_w",
+         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
+         "without an idle figure, idle hours at busy power (an upper bound)",
+         excel='IF({billed_utilisation}=1,{busy_power_w},{busy_power_w}*{billed_utilisation}'
+               '+IF({idle_power_w?}="",{busy_power_w},{idle_power_w?})*(1-{billed_utilisation}))'),
+    Step("capital_eur_per_hour",
+         "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
+         "rate / 12 and n = months, x 12 / 8760",
+         TCO_ONLY,
+         # Excel's PMT is the same annuity: PMT(r, n, -capex, residual)
+         excel="PMT({cost_of_capital_per_year}/12,{amortisation_months},-{capex_eur},"
+               "{residual_eur:0})*12/8760"),
+    Step("maintenance_eur_per_hour",
+         "capex x maintenance share per year / 8760",
+         TCO_ONLY,
+         excel="{capex_eur}*{maintenance_share_per_year}/8760"),
+    Step("staff_eur_per_hour",
+         "staff EUR per year / 8760",
+         TCO_ONLY,
+         excel="{staff_eur_per_year:0}/8760"),
+    Step("hosting_eur_per_hour",
+         "own site EUR per year / 8760 + colocation EUR per kW-month x busy kW x 12 / 8760",
+         TCO_ONLY,
+         excel="{hosting_eur_per_year:0}/8760"
+               "+{hosting_eur_per_kw_month:0}*{busy_power_w}/1000*12/8760"),
+    Step("electricity_eur_per_hour",
+         "average_power_w / 1000 x PUE x electricity tariff",
+         TCO_ONLY,
+         excel="{average_power_w}/1000*{pue}*{electricity_eur_per_kwh}"),
+    Step("cost_eur_per_hour",
+         "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
+         "declared: price_eur_per_hour",
+         excel='IF({cost_model}="tco",{capital_eur_per_hour?}+{maintenance_eur_per_hour?}'
+               '+{staff_eur_per_hour?}+{hosting_eur_per_hour?}+{electricity_eur_per_hour?},'
+               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?}))'),
+    Step("monthly_cost_eur",
+         "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
+         excel="{cost_eur_per_hour}*{billed_instances}*730"),
+    Step("monthly_headroom_cost_eur",
+         "provisioned: headroom_instances x cost_eur_per_hour x 730 h; elastic: 0 (only busy "
+         "instance-hours are billed) (null without a demand)",
+         excel='{headroom_instances}*{cost_eur_per_hour}*IF({capacity}="elastic",0,730)'),
+    Step("monthly_redundancy_cost_eur",
+         "provisioned: redundancy_instances x cost_eur_per_hour x 730 h; elastic: 0 (the "
+         "spares are not billed: elastic capacity ignores redundancy_instances) (null without "
+         "a demand)",
+         excel='IF({instances?}="","",{redundancy_instances:0}*{cost_eur_per_hour}'
+               '*IF({capacity}="elastic",0,730))'),
+    Step("period_cost_eur",
+         "tco: monthly_cost_eur x amortisation_months (the fleet's cost over its "
+         "amortisation, at the demand); null for a price per hour",
+         TCO_ONLY,
+         excel='IF({cost_model}="tco",{monthly_cost_eur}*{amortisation_months},"")'),
+    Step("monthly_capital_eur",
+         "capital_eur_per_hour x billed_instances x 730 h",
+         TCO_ONLY,
+         excel="{capital_eur_per_hour}*{billed_instances}*730"),
+    Step("cpm_eur_per_mtok",
+         "cost_eur_per_hour / (served_tokens_per_s x 3600 / 1e6)",
+         excel="{cost_eur_per_hour}/({served_tokens_per_s}*3600/1000000)"),
+    Step("energy_j_per_token",
+         "average_power_w / served_tokens_per_s",
+         excel="{average_power_w}/{served_tokens_per_s}"),
+    Step("facility_kwh_per_mtok",
+         "energy_j_per_token x 1e6 / 3.6e6 x PUE",
+         excel="{energy_j_per_token}*1000000/3600000*{pue}"),
+    Step("electricity_eur_per_mtok",
+         "facility_kwh_per_mtok x electricity tariff (a breakdown: already inside CPM)",
+         excel="{facility_kwh_per_mtok}*{electricity_eur_per_kwh}"),
+    Step("carbon_gco2e_per_mtok",
+         "facility_kwh_per_mtok x grid intensity (location-based, operational only)",
+         excel="{facility_kwh_per_mtok}*{grid_gco2e_per_kwh}"),
+    Step("embodied_gco2e_per_mtok",
+         "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
+         excel="{embodied_kgco2e}*1000"
+               "/({lifetime_years}*8760*{served_tokens_per_s}*3600/1000000)"),
+    # Little's law beside the goodput sizing (reported, never billed): null without a
+    # request rate or an operating concurrency
+    Step("request_tpot_s",
+         "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
+         "sequences in flight gets one token per decode step)",
+         excel='IF({operating_tpot_s?}<>"",{operating_tpot_s?},'
+               'IF({operating_concurrency?}="","",{operating_concurrency?}/{tokens_per_s}))'),
+    Step("request_duration_s",
+         "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
+         excel="{operating_ttft_s}+({request_output_tokens}-1)*{request_tpot_s}"),
+    Step("request_duration_p95_s",
+         "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
+         "beside the mean's; Little's law takes the mean)",
+         excel="{operating_ttft_s}+({request_output_tokens_p95}-1)*{request_tpot_s}"),
+    Step("replica_requests_per_s",
+         "operating_concurrency / request_duration_s (Little's law)",
+         excel="{operating_concurrency}/{request_duration_s}"),
+    Step("littles_law_instances",
+         "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
+         "headroom))) + redundancy_instances: the same spares as `instances`, so the two "
+         "counts differ only by their method",
+         excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
+               "/({replica_requests_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
+)
