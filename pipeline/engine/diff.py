@@ -232,14 +232,15 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             # point figures only: the fewest Monte Carlo draws the engine accepts
             card = compute(proposal, path, compose(market_a, market_b, taken),
                            draws=POINT_DRAWS)
-            result = to_contract(card, generated_at, code_version)
+            result = to_contract(card, generated_at, code_version).document()
             cache[taken] = {c["id"]: c for c in result["candidates"]}
         return cache[taken]
 
     now = evaluate(frozenset(groups))
     recomputed_a = evaluate(frozenset())
-    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-              else None)
+    stored_run = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+                  else None)
+    stored = None if stored_run is None else stored_run.document()
     baseline = {c["id"]: c for c in stored["candidates"]} if stored else recomputed_a
     notes = []
     if stored is None:

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.contract import CandidateResult, Result
 from pipeline.engine.scorecard import CONTRACT_KEYS
+from schemas.result import CandidateResult, Result
 
 jsonschema = pytest.importorskip("jsonschema")
 runner = CliRunner()
