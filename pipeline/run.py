@@ -181,13 +181,13 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                     return 0
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / "scorecard.json").write_text(document, encoding="utf-8")
-                print_summary(result.document())
+                print_summary(result)
                 try:
                     # charts and the scorecard table already rendered from the same inputs
                     # come from the store
                     with rendering_cache(caches.ChartCache(o.con)), \
                             table_cache(caches.TableCache(o.con)):
-                        written = write_outputs(result.document(), folder, pdf=pdf, diff=change,
+                        written = write_outputs(result, folder, pdf=pdf, diff=change,
                                                 plain_result=True)
                 except (ChromiumMissing, ChromiumFailed) as err:
                     _error(f"{err}\n(the other files were written to {folder})")
