@@ -58,24 +58,28 @@ print(time.perf_counter() - t)
 FIGURES = """
 import json, sys, time
 import reports.frames
-result = json.load(open(sys.argv[1]))
+from schemas.result import Result
+result = Result.model_validate_json(open(sys.argv[1]).read())
 t = time.perf_counter()
-from reports.figures import charts, figures
+from reports.figures import charts, sections
+drawn, draw = [], charts._draw
+charts._draw = lambda spec: drawn.append(spec) or draw(spec)
 cache = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else None
 if cache is None:
-    figures.chart_sections(result)
+    sections.chart_sections(result)
 else:
     with charts.rendering_cache(cache):
-        figures.chart_sections(result)
-print(time.perf_counter() - t, charts.renders())
+        sections.chart_sections(result)
+print(time.perf_counter() - t, len(drawn))
 """
 
 FILL = """
 import json, sys
-from reports.figures import charts, figures
+from reports.figures import charts, sections
+from schemas.result import Result
 cache = {}
 with charts.rendering_cache(cache):
-    figures.chart_sections(json.load(open(sys.argv[1])))
+    sections.chart_sections(Result.model_validate_json(open(sys.argv[1]).read()))
 json.dump(cache, open(sys.argv[2], "w"))
 print(len(cache))
 """

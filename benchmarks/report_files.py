@@ -55,13 +55,14 @@ from reports.files.xlsx import write_xlsx  # noqa: E402
 from reports.html.report import write_html  # noqa: E402
 from reports.html.scorecard_table import table_cache  # noqa: E402
 from reports.summary import print_summary  # noqa: E402
+from schemas.result import Result  # noqa: E402
 
 BASELINE = "4fdd196"  # before issue 18's report-part work
 STAMP = "2026-12-01T00:00:00+00:00"
-Writer = Callable[[dict[str, Any], Path], None]
+Writer = Callable[[Result, Path], None]
 
 
-def files(o: Opened, result: dict[str, Any], folder: Path, workbook: Writer) -> None:
+def files(o: Opened, result: Result, folder: Path, workbook: Writer) -> None:
     """The report files, as write_outputs writes them (no PDF, no diff)."""
     with rendering_cache(caches.ChartCache(o.con)), table_cache(caches.TableCache(o.con)):
         write_html(result, folder / "scorecard.html", None)
@@ -71,20 +72,20 @@ def files(o: Opened, result: dict[str, Any], folder: Path, workbook: Writer) -> 
 
 
 def baseline_tail(o: Opened, card: Any, folder: Path, workbook: Writer) -> None:
-    result = plain_all(to_contract(card, STAMP, code_version()))
-    document = dumps(result)
+    result = Result.model_validate(plain_all(to_contract(card, STAMP, code_version()).document()))
+    document = dumps(result.document())
     store.save_run(o.con, result, "a" * 64, "baseline", document)
     (folder / "scorecard.json").write_text(document, encoding="utf-8")
     print_summary(result)
-    files(o, plain_all(result), folder, workbook)
+    files(o, Result.model_validate(plain_all(result.document())), folder, workbook)
 
 
 def tail_now(o: Opened, card: Any, folder: Path, workbook: Writer) -> None:
     result = to_contract(card, STAMP, code_version())
-    document = dumps(result)
+    document = dumps(result.document())
     if not plain_json(document):
-        result = plain_all(result)
-        document = dumps(result)
+        result = Result.model_validate(plain_all(result.document()))
+        document = dumps(result.document())
     with _meanwhile(_keep(o, result, "b" * 64, "now", document, False)):
         (folder / "scorecard.json").write_text(document, encoding="utf-8")
         print_summary(result)
@@ -105,7 +106,10 @@ def main() -> None:
         before = baseline_writer(args.baseline, folder, "baseline")
         if before is None:  # it said why
             raise SystemExit(1)
-        tails = {f"baseline {args.baseline}": (baseline_tail, before),
+        def old_workbook(result: Result, path: Path) -> None:
+            before(result.document(), path)  # the revision's writer reads the plain document
+
+        tails = {f"baseline {args.baseline}": (baseline_tail, old_workbook),
                  "now": (tail_now, write_xlsx)}
         for n in (int(s) for s in args.sizes.split(",")):
             file = folder / f"candidates_{n}.toml"

@@ -48,9 +48,10 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         card = compute(proposal, resolve(proposal, path, market, cache), market,
                        draws=POINT_DRAWS)
         results[taken] = {c["id"]: c for c in
-                          to_contract(card, generated_at, code_version)["candidates"]}
-    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-              else None)
+                          to_contract(card, generated_at, code_version).document()["candidates"]}
+    stored_run = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+                  else None)
+    stored = None if stored_run is None else stored_run.document()
     notes = []
     if stored is None:
         notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "

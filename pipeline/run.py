@@ -43,6 +43,7 @@ from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
 from schemas.fields import is_vintage
+from schemas.result import Result
 from sources import bundled
 
 #: the folder under which each proposal's outputs go, one folder per proposal and vintage
@@ -119,7 +120,7 @@ def _meanwhile(task: Callable[[], None]) -> Iterator[None]:
             raise error
 
 
-def _keep(o: Opened, result: dict[str, Any], sha: str, source: str, document: str,
+def _keep(o: Opened, result: Result, sha: str, source: str, document: str,
           publish_it: bool) -> Callable[[], None]:
     """Storing the run (and publishing it), on a connection of its own (a DuckDB cursor:
     one per thread)."""
@@ -160,20 +161,20 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             # the JSON text tells whether there is any (a walk of a 1,000-candidate result
             # costs 1-1.5 s, the scan of its text 0.1 s)
             result = to_contract(card, generated_at, code_version())
-            document = dumps(result)
+            document = dumps(result.document())
             if not plain_json(document):
-                result = plain_all(result)
-                document = dumps(result)
+                result = Result.model_validate(plain_all(result.document()))
+                document = dumps(result.document())
             sha, source = o.proposal.sha256(), _source(path, o.name)
-            folder = out or default_out(result["proposal"], result["vintage"])
+            folder = out or default_out(result.proposal, result.vintage)
             default_folder = folder.resolve() == default_out(
-                result["proposal"], result["vintage"]).resolve()
-            before = store.published(o.con, result["vintage"], result["proposal"])
+                result.proposal, result.vintage).resolve()
+            before = store.published(o.con, result.vintage, result.proposal)
             publish_it, why_not = publishes(before, sha, source, asked=publish,
                                             json_out=json_out, default_folder=default_folder)
             with _meanwhile(_keep(o, result, sha, source, document, publish_it)):
                 last = None if json_out else store.previous_vintage(
-                    o.con, o.market.vintage, result["proposal"])
+                    o.con, o.market.vintage, result.proposal)
                 change = None if last is None else diff(
                     o.con, last, o.market.vintage, o.proposal, o.name,
                     generated_at=generated_at, code_version=code_version(), market_b=o.market,
@@ -199,7 +200,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
         return err.code
 
     print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
-    print(f"published as the scorecard of {result['vintage']} for {result['proposal']!r} "
+    print(f"published as the scorecard of {result.vintage} for {result.proposal!r} "
           f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
     return 0
 

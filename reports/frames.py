@@ -1,11 +1,12 @@
-"""The result dict (DESIGN section 9, plus the optional decision-engine keys) as flat frames.
+"""The result (schemas/result.py: DESIGN section 9, plus the decision-engine keys) as flat
+frames.
 
 Every report (HTML tables, XLSX sheets, CSV and Parquet) is built from these frames, so a
 column and its order are chosen in one place. Column names carry their unit, as in the store;
 `HEADERS` gives the human label (with the unit) that spreadsheets show, built from the
 declarations of schemas/outputs.py.
 
-Optional keys are read with `.get`: a result without them yields empty frames (or null
+A result stored before a key was added reads it at its default: empty frames (or null
 columns), and the renderers say "not computed for this proposal".
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from schemas.outputs import OUTPUTS, Output
+from schemas.result import CandidateResult, Change, Percentiles, Result
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def in_sentence(column: str) -> str:
     return title if title.isupper() else title.lower()
 
 
-#: Metrics that may carry a p5/p50/p95 range (candidate["uncertainty"]).
+#: Metrics that may carry a p5/p50/p95 range (a candidate's `uncertainty`).
 RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
                  "carbon_gco2e_per_mtok")
 
@@ -119,40 +121,47 @@ _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def ranges(candidate: dict[str, Any]) -> dict[str, dict[str, float | None]]:
-    """metric -> {p5, p50, p95}: the engine's `uncertainty`, without the metrics that had no
+def ranges(candidate: CandidateResult) -> dict[str, Percentiles]:
+    """metric -> its p5, p50, p95: the engine's `uncertainty`, without the metrics that had no
     draws (null there)."""
-    found = candidate.get("uncertainty") or {}
-    return {m: r for m, r in found.items() if r and r.get("p5") is not None}
+    return {m: r for m, r in candidate.uncertainty.items() if r and r.p5 is not None}
 
 
-def value(candidate: dict[str, Any], key: str) -> Any:
-    """A contract key, else the same key under `detail` (inputs live there), else None."""
-    if key in candidate:
-        return candidate[key]
-    return (candidate.get("detail") or {}).get(key)
+def value(candidate: CandidateResult, key: str) -> Any:
+    """A key the candidate holds, else the same key under `detail` (inputs live there), else
+    None."""
+    if key in candidate.model_fields_set:
+        return getattr(candidate, key)
+    return candidate.detail.get(key)
 
 
-def scorecard_frame(result: dict[str, Any]) -> pl.DataFrame:
+def figure(candidate: CandidateResult | None, key: str) -> float | None:
+    """A number under the candidate's `detail` (None without the candidate, the key or a
+    number)."""
+    found = None if candidate is None else candidate.detail.get(key)
+    return found if isinstance(found, int | float) else None
+
+
+def scorecard_frame(result: Result) -> pl.DataFrame:
     """One row per candidate in the proposal's order: the scorecard table of the exports."""
     rows = []
-    for c in result["candidates"]:
+    for c in result.candidates:
         spread = ranges(c)
         row = {k: value(c, k) for k in _SCORECARD_COLUMNS}
-        row["dominated_by"] = "; ".join(c.get("dominated_by") or []) or None
+        row["dominated_by"] = "; ".join(c.dominated_by or []) or None
         for m in RANGE_METRICS:
             for p in ("p5", "p50", "p95"):
-                row[f"{m}_{p}"] = (spread.get(m) or {}).get(p)
+                row[f"{m}_{p}"] = None if m not in spread else getattr(spread[m], p)
         rows.append(row)
     return pl.DataFrame(rows, schema=_SCORECARD_COLUMNS)
 
 
-def has_ranges(result: dict[str, Any]) -> bool:
-    return any(ranges(c) for c in result["candidates"])
+def has_ranges(result: Result) -> bool:
+    return any(ranges(c) for c in result.candidates)
 
 
-def has_p_frontier(result: dict[str, Any]) -> bool:
-    return any(c.get("p_frontier") is not None for c in result["candidates"])
+def has_p_frontier(result: Result) -> bool:
+    return any(c.p_frontier is not None for c in result.candidates)
 
 
 _BREAKDOWN_COLUMNS: dict[str, pl.DataType] = {
@@ -166,10 +175,10 @@ _BREAKDOWN_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def breakdown_frame(result: dict[str, Any]) -> pl.DataFrame:
+def breakdown_frame(result: Result) -> pl.DataFrame:
     """Per candidate: every input beside every metric it feeds (the identities, row by row)."""
     return pl.DataFrame([{k: value(c, k) for k in _BREAKDOWN_COLUMNS}
-                         for c in result["candidates"]], schema=_BREAKDOWN_COLUMNS)
+                         for c in result.candidates], schema=_BREAKDOWN_COLUMNS)
 
 
 #: input column -> (grade key, source key), for a result without the engine's `inputs` list
@@ -191,18 +200,17 @@ _ASSUMPTION_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def assumptions_frame(result: dict[str, Any]) -> pl.DataFrame:
+def assumptions_frame(result: Result) -> pl.DataFrame:
     """Every input of every candidate, long: one row per (candidate, input). The engine's
     `inputs` list (with low/mode/high of ranged inputs) when the result has it, else the
     inputs named in INPUTS, read from the contract and `detail`."""
     rows = []
-    for c in result["candidates"]:
-        if c.get("inputs"):
-            for i in c["inputs"]:
-                rows.append({"id": c["id"], "input": i.get("input"), "column": i.get("key"),
-                             "value": i.get("mode"), "low": i.get("low"),
-                             "high": i.get("high"), "unit": i.get("unit"),
-                             "grade": i.get("grade"), "source": i.get("source")})
+    for c in result.candidates:
+        if c.inputs:
+            for i in c.inputs:
+                rows.append({"id": c.id, "input": i.input, "column": i.key, "value": i.mode,
+                             "low": i.low, "high": i.high, "unit": i.unit, "grade": i.grade,
+                             "source": i.source})
             continue
         for column, (grade_key, source_key) in INPUTS.items():
             name, unit = OUTPUTS[column].title, OUTPUTS[column].unit
@@ -214,7 +222,7 @@ def assumptions_frame(result: dict[str, Any]) -> pl.DataFrame:
                 unit = f"W at {value(c, 'energy_boundary')}"
             if column == "grid_gco2e_per_kwh" and value(c, "grid_basis"):
                 source = f"{source} [{value(c, 'grid_basis')}]"
-            rows.append({"id": c["id"], "input": name, "column": column, "value": figure,
+            rows.append({"id": c.id, "input": name, "column": column, "value": figure,
                          "low": None, "high": None, "unit": unit, "grade": grade,
                          "source": source})
     return pl.DataFrame(rows, schema=_ASSUMPTION_COLUMNS)
@@ -226,9 +234,10 @@ _SOURCE_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def sources_frame(result: dict[str, Any]) -> pl.DataFrame:
-    rows = [{k: (None if s.get(k) is None else str(s.get(k))) for k in _SOURCE_COLUMNS}
-            for s in result["sources"]]
+def sources_frame(result: Result) -> pl.DataFrame:
+    rows = [{"kind": s.kind, "subject": s.subject, "url": s.url, "date": s.date,
+             "licence": s.licence, "snapshot_sha256": s.snapshot_sha256}
+            for s in result.sources]
     return pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
 
 
@@ -263,8 +272,8 @@ SIZING_HEADERS = {
 }
 
 
-def sizing_frame(result: dict[str, Any]) -> pl.DataFrame:
-    rows = [{k: r.get(k) for k in SIZING_COLUMNS} for r in result.get("sizing") or []]
+def sizing_frame(result: Result) -> pl.DataFrame:
+    rows = [r.model_dump(include=set(SIZING_COLUMNS)) for r in result.sizing]
     frame = pl.DataFrame(rows, schema=SIZING_COLUMNS)
     # the spares' cost is 0 everywhere when no [demand] redundancy_instances is declared
     return frame.drop([c for c in SIZING_WHEN_PRESENT if frame[c].null_count() == frame.height
@@ -277,21 +286,9 @@ PAIRWISE_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def pairwise_frame(result: dict[str, Any]) -> pl.DataFrame:
-    rows = [{k: r.get(k) for k in PAIRWISE_COLUMNS} for r in result.get("pairwise") or []]
+def pairwise_frame(result: Result) -> pl.DataFrame:
+    rows = [r.model_dump() for r in result.pairwise]
     return pl.DataFrame(rows, schema=PAIRWISE_COLUMNS)
-
-
-TORNADO_COLUMNS: dict[str, pl.DataType] = {
-    "candidate": pl.String(), "metric": pl.String(), "input": pl.String(), "low": pl.Float64(),
-    "high": pl.Float64(), "metric_at_low": pl.Float64(), "metric_at_high": pl.Float64(),
-    "swing": pl.Float64(),
-}
-
-
-def tornado_frame(result: dict[str, Any]) -> pl.DataFrame:
-    rows = [{k: r.get(k) for k in TORNADO_COLUMNS} for r in result.get("tornado") or []]
-    return pl.DataFrame(rows, schema=TORNADO_COLUMNS)
 
 
 BREAK_EVEN_COLUMNS: dict[str, pl.DataType] = {
@@ -311,22 +308,22 @@ BREAK_EVEN_HEADERS = {
 }
 
 
-def break_even_frame(result: dict[str, Any]) -> pl.DataFrame:
+def break_even_frame(result: Result) -> pl.DataFrame:
     """The break-even curves, long: one row per curve point (an on-prem candidate's CPM at a
     daily volume), with the cloud CPM it is compared with and the crossing volume."""
     rows = [
-        {"candidate": b["candidate"], "versus": b["versus"],
-         "versus_cpm_eur_per_mtok": b.get("versus_cpm_eur_per_mtok"),
-         "break_even_tokens_per_day": b.get("tokens_per_day"),
-         "tokens_per_day": p["tokens_per_day"], "cpm_eur_per_mtok": p["cpm_eur_per_mtok"]}
-        for b in result.get("break_even") or [] for p in b.get("curve") or []
+        {"candidate": b.candidate, "versus": b.versus,
+         "versus_cpm_eur_per_mtok": b.versus_cpm_eur_per_mtok,
+         "break_even_tokens_per_day": b.tokens_per_day,
+         "tokens_per_day": p.tokens_per_day, "cpm_eur_per_mtok": p.cpm_eur_per_mtok}
+        for b in result.break_even for p in b.curve
     ]
     return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)
 
 
-def eur(amount: float) -> str:
-    """Euros a reader can take in at a glance: 31,543 EUR."""
-    return f"{amount:,.0f} EUR"
+def eur(amount: float | None) -> str:
+    """Euros a reader can take in at a glance: 31,543 EUR (n/a when not computed)."""
+    return "n/a" if amount is None else f"{amount:,.0f} EUR"
 
 
 #: a declared column name standing alone in an engine sentence (not inside a key path such as
@@ -350,45 +347,41 @@ def degenerate(low: float | None, high: float | None, decimals: int) -> bool:
             and f"{low:.{decimals}f}" == f"{high:.{decimals}f}")
 
 
-def recommendation_lines(result: dict[str, Any]) -> tuple[str, list[str]]:
+def recommendation_lines(result: Result) -> tuple[str, list[str]]:
     """The recommendation as a headline and its supporting lines, plain text (each renderer
     escapes it): what to choose and why, its cost at the demand, its chance of being the
     cheapest, and what would change the choice."""
-    rec = result.get("recommendation")
-    if not rec:
+    rec = result.recommendation
+    if rec is None:
         return "No recommendation in this result.", []
-    basis = result.get("token_basis", "output")
-    if rec["candidate"] is None:
-        return f"No candidate to recommend: {words(rec['reason'])}", [
-            f"{x['id']}: {x['reason']}" for x in rec["excluded"]]
-    lines = [words(rec["reason"]), f"Rule: {words(rec['rule'])}; CPM per million {basis} tokens."]
-    if rec.get("monthly_cost_eur") is not None:
-        cost = (f"At the declared demand: {eur(rec['monthly_cost_eur'])} a month, "
-                f"{eur(rec['annual_cost_eur'])} a year")
-        split = rec.get("cost_split")
+    basis = result.token_basis
+    if rec.candidate is None:
+        return f"No candidate to recommend: {words(rec.reason)}", [
+            f"{x.id}: {x.reason}" for x in rec.excluded]
+    lines = [words(rec.reason), f"Rule: {words(rec.rule)}; CPM per million {basis} tokens."]
+    if rec.monthly_cost_eur is not None:
+        cost = (f"At the declared demand: {eur(rec.monthly_cost_eur)} a month, "
+                f"{eur(rec.annual_cost_eur)} a year")
+        split = rec.cost_split
         if split:
-            cost += (f" (capex annuity {eur(split['capex_eur_per_month'])}, opex "
-                     f"{eur(split['opex_eur_per_month'])} a month)")
+            cost += (f" (capex annuity {eur(split.capex_eur_per_month)}, opex "
+                     f"{eur(split.opex_eur_per_month)} a month)")
         lines.append(cost + ".")
-    elif rec.get("monthly_cost_reason"):
-        lines.append(f"Monthly cost: {rec['monthly_cost_reason']}.")
-    if rec.get("p_chosen_cheapest") is not None:
-        lines.append(f"P({rec['candidate']} is the cheapest eligible candidate) = "
-                     f"{rec['p_chosen_cheapest']:.0%} over the Monte Carlo draws.")
-    lines += [f"What would change it: {change_text(w)}." for w in rec["what_would_change_it"]]
-    return f"Recommended: {rec['candidate']}", lines
+    elif rec.monthly_cost_reason:
+        lines.append(f"Monthly cost: {rec.monthly_cost_reason}.")
+    if rec.p_chosen_cheapest is not None:
+        lines.append(f"P({rec.candidate} is the cheapest eligible candidate) = "
+                     f"{rec.p_chosen_cheapest:.0%} over the Monte Carlo draws.")
+    lines += [f"What would change it: {change_text(w)}." for w in rec.what_would_change_it]
+    return f"Recommended: {rec.candidate}", lines
 
 
-def change_text(change: dict[str, Any]) -> str:
+def change_text(change: Change) -> str:
     """One `what_would_change_it` entry in words, saying whether the threshold lies within the
     range the proposal states for that input (a crossing outside it is not expected)."""
-    text = words(str(change.get("text") or ""))
-    within = change.get("within_stated_range")
-    if within is True:
-        text += " (within the stated range)"
-    elif within is False:
-        text += " (outside the stated range)"
-    return text
+    text = words(change.text)
+    return text + (" (within the stated range)" if change.within_stated_range
+                   else " (outside the stated range)")
 
 
 #: the most candidates a table read at a glance lists: the report's summary, the terminal's
@@ -404,22 +397,22 @@ def shortlist_note(listed: int, left_out: int, rest: str) -> str:
             f"candidates by cost per token, the excluded; {rest}.")
 
 
-def shortlist(result: dict[str, Any], limit: int) -> tuple[list[dict[str, Any]], int]:
+def shortlist(result: Result, limit: int) -> tuple[list[CandidateResult], int]:
     """At most `limit` candidates for a table a reader scans, in the proposal's order: the
     recommendation, the runner-up and the frontier first, then the other eligible candidates
     by CPM, then the excluded; and how many were left out (every candidate stays in the CSV,
     the workbook and the JSON)."""
-    candidates = result["candidates"]
+    candidates = result.candidates
     if len(candidates) <= limit:
         return candidates, 0
-    rec = result.get("recommendation") or {}
-    first = {rec.get("candidate"), rec.get("runner_up")}
+    rec = result.recommendation
+    first = set() if rec is None else {rec.candidate, rec.runner_up}
 
-    def order(pair: tuple[int, dict[str, Any]]) -> tuple[int, float, int]:
+    def order(pair: tuple[int, CandidateResult]) -> tuple[int, float, int]:
         i, c = pair
-        cpm = value(c, "cpm_eur_per_mtok")
-        tier = (0 if c["id"] in first else 1 if c.get("pareto_rank") == 1 and c["eligible"]
-                else 2 if c["eligible"] else 3)
+        cpm = c.cpm_eur_per_mtok
+        tier = (0 if c.id in first else 1 if c.pareto_rank == 1 and c.eligible
+                else 2 if c.eligible else 3)
         return tier, float("inf") if cpm is None else float(cpm), i
 
     kept = sorted(sorted(enumerate(candidates), key=order)[:limit], key=lambda pair: pair[0])

@@ -15,7 +15,8 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+
+from schemas.result import Result, Source
 
 #: kind -> (stale after this many days, the rule in words)
 STALE_AFTER_DAYS: dict[str, tuple[int, str]] = {
@@ -44,28 +45,28 @@ def month_end(year: int, month: int) -> date:
     return date(year, month, calendar.monthrange(year, month)[1])
 
 
-def as_of(source: dict[str, Any]) -> date | None:
-    subject = str(source.get("subject") or "")
-    if (m := _MONTH.search(subject)) and source.get("kind") != "gpu_offer":
+def as_of(source: Source) -> date | None:
+    subject = source.subject
+    if (m := _MONTH.search(subject)) and source.kind != "gpu_offer":
         return month_end(int(m[1]), int(m[2]))
-    if (y := _YEAR.search(subject)) and source.get("kind") == "grid_intensity":
+    if (y := _YEAR.search(subject)) and source.kind == "grid_intensity":
         return date(int(y[1]), 12, 31)
     try:
-        return date.fromisoformat(str(source.get("date"))[:10])
+        return date.fromisoformat(str(source.date)[:10])
     except ValueError:
         return None
 
 
-def freshness(result: dict[str, Any]) -> list[Freshness]:
+def freshness(result: Result) -> list[Freshness]:
     """One entry per source of the result, in the result's order."""
-    year, month = (int(x) for x in result["vintage"].split("-"))
+    year, month = (int(x) for x in result.vintage.split("-"))
     end = month_end(year, month)
     out = []
-    for s in result["sources"]:
-        limit, rule = STALE_AFTER_DAYS.get(s.get("kind", ""), DEFAULT_STALE_AFTER)
+    for s in result.sources:
+        limit, rule = STALE_AFTER_DAYS.get(s.kind, DEFAULT_STALE_AFTER)
         when = as_of(s)
         age = None if when is None else max(0, (end - when).days)
-        out.append(Freshness(str(s.get("kind")), str(s.get("subject")), when, age,
+        out.append(Freshness(s.kind, s.subject, when, age,
                              None if age is None else age > limit,
                              f"{rule} (stale after {limit} days)"))
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -19,6 +18,7 @@ from reports.frames import (
     shortlist_note,
 )
 from reports.freshness import freshness
+from schemas.result import Result
 
 
 def _header(column: str) -> str:
@@ -32,11 +32,11 @@ _SHOWN = {k: _header(k) for k in ("cpm_eur_per_mtok", "energy_j_per_token",
                                   "carbon_gco2e_per_mtok")}
 
 
-def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
+def print_summary(result: Result, console: Console | None = None) -> None:
     # piped output (CI logs, files) gets room for the whole table instead of 80 columns
     console = console or Console(width=None if sys.stdout.isatty() else 100)
-    table = Table(title=f"{result['proposal']} (vintage {result['vintage']})",
-                  caption=f"per million {result.get('token_basis', 'output')} tokens",
+    table = Table(title=f"{result.proposal} (vintage {result.vintage})",
+                  caption=f"per million {result.token_basis} tokens",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("id", no_wrap=True)
     for header in _SHOWN.values():
@@ -47,34 +47,34 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     table.add_column("status", no_wrap=True, min_width=8)
     shown, left_out = shortlist(result, GLANCE_ROWS)
     for c in shown:
-        values = [("n/a" if c[k] is None else f"{c[k]:.{METRICS[k].decimals}f}")
+        values = [("n/a" if (v := getattr(c, k)) is None else f"{v:.{METRICS[k].decimals}f}")
                   for k in _SHOWN]
-        status = ("frontier" if c["pareto_rank"] == 1 else
-                  f"rank {c['pareto_rank']}" if c["eligible"] else "excluded")
-        p = c.get("p_frontier")
-        table.add_row(c["id"], *values, str(c["sovereignty_level"]),
+        status = ("frontier" if c.pareto_rank == 1 else
+                  f"rank {c.pareto_rank}" if c.eligible else "excluded")
+        p = c.p_frontier
+        table.add_row(c.id, *values, str(c.sovereignty_level),
                       "-" if p is None else f"{p:.0%}", status,
-                      style="green" if c["pareto_rank"] == 1 else
-                      None if c["eligible"] else "dim")
+                      style="green" if c.pareto_rank == 1 else
+                      None if c.eligible else "dim")
     console.print(table)
     if left_out:
         console.print(Text(shortlist_note(len(shown), left_out, "the report lists more, the "
                                           "CSV every one"), style="dim"))
     # foreign text (ids, reasons) goes in as Text, never as rich markup
     for c in shown:
-        if not c["eligible"]:
-            console.print(Text(f"{c['id']} excluded: {c['exclusion_reason']}", style="dim"))
-            if "not computable" in (c["exclusion_reason"] or ""):  # "(see notes)": shown here
-                for note in c.get("notes") or []:
+        if not c.eligible:
+            console.print(Text(f"{c.id} excluded: {c.exclusion_reason}", style="dim"))
+            if "not computable" in (c.exclusion_reason or ""):  # "(see notes)": shown here
+                for note in c.notes:
                     console.print(Text(f"  - {note}", style="dim"))
     headline, lines = recommendation_lines(result)
     console.print(Text(headline, style="bold green"))
     for line in lines:
         console.print(Text(f"  {line}"))
-    if result["example_data"]:
+    if result.example_data:
         console.print("[yellow]EXAMPLE DATA: declared figures from the bundled example.[/]")
     stale = [f for f in freshness(result) if f.stale]
     if stale:
         console.print(f"[yellow]{len(stale)} source figure(s) stale at vintage "
-                      f"{result['vintage']}: {', '.join(f.subject for f in stale)} "
+                      f"{result.vintage}: {', '.join(f.subject for f in stale)} "
                       "(see the report's data freshness table)[/]")

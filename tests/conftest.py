@@ -5,7 +5,9 @@ tests/samples.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -34,3 +36,35 @@ def market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
     load_bundled(con)
     yield read_market(con, bundled.VINTAGE)
     con.close()
+
+
+@dataclass
+class Calls:
+    """How many times a spied function was called."""
+
+    count: int = 0
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> Calls:
+    calls, real = Calls(), getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        calls.count += 1
+        return real(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+@pytest.fixture
+def chart_draws(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    """Counts the charts vl-convert draws during the test."""
+    from reports.figures import charts
+    return _spy(monkeypatch, charts, "_draw")
+
+
+@pytest.fixture
+def table_renders(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    """Counts the scorecard tables great-tables renders during the test."""
+    from reports.html import scorecard_table
+    return _spy(monkeypatch, scorecard_table, "_render")

@@ -18,6 +18,7 @@ from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
 from schemas.proposal import Proposal
+from schemas.result import Formula, Result
 
 #: The contract keys of each candidate, in the order reports show them.
 CONTRACT_KEYS = (
@@ -171,14 +172,15 @@ def _settings(pairs: list[dict[str, str]]) -> dict[str, str]:
     return {p["setting"]: p["value"] for p in pairs}
 
 
-def formulas() -> list[dict[str, str]]:
+def formulas() -> list[Formula]:
     """Every metric step in evaluation order, with the unit and formula text the engine itself
     holds (pipeline/engine/metrics.py STEPS): reports print these, never a copy of their own."""
-    return [{"name": s.name, "unit": s.unit, "formula": s.formula} for s in STEPS]
+    return [Formula(name=s.name, unit=s.unit, formula=s.formula) for s in STEPS]
 
 
-def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[str, Any]:
-    """The `--json` object of DESIGN section 9 (contract keys first, more after)."""
+def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result:
+    """The `--json` document of DESIGN section 9, typed (schemas/result.py): built as plain
+    data, validated once."""
     mc = card.monte_carlo
     ranges: dict[str, dict[str, Any]] = {}
     for r in mc.percentiles.iter_rows(named=True):
@@ -213,7 +215,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         item["inputs"] = inputs_of.get(row["id"], [])
         item["detail"] = {k: v for k, v in row.items() if k not in item and k != "notes"}
         candidates.append(item)
-    return {
+    return Result.model_validate({
         "proposal": card.proposal.proposal.name,
         "proposal_sha256": card.proposal.sha256(),
         "vintage": card.vintage,
@@ -235,4 +237,4 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> dict[s
         "token_basis": card.proposal.policy.token_basis,
         "formulas": formulas(),
         "candidates": candidates,
-    }
+    })

@@ -178,7 +178,8 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
         result.error = clean(f"parse error: {error}")
-        store.record_failure(con, name, ctx.vintage, fetches(raws), result.error)
+        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error,
+                             fetches=fetches(raws))
     except ValidationFailed as error:  # store.load has recorded it in `loads`
         result.error = "validation failed: " + error.report(max_cases=3).replace("\n", " ")
     except store.LoadFailed as error:  # recorded by store.load too
@@ -186,7 +187,8 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
     except (duckdb.Error, pl.exceptions.PolarsError, ValueError, KeyError) as error:
         # not a known failure mode: still this source's failure only, never the run's
         result.error = clean(f"{type(error).__name__}: {error}")
-        store.record_failure(con, name, ctx.vintage, fetches(raws), result.error)
+        store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error,
+                             fetches=fetches(raws))
     else:
         result.status = loaded.status
         result.rows = loaded.row_count

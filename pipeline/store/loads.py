@@ -97,13 +97,14 @@ def _insert_load(con: duckdb.DuckDBPyConnection, load_id: str, source: str, vint
 
 
 def record_failure(con: duckdb.DuckDBPyConnection, source: str, vintage: str,
-                   fetches: Sequence[Fetch], error: str) -> None:
-    """A failure met before any load began (fetch, parse): a failed load with its reason and
-    the responses it had read."""
+                   snapshots: Iterable[str], error: str, *, fetches: Sequence[Fetch] = ()
+                   ) -> None:
+    """A failure met before any load began (fetch, parse): a failed load with its reason,
+    the snapshots it had read and, from an ingest, the responses they came from."""
     now = _now()
     _insert_load(con, uuid.uuid4().hex, source, vintage, started=now, finished=now,
-                 status="failed", row_count=0, snapshots=[f.snapshot_sha256 for f in fetches],
-                 tables=None, error=error, fetches=fetches)
+                 status="failed", row_count=0, snapshots=snapshots, tables=None, error=error,
+                 fetches=fetches)
 
 
 def _as_is(text: str) -> str:

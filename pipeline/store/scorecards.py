@@ -7,12 +7,12 @@ decides which run publishes)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import duckdb
+
+from schemas.result import Result
 
 _RUNS_DDL = """CREATE TABLE IF NOT EXISTS out__scorecard_run (
     vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
@@ -36,7 +36,7 @@ class StoredRun:
                 f"sha256 {self.proposal_sha256[:12]}{where}, generated {self.generated_at})")
 
 
-def save_run(con: duckdb.DuckDBPyConnection, result: dict[str, Any], proposal_sha256: str,
+def save_run(con: duckdb.DuckDBPyConnection, result: Result, proposal_sha256: str,
              source: str, document: str) -> None:
     """Keep `document` (the result's JSON) as the run of its vintage and proposal identity
     (replacing only a run of the same identity)."""
@@ -44,22 +44,22 @@ def save_run(con: duckdb.DuckDBPyConnection, result: dict[str, Any], proposal_sh
     con.execute(
         "INSERT OR REPLACE INTO out__scorecard_run (vintage, proposal, proposal_sha256, "
         "proposal_source, generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?, ?)",
-        [result["vintage"], result["proposal"], proposal_sha256, source,
-         datetime.fromisoformat(result["generated_at"]), document])
+        [result.vintage, result.proposal, proposal_sha256, source,
+         datetime.fromisoformat(result.generated_at), document])
 
 
-def publish_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
+def publish_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
                       proposal_sha256: str, document: str) -> None:
     """Make `document` the published scorecard of its vintage and proposal name."""
     con.execute(
         "INSERT OR REPLACE INTO out__scorecard (vintage, proposal, proposal_sha256, "
         "generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?)",
-        [result["vintage"], result["proposal"], proposal_sha256,
-         datetime.fromisoformat(result["generated_at"]), document],
+        [result.vintage, result.proposal, proposal_sha256,
+         datetime.fromisoformat(result.generated_at), document],
     )
 
 
-def save_scorecard(con: duckdb.DuckDBPyConnection, result: dict[str, Any],
+def save_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
                    proposal_text: str, document: str, *, proposal_sha256: str | None = None,
                    source: str = "(unknown)") -> None:
     """Store `document` as a run and publish it (identity: `proposal_sha256`, else the
@@ -86,11 +86,11 @@ def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
 
 
 def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
-                     ) -> dict[str, Any] | None:
-    """The scorecard published for `vintage` and `proposal`, parsed, if any."""
+                     ) -> Result | None:
+    """The scorecard published for `vintage` and `proposal`, read back, if any."""
     rows = con.execute("SELECT candidates_json FROM out__scorecard WHERE vintage = ? AND "
                        "proposal = ?", [vintage, proposal]).fetchall()
-    return json.loads(rows[0][0]) if rows else None
+    return Result.model_validate_json(rows[0][0]) if rows else None
 
 
 def stored_runs(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str

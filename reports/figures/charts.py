@@ -1,7 +1,7 @@
 """Charts as Vega-Lite specs built as plain dicts (JSON), drawn to SVG by vl-convert in one pass.
 
-The spec builders read the result dict (never the engine) and do the layout work a chart
-needs to read well: the Pareto labels are placed here, in pixels, so that no two overlap
+The spec builders read the result (schemas/result.py, never the engine) and do the layout work
+a chart needs to read well: the Pareto labels are placed here, in pixels, so that no two overlap
 (`place_labels`; a crowded chart numbers its points instead, with a key beside it); an axis
 whose figures span more than `LOG_RATIO` becomes logarithmic; the break-even curves carry a
 dash, a marker and a direct label each; money reads `312 kEUR`.
@@ -33,6 +33,7 @@ from typing import Any
 from reports.cells import plain_all
 from reports.frames import HEADERS, ranges, value
 from schemas.outputs import OUTPUTS
+from schemas.result import EvidenceConfiguration, Percentiles, Result
 
 Spec = dict[str, Any]
 
@@ -56,7 +57,6 @@ PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
 # --------------------------------------------------------------------------------- rendering
 
 _CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("chart_cache", default=None)
-_RENDERS = [0]  # vl-convert calls made in this process (the cache's test counts them)
 #: the ids vl-convert defines (clip paths, gradients) and their references
 _DEFINED = re.compile(r'<(?:clipPath|linearGradient|radialGradient|pattern|mask) id="([^"]+)"')
 _LOCAL = "chart"  # the id prefix of an SVG as cached, replaced by the chart's own
@@ -86,11 +86,6 @@ def rendering_cache(cache: MutableMapping[str, str]
     """While active, `render` takes a spec's SVG from `cache` when its key is there and
     stores every SVG it draws into it."""
     return caching(_CACHE, cache)
-
-
-def renders() -> int:
-    """How many specs vl-convert has drawn in this process."""
-    return _RENDERS[0]
 
 
 def warm_up() -> threading.Thread | None:
@@ -130,7 +125,6 @@ def _draw(spec: Spec) -> str:
     the raw SVG depends on what was drawn before it."""
     import vl_convert as vlc
 
-    _RENDERS[0] += 1
     svg: str = vlc.vegalite_to_svg(spec).replace(f'font-family="{FONT}"',
                                                  f'font-family="{FONT_STACK}"')
     found = list(dict.fromkeys(_DEFINED.findall(svg)))
@@ -452,30 +446,30 @@ def place_labels(anchors: Sequence[tuple[float, float, float, str]], obstacles: 
     return labels, clean
 
 
-def _whisker(found: dict[str, float | None] | None) -> tuple[float, float] | None:
-    low, high = (found or {}).get("p5"), (found or {}).get("p95")
+def _whisker(found: Percentiles | None) -> tuple[float, float] | None:
+    low, high = (None, None) if found is None else (found.p5, found.p95)
     return None if low is None or high is None else (low, high)
 
 
-def pareto_layout(result: dict[str, Any], x: str, y: str,
+def pareto_layout(result: Result, x: str, y: str,
                   direct_max: int = 10) -> ParetoLayout | None:
     """The Pareto chart of metrics x and y in pixels: axes (log when a candidate is an
     outlier), points and labels. Up to `direct_max` points, none drawn on another, are
     labelled with their ids when every label finds a free spot (clear of the points, the
     whiskers and the frontier line); otherwise points carry numbers (points closer than 6 px
     share one label, `2, 3`) and the figure lists them in a key."""
-    rec = result.get("recommendation") or {}
+    chosen = None if result.recommendation is None else result.recommendation.candidate
     points, missing = [], []
-    for c in result["candidates"]:
+    for c in result.candidates:
         xv, yv = value(c, x), value(c, y)
         if xv is None or yv is None:
-            missing.append(c["id"])
+            missing.append(c.id)
             continue
         spread = ranges(c)
         points.append(Point(
-            c["id"], float(xv), float(yv),
-            f"level {c['sovereignty_level']}" if c["eligible"] else "excluded",
-            c.get("pareto_rank") == 1, c["id"] == rec.get("candidate"),
+            c.id, float(xv), float(yv),
+            f"level {c.sovereignty_level}" if c.eligible else "excluded",
+            c.pareto_rank == 1, c.id == chosen,
             whisker_x=_whisker(spread.get(x)), whisker_y=_whisker(spread.get(y))))
     if not points:
         return None
@@ -645,32 +639,37 @@ class TornadoBar:
         return abs(self.at_high - self.at_low)
 
 
-def tornado_panels(result: dict[str, Any], metric: str,
+def _lead(result: Result) -> tuple[str | None, str | None]:
+    """The recommended candidate and the runner-up (None without them)."""
+    rec = result.recommendation
+    return (None, None) if rec is None else (rec.candidate, rec.runner_up)
+
+
+def tornado_panels(result: Result, metric: str,
                    cap: int = TORNADO_PANELS) -> tuple[list[tuple[str, float, list[TornadoBar]]],
                                                        int]:
     """(candidate, point figure, bars widest first) for at most `cap` candidates whose
     `metric` moves with some input: the recommended candidate, the runner-up, then the
     widest swings; and how many candidates were left out."""
-    rec = result.get("recommendation") or {}
-    by_id = {c["id"]: c for c in result["candidates"]}
+    by_id = {c.id: c for c in result.candidates}
     bars: dict[str, list[TornadoBar]] = {}
-    for r in result.get("tornado") or []:
-        lo, hi = r.get("metric_at_low"), r.get("metric_at_high")
-        if r["metric"] != metric or lo is None or hi is None or lo == hi:
+    for r in result.tornado:
+        lo, hi = r.metric_at_low, r.metric_at_high
+        if r.metric != metric or lo is None or hi is None or lo == hi:
             continue
-        units = {i["input"]: i.get("unit") for i in by_id.get(r["candidate"], {}).get(
-            "inputs") or []}
-        unit = units.get(r["input"])
-        label = shorten(f"{r['input']}: {span(r['low'], r['high'], unit)}", 280)
-        bars.setdefault(r["candidate"], []).append(TornadoBar(r["input"], label, lo, hi))
+        owner = by_id.get(r.candidate)
+        units = {i.input: i.unit for i in owner.inputs} if owner is not None else {}
+        unit = units.get(r.input)
+        label = shorten(f"{r.input}: {span(r.low, r.high, unit)}", 280)
+        bars.setdefault(r.candidate, []).append(TornadoBar(r.input, label, lo, hi))
     panels = []
     for cid, rows in bars.items():
-        point = value(by_id.get(cid, {}), metric)
+        point = None if cid not in by_id else value(by_id[cid], metric)
         if point is None:
             continue
         rows.sort(key=lambda b: (-b.swing, b.input))
         panels.append((cid, float(point), rows))
-    lead = [rec.get("candidate"), rec.get("runner_up")]
+    lead = list(_lead(result))
     panels.sort(key=lambda p: (lead.index(p[0]) if p[0] in lead else 2,
                                -max(b.swing for b in p[2]) / (abs(p[1]) or 1.0), p[0]))
     return panels[:cap], max(0, len(panels) - cap)
@@ -687,16 +686,16 @@ def _money_axis(unit: str, values: Sequence[float]) -> Spec:
     return {"format": "~g"}
 
 
-def tornado_spec(result: dict[str, Any], metric: str,
+def tornado_spec(result: Result, metric: str,
                  panels: Sequence[tuple[str, float, list[TornadoBar]]]) -> Spec:
     """One small tornado per candidate (two columns): a bar per input from the metric at the
     input's low to at its high, a rule at the point figure; each panel its own axes."""
-    rec = result.get("recommendation") or {}
+    chosen, runner_up = _lead(result)
     unit = OUTPUTS[metric].unit if metric in OUTPUTS else ""
     views = []
     for cid, point, bars in panels:
-        role = (" (recommended)" if cid == rec.get("candidate")
-                else " (runner-up)" if cid == rec.get("runner_up") else "")
+        role = (" (recommended)" if cid == chosen
+                else " (runner-up)" if cid == runner_up else "")
         rows: list[dict[str, Any]] = [{"bar": b.label, "rank": i, "from": min(b.at_low, b.at_high),
                  "to": max(b.at_low, b.at_high),
                  "side": "rises with the input" if b.at_high > b.at_low
@@ -736,25 +735,24 @@ def tornado_spec(result: dict[str, Any], metric: str,
 PAIRWISE_CELLS = 8  # at most this many candidates in the matrix before it narrows
 
 
-def pairwise_matrix(result: dict[str, Any], cap: int = PAIRWISE_CELLS
+def pairwise_matrix(result: Result, cap: int = PAIRWISE_CELLS
                     ) -> tuple[list[str], dict[tuple[str, str], float], bool]:
     """Candidates (cheapest point CPM first) and P(row's CPM < column's) for each ordered
     pair, from the engine's upper triangle (the mirror cell is 1 - p); more than `cap`
     candidates narrow to the frontier and the recommended candidate. Returns whether it
     narrowed."""
-    rec = result.get("recommendation") or {}
     p: dict[tuple[str, str], float] = {}
-    for r in result.get("pairwise") or []:
-        if r.get("metric", "cpm_eur_per_mtok") != "cpm_eur_per_mtok" or r["p_a_lower"] is None:
+    for r in result.pairwise:
+        if r.metric != "cpm_eur_per_mtok" or r.p_a_lower is None:
             continue
-        p[(r["a"], r["b"])] = r["p_a_lower"]
-        p.setdefault((r["b"], r["a"]), 1.0 - r["p_a_lower"])
+        p[(r.a, r.b)] = r.p_a_lower
+        p.setdefault((r.b, r.a), 1.0 - r.p_a_lower)
     present = {a for a, _ in p}
-    cpm = {c["id"]: c.get("cpm_eur_per_mtok") for c in result["candidates"]}
+    cpm = {c.id: c.cpm_eur_per_mtok for c in result.candidates}
     narrowed = len(present) > cap
     if narrowed:
-        keep = {c["id"] for c in result["candidates"] if c.get("pareto_rank") == 1}
-        keep |= {rec.get("candidate"), rec.get("runner_up")} - {None}
+        keep = {c.id for c in result.candidates if c.pareto_rank == 1}
+        keep |= {cid for cid in _lead(result) if cid is not None}
         present &= keep
     ids = sorted(present, key=lambda i: (cpm.get(i) is None, cpm.get(i) or 0.0, i))
     return ids, {k: v for k, v in p.items() if k[0] in present and k[1] in present}, narrowed
@@ -829,13 +827,12 @@ class BreakEven:
         return f"{self.candidate}: no break-even curve against {cloud}."
 
 
-def break_even_entries(result: dict[str, Any]) -> list[BreakEven]:
-    return [BreakEven(b["candidate"], b["versus"], b.get("versus_cpm_eur_per_mtok"),
-                      b.get("tokens_per_day"),
-                      [(p["tokens_per_day"], p["cpm_eur_per_mtok"]) for p in b.get("curve") or []
-                       if p.get("cpm_eur_per_mtok") is not None
-                       and p["cpm_eur_per_mtok"] > 0 and p["tokens_per_day"] > 0])
-            for b in result.get("break_even") or []]
+def break_even_entries(result: Result) -> list[BreakEven]:
+    return [BreakEven(b.candidate, b.versus, b.versus_cpm_eur_per_mtok, b.tokens_per_day,
+                      [(p.tokens_per_day, p.cpm_eur_per_mtok) for p in b.curve
+                       if p.cpm_eur_per_mtok is not None
+                       and p.cpm_eur_per_mtok > 0 and p.tokens_per_day > 0])
+            for b in result.break_even]
 
 
 def break_even_spec(entries: Sequence[BreakEven]) -> Spec | None:
@@ -943,11 +940,11 @@ class ConfigurationGrid:
     cells: list[dict[str, Any]]
 
 
-def varying_settings(configurations: Sequence[dict[str, Any]]) -> list[str]:
+def varying_settings(configurations: Sequence[EvidenceConfiguration]) -> list[str]:
     """The settings whose value differs between configurations, in name order."""
-    names = sorted({k for c in configurations for k in c.get("configuration") or {}})
+    names = sorted({k for c in configurations for k in c.configuration})
     return [n for n in names
-            if len({json.dumps((c.get("configuration") or {}).get(n), sort_keys=True)
+            if len({json.dumps(c.configuration.get(n), sort_keys=True)
                     for c in configurations}) > 1]
 
 
@@ -969,28 +966,27 @@ def _order(values: set[Any]) -> list[Any]:
     return sorted(values, key=str)
 
 
-def configuration_grid(configurations: Sequence[dict[str, Any]]) -> ConfigurationGrid | None:
+def configuration_grid(configurations: Sequence[EvidenceConfiguration]
+                       ) -> ConfigurationGrid | None:
     """The heatmap's grid when exactly two settings vary, else None. The figure is goodput
     per GPU when every configuration has it (configurations on different GPU counts compare
     fairly), else goodput."""
     varying = varying_settings(configurations)
     if len(varying) != 2:
         return None
-    per_gpu = all(c.get("goodput_per_gpu_tokens_per_s") is not None for c in configurations)
+    per_gpu = all(c.goodput_per_gpu_tokens_per_s is not None for c in configurations)
     metric = "goodput_per_gpu_tokens_per_s" if per_gpu else "goodput_tokens_per_s"
     xs, ys = varying
     cells = []
     for c in configurations:
-        setting = c.get("configuration") or {}
-        figure = c.get(metric)
+        setting = c.configuration
+        figure = c.goodput_per_gpu_tokens_per_s if per_gpu else c.goodput_tokens_per_s
         cells.append({"x": str(setting.get(xs)), "y": str(setting.get(ys)), "value": figure,
-                      "passes": bool(c.get("passes")), "chosen": bool(c.get("chosen")),
-                      "label": c.get("label") or ""})
+                      "passes": c.passes, "chosen": c.chosen, "label": c.label})
     return ConfigurationGrid(
-        xs, ys, [str(v) for v in _order({(c.get("configuration") or {}).get(xs)
-                                         for c in configurations})],
-        [str(v) for v in _order({(c.get("configuration") or {}).get(ys)
-                                 for c in configurations})], metric, cells)
+        xs, ys, [str(v) for v in _order({c.configuration.get(xs) for c in configurations})],
+        [str(v) for v in _order({c.configuration.get(ys) for c in configurations})], metric,
+        cells)
 
 
 def configuration_spec(grid: ConfigurationGrid) -> Spec:
@@ -1045,7 +1041,6 @@ __all__ = [
     "quantity",
     "render",
     "rendering_cache",
-    "renders",
     "spec_key",
     "tornado_panels",
     "tornado_spec",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from reports.figures import charts
 from reports.figures.charts import Spec, quantity
@@ -20,6 +19,7 @@ from reports.frames import HEADERS, in_sentence
 from reports.html.page import escape as _e
 from reports.html.page import table as _table
 from schemas.outputs import OUTPUTS
+from schemas.result import Result
 
 SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")
 
@@ -60,7 +60,7 @@ def _short(column: str) -> str:
 
 # ------------------------------------------------------------------------------- sections
 
-def _pareto(result: dict[str, Any]) -> list[Part]:
+def _pareto(result: Result) -> list[Part]:
     parts: list[Part] = []
     for x, y in charts.PARETO_PAIRS:
         layout = charts.pareto_layout(result, x, y)
@@ -103,18 +103,16 @@ def _pareto(result: dict[str, Any]) -> list[Part]:
     return parts
 
 
-def _pairwise(result: dict[str, Any]) -> list[Part]:
+def _pairwise(result: Result) -> list[Part]:
     ids, p, narrowed = charts.pairwise_matrix(result)
     if len(ids) < 2:
         return []
-    rec = result.get("recommendation") or {}
-    chosen = rec.get("candidate")
+    chosen = None if result.recommendation is None else result.recommendation.candidate
     caption = ("Read across a row: the share of Monte Carlo draws in which the row "
                "candidate's CPM is lower than the column's (50 % is a toss-up; below the "
                "diagonal 1 minus the mirror cell, so a tie counts for the row).")
     if narrowed:
-        total = len({r["a"] for r in result.get("pairwise") or []}
-                    | {r["b"] for r in result.get("pairwise") or []})
+        total = len({r.a for r in result.pairwise} | {r.b for r in result.pairwise})
         caption += (f" Limited to the Pareto frontier and the recommendation: {len(ids)} of "
                     f"{total} candidates.")
     sure = [f"{a} over {b}" for a in ids for b in ids
@@ -125,11 +123,11 @@ def _pairwise(result: dict[str, Any]) -> list[Part]:
     return [Chart("chart-pairwise", charts.pairwise_spec(ids, p, chosen), alt, caption)]
 
 
-def _tornado(result: dict[str, Any]) -> list[Part]:
-    rec = result.get("recommendation") or {}
-    metrics = list(dict.fromkeys(r["metric"] for r in result.get("tornado") or []))
+def _tornado(result: Result) -> list[Part]:
+    rec = result.recommendation
+    metrics = list(dict.fromkeys(r.metric for r in result.tornado))
     # the recommendation's metric first (CPM unless the policy chose another)
-    lead = next((m for m in metrics if m in (rec.get("rule") or "")), "cpm_eur_per_mtok")
+    lead = next((m for m in metrics if rec is not None and m in rec.rule), "cpm_eur_per_mtok")
     metrics = sorted(metrics, key=lambda m: m != lead)  # stable: the rest keep their order
     parts: list[Part] = []
     for metric in metrics:
@@ -146,7 +144,7 @@ def _tornado(result: dict[str, Any]) -> list[Part]:
         caption = (f"The longest bar is the input that moves {in_sentence(metric)} most: each "
                    "bar spans the figure with that input at its low and at its high value, "
                    "the others at their point values; the vertical rule is the point figure.")
-        quiet = [cid for cid in (rec.get("candidate"), rec.get("runner_up"))
+        quiet = [cid for cid in ((None, None) if rec is None else (rec.candidate, rec.runner_up))
                  if cid and cid not in drawn]
         if quiet:
             caption += (f" No stated range moves {in_sentence(metric)} of "
@@ -179,7 +177,7 @@ def _coinciding(entries: Sequence[charts.BreakEven]) -> list[list[str]]:
 BREAK_EVEN_MAX = 8
 
 
-def _break_even(result: dict[str, Any]) -> list[Part]:
+def _break_even(result: Result) -> list[Part]:
     entries = charts.break_even_entries(result)
     if not entries:
         return []
@@ -223,31 +221,30 @@ def _figure_text(v: float | None, digits: str = ",.0f") -> str:
     return "n/a" if v is None else format(v, digits)
 
 
-def _configurations(result: dict[str, Any]) -> list[Part]:
+def _configurations(result: Result) -> list[Part]:
     parts: list[Part] = []
-    for i, c in enumerate(result["candidates"], start=1):
-        configs = c.get("evidence_configurations") or []
+    for i, c in enumerate(result.candidates, start=1):
+        configs = c.evidence_configurations
         if len(configs) < 2:  # one configuration: no surface to read
             continue
         varying = charts.varying_settings(configs)
-        rows = [[k.get("label") or ", ".join(f"{s} {v}" for s, v in sorted(
-                    (k.get("configuration") or {}).items())),
-                 *[str((k.get("configuration") or {}).get(s)) for s in varying],
-                 "n/a" if k.get("gpus") is None else k["gpus"],
-                 _figure_text(k.get("goodput_tokens_per_s")),
-                 _figure_text(k.get("goodput_per_gpu_tokens_per_s")),
-                 _figure_text(k.get("knee_concurrency"), ".4g"),
-                 "yes" if k.get("passes") else "no", k.get("runs", ""),
-                 "chosen" if k.get("chosen") else ""]
+        rows = [[k.label or ", ".join(f"{s} {v}" for s, v in sorted(k.configuration.items())),
+                 *[str(k.configuration.get(s)) for s in varying],
+                 "n/a" if k.gpus is None else k.gpus,
+                 _figure_text(k.goodput_tokens_per_s),
+                 _figure_text(k.goodput_per_gpu_tokens_per_s),
+                 _figure_text(k.knee_concurrency, ".4g"),
+                 "yes" if k.passes else "no", k.runs,
+                 "chosen" if k.chosen else ""]
                 for k in configs]
         headers = [CONFIGURATION_HEADERS[0], *varying, *CONFIGURATION_HEADERS[1:]]
         n = len(varying)
         table = _table(headers, rows, table_id=f"configurations-{i}",
                        numeric=(n + 1, n + 2, n + 3, n + 4, n + 6),
-                       row_classes=["chosen" if k.get("chosen") else "" for k in configs])
-        chosen = next((k for k in configs if k.get("chosen")), None)
-        intro = (f"<p>{_e(c['id'])}: {len(configs)} configuration(s) measured; "
-                 + (f"chosen: {_e(chosen.get('label'))}." if chosen else "none chosen.")
+                       row_classes=["chosen" if k.chosen else "" for k in configs])
+        chosen = next((k for k in configs if k.chosen), None)
+        intro = (f"<p>{_e(c.id)}: {len(configs)} configuration(s) measured; "
+                 + (f"chosen: {_e(chosen.label)}." if chosen else "none chosen.")
                  + "</p>")
         parts.append(intro)
         grid = charts.configuration_grid(configs)
@@ -256,7 +253,7 @@ def _configurations(result: dict[str, Any]) -> list[Part]:
                     else "tokens/s")
             best = max((k for k in grid.cells if k["value"] is not None and k["passes"]),
                        key=lambda k: k["value"], default=None)
-            alt = (f"Heatmap of {c['id']}'s goodput at the knee ({unit}) over "
+            alt = (f"Heatmap of {c.id}'s goodput at the knee ({unit}) over "
                    f"{grid.x_setting} ({', '.join(grid.x_values)}) and {grid.y_setting} "
                    f"({', '.join(grid.y_values)})"
                    + (f"; highest that meets the SLO: {grid.x_setting} {best['x']}, "
@@ -274,13 +271,13 @@ def _configurations(result: dict[str, Any]) -> list[Part]:
 
 # ------------------------------------------------------------------------------- assembly
 
-_BUILDERS: dict[str, Callable[[dict[str, Any]], list[Part]]] = {
+_BUILDERS: dict[str, Callable[[Result], list[Part]]] = {
     "pareto": _pareto, "pairwise": _pairwise, "tornado": _tornado,
     "break_even": _break_even, "configurations": _configurations,
 }
 
 
-def chart_sections(result: dict[str, Any]) -> dict[str, str]:
+def chart_sections(result: Result) -> dict[str, str]:
     """section key -> HTML fragment (figures with alt text and caption, small tables), ""
     when nothing applies; the keys are SECTIONS. All specs are built first and drawn in one
     pass (inside `charts.rendering_cache`, drawn ones are reused)."""

@@ -29,6 +29,7 @@ from reports.files.xlsx import unit_of, write_xlsx
 from reports.frames import scorecard_frame
 from reports.html.pdf import write_pdf
 from reports.html.report import write_html
+from schemas.result import Result
 
 STEM = "scorecard"
 
@@ -37,15 +38,16 @@ STEM = "scorecard"
 RUN_COLUMNS = ("vintage", "proposal", "proposal_sha256")
 
 
-def stackable_frame(result: dict[str, Any]) -> pl.DataFrame:
+def stackable_frame(result: Result) -> pl.DataFrame:
     """The scorecard table, each row led by its run's vintage, proposal and proposal sha256
     (null when the result does not carry it)."""
     frame = scorecard_frame(result)
-    run = [pl.lit(result.get(key), dtype=pl.String()).alias(key) for key in RUN_COLUMNS]
+    run = [pl.lit(value, dtype=pl.String()).alias(key) for key, value in zip(
+        RUN_COLUMNS, (result.vintage, result.proposal, result.proposal_sha256), strict=True)]
     return frame.select(*run, pl.all())
 
 
-def write_csv(result: dict[str, Any], path: Path) -> None:
+def write_csv(result: Result, path: Path) -> None:
     """The scorecard table; string cells as spreadsheet text (never a formula)."""
     frame = stackable_frame(result)
     strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
@@ -53,7 +55,7 @@ def write_csv(result: dict[str, Any], path: Path) -> None:
                        ).write_csv(path, null_value="")
 
 
-def write_parquet(result: dict[str, Any], path: Path) -> None:
+def write_parquet(result: Result, path: Path) -> None:
     """The scorecard table, each field's unit in its metadata; strings without bidi or
     control characters."""
     frame = stackable_frame(result)
@@ -66,7 +68,7 @@ def write_parquet(result: dict[str, Any], path: Path) -> None:
                    write_statistics=False)
 
 
-def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
+def write_outputs(result: Result, folder: Path, *, pdf: bool = False,
                   diff: dict[str, Any] | None = None, plain_result: bool = False
                   ) -> list[Path]:
     """Write the report files into `folder`; returns their paths in the order written. Every
@@ -74,7 +76,7 @@ def write_outputs(result: dict[str, Any], folder: Path, *, pdf: bool = False,
     report can reorder or hide text; `plain_result` says the caller has made the result's
     plain already (`pipeline.run` does, from its JSON text: `reports.cells.plain_json`), so
     it is not walked a second time (1-1.5 s at 1,000 candidates)."""
-    result = result if plain_result else plain_all(result)
+    result = result if plain_result else Result.model_validate(plain_all(result.document()))
     diff = plain_all(diff) if diff is not None else None
     folder.mkdir(parents=True, exist_ok=True)
     html = folder / f"{STEM}.html"

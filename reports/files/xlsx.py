@@ -70,6 +70,7 @@ from reports.frames import (
 )
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
+from schemas.result import CandidateResult, Result
 from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
@@ -82,12 +83,12 @@ _OTHER_HEADERS = {
 }
 
 
-def sheets(result: dict[str, Any]) -> dict[str, pl.DataFrame]:
+def sheets(result: Result) -> dict[str, pl.DataFrame]:
     """Sheet name -> frame of the sheets written from the result's values, in workbook order
     (About, the Scorecard's formulas and Inputs are written apart; the Scorecard frame is the
     one its value columns come from)."""
     probabilities = pl.DataFrame(
-        [{"id": c["id"], "p_frontier": c.get("p_frontier")} for c in result["candidates"]],
+        [{"id": c.id, "p_frontier": c.p_frontier} for c in result.candidates],
         schema={"id": pl.String(), "p_frontier": pl.Float64()})
     return {
         "Scorecard": scorecard_frame(result),
@@ -491,7 +492,7 @@ class Points:
     """Each candidate's point value of a column (an input or a step), by name: the evaluated
     row's (`detail`), else the mode of the engine's `inputs` list; each column found once."""
 
-    def __init__(self, candidates: list[dict[str, Any]]) -> None:
+    def __init__(self, candidates: list[CandidateResult]) -> None:
         self.candidates = candidates
         self._modes: list[dict[str, Any]] | None = None
         self._columns: dict[str, list[Any]] = {}
@@ -501,19 +502,19 @@ class Points:
             if self._modes is None:  # input -> mode, the first entry of each input
                 self._modes = [{} for _ in self.candidates]
                 for modes, c in zip(self._modes, self.candidates, strict=True):
-                    for i in reversed(c.get("inputs") or []):
-                        modes[i.get("input")] = i.get("mode")
+                    for i in reversed(c.inputs):
+                        modes[i.input] = i.mode
             self._columns[name] = [
                 found if (found := value(c, name)) is not None else modes.get(name)
                 for c, modes in zip(self.candidates, self._modes, strict=True)]
         return self._columns[name]
 
 
-def layout(result: dict[str, Any], card: pl.DataFrame, points: Points) -> Layout:
+def layout(result: Result, card: pl.DataFrame, points: Points) -> Layout:
     """The columns of Inputs (the first columns, then every input some candidate has a value
     for, and the core inputs) and of the Scorecard (the scorecard table's columns, the
     monthly cost after CPM, then every other step some candidate has a value for)."""
-    candidates = result["candidates"]
+    candidates = result.candidates
 
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))
@@ -573,7 +574,7 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
 TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX")
 
 
-def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[str, Any],
+def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
                      card: pl.DataFrame, places: Layout, points: Points) -> None:
     sheet = _add_sheet(book, "Scorecard")
     names = places.scorecard
@@ -607,7 +608,7 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: dict[st
             '=IF({ref}="","",{ref})'.format(ref=places.input_ref(name)))
         sheet.write_column(col, items, fmt, formula=pattern if k == "formula" else None)
         sheet.set_column(col, col, _width(title, items, numeric))
-    last = len(result["candidates"])
+    last = len(result.candidates)
     sheet.freeze_panes(1, 1)
     sheet.autofilter(0, 0, last, len(names) - 1)
     if "pareto_rank" in names and last:
@@ -644,17 +645,17 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
     sheet.autofilter(0, 0, frame.height, len(columns) - 1)
 
 
-def about_rows(result: dict[str, Any], computes: bool = True) -> list[tuple[str, Any]]:
+def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
-        ("Proposal", result["proposal"]), ("Vintage", result["vintage"]),
+        ("Proposal", result.proposal), ("Vintage", result.vintage),
     ]
-    if result.get("proposal_sha256"):
-        rows.append(("Proposal sha256", result["proposal_sha256"]))
+    if result.proposal_sha256:
+        rows.append(("Proposal sha256", result.proposal_sha256))
     return [
         *rows,
-        ("Generated at", result["generated_at"]), ("Code version", result["code_version"]),
+        ("Generated at", result.generated_at), ("Code version", result.code_version),
         ("Example data", "yes: illustrative declarations, not measurements"
-         if result.get("example_data") else "no"),
+         if result.example_data else "no"),
         ("Units", "in every column header; numbers are numbers"),
         ("Scorecard", "blue headers are Excel formulas over the Inputs sheet (change an input "
          "there and they move: CPM, cost, monthly cost, energy, electricity, carbon and the "
@@ -669,17 +670,17 @@ def about_rows(result: dict[str, Any], computes: bool = True) -> list[tuple[str,
     ]
 
 
-def write_xlsx(result: dict[str, Any], path: Path) -> None:
+def write_xlsx(result: Result, path: Path) -> None:
     book = xlsxwriter.Workbook(str(path), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
         "in_memory": True})
-    stamp = datetime.fromisoformat(result["generated_at"]).replace(tzinfo=None)
+    stamp = datetime.fromisoformat(result.generated_at).replace(tzinfo=None)
     book.set_properties({"created": stamp, "author": "inference-scorecard"})
     styles = _Styles(book)
     about = _add_sheet(book, "About")
     frames = sheets(result)
     card = frames.pop("Scorecard")
-    points = Points(result["candidates"])
+    points = Points(result.candidates)
     places = layout(result, card, points)
     keys, items = zip(*about_rows(result, places.computes), strict=True)
     about.write_column(0, list(keys), styles.get(bold=True), first_row=0)

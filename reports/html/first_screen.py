@@ -5,12 +5,11 @@ what would change it, the excluded candidates with their reasons, and a compact 
 the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
 and the basis. Data freshness is one line linking to its table in the appendix.
 
-Reads the result dict only. Every foreign string goes through `escape` (reports/html/page.py).
+Reads the result (schemas/result.py) only. Every foreign string goes through `escape`
+(reports/html/page.py).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from reports.frames import (
     GLANCE_ROWS,
@@ -18,6 +17,7 @@ from reports.frames import (
     change_text,
     degenerate,
     eur,
+    figure,
     ranges,
     shortlist,
     shortlist_note,
@@ -28,45 +28,52 @@ from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.page import escape as _e
 from reports.html.page import num
 from reports.html.scorecard_table import better_text
+from schemas.result import (
+    CandidateResult,
+    CandidateSizing,
+    Demand,
+    Recommendation,
+    Result,
+    Slo,
+)
 
 #: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
 AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
 
 
-def summary(result: dict[str, Any], appendix: tuple[tuple[str, str], ...]) -> list[str]:
+def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> list[str]:
     """The summary block (`<div id="summary">`); `appendix` lists (id, title) of the
     appendix sections for the contents line."""
     return ['<div id="summary">', *_header(result), *_recommendation(result),
             *_excluded(result), *_scorecard(result), *_contents(appendix), "</div>"]
 
 
-def slo_text(slo: dict[str, Any]) -> str:
+def slo_text(slo: Slo) -> str:
     """The SLO in words: `TTFT <= 1500 ms, TPOT <= 60 ms, met by 95 % of requests`."""
     said = []
-    names = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "max_itl_ms": "largest gap"}
-    for key, name in names.items():
-        if isinstance(slo.get(key), int | float):
-            said.append(f"{name} ≤ {slo[key]:g} ms")
-    for key, limit in sorted(slo.items()):
-        if key not in names and key != "attainment" and isinstance(limit, int | float):
+    for name, limit in (("TTFT", slo.ttft_ms), ("TPOT", slo.tpot_ms),
+                        ("largest gap", slo.max_itl_ms)):
+        if limit is not None:
+            said.append(f"{name} ≤ {limit:g} ms")
+    for key, limit in (("tpot_p99_ms", slo.tpot_p99_ms), ("ttft_p99_ms", slo.ttft_p99_ms)):
+        if limit is not None:
             said.append(f"{key} {limit:g}")
-    if isinstance(slo.get("attainment"), int | float):
-        said.append(f"met by {slo['attainment']:.0%} of requests")
-    return ", ".join(said) or "none declared"
+    said.append(f"met by {slo.attainment:.0%} of requests")
+    return ", ".join(said)
 
 
-def _header(result: dict[str, Any]) -> list[str]:
-    policy = result.get("policy") or {}
-    objectives = ", ".join(policy.get("objectives") or []) or "none"
+def _header(result: Result) -> list[str]:
+    policy = result.policy
+    objectives = ", ".join(policy.objectives) or "none"
     parts = [
         '<header id="header">',
-        f"<h1>Scorecard: {_e(result['proposal'])}</h1>",
-        f'<p class="meta">Market data vintage <strong>{_e(result["vintage"])}</strong> · '
-        f"generated {_e(result['generated_at'])} · code {_e(result['code_version'])} · SLO: "
-        f"{_e(slo_text(result.get('slo') or {}))} · policy: minimum sovereignty "
-        f"{_e(policy.get('min_sovereignty'))}, objectives {_e(objectives)}</p>",
+        f"<h1>Scorecard: {_e(result.proposal)}</h1>",
+        f'<p class="meta">Market data vintage <strong>{_e(result.vintage)}</strong> · '
+        f"generated {_e(result.generated_at)} · code {_e(result.code_version)} · SLO: "
+        f"{_e(slo_text(result.slo))} · policy: minimum sovereignty "
+        f"{_e(policy.min_sovereignty)}, objectives {_e(objectives)}</p>",
     ]
-    if result.get("example_data"):
+    if result.example_data:
         parts.append('<div class="banner slim" id="example-data"><strong>EXAMPLE DATA.</strong>'
                      " Some figures are illustrative declarations from the bundled example "
                      "proposal, not measurements of your hardware. Do not base a decision on "
@@ -75,7 +82,7 @@ def _header(result: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _freshness_line(result: dict[str, Any]) -> str:
+def _freshness_line(result: Result) -> str:
     fresh = freshness(result)
     if not fresh:
         return ('<p class="fresh" id="freshness-line">Data freshness: no market source was '
@@ -84,36 +91,35 @@ def _freshness_line(result: dict[str, Any]) -> str:
     link = '<a href="#data-freshness">freshness table</a>'
     if not stale:
         return (f'<p class="fresh" id="freshness-line">Data freshness: none of the '
-                f"{len(fresh)} source figures is stale at vintage {_e(result['vintage'])} "
+                f"{len(fresh)} source figures is stale at vintage {_e(result.vintage)} "
                 f"({link}).</p>")
     oldest = max(stale, key=lambda f: f.age_days or 0)
     return (f'<p class="fresh stale" id="freshness-line">Data freshness: <strong>{len(stale)} '
             f"of {len(fresh)} source figures stale</strong> at vintage "
-            f"{_e(result['vintage'])}, the oldest {_e(oldest.subject)} ({oldest.age_days} "
+            f"{_e(result.vintage)}, the oldest {_e(oldest.subject)} ({oldest.age_days} "
             f"days); see the {link}.</p>")
 
 
-def sizing_of(result: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+def sizing_of(result: Result, c: CandidateResult) -> CandidateSizing | None:
     """A candidate's sizing at the demand: its own `sizing`, else its row of the result's
-    top-level `sizing` list (a result stored before candidates carried it), else {}."""
-    if c.get("sizing"):
-        found: dict[str, Any] = c["sizing"]
-        return found
-    return next((r for r in result.get("sizing") or [] if r.get("candidate") == c["id"]), {})
+    top-level `sizing` list (a result stored before candidates carried it), else None."""
+    if c.sizing is not None:
+        return c.sizing
+    return next((r for r in result.sizing if r.candidate == c.id), None)
 
 
-def _candidate(result: dict[str, Any], cid: str | None) -> dict[str, Any]:
-    return next((c for c in result["candidates"] if c["id"] == cid), {})
+def _candidate(result: Result, cid: str | None) -> CandidateResult | None:
+    return next((c for c in result.candidates if c.id == cid), None)
 
 
-def _split_text(rec: dict[str, Any], chosen: dict[str, Any]) -> str | None:
-    split = rec.get("cost_split")
+def _split_text(rec: Recommendation, chosen: CandidateResult | None) -> str | None:
+    split = rec.cost_split
     if split:
-        return (f"capex annuity {eur(split['capex_eur_per_month'])} + opex "
-                f"{eur(split['opex_eur_per_month'])} a month")
-    if rec.get("monthly_cost_eur") is None:
+        return (f"capex annuity {eur(split.capex_eur_per_month)} + opex "
+                f"{eur(split.opex_eur_per_month)} a month")
+    if rec.monthly_cost_eur is None:
         return None
-    if chosen.get("deployment") == "cloud":
+    if chosen is not None and chosen.deployment == "cloud":
         return "all opex: rented by the hour, no capex"
     return "not split: the cost is declared per hour"
 
@@ -122,28 +128,26 @@ def _instances(count: float) -> str:
     return f"{count:,.0f} instance" + ("" if count == 1 else "s")
 
 
-def _period_text(c: dict[str, Any]) -> str:
+def _period_text(c: CandidateResult | None) -> str:
     """` · 2,255,148 EUR over the 48-month amortisation` for a TCO fleet (its monthly cost x
     its amortisation months), else nothing."""
-    detail = c.get("detail") or {}
-    period, months = detail.get("period_cost_eur"), detail.get("amortisation_months")
+    period, months = figure(c, "period_cost_eur"), figure(c, "amortisation_months")
     if period is None or months is None:
         return ""
     return f" · {eur(period)} over the {months:g}-month amortisation"
 
 
-def margins_text(c: dict[str, Any]) -> str | None:
+def margins_text(c: CandidateResult | None) -> str | None:
     """What the sizing's margins cost inside the monthly figure: `headroom costs 8,030 EUR a
     month (1 instance), redundancy 8,030 EUR a month (N+1: 1 instance)`; for elastic capacity,
     that neither is billed. None for a result without them (no demand, or stored before)."""
-    detail = c.get("detail") or {}
-    headroom = detail.get("monthly_headroom_cost_eur")
-    spare = detail.get("monthly_redundancy_cost_eur")
-    extra = detail.get("headroom_instances")
-    if headroom is None or spare is None or extra is None:
+    headroom = figure(c, "monthly_headroom_cost_eur")
+    spare = figure(c, "monthly_redundancy_cost_eur")
+    extra = figure(c, "headroom_instances")
+    if c is None or headroom is None or spare is None or extra is None:
         return None
-    count = detail.get("redundancy_instances") or 0.0
-    if (c.get("capacity") or detail.get("capacity")) == "elastic":
+    count = figure(c, "redundancy_instances") or 0.0
+    if (c.capacity or c.detail.get("capacity")) == "elastic":
         return ("none billed: elastic capacity pays busy hours only (headroom "
                 f"{_instances(extra)}" + (f", redundancy N+{count:g}" if count else "") + ")")
     said = (f"N+{count:g}: {_instances(count)}" if count else "none declared")
@@ -151,55 +155,55 @@ def margins_text(c: dict[str, Any]) -> str | None:
             f"{eur(spare)} a month ({said})")
 
 
-def _recommendation(result: dict[str, Any]) -> list[str]:
-    rec = result.get("recommendation")
-    if not rec:
+def _recommendation(result: Result) -> list[str]:
+    rec = result.recommendation
+    if rec is None:
         return ['<section id="recommendation"><h2>No recommendation in this result</h2>'
                 "<p>The result carries no recommendation (stored before the engine made one);"
                 " the scorecard below compares the candidates.</p></section>"]
-    if rec.get("candidate") is None:
+    if rec.candidate is None:
         return ['<section id="recommendation">',
-                f"<h2>No candidate to recommend</h2><p>{_e(words(str(rec['reason'])))}</p>",
+                f"<h2>No candidate to recommend</h2><p>{_e(words(rec.reason))}</p>",
                 "</section>"]
-    chosen = _candidate(result, rec["candidate"])
-    runner = _candidate(result, rec.get("runner_up"))
-    basis = result.get("token_basis", "output")
+    chosen = _candidate(result, rec.candidate)
+    runner = _candidate(result, rec.runner_up)
+    basis = result.token_basis
     figures: list[tuple[str, str]] = []
-    if rec.get("monthly_cost_eur") is not None:
+    if rec.monthly_cost_eur is not None:
         figures.append(("Cost at the demand",
-                        f"{eur(rec['monthly_cost_eur'])} a month · "
-                        f"{eur(rec['annual_cost_eur'])} a year" + _period_text(chosen)))
-    elif rec.get("monthly_cost_reason"):
-        figures.append(("Cost at the demand", f"not computed: {rec['monthly_cost_reason']}"))
+                        f"{eur(rec.monthly_cost_eur)} a month · "
+                        f"{eur(rec.annual_cost_eur)} a year" + _period_text(chosen)))
+    elif rec.monthly_cost_reason:
+        figures.append(("Cost at the demand", f"not computed: {rec.monthly_cost_reason}"))
     if (split := _split_text(rec, chosen)) is not None:
         figures.append(("Capex / opex", split))
     if (margins := margins_text(chosen)) is not None:
         figures.append(("Of which margins", margins))
-    if chosen.get("cpm_eur_per_mtok") is not None:
-        figures.append(("CPM", f"{chosen['cpm_eur_per_mtok']:,.3f} EUR per million {basis} "
+    if chosen is not None and chosen.cpm_eur_per_mtok is not None:
+        figures.append(("CPM", f"{chosen.cpm_eur_per_mtok:,.3f} EUR per million {basis} "
                                "tokens"))
-    if rec.get("p_chosen_cheapest") is not None:
+    if rec.p_chosen_cheapest is not None:
         figures.append(("P(cheapest eligible)",
-                        f"{rec['p_chosen_cheapest']:.0%} of the Monte Carlo draws"))
-    if runner:
-        said = [runner["id"]]
-        if runner.get("cpm_eur_per_mtok") is not None:
-            said.append(f"CPM {runner['cpm_eur_per_mtok']:,.3f}")
-        monthly = sizing_of(result, runner).get("monthly_cost_eur")
-        if monthly is not None:
-            said.append(f"{eur(monthly)} a month")
+                        f"{rec.p_chosen_cheapest:.0%} of the Monte Carlo draws"))
+    if runner is not None:
+        said = [runner.id]
+        if runner.cpm_eur_per_mtok is not None:
+            said.append(f"CPM {runner.cpm_eur_per_mtok:,.3f}")
+        sizing = sizing_of(result, runner)
+        if sizing is not None and sizing.monthly_cost_eur is not None:
+            said.append(f"{eur(sizing.monthly_cost_eur)} a month")
         figures.append(("Runner-up", ", ".join(said)))
     parts = [
         '<section id="recommendation">',
-        f'<h2>Recommended: <span id="chosen">{_e(rec["candidate"])}</span> '
-        f'<span class="label">{_e(chosen.get("label"))}</span></h2>',
-        f'<p class="reason">{_e(words(str(rec["reason"])))} Rule: '
-        f"{_e(words(str(rec['rule'])))}.</p>",
+        f'<h2>Recommended: <span id="chosen">{_e(rec.candidate)}</span> '
+        f'<span class="label">{_e(None if chosen is None else chosen.label)}</span></h2>',
+        f'<p class="reason">{_e(words(rec.reason))} Rule: '
+        f"{_e(words(rec.rule))}.</p>",
         '<dl class="figures">',
         *[f"<div><dt>{_e(t)}</dt><dd>{_e(v)}</dd></div>" for t, v in figures],
         "</dl>",
     ]
-    changes = rec.get("what_would_change_it") or []
+    changes = rec.what_would_change_it
     if changes:
         parts += ['<p><strong>What would change it</strong></p><ul class="changes">',
                   *[f"<li>{_e(change_text(w))}</li>" for w in changes], "</ul>"]
@@ -209,72 +213,71 @@ def _recommendation(result: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _excluded(result: dict[str, Any]) -> list[str]:
-    out = [c for c in result["candidates"] if not c["eligible"]]
+def _excluded(result: Result) -> list[str]:
+    out = [c for c in result.candidates if not c.eligible]
     if not out:
         return ['<section id="excluded"><h3>Excluded:</h3> none; every candidate meets the '
                 "policy.</section>"]
     return ['<section id="excluded">', f"<h3>Excluded ({len(out)}):</h3> <ul>",
-            *[f"<li><strong>{_e(c['id'])}</strong>: {_e(words(str(c['exclusion_reason'])))}"
+            *[f"<li><strong>{_e(c.id)}</strong>: {_e(words(str(c.exclusion_reason)))}"
               "</li>" for c in out],
             "</ul></section>"]
 
 
-def _result_word(result: dict[str, Any], c: dict[str, Any]) -> str:
-    rec = result.get("recommendation") or {}
-    if c["id"] == rec.get("candidate"):
+def _result_word(result: Result, c: CandidateResult) -> str:
+    rec = result.recommendation
+    if rec is not None and c.id == rec.candidate:
         return "chosen"
-    if c["id"] == rec.get("runner_up"):
+    if rec is not None and c.id == rec.runner_up:
         return "runner-up"
-    if not c["eligible"]:
+    if not c.eligible:
         return "excluded"
-    return "frontier" if c.get("pareto_rank") == 1 else f"rank {c.get('pareto_rank')}"
+    return "frontier" if c.pareto_rank == 1 else f"rank {c.pareto_rank}"
 
 
-def _metric_cell(c: dict[str, Any], column: str) -> str:
+def _metric_cell(c: CandidateResult, column: str) -> str:
     metric = METRICS[column]
-    point = c.get(column)
+    point = getattr(c, column)
     if point is None:
         return '<td class="num">n/a</td>'
-    spread = ranges(c).get(column) or {}
-    low, high = spread.get("p5"), spread.get("p95")
+    spread = ranges(c).get(column)
+    low, high = (None, None) if spread is None else (spread.p5, spread.p95)
     cell = f"{point:,.{metric.decimals}f}"
     if low is not None and high is not None and not degenerate(low, high, metric.decimals):
         cell += f"<small>{low:,.{metric.decimals}f}–{high:,.{metric.decimals}f}</small>"
     title = ""
-    if column == "energy_j_per_token" and c.get("energy_boundary"):
-        title = f' title="at the {_e(c["energy_boundary"])} boundary"'
+    if column == "energy_j_per_token" and c.energy_boundary:
+        title = f' title="at the {_e(c.energy_boundary)} boundary"'
     return f'<td class="num"{title}>{cell}</td>'
 
 
-def _quality_cell(c: dict[str, Any]) -> str:
+def _quality_cell(c: CandidateResult) -> str:
     """The candidate's quality delta: its largest drop against the reference over the
     declared tasks (negative = worse), flagged when beyond the tolerance; every task's
     figures in the title. `reference` for the reference itself."""
-    quality = c.get("quality")
+    quality = c.quality
     if quality is None:
         return "<td>n/a</td>"
-    if quality.get("reference") == c["id"]:
+    if quality.reference == c.id:
         return "<td>reference</td>"
-    tasks = [t for t in quality.get("tasks") or [] if isinstance(t.get("drop"), int | float)]
-    if not tasks:
+    drops = [(t, t.drop) for t in quality.tasks if t.drop is not None]
+    if not drops:
         return "<td>no reference to compare</td>"
-    worst = max(tasks, key=lambda t: t["drop"])
+    worst, most = max(drops, key=lambda pair: pair[1])
     every = "; ".join(
-        f"{t.get('task')}: drop {t['drop']:.4g}"
-        + (f" ± {t['stderr']:.2g}" if isinstance(t.get("stderr"), int | float) else "")
-        + (" (beyond tolerance)" if t.get("within_tolerance") is False else "")
-        for t in tasks)
-    flag = " ✗" if worst.get("within_tolerance") is False else ""
-    return (f'<td class="num" title="{_e(every)}">{_e(worst.get("task"))} '
-            f"{-worst['drop']:+.3g}{flag}</td>")
+        f"{t.task}: drop {drop:.4g}"
+        + (f" ± {t.stderr:.2g}" if t.stderr is not None else "")
+        + (" (beyond tolerance)" if t.within_tolerance is False else "")
+        for t, drop in drops)
+    flag = " ✗" if worst.within_tolerance is False else ""
+    return (f'<td class="num" title="{_e(every)}">{_e(worst.task)} '
+            f"{-most:+.3g}{flag}</td>")
 
 
-def _scorecard(result: dict[str, Any]) -> list[str]:
+def _scorecard(result: Result) -> list[str]:
     candidates, left_out = shortlist(result, GLANCE_ROWS)
-    capital = any((c.get("detail") or {}).get("monthly_capital_eur") is not None
-                  for c in candidates)
-    quality = any(c.get("quality") is not None for c in candidates)
+    capital = any(c.detail.get("monthly_capital_eur") is not None for c in candidates)
+    quality = any(c.quality is not None for c in candidates)
     sized = any(sizing_of(result, c) for c in candidates)
     heads = ["Candidate"]
     if sized:
@@ -290,26 +293,26 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
     for c in candidates:
         word = _result_word(result, c)
         cls = "chosen" if word == "chosen" else "excluded" if word == "excluded" else ""
-        zone = c.get("zone") or (c.get("detail") or {}).get("region") or ""
-        where = f"{c.get('provider')} · {zone}"
-        cells = [f'<td title="{_e(where)}"><strong>{_e(c["id"])}</strong>'
-                 f"<small>{_e(c.get('label'))}</small></td>"]
+        zone = c.zone or c.detail.get("region") or ""
+        where = f"{c.provider} · {zone}"
+        cells = [f'<td title="{_e(where)}"><strong>{_e(c.id)}</strong>'
+                 f"<small>{_e(c.label)}</small></td>"]
         if sized:
             sizing = sizing_of(result, c)
-            fleet = sizing.get("instances")
-            capacity = sizing.get("capacity") or c.get("capacity")
+            fleet = None if sizing is None else sizing.instances
+            capacity = (sizing.capacity if sizing is not None else None) or c.capacity
             cells.append(f'<td class="num">{"n/a" if fleet is None else fleet}'
                          f"<small>{_e(capacity)}</small></td>")
-            monthly = sizing.get("monthly_cost_eur")
+            monthly = None if sizing is None else sizing.monthly_cost_eur
             cells.append(f'<td class="num">{"n/a" if monthly is None else f"{monthly:,.0f}"}'
                          "</td>")
             if capital:
-                part = (c.get("detail") or {}).get("monthly_capital_eur")
+                part = c.detail.get("monthly_capital_eur")
                 cells.append(f'<td class="num">{"–" if part is None else f"{part:,.0f}"}</td>')
         cells += [_metric_cell(c, m) for m in AXES]
-        level = c.get("sovereignty_level")
-        reason = (c.get("detail") or {}).get("sovereignty_reason") or ""
-        said = SOVEREIGNTY_WORDS.get(level, "unknown") if isinstance(level, int) else "unknown"
+        level = c.sovereignty_level
+        reason = c.detail.get("sovereignty_reason") or ""
+        said = SOVEREIGNTY_WORDS.get(level, "unknown")
         cells.append(f'<td class="level" title="{_e(reason)}">{_e(level)} · {_e(said)}</td>')
         cells.append(f'<td class="result">{_e(word)}</td>')
         if quality:
@@ -327,39 +330,39 @@ def _scorecard(result: dict[str, Any]) -> list[str]:
             f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
 
 
-def demand_text(demand: dict[str, Any], basis: str) -> str:
+def demand_text(demand: Demand, basis: str) -> str:
     """The declared demand in words: `500,000,000 output tokens a day, peak 2 x the daily
-    mean, 25% headroom`; any other key as `key value`."""
+    mean, 25% headroom`; the request shape as `key value`."""
     said = []
-    if demand.get("tokens_per_day") is not None:
-        said.append(f"{demand['tokens_per_day']:,.0f} {basis} tokens a day")
-    if demand.get("requests_per_s") is not None:
-        said.append(f"{num(demand['requests_per_s'])} requests/s")
-    if demand.get("peak_factor") is not None:
-        said.append(f"peak {demand['peak_factor']:g} x the daily mean")
-    if demand.get("headroom") is not None:
-        said.append(f"{demand['headroom']:.0%} headroom")
-    if demand.get("redundancy_instances"):
-        said.append(f"N+{demand['redundancy_instances']:g} redundancy")
-    known = {"tokens_per_day", "requests_per_s", "peak_factor", "headroom",
-             "redundancy_instances"}
-    said += [f"{k} {num(v)}" for k, v in sorted(demand.items()) if k not in known]
+    if demand.tokens_per_day is not None:
+        said.append(f"{demand.tokens_per_day:,.0f} {basis} tokens a day")
+    if demand.requests_per_s is not None:
+        said.append(f"{num(demand.requests_per_s)} requests/s")
+    said.append(f"peak {demand.peak_factor:g} x the daily mean")
+    said.append(f"{demand.headroom:.0%} headroom")
+    if demand.redundancy_instances:
+        said.append(f"N+{demand.redundancy_instances:g} redundancy")
+    shape = (("output_tokens", demand.output_tokens),
+             ("output_tokens_p95", demand.output_tokens_p95),
+             ("prompt_tokens", demand.prompt_tokens),
+             ("prompt_tokens_p95", demand.prompt_tokens_p95))
+    said += [f"{k} {num(v)}" for k, v in shape if v is not None]
     return ", ".join(said)
 
 
-def basis_text(result: dict[str, Any]) -> str:
+def basis_text(result: Result) -> str:
     """What the compact scorecard's figures count: the token basis, the demand and capacity
     the fleets are sized and billed at, and the way each figure is better."""
-    basis = result.get("token_basis", "output")
+    basis = result.token_basis
     said = [f"Per million {basis} tokens of requests meeting the SLO; J/token at each "
             "candidate's power boundary (hover a figure for it)"]
-    demand = result.get("demand") or {}
+    demand = result.demand
     billing = ("; provisioned capacity bills every hour of the fleet, elastic only its busy "
                "hours, so CPM is at the utilisation the demand implies")
-    if demand:
+    if demand is not None:
         said.append(f"each fleet sized for the declared demand ({demand_text(demand, basis)})"
                     + billing)
-    elif any(sizing_of(result, c) for c in result["candidates"]):
+    elif any(sizing_of(result, c) for c in result.candidates):
         said.append("each fleet sized for the declared demand" + billing)
     else:
         said.append("no demand declared: CPM at each candidate's declared utilisation")

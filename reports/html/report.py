@@ -38,6 +38,7 @@ from reports.html.page import escape as _e
 from reports.html.page import num as _num
 from reports.html.scorecard_table import NOT_COMPUTED, scorecard_html, status
 from schemas.outputs import OUTPUTS
+from schemas.result import Result
 
 #: the appendix sections in order: (id, title)
 APPENDIX = (
@@ -56,7 +57,7 @@ def _absent(what: str) -> str:
     return f'<p class="absent">{_e(what)}: {NOT_COMPUTED}.</p>'
 
 
-def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+def render_html(result: Result, diff: dict[str, Any] | None = None) -> str:
     """The whole page. `diff` (from `pipeline.engine.diff`) adds the change-since-last-vintage
     section; without it the section says no comparison was made."""
     # each fragment of reports/figures/sections.py between marker comments (the snapshot
@@ -68,7 +69,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Scorecard: {_e(result['proposal'])}</title>",
+        f"<title>Scorecard: {_e(result.proposal)}</title>",
         f"<style>{CSS}</style></head><body>",
         *summary(result, APPENDIX),
         '<div id="appendix"><h2 class="appendix-title" id="appendix-title">Appendix</h2>',
@@ -92,7 +93,7 @@ def render_html(result: dict[str, Any], diff: dict[str, Any] | None = None) -> s
     return "\n".join(parts) + "\n"
 
 
-def write_html(result: dict[str, Any], path: Path, diff: dict[str, Any] | None = None) -> None:
+def write_html(result: Result, path: Path, diff: dict[str, Any] | None = None) -> None:
     path.write_text(render_html(result, diff), encoding="utf-8")
 
 
@@ -104,13 +105,13 @@ def _charts_absent(what: str) -> str:
     return _absent(what)
 
 
-def _freshness(result: dict[str, Any]) -> list[str]:
+def _freshness(result: Result) -> list[str]:
     fresh = freshness(result)
     stale = sum(1 for f in fresh if f.stale)
     parts = ['<section id="data-freshness"><h2 id="freshness-title">Data freshness</h2>']
     if fresh:
         parts.append(f"<p>{len(fresh)} source figure(s); {stale} stale at vintage "
-                     f"{_e(result['vintage'])} (age counted to the end of the vintage month).</p>")
+                     f"{_e(result.vintage)} (age counted to the end of the vintage month).</p>")
         parts.append(table(
             ["Kind", "Subject", "As of", "Age (days)", "Stale", "Rule"],
             [[f.kind, f.subject, f.as_of, f.age_days,
@@ -130,21 +131,21 @@ def _freshness(result: dict[str, Any]) -> list[str]:
 SCORECARD_ROWS_MAX = 200
 
 
-def _listed(result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _listed(result: Result) -> tuple[Result, list[str]]:
     """The result with only the candidates the full scorecard lists (`shortlist`), for the
     appendix's per-candidate tables, and the paragraph saying so (none when every one is)."""
     candidates, left_out = shortlist(result, SCORECARD_ROWS_MAX)
     if not left_out:
         return result, []
-    ids = {c["id"] for c in candidates}
-    listed = {**result, "candidates": candidates,
-              "sizing": [r for r in result.get("sizing") or [] if r.get("candidate") in ids]}
+    ids = {c.id for c in candidates}
+    listed = result.model_copy(update={
+        "candidates": candidates, "sizing": [r for r in result.sizing if r.candidate in ids]})
     return listed, ['<p class="listed">' + _e(shortlist_note(
         len(candidates), left_out, "scorecard.csv, scorecard.xlsx and scorecard.json hold "
         "every one")) + "</p>"]
 
 
-def _scorecard(listed: dict[str, Any], note: list[str]) -> list[str]:
+def _scorecard(listed: Result, note: list[str]) -> list[str]:
     return ['<section id="scorecard-section" class="keep"><h2>Full scorecard</h2>',
             "<p>Every figure of every candidate (the summary shows the four axes); the grades "
             "say where goodput, cost and power come from, each input's source is under "
@@ -159,20 +160,21 @@ _TCO_PARTS = ("capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per
               "hosting_eur_per_hour", "electricity_eur_per_hour")
 
 
-def _cost_breakdown(result: dict[str, Any], note: list[str]) -> list[str]:
+def _cost_breakdown(result: Result, note: list[str]) -> list[str]:
     heads = ["Candidate", "Cost model", OUTPUTS["price_eur_per_hour"].label,
              *[OUTPUTS[k].label for k in _TCO_PARTS], OUTPUTS["cost_eur_per_hour"].label,
              SIZING_HEADERS["billed_instances"], OUTPUTS["monthly_cost_eur"].label,
              OUTPUTS["monthly_capital_eur"].label]
     rows = []
-    for c in result["candidates"]:
-        d = c.get("detail") or {}
+    for c in result.candidates:
+        d = c.detail
         tco = d.get("cost_model") == "tco"
         sizing = sizing_of(result, c)
-        rows.append([c["id"], d.get("cost_model"), None if tco else d.get("price_eur_per_hour"),
+        rows.append([c.id, d.get("cost_model"), None if tco else d.get("price_eur_per_hour"),
                      *[d.get(k) if tco else None for k in _TCO_PARTS],
-                     c.get("cost_eur_per_hour"), sizing.get("billed_instances"),
-                     sizing.get("monthly_cost_eur"), d.get("monthly_capital_eur")])
+                     c.cost_eur_per_hour, None if sizing is None else sizing.billed_instances,
+                     None if sizing is None else sizing.monthly_cost_eur,
+                     d.get("monthly_capital_eur")])
     return ['<section id="cost-breakdown"><h2>Cost breakdown</h2>',
             "<p>What one instance-hour costs, and of what: a price per hour (declared, or the "
             "offer's, which includes power) or a TCO's capital annuity, maintenance, staff, "
@@ -192,7 +194,7 @@ def _pareto(figures: dict[str, str]) -> list[str]:
             f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _probabilities(result: dict[str, Any], figures: dict[str, str], listed: dict[str, Any],
+def _probabilities(result: Result, figures: dict[str, str], listed: Result,
                    note: list[str]) -> list[str]:
     parts = ['<section id="probabilities"><h2>Probabilities</h2>']
     if has_p_frontier(result):
@@ -200,8 +202,7 @@ def _probabilities(result: dict[str, Any], figures: dict[str, str], listed: dict
                      "frontier.</p>")
         parts += note
         parts.append(table(["Candidate", "P(frontier)", "Pareto rank (point estimate)"],
-                           [[c["id"], c.get("p_frontier"), status(c)]
-                            for c in listed["candidates"]],
+                           [[c.id, c.p_frontier, status(c)] for c in listed.candidates],
                            table_id="p-frontier", numeric=(1,)))
     else:
         parts.append(_absent("P(frontier)"))
@@ -209,7 +210,7 @@ def _probabilities(result: dict[str, Any], figures: dict[str, str], listed: dict
         parts += ["<h3>Pairwise: P(A lower than B)</h3>",
                   "<p>Share of draws in which A's figure is lower than B's.</p>",
                   f'<div class="wide">{figures["pairwise"]}</div>']
-    elif result.get("pairwise"):
+    elif result.pairwise:
         parts.append(_charts_absent("Pairwise probabilities"))
     else:
         parts.append(_absent("Pairwise probabilities"))
@@ -217,8 +218,8 @@ def _probabilities(result: dict[str, Any], figures: dict[str, str], listed: dict
     return parts
 
 
-def _tornado(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
-    body = figures.get("tornado") or (_charts_absent("Tornado chart") if result.get("tornado")
+def _tornado(result: Result, figures: dict[str, str]) -> list[str]:
+    body = figures.get("tornado") or (_charts_absent("Tornado chart") if result.tornado
                                       else _absent("Tornado chart"))
     return ['<section id="tornado"><h2>Sensitivity (tornado)</h2>',
             "<p>Each input at its low and at its high value, the others at their point "
@@ -226,17 +227,17 @@ def _tornado(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
             f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _break_even(result: dict[str, Any], figures: dict[str, str]) -> list[str]:
+def _break_even(result: Result, figures: dict[str, str]) -> list[str]:
     parts = ['<section id="break-even"><h2>Break-even</h2>']
     if figures.get("break_even"):
         parts.append(f'<div class="charts">{figures["break_even"]}</div>')
     else:
-        parts.append(_charts_absent("Break-even curve") if result.get("break_even")
+        parts.append(_charts_absent("Break-even curve") if result.break_even
                      else _absent("Break-even curve"))
-    rows = [[b["candidate"], b["versus"],
-             _num(b["tokens_per_day"]) if b.get("tokens_per_day") is not None
+    rows = [[b.candidate, b.versus,
+             _num(b.tokens_per_day) if b.tokens_per_day is not None
              else "no break-even in the volumes compared"]
-            for b in result.get("break_even") or []]
+            for b in result.break_even]
     if rows:
         parts.append(table(["Candidate", "Versus",
                             BREAK_EVEN_HEADERS["break_even_tokens_per_day"]], rows,
@@ -253,13 +254,11 @@ def _configurations(figures: dict[str, str]) -> list[str]:
             f'<div class="charts">{body}</div>', "</section>"]
 
 
-def _sizing(result: dict[str, Any], note: list[str]) -> list[str]:
+def _sizing(result: Result, note: list[str]) -> list[str]:
     parts = ['<section id="sizing"><h2>Demand sizing</h2>']
     frame = sizing_frame(result)
-    demand = result.get("demand")
-    if demand:
-        parts.append(f"<p>Demand: {_e(demand_text(demand, result.get('token_basis', 'output')))}"
-                     ".</p>")
+    if result.demand is not None:
+        parts.append(f"<p>Demand: {_e(demand_text(result.demand, result.token_basis))}.</p>")
     if frame.height:
         parts += note
         # up to thirteen columns: in a scroll container, as the full scorecard
@@ -282,13 +281,13 @@ def _diff(diff: dict[str, Any] | None) -> list[str]:
     return [diff_section(diff)]
 
 
-def _candidates(result: dict[str, Any], note: list[str]) -> list[str]:
+def _candidates(result: Result, note: list[str]) -> list[str]:
     parts = ['<section id="candidates"><h2>Candidates: sources, sovereignty and notes</h2>',
              *note]
-    for c in result["candidates"]:
-        d = c.get("detail") or {}
+    for c in result.candidates:
+        d = c.detail
         items = [
-            f"Throughput ({_e(c['tokens_per_s_grade'])}): {_e(d.get('tokens_per_s_source'))}",
+            f"Throughput ({_e(c.tokens_per_s_grade)}): {_e(d.get('tokens_per_s_source'))}",
             f"Cost ({_e(d.get('cost_grade'))}): {_e(d.get('cost_source'))}",
             f"Power ({_e(d.get('power_grade') or 'none')}): "
             f"{_e(d.get('power_source') or 'not given')}",
@@ -298,10 +297,10 @@ def _candidates(result: dict[str, Any], note: list[str]) -> list[str]:
             f"{_e(d.get('grid_source') or 'not available')}",
             f"Sovereignty: {_e(d.get('sovereignty_reason'))}",
         ]
-        if c.get("exclusion_reason"):
-            items.append(f"<strong>Excluded:</strong> {_e(words(c['exclusion_reason']))}")
-        items += [f"Note: {_e(n)}" for n in c.get("notes") or []]
-        parts.append(f'<h3 id="candidate-{_e(c["id"])}">{_e(c["id"])}: {_e(c["label"])}</h3>'
+        if c.exclusion_reason:
+            items.append(f"<strong>Excluded:</strong> {_e(words(c.exclusion_reason))}")
+        items += [f"Note: {_e(n)}" for n in c.notes]
+        parts.append(f'<h3 id="candidate-{_e(c.id)}">{_e(c.id)}: {_e(c.label)}</h3>'
                      "<ul>")
         parts += [f"<li>{i}</li>" for i in items]
         parts.append("</ul>")
@@ -309,13 +308,12 @@ def _candidates(result: dict[str, Any], note: list[str]) -> list[str]:
     return parts
 
 
-def _assumptions(result: dict[str, Any], note: list[str]) -> list[str]:
-    slo = result.get("slo") or {}
+def _assumptions(result: Result, note: list[str]) -> list[str]:
     frame = assumptions_frame(result)
     return [
         '<section id="assumptions"><h2>Assumptions</h2>',
         "<p>Every input of every candidate, with its unit, grade and source. SLO: "
-        f"{_e(slo_text(slo))}.</p>", *note,
+        f"{_e(slo_text(result.slo))}.</p>", *note,
         table(["Candidate", "Input", "Value (point)", "Low", "High", "Unit", "Grade", "Source"],
               frame.select("id", "input", "value", "low", "high", "unit", "grade",
                            "source").rows(),
@@ -324,8 +322,8 @@ def _assumptions(result: dict[str, Any], note: list[str]) -> list[str]:
     ]
 
 
-def _methodology(result: dict[str, Any]) -> list[str]:
-    steps = result.get("formulas") or []
+def _methodology(result: Result) -> list[str]:
+    steps = result.formulas
     parts = [
         '<section id="methodology"><h2>Methodology</h2>',
         "<p>Throughput is the shared denominator of every metric. The steps below are the "
@@ -335,7 +333,7 @@ def _methodology(result: dict[str, Any]) -> list[str]:
     ]
     if steps:
         parts.append(table(["Step", "Formula", "Unit"],
-                           [[s.get("name"), s.get("formula"), s.get("unit")] for s in steps],
+                           [[s.name, s.formula, s.unit] for s in steps],
                            table_id="formulas"))
     else:
         parts.append('<p class="absent">Formulas: not carried by this result (stored before '
@@ -365,7 +363,7 @@ def short_url(url: str, limit: int = 60) -> str:
     return f"{url[:limit // 2]}…{url[-(limit // 2):]}"
 
 
-def _sources(result: dict[str, Any]) -> list[str]:
+def _sources(result: Result) -> list[str]:
     frame = sources_frame(result)
     parts = ['<section id="sources"><h2>Sources</h2>']
     if not frame.height:

@@ -3,7 +3,7 @@ units in labels, p5-p95 ranges where the result has them (a degenerate one print
 single value), grades spelled out, Pareto rank, frontier rows highlighted, excluded rows
 greyed, notes saying where the sources are and what the grades mean.
 
-Reads the result dict (DESIGN section 9), never the engine, so a stored scorecard renders the
+Reads the result (schemas/result.py), never the engine, so a stored scorecard renders the
 same as a fresh one. great-tables escapes cell text and source notes itself.
 
 `scorecard_html(result)` is the table's HTML. Inside `table_cache(cache)` (the store's, for a
@@ -42,6 +42,7 @@ from reports.frames import (
     scorecard_frame,
 )
 from schemas.outputs import OUTPUTS
+from schemas.result import CandidateResult, Result
 
 if TYPE_CHECKING:
     from great_tables import GT
@@ -70,11 +71,11 @@ def better_text(columns: tuple[str, ...] = COMPARED) -> str:
     return ", ".join(said)
 
 
-def status(candidate: dict[str, Any]) -> str:
-    rank = candidate.get("pareto_rank")
+def status(candidate: CandidateResult) -> str:
+    rank = candidate.pareto_rank
     if rank == 1:
         return "1 (frontier)"
-    return str(rank) if candidate["eligible"] else "excluded"
+    return str(rank) if candidate.eligible else "excluded"
 
 
 def _grade(grade: pl.Expr) -> pl.Expr:
@@ -82,7 +83,7 @@ def _grade(grade: pl.Expr) -> pl.Expr:
     return grade.fill_null("none")
 
 
-def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
+def candidates_frame(result: Result) -> pl.DataFrame:
     """The scorecard frame with the display-only columns the table needs; a p5–p95 range
     that prints as one number at the table's decimals is dropped (the point figure alone)."""
     frame = scorecard_frame(result)
@@ -92,13 +93,13 @@ def candidates_frame(result: dict[str, Any]) -> pl.DataFrame:
         frame = frame.with_columns(
             pl.when(flat).then(None).otherwise(pl.col(f"{m}_p5")).alias(f"{m}_p5"),
             pl.when(flat).then(None).otherwise(pl.col(f"{m}_p95")).alias(f"{m}_p95"))
-    power = pl.Series([(c.get("detail") or {}).get("power_grade")
-                       for c in result["candidates"]], dtype=pl.String())
+    power = pl.Series([c.detail.get("power_grade") for c in result.candidates],
+                      dtype=pl.String())
     return frame.with_columns(
         pl.format("{} · {}", "provider", "zone").alias("where"),
         pl.concat_str([_grade(pl.col("tokens_per_s_grade")), _grade(pl.col("cost_grade")),
                        _grade(pl.lit(power))], separator=" / ").alias("grades"),
-        pl.Series("status", [status(c) for c in result["candidates"]], dtype=pl.String()),
+        pl.Series("status", [status(c) for c in result.candidates], dtype=pl.String()),
         pl.when(pl.col("eligible")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias(
             "eligible_text"),
         (pl.col("pareto_rank") == 1).fill_null(False).alias("frontier"),
@@ -112,7 +113,6 @@ _RENDERERS = (Path(__file__), Path(reports.frames.__file__), Path(schemas.output
               Path(schemas.outputs.__file__).with_name("outputs.toml"))
 
 _CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("table_cache", default=None)
-_RENDERS = [0]  # tables great-tables has rendered in this process (the cache's test counts)
 
 
 def table_cache(cache: MutableMapping[str, str]
@@ -122,14 +122,10 @@ def table_cache(cache: MutableMapping[str, str]
     return caching(_CACHE, cache)
 
 
-def renders() -> int:
-    """How many tables great-tables has rendered in this process."""
-    return _RENDERS[0]
-
-
-def table_inputs(result: dict[str, Any]) -> dict[str, Any]:
-    """The part of the result the table is rendered from (TABLE_KEYS that are there)."""
-    return {k: result[k] for k in TABLE_KEYS if k in result}
+def table_inputs(result: Result) -> dict[str, Any]:
+    """The part of the result the table is rendered from (TABLE_KEYS that are there), as
+    plain data: what its cache key is made of."""
+    return result.model_dump(include=set(TABLE_KEYS), exclude_unset=True)
 
 
 @functools.cache
@@ -150,28 +146,26 @@ def table_key(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(_renderer_digest() + text.encode()).hexdigest()
 
 
-def scorecard_html(result: dict[str, Any]) -> str:
+def scorecard_html(result: Result) -> str:
     """The full scorecard table as HTML, from the active `table_cache` when the same inputs
     were rendered by the same code, else rendered by great-tables (and kept there)."""
-    inputs = table_inputs(result)
     cache = _CACHE.get()
     if cache is None:
-        return _render(inputs)
-    key = table_key(inputs)
+        return _render(result)
+    key = table_key(table_inputs(result))
     if (kept := cache.get(key)) is not None:
         return kept
-    html = _render(inputs)
+    html = _render(result)
     cache[key] = html
     return html
 
 
-def _render(inputs: dict[str, Any]) -> str:
-    _RENDERS[0] += 1
-    html: str = scorecard_gt(inputs).as_raw_html()
+def _render(result: Result) -> str:
+    html: str = scorecard_gt(result).as_raw_html()
     return html
 
 
-def scorecard_gt(result: dict[str, Any]) -> GT:
+def scorecard_gt(result: Result) -> GT:
     from great_tables import GT, loc, style
 
     frame = candidates_frame(result)
@@ -189,9 +183,9 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
             labels[m] = f"{METRICS[m].label} (p5–p95)"
     table = (
         GT(frame, rowname_col="id", id="scorecard")
-        .tab_header(title=f"Scorecard: {result['proposal']}",
-                    subtitle=f"Market data vintage {result['vintage']}; {better_text()}; per "
-                             f"million {result.get('token_basis', 'output')} tokens")
+        .tab_header(title=f"Scorecard: {result.proposal}",
+                    subtitle=f"Market data vintage {result.vintage}; {better_text()}; per "
+                             f"million {result.token_basis} tokens")
         .cols_label(
             where="Provider · zone",
             grades="Grade of goodput / cost / power", energy_boundary="Energy boundary",
@@ -234,12 +228,12 @@ def scorecard_gt(result: dict[str, Any]) -> GT:
     return table
 
 
-def source_notes(result: dict[str, Any]) -> list[str]:
+def source_notes(result: Result) -> list[str]:
     """The table's notes (great-tables escapes them): where the sources are listed, what the
     grades mean, which figures are missing and what the row colours say."""
     notes = []
-    if result["sources"]:
-        notes.append(f"Sources: {len(result['sources'])} source figure(s), each with its URL, "
+    if result.sources:
+        notes.append(f"Sources: {len(result.sources)} source figure(s), each with its URL, "
                      "date, licence and content hash under Sources.")
     notes.append("Grades: measured (own benchmark and power files), production (serving "
                  "metrics), reference (a public source), estimated (a model), declared (typed "

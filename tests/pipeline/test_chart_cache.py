@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from pipeline import store
 from pipeline.cli import app
 from reports.figures import charts
+from tests.conftest import Calls
 
 pytestmark = pytest.mark.skipif(charts.unavailable() is not None, reason="no vl-convert")
 runner = CliRunner()
@@ -24,24 +25,23 @@ def _run(tmp_path: Path, out: str, *extra: str) -> str:
     return (tmp_path / out / "scorecard.html").read_text(encoding="utf-8")
 
 
-def test_a_rerun_draws_no_chart_and_writes_the_same_charts(tmp_path: Path) -> None:
-    before = charts.renders()
+def test_a_rerun_draws_no_chart_and_writes_the_same_charts(tmp_path: Path,
+                                                          chart_draws: Calls) -> None:
     first = _run(tmp_path, "a")
-    drawn = charts.renders() - before
+    drawn = chart_draws.count
     assert drawn > 0
     con = store.connect(tmp_path / "s.duckdb", read_only=True)
     kept = con.execute("SELECT count(*) FROM cache__chart_svg").fetchall()[0][0]
     con.close()
     assert kept == drawn  # every chart drawn is kept, once
 
-    again = charts.renders()
     second = _run(tmp_path, "b")
-    assert charts.renders() == again  # nothing drawn
+    assert chart_draws.count == drawn  # nothing drawn
     svgs = [part.split("</svg>")[0] for part in first.split("<svg")[1:]]
     assert svgs and svgs == [part.split("</svg>")[0] for part in second.split("<svg")[1:]]
 
 
-def test_a_changed_figure_is_drawn_again(tmp_path: Path) -> None:
+def test_a_changed_figure_is_drawn_again(tmp_path: Path, chart_draws: Calls) -> None:
     _run(tmp_path, "a")
     text = (Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
             ).read_text(encoding="utf-8")
@@ -49,6 +49,6 @@ def test_a_changed_figure_is_drawn_again(tmp_path: Path) -> None:
     varied = tmp_path / "varied.toml"
     varied.write_text(text.replace("tokens_per_day = 500_000_000",
                                    "tokens_per_day = 400_000_000"), encoding="utf-8")
-    before = charts.renders()
+    before = chart_draws.count
     _run(tmp_path, "b", str(varied))
-    assert charts.renders() > before  # new figures, new specs: drawn
+    assert chart_draws.count > before  # new figures, new specs: drawn

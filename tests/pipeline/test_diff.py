@@ -157,8 +157,8 @@ def _stored_run(con: duckdb.DuckDBPyConnection, vintage: str, text: str) -> dict
     proposal, market = parse(text), read_market(con, vintage)
     result = to_contract(compute(proposal, resolve(proposal, str(PROPOSAL), market), market),
                          "2026-10-01T09:00:00+00:00", "test")
-    store.save_scorecard(con, result, text, dumps(result))
-    return result
+    store.save_scorecard(con, result, text, dumps(result.document()))
+    return result.document()
 
 
 def test_fx_and_gpu_price_are_separated(two_vintages: duckdb.DuckDBPyConnection) -> None:

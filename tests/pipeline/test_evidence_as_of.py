@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.evidence.bench import run_ends
 from reports.freshness import as_of
+from schemas.result import Source
 from sources.bench.registry import parse_bench
 
 
@@ -59,4 +60,4 @@ def test_evidence_sources_carry_their_as_of(tmp_path: Path, db: Path) -> None:
     assert {k: v["date"] for k, v in sources.items()} == {
         "bench/c4.json": "2026-11-30T22:30:00Z", "bench/c8.json": "2026-12-01T08:00:10Z"}
     # the freshness table reads the day from it
-    assert as_of(sources["bench/c8.json"]) == date(2026, 12, 1)
+    assert as_of(Source.model_validate(sources["bench/c8.json"])) == date(2026, 12, 1)

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.contract import CandidateResult, Result
 from pipeline.engine.scorecard import CONTRACT_KEYS
+from pipeline.workspace import dumps
+from schemas.result import CandidateResult, Result
 
 jsonschema = pytest.importorskip("jsonschema")
 runner = CliRunner()
@@ -77,3 +78,12 @@ def test_a_run_validates_against_the_result_schema(db: Path) -> None:
     messages = [e.message for e in validator.iter_errors(document)]
     assert any("'goodput_per_gpu_tokens_per_s' is a required property" in m
                for m in messages), messages
+
+
+@pytest.mark.parametrize("name", ["example_scorecard.json", "result_full.json"])
+def test_a_result_read_back_writes_the_same_document(name: str) -> None:
+    # integers stay integers, a key absent stays absent, nulls are kept: a stored run (and a
+    # hand-made result without the later keys) reads into the model and writes out unchanged
+    text = (Path(__file__).parents[1] / "fixtures" / "reports" / name).read_text("utf-8")
+    document = Result.model_validate_json(text).document()
+    assert dumps(document) == dumps(json.loads(text))

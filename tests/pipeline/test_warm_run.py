@@ -19,23 +19,25 @@ from pipeline import store
 from pipeline.cli import app, frozen_imports
 from pipeline.store import caches
 from reports.html import scorecard_table
+from tests.conftest import Calls
+from tests.reports.conftest import fragment
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
 
 
-def _pages(tmp_path: Path, *proposals: str | None) -> list[tuple[str, int]]:
+def _pages(tmp_path: Path, renders: Calls, *proposals: str | None) -> list[tuple[str, int]]:
     """One run on the store in tmp_path per proposal (None: the bundled example): each run's
     page and how many tables great-tables rendered for it."""
     pages = []
     for i, proposal in enumerate(proposals):
-        before = scorecard_table.renders()
+        before = renders.count
         args = ["run", *([proposal] if proposal else []), "--db", str(tmp_path / "s.duckdb"),
                 "--out", str(tmp_path / f"out{i}")]
         done = runner.invoke(app, args)
         assert done.exit_code == 0, done.output
         page = (tmp_path / f"out{i}" / "scorecard.html").read_text(encoding="utf-8")
-        pages.append((page, scorecard_table.renders() - before))
+        pages.append((page, renders.count - before))
     return pages
 
 
@@ -52,8 +54,9 @@ def _table(page: str) -> str:
     return page[start:page.index("</table>", start)]
 
 
-def test_a_rerun_renders_no_table_and_writes_the_same_page(tmp_path: Path) -> None:
-    (first, drawn), (second, again) = _pages(tmp_path, None, None)
+def test_a_rerun_renders_no_table_and_writes_the_same_page(tmp_path: Path,
+                                                          table_renders: Calls) -> None:
+    (first, drawn), (second, again) = _pages(tmp_path, table_renders, None, None)
     assert (drawn, again) == (1, 0)  # the second taken from the store
     assert _tables_kept(tmp_path) == 1
     # the whole page is the same but for its generation time
@@ -61,13 +64,14 @@ def test_a_rerun_renders_no_table_and_writes_the_same_page(tmp_path: Path) -> No
     assert _table(first) == _table(second) and "Scorecard: " in _table(first)
 
 
-def test_a_changed_figure_renders_the_table_again(tmp_path: Path) -> None:
+def test_a_changed_figure_renders_the_table_again(tmp_path: Path,
+                                                 table_renders: Calls) -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
     assert "tokens_per_day = 500_000_000" in text
     varied = tmp_path / "varied.toml"
     varied.write_text(text.replace("tokens_per_day = 500_000_000",
                                    "tokens_per_day = 400_000_000"), encoding="utf-8")
-    (first, _), (second, drawn) = _pages(tmp_path, None, str(varied))
+    (first, _), (second, drawn) = _pages(tmp_path, table_renders, None, str(varied))
     assert drawn == 1 and _tables_kept(tmp_path) == 2
     assert _table(first) != _table(second)
 
@@ -75,13 +79,13 @@ def test_a_changed_figure_renders_the_table_again(tmp_path: Path) -> None:
 def test_the_key_covers_the_inputs_and_only_them() -> None:
     result = {"proposal": "p", "vintage": "2026-10", "sources": [], "generated_at": "t1",
               "candidates": [{"id": "a", "cpm_eur_per_mtok": 1.0}]}
-    inputs = scorecard_table.table_inputs(result)
+    inputs = scorecard_table.table_inputs(fragment(result))
     assert "generated_at" not in inputs  # a rerun's new time is not a new table
     key = scorecard_table.table_key(inputs)
     assert key == scorecard_table.table_key(
-        scorecard_table.table_inputs({**result, "generated_at": "t2"}))
+        scorecard_table.table_inputs(fragment({**result, "generated_at": "t2"})))
     changed = {**result, "candidates": [{"id": "a", "cpm_eur_per_mtok": 1.5}]}
-    assert scorecard_table.table_key(scorecard_table.table_inputs(changed)) != key
+    assert scorecard_table.table_key(scorecard_table.table_inputs(fragment(changed))) != key
 
 
 def test_a_warm_process_imports_no_great_tables(tmp_path: Path) -> None:

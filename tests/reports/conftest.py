@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from schemas.result import Result
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
 
@@ -34,6 +36,44 @@ def _full() -> dict[str, Any]:
 def full(_full: dict[str, Any]) -> dict[str, Any]:
     """A fresh copy per test, so a test may alter it."""
     return copy.deepcopy(_full)
+
+
+def typed(document: dict[str, Any]) -> Result:
+    """A result document (a fixture, perhaps altered by the test) as the reports take it."""
+    return Result.model_validate(document)
+
+
+#: neutral values of the keys a hand-made fragment of a result leaves out: no figure, no
+#: text, nothing excluded
+_TOP = {"proposal": "fragment", "vintage": "2026-10", "generated_at": "2026-10-01T00:00:00",
+        "code_version": "test", "sources": [], "example_data": False,
+        "slo": {"ttft_ms": 1000.0, "tpot_ms": None, "max_itl_ms": None, "attainment": 0.95,
+                "ttft_p99_ms": None, "tpot_p99_ms": None},
+        "policy": {"min_sovereignty": 0, "objectives": ["cpm"]}, "candidates": []}
+_FIGURES = ("tokens_per_s", "cost_eur_per_hour", "cpm_eur_per_mtok", "energy_j_per_token",
+            "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
+_CANDIDATE = {"deployment": "cloud", "provider": "provider", "zone": "FR",
+              "tokens_per_s_grade": None, "energy_boundary": None, "sovereignty_level": 0,
+              "eligible": True, "exclusion_reason": None, "pareto_rank": None,
+              "dominated_by": None, "notes": [], "detail": {},
+              **dict.fromkeys(_FIGURES)}
+_RECOMMENDATION = {"candidate": None, "rule": "", "runner_up": None, "excluded": [],
+                   "monthly_cost_eur": None, "annual_cost_eur": None, "cost_split": None,
+                   "what_would_change_it": [], "p_chosen_cheapest": None, "reason": ""}
+
+
+def fragment(document: dict[str, Any]) -> Result:
+    """A hand-made fragment of a result (the keys a test is about), completed with the
+    neutral values above."""
+    whole = {**_TOP, **document}
+    whole["candidates"] = [{**_CANDIDATE, "label": c["id"], **c} for c in whole["candidates"]]
+    for c in whole["candidates"]:
+        c["inputs"] = [{"unit": None, "low": None, "mode": None, "high": None, "grade": None,
+                        "key": i["input"], "source": None, **i} for i in c.get("inputs", [])]
+    if "recommendation" in whole:
+        whole["recommendation"] = {**_RECOMMENDATION, **whole["recommendation"]}
+    whole["tornado"] = [{"swing": None, **r} for r in whole.get("tornado", [])]
+    return Result.model_validate(whole)
 
 
 OPTIONAL_TOP = ("pairwise", "tornado", "sizing", "break_even", "demand", "uncertainty",

@@ -17,7 +17,7 @@ from openpyxl import load_workbook
 from reports.cells import plain, plain_all, plain_json, spreadsheet_text
 from reports.files.outputs import write_outputs
 from reports.files.xlsx import write_xlsx
-from tests.reports.conftest import FIXTURES
+from tests.reports.conftest import FIXTURES, typed
 
 FORMULA = '=HYPERLINK("http://x","y")'
 DDE = "=cmd|' /C calc'!A0"
@@ -67,7 +67,7 @@ def test_a_result_s_json_text_is_plain_unless_it_holds_hostile_text(full: dict[s
 
 
 def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path: Path) -> None:
-    written = write_outputs(hostile(full), tmp_path)
+    written = write_outputs(typed(hostile(full)), tmp_path)
     names = [p.name for p in written]
     assert names == ["scorecard.html", "scorecard.xlsx", "scorecard.csv", "scorecard.parquet"]
 
@@ -103,7 +103,7 @@ def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None
     result["candidates"][0]["id"] = DDE + "\x1b[31m\u202etxt.exe"
     result["candidates"][0]["label"] = FORMULA
     path = tmp_path / "s.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     book = load_workbook(path)
     formulas = [(ws.title, c.value) for ws in book for row in ws.iter_rows() for c in row
                 if c.data_type == "f"]
@@ -125,7 +125,7 @@ def test_text_that_looks_like_rich_text_markup_stays_text(tmp_path: Path) -> Non
     result["candidates"][0]["label"] = broken
     result["candidates"][1]["label"] = styled
     path = tmp_path / "s.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     book = load_workbook(path)
     assert book["About"]["B1"].value == styled
     assert [book["Scorecard"][f"B{r}"].value for r in (2, 3)] == [broken, styled]

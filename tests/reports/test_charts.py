@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 from reports.figures import charts
+from schemas.result import Result
+from tests.conftest import Calls
+from tests.reports.conftest import fragment, typed
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
@@ -21,9 +24,9 @@ def candidate(cid: str, cpm: float, carbon: float, *, energy: float = 1.0, level
             "energy_j_per_token": energy}
 
 
-def result_of(candidates: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"candidates": candidates, "recommendation": {"candidate": candidates[0]["id"]},
-            **extra}
+def result_of(candidates: list[dict[str, Any]], **extra: Any) -> Result:
+    return fragment({"candidates": candidates,
+                     "recommendation": {"candidate": candidates[0]["id"]}, **extra})
 
 
 def texts(svg: str) -> list[tuple[float, float, str]]:
@@ -128,15 +131,14 @@ CLIPPED = {"width": 100, "height": 50, "data": {"values": [{"a": 1, "b": 2}, {"a
                         "y": {"field": "b", "type": "quantitative"}}}
 
 
-def test_the_cache_skips_drawing_a_spec_it_holds() -> None:
+def test_the_cache_skips_drawing_a_spec_it_holds(chart_draws: Calls) -> None:
     spec = CLIPPED
     cache: dict[str, str] = {}
     with charts.rendering_cache(cache):
-        before = charts.renders()
         [first] = charts.render([("one", spec)])
-        assert charts.renders() == before + 1 and len(cache) == 1
+        assert chart_draws.count == 1 and len(cache) == 1
         [again] = charts.render([("two", spec)])
-        assert charts.renders() == before + 1  # not drawn again
+        assert chart_draws.count == 1  # not drawn again
     # the same SVG, its clip ids under each chart's own prefix
     assert again == first.replace("one-id", "two-id")
     assert 'id="two-id1"' in again
@@ -146,9 +148,8 @@ def test_the_cache_skips_drawing_a_spec_it_holds() -> None:
     with charts.rendering_cache(cache):
         assert charts.render([("x", spec)]) == ['<svg><clipPath id="x-id1"/>from the cache</svg>']
     # outside the context nothing is cached
-    before = charts.renders()
     charts.render([("y", spec)])
-    assert charts.renders() == before + 1
+    assert chart_draws.count == 2
 
 
 def test_the_cache_key_covers_the_spec_and_the_vl_convert_version() -> None:
@@ -176,12 +177,12 @@ def test_labels_never_leave_the_plot_or_hit_each_other_when_placed_by_hand() -> 
 
 def test_a_tornado_of_a_monthly_cost_labels_its_axis_in_kEUR_per_month() -> None:
     # monthly cost 125,000 EUR/month; capex 312 to 382 kEUR moves it from 120,000 to 131,000
-    result = {"candidates": [{"id": "c", "monthly_cost_eur": 125_000.0,
-                              "inputs": [{"input": "capex_eur", "unit": "EUR"}]}],
-              "tornado": [{"candidate": "c", "metric": "monthly_cost_eur",
-                           "input": "capex_eur", "low": 312_000.0, "high": 382_000.0,
-                           "metric_at_low": 120_000.0, "metric_at_high": 131_000.0}],
-              "recommendation": {"candidate": "c"}}
+    result = fragment({"candidates": [{"id": "c", "monthly_cost_eur": 125_000.0,
+                                       "inputs": [{"input": "capex_eur", "unit": "EUR"}]}],
+                       "tornado": [{"candidate": "c", "metric": "monthly_cost_eur",
+                                    "input": "capex_eur", "low": 312_000.0, "high": 382_000.0,
+                                    "metric_at_low": 120_000.0, "metric_at_high": 131_000.0}],
+                       "recommendation": {"candidate": "c"}})
     panels, left_out = charts.tornado_panels(result, "monthly_cost_eur")
     assert left_out == 0 and [p[0] for p in panels] == ["c"]
     [svg] = charts.render([("t", charts.tornado_spec(result, "monthly_cost_eur", panels))])
@@ -195,7 +196,7 @@ def test_a_tornado_of_a_monthly_cost_labels_its_axis_in_kEUR_per_month() -> None
 
 def test_the_bundled_example_labels_are_clear_of_each_other(full: dict[str, Any]) -> None:
     for x, y in charts.PARETO_PAIRS:
-        layout = charts.pareto_layout(full, x, y)
+        layout = charts.pareto_layout(typed(full), x, y)
         assert layout is not None and not layout.overlaps
         for a, b in itertools.combinations([lb.box for lb in layout.labels], 2):
             assert charts._disjoint(a, b), (y, a, b)
@@ -204,9 +205,9 @@ def test_the_bundled_example_labels_are_clear_of_each_other(full: dict[str, Any]
 def test_break_even_end_labels_of_coinciding_curves_are_a_line_apart() -> None:
     # three identical curves: their end labels would sit on one spot, they are pushed apart
     curve = [{"tokens_per_day": 1e8 * u, "cpm_eur_per_mtok": 4.0 / u} for u in (0.1, 0.5, 1)]
-    entries = charts.break_even_entries({"break_even": [
+    entries = charts.break_even_entries(fragment({"break_even": [
         {"candidate": f"same-{i}", "versus": "cloud", "versus_cpm_eur_per_mtok": 5.0,
-         "tokens_per_day": 8e7, "curve": curve} for i in range(3)]})
+         "tokens_per_day": 8e7, "curve": curve} for i in range(3)]}))
     spec = charts.break_even_spec(entries)
     assert spec is not None
     [svg] = charts.render([("b", spec)])

@@ -17,7 +17,7 @@ from openpyxl import load_workbook
 
 from reports.files.outputs import write_csv, write_outputs, write_parquet
 from reports.files.xlsx import write_xlsx
-from tests.reports.conftest import check_snapshot, without_optional
+from tests.reports.conftest import check_snapshot, typed, without_optional
 
 
 def read_values(path: Path, *, cached: bool = False) -> dict[str, list[list[Any]]]:
@@ -29,8 +29,8 @@ def read_values(path: Path, *, cached: bool = False) -> dict[str, list[list[Any]
 
 def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path: Path) -> None:
     first, second = tmp_path / "a.xlsx", tmp_path / "b.xlsx"
-    write_xlsx(full, first)
-    write_xlsx(full, second)
+    write_xlsx(typed(full), first)
+    write_xlsx(typed(full), second)
     values = read_values(first)
     assert values == read_values(second)
     # byte for byte: the document stamps are the result's generated_at and the zip entries
@@ -45,7 +45,7 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
 def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
                                                           tmp_path: Path) -> None:
     path = tmp_path / "s.xlsx"
-    write_xlsx(full, path)
+    write_xlsx(typed(full), path)
     sheet = read_values(path, cached=True)["Scorecard"]
     header, rows = sheet[0], sheet[1:]
     assert "CPM (EUR/Mtok)" in header and "Carbon (gCO2e/Mtok)" in header
@@ -73,7 +73,7 @@ def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],
 def test_xlsx_sheets_without_figures_say_not_computed(full: dict[str, Any],
                                                       tmp_path: Path) -> None:
     path = tmp_path / "bare.xlsx"
-    write_xlsx(without_optional(full), path)
+    write_xlsx(typed(without_optional(full)), path)
     values = read_values(path)
     for sheet in ("Sizing", "Break-even", "P(frontier)", "Pairwise"):
         assert values[sheet] == [[f"{sheet}: not computed for this proposal"]]
@@ -81,8 +81,8 @@ def test_xlsx_sheets_without_figures_say_not_computed(full: dict[str, Any],
 
 def test_csv_and_parquet_hold_the_scorecard_table(full: dict[str, Any], tmp_path: Path) -> None:
     csv, parquet = tmp_path / "s.csv", tmp_path / "s.parquet"
-    write_csv(full, csv)
-    write_parquet(full, parquet)
+    write_csv(typed(full), csv)
+    write_parquet(typed(full), parquet)
     check_snapshot("result_full.csv", csv.read_text(encoding="utf-8"))
     from_csv = pl.read_csv(csv)
     from_parquet = pl.read_parquet(parquet)
@@ -102,7 +102,7 @@ def test_csv_and_parquet_hold_the_scorecard_table(full: dict[str, Any], tmp_path
 def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -> None:
     pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
-    written = write_outputs(full, tmp_path / "out")
+    written = write_outputs(typed(full), tmp_path / "out")
     assert [p.name for p in written] == ["scorecard.html", "scorecard.xlsx", "scorecard.csv",
                                          "scorecard.parquet"]
     assert all(p.stat().st_size > 0 for p in written)
@@ -117,8 +117,8 @@ def test_csv_and_parquet_stack_across_months(full: dict[str, Any], tmp_path: Pat
     for result in (october, november):
         folder = tmp_path / result["vintage"]
         folder.mkdir()
-        write_parquet(result, folder / "scorecard.parquet")
-        write_csv(result, folder / "scorecard.csv")
+        write_parquet(typed(result), folder / "scorecard.parquet")
+        write_csv(typed(result), folder / "scorecard.csv")
     n = len(full["candidates"])
     stacked = pl.read_parquet(tmp_path / "*" / "scorecard.parquet")
     assert stacked.columns[:4] == ["vintage", "proposal", "proposal_sha256", "id"]
@@ -136,7 +136,7 @@ def test_csv_and_parquet_stack_across_months(full: dict[str, Any], tmp_path: Pat
 
 def test_parquet_fields_carry_their_units(full: dict[str, Any], tmp_path: Path) -> None:
     path = tmp_path / "s.parquet"
-    write_parquet(full, path)
+    write_parquet(typed(full), path)
     schema = pq.read_schema(path)
 
     def unit(name: str) -> bytes | None:
@@ -159,7 +159,7 @@ def test_parquet_fields_carry_their_units(full: dict[str, Any], tmp_path: Path) 
 def test_a_result_without_its_proposal_sha256_writes_null(full: dict[str, Any],
                                                           tmp_path: Path) -> None:
     full.pop("proposal_sha256", None)
-    write_parquet(full, tmp_path / "s.parquet")
+    write_parquet(typed(full), tmp_path / "s.parquet")
     frame = pl.read_parquet(tmp_path / "s.parquet")
     assert frame["proposal_sha256"].null_count() == frame.height
     assert frame["vintage"].to_list() == [full["vintage"]] * frame.height

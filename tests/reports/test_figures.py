@@ -14,7 +14,9 @@ import pytest
 
 from reports.figures import charts
 from reports.figures.sections import SECTIONS, chart_sections
-from tests.reports.conftest import without_optional
+from tests.conftest import Calls
+from tests.reports.conftest import fragment as fragment_of
+from tests.reports.conftest import typed, without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
@@ -34,7 +36,7 @@ def marks(svg: str, role: str) -> list[str]:
 
 
 def test_every_section_has_figures_with_alt_text_and_caption(full: dict[str, Any]) -> None:
-    sections = chart_sections(full)
+    sections = chart_sections(typed(full))
     assert list(sections) == list(SECTIONS)
     for key in ("pareto", "pairwise", "tornado", "break_even"):
         found = figures_in(sections[key])
@@ -53,7 +55,7 @@ def test_every_section_has_figures_with_alt_text_and_caption(full: dict[str, Any
 
 
 def test_two_runs_are_identical_and_clip_ids_unique(full: dict[str, Any]) -> None:
-    first, second = chart_sections(full), chart_sections(full)
+    first, second = chart_sections(typed(full)), chart_sections(typed(full))
     assert first == second
     ids = re.findall(r'\bid="([^"]+)"', "".join(first.values()))
     assert len(ids) == len(set(ids))
@@ -72,7 +74,7 @@ def _pairwise_result(n: int) -> dict[str, Any]:
 
 
 def test_pairwise_is_an_n_by_n_matrix_with_the_probability_in_each_cell() -> None:
-    fragment = chart_sections(_pairwise_result(4))["pairwise"]
+    fragment = chart_sections(fragment_of(_pairwise_result(4)))["pairwise"]
     [svg] = figures_in(fragment).values()
     cells = marks(svg, "rect mark")
     assert len(cells) == 4 * 4
@@ -88,7 +90,7 @@ def test_pairwise_is_an_n_by_n_matrix_with_the_probability_in_each_cell() -> Non
 
 def test_many_candidates_narrow_the_matrix_to_the_frontier_and_the_choice() -> None:
     # 12 candidates, frontier c0 and c1 (c0 chosen, c1 runner-up): a 2 x 2 matrix
-    fragment = chart_sections(_pairwise_result(12))["pairwise"]
+    fragment = chart_sections(fragment_of(_pairwise_result(12)))["pairwise"]
     [svg] = figures_in(fragment).values()
     assert len(marks(svg, "rect mark")) == 2 * 2
     assert "2 of 12 candidates" in fragment
@@ -115,7 +117,7 @@ def _tornado_result() -> dict[str, Any]:
 
 
 def test_one_tornado_per_candidate_chosen_and_runner_up_first_money_in_kEUR() -> None:
-    fragment = chart_sections(_tornado_result())["tornado"]
+    fragment = chart_sections(fragment_of(_tornado_result()))["tornado"]
     [svg] = figures_in(fragment).values()
     drawn = re.findall(r">([^<>]+)</text>", svg)
     # four panels (the cap): the chosen, the runner-up, then the widest swings (wide 0.9,
@@ -140,7 +142,7 @@ def _break_even(crossing: float | None) -> dict[str, Any]:
 
 
 def test_no_break_even_is_a_sentence_and_no_chart() -> None:
-    fragment = chart_sections(_break_even(None))["break_even"]
+    fragment = chart_sections(fragment_of(_break_even(None)))["break_even"]
     assert "<svg" not in fragment
     # full use: 1e8 tokens/day = 100 M, CPM 10 / 1 = 10 EUR/Mtok
     assert ("onprem never costs less per token than cloud&#x27;s 2 EUR/Mtok: even at full use "
@@ -151,7 +153,7 @@ def test_break_even_curves_carry_dash_marker_and_label() -> None:
     result = _break_even(5e7)
     second = {**result["break_even"][0], "candidate": "onprem-b"}
     result["break_even"].append(second)
-    fragment = chart_sections(result)["break_even"]
+    fragment = chart_sections(fragment_of(result))["break_even"]
     [svg] = figures_in(fragment).values()
     assert "costs less per token than cloud&#x27;s 2 EUR/Mtok from 50 M tokens/day" in fragment
     drawn = re.findall(r">([^<>]+)</text>", svg)
@@ -168,7 +170,7 @@ def test_many_on_prem_candidates_draw_the_first_to_break_even_and_count_the_rest
     result = {"candidates": [], "break_even": [
         {**base, "candidate": f"onprem-{i:02d}", "tokens_per_day": 1e7 * i}
         for i in range(12, 0, -1)]}
-    fragment = chart_sections(result)["break_even"]
+    fragment = chart_sections(fragment_of(result))["break_even"]
     assert fragment.count("costs less per token than cloud") == 8
     assert "onprem-01" in fragment and "onprem-08" in fragment
     assert "onprem-09 " not in fragment and "onprem-12" not in fragment
@@ -190,7 +192,7 @@ def _configurations(label: str = "tp{tp} batch {b}") -> list[dict[str, Any]]:
 
 def test_a_three_by_three_configuration_grid_is_a_heatmap_with_the_best_cell_marked() -> None:
     result = {"candidates": [{"id": "meas", "evidence_configurations": _configurations()}]}
-    fragment = chart_sections(result)["configurations"]
+    fragment = chart_sections(fragment_of(result))["configurations"]
     [svg] = figures_in(fragment).values()
     cells = [c for c in marks(svg, "rect mark") if ":" in c]
     assert len(cells) == 9
@@ -209,8 +211,8 @@ def test_a_three_by_three_configuration_grid_is_a_heatmap_with_the_best_cell_mar
 
 def test_one_varying_setting_gives_the_table_without_a_heatmap() -> None:
     configs = [c for c in _configurations() if c["configuration"]["tp"] == "1"]
-    fragment = chart_sections({"candidates": [{"id": "m", "evidence_configurations":
-                                               configs}]})["configurations"]
+    fragment = chart_sections(fragment_of({"candidates": [{"id": "m", "evidence_configurations":
+                                                           configs}]}))["configurations"]
     assert "<svg" not in fragment and fragment.count("<tr") == 4
 
 
@@ -229,7 +231,7 @@ def test_hostile_ids_and_labels_stay_text() -> None:
                       "p_a_lower": 0.6}],
         "recommendation": {"candidate": HOSTILE_ID},
     }
-    sections = chart_sections(result)
+    sections = chart_sections(fragment_of(result))
     page = "".join(sections.values())
     assert "<script" not in page
     # in the SVG as XML text, in the tables and captions as HTML text
@@ -239,15 +241,15 @@ def test_hostile_ids_and_labels_stay_text() -> None:
     assert re.search(r'aria-label="[^"]*&lt;script&gt;', sections["pareto"])
 
 
-def test_the_cache_serves_a_second_report_without_drawing(full: dict[str, Any]) -> None:
+def test_the_cache_serves_a_second_report_without_drawing(full: dict[str, Any],
+                                                         chart_draws: Calls) -> None:
     cache: dict[str, str] = {}
     with charts.rendering_cache(cache):
-        before = charts.renders()
-        first = chart_sections(full)
-        drawn = charts.renders() - before
-        again = chart_sections(full)
+        first = chart_sections(typed(full))
+        drawn = chart_draws.count
+        again = chart_sections(typed(full))
     assert drawn == len(cache) > 0
-    assert charts.renders() - before == drawn  # the second report drew nothing
+    assert chart_draws.count == drawn  # the second report drew nothing
     assert again == first
 
 
@@ -261,13 +263,13 @@ def test_importing_the_figures_does_not_import_altair() -> None:
 def test_a_single_configuration_shows_nothing() -> None:
     [one] = [c for c in _configurations() if c["chosen"]]
     result = {"candidates": [{"id": "m", "evidence_configurations": [one]}]}
-    assert chart_sections(result)["configurations"] == ""
+    assert chart_sections(fragment_of(result))["configurations"] == ""
 
 
 def test_a_result_without_the_optional_keys_has_only_the_pareto_charts(
         full: dict[str, Any]) -> None:
-    sections = chart_sections(without_optional(full))
+    sections = chart_sections(typed(without_optional(full)))
     assert "<svg" in sections["pareto"]
     assert {k: v for k, v in sections.items() if k != "pareto"} == {
         "pairwise": "", "tornado": "", "break_even": "", "configurations": ""}
-    assert chart_sections({"candidates": []}) == dict.fromkeys(SECTIONS, "")
+    assert chart_sections(fragment_of({"candidates": []})) == dict.fromkeys(SECTIONS, "")

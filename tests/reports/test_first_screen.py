@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from reports.html.pdf import find_chromium, run_chromium, write_pdf
+from tests.reports.conftest import typed
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 FOUR = Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "four_candidates.toml"
@@ -79,7 +80,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     made = {}
     for name, proposal in (("example", None), ("four", FOUR)):
         path = folder / f"{name}.html"
-        write_html(_result(proposal, folder / f"{name}.duckdb"), path)
+        write_html(typed(_result(proposal, folder / f"{name}.duckdb")), path)
         made[name] = path
     return made
 

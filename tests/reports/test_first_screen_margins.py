@@ -15,14 +15,15 @@ import pytest
 
 from pipeline.run import execute
 from reports.html.first_screen import demand_text, margins_text, summary
+from schemas.result import CandidateResult, Demand
 from tests.pipeline.test_margins import MARGINS
-from tests.reports.conftest import FIXTURES
+from tests.reports.conftest import FIXTURES, fragment, typed
 
 EXAMPLE = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
 
 
-def _by_id(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for c in result["candidates"]}
+def _by_id(result: dict[str, Any]) -> dict[str, CandidateResult]:
+    return {c.id: c for c in typed(result).candidates}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_the_margins_in_words(margins: dict[str, Any]) -> None:
     assert margins_text(found["elastic"]) == (
         "none billed: elastic capacity pays busy hours only (headroom 1 instance, "
         "redundancy N+1)")
-    assert demand_text(margins["demand"], "output") == (
+    assert demand_text(Demand.model_validate(margins["demand"]), "output") == (
         "500,000,000 output tokens a day, peak 2 x the daily mean, 25% headroom, "
         "N+1 redundancy")
 
@@ -58,13 +59,13 @@ def test_the_margins_in_words(margins: dict[str, Any]) -> None:
 def test_a_tco_recommendation_says_its_total_over_the_amortisation(
         margins: dict[str, Any]) -> None:
     result = copy.deepcopy(margins)
-    tco = _by_id(result)["own-tco"]
+    tco = next(c for c in result["candidates"] if c["id"] == "own-tco")
     # the block reads the chosen candidate: make it the TCO node, as a rule could
     monthly = tco["detail"]["monthly_cost_eur"]
     result["recommendation"] = {**result["recommendation"], "candidate": "own-tco",
                                 "monthly_cost_eur": monthly,
                                 "annual_cost_eur": monthly * 12}
-    page = "\n".join(summary(result, ()))
+    page = "\n".join(summary(typed(result), ()))
     # 52,657.2 EUR/month x 12 = 631,886 EUR a year; x 48 months = 2,527,546 EUR
     assert ("<dd>52,657 EUR a month · 631,886 EUR a year · 2,527,546 EUR over the 48-month "
             "amortisation</dd>") in page
@@ -74,7 +75,7 @@ def test_a_tco_recommendation_says_its_total_over_the_amortisation(
 
 def test_the_example_s_chosen_elastic_fleet_and_a_rental() -> None:
     found = _by_id(EXAMPLE)
-    page = "\n".join(summary(EXAMPLE, ()))
+    page = "\n".join(summary(typed(EXAMPLE), ()))
     assert EXAMPLE["recommendation"]["candidate"] == "ovhcloud-h100x4-fp8"
     # its elastic fleet: 3 headroom instances, none billed; a rental has no amortisation
     assert ("<dt>Of which margins</dt><dd>none billed: elastic capacity pays busy hours only "
@@ -92,8 +93,9 @@ def test_no_margins_line_without_the_figures() -> None:
         for key in ("monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
                     "headroom_instances", "period_cost_eur"):
             c["detail"].pop(key)
-    page = "\n".join(summary(bare, ()))
+    page = "\n".join(summary(typed(bare), ()))
     assert "Of which margins" not in page and "amortisation" not in page
-    assert margins_text({"id": "x", "detail": {"monthly_headroom_cost_eur": None,
-                                               "monthly_redundancy_cost_eur": None,
-                                               "headroom_instances": None}}) is None
+    [bare_candidate] = fragment({"candidates": [{"id": "x", "detail": {
+        "monthly_headroom_cost_eur": None, "monthly_redundancy_cost_eur": None,
+        "headroom_instances": None}}]}).candidates
+    assert margins_text(bare_candidate) is None

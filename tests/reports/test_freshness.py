@@ -5,10 +5,17 @@ from __future__ import annotations
 from datetime import date
 
 from reports.freshness import as_of, freshness
+from schemas.result import Result, Source
+from tests.reports.conftest import fragment, typed
 
 
-def _result(*sources: dict[str, str]) -> dict:
-    return {"vintage": "2026-10", "sources": list(sources)}
+def _source(fields: dict[str, str]) -> Source:
+    return Source.model_validate({"url": None, "licence": None, "snapshot_sha256": None,
+                                  **fields})
+
+
+def _result(*sources: dict[str, str]) -> Result:
+    return fragment({"vintage": "2026-10", "sources": [_source(s) for s in sources]})
 
 
 def test_ages_and_stale_flags_worked_by_hand() -> None:
@@ -38,7 +45,8 @@ def test_a_figure_newer_than_the_vintage_has_age_zero_and_bad_dates_are_unknown(
         {"kind": "fx", "subject": "USD", "date": "not a date"}))
     assert (newer.age_days, newer.stale) == (0, False)
     assert unknown.as_of is None and unknown.stale is None
-    assert as_of({"kind": "gpu_offer", "subject": "x@y", "date": "2026-01-02"}) == date(2026, 1, 2)
+    assert as_of(_source({"kind": "gpu_offer", "subject": "x@y", "date": "2026-01-02"})) == date(
+        2026, 1, 2)
 
 
 def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
@@ -47,7 +55,7 @@ def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
     from reports.summary import print_summary
 
     console = Console(width=200, record=True)
-    print_summary(full, console)
+    print_summary(typed(full), console)
     text = console.export_text()
     # the fixture's 6 stale figures: 4 December 2025 prices (304 days) and 2 GPU offers
     assert "6 source figure(s) stale at vintage 2026-10" in text

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reports.html.report import render_html
-from tests.reports.conftest import check_snapshot, strip_volatile_html, without_optional
+from tests.reports.conftest import check_snapshot, strip_volatile_html, typed, without_optional
 
 pytest.importorskip("vl_convert", reason="charts need vl-convert-python (a project dependency)")
 
@@ -48,7 +48,7 @@ def summary_part(page: str) -> str:
 @pytest.fixture(scope="module")
 def page(_full: dict[str, Any]) -> str:
     """The full fixture rendered once for the tests that only read the page."""
-    return render_html(_full)
+    return render_html(typed(_full))
 
 
 def test_snapshot_of_the_full_result(page: str) -> None:
@@ -56,7 +56,7 @@ def test_snapshot_of_the_full_result(page: str) -> None:
 
 
 def test_two_renders_are_identical_including_svg(page: str, full: dict[str, Any]) -> None:
-    assert render_html(full) == page
+    assert render_html(typed(full)) == page
     # element ids (the charts' clip paths included) are unique within the page
     every = re.findall(r'\bid="([^"]+)"', page)
     assert len(every) == len(set(every))
@@ -137,7 +137,7 @@ def test_degenerate_range_prints_one_value(full: dict[str, Any]) -> None:
     c = full["candidates"][0]
     c["cpm_eur_per_mtok"] = 16.7821
     c["uncertainty"]["cpm_eur_per_mtok"] = {"p5": 16.78209, "p50": 16.7821, "p95": 16.78214}
-    page = render_html(full)
+    page = render_html(typed(full))
     assert "16.782 (16.782–16.782)" not in page
     assert "16.782–16.782" not in page
     assert re.search(r"<td[^>]*>16\.782</td>", page)  # the full scorecard's cell
@@ -150,7 +150,7 @@ def test_missing_citation_parts_print_nothing(full: dict[str, Any]) -> None:
     full["sources"].append({"kind": "evidence", "subject": "evidence/run.json",
                             "url": "file://../evidence/run.json", "date": None,
                             "licence": "own data", "snapshot_sha256": None})
-    page = render_html(full)
+    page = render_html(typed(full))
     assert "None" not in page
     assert "evidence/run.json" in section(page, "sources")
 
@@ -159,14 +159,17 @@ def test_quality_delta_only_when_a_candidate_has_one(full: dict[str, Any],
                                                       page: str) -> None:
     assert "Quality" not in summary_part(page)
     reference = full["candidates"][0]["id"]
+    def task(**given: Any) -> dict[str, Any]:
+        return {"metric": "acc", "value": None, "reference_value": None, "stderr": None,
+                "within_tolerance": None, **given}
+
     full["candidates"][0]["quality"] = {"reference": reference, "grade": "measured",
-                                        "tasks": [{"task": "mmlu", "drop": 0.0}]}
+                                        "tasks": [task(task="mmlu", drop=0.0)]}
     full["candidates"][1]["quality"] = {
         "reference": reference, "grade": "measured",
-        "tasks": [{"task": "mmlu", "drop": 0.004, "stderr": 0.003, "within_tolerance": True},
-                  {"task": "gsm8k<b>", "drop": 0.012, "stderr": 0.001,
-                   "within_tolerance": False}]}
-    head = summary_part(render_html(full))
+        "tasks": [task(task="mmlu", drop=0.004, stderr=0.003, within_tolerance=True),
+                  task(task="gsm8k<b>", drop=0.012, stderr=0.001, within_tolerance=False)]}
+    head = summary_part(render_html(typed(full)))
     assert "Quality Δ vs reference (largest drop)" in head
     # the largest drop, 0.012 on gsm8k, shown as a delta of -0.012 and flagged beyond the
     # tolerance (0.012 - 0.001 > max_drop, as the engine said); the task name escaped
@@ -193,14 +196,14 @@ def test_long_hashes_and_urls_are_shortened_with_the_whole_value_in_a_title(
 def test_a_title_attribute_is_escaped(full: dict[str, Any]) -> None:
     full["sources"][0]["url"] = "https://example.org/" + "a" * 60 + '"><b onmouseover=x>'
     full["sources"][0]["snapshot_sha256"] = "f" * 60 + '"><i>'
-    page = render_html(full)
+    page = render_html(typed(full))
     assert "<b onmouseover" not in page and '"><i>' not in page
 
 
 def test_absent_sections_say_so_instead_of_vanishing(full: dict[str, Any]) -> None:
     bare = without_optional(full)
     del bare["recommendation"]
-    page = render_html(bare)
+    page = render_html(typed(bare))
     assert set(SECTIONS) <= ids(page)  # every section is still there
     for what in ("P(frontier)", "Pairwise probabilities", "Tornado chart", "Break-even curve",
                  "Demand sizing", "p5–p95 ranges"):
@@ -221,7 +224,7 @@ def test_strings_from_proposals_and_sources_are_escaped(full: dict[str, Any]) ->
     full["sources"][0]["url"] = "javascript:alert(3)"
     full["sources"][0]["licence"] = attack
     full["tornado"][0]["input"] = attack
-    page = render_html(full)
+    page = render_html(typed(full))
     assert "<script" not in page  # no script at all: the report runs no JavaScript
     assert "<img src=x" not in page
     assert 'href="javascript:' not in page
@@ -232,7 +235,7 @@ def test_strings_from_proposals_and_sources_are_escaped(full: dict[str, Any]) ->
     full["recommendation"]["reason"] = attack
     full["recommendation"]["what_would_change_it"][0]["text"] = attack
     full["candidates"][-1]["exclusion_reason"] = attack
-    assert "<script" not in render_html(full)
+    assert "<script" not in render_html(typed(full))
 
 
 def test_self_contained_no_network_reference(page: str) -> None:
@@ -258,7 +261,7 @@ def test_the_real_bundled_example_renders(tmp_path: Path) -> None:
                        now=datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
     assert code == 0
     result = json.loads(out.getvalue())
-    page = render_html(result)
+    page = render_html(typed(result))
     assert set(SECTIONS) <= ids(page)
     for c in result["candidates"]:
         assert f'id="candidate-{c["id"]}"' in page
@@ -310,9 +313,10 @@ def test_no_eligible_candidate_says_so_on_the_first_screen(full: dict[str, Any])
     for c in full["candidates"]:
         c["eligible"], c["pareto_rank"] = False, None
         c["exclusion_reason"] = "sovereignty level 1 is below the policy minimum 4"
-    full["recommendation"] = {"candidate": None, "reason": "no candidate is eligible",
-                              "runner_up": None, "excluded": [], "what_would_change_it": []}
-    page = render_html(full)
+    full["recommendation"] = {**full["recommendation"], "candidate": None,
+                              "reason": "no candidate is eligible", "runner_up": None,
+                              "excluded": [], "what_would_change_it": []}
+    page = render_html(typed(full))
     rec = section(page, "recommendation")
     assert "No candidate to recommend" in rec and "no candidate is eligible" in rec
     excluded = section(page, "excluded")
@@ -323,6 +327,6 @@ def test_no_eligible_candidate_says_so_on_the_first_screen(full: dict[str, Any])
 
 def test_the_demand_is_said_in_words(full: dict[str, Any]) -> None:
     full["demand"] = {"tokens_per_day": 500_000_000.0, "peak_factor": 2.0, "headroom": 0.25}
-    sizing = section(render_html(full), "sizing")
+    sizing = section(render_html(typed(full)), "sizing")
     assert ("Demand: 500,000,000 output tokens a day, peak 2 x the daily mean, 25% headroom."
             in sizing)

@@ -27,11 +27,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import json
 
     from reports.html.report import write_html
-    from tests.reports.conftest import FIXTURES
+    from tests.reports.conftest import FIXTURES, typed
 
     result: dict[str, Any] = json.loads((FIXTURES / "result_full.json").read_text("utf-8"))
     path = tmp_path_factory.mktemp("report") / "scorecard.html"
-    write_html(result, path)
+    write_html(typed(result), path)
     return path
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from reports.frames import GLANCE_ROWS, shortlist
 from reports.summary import print_summary
+from tests.reports.conftest import fragment, typed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
@@ -28,15 +29,16 @@ def test_a_large_proposal_keeps_the_answer_the_frontier_and_the_cheapest() -> No
                      eligible=i not in (48, 49)) for i in range(50)]
     result = {"candidates": candidates,
               "recommendation": {"candidate": "c00", "runner_up": "c01"}}
-    kept, left_out = shortlist(result, 8)
+    kept, left_out = shortlist(fragment(result), 8)
     # 2 (answer) + 2 (frontier) + the 4 cheapest eligible: c47, c46, c45, c44
-    assert [c["id"] for c in kept] == ["c00", "c01", "c10", "c11", "c44", "c45", "c46", "c47"]
+    assert [c.id for c in kept] == ["c00", "c01", "c10", "c11", "c44", "c45", "c46", "c47"]
     assert left_out == 42
 
 
 def test_a_proposal_within_the_limit_is_whole() -> None:
     candidates = [_c(i, 1.0) for i in range(3)]
-    assert shortlist({"candidates": candidates}, 8) == (candidates, 0)
+    result = fragment({"candidates": candidates})
+    assert shortlist(result, 8) == (result.candidates, 0)
 
 
 def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
@@ -47,7 +49,7 @@ def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
                             for c in result["candidates"]]
     result["recommendation"]["candidate"] += "-0"
     console = Console(record=True, width=200)
-    print_summary(result, console)
+    print_summary(typed(result), console)
     text = console.export_text()
     assert GLANCE_ROWS == 30
     assert "30 of 42 candidates are listed, chosen in this priority: the recommendation" in text
@@ -65,8 +67,8 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
                         for r in result["sizing"]]
     result["recommendation"]["candidate"] += "-0"
     monkeypatch.setattr(report, "SCORECARD_ROWS_MAX", 10)
-    page = report.render_html(result)
-    kept = {c["id"] for c in shortlist(result, 10)[0]}
+    page = report.render_html(typed(result))
+    kept = {c.id for c in shortlist(typed(result), 10)[0]}
     assert result["recommendation"]["candidate"] in kept and len(kept) == 10
 
     def ids_in(table_id: str) -> set[str]:

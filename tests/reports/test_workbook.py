@@ -29,7 +29,7 @@ from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
 from reports.frames import value
 from schemas.outputs import OUTPUTS
 from tests.proposals import candidate, proposal
-from tests.reports.conftest import FIXTURES
+from tests.reports.conftest import FIXTURES, typed
 
 formulas = pytest.importorskip("formulas", reason="formulas (a dev dependency) evaluates it")
 
@@ -151,14 +151,14 @@ def check_every_step(book: Book, result: dict[str, Any]) -> int:
         if label not in headers:
             continue
         letter = book.column("Scorecard", label)
-        for row, item in enumerate(result["candidates"], start=2):
+        for row, item in enumerate(typed(result).candidates, start=2):
             cell = book.cells["Scorecard"][f"{letter}{row}"]
-            assert cell.data_type == "f", (step.name, item["id"])  # a formula
+            assert cell.data_type == "f", (step.name, item.id)  # a formula
             got = book.computed("Scorecard", f"{letter}{row}")
             expected = value(item, step.name)
             checked += 1
             if not same(got, expected):
-                wrong.append((step.name, item["id"], got, expected))
+                wrong.append((step.name, item.id, got, expected))
     assert wrong == []
     for name in COMPUTED:  # the figures are all there
         assert OUTPUTS[name].label in headers, name
@@ -178,7 +178,7 @@ def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
 def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
     result = json.loads(EXAMPLE.read_text("utf-8"))
     path = tmp_path_factory.mktemp("example") / "example.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     return result, Book(path)
 
 
@@ -192,7 +192,7 @@ def scored(text: str, folder: Path) -> tuple[dict[str, Any], Book]:
                        json_out=True)
     assert code == 0
     result = json.loads(out.getvalue())
-    write_xlsx(result, folder / "scorecard.xlsx")
+    write_xlsx(typed(result), folder / "scorecard.xlsx")
     return result, Book(folder / "scorecard.xlsx")
 
 

@@ -21,14 +21,14 @@ from openpyxl.workbook.workbook import Workbook
 
 from reports.files.xlsx import write_xlsx
 from schemas.outputs import OUTPUTS
-from tests.reports.conftest import FIXTURES
+from tests.reports.conftest import FIXTURES, typed
 
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> Workbook:
     result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
     path = tmp_path_factory.mktemp("format") / "example.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     return load_workbook(path)
 
 
@@ -118,7 +118,7 @@ def test_written_in_a_fraction_of_a_second_is_not_asserted(tmp_path: Path) -> No
     result["candidates"] = [dict(c, id=f"{c['id']}-{i}") for i in range(30)
                             for c in result["candidates"]]
     path = tmp_path / "many.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     assert load_workbook(path, read_only=True)["Scorecard"].max_row == 1 + 30 * 7
 
 
@@ -215,7 +215,7 @@ def test_numbers_read_back_as_the_engine_s_doubles(tmp_path: Path) -> None:
     digits (xlsxwriter's write_number) it would read back as 3.168."""
     result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
     path = tmp_path / "exact.xlsx"
-    write_xlsx(result, path)
+    write_xlsx(typed(result), path)
     breakdown = load_workbook(path, read_only=True)["Breakdown"]
     rows = list(breakdown.iter_rows(values_only=True))
     cpm = rows[0].index(OUTPUTS["cpm_eur_per_mtok"].label)

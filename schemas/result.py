@@ -1,0 +1,411 @@
+"""The result contract: the `scorecard run --json` document (scorecard.json, docs/reports.md) as
+typed models. The engine builds a `Result`, every report reads one, a stored run is read back
+with `Result.model_validate_json`, and docs/result.schema.json is generated from it.
+
+The document is written with the keys it was built with (`document`): a key that is absent
+in some results (a candidate's `sizing` without a demand, `monthly_cost_reason` with one, the
+demand keys not given, a source's `source`) is left out rather than written as null. Keys
+added after the first results were stored have defaults, so an older stored result still
+reads; the published schema requires every key but those that may be absent (`_absent`).
+`Result` and `CandidateResult` allow more keys than they name (the contract is extended, never
+narrowed); every other object is closed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+#: a number as it was computed or read: an integer stays one (4400 is not written 4400.0)
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+#: a figure: a number, or null when it cannot be computed (its reason in the notes)
+Figure = Number | None
+#: a value of a free-form column (a candidate's `detail`)
+Scalar = str | bool | int | float | None
+
+
+def _absent(*names: str) -> Any:
+    """A json_schema_extra that leaves `names` out of the schema's required keys: they are
+    absent from some documents."""
+    def drop(schema: dict[str, Any]) -> None:
+        schema["required"] = [k for k in schema.get("required", []) if k not in names]
+        if not schema["required"]:
+            del schema["required"]
+    return drop
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+
+
+class Range(_Closed):
+    """A figure known only within bounds: triangular(low, mode, high)."""
+
+    low: Number
+    mode: Number
+    high: Number
+
+
+class Source(_Closed):
+    """A cited source: a reference-table row, a market snapshot or an evidence file."""
+
+    model_config = ConfigDict(json_schema_extra=_absent("source"))
+
+    kind: str
+    subject: str
+    url: str | None
+    date: str | None
+    licence: str | None
+    snapshot_sha256: str | None
+    #: the citation of hardware declared in the proposal
+    source: str | None = None
+
+
+class Slo(_Closed):
+    """The proposal's SLO (docs/proposal.md)."""
+
+    ttft_ms: Number
+    tpot_ms: Number | None
+    max_itl_ms: Number | None
+    attainment: Number
+    ttft_p99_ms: Number | None
+    tpot_p99_ms: Number | None
+
+
+class Weights(_Closed):
+    """`policy.choose = { weights = {...} }`: a weighted score over the objectives."""
+
+    weights: dict[str, Number]
+
+
+class QualityPolicy(_Closed):
+    reference: str
+    tasks: list[str]
+    max_drop: Number
+
+
+class Policy(_Closed):
+    """The proposal's policy (docs/proposal.md). Defaults: keys a result stored before them
+    lacks, at the proposal's defaults."""
+
+    min_sovereignty: int
+    allow_estimates: bool = True
+    objectives: list[str]
+    choose: str | Weights = "cpm"
+    token_basis: Literal["output", "total"] = "output"
+    quality: QualityPolicy | None = None
+
+
+class Demand(_Closed):
+    """The proposal's demand, the keys it gives (redundancy_instances when above 0)."""
+
+    model_config = ConfigDict(json_schema_extra=_absent(
+        "tokens_per_day", "requests_per_s", "prompt_tokens", "output_tokens",
+        "prompt_tokens_p95", "output_tokens_p95", "redundancy_instances"))
+
+    tokens_per_day: Number | Range | None = None
+    requests_per_s: Number | Range | None = None
+    prompt_tokens: Number | None = None
+    output_tokens: Number | None = None
+    prompt_tokens_p95: Number | None = None
+    output_tokens_p95: Number | None = None
+    peak_factor: Number | Range
+    headroom: Number | Range
+    redundancy_instances: int | None = None
+
+
+class UncertaintySettings(_Closed):
+    draws: int
+    seed: int
+    distribution: str
+
+
+class Input(_Closed):
+    """One input of a candidate's figures: its value (a range's low, mode, high), grade, the
+    proposal key or market row it comes from, its source."""
+
+    input: str
+    unit: str | None
+    low: Figure
+    mode: Figure
+    high: Figure
+    grade: str | None
+    key: str
+    source: str | None
+
+
+class Percentiles(_Closed):
+    p5: Figure
+    p50: Figure
+    p95: Figure
+
+
+class Formula(_Closed):
+    """A metric step with its unit and the formula the engine computes it with."""
+
+    name: str
+    unit: str
+    formula: str
+
+
+class EvidenceConfiguration(_Closed):
+    """One engine configuration of a candidate's benchmark evidence (runs are pooled only
+    within one): its settings (docs/evidence.md, Configurations), the GPUs it records, its
+    output-token goodput under the SLO at its operating point (the knee of its own sweep, else
+    its run or the mean of its runs at one level) in total and per GPU (on its recorded GPU
+    count, else the candidate's gpu_count), the knee's concurrency, whether some load level
+    meets the SLO, whether the candidate takes it, and how many runs it holds."""
+
+    configuration: dict[str, str]
+    label: str
+    gpus: int | None
+    goodput_tokens_per_s: Figure
+    goodput_per_gpu_tokens_per_s: Figure
+    knee_concurrency: Figure
+    passes: bool
+    chosen: bool
+    runs: int
+
+
+class QualityTask(_Closed):
+    """One task of policy.quality: the candidate's score, the reference's, the drop (positive
+    = worse; reference - value, or value - reference where lower is better), the combined
+    standard error sqrt(se^2 + se_ref^2), and whether drop - stderr <= max_drop. Without a
+    policy the value and its stderr only."""
+
+    task: str
+    metric: str
+    value: Figure
+    reference_value: Figure
+    drop: Figure
+    stderr: Figure
+    within_tolerance: bool | None
+
+
+class Quality(_Closed):
+    """A candidate's quality evidence (lm-evaluation-harness) against policy.quality's
+    reference candidate (null without a policy)."""
+
+    reference: str | None
+    tasks: list[QualityTask]
+    grade: Literal["measured"]
+
+
+class CandidateSizing(_Closed):
+    """A candidate's fleet at the demand: instances for the peak, what is billed, its cost a
+    month (the margins' share in it, a TCO's total over its amortisation), its yearly energy
+    and carbon, and the request-level figures beside them (null without a request shape).
+    Defaults: keys a result stored before them lacks."""
+
+    capacity: Literal["provisioned", "elastic"]
+    instances: int | None
+    billed_instances: Figure
+    utilisation: Figure
+    monthly_cost_eur: Figure
+    headroom_instances: int | None = None
+    monthly_headroom_cost_eur: Figure = None
+    monthly_redundancy_cost_eur: Figure = None
+    period_cost_eur: Figure = None
+    annual_mwh: Figure
+    annual_tco2e: Figure
+    littles_law_instances: int | None = None
+    request_duration_s: Figure = None
+    replica_requests_per_s: Figure = None
+    request_tpot_s: Figure = None
+    request_duration_p95_s: Figure = None
+
+
+class SizingRow(CandidateSizing):
+    """`sizing`: one candidate's fleet, named."""
+
+    candidate: str
+
+
+class CandidateResult(_Open):
+    """One candidate: the contract keys (pipeline/engine/scorecard.py CONTRACT_KEYS), then
+    what the reports read. Defaults: keys a result stored before them lacks."""
+
+    model_config = ConfigDict(json_schema_extra=_absent("sizing"))
+
+    id: str
+    label: str
+    deployment: Literal["on_prem", "cloud"]
+    provider: str
+    zone: str
+    tokens_per_s: Figure
+    tokens_per_s_grade: str | None
+    cost_eur_per_hour: Figure
+    cpm_eur_per_mtok: Figure
+    energy_j_per_token: Figure
+    energy_boundary: str | None
+    facility_kwh_per_mtok: Figure
+    electricity_eur_per_mtok: Figure
+    carbon_gco2e_per_mtok: Figure
+    sovereignty_level: int = Field(ge=0, le=4)
+    eligible: bool
+    exclusion_reason: str | None
+    pareto_rank: int | None
+    dominated_by: list[str] | None
+    capacity: Literal["provisioned", "elastic"] | None = None
+    token_basis: Literal["output", "total"] | None = None
+    notes: list[str]
+    #: metric -> its p5, p50, p95 over the Monte Carlo draws (null: the metric had no draws)
+    uncertainty: dict[str, Percentiles | None] = Field(default_factory=dict)
+    p_frontier: Figure = None
+    sovereignty_reasons: list[str] = Field(default_factory=list)
+    embodied_gco2e_per_mtok: Figure = None
+    #: the zone's sub-daily prices and intensities weighted by the workload profile, and the
+    #: electricity and carbon per Mtok from them (null without sub-daily data)
+    wholesale_eur_per_kwh_profile: Figure = None
+    grid_gco2e_per_kwh_profile: Figure = None
+    electricity_eur_per_mtok_time_matched: Figure = None
+    carbon_gco2e_per_mtok_time_matched: Figure = None
+    #: every configuration of the benchmark evidence ([] without throughput evidence)
+    evidence_configurations: list[EvidenceConfiguration] = Field(default_factory=list)
+    #: the settings of the configuration taken (null without throughput evidence)
+    evidence_configuration: dict[str, str] | None = None
+    #: quality evidence against the reference (null without quality evidence)
+    quality: Quality | None = None
+    #: the fleet at the demand (absent without a demand)
+    sizing: CandidateSizing | None = None
+    inputs: list[Input] = Field(default_factory=list)
+    #: every other column of the candidate's row: the metric steps, grades and sources
+    detail: dict[str, Scalar]
+
+
+class PairwiseScope(_Closed):
+    """The candidates `pairwise` compares, every pair among them, and the rule that chose them."""
+
+    metric: str
+    candidates: list[str]
+    pairs: int
+    rule: str
+
+
+class Pairwise(_Closed):
+    """P(a's metric < b's) over the Monte Carlo draws."""
+
+    a: str
+    b: str
+    metric: str
+    p_a_lower: Figure
+
+
+class Tornado(_Closed):
+    """A candidate's metric with one input at its low and at its high, the others at their
+    modes."""
+
+    candidate: str
+    metric: str
+    input: str
+    low: Number
+    high: Number
+    metric_at_low: Figure
+    metric_at_high: Figure
+    swing: Figure
+
+
+class CurvePoint(_Closed):
+    tokens_per_day: Number
+    cpm_eur_per_mtok: Figure
+
+
+class BreakEven(_Closed):
+    """An on-prem candidate's CPM over one instance's daily volume, the cloud candidate and CPM
+    it is compared with, and the volume where they meet (null when they never do)."""
+
+    candidate: str
+    versus: str
+    versus_cpm_eur_per_mtok: Figure
+    tokens_per_day: Figure
+    curve: list[CurvePoint]
+
+
+class Excluded(_Closed):
+    id: str
+    reason: str | None
+
+
+class CostSplit(_Closed):
+    """A TCO candidate's month: its capital annuity and the rest."""
+
+    capex_eur_per_month: Figure
+    opex_eur_per_month: Figure
+
+
+class Change(_Closed):
+    """An input crossing that would make the runner-up the choice (docs/decision.md)."""
+
+    key: str
+    input: str
+    unit: str
+    candidates: list[str]
+    current: Number
+    threshold: Number
+    direction: str
+    within_stated_range: bool
+    text: str
+
+
+class Recommendation(_Closed):
+    """The one answer at the demand (docs/decision.md, the recommendation)."""
+
+    model_config = ConfigDict(json_schema_extra=_absent("monthly_cost_reason"))
+
+    candidate: str | None
+    rule: str
+    runner_up: str | None
+    excluded: list[Excluded]
+    monthly_cost_eur: Figure
+    annual_cost_eur: Figure
+    cost_split: CostSplit | None
+    what_would_change_it: list[Change]
+    p_chosen_cheapest: Figure
+    reason: str
+    #: why there is no monthly cost (present only without a demand)
+    monthly_cost_reason: str | None = None
+
+
+class Result(_Open):
+    """The `scorecard run --json` document (scorecard.json). Defaults: keys a result stored
+    before them lacks."""
+
+    proposal: str
+    #: sha256 of the parsed proposal: with the name, the identity runs are stored under
+    proposal_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    vintage: str = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")
+    generated_at: str
+    code_version: str
+    sources: list[Source]
+    slo: Slo
+    policy: Policy
+    example_data: bool
+    uncertainty: UncertaintySettings | None = None
+    pairwise: list[Pairwise] = Field(default_factory=list)
+    #: which pairs `pairwise` gives: every pair up to 40 eligible candidates, beyond that the
+    #: chosen candidate, the runner-up and the frontier
+    pairwise_scope: PairwiseScope | None = None
+    tornado: list[Tornado] = Field(default_factory=list)
+    sizing: list[SizingRow] = Field(default_factory=list)
+    demand: Demand | None = None
+    break_even: list[BreakEven] = Field(default_factory=list)
+    recommendation: Recommendation | None = None
+    token_basis: Literal["output", "total"] = "output"
+    #: every metric step in evaluation order ([]: a result stored before the key)
+    formulas: list[Formula] = Field(default_factory=list)
+    candidates: list[CandidateResult]
+
+    def document(self) -> dict[str, Any]:
+        """The document as plain data, with the keys it was built or read with:
+        `pipeline.workspace.dumps` writes it."""
+        return self.model_dump(exclude_unset=True)
+
+
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema of the document the engine writes."""
+    return Result.model_json_schema(mode="serialization")
