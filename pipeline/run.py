@@ -26,6 +26,7 @@ from pipeline.compare import DiffError, diff
 from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
 from pipeline.engine.scorecard import compute, to_contract
+from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve
 from pipeline.store import caches
 from pipeline.workspace import (
@@ -182,22 +183,25 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                 if json_out:
                     sys.stdout.write(document)
                     return 0
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / "scorecard.json").write_text(document, encoding="utf-8")
-                print_summary(result)
-                try:
-                    # charts and the scorecard table already rendered from the same inputs
-                    # come from the store
-                    with rendering_cache(caches.ChartCache(o.con)), \
-                            table_cache(caches.TableCache(o.con)):
-                        written = write_outputs(result, folder, pdf=pdf, diff=change,
-                                                plain_result=True)
-                except (ChromiumMissing, ChromiumFailed) as err:
-                    _error(f"{err}\n(the other files were written to {folder})")
-                    return 1
+                with replaced(folder) as staging:
+                    (staging / "scorecard.json").write_text(document, encoding="utf-8")
+                    print_summary(result)
+                    try:
+                        # charts and the scorecard table already rendered from the same
+                        # inputs come from the store
+                        with rendering_cache(caches.ChartCache(o.con)), \
+                                table_cache(caches.TableCache(o.con)):
+                            written = write_outputs(result, staging, pdf=pdf, diff=change,
+                                                    plain_result=True)
+                    except (ChromiumMissing, ChromiumFailed) as err:
+                        _error(f"{err}\n(the other files were written to {folder})")
+                        return 1
     except UserError as err:
         _error(str(err))
         return err.code
+    except (FolderBusy, NotAFolder) as err:
+        _error(str(err))
+        return 1
 
     print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
     print(f"published as the scorecard of {result.vintage} for {result.proposal!r} "

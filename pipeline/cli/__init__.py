@@ -7,6 +7,7 @@ Imports of polars, duckdb, great-tables and the engine happen inside the command
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,9 @@ import typer
 class _Scorecard(typer.Typer):
     """The app, with the last word on errors that escape a command: the store in use by
     another process exits 1 on one line; a Ctrl-C exits 130 saying "interrupted" (typer's
-    code for a KeyboardInterrupt, also when DuckDB reports it as its error); an unexpected
+    code for a KeyboardInterrupt, also when DuckDB reports it as its error), a SIGTERM 143
+    saying "terminated" (it is raised as a KeyboardInterrupt, so whatever a Ctrl-C undoes,
+    it undoes: a load rolled back, a half-written report folder removed); an unexpected
     exception exits 3 with a one-line summary, the traceback only under `scorecard --debug`
     (or SCORECARD_DEBUG=1)."""
 
@@ -31,11 +34,12 @@ class _Scorecard(typer.Typer):
         # either: `_options` turns it back on before any command (`frozen_imports` then
         # turns it off for its own imports)
         gc.disable()
+        signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return super().__call__(*args, **kwargs)
         except SystemExit as done:
             if done.code == INTERRUPTED:  # typer's exit for a KeyboardInterrupt, silent
-                print("interrupted", file=sys.stderr)
+                raise SystemExit(_cut_short()) from None
             raise
         except Exception as error:  # the last word: never a bare traceback
             raise SystemExit(last_word(error, self.debug)) from None
@@ -44,13 +48,27 @@ class _Scorecard(typer.Typer):
 #: The exit code of a command cut short by Ctrl-C (128 + SIGINT, typer's for a
 #: KeyboardInterrupt).
 INTERRUPTED = 130
+#: The exit code of a command cut short by SIGTERM (128 + SIGTERM).
+TERMINATED = 143
+_SIGTERMS: list[int] = []  # the SIGTERMs this process received
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _SIGTERMS.append(signum)
+    raise KeyboardInterrupt
+
+
+def _cut_short() -> int:
+    """Say why the command stopped early (a SIGTERM, else a Ctrl-C) and return its code."""
+    print("terminated" if _SIGTERMS else "interrupted", file=sys.stderr)
+    return TERMINATED if _SIGTERMS else INTERRUPTED
 
 
 def last_word(error: Exception, debug: bool = False) -> int:
     """Say what `error` was on one line of stderr and return the exit code: 1 for a store
     that cannot be used (in use by another scorecard process, not a DuckDB file),
-    `INTERRUPTED` for a Ctrl-C that DuckDB reported as its error, 3 for anything unexpected
-    (a bug)."""
+    `INTERRUPTED` for a Ctrl-C that DuckDB reported as its error (`TERMINATED` for a
+    SIGTERM), 3 for anything unexpected (a bug)."""
     import os
     import traceback
 
@@ -61,8 +79,7 @@ def last_word(error: Exception, debug: bool = False) -> int:
     from sources.text import one_line
 
     if interrupted(error):
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _cut_short()
     if isinstance(error, StoreError):
         print(one_line(str(error)), file=sys.stderr)
         return 1

@@ -21,7 +21,9 @@ each one line naming the path), 2 no usable market data (or a source
 failed in `ingest`, or one not ready in `ingest --check`; also a mistyped command line: an
 unknown option or a value outside its choices, with a usage line), 3 an unexpected error (a
 bug: one line, the traceback with `--debug`), 130 interrupted (Ctrl-C: "interrupted" on
-stderr; a load cut short is rolled back, nothing recorded).
+stderr; a load cut short is rolled back, nothing recorded), 143 terminated (SIGTERM, undone
+as a Ctrl-C is, "terminated" on stderr). A report folder is replaced whole: the old set of
+files or the new one, never a mix.
 """
 
 
