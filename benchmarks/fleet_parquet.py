@@ -14,8 +14,8 @@ of the 8th day):
   1. scan: DuckDB's own aggregate over the files (`count(*)`, `avg(power_w)` per GPU);
   2. bare: DuckDB's own trapezoid over the files (one `lead()` window per GPU, summed), the
      least any energy over them can cost;
-  3. ours: `scorecard evidence add --parquet DIR --json` (`pipeline.evidence.fleet`: the
-     rules of pipeline/evidence/energy.py: method, gaps, edges, resets).
+  3. ours: `scorecard evidence add --parquet DIR --json` (`pipeline.evidence.power.fleet`: the
+     rules of pipeline/evidence/power/energy.py: method, gaps, edges, resets).
 
 It prints each figure and the ratio of ours to both baselines of the same run. Targets
 (issue 18): peak RSS <= 2 GB, time <= 2x DuckDB's own aggregate.

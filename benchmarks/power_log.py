@@ -79,10 +79,10 @@ def child(what: str, log: Path, db: Path) -> None:
     elif what == "phases":
         import resource
 
-        from pipeline.evidence.hashing import HashedAhead
+        from pipeline.evidence.power.hashing import HashedAhead
 
         hashed = HashedAhead([log])  # as the command does: hashed while the rest imports
-        from pipeline.evidence.power import add_power_logs
+        from pipeline.evidence.power.logs import add_power_logs
         from pipeline.store import connect
 
         imported = time.perf_counter()

@@ -18,7 +18,7 @@ import duckdb
 
 from pipeline import store
 from pipeline.engine.resolved import Market
-from pipeline.evidence.energy import EnergyError
+from pipeline.evidence.power.energy import EnergyError
 from pipeline.ingest.bundled import is_loaded, load_bundled
 from pipeline.inputs import read_market
 from schemas import proposal as proposal_file

@@ -4,7 +4,7 @@
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
   point (pipeline.evidence.inspection).
 - `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add); with
-  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.fleet).
+  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.power.fleet).
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
 is fast; pipeline/cli/__init__.py mounts `evidence_app` as `scorecard evidence`. The format
@@ -143,7 +143,6 @@ def inspect_command(
     logs alone: their devices, samples, span, gaps, mean and peak W and energy."""
     import duckdb
 
-    from pipeline.evidence.energy import EnergyError
     from pipeline.evidence.files import split_files
     from pipeline.evidence.goodput import Slo
     from pipeline.evidence.inspection import (
@@ -152,6 +151,7 @@ def inspect_command(
         power_table,
         report_table,
     )
+    from pipeline.evidence.power.energy import EnergyError
     from pipeline.store import StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
@@ -232,7 +232,7 @@ def add_command(
                         "--window-end, --json), not both")
         _fleet(parquet, window_start, window_end, as_json)
         return
-    from pipeline.evidence.hashing import HashedAhead
+    from pipeline.evidence.power.hashing import HashedAhead
 
     hashed = HashedAhead(paths or [])  # big files hashed while the rest imports
     import duckdb
@@ -266,8 +266,8 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
 
     import duckdb
 
-    from pipeline.evidence.energy import EnergyError
-    from pipeline.evidence.fleet import power_from_parquet
+    from pipeline.evidence.power.energy import EnergyError
+    from pipeline.evidence.power.fleet import power_from_parquet
 
     try:
         if (start is None) != (end is None):

@@ -4,12 +4,12 @@ into the store.
 `add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None, hashed=None)
 -> ([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
 split_files`; benchmark results loaded by `pipeline.evidence.bench.add_bench_files` (runs and
-requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.
+requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.logs.
 add_power_logs` (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`,
 each file's bytes kept as a raw snapshot: adding the same file twice changes nothing; invalid
 rows load nothing (ValidationFailed, raised by the readers' validation before any row is
 written). `notes` names the files of folders that are neither and were skipped. `hashed`
-(`pipeline.evidence.hashing.HashedAhead`) holds the digests of big files hashed beforehand.
+(`pipeline.evidence.power.hashing.HashedAhead`) holds the digests of big files hashed beforehand.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 from pipeline.evidence.bench import add_bench_files
 from pipeline.evidence.files import split_files
-from pipeline.evidence.hashing import HashedAhead
-from pipeline.evidence.power import add_power_logs
+from pipeline.evidence.power.hashing import HashedAhead
+from pipeline.evidence.power.logs import add_power_logs
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,

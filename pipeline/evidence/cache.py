@@ -14,7 +14,7 @@ it; `scorecard run`/`explain`/`diff` hand over the store they opened, when it is
   path, fmt, tz, runs)`. A run's gaps (`itls_s`, often 1e7 values) are not kept:
   their percentiles over the default window are (`BenchRun.itl_summary`, computed by
   `run_metrics`), with a per-request `gaps_known` flag; a `--window` read parses the file.
-- The same store is where `pipeline.evidence.power` reads back the samples of a power log
+- The same store is where `pipeline.evidence.power.logs` reads back the samples of a power log
   `evidence add` loaded (unchanged size and modification time, same format and timezone)
   instead of parsing the file.
 - `known_digest(con, path) -> sha256 | None`: the digest recorded for a file whose size and

@@ -11,7 +11,7 @@ J/token at their operating point, and the report as the table the command prints
   `run_notes` are added to every run's notes; `cache`, a store, is where files `evidence add`
   loaded are read back from (`pipeline.evidence.cache`).
 - `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None, cache=None) -> dict`: the
-  power log's energy over a `ThroughputEvidence` window (`pipeline.evidence.power`) and J per
+  power log's energy over a `ThroughputEvidence` window (`pipeline.evidence.power.logs`) and J per
   goodput token and per output token of that window (DESIGN section 7).
 - `power_summary(paths, *, tz=None, fmt=None) -> {"power_log": {...}}` and
   `power_table(report) -> str`: power logs inspected alone (devices, samples, span, gaps,
@@ -34,10 +34,10 @@ from typing import Any
 import polars as pl
 
 from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
-from pipeline.evidence.energy import EnergyError, window_energy
 from pipeline.evidence.goodput import Slo
-from pipeline.evidence.measured import PowerEvidence
-from pipeline.evidence.power import power_from_evidence, power_from_snapshots, read_power_files
+from pipeline.evidence.power.energy import EnergyError, window_energy
+from pipeline.evidence.power.logs import power_from_evidence, power_from_snapshots, read_power_files
+from pipeline.evidence.power.measured import PowerEvidence
 from schemas.table import ValidationFailed
 
 

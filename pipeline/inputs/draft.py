@@ -4,6 +4,7 @@ evidence files are (inside the proposal's folder unless the proposal allows othe
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +39,29 @@ class Draft:
 
     def evidence_path(self, text: str, key: str) -> Path:
         """The evidence file or folder `text` names, relative to the proposal's folder, which
-        it must stay inside (symbolic links followed) unless the proposal sets
-        `allow_outside = true`: `evidence = "../../etc"` is refused."""
+        it must stay inside (symbolic links followed), as must every symbolic link inside the
+        folder, unless the proposal sets `allow_outside = true`: `evidence = "../../etc"`, or
+        a folder holding a link to /etc, is refused."""
         folder = Path(self.path).parent
         path = folder / text  # an absolute `text` replaces the folder
         if not path.exists():
             raise self.error(key, f"no such file or folder: {path}")
-        if not self.proposal.allow_outside and not path.resolve().is_relative_to(
-                folder.resolve()):
-            raise self.error(key, f"{text!r} leads outside the proposal's folder "
-                             f"({folder.resolve()}): move the evidence beside the proposal, "
-                             "or set allow_outside = true at the top of the proposal")
+        if not self.proposal.allow_outside:
+            inside = folder.resolve()
+            if not path.resolve().is_relative_to(inside):
+                raise self.outside(key, repr(text), inside)
+            links = sorted(p for p in path.rglob("*") if p.is_symlink()) if path.is_dir() else []
+            for link in links:
+                if not (target := Path(os.path.realpath(link))).is_relative_to(inside):
+                    shown = (Path(text) / link.relative_to(path)).as_posix()
+                    raise self.outside(key, f"{shown!r} (a symbolic link to {target})", inside)
         self.prov.folder = str(folder)  # the files read are listed relative to it
         return path
+
+    def outside(self, key: str, what: str, folder: Path) -> ProposalError:
+        return self.error(key, f"{what} leads outside the proposal's folder ({folder}): move "
+                          "the evidence beside the proposal, or set allow_outside = true at "
+                          "the top of the proposal")
 
     def gpu_row(self) -> dict[str, Any]:
         """The candidate's accelerator: the market's hardware table, or a `[hardware.NAME]`

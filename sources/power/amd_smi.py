@@ -3,11 +3,13 @@
 Stream: header `timestamp,gpu,...,socket_power,...`; `timestamp` integer epoch s (UTC),
 `socket_power` W, `N/A` cells, list cells quoted as Python reprs, a blank line between ticks
 and the header possibly repeated (dropped). A `total_energy_consumption` column (J), when
-present, is read as a counter; AMD counters reset (a drop is handled in pipeline.evidence.energy).
+present, is read as a counter; AMD counters reset (a drop is handled in
+pipeline.evidence.power.energy).
 
 `amd-smi metric -E --csv` (`gpu,total_energy_consumption`, J) has no time: `parse` refuses it;
-read a start/end pair with `parse_snapshot` and `pipeline.evidence.power.power_from_snapshots`,
-which places them at the benchmark window's edges.
+read a start/end pair with `parse_snapshot` and
+`pipeline.evidence.power.logs.power_from_snapshots`, which places them at the benchmark window's
+edges.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.evidence.energy import EnergyError, Window, joules_per_token, window_energy
+from pipeline.evidence.power.energy import EnergyError, Window, joules_per_token, window_energy
 from sources.power import dcgm, nvidia_smi
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "power"

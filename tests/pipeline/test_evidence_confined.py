@@ -1,6 +1,7 @@
 """Evidence paths stay inside the proposal's folder: `evidence = "../../etc"`, an absolute
-path elsewhere or a symbolic link out are refused naming the key (exit 1), unless the
-proposal sets `allow_outside = true`; a file beside the proposal is read."""
+path elsewhere, a symbolic link out, or one inside an evidence folder are refused naming the
+key (exit 1), unless the proposal sets `allow_outside = true`; a file beside the proposal, or
+a link inside the folder to one, is read."""
 
 from __future__ import annotations
 
@@ -57,3 +58,48 @@ def test_allow_outside_reads_it_and_a_copy_beside_is_read(tmp_path: Path) -> Non
         assert code == 0, output
         (lab,) = json.loads(output[output.index("{"):])["candidates"]
         assert lab["tokens_per_s"] == pytest.approx(80.0)
+
+
+def knee(output: str) -> float:
+    (lab,) = json.loads(output[output.index("{"):])["candidates"]
+    return float(lab["tokens_per_s"])
+
+
+def test_a_symlink_in_an_evidence_folder_leading_out_is_refused(tmp_path: Path) -> None:
+    # bench/ holds two of the sweep's runs; the third, concurrency 2 (the knee: 80 tokens/s,
+    # 40 without it), is a link to a copy outside the proposal's folder
+    bench, elsewhere = tmp_path / "proposal" / "bench", tmp_path / "elsewhere"
+    name = next(p.name for p in SWEEP.iterdir() if "concurrency2" in p.name)
+    shutil.copytree(SWEEP, bench, ignore=shutil.ignore_patterns(name))
+    shutil.copytree(SWEEP, elsewhere)
+    target = elsewhere / name
+    (bench / name).symlink_to(target)
+    code, output = run(tmp_path, proposal("bench"))
+    assert code == 1, output
+    flat = "".join(output.split())  # the message as one line, wherever it wraps
+    assert "throughput.evidence" in flat and "leadsoutsidetheproposal'sfolder" in flat
+    assert f"bench/{name}" in flat and str(target) in flat
+    # allowed, the link is read
+    code, output = run(tmp_path, proposal("bench", allow=True))
+    assert code == 0, output
+    assert knee(output) == pytest.approx(80.0)
+    # the same file moved inside the proposal's folder, the link to it is read
+    shutil.move(elsewhere, tmp_path / "proposal" / "runs")
+    (bench / name).unlink()
+    (bench / name).symlink_to(tmp_path / "proposal" / "runs" / name)
+    code, output = run(tmp_path, proposal("bench"))
+    assert code == 0, output
+    assert knee(output) == pytest.approx(80.0)
+
+
+def test_a_symlinked_folder_in_an_evidence_folder_leading_out_is_refused(
+        tmp_path: Path) -> None:
+    bench, elsewhere = tmp_path / "proposal" / "bench", tmp_path / "elsewhere"
+    shutil.copytree(SWEEP, bench)
+    elsewhere.mkdir()
+    (bench / "more").symlink_to(elsewhere)
+    code, output = run(tmp_path, proposal("bench"))
+    assert code == 1, output
+    flat = "".join(output.split())
+    assert "leadsoutsidetheproposal'sfolder" in flat
+    assert "bench/more" in flat and str(elsewhere) in flat

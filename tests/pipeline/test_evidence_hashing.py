@@ -1,4 +1,4 @@
-"""Files hashed ahead (`pipeline.evidence.hashing`): the digest of a file given is its sha256
+"""Files hashed ahead (`pipeline.evidence.power.hashing`): the digest of a file given is its sha256
 while the file is as it was hashed, and nothing otherwise; `evidence add` uses it instead of
 hashing the log again."""
 
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from pipeline.evidence.add import add_evidence
-from pipeline.evidence.hashing import AHEAD_BYTES, HashedAhead
+from pipeline.evidence.power.hashing import AHEAD_BYTES, HashedAhead
 from pipeline.store import connect
 
 HEADER = "timestamp, index, power.draw [W]\n"

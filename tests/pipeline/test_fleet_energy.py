@@ -1,5 +1,5 @@
-"""A fleet's power samples in Parquet (`pipeline.evidence.fleet`): the energy DuckDB computes
-over the files equals the in-memory path's (`pipeline.evidence.energy.window_energy`, read
+"""A fleet's power samples in Parquet (`pipeline.evidence.power.fleet`): the energy DuckDB computes
+over the files equals the in-memory path's (`pipeline.evidence.power.energy.window_energy`, read
 from a CSV of the same samples), over days read a day (or part of one) at a time as over one
 day, with the same per-GPU rows as the one query where the chunks give them and that query
 where they cannot; the query is the same in Spark SQL and Trino as in docs/energy.md, a day
@@ -19,9 +19,9 @@ from proposals import measured
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.evidence.energy import Window, window_energy
-from pipeline.evidence.fleet import FleetError, energy_sql, fleet_energy
-from pipeline.evidence.power import power_from_evidence
+from pipeline.evidence.power.energy import Window, window_energy
+from pipeline.evidence.power.fleet import FleetError, energy_sql, fleet_energy
+from pipeline.evidence.power.logs import power_from_evidence
 from schemas.power import POWER_SAMPLES
 from sources.power.frame import canonical
 from sources.power.registry import read_power
@@ -281,9 +281,9 @@ def test_days_chunked_equal_the_in_memory_path(tmp_path: Path, counter: bool) ->
 
 def _rows_both_ways(folder: Path, window: Window, chunk_rows: int = 8_000_000):
     """The per-GPU rows of the chunks' pass and of energy_sql's one query over the same
-    samples near the window (pipeline.evidence.fleet's own steps, on one connection)."""
-    from pipeline.evidence import fleet
-    from pipeline.evidence.energy import EnergyParams
+    samples near the window (pipeline.evidence.power.fleet's own steps, on one connection)."""
+    from pipeline.evidence.power import fleet
+    from pipeline.evidence.power.energy import EnergyParams
 
     con = fleet._connect()
     files, columns = fleet._files(con, folder)
@@ -330,7 +330,7 @@ def test_a_windows_scan_takes_each_gpus_span_only_when_an_edge_needs_it(tmp_path
     """For a window, the folder's first and last reading come from the footers and each GPU's
     from a second pass only when asked (`_fill_spans`): A and B both read from 11-20 00:00
     to 11-22 23:50 (DAY0 + 0 .. DAY0 + 431 x 600 s = 258,600 s)."""
-    from pipeline.evidence import fleet
+    from pipeline.evidence.power import fleet
 
     folder = _write_parquet(tmp_path / "fleet", _days_frame())
     con = fleet._connect()
@@ -445,7 +445,7 @@ def test_files_whose_footers_lack_nan_counts(tmp_path: Path) -> None:
     for day, part in frame.group_by(pl.col("timestamp_utc").dt.date()):
         (tmp_path / "fleet" / f"day={day[0]}").mkdir(parents=True)
         part.write_parquet(tmp_path / "fleet" / f"day={day[0]}" / "part-0.parquet")
-    from pipeline.evidence import fleet
+    from pipeline.evidence.power import fleet
 
     con = fleet._connect()
     files, _ = fleet._files(con, tmp_path / "fleet")

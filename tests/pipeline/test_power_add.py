@@ -17,7 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline import store
-from pipeline.evidence.power import add_power_logs, read_power_files
+from pipeline.evidence.power.logs import add_power_logs, read_power_files
 from pipeline.store import connect, power_samples, snapshots
 from pipeline.store.evidence import _wait_through_interrupts, snapshot_meanwhile
 from pipeline.store.loads import LoadFailed, load_parts

@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.evidence.energy import EnergyError
-from pipeline.evidence.power import _read_ahead, power_from_evidence, power_from_snapshots
+from pipeline.evidence.power.energy import EnergyError
+from pipeline.evidence.power.logs import _read_ahead, power_from_evidence, power_from_snapshots
 from schemas.table import ValidationFailed
 from sources.errors import ParseError
 
@@ -119,7 +119,7 @@ def test_folder_walk_leaves_hidden_folders_out(tmp_path: Path) -> None:
 
 
 def test_parts_read_ahead_come_in_order_errors_in_their_turn_and_stopping_stops() -> None:
-    # the power log's parts are parsed one ahead in a thread (pipeline.evidence.power)
+    # the power log's parts are parsed one ahead in a thread (pipeline.evidence.power.logs)
     made: list[int] = []
     first_made = threading.Event()
 

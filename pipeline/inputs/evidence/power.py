@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.evidence.fleet import power_from_parquet
-from pipeline.evidence.measured import PowerEvidence
-from pipeline.evidence.power import power_from_evidence
+from pipeline.evidence.power.fleet import power_from_parquet
+from pipeline.evidence.power.logs import power_from_evidence
+from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.ranges import scaled, spread
 from pipeline.inputs.records import file_listing

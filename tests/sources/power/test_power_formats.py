@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.evidence.energy import Window, window_energy
+from pipeline.evidence.power.energy import Window, window_energy
 from sources.bench.aggregates import mlperf
 from sources.errors import ParseError
 from sources.power import (

@@ -20,11 +20,11 @@ API (what the scorecard calls)::
 - `cache`: a store whose logs loaded by `evidence add` are read back instead of parsed
   (`read_power_files`); None reads every file.
 
-`PowerEvidence` (`pipeline.evidence.measured`) carries `average_power_w` over the window (=
+`PowerEvidence` (`pipeline.evidence.power.measured`) carries `average_power_w` over the window (=
 energy / window seconds, the figure `energy [J/token] = average_power [W] / tokens_per_s`
 uses), `energy_j`, `boundary`, `grade` ("measured"), `method` (counter or trapezoid), `notes`,
-`files` (path, sha256, tool, rows) and the full `pipeline.evidence.energy.EnergyResult` (gaps,
-resets, idle power, stability). `pipeline.evidence.fleet.power_from_parquet` gives the same
+`files` (path, sha256, tool, rows) and the full `pipeline.evidence.power.energy.EnergyResult` (gaps,
+resets, idle power, stability). `pipeline.evidence.power.fleet.power_from_parquet` gives the same
 for a fleet's Parquet samples.
 
 `power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
@@ -44,10 +44,10 @@ else once it is hashed, its rows not loaded (an nvidia-smi
 log's first one or two parts are parsed meanwhile, in vain). nvidia-smi logs are read in parts of
 16 MB (`sources.power.registry.read_power_parts`), the next part parsed in a thread while this
 one is inserted: a 36-hour log is never held whole. `hashed`
-(`pipeline.evidence.hashing.HashedAhead`) holds digests taken before the add began.
+(`pipeline.evidence.power.hashing.HashedAhead`) holds digests taken before the add began.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),
-`pipeline.evidence.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
+`pipeline.evidence.power.energy.EnergyError` (log does not cover the window), `FileNotFoundError`.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ import polars as pl
 import schemas.power
 import sources.power
 from pipeline.evidence import cache as evidence_cache
-from pipeline.evidence.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.hashing import HashedAhead, file_sha256
-from pipeline.evidence.measured import EvidenceFile, PowerEvidence
+from pipeline.evidence.power.energy import EnergyParams, Window, window_energy
+from pipeline.evidence.power.hashing import HashedAhead, file_sha256
+from pipeline.evidence.power.measured import EvidenceFile, PowerEvidence
 from pipeline.store import evidence as evidence_store
 from pipeline.store import power_samples, sha256
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint

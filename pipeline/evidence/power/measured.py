@@ -1,6 +1,6 @@
 """What a power measurement gives a scorecard candidate: `PowerEvidence` (average power and
 energy over the benchmark window, with the files read and the full `EnergyResult`), made by
-`pipeline.evidence.power` (power logs) and `pipeline.evidence.fleet` (a fleet's Parquet
+`pipeline.evidence.power.logs` (power logs) and `pipeline.evidence.power.fleet` (a fleet's Parquet
 samples). Apart from both so that the fleet's path imports none of the log readers."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.evidence.energy import EnergyResult
+from pipeline.evidence.power.energy import EnergyResult
 
 
 @dataclass(frozen=True)

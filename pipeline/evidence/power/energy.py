@@ -498,7 +498,7 @@ def stability_reasons(fewest: int, duration_s: float, gap_s: float, devices: int
     """Why an energy is unstable (none: stable), from the fewest samples a device has in the
     window, the window's length, the seconds of gaps (summed over devices), the devices, the
     window's alignment uncertainty and the counter resets (also used by
-    `pipeline.evidence.fleet`)."""
+    `pipeline.evidence.power.fleet`)."""
     reasons: list[str] = []
     if fewest < params.min_samples:
         reasons.append(f"few_samples:{fewest}")

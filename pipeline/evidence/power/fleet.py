@@ -6,7 +6,7 @@ Layout: `DIR/**/*.parquet`, Hive partitions (e.g. `day=2026-11-08/`), columns `g
 (text), `timestamp_utc` (timestamp with time zone), `power_w` (W) and, optionally, `energy_j`
 (a cumulative energy counter, J). Every GPU is one stream at the `gpu_board` boundary.
 
-The rules are those of `pipeline.evidence.energy` (DESIGN section 7): counter when every GPU
+The rules are those of `pipeline.evidence.power.energy` (DESIGN section 7): counter when every GPU
 has two counter readings, else trapezoid; a reading interval longer than `gap_factor` x the
 GPU's median period is a gap (integrated, reported); a log that starts or ends inside the
 window by at most one gap threshold is extended at its edge power; a counter drop is a reset,
@@ -19,7 +19,7 @@ tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
   samples within [lo, hi] (s since the epoch) for the window [a, b], in `duckdb`, `spark` or
   `trino` SQL (the same query; docs/energy.md shows it in each): one row per GPU.
 - `power_from_parquet(folder, window_start_utc, window_end_utc, *, uncertainty_s=0.0,
-  params=None) -> PowerEvidence` (`pipeline.evidence.measured`): what `evidence add
+  params=None) -> PowerEvidence` (`pipeline.evidence.power.measured`): what `evidence add
   --parquet` and `power = { parquet = "DIR" }` take, from `fleet_energy`.
 - `fleet_energy(folder, window=None, *, params=None) -> (EnergyResult, files)`: the energy of
   the fleet over `window` (None: the span every GPU covers), and the Parquet files read. On
@@ -44,7 +44,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.evidence.energy import (
+from pipeline.evidence.power.energy import (
     EnergyError,
     EnergyParams,
     EnergyResult,
@@ -54,7 +54,7 @@ from pipeline.evidence.energy import (
     stability_reasons,
     utc_of,
 )
-from pipeline.evidence.measured import EvidenceFile, PowerEvidence
+from pipeline.evidence.power.measured import EvidenceFile, PowerEvidence
 from schemas.fields import FIELDS
 
 #: DuckDB's memory while it reads a fleet's files (it spills to a temporary folder beyond).
@@ -807,7 +807,7 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
 def power_from_parquet(folder: Path, window_start_utc: datetime | None,
                        window_end_utc: datetime | None, *, uncertainty_s: float = 0.0,
                        params: EnergyParams | None = None) -> PowerEvidence:
-    """`pipeline.evidence.power.power_from_evidence` for a fleet's Parquet samples: the energy
+    """`pipeline.evidence.power.logs.power_from_evidence` for a fleet's Parquet samples: the energy
     computed by DuckDB over the files (`fleet_energy`). `files` lists each Parquet file with
     its size (as `size:<bytes>`, in place of a sha256: the files are not read whole to be
     hashed)."""
