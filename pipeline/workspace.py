@@ -72,8 +72,9 @@ class Opened:
     cache: duckdb.DuckDBPyConnection | None
 
 
-#: The largest proposal file read (a proposal of 1,000 candidates is about 0.3 MB).
-MAX_PROPOSAL_BYTES = 16 << 20
+#: The largest proposal file read: 1,000 candidates take about 0.3 MB, and 100,000 (refused
+#: for their count, with a message that says so) about 28 MB.
+MAX_PROPOSAL_BYTES = 64 << 20
 
 
 def proposal_text(path: Path | None) -> tuple[str, str]:

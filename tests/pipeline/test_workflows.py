@@ -99,7 +99,7 @@ def test_a_store_whose_folder_is_a_file_is_one_line_naming_it(tmp_path: Path) ->
 def test_a_proposal_that_is_no_regular_file_or_too_big_is_refused_before_it_is_read(
         tmp_path: Path) -> None:
     """`scorecard run /dev/zero` read without end before; a device, a pipe or a folder is
-    refused up front, a file past MAX_PROPOSAL_BYTES (16 MiB) after that many bytes."""
+    refused up front, a file past MAX_PROPOSAL_BYTES (64 MiB) after that many bytes."""
     import os
 
     from pipeline.workspace import MAX_PROPOSAL_BYTES
