@@ -89,7 +89,9 @@ def test_sigterm_or_a_second_proposal_leave_one_whole_set(tmp_path: Path) -> Non
         time.sleep(delay)
         run.send_signal(signal.SIGTERM)
         _, err = run.communicate(timeout=120)
-        assert run.returncode in (0, 143), err
+        # -15: the signal came while Python was still starting, before the CLI took SIGTERM
+        # over (a busy machine); nothing had been written then
+        assert run.returncode in (0, 143, -signal.SIGTERM), err
         if run.returncode == 143:
             assert err.rstrip().endswith("terminated"), err
         assert one_run(out) in (old, f"Other {old}")
