@@ -1,15 +1,15 @@
 """`scorecard evidence add`: benchmark results and power logs, each recognised by its content,
 into the store.
 
-`add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None, hashed=None)
--> ([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
-split_files`; benchmark results loaded by `pipeline.evidence.bench.add_bench_files` (runs and
-requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.logs.
-add_power_logs` (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`,
-each file's bytes kept as a raw snapshot: adding the same file twice changes nothing; invalid
-rows load nothing (ValidationFailed, raised by the readers' validation before any row is
-written). `notes` names the files of folders that are neither and were skipped. `hashed`
-(`pipeline.evidence.power.hashing.HashedAhead`) holds the digests of big files hashed beforehand.
+`add_evidence` gives each file's `LoadResult` and notes: the files under the paths given, split
+by `pipeline.evidence.files.split_files`; benchmark results loaded by
+`pipeline.evidence.bench.add_bench_files` (runs and requests, source `bench:<sha256 prefix>`),
+power logs by `pipeline.evidence.power.logs.add_power_logs` (`core__power_samples`, source
+`power:<sha256 prefix>`), vintage `evidence`, each file's bytes kept as a raw snapshot: adding
+the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised by the
+readers' validation before any row is written). The notes name the files of folders that are
+neither and were skipped. `hashed` (`pipeline.evidence.power.hashing.HashedAhead`) holds the
+digests of big files hashed beforehand.
 """
 
 from __future__ import annotations
