@@ -12,7 +12,7 @@ load's snapshots are linked to it in `load_snapshots`, and each response an inge
 `load_fetches` (its URL and parameters: two requests answered with the same bytes are one
 snapshot but two fetches, and an offline re-parse needs both). `load_parts` loads one table's rows
 arriving in parts (a big power log, never held whole), in the same kind of transaction.
-`export_parquet(con, folder)` writes every core table as Parquet in the Hive layout
+`export_parquet` writes every core table as Parquet in the Hive layout
 `folder/<table>/vintage=<vintage>/source=<source>/`, the partitions taken from each row's load.
 """
 
