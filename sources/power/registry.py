@@ -1,12 +1,12 @@
 """Which reader reads a power log: detection, a forced format, and the checks every frame gets
 (samples in time order per stream, no duplicated samples, the table's schema and bounds).
 
-- `read_power(data, path=, tz=, format=) -> (tool, frame)`: one file's bytes, whole.
-- `read_power_parts(path, tz=, format=, part_bytes=) -> (tool, parts) | None`: a file read
-  part by part (the formats with a part reader: nvidia-smi), each part checked as
-  `read_power` checks a file, and in time order after the parts before it; None for the other
-  formats. A failing part makes it read the whole file with `read_power`, whose error names
-  the line; so the errors are the same either way.
+- `read_power`: one file's bytes, whole, to the tool that wrote them and their frame.
+- `read_power_parts`: the tool and the checked parts of a file read part by part (the formats
+  with a part reader: nvidia-smi), each part checked as `read_power` checks a file, and in time
+  order after the parts before it; None for the other formats. A failing part makes it read the
+  whole file with `read_power`, whose error names the line; so the errors are the same either
+  way.
 """
 
 from __future__ import annotations

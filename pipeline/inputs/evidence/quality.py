@@ -3,10 +3,10 @@ candidate's under `policy.quality` (a drop beyond the tolerance makes it not eli
 the reason), and, where candidates differ in precision, a note on each candidate whose
 precision change has no quality evidence.
 
-`reference_quality(proposal, path, mkt, prov)` reads the reference candidate's evidence once
-per run (None without `policy.quality`); `resolve_quality(d, reference, precisions)` fills the
-draft's `quality` (the JSON contract's `{"reference", "tasks", "grade"}`, None without evidence) and
-`quality_exclusion` (the reason it is not eligible, else None).
+`reference_quality` reads the reference candidate's evidence once per run (None without
+`policy.quality`); `resolve_quality` fills a candidate draft's `quality` (the JSON contract's
+`{"reference", "tasks", "grade"}`, None without evidence) and `quality_exclusion` (the reason
+it is not eligible, else None).
 """
 
 from __future__ import annotations
