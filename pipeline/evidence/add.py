@@ -28,7 +28,7 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                  power_fmt: str | None = None, tz: str | None = None,
                  progress: Callable[[str, str], None] | None = None,
                  hashed: HashedAhead | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
-    """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
+    """`progress(what, stage)` is told what is being done (a big power log takes seconds)."""
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:
         progress(f"{len(bench)} benchmark file(s)", "reading and loading")
