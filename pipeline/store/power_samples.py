@@ -14,7 +14,8 @@ of a power log); read-only, or before that, it is read as it is.
 
 Why: DuckDB's insert of a text column costs time per row even when the column holds one
 value throughout, and four do in a power log (series, boundary, load, snapshot); stored once
-per series they cost nothing per reading (measured in docs/energy.md, "The store").
+per series, they are not written with every reading (measured in docs/energy.md, "The
+store").
 
 - `ensure`: creates the tables, the key sequence and the view (splitting an older table
   first).

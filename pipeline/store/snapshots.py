@@ -10,19 +10,19 @@ that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A
 before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
 when a writer opens it; read-only, it is read as it is.
 
-Why parts, and why small ones (measured on a big power log: docs/energy.md): DuckDB
-inserting the bytes as one value copies them into a buffer larger still, and a transaction of
-fewer rows than a row group (122,880) goes through the WAL and then again through the
-checkpoint (the bytes written twice, and held in memory until then). In parts of 1 KiB, the
-rows of a snapshot above 120 MiB fill row groups, which DuckDB writes straight into the file
-(the WAL only points at them), in less CPU and memory than one value or parts of a few MB.
+Why parts, and why small ones (measured on a big power log: docs/energy.md and
+docs/performance.md): DuckDB inserting the bytes as one value copies them into a buffer larger
+still, and a transaction of fewer rows than a row group (122,880) goes through the WAL and then
+again through the checkpoint (the bytes written twice, and held in memory until then). In parts
+of 1 KiB, the rows of a snapshot above 120 MiB fill row groups, which DuckDB writes straight
+into the file (the WAL only points at them), in less CPU and memory than one value or parts of a
+few MB.
 
-Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of a
-log's parts costs more CPU than parsing the log, and a column's own setting, unlike DuckDB's
-global `force_compression`,
-lets a log's bytes be kept while its rows are loaded (compressed) by another connection
-(`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this is
-rewritten so by a writer (`ensure_snapshot_tables`), once.
+Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of a log's
+parts costs more CPU than parsing the log, and a column's own setting, unlike DuckDB's global
+`force_compression`, lets a log's bytes be kept while its rows are loaded (compressed) by
+another connection (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table
+predates this is rewritten so by a writer (`ensure_snapshot_tables`), once.
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
