@@ -1,11 +1,11 @@
 """What the benchmark scripts share: one figure set per fresh child process.
 
-- `peak_rss_gb()`: this process's peak RSS from VmHWM (`ru_maxrss` would carry the parent's
+- `peak_rss_gb`: this process's peak RSS from VmHWM (`ru_maxrss` would carry the parent's
   over exec).
-- `figures(begin, **more)`: the child's wall seconds since `begin`, CPU seconds (user + sys)
-  and peak RSS, with `more`, as one JSON line on stdout.
-- `measured(script, *args)`: `script --child *args` in a fresh process, its JSON line read
-  back, with the whole process's wall seconds as `process_s`.
+- `figures`: the child's wall seconds since a start time, CPU seconds (user + sys) and peak
+  RSS, with any further figures given, as one JSON line on stdout.
+- `measured`: a script run with `--child` and its arguments in a fresh process, its JSON line
+  read back, with the whole process's wall seconds as `process_s`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 moved into place only once all are written, under a lock, so a reader, a second run or a
 Ctrl-C or SIGTERM never leaves a mix of two runs' files or a half-written one.
 
-`replaced(folder)` yields the folder to write into. When the block ends normally the new set
+`replaced` yields the folder to write into. When the block ends normally the new set
 takes the old one's place (the two renames run with SIGINT and SIGTERM held back); when it
 raises (an error, a Ctrl-C, a SIGTERM the CLI turns into an exception) the temporary folder is
 removed and the old set stays. A second process writing the same folder meanwhile is refused

@@ -109,8 +109,8 @@ def _announce_store(o: Opened) -> None:
 def _meanwhile(task: Callable[[], None]) -> Iterator[None]:
     """`task` runs in a thread while the block runs; its error, if any, is raised once both
     are done (the block's own error first). For the store's write of the run: DuckDB inserts
-    the document and waits for the disk without holding the GIL (1-2 s of a 1,000-candidate
-    run's 22 MB, 0.5 s of it CPU), so the report files are made meanwhile."""
+    the document and waits for the disk without holding the GIL (most of that write's time
+    for a big result), so the report files are made meanwhile."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store") as pool:
         future = pool.submit(task)
         try:
@@ -159,8 +159,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
             # foreign text (labels, notes, sources) without bidi or control characters, as
             # every other output writes it: stdout, scorecard.json and the stored run alike;
-            # the JSON text tells whether there is any (a walk of a 1,000-candidate result
-            # costs 1-1.5 s, the scan of its text 0.1 s)
+            # the JSON text tells whether there is any (scanning that text costs a fraction of
+            # a walk of the result)
             result = to_contract(card, generated_at, code_version())
             document = dumps(result.document())
             if not plain_json(document):

@@ -29,7 +29,7 @@ EXAMPLE = "example_proposal.toml"
 
 
 #: The most candidates one proposal may hold: the size whose whole `scorecard run` was
-#: measured (benchmarks/candidates.py, docs/performance.md). The engine no longer compares
+#: measured (benchmarks/candidates.py, docs/performance.md). The engine does not compare
 #: every pair, but every candidate is evaluated in every Monte Carlo draw and every report
 #: shows each one; 10,000 were not measured within the targets, so they are refused.
 MAX_CANDIDATES = 1000

@@ -94,8 +94,8 @@ class _Strict(BaseModel):
     # allow_inf_nan=False: TOML can spell nan and inf; no figure of ours may be either.
     # defer_build: a model's validator is built when it is first used, not when the module
     # is imported: validating a proposal builds the whole tree once (the tables nested in it
-    # included), so the 38 models are not each built on their own first (0.1 -> 0.05 s to
-    # import, 0.04 s for the first parse: issue 18, the main job)
+    # included), so the models are not each built on their own first, which would cost the
+    # import and the first parse time (docs/performance.md)
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False,
                               json_schema_extra=_currency_schema, defer_build=True)
 

@@ -1,11 +1,10 @@
 """The one shape of a market source's ingest job, and what every job shares.
 
-Each module in `sources.registry` has `fetch(session, ctx) -> Iterator[Fetched]` (the
-responses for a vintage, yielded one by one as they arrive, so ingest stores each page before
-the next is asked for) and `parse(raw, ctx, notes) -> Frames` (how one stored snapshot turns
-back into canonical frames), with its constants declared in one `Source(...)` (the flags
-`NEEDS_KEY` and `ACCUMULATE` among them; `MarketSource` spells the whole shape out). The
-requests go through `Context.fetch` or `Context.each_zone` (base URL override, fetch policy,
+Each module in `sources.registry` has `fetch` (the responses for a vintage, yielded one by one
+as they arrive, so ingest stores each page before the next is asked for) and `parse` (how one
+stored snapshot turns back into canonical frames), with its constants declared in one `Source`
+(the flags `NEEDS_KEY` and `ACCUMULATE` among them; `MarketSource` spells the whole shape out).
+The requests go through `Context.fetch` or `Context.each_zone` (base URL override, fetch policy,
 zones), a parse of one table through `single_table`.
 
 parse reads only the snapshot (URL, params, bytes, fetch time) and the context, so an

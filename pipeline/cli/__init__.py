@@ -114,10 +114,9 @@ def frozen_imports(module: str) -> Iterator[None]:
 
     polars, duckdb, numpy, pydantic and the engine leave some 120,000 tracked objects that
     live until the process exits: the collector's passes over them while they are imported
-    find nothing to free, and cost 0.13-0.2 s of a warm `scorecard run` (timed with
-    `gc.callbacks`). After the imports `gc.freeze()` moves them out of its sight (and out of
-    the last collection at exit, 0.3 s less of teardown), and collection resumes for the
-    command's own work."""
+    find nothing to free, yet take a share of a warm `scorecard run` (docs/performance.md).
+    After the imports `gc.freeze()` moves them out of its sight (and out of the last
+    collection at exit), and collection resumes for the command's own work."""
     if module in sys.modules:
         yield
         return

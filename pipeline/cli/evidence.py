@@ -295,7 +295,7 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
 def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:
     """Run `work(progress)` with a spinner on stderr saying what it is doing, and for how long
     (gone when done). Not on a stderr that is no terminal, where rich would draw nothing (and
-    importing it costs 0.07 s)."""
+    importing it would be time spent for nothing)."""
     if not sys.stderr.isatty():
         return work(lambda what, stage: None)
     from rich.console import Console

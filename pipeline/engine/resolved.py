@@ -90,8 +90,8 @@ class Market:
     def row(self, table: str, **where: Any) -> dict[str, Any] | None:
         """The first row of the market table `table` (`hardware`, `regions`, `prices`, ...)
         where each column equals its value, or None. Each lookup is made once per run (a
-        thousand candidates name the same few GPUs, regions and zones: a polars filter each
-        was a second of resolve), each caller given its own copy of the row."""
+        thousand candidates name the same few GPUs, regions and zones, where a polars filter
+        per lookup adds up), each caller given its own copy of the row."""
         key = (table, *sorted(where.items()))
         if key not in self._found:
             rows = getattr(self, table).filter(**where)

@@ -176,8 +176,9 @@ class MonteCarlo:
 def _keep_freed_memory() -> bool:
     """Ask glibc's malloc to keep freed memory for reuse (arrays below 32 MB from the heap, up
     to 256 MB of it kept when freed) instead of handing every block's arrays back to the
-    system and faulting fresh zeroed pages in for the next block: a fifth of the Monte Carlo's
-    time at 1,000 candidates. Once per process; elsewhere than glibc, nothing."""
+    system and faulting fresh zeroed pages in for the next block, a sizeable share of the
+    Monte Carlo's time (docs/performance.md). Once per process; elsewhere than glibc,
+    nothing."""
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt

@@ -1,15 +1,15 @@
 """`scorecard evidence add`: benchmark results and power logs, each recognised by its content,
 into the store.
 
-`add_evidence(con, paths, *, fmt=None, power_fmt=None, tz=None, progress=None, hashed=None)
--> ([(file, LoadResult)], notes)`: the files under `paths` split by `pipeline.evidence.files.
-split_files`; benchmark results loaded by `pipeline.evidence.bench.add_bench_files` (runs and
-requests, source `bench:<sha256 prefix>`), power logs by `pipeline.evidence.power.logs.
-add_power_logs` (`core__power_samples`, source `power:<sha256 prefix>`), vintage `evidence`,
-each file's bytes kept as a raw snapshot: adding the same file twice changes nothing; invalid
-rows load nothing (ValidationFailed, raised by the readers' validation before any row is
-written). `notes` names the files of folders that are neither and were skipped. `hashed`
-(`pipeline.evidence.power.hashing.HashedAhead`) holds the digests of big files hashed beforehand.
+`add_evidence` gives each file's `LoadResult` and notes: the files under the paths given, split
+by `pipeline.evidence.files.split_files`; benchmark results loaded by
+`pipeline.evidence.bench.add_bench_files` (runs and requests, source `bench:<sha256 prefix>`),
+power logs by `pipeline.evidence.power.logs.add_power_logs` (`core__power_samples`, source
+`power:<sha256 prefix>`), vintage `evidence`, each file's bytes kept as a raw snapshot: adding
+the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised by the
+readers' validation before any row is written). The notes name the files of folders that are
+neither and were skipped. `hashed` (`pipeline.evidence.power.hashing.HashedAhead`) holds the
+digests of big files hashed beforehand.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                  power_fmt: str | None = None, tz: str | None = None,
                  progress: Callable[[str, str], None] | None = None,
                  hashed: HashedAhead | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
-    """`progress(what, stage)` is told what is being done (a 36-hour power log takes ~20 s)."""
+    """`progress(what, stage)` is told what is being done (a big power log takes seconds)."""
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:
         progress(f"{len(bench)} benchmark file(s)", "reading and loading")

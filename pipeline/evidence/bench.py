@@ -2,12 +2,11 @@
 
 API (what the scorecard and `scorecard evidence inspect` use):
 
-- `throughput_from_evidence(path: Path, slo: Slo, *, fmt=None, tz=None, cache=None)
-  -> ThroughputEvidence`
-  `path` is a benchmark file or a folder of them (a sweep). `tokens_per_s` is the token
-  goodput at the knee of a sweep, or the run's token goodput for a single run (the mean over
-  runs when several runs share one load level); None with a reason in `notes` when it cannot be
-  computed (e.g. an aggregate-only file). `output_tokens_per_s` is the raw throughput of the
+- `throughput_from_evidence`: the `ThroughputEvidence` of a benchmark file or a folder of
+  them (a sweep), read under the SLO. `tokens_per_s` is the token goodput at the knee of a
+  sweep, or the run's token goodput for a single run (the mean over runs when several runs
+  share one load level); None with a reason in `notes` when it cannot be computed (e.g. an
+  aggregate-only file). `output_tokens_per_s` is the raw throughput of the
   same run(s), shown beside it, never instead of it. `grade` is "measured" for benchmark
   files and "production" for vLLM /metrics scrapes (which give raw throughput and bucket
   percentile estimates, never goodput). `window_start_utc`/`window_end_utc` bound
@@ -15,28 +14,26 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
-- `load_runs(paths, *, fmt=None, tz=None, keep=None, cache=None) -> Loaded`: files and folders
-  to runs; `cache`, a store, is where files parsed before are read back from
-  (`pipeline.evidence.cache`).
+- `load_runs`: files and folders to runs (a `Loaded`); its `cache`, a store, is where files
+  parsed before are read back from (`pipeline.evidence.cache`).
   Folders are walked by `pipeline.evidence.files.walk`; a file is read only when a reader
   recognises its head, others are skipped with a note (a folder may hold power logs too).
-  `keep(path, bytes) -> sha256` is handed each file read (evidence add keeps them as raw
-  snapshots). The two files of one AIPerf run (`X.jsonl` + `X_aiperf.json`) or one LLMPerf run
-  (`X_individual_responses.json` + `X_summary.json`) given together become one run.
-- `inspect(paths, slo, *, fmt=None, tz=None, window=None, cache=None) -> dict`: the DESIGN section 9
-  contract `{"runs": [...], "sweep": {...} | None}`; `build_report(loaded, slo, window)` the
-  same for runs already loaded.
-- `operating_point(loaded, report, slo, source) -> ThroughputEvidence`: the same choice as
-  `throughput_from_evidence` for runs already loaded (the power log's energy over its window
-  is `pipeline.evidence.inspection.energy_at_operating_point`).
-- `bench_frames(loaded) -> (runs, requests)`: the rows of `core__bench_runs` and
-  `core__bench_requests` (schemas/evidence.py), validated (raises ValidationFailed).
-- `add_bench_files(con, paths, *, fmt=None, tz=None) -> [(file, LoadResult)]`: keeps each
-  file's bytes as a raw snapshot and loads, in one transaction per file, its runs and requests
-  (source `bench:<sha256 prefix>`, vintage `evidence`): adding the same file twice changes
-  nothing; invalid rows load nothing (ValidationFailed, raised by `bench_frames` before any
-  row is written; the raw snapshot of a file that parsed is kept). `scorecard evidence add`
-  calls it through `pipeline.evidence.add.add_evidence`, with power logs.
+  Its `keep` callback, when given, is handed each file read and gives its sha256 (evidence
+  add keeps the bytes as raw snapshots). The two files of one AIPerf run (`X.jsonl` +
+  `X_aiperf.json`) or one LLMPerf run (`X_individual_responses.json` + `X_summary.json`) given
+  together become one run.
+- `inspect`: the DESIGN section 9 contract `{"runs": [...], "sweep": {...} | None}` of files
+  and folders; `build_report` the same for runs already loaded.
+- `operating_point`: the same choice as `throughput_from_evidence` for runs already loaded (the
+  power log's energy over its window is `pipeline.evidence.inspection.energy_at_operating_point`).
+- `bench_frames`: the rows of `core__bench_runs` and `core__bench_requests`
+  (schemas/evidence.py) of runs already loaded, validated (raises ValidationFailed).
+- `add_bench_files`: keeps each file's bytes as a raw snapshot and loads, in one transaction
+  per file, its runs and requests (source `bench:<sha256 prefix>`, vintage `evidence`): adding
+  the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised by
+  `bench_frames` before any row is written; the raw snapshot of a file that parsed is kept).
+  `scorecard evidence add` calls it through `pipeline.evidence.add.add_evidence`, with power
+  logs.
 
 Errors: a file that cannot be read raises `sources.errors.ParseError` naming the file and the
 place; a missing path raises FileNotFoundError.

@@ -7,17 +7,17 @@ files are parsed as always and each function below is a no-op. `scorecard eviden
 it; `scorecard run`/`explain`/`diff` hand over the store they opened, when it is writable
 (pipeline/workspace.py's `Opened.cache`), through `pipeline.inputs.resolve`.
 
-- `reader_key(fmt, tz) -> str`: what besides the bytes decides the runs: the format forced
+- `reader_key`: what besides the bytes decides the runs: the format forced
   (or "detected"), the timezone, and a digest of the readers' code (sources/bench/*.py), so
   a changed reader parses again.
-- `lookup(con, sha256, path, fmt, tz) -> list[BenchRun] | None` and `remember(con, sha256,
-  path, fmt, tz, runs)`. A run's gaps (`itls_s`, often 1e7 values) are not kept:
+- `lookup` gives a file's runs back from the cache (None when it holds none) and `remember`
+  adds a file's parsed runs to it. A run's gaps (`itls_s`, often 1e7 values) are not kept:
   their percentiles over the default window are (`BenchRun.itl_summary`, computed by
   `run_metrics`), with a per-request `gaps_known` flag; a `--window` read parses the file.
 - The same store is where `pipeline.evidence.power.logs` reads back the samples of a power log
   `evidence add` loaded (unchanged size and modification time, same format and timezone)
   instead of parsing the file.
-- `known_digest(con, path) -> sha256 | None`: the digest recorded for a file whose size and
+- `known_digest`: the sha256 recorded for a file whose size and
   modification time (ns) are unchanged, so an unchanged file is not even read (as git's
   index does); a file rewritten within the same nanosecond with the same size is the only
   change it misses.

@@ -15,11 +15,12 @@ prefix_caching. They come, later sources overriding earlier ones, from
    it up to the evidence root (nearer folders override): top-level keys apply to every file
    below, a `[files."GLOB"]` table to the file names matching GLOB.
 
-`gpus(settings)` is the GPU count: `gpu_count` when given, else tp x pp x dp when any of them
-is (EP shares the TP x DP GPUs), else None.
+`gpus` gives the GPU count of a run's settings: `gpu_count` when given, else tp x pp x dp when
+any of them is (EP shares the TP x DP GPUs), else None.
 
-- `configuration(run, root) -> dict[str, str]`; `key(settings)` a hashable key and
-  `label(settings)` its text ("tp=2, max_num_seqs=64", or "no settings recorded").
+- `configuration`: a run's settings, from the three places above (the sidecars looked for up
+  to the evidence root); `key` turns settings into a hashable key and `label` into their text
+  ("tp=2, max_num_seqs=64", or "no settings recorded").
 - `SIDECAR`: the sidecar's file name (the folder walk leaves it out).
 
 Errors: a sidecar that is not valid TOML, or whose values are not scalars, raises

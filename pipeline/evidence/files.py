@@ -1,12 +1,12 @@
 """Evidence files on disk: the one folder walk, the head every detector looks at, and which
 family (benchmark result or power log) each file is, for benchmark results and power logs alike.
 
-- `walk(path) -> [Path]`: the files under `path` (itself when a file), recursively in name
+- `walk`: the files under a path (itself when a file), recursively in name
   order; hidden files and folders, vLLM `*.pytorch.json` side files, the `summary.json`
   beside `vllm bench sweep` `run=N.json` files and `configuration.toml` sidecars
   (`pipeline.evidence.configuration`) are left out.
-- `head(path) -> bytes`: a file's first 64 kB, all any detector, benchmark or power, looks at.
-- `split_files(paths, *, fmt=None, power_fmt=None) -> (benchmark files, power logs, notes)`:
+- `head`: a file's first 64 kB, all any detector, benchmark or power, looks at.
+- `split_files`: splits files and folders into benchmark files and power logs, with notes,
   each file recognised by its head through `sources.bench.registry` then
   `sources.power.registry`; see its docstring for files neither recognises.
 

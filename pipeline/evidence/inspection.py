@@ -1,25 +1,21 @@
 """`scorecard evidence inspect`: what benchmark files give, with a power log's energy and
 J/token at their operating point, and the report as the table the command prints.
 
-- `inspect_report(paths, slo, *, fmt=None, tz=None, window=None, power=None, power_fmt=None,
-  run_notes=(), choose="goodput_per_gpu", gpu_count=None, power_pair=None,
-  scraped_at=(), cache=None) -> dict`:
-  `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations", "choose"}` report
-  (the DESIGN section 9 contract, extended) and, with a `power` log, its energy over the
-  operating point's window under "power" (or, with `power_pair` = an `amd-smi metric -E`
-  start and end snapshot, the energy between them placed at the window's edges);
+- `inspect_report`: `pipeline.evidence.bench.inspect`'s `{"runs", "sweep", "configurations",
+  "choose"}` report (the DESIGN section 9 contract, extended) and, with a `power` log, its
+  energy over the operating point's window under "power" (or, with `power_pair` = an `amd-smi
+  metric -E` start and end snapshot, the energy between them placed at the window's edges);
   `run_notes` are added to every run's notes; `cache`, a store, is where files `evidence add`
   loaded are read back from (`pipeline.evidence.cache`).
-- `energy_at_operating_point(ev, power_path, *, tz=None, fmt=None, cache=None) -> dict`: the
-  power log's energy over a `ThroughputEvidence` window (`pipeline.evidence.power.logs`) and J per
-  goodput token and per output token of that window (DESIGN section 7).
-- `power_summary(paths, *, tz=None, fmt=None) -> {"power_log": {...}}` and
-  `power_table(report) -> str`: power logs inspected alone (devices, samples, span, gaps,
-  mean and peak W, energy J over the span).
-- `report_table(report) -> str`: one line per run (counts, goodput, percentiles in ms), then
-  each run's notes, the sweep's knee, the configurations (each one's GPUs, knee, goodput and
-  goodput per GPU, the best marked `*`) when the runs record settings, and the energy at the
-  operating point.
+- `energy_at_operating_point`: a power log's energy over a `ThroughputEvidence` window
+  (`pipeline.evidence.power.logs`) and J per goodput token and per output token of that window
+  (DESIGN section 7).
+- `power_summary` (a `{"power_log": {...}}` report) and `power_table` (its text): power logs
+  inspected alone (devices, samples, span, gaps, mean and peak W, energy J over the span).
+- `report_table`: the text of an `inspect_report` report, one line per run (counts, goodput,
+  percentiles in ms), then each run's notes, the sweep's knee, the configurations (each one's
+  GPUs, knee, goodput and goodput per GPU, the best marked `*`) when the runs record settings,
+  and the energy at the operating point.
 
 Errors: those of the readers (`sources.errors.ParseError`, FileNotFoundError); a power log that
 gives no energy over the window raises `PowerLogError` naming it.

@@ -1,11 +1,11 @@
 """Quality evidence: lm-evaluation-harness results read from a file or a folder, and a
 candidate's scores compared with a reference candidate's under a tolerance.
 
-- `load_quality(path) -> QualityEvidence`: every lm-eval results file under `path` (a folder
+- `load_quality`: the `QualityEvidence` of every lm-eval results file under a path (a folder
   is walked by `pipeline.evidence.files.walk`; other files are skipped with a note). A task
   scored in several files is taken from the latest (lm-eval's `date`, else the later name),
   said in the notes.
-- `compare(candidate, reference, tasks, max_drop) -> Comparison`: one row per declared task
+- `compare`: a candidate's evidence against a reference's, one row per declared task
   (`mmlu`, `hellaswag:acc_norm`, `gsm8k:exact_match,flexible-extract`; without a metric, the
   reference's first metric for the task as its file lists it), with the rule:
 
@@ -16,7 +16,7 @@ candidate's scores compared with a reference candidate's under a tolerance.
   i.e. a drop is held against the candidate only beyond one combined standard error of the
   two independent measurements. A task missing from the candidate's evidence fails (it cannot
   be shown to hold); `failures` says why for each failing task.
-- `summary(evidence)`: the rows of evidence compared with nothing (value and stderr only) of
+- `summary`: the rows of evidence compared with nothing (value and stderr only) of
   its top-level tasks.
 
 Errors: a missing path raises FileNotFoundError; a file that is not lm-eval's shape, or a

@@ -202,8 +202,8 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
 def fetch_and_store(con: duckdb.DuckDBPyConnection, responses: Iterable[Fetched], name: str,
                     secrets: Sequence[str], record_dir: Path | None = None) -> list[Raw]:
     """Store each response as it arrives (redacted, content-addressed) and keep only what
-    cites it, so a source's pages are never all in memory (29 ODRE pages of 50 MB reached
-    5.4 GB when they were). The Raws come back without their bytes (`data` empty): each is
+    cites it, so a source's pages are never all in memory (a source may send dozens of pages
+    of tens of MB). The Raws come back without their bytes (`data` empty): each is
     read from the store when it is parsed."""
     raws = []
     for number, item in enumerate(responses, start=1):

@@ -8,19 +8,20 @@ one Parquet file with a `__run` column (the position of the run in the file). Th
 cache of what the files hold (their bytes are the raw snapshots, their rows core__bench_*):
 dropping it loses nothing but time.
 
-- `ensure(con)`: the table.
-- `get(con, sha256, reader_key) -> (runs_json, requests parquet bytes | None) | None`
-- `put(con, sha256, reader_key, path, runs_json, requests)`: insert or replace.
-- `digest_of(con, path, size, mtime_ns) -> sha256 | None` and `put_digest(...)`: the file
-  digests seen (`cache__bench_files`), so an unchanged file is not read to be hashed.
-- `snapshot_meanwhile(con, path, sha256, *, source, size)`: a file's bytes kept as a raw
-  snapshot read piece by piece (`pipeline.store.snapshots.save_snapshot_chunks`: never whole
-  in memory, nor one 0.4 GB value), in a thread, in its own transaction on a cursor of its
+- `ensure`: creates the tables.
+- `get`: a file's cached `runs_json` and its requests' Parquet bytes (None when it had none),
+  or None when nothing is cached for that sha256 and reader key.
+- `put`: inserts or replaces a file's cached runs.
+- `digest_of` and `put_digest`: read and record the file digests seen (`cache__bench_files`)
+  by path, size and modification time, so an unchanged file is not read to be hashed.
+- `snapshot_meanwhile`: a file's bytes kept as a raw snapshot read piece by piece
+  (`pipeline.store.snapshots.save_snapshot_chunks`: never whole in memory, nor one value the
+  size of the file), in a thread, in its own transaction on a cursor of its
   own, while the caller loads the file's rows on `con`; refused when the bytes read are not
   `size` long (changed meanwhile); yields the `wait()` to call before recording the load
   that links the snapshot.
-- `bounded_memory(con)`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row
-  groups a big load writes stay cached in memory otherwise, ~0.1 GB per million rows).
+- `bounded_memory`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row groups a
+  big load writes stay cached in memory otherwise, growing with the rows).
 """
 
 from __future__ import annotations
@@ -144,8 +145,8 @@ def _wait_through_interrupts(done: threading.Event) -> None:
 
 
 #: DuckDB's memory limit while a big log's rows are loaded and its snapshot kept
-#: (`bounded_memory`): at 200 MB, 0.82-0.84 GB peak RSS for the 383 MB log of
-#: benchmarks/power_log.py (0.92-0.96 GB at 300 MB, 1.01-1.05 GB at 400 MB), no slower.
+#: (`bounded_memory`): the lowest peak of the limits measured, at no cost in time
+#: (docs/energy.md).
 LOAD_MEMORY = "200MB"
 
 

@@ -12,7 +12,7 @@ load's snapshots are linked to it in `load_snapshots`, and each response an inge
 `load_fetches` (its URL and parameters: two requests answered with the same bytes are one
 snapshot but two fetches, and an offline re-parse needs both). `load_parts` loads one table's rows
 arriving in parts (a big power log, never held whole), in the same kind of transaction.
-`export_parquet(con, folder)` writes every core table as Parquet in the Hive layout
+`export_parquet` writes every core table as Parquet in the Hive layout
 `folder/<table>/vintage=<vintage>/source=<source>/`, the partitions taken from each row's load.
 """
 
@@ -45,7 +45,7 @@ class LoadFailed(Exception):
 class Batch:
     """One parsed frame bound for one table, with the snapshot it came from. `validated`: the
     caller has already validated `frame` against `table` (load then only selects the table's
-    columns in order: pandera again costs 3.5 s on a 10-million-row power log)."""
+    columns in order: a big power log is not validated a second time)."""
 
     table: Table
     frame: pl.DataFrame
@@ -233,7 +233,7 @@ _MANY_ROWS = 100_000
 def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
             constants: dict[str, str]) -> int:
     """INSERT the frame's rows with `constants` (load_id, snapshot) added in SQL: a column of
-    10 million copies of one string built in polars costs ~0.6 GB, a SQL constant nothing.
+    millions of copies of one string built in polars takes memory, a SQL constant none.
     In frames of `_MANY_ROWS` or more, columns all null are left to the table's NULL default
     and a string column holding one value throughout goes as that value, for the same reason
     (smaller frames as they are: a frame of one row is all constants)."""

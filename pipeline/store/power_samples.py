@@ -12,16 +12,17 @@ loader deletes and inserts through this module. A store written before (one
 `core__power_samples` table) is split by a writer that ensures the power tables (`evidence add`
 of a power log); read-only, or before that, it is read as it is.
 
-Why (measured on the 383 MB, 10,368,000-row nvidia-smi log of benchmarks/power_log.py):
-DuckDB storing a text column costs about 0.6 s of its insert per 10 million rows even when the
-column holds one value throughout; the four that do in a power log (series, boundary, load,
-snapshot) made the insert 6.7 s instead of 2.7 s.
+Why: DuckDB's insert of a text column costs time per row even when the column holds one
+value throughout, and four do in a power log (series, boundary, load, snapshot); stored once
+per series, they are not written with every reading (measured in docs/energy.md, "The
+store").
 
-- `ensure(con)`: the tables, the key sequence and the view (splitting an older table first).
-- `insert(con, frame, load_id, snapshot_sha256) -> rows`: one part of a load's samples (its
-  series keyed, the key given to DuckDB as a constant when the part holds one series).
-- `delete_loads(con, source, vintage)`: the samples of `source`'s loads of `vintage`.
-- `stored(con, load_id) -> pl.DataFrame`: a load's samples, in the order loaded.
+- `ensure`: creates the tables, the key sequence and the view (splitting an older table
+  first).
+- `insert`: one part of a load's samples, its rows counted (its series keyed, the key given
+  to DuckDB as a constant when the part holds one series).
+- `delete_loads`: the samples of a source's loads of a vintage.
+- `stored`: a load's samples as a frame, in the order loaded.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
 
 
 #: Rows per chunk of a frame handed to DuckDB: its row group, so that its scan of the frame has
-#: one batch per thread to take (the rows of a 383 MB log in 7.7-7.8 s instead of 8.2-8.4 s).
+#: one batch per thread to take.
 ROW_GROUP_ROWS = 122_880
 
 

@@ -10,29 +10,28 @@ that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A
 before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
 when a writer opens it; read-only, it is read as it is.
 
-Why parts, and why small ones (measured on a 383 MB power log, docs/energy.md): DuckDB
-inserting the bytes as one value copies it into a 512 MiB buffer (1.19 GB peak RSS), and a
-transaction of fewer rows than a row group (122,880) goes through the WAL and then again
-through the checkpoint (the bytes written twice, and held in memory until then). In parts of
-1 KiB, the rows of a snapshot above 120 MiB fill row groups, which DuckDB writes straight
-into the file (the WAL only points at them): the log's 373,613 parts take 1.4 s of CPU and
-0.54 GB instead of 2.4-3.0 s and 1.19 GB. Parts of a few MB were measured too: 92 rows, all
-through the WAL (382 MB of it), 1.6-2.0 GB.
+Why parts, and why small ones (measured on a big power log: docs/energy.md and
+docs/performance.md): DuckDB inserting the bytes as one value copies them into a buffer larger
+still, and a transaction of fewer rows than a row group (122,880) goes through the WAL and then
+again through the checkpoint (the bytes written twice, and held in memory until then). In parts
+of 1 KiB, the rows of a snapshot above 120 MiB fill row groups, which DuckDB writes straight
+into the file (the WAL only points at them), in less CPU and memory than one value or parts of a
+few MB.
 
-Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of the
-log's parts costs 2.5 s of CPU (more than parsing it) for a file about 3x smaller (120 MB
-instead of 391 MB), and a column's own setting, unlike DuckDB's global `force_compression`,
-lets a log's bytes be kept while its rows are loaded (compressed) by another connection
-(`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this is
-rewritten so by a writer (`ensure_snapshot_tables`), once.
+Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of a log's
+parts costs more CPU than parsing the log, and a column's own setting, unlike DuckDB's global
+`force_compression`, lets a log's bytes be kept while its rows are loaded (compressed) by
+another connection (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table
+predates this is rewritten so by a writer (`ensure_snapshot_tables`), once.
 
-- `save_snapshot(con, content, *, source, url, params=None, fetched_at=None) -> sha256`
-- `save_snapshot_chunks(con, digest, chunks, *, source, url, ...) -> sha256`: the same from
-  an iterable of bytes (a file read piece by piece, never whole), `digest` being the caller's.
-- `snapshot_kept(con, digest) -> bool`, `snapshot_content(con, digest) -> bytes` (KeyError
-  when none is kept)
-- `latest_load_snapshots(con, source, vintage, good_only=False, *, content=True)`
-- `sweep_orphans(con) -> int`
+- `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
+- `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
+  never whole), the digest being the caller's.
+- `snapshot_kept` says whether a snapshot is kept, `snapshot_content` gives its bytes
+  (KeyError when none is kept).
+- `latest_load_snapshots`: the snapshots of a source's latest load of a vintage (of its latest
+  good one if asked), with or without their bytes.
+- `sweep_orphans`: removes the snapshots no load links and says how many.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`staged(con, name, data)`: a frame or Arrow stream registered under `name` for the statements
-of a block, the one way the store hands Python data to an INSERT.
+"""`staged`: a frame or Arrow stream registered under a name for the statements of a block,
+the one way the store hands Python data to an INSERT.
 
 Why not `try: ... finally: con.unregister(name)`: in a transaction that a failed statement
 aborted, DuckDB refuses the unregister too ("Current transaction is aborted"), and that error

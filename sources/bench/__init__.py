@@ -1,5 +1,5 @@
-"""Readers for LLM-serving benchmark results: one module per format (vllm, guidellm, aiperf,
-llmperf, mlperf, trace, vllm_metrics for /metrics scrapes and vllm_metrics_range for
-their Prometheus query_range exports), each with `TOOL`,
-`detect(path_or_bytes)` and `parse(data, *, path, tz=None) -> list[BenchRun]`; `registry`
-picks the reader."""
+"""Readers for LLM-serving benchmark results: one module per format, those of the files a
+benchmark client writes in `clients` and those of results that are aggregates by nature
+(MLPerf, InferenceX, vLLM /metrics scrapes and their Prometheus query_range exports) in
+`aggregates`. Each has `TOOL`, `detect` (whether a file's head is its format) and `parse` (a
+file's bytes to `BenchRun`s); `registry` picks the reader."""

@@ -10,10 +10,10 @@ The file (written by `lm_eval --output_path`): `results` holds, per task (and pe
 (`model`, `model_args` as a table or as lm-eval's `"k=v,k=v"` text), `model_name`,
 `lm_eval_version` and `date` (epoch seconds, 0.4.1+) are read when present.
 
-- `detect(head) -> bool`: a JSON object whose head has a `"results"` key and one of lm-eval's
+- `detect`: whether a file's head is a JSON object with a `"results"` key and one of lm-eval's
   own keys (`"n-shot"`, `"lm_eval_version"`, `"group_subtasks"`, `"higher_is_better"`,
   `"configs"`).
-- `parse(data, path) -> EvalResults`.
+- `parse`: a file's bytes to `EvalResults`.
 
 A stderr lm-eval could not compute (`"N/A"`, null, NaN: groups, one-sample tasks) is None,
 named in the notes. Errors: bytes that are not JSON, or not lm-eval's shape, raise

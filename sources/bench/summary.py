@@ -1,11 +1,9 @@
 """What the summary-only readers (SGLang, trtllm-bench, GenAI-Perf, InferenceX) share: a
 run built from a mapping of aggregates already in our names and units.
 
-`summary_run(tool, path, index, reported, *, concurrency=None, rate=None, duration=None,
-model=None, params=None, notes=(), itl="none", tpot="aggregate_only") -> BenchRun`: an
-aggregate-only run whose window is [0, duration) on its own clock (no wall-clock time);
-`reported` entries that are None are dropped.
-`one_object(data, tool, path) -> dict`: the file's single JSON object (ParseError otherwise).
+`summary_run` builds an aggregate-only `BenchRun` whose window is [0, duration) on its own
+clock (no wall-clock time); the reported aggregates that are None are dropped.
+`one_object` gives a file's single JSON object (ParseError otherwise).
 """
 
 from __future__ import annotations

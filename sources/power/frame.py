@@ -93,7 +93,7 @@ def from_epoch_ns(nanos: pl.Expr) -> pl.Expr:
     """Epoch ns (integer) -> UTC datetime (us, nearest); null outside 1970..2100 as above.
 
     Done in integers: through float seconds (ns / 1e9) a 2026 time keeps only ~0.24 us of
-    resolution (2^-22 s), so e.g. ...123_456_499 ns came out as ...123_457 us, not ...456.
+    resolution (2^-22 s), so e.g. ...123_456_499 ns would come out as ...123_457 us, not ...456.
     """
     ok = (nanos >= 0) & (nanos < int(EPOCH_LIMIT_S) * 1_000_000_000)
     return _utc_micros(pl.when(ok).then((nanos + 500) // 1000))

@@ -7,10 +7,10 @@ local wall time without a timezone, so `tz` is required. Appended runs repeat th
 (dropped); a logger killed mid-write leaves a last line without its newline: that row is kept
 with null power and a note, or dropped when even its timestamp is cut.
 
-`parse(data, path=, tz=)` reads a whole file; `parts(file, path=, tz=, part_bytes=)` reads an
-open file part by part (each part: the header line and the next `part_bytes` of whole lines,
-parsed by `parse`), so a 10-million-row log is never held whole; None when the file does not
-start with its header line (then `parse` of the whole file says what is wrong).
+`parse` reads a whole file; `parts` reads an open file part by part (each part: the header
+line and the next `part_bytes` of whole lines, parsed by `parse`), so a 10-million-row log is
+never held whole; None when the file does not start with its header line (then `parse` of the
+whole file says what is wrong).
 """
 
 from __future__ import annotations

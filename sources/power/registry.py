@@ -1,12 +1,12 @@
 """Which reader reads a power log: detection, a forced format, and the checks every frame gets
 (samples in time order per stream, no duplicated samples, the table's schema and bounds).
 
-- `read_power(data, path=, tz=, format=) -> (tool, frame)`: one file's bytes, whole.
-- `read_power_parts(path, tz=, format=, part_bytes=) -> (tool, parts) | None`: a file read
-  part by part (the formats with a part reader: nvidia-smi), each part checked as
-  `read_power` checks a file, and in time order after the parts before it; None for the other
-  formats. A failing part makes it read the whole file with `read_power`, whose error names
-  the line; so the errors are the same either way.
+- `read_power`: one file's bytes, whole, to the tool that wrote them and their frame.
+- `read_power_parts`: the tool and the checked parts of a file read part by part (the formats
+  with a part reader: nvidia-smi), each part checked as `read_power` checks a file, and in time
+  order after the parts before it; None for the other formats. A failing part makes it read the
+  whole file with `read_power`, whose error names the line; so the errors are the same either
+  way.
 """
 
 from __future__ import annotations
@@ -50,14 +50,14 @@ def detect_format(data: bytes, path: str) -> str:
                      f"{', '.join(FORMATS)}); force one with format=... / --format")
 
 
-#: Validation without the key's uniqueness check (a 4-column uniqueness test costs seconds
-#: per million rows): `_check_order` proves uniqueness instead, since readings strictly
+#: Validation without the key's uniqueness check (a 4-column uniqueness test is slow on
+#: millions of rows): `_check_order` proves uniqueness instead, since readings strictly
 #: increasing in time within each series are unique.
 _UNKEYED = replace(POWER_SAMPLES, key=())
 
 
-#: Rows per slice of the order check: bounds the window expression's buffers (~0.3 GB on a
-#: 10-million-row log in one go) without costing time.
+#: Rows per slice of the order check: bounds the window expression's buffers (which grow with
+#: the rows checked in one go) without costing time.
 _SLICE_ROWS = 1 << 21
 
 
@@ -139,9 +139,8 @@ def read_power(data: bytes, *, path: str, tz: str | None = None, format: str | N
 
 
 #: Bytes of text per part of `read_power_parts` (~450,000 nvidia-smi rows). `evidence add`
-#: parses the next part while DuckDB inserts this one: measured on a 383 MB log at load
-#: average 1-2, the rows took 8.1-9.4 s instead of 9.8-11.2 s one part after the other, at a
-#: peak RSS of 0.88-0.90 GB (32 MB parts: 1.03-1.08 GB).
+#: parses the next part while DuckDB inserts this one, faster than one part after the other;
+#: larger parts raise the peak memory (docs/performance.md).
 PART_BYTES = 16 << 20
 
 _STREAM = ["device_id", "series_id", "measurement_boundary"]

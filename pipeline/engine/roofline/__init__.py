@@ -10,27 +10,26 @@ rates in dense TFLOP/s (1e12 FLOP/s).
 API (the scorecard and `scorecard estimate` both use it; no module here does I/O: the rows
 and options it takes are read by pipeline/inputs/):
 
-- `roofline(frame) -> frame`: the vectorised model. `frame` (polars DataFrame or LazyFrame,
-  one row per candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and
-  optionally those of `OPTIONAL_INPUTS` (missing ones take their defaults); the same frame
-  comes back with the columns of `OUTPUTS` added. `tokens_per_s_ceiling` is null, with
-  `ceiling_reason` set, where the memory budget is exceeded. The frame is not range-checked:
-  build its rows from `RooflineInputs` (checked on construction) or check them first.
+- `roofline`: the vectorised model. Its frame (polars DataFrame or LazyFrame, one row per
+  candidate x Monte Carlo draw) holds the columns of `REQUIRED_INPUTS` and optionally those of
+  `OPTIONAL_INPUTS` (missing ones take their defaults); the same frame comes back with the
+  columns of `OUTPUTS` added. `tokens_per_s_ceiling` is null, with `ceiling_reason` set, where
+  the memory budget is exceeded. The frame is not range-checked: build its rows from
+  `RooflineInputs` (checked on construction) or check them first.
 - `RooflineInputs` (frozen dataclass, validated on construction: `RooflineInputError` names the
-  field) -> `estimate(inputs) -> RooflineResult` (the scalar wrapper; `.to_dict()` for JSON;
-  `.assumptions` is a tuple of sentences). `assumptions(inputs)` gives the sentences alone.
-- `with_reference_inputs(frame, precision=None)`: adds the roofline's inputs to a frame of
-  joined reference rows (core__model_architectures x core__hardware columns, plus `batch` and
-  `context`): weights at `WEIGHT_BYTES[precision]` per parameter, compute from
-  `COMPUTE_COLUMN[precision]`, budget = `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of the
-  budget, a 2-byte cache. Input columns already present (per-candidate overrides) keep their
-  non-null values; precision may be a per-row `precision` column.
-  `inputs_from_reference(model_row, gpu_row, precision=..., batch=..., context=...)` is the
-  scalar form.
-- Calibration: `implied_bandwidth_gb_per_s(inputs, tpot_ms=, context=)`,
-  `implied_tflops(inputs, ttft_ms=, prompt_tokens=)`, `calibrate(inputs, source=, ...)` ->
-  `Calibration`, and `apply_calibration(inputs, calibration)` -> inputs whose bandwidth and
-  compute are the effective figures, with the calibration source recorded in the assumptions.
+  field) and `estimate`, the scalar wrapper that gives a `RooflineResult` (`.to_dict()` for
+  JSON; `.assumptions` is a tuple of sentences). `assumptions` gives the sentences alone.
+- `with_reference_inputs`: adds the roofline's inputs to a frame of joined reference rows
+  (core__model_architectures x core__hardware columns, plus `batch` and `context`): weights at
+  `WEIGHT_BYTES[precision]` per parameter, compute from `COMPUTE_COLUMN[precision]`, budget =
+  `memory_gb`, reserve = `DEFAULT_RESERVE_SHARE` of the budget, a 2-byte cache. Input columns
+  already present (per-candidate overrides) keep their non-null values; precision may be a
+  per-row `precision` column. `inputs_from_reference` is the scalar form, for one model row
+  and one GPU row.
+- Calibration: `implied_bandwidth_gb_per_s` (from a measured TPOT) and `implied_tflops` (from
+  a measured TTFT), `calibrate`, which gives a `Calibration` of both, and `apply_calibration`,
+  which gives inputs whose bandwidth and compute are the effective figures, with the
+  calibration source recorded in the assumptions.
 
 Scorecard use (pipeline/inputs/evidence/throughput.py): `estimate` runs once per estimated
 candidate, and its goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode,

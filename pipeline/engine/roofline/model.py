@@ -2,9 +2,9 @@
 inputs and result, and the assumptions behind the figures. Nothing here does I/O.
 
 GB = 1e9 bytes throughout; times in ms; compute rates in dense TFLOP/s (1e12 FLOP/s).
-`roofline(frame)` adds the columns of `OUTPUTS` to a frame holding those of `REQUIRED_INPUTS`
-(and optionally `OPTIONAL_INPUTS`); `estimate(RooflineInputs(...))` is the scalar form, with
-`assumptions(inputs)` as sentences. See the package docstring for the whole API.
+`roofline` adds the columns of `OUTPUTS` to a frame holding those of `REQUIRED_INPUTS` (and
+optionally `OPTIONAL_INPUTS`); `estimate` is the scalar form over one `RooflineInputs`, with
+`assumptions` giving its sentences. See the package docstring for the whole API.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ OUTPUTS: tuple[str, ...] = (
     "tokens_per_s_ceiling", "ceiling_reason", "arithmetic_intensity_flop_per_byte",
     "ridge_flop_per_byte", "prefill_flops", "prefill_compute_ms", "prefill_memory_ms",
     "ttft_lower_bound_ms",
-    # issue 16: MoE traffic, parallelism costs, KV capacity and the topology's totals
+    # MoE traffic, parallelism costs, KV capacity and the topology's totals
     "experts_touched", "weights_read_gb", "collective_ms", "pp_bubble_share",
     "kv_capacity_tokens", "gpus", "tokens_per_s_total", "tokens_per_s_per_gpu",
 )

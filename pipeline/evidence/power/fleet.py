@@ -15,14 +15,14 @@ power outside the window. The SQL below restates energy.py's formulas (trapezoid
 clipped interval, counter pro-rated, reset fill, edge power); `stability_reasons` is shared;
 tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
 
-- `energy_sql(dialect, source, a, b, lo, hi, method, ...) -> str`: the energy query over the
-  samples within [lo, hi] (s since the epoch) for the window [a, b], in `duckdb`, `spark` or
-  `trino` SQL (the same query; docs/energy.md shows it in each): one row per GPU.
-- `power_from_parquet(folder, window_start_utc, window_end_utc, *, uncertainty_s=0.0,
-  params=None) -> PowerEvidence` (`pipeline.evidence.power.measured`): what `evidence add
-  --parquet` and `power = { parquet = "DIR" }` take, from `fleet_energy`.
-- `fleet_energy(folder, window=None, *, params=None) -> (EnergyResult, files)`: the energy of
-  the fleet over `window` (None: the span every GPU covers), and the Parquet files read. On
+- `energy_sql`: the text of the energy query over the samples within [lo, hi] (s since the
+  epoch) for the window [a, b], in `duckdb`, `spark` or `trino` SQL (the same query;
+  docs/energy.md shows it in each): one row per GPU.
+- `power_from_parquet`: a fleet folder's `PowerEvidence` (`pipeline.evidence.power.measured`)
+  over a window, what `evidence add --parquet` and `power = { parquet = "DIR" }` take, from
+  `fleet_energy`.
+- `fleet_energy`: the `EnergyResult` of the fleet over a window (None: the span every GPU
+  covers), and the Parquet files read. On
   one machine DuckDB gives energy_sql's rows a UTC day at a time (`_chunk_sql`: one window
   sorting that day's readings, where one over the whole folder spills), combined across the
   days' edges (`_combine_sql`); the one query runs only where the chunks cannot give the

@@ -1,13 +1,13 @@
 """Big files hashed ahead of their turn: `scorecard evidence add` starts hashing the files it is
-given before it imports DuckDB, polars and the readers (0.5-0.7 s of one core), so that a big
-power log's sha256 (0.45 s for 383 MB) is ready when the add needs it.
+given before it imports DuckDB, polars and the readers, so that a big power log's sha256 is
+ready when the add needs it (docs/energy.md, "Hashed ahead").
 
-`HashedAhead(paths, min_bytes=AHEAD_BYTES)` starts one thread hashing, in order, the regular
-files among `paths` of at least `min_bytes` (folders are walked later, by the add; smaller
+`HashedAhead` starts one thread hashing, in order, the regular files among the paths given of
+at least `min_bytes` (`AHEAD_BYTES` unless told; folders are walked later, by the add; smaller
 files are hashed by the add when their turn comes). A benchmark result that big is hashed in
 vain, on the other core while the modules import: its reader reads it whole and hashes those
 bytes (power logs can be JSON too, so no name tells them apart beforehand).
-`.sha256(path, stat)` is that file's digest, waiting for it when its turn has not come yet,
+Its `sha256` method gives a file's digest, waiting for it when its turn has not come yet,
 or None when it was not hashed ahead, could not be read, or has changed since (another size,
 modification time, inode or change time, which no `touch` can set back): the caller then
 hashes it itself. Standard library only, so that it can be imported first.
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-#: Files smaller than this are not hashed ahead (16 MB: 0.02 s to hash).
+#: Files smaller than this are not hashed ahead: the add hashes them in a moment itself.
 AHEAD_BYTES = 16 << 20
 #: Bytes read and hashed at a time (`file_sha256`).
 PIECE_BYTES = 16 << 20
@@ -69,8 +69,8 @@ def _identity(stat: os.stat_result) -> tuple[int, ...]:
 def file_sha256(path: Path) -> str:
     """The file's sha256, read in pieces of `PIECE_BYTES`: reading and hashing each release
     the GIL, which another thread (the imports, a parse) meanwhile holds, so each piece waits
-    for it once (`hashlib.file_digest`'s 256 KiB pieces wait 1,460 times for a 383 MB log:
-    ahead, its digest was ready 0.35 s after the imports, these pieces' with them)."""
+    for it once, where `hashlib.file_digest`'s 256 KiB pieces would wait for it at each piece
+    (docs/energy.md, "Hashed ahead")."""
     digest, piece = hashlib.sha256(), bytearray(PIECE_BYTES)
     with path.open("rb", buffering=0) as handle:
         while read := handle.readinto(piece):

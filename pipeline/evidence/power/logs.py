@@ -1,10 +1,7 @@
 """Measured power for a scorecard candidate, from its power logs (`power = { evidence = ... }`).
 
-API (what the scorecard calls)::
-
-    power_from_evidence(path, window_start_utc, window_end_utc, tz=None, *,
-                        uncertainty_s=0.0, boundary=None, format=None, cache=None
-                        ) -> PowerEvidence
+API (what the scorecard calls): `power_from_evidence`, the `PowerEvidence` of a candidate's
+power logs over a benchmark window. Its arguments:
 
 - `path`: one power log, or a folder whose files are read when a power reader recognises them
   (other files, e.g. benchmark results beside the log, are skipped and listed in `notes`).
@@ -17,6 +14,7 @@ API (what the scorecard calls)::
   those formats, the error names the file.
 - `boundary`: gpu_board, node, wall or facility; by default the only one present, or the
   narrowest with a note.
+- `params`: the `EnergyParams` of the energy rules (gap factor, stability), defaults when None.
 - `cache`: a store whose logs loaded by `evidence add` are read back instead of parsed
   (`read_power_files`); None reads every file.
 
@@ -27,23 +25,22 @@ uses), `energy_j`, `boundary`, `grade` ("measured"), `method` (counter or trapez
 resets, idle power, stability). `pipeline.evidence.power.fleet.power_from_parquet` gives the same
 for a fleet's Parquet samples.
 
-`power_from_snapshots(start_path, end_path, window_start_utc, window_end_utc)` reads a pair of
-energy-counter snapshots without timestamps (`amd-smi metric -E --csv`, taken just before and
-after the benchmark), placing them at the window's edges: energy = end - start per GPU; a
-counter that dropped (reset, or snapshots of different runs) is an error, never a figure.
+`power_from_snapshots` reads a pair of energy-counter snapshots without timestamps (`amd-smi
+metric -E --csv`, taken just before and after the benchmark), placing them at the window's
+edges: energy = end - start per GPU; a counter that dropped (reset, or snapshots of different
+runs) is an error, never a figure.
 
-`add_power_logs(con, files, *, fmt=None, tz=None, progress=None, hashed=None) -> list[(file,
-LoadResult)]` (for `scorecard evidence add`): each log's bytes kept as a raw snapshot (read in
-pieces, stored in parts: `pipeline.store.snapshots`) while its samples are loaded into
-`core__power_samples` (a view over two tables: `pipeline.store.power_samples`) in one
-transaction, source `power:<sha256 prefix>`, vintage `evidence`; the snapshot commits first (a
-process killed between the two leaves a snapshot no load links, which the next writer's sweep
-removes). The same file again is `unchanged`: when its size and modification time are
-unchanged, without reading it (but for `hashed`'s thread, which cannot know beforehand);
-else once it is hashed, its rows not loaded (an nvidia-smi
-log's first one or two parts are parsed meanwhile, in vain). nvidia-smi logs are read in parts of
-16 MB (`sources.power.registry.read_power_parts`), the next part parsed in a thread while this
-one is inserted: a 36-hour log is never held whole. `hashed`
+`add_power_logs` (for `scorecard evidence add`, a `LoadResult` per file): each log's bytes kept
+as a raw snapshot (read in pieces, stored in parts: `pipeline.store.snapshots`) while its
+samples are loaded into `core__power_samples` (a view over two tables:
+`pipeline.store.power_samples`) in one transaction, source `power:<sha256 prefix>`, vintage
+`evidence`; the snapshot commits first (a process killed between the two leaves a snapshot no
+load links, which the next writer's sweep removes). The same file again is `unchanged`: when its
+size and modification time are unchanged, without reading it (but for `hashed`'s thread, which
+cannot know beforehand); else once it is hashed, its rows not loaded (an nvidia-smi log's first
+one or two parts are parsed meanwhile, in vain). nvidia-smi logs are read in parts of 16 MB
+(`sources.power.registry.read_power_parts`), the next part parsed in a thread while this one is
+inserted: a 36-hour log is never held whole. `hashed`
 (`pipeline.evidence.power.hashing.HashedAhead`) holds digests taken before the add began.
 
 Errors: `sources.errors.ParseError`, `schemas.table.ValidationFailed` (bad file),

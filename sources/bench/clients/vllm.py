@@ -247,7 +247,7 @@ def _requests(d: dict[str, Any], index: int, path: str, notes: list[str]) -> pl.
     dtypes = {"ttft": pl.Float64(), "itls": pl.List(pl.Float64()), "out": pl.Int64(),
               "inp": pl.Int64(), "err": pl.String(), "start": pl.Float64(), "lat": pl.Float64()}
     try:
-        # the nested `itls` (often 1e7+ values) is built non-strict, 4x faster; a value that
+        # the nested `itls` (often 1e7+ values) is built non-strict, much faster; a value that
         # is not a number becomes null there, and any null is rejected just below
         raw = pl.DataFrame({names[k]: pl.Series(names[k], v, dtype=dtypes[names[k]],
                                                 strict=k != "itls")
