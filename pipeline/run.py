@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from pipeline.workspace import (
 )
 from reports.cells import plain, plain_all, plain_json
 from reports.figures.charts import rendering_cache
-from reports.files.outputs import write_outputs
+from reports.files.outputs import STEM, write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
@@ -49,6 +49,9 @@ from sources import bundled
 
 #: the folder under which each proposal's outputs go, one folder per proposal and vintage
 OUT_ROOT = Path("scorecard-out")
+#: what `run` writes into its folder (the folder is replaced whole, so it holds only these)
+REPORT_FILES = frozenset(f"{STEM}.{suffix}"
+                         for suffix in ("json", "html", "xlsx", "csv", "parquet", "pdf"))
 
 
 def _error(message: str) -> None:
@@ -173,17 +176,21 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             before = store.published(o.con, result.vintage, result.proposal)
             publish_it, why_not = publishes(before, sha, source, asked=publish,
                                             json_out=json_out, default_folder=default_folder)
-            with _meanwhile(_keep(o, result, sha, source, document, publish_it)):
-                last = None if json_out else store.previous_vintage(
-                    o.con, o.market.vintage, result.proposal)
-                change = None if last is None else diff(
-                    o.con, last, o.market.vintage, o.proposal, o.name,
-                    generated_at=generated_at, code_version=code_version(), market_b=o.market,
-                    cache=o.cache)
-                if json_out:
-                    sys.stdout.write(document)
-                    return 0
-                with replaced(folder) as staging:
+            with ExitStack() as whole:
+                # the folder checked and locked before the run is stored: a folder that
+                # cannot take the report leaves the store as it was
+                staging = None if json_out else whole.enter_context(
+                    replaced(folder, REPORT_FILES))
+                with _meanwhile(_keep(o, result, sha, source, document, publish_it)):
+                    last = None if json_out else store.previous_vintage(
+                        o.con, o.market.vintage, result.proposal)
+                    change = None if last is None else diff(
+                        o.con, last, o.market.vintage, o.proposal, o.name,
+                        generated_at=generated_at, code_version=code_version(),
+                        market_b=o.market, cache=o.cache)
+                    if staging is None:
+                        sys.stdout.write(document)
+                        return 0
                     (staging / "scorecard.json").write_text(document, encoding="utf-8")
                     print_summary(result)
                     try:

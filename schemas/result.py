@@ -202,9 +202,9 @@ class CandidateSizing(_Closed):
     and carbon, and the request-level figures beside them (null without a request shape).
     Defaults: keys a result stored before them lacks."""
 
-    capacity: Literal["provisioned", "elastic"]
+    capacity: Literal["provisioned", "elastic"] = "provisioned"  # older results: provisioned
     instances: int | None
-    billed_instances: Figure
+    billed_instances: Figure = None
     utilisation: Figure
     monthly_cost_eur: Figure
     headroom_instances: int | None = None
@@ -378,7 +378,7 @@ class Result(_Open):
     proposal: str
     #: sha256 of the parsed proposal: with the name, the identity runs are stored under
     proposal_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    vintage: str = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")
+    vintage: str = Field(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])$")
     generated_at: str
     code_version: str
     sources: list[Source]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from typing import Any
 from xml.etree import ElementTree
 
@@ -68,5 +69,6 @@ def unzip_first(data: bytes, suffix: str, *, source: str, url: str,
                         raise ParseError(source, url, f"(zip) {names[0]}",
                                          f"inflates past the cap of {max_bytes} bytes: refused")
             return bytes(out)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
+            zlib.error, RuntimeError) as error:  # RuntimeError: an encrypted member
         raise ParseError(source, url, "(zip)", f"not a readable zip: {error}") from None

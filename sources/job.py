@@ -99,15 +99,18 @@ class Context:
         last = date(year, month, calendar.monthrange(year, month)[1])
         return first, min(last, max(self.today, first))
 
-    def check_month(self, frame: pl.DataFrame, source: str, url: str) -> pl.DataFrame:
+    def check_month(self, frame: pl.DataFrame, source: str, url: str, *,
+                    margin: timedelta = timedelta(0)) -> pl.DataFrame:
         """`frame` as it is when every row's interval starts within the vintage month's local
         days in any European zone (UTC+0..+3: from 3 h before the month's first UTC midnight
-        to the next month's); else a ParseError naming the month asked and the span received,
-        so an answer about another month is refused, never stored as this one."""
+        to the next month's), widened by `margin` on each side for an API that answers with
+        whole market days around the window asked; else a ParseError naming the month asked
+        and the span received, so an answer about another month is refused, never stored as
+        this one."""
         first, _ = self.month
-        start = datetime(first.year, first.month, 1, tzinfo=UTC) - timedelta(hours=3)
         days = calendar.monthrange(first.year, first.month)[1]
-        end = datetime(first.year, first.month, 1, tzinfo=UTC) + timedelta(days=days)
+        start = datetime(first.year, first.month, 1, tzinfo=UTC) - timedelta(hours=3) - margin
+        end = datetime(first.year, first.month, 1, tzinfo=UTC) + timedelta(days=days) + margin
         if frame.is_empty():
             return frame
         times = frame["interval_start_utc"]

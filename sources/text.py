@@ -61,7 +61,10 @@ def secret_forms(secret: str) -> list[str]:
 
 
 def _pattern(secrets: Collection[str]) -> str | None:
-    forms = sorted({f for s in secrets for f in secret_forms(s)}, key=len, reverse=True)
+    """Every form, and its upper- and lower-case spelling (a bytes pattern folds ASCII case
+    only), as one alternation, longest first."""
+    forms = sorted({c for s in secrets for f in secret_forms(s) for c in (f, f.upper(), f.lower())},
+                   key=len, reverse=True)
     return "|".join(map(re.escape, forms)) or None
 
 

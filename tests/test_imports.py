@@ -29,8 +29,9 @@ FORBIDDEN = {"schemas": {"pipeline", "sources", "reports"},
              "reports": {"sources", "pipeline"},
              "pipeline.engine": {"pipeline.inputs", "pipeline.evidence", "pipeline.store",
                                  "pipeline.ingest", "pipeline.run", "pipeline.workspace",
-                                 "pipeline.cli", "sources"},
-             "pipeline.store": {"pipeline.engine"}}
+                                 "pipeline.compare", "pipeline.folders", "pipeline.cli",
+                                 "sources"},
+             "pipeline.store": {"pipeline.engine", "pipeline.inputs", "pipeline.compare"}}
 #: module prefix -> the modules it may import although FORBIDDEN covers them: pure helpers,
 #: each with the reason (none: the engine needs nothing from the rooms that read)
 ALLOWED: dict[str, set[str]] = {"pipeline.engine": set()}

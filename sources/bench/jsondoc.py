@@ -58,8 +58,9 @@ class _Constant:
 
 
 def _settled(value: Any, settings: Collection[str], source: str, path: str, where: str) -> Any:
-    """`value` with +Infinity kept (as float inf) where a top-level key named in `settings`
-    holds it; any other NaN or Infinity is a ParseError naming its key."""
+    """`value` with +Infinity kept (as float inf) where a key named in `settings` holds it in
+    the value's object (or an object of its list of runs); any other NaN or Infinity is a
+    ParseError naming its key."""
     def check(item: Any, at: str) -> None:
         if isinstance(item, _Constant):
             raise ParseError(source, path, at, f"non-standard JSON constant {item.name}")
@@ -70,10 +71,11 @@ def _settled(value: Any, settings: Collection[str], source: str, path: str, wher
             for n, inner in enumerate(item):
                 check(inner, f"{at}[{n}]")
 
-    if isinstance(value, dict):
-        for key in settings:
-            if isinstance(value.get(key), _Constant) and value[key].name == "Infinity":
-                value[key] = math.inf
+    for run in value if isinstance(value, list) else [value]:  # one run, or a list of runs
+        if isinstance(run, dict):
+            for key in settings:
+                if isinstance(run.get(key), _Constant) and run[key].name == "Infinity":
+                    run[key] = math.inf
     check(value, where)
     return value
 

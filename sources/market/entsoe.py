@@ -68,7 +68,10 @@ def parse(raw: Raw, ctx: Context, notes: list[str]) -> Frames:
     zone = next((z for z, code in EIC.items() if code == eic), eic)
     frame = parse_prices(raw.data, url=raw.url, zone=zone, vintage=ctx.vintage,
                          fetched_on=raw.fetched_on, notes=notes)
-    return [(ELECTRICITY_PRICES, ctx.in_month(ctx.check_month(frame, SOURCE, raw.url)))]
+    # A44 answers hold whole market days overlapping the window asked: the previous month's
+    # last one and the next month's first, a day past the window at most
+    checked = ctx.check_month(frame, SOURCE, raw.url, margin=timedelta(days=1))
+    return [(ELECTRICITY_PRICES, ctx.in_month(checked))]
 
 
 def fetch_prices(session: requests.Session, zone: str, start: datetime, end: datetime,

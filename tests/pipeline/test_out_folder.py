@@ -4,6 +4,7 @@ not at all, whatever stops it, and two writers never mix their files."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,24 +14,25 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.folders import FolderBusy, NotAFolder, replaced
+from pipeline.folders import FolderBusy, NotAFolder, _signals_held, replaced
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {"scorecard.json", "scorecard.html", "scorecard.xlsx", "scorecard.csv",
          "scorecard.parquet"}
+OWNED = {"a.txt", "b.txt"}
 
 
 def test_a_block_that_ends_replaces_the_old_set_and_one_that_raises_keeps_it(
         tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with replaced(out) as staging:
+    with replaced(out, OWNED) as staging:
         (staging / "a.txt").write_text("first")
     assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
-    with pytest.raises(RuntimeError), replaced(out) as staging:
+    with pytest.raises(RuntimeError), replaced(out, OWNED) as staging:
         (staging / "b.txt").write_text("second, half done")
         raise RuntimeError("cut short")
     assert sorted(p.name for p in out.iterdir()) == ["a.txt"]  # the old set, untouched
-    with replaced(out) as staging:
+    with replaced(out, OWNED) as staging:
         (staging / "b.txt").write_text("second")
     assert sorted(p.name for p in out.iterdir()) == ["b.txt"]  # no file of the old set left
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "out"]
@@ -41,7 +43,7 @@ def test_what_a_killed_writer_left_is_cleaned_and_its_old_set_put_back(tmp_path:
     (tmp_path / ".out.old-999").mkdir()
     (tmp_path / ".out.old-999" / "a.txt").write_text("old set")
     (tmp_path / ".out.tmp-998").mkdir()
-    with pytest.raises(RuntimeError), replaced(tmp_path / "out"):
+    with pytest.raises(RuntimeError), replaced(tmp_path / "out", OWNED):
         raise RuntimeError("this run fails too")
     assert (tmp_path / "out" / "a.txt").read_text() == "old set"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "out"]
@@ -49,12 +51,46 @@ def test_what_a_killed_writer_left_is_cleaned_and_its_old_set_put_back(tmp_path:
 
 def test_a_second_writer_and_a_file_in_the_way_are_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with replaced(out), pytest.raises(FolderBusy, match="another scorecard run is writing"), \
-            replaced(out):
+    with replaced(out, OWNED), \
+            pytest.raises(FolderBusy, match="another scorecard run is writing"), \
+            replaced(out, OWNED):
         pass
     (tmp_path / "file").write_text("x")
-    with pytest.raises(NotAFolder, match="is a file, not a folder"), replaced(tmp_path / "file"):
+    with pytest.raises(NotAFolder, match="is a file, not a folder"), \
+            replaced(tmp_path / "file", OWNED):
         pass
+
+
+def test_a_folder_holding_other_files_is_never_replaced(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out ~/Desktop` or `--out .` must not take the folder's other files with it (they were
+    moved aside and deleted, found in review): such a folder is refused, left as it was."""
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    (desktop / "thesis.docx").write_text("months of work")
+    (desktop / "a.txt").write_text("a report file")
+    with pytest.raises(NotAFolder, match=r"holds 1 file\(s\) or folder\(s\) that are not "
+                       r"this report's \(thesis.docx\)"), replaced(desktop, OWNED):
+        pass
+    monkeypatch.chdir(desktop)
+    with pytest.raises(NotAFolder, match=r"thesis\.docx"), replaced(Path(), OWNED):
+        pass
+    assert sorted(p.name for p in desktop.iterdir()) == ["a.txt", "thesis.docx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["desktop"]
+
+
+def test_a_linked_folder_and_glob_characters_in_its_name(tmp_path: Path) -> None:
+    # the link's target is replaced (the link stays a link to it); a name like 'q*' or
+    # 'report[1]' is no pattern for the clean-up (it removed another folder's files before)
+    target = tmp_path / "report[1]"
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    (tmp_path / ".report[1]x.tmp-42").mkdir()  # another folder's writer at work
+    for text in ("first", "second"):
+        with replaced(link, OWNED) as staging:
+            (staging / "a.txt").write_text(text)
+    assert link.is_symlink() and (link / "a.txt").read_text() == "second"
+    assert (tmp_path / ".report[1]x.tmp-42").exists()
 
 
 def scorecard(*args: str) -> subprocess.Popen[str]:
@@ -108,3 +144,23 @@ def test_out_naming_a_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert run.returncode == 1  # 3, "unexpected error (a bug)", before
     assert f"{tmp_path / 'report'}: is a file, not a folder" in err
     assert (tmp_path / "report").read_text() == "not a folder"
+
+
+def test_a_signal_during_the_swap_is_delivered_once_it_is_done() -> None:
+    """A SIGTERM between the two renames would leave no report folder: it is held and
+    delivered after them (a signal mask did not hold it: DuckDB's threads take signals too)."""
+    seen: list[str] = []
+
+    def handler(signum: int, frame: object) -> None:
+        seen.append("handled")
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), _signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # a handler would have run by now
+            seen.append("swap done")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == ["swap done", "handled"]

@@ -127,3 +127,13 @@ def test_a_zip_without_a_csv_or_not_a_zip_is_a_parse_error() -> None:
         ecb.parse_hist_csv(empty.getvalue(), url="https://ecb/eurofxref-hist.zip")
     with pytest.raises(ParseError, match="not a readable zip"):
         ecb.parse_hist_csv(b"PK\x03\x04broken", url="https://ecb/eurofxref-hist.zip")
+
+
+def test_a_damaged_deflate_stream_is_a_parse_error_not_a_crash() -> None:
+    # zlib.error escaped unzip_first and ended the whole ingest with exit 3 (found in review)
+    good = zipped(HIST * 50)
+    damaged = bytearray(good)
+    start = good.index(b"eurofxref-hist.csv") + len("eurofxref-hist.csv")
+    damaged[start:start + 40] = b"\xff" * 40  # the member's deflate data
+    with pytest.raises(ParseError, match="not a readable zip"):
+        ecb.parse_hist_csv(bytes(damaged), url="https://ecb/eurofxref-hist.zip")

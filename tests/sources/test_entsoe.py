@@ -13,6 +13,7 @@ from pytest_httpserver import HTTPServer
 from schemas.market import ELECTRICITY_PRICES
 from sources.errors import ParseError
 from sources.http import FetchError, FetchPolicy
+from sources.job import Context, Raw
 from sources.market import entsoe
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "entsoe"
@@ -77,3 +78,19 @@ def test_401_without_a_valid_token(httpserver: HTTPServer) -> None:
                             datetime(2026, 11, 26, 23, tzinfo=UTC), "entsoe-secret",
                             base_url=httpserver.url_for("").rstrip("/"), policy=FAST)
     assert "HTTP 401" in str(caught.value) and "entsoe-secret" not in str(caught.value)
+
+
+def test_whole_market_days_around_the_month_are_kept_to_it_not_refused() -> None:
+    """A44 answers hold whole market days overlapping the window asked (found in review: the
+    month check refused every complete-month pull). The 31 October market day (from
+    2026-10-30 23:00 UTC) and the 1 December one (to 2026-12-01 22:45 UTC) under 2026-11:
+    nothing of October, November's last hour only."""
+    body = (FIXTURES / "A44_FR_2026-11-26_A03_15min.xml").read_bytes()
+    ctx = Context(vintage="2026-11", today=date(2026, 12, 2), regions=pl.DataFrame())
+    params = {"in_Domain": entsoe.EIC["FR"]}
+    for day_before, day, kept in (("2026-10-30", "2026-10-31", 0), ("2026-11-30", "2026-12-01", 4)):
+        moved = body.replace(b"2026-11-25T23:00Z", f"{day_before}T23:00Z".encode()).replace(
+            b"2026-11-26T23:00Z", f"{day}T23:00Z".encode())
+        [(_, frame)] = entsoe.parse(Raw("0" * 64, "https://x/api", params, moved,
+                                        datetime(2026, 12, 2, tzinfo=UTC)), ctx, [])
+        assert frame.height == kept  # 23:00, 23:15, 23:30, 23:45 of 30 November

@@ -206,3 +206,11 @@ def test_date_in_a_dst_change_is_refused(date: str, why: str) -> None:
     with pytest.raises(ParseError, match=why) as err:
         vllm.parse(_dated(date), path="d.json", tz="Europe/Paris")
     assert err.value.where == "run 0: key 'date'" and err.value.path == "d.json"
+
+
+def test_request_rate_infinity_in_a_list_of_runs() -> None:
+    # a sweep's summary.json is a list of runs: the same load setting there (found in review)
+    data = (FIXTURES / "vllm_append_result.jsonl").read_bytes().split(b"\n")[0].replace(
+        b'"request_rate": "inf"', b'"request_rate": Infinity')
+    [run] = vllm.parse(b"[" + data + b"]", path="summary.json")
+    assert run.request_rate_per_s is None and run.concurrency == 2
