@@ -17,16 +17,17 @@ from pipeline.engine import recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
+from schemas.outputs import CONTRACT_FIGURES, layout
 from schemas.proposal import Proposal
 from schemas.result import Formula, Result
 
-#: The contract keys of each candidate, in the order reports show them.
-CONTRACT_KEYS = (
-    "id", "label", "deployment", "provider", "zone", "tokens_per_s", "tokens_per_s_grade",
-    "cost_eur_per_hour", "cpm_eur_per_mtok", "energy_j_per_token", "energy_boundary",
-    "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-    "sovereignty_level", "eligible", "exclusion_reason", "pareto_rank", "dominated_by",
-)
+#: The contract keys of each candidate, in the order reports show them: the figures declared
+#: shown in the JSON (schemas/outputs.toml), with the candidate's names, grades and status.
+CONTRACT_KEYS = layout(
+    CONTRACT_FIGURES, lead=("id", "label", "deployment", "provider", "zone"),
+    beside={"tokens_per_s": ("tokens_per_s_grade",), "energy_j_per_token": ("energy_boundary",),
+            "sovereignty_level": ("eligible", "exclusion_reason", "pareto_rank",
+                                  "dominated_by")})
 
 
 @dataclass(frozen=True)
