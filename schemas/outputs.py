@@ -101,6 +101,9 @@ def _check(name: str, entry: dict[str, Any]) -> None:
         fail("a ranged figure is shown somewhere, with its decimals")
     if "summary" in shown and decimals is None:
         fail("a figure of the summary declares its decimals")
+    if "scorecard" in shown and "csv" not in shown:
+        fail("a figure of the full scorecard is in the scorecard table too (\"csv\"): the "
+             "report reads it from there")
 
 
 def parse(declarations: dict[str, Any]) -> dict[str, Output]:
