@@ -187,7 +187,6 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
     for r in mc.percentiles.iter_rows(named=True):
         ranges.setdefault(r["id"], {})[r["metric"]] = (
             None if r["p50"] is None else {"p5": r["p5"], "p50": r["p50"], "p95": r["p95"]})
-    p_frontier = dict(mc.p_frontier.iter_rows())
     sized = {r["candidate"]: r for r in _records(card.sizing)}
     # each candidate's inputs, split once (a filter per candidate was quadratic)
     inputs_of: dict[str, list[dict[str, Any]]] = {}
@@ -195,16 +194,14 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
             {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")).to_dicts():
         inputs_of.setdefault(r.pop("id"), []).append(r)
     candidates = []
-    for row in card.table.iter_rows(named=True):
+    rows = card.table.join(mc.p_frontier, on="id", how="left", maintain_order="left")
+    for row in rows.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
         item["capacity"] = row["capacity"]
         item["token_basis"] = card.proposal.policy.token_basis
         item["notes"] = row["notes"]
         item["uncertainty"] = ranges.get(row["id"], {})
-        item["p_frontier"] = p_frontier.get(row["id"])
         item["sovereignty_reasons"] = [row["sovereignty_reason"]]
-        item["embodied_gco2e_per_mtok"] = row["embodied_gco2e_per_mtok"]
-        item.update({k: row[k] for k in TIME_MATCHED})
         item["evidence_configurations"] = [
             {**c, "configuration": _settings(c["configuration"])}
             for c in row["evidence_configurations"]]

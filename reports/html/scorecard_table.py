@@ -40,7 +40,7 @@ from reports.frames import (
     in_sentence,
     scorecard_frame,
 )
-from schemas.outputs import CONTRACT_FIGURES, OBJECTIVES, OUTPUTS, RANGED, columns_for, layout
+from schemas.outputs import OBJECTIVES, OUTPUTS, RANGED, columns_for, layout
 from schemas.proposal import DEFAULT_OBJECTIVES
 from schemas.result import CandidateResult, Result
 
@@ -50,9 +50,10 @@ if TYPE_CHECKING:
 #: the figures the table shows (declared shown in "scorecard"), and those with a p5–p95 range
 FIGURES = columns_for("scorecard")
 RANGED_HERE = tuple(m for m in RANGED if m in FIGURES)
-#: figures shown only when some candidate has them (those that are no contract key: a
-#: lifecycle view, a workload profile, P(frontier))
-OPTIONAL_COLUMNS = tuple(f for f in FIGURES if f not in CONTRACT_FIGURES)
+#: figures shown only when some candidate has them: those a result may lack (a lifecycle
+#: view, a workload profile, P(frontier): no required key of a candidate)
+OPTIONAL_COLUMNS = tuple(f for f in FIGURES if f not in CandidateResult.model_fields
+                         or not CandidateResult.model_fields[f].is_required())
 #: the candidate's keys shown beside a figure
 _BESIDE = {"tokens_per_s": ("grades",), "energy_j_per_token": ("energy_boundary",),
            "sovereignty_level": ("status",), "p_frontier": ("dominated_by",)}
