@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 DECLARATIONS = Path(__file__).with_name("outputs.toml")
 BETTER = ("lower", "higher")
-#: the outputs a figure can be shown in: "json", a key of each candidate in the JSON (else
-#: it is under the candidate's `detail`), in this order the contract keys; "csv", the
-#: scorecard table (CSV, Parquet and the workbook's Scorecard sheet); "scorecard", the full
-#: scorecard of the HTML report; "summary", the terminal summary of `scorecard run`
+#: the outputs a figure can be shown in: "json", a contract key of each candidate in the JSON
+#: (a figure without it is under the candidate's `detail`); "csv", the scorecard table (CSV,
+#: Parquet and the workbook's Scorecard sheet); "scorecard", the full scorecard of the HTML
+#: report; "summary", the terminal summary of `scorecard run`
 SHOWN_IN = ("json", "csv", "scorecard", "summary")
 #: the percentiles of a ranged figure, each a column `<figure>_<p>` beside it
 PERCENTILES = ("p5", "p50", "p95")
