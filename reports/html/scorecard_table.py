@@ -8,8 +8,9 @@ same as a fresh one. great-tables escapes cell text and source notes itself.
 
 `scorecard_html(result)` is the table's HTML. Inside `table_cache(cache)` (the store's, for a
 run) a table already rendered from the same inputs by the same code is taken from the cache
-(keyed by the sha256 of the table's inputs, this module, reports/frames.py and the schemas'
-outputs, and the great-tables and polars versions), so a rerun on unchanged figures does not
+(keyed by the sha256 of the table's inputs, this module, reports/frames.py, the schemas it
+reads (the figures' declarations, the result, the default objectives of a proposal), and the
+great-tables and polars versions), so a rerun on unchanged figures does not
 import great-tables (about a quarter of a second) nor render it again. great-tables is
 imported where a table is rendered, not with the module.
 """
@@ -118,8 +119,9 @@ def candidates_frame(result: Result) -> pl.DataFrame:
 #: the keys of the result the table reads (`table_inputs`): the cache key covers exactly these
 TABLE_KEYS = ("proposal", "vintage", "token_basis", "sources", "candidates")
 #: the code that turns the table's inputs into its HTML: a change in any of it renders afresh
-_RENDERERS = (Path(__file__), Path(reports.frames.__file__), Path(schemas.outputs.__file__),
-              Path(schemas.outputs.__file__).with_name("outputs.toml"))
+_RENDERERS = (Path(__file__), Path(reports.frames.__file__),
+              *(Path(schemas.outputs.__file__).with_name(name) for name in (
+                  "outputs.py", "outputs.toml", "result.py", "proposal.py")))
 
 _CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("table_cache", default=None)
 
