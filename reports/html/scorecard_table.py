@@ -199,9 +199,11 @@ def scorecard_gt(result: Result) -> GT:
     range_cols = [f"{m}_{p}" for m in RANGED_HERE for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
     labels: dict[str, Any] = {k: OUTPUTS[k].label for k in FIGURES}
-    # the level range with an en dash, as the other ranges of the table
-    labels["sovereignty_level"] = HEADERS["sovereignty_level"].replace("-", "–")
-    labels["p_frontier"] = "P(frontier)"
+    # the level range with an en dash, as the other ranges of the table; a probability's
+    # name says its unit
+    labels.update({k: v for k, v in (
+        ("sovereignty_level", HEADERS["sovereignty_level"].replace("-", "–")),
+        ("p_frontier", "P(frontier)")) if k in labels})
     if ranged:
         for m in RANGED_HERE:
             labels[m] = f"{OUTPUTS[m].label} (p5–p95)"
