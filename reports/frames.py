@@ -87,6 +87,8 @@ HEADERS: dict[str, str] = {
 #: columns (after the others)
 SCORECARD_FIGURES = columns_for("csv")
 SCORECARD_RANGED = tuple(m for m in RANGED if m in SCORECARD_FIGURES)
+#: the dtypes of the scorecard table's keys that are no figure (a figure's: Float64, or Int64
+#: for a whole number)
 _KEY_TYPES: dict[str, pl.DataType] = {
     "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
     "provider": pl.String(), "zone": pl.String(), "gpu": pl.String(), "gpu_count": pl.Int64(),
@@ -95,7 +97,8 @@ _KEY_TYPES: dict[str, pl.DataType] = {
     "pareto_rank": pl.Int64(), "dominated_by": pl.String(),
 }
 _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
-    **{c: _KEY_TYPES.get(c) or (pl.Int64() if OUTPUTS[c].integer else pl.Float64())
+    **{c: _KEY_TYPES[c] if c in _KEY_TYPES else pl.Int64() if OUTPUTS[c].integer
+       else pl.Float64()
        for c in layout(
            SCORECARD_FIGURES, lead=("id", "label", "deployment", "provider", "zone", "gpu",
                                     "gpu_count"),
