@@ -18,22 +18,16 @@ from typing import Any
 
 import polars as pl
 
-from schemas.outputs import OUTPUTS, Output
+from schemas.outputs import OUTPUTS, PERCENTILES, RANGED, Output, columns_for, layout
 from schemas.result import CandidateResult, Change, Percentiles, Result
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A figure the reports show: its declaration (name, unit: schemas/outputs.py) and the
-    decimals tables print it with."""
+    """A figure tables print with fixed decimals: its declaration (schemas/outputs.toml)."""
 
     output: Output
     decimals: int
-    short: str | None = None  # a narrower name for tight tables; defaults to the title
-
-    @property
-    def name(self) -> str:
-        return self.output.title
 
     @property
     def unit(self) -> str:
@@ -45,25 +39,15 @@ class Metric:
 
     @property
     def short_label(self) -> str:
-        return f"{self.short or self.name} ({self.unit})"
+        """The narrower name with the unit, for tight tables: "Elec. (EUR/Mtok)"."""
+        return f"{self.output.short or self.output.title} ({self.unit})"
 
 
-#: column -> metric: the single place reports take metric names, units and decimals from
-#: (HEADERS, the scorecard table, the terminal summary and the diff all derive from it).
-METRICS: dict[str, Metric] = {
-    column: Metric(OUTPUTS[column], decimals, short) for column, decimals, short in (
-        ("tokens_per_s", 0, None),
-        ("cost_eur_per_hour", 2, None),
-        ("cpm_eur_per_mtok", 3, None),
-        ("energy_j_per_token", 3, None),
-        ("facility_kwh_per_mtok", 3, None),
-        ("electricity_eur_per_mtok", 4, "Elec."),
-        ("carbon_gco2e_per_mtok", 1, None),
-        ("embodied_gco2e_per_mtok", 1, None),
-        ("electricity_eur_per_mtok_time_matched", 4, None),
-        ("carbon_gco2e_per_mtok_time_matched", 1, None),
-    )
-}
+#: column -> metric, each figure declared with its decimals: HEADERS, the scorecard table, the
+#: terminal summary and the diff take names, units and decimals from here
+METRICS: dict[str, Metric] = {k: Metric(o, o.decimals) for k, o in OUTPUTS.items()
+                              if o.decimals is not None}
+
 
 def in_sentence(column: str) -> str:
     """A declared figure's name inside a sentence: lower case, an acronym (CPM) kept as it
@@ -71,10 +55,6 @@ def in_sentence(column: str) -> str:
     title = OUTPUTS[column].title
     return title if title.isupper() else title.lower()
 
-
-#: Metrics that may carry a p5/p50/p95 range (a candidate's `uncertainty`).
-RANGE_METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
-                 "carbon_gco2e_per_mtok")
 
 #: column -> label with unit, for every column a person reads (metric labels from METRICS).
 HEADERS: dict[str, str] = {
@@ -100,24 +80,34 @@ HEADERS: dict[str, str] = {
     **{k: OUTPUTS[k].label for k in ("average_power_w", "pue", "electricity_eur_per_kwh",
                                       "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier")},
     **{k: m.label for k, m in METRICS.items()},
-    **{f"{m}_{p}": f"{METRICS[m].label} {p}" for m in RANGE_METRICS
-       for p in ("p5", "p50", "p95")},
+    **{f"{m}_{p}": f"{OUTPUTS[m].label} {p}" for m in RANGED for p in PERCENTILES},
 }
 
-_SCORECARD_COLUMNS: dict[str, pl.DataType] = {
+#: the scorecard table's figures (declared shown in "csv"), and those of them with p5/p50/p95
+#: columns (after the others)
+SCORECARD_FIGURES = columns_for("csv")
+SCORECARD_RANGED = tuple(m for m in RANGED if m in SCORECARD_FIGURES)
+#: the dtypes of the scorecard table's keys that are no figure (a figure's: Float64, or Int64
+#: for a whole number)
+_KEY_TYPES: dict[str, pl.DataType] = {
     "id": pl.String(), "label": pl.String(), "deployment": pl.String(),
     "provider": pl.String(), "zone": pl.String(), "gpu": pl.String(), "gpu_count": pl.Int64(),
-    "tokens_per_s": pl.Float64(), "tokens_per_s_grade": pl.String(),
-    "cost_eur_per_hour": pl.Float64(), "cost_grade": pl.String(),
-    "cpm_eur_per_mtok": pl.Float64(), "energy_j_per_token": pl.Float64(),
-    "energy_boundary": pl.String(), "facility_kwh_per_mtok": pl.Float64(),
-    "electricity_eur_per_mtok": pl.Float64(), "carbon_gco2e_per_mtok": pl.Float64(),
-    "embodied_gco2e_per_mtok": pl.Float64(),
-    "electricity_eur_per_mtok_time_matched": pl.Float64(),
-    "carbon_gco2e_per_mtok_time_matched": pl.Float64(), "sovereignty_level": pl.Int64(),
-    "eligible": pl.Boolean(), "exclusion_reason": pl.String(),
-    "pareto_rank": pl.Int64(), "dominated_by": pl.String(), "p_frontier": pl.Float64(),
-    **{f"{m}_{p}": pl.Float64() for m in RANGE_METRICS for p in ("p5", "p50", "p95")},
+    "tokens_per_s_grade": pl.String(), "cost_grade": pl.String(),
+    "energy_boundary": pl.String(), "eligible": pl.Boolean(), "exclusion_reason": pl.String(),
+    "pareto_rank": pl.Int64(), "dominated_by": pl.String(),
+}
+_SCORECARD_COLUMNS: dict[str, pl.DataType] = {
+    **{c: _KEY_TYPES[c] if c in _KEY_TYPES else pl.Int64() if OUTPUTS[c].integer
+       else pl.Float64()
+       for c in layout(
+           SCORECARD_FIGURES, lead=("id", "label", "deployment", "provider", "zone", "gpu",
+                                    "gpu_count"),
+           beside={"tokens_per_s": ("tokens_per_s_grade",),
+                   "cost_eur_per_hour": ("cost_grade",),
+                   "energy_j_per_token": ("energy_boundary",),
+                   "sovereignty_level": ("eligible", "exclusion_reason", "pareto_rank",
+                                         "dominated_by")})},
+    **{f"{m}_{p}": pl.Float64() for m in SCORECARD_RANGED for p in PERCENTILES},
 }
 
 
@@ -149,8 +139,8 @@ def scorecard_frame(result: Result) -> pl.DataFrame:
         spread = ranges(c)
         row = {k: value(c, k) for k in _SCORECARD_COLUMNS}
         row["dominated_by"] = "; ".join(c.dominated_by or []) or None
-        for m in RANGE_METRICS:
-            for p in ("p5", "p50", "p95"):
+        for m in SCORECARD_RANGED:
+            for p in PERCENTILES:
                 row[f"{m}_{p}"] = None if m not in spread else getattr(spread[m], p)
         rows.append(row)
     return pl.DataFrame(rows, schema=_SCORECARD_COLUMNS)

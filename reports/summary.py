@@ -16,8 +16,10 @@ from reports.frames import (
     recommendation_lines,
     shortlist,
     shortlist_note,
+    value,
 )
 from reports.freshness import freshness
+from schemas.outputs import columns_for
 from schemas.result import Result
 
 
@@ -27,9 +29,9 @@ def _header(column: str) -> str:
     return f"{in_sentence(column)}\n{METRICS[column].unit}"
 
 
-#: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...)
-_SHOWN = {k: _header(k) for k in ("cpm_eur_per_mtok", "energy_j_per_token",
-                                  "carbon_gco2e_per_mtok")}
+#: column -> its terminal header ("CPM\nEUR/Mtok", "energy\nJ/token", ...): the figures
+#: declared shown in the summary (schemas/outputs.toml)
+_SHOWN = {k: _header(k) for k in columns_for("summary")}
 
 
 def print_summary(result: Result, console: Console | None = None) -> None:
@@ -47,7 +49,7 @@ def print_summary(result: Result, console: Console | None = None) -> None:
     table.add_column("status", no_wrap=True, min_width=8)
     shown, left_out = shortlist(result, GLANCE_ROWS)
     for c in shown:
-        values = [("n/a" if (v := getattr(c, k)) is None else f"{v:.{METRICS[k].decimals}f}")
+        values = [("n/a" if (v := value(c, k)) is None else f"{v:.{METRICS[k].decimals}f}")
                   for k in _SHOWN]
         status = ("frontier" if c.pareto_rank == 1 else
                   f"rank {c.pareto_rank}" if c.eligible else "excluded")

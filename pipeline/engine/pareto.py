@@ -15,14 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-#: objective name -> (column, +1 when higher is better, -1 when lower is better)
-OBJECTIVES: dict[str, tuple[str, int]] = {
-    "cpm": ("cpm_eur_per_mtok", -1),
-    "energy": ("energy_j_per_token", -1),
-    "carbon": ("carbon_gco2e_per_mtok", -1),
-    "electricity": ("electricity_eur_per_mtok", -1),
-    "sovereignty": ("sovereignty_level", +1),
-}
+from schemas.outputs import OBJECTIVES
 
 #: dominators compared against every candidate at once
 BLOCK = 256

@@ -17,16 +17,17 @@ from pipeline.engine import recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
+from schemas.outputs import CONTRACT_FIGURES, layout
 from schemas.proposal import Proposal
 from schemas.result import Formula, Result
 
-#: The contract keys of each candidate, in the order reports show them.
-CONTRACT_KEYS = (
-    "id", "label", "deployment", "provider", "zone", "tokens_per_s", "tokens_per_s_grade",
-    "cost_eur_per_hour", "cpm_eur_per_mtok", "energy_j_per_token", "energy_boundary",
-    "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-    "sovereignty_level", "eligible", "exclusion_reason", "pareto_rank", "dominated_by",
-)
+#: The contract keys of each candidate, in the order reports show them: the figures declared
+#: shown in the JSON (schemas/outputs.toml), with the candidate's names, grades and status.
+CONTRACT_KEYS = layout(
+    CONTRACT_FIGURES, lead=("id", "label", "deployment", "provider", "zone"),
+    beside={"tokens_per_s": ("tokens_per_s_grade",), "energy_j_per_token": ("energy_boundary",),
+            "sovereignty_level": ("eligible", "exclusion_reason", "pareto_rank",
+                                  "dominated_by")})
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,6 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
     for r in mc.percentiles.iter_rows(named=True):
         ranges.setdefault(r["id"], {})[r["metric"]] = (
             None if r["p50"] is None else {"p5": r["p5"], "p50": r["p50"], "p95": r["p95"]})
-    p_frontier = dict(mc.p_frontier.iter_rows())
     sized = {r["candidate"]: r for r in _records(card.sizing)}
     # each candidate's inputs, split once (a filter per candidate was quadratic)
     inputs_of: dict[str, list[dict[str, Any]]] = {}
@@ -194,16 +194,14 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
             {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")).to_dicts():
         inputs_of.setdefault(r.pop("id"), []).append(r)
     candidates = []
-    for row in card.table.iter_rows(named=True):
+    rows = card.table.join(mc.p_frontier, on="id", how="left", maintain_order="left")
+    for row in rows.iter_rows(named=True):
         item = {k: row[k] for k in CONTRACT_KEYS}
         item["capacity"] = row["capacity"]
         item["token_basis"] = card.proposal.policy.token_basis
         item["notes"] = row["notes"]
         item["uncertainty"] = ranges.get(row["id"], {})
-        item["p_frontier"] = p_frontier.get(row["id"])
         item["sovereignty_reasons"] = [row["sovereignty_reason"]]
-        item["embodied_gco2e_per_mtok"] = row["embodied_gco2e_per_mtok"]
-        item.update({k: row[k] for k in TIME_MATCHED})
         item["evidence_configurations"] = [
             {**c, "configuration": _settings(c["configuration"])}
             for c in row["evidence_configurations"]]

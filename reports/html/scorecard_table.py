@@ -8,8 +8,9 @@ same as a fresh one. great-tables escapes cell text and source notes itself.
 
 `scorecard_html(result)` is the table's HTML. Inside `table_cache(cache)` (the store's, for a
 run) a table already rendered from the same inputs by the same code is taken from the cache
-(keyed by the sha256 of the table's inputs, this module, reports/frames.py and the schemas'
-outputs, and the great-tables and polars versions), so a rerun on unchanged figures does not
+(keyed by the sha256 of the table's inputs, this module, reports/frames.py, the schemas it
+reads (the figures' declarations, the result, the default objectives of a proposal), and the
+great-tables and polars versions), so a rerun on unchanged figures does not
 import great-tables (about a quarter of a second) nor render it again. great-tables is
 imported where a table is rendered, not with the module.
 """
@@ -34,28 +35,37 @@ from reports.figures.charts import caching
 from reports.frames import (
     HEADERS,
     METRICS,
-    RANGE_METRICS,
     degenerate,
     has_p_frontier,
     has_ranges,
     in_sentence,
     scorecard_frame,
 )
-from schemas.outputs import OUTPUTS
+from schemas.outputs import OBJECTIVES, OUTPUTS, RANGED, columns_for, layout
+from schemas.proposal import DEFAULT_OBJECTIVES
 from schemas.result import CandidateResult, Result
 
 if TYPE_CHECKING:
     from great_tables import GT
 
-#: columns shown only when some candidate has them (a lifecycle view, a workload profile)
-OPTIONAL_COLUMNS = ("embodied_gco2e_per_mtok", "electricity_eur_per_mtok_time_matched",
-                    "carbon_gco2e_per_mtok_time_matched")
+#: the figures the table shows (declared shown in "scorecard"), and those with a p5–p95 range
+FIGURES = columns_for("scorecard")
+RANGED_HERE = tuple(m for m in RANGED if m in FIGURES)
+#: figures shown only when some candidate has them: those a result may lack (a lifecycle
+#: view, a workload profile, P(frontier): no required key of a candidate)
+OPTIONAL_COLUMNS = tuple(f for f in FIGURES if f not in CandidateResult.model_fields
+                         or not CandidateResult.model_fields[f].is_required())
+#: the candidate's keys shown beside a figure
+_BESIDE = {"tokens_per_s": ("grades",), "energy_j_per_token": ("energy_boundary",),
+           "sovereignty_level": ("status",), "p_frontier": ("dominated_by",)}
+#: the spanner over the figures per million tokens
+PER_MTOK = "Per million tokens"
 
 NOT_COMPUTED = "not computed for this proposal"
 
-#: the figures the table's subtitle says the better way of (their declared `better`)
-COMPARED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
-            "sovereignty_level")
+#: the figures the table's subtitle says the better way of (their declared `better`): those
+#: of the default objectives
+COMPARED = tuple(OBJECTIVES[o][0] for o in DEFAULT_OBJECTIVES)
 
 
 def better_text(columns: tuple[str, ...] = COMPARED) -> str:
@@ -87,7 +97,7 @@ def candidates_frame(result: Result) -> pl.DataFrame:
     """The scorecard frame with the display-only columns the table needs; a p5–p95 range
     that prints as one number at the table's decimals is dropped (the point figure alone)."""
     frame = scorecard_frame(result)
-    for m in RANGE_METRICS:
+    for m in RANGED_HERE:
         flat = pl.Series([degenerate(lo, hi, METRICS[m].decimals) for lo, hi in
                           zip(frame[f"{m}_p5"], frame[f"{m}_p95"], strict=True)])
         frame = frame.with_columns(
@@ -109,8 +119,9 @@ def candidates_frame(result: Result) -> pl.DataFrame:
 #: the keys of the result the table reads (`table_inputs`): the cache key covers exactly these
 TABLE_KEYS = ("proposal", "vintage", "token_basis", "sources", "candidates")
 #: the code that turns the table's inputs into its HTML: a change in any of it renders afresh
-_RENDERERS = (Path(__file__), Path(reports.frames.__file__), Path(schemas.outputs.__file__),
-              Path(schemas.outputs.__file__).with_name("outputs.toml"))
+_RENDERERS = (Path(__file__), Path(reports.frames.__file__),
+              *(Path(schemas.outputs.__file__).with_name(name) for name in (
+                  "outputs.py", "outputs.toml", "result.py", "proposal.py")))
 
 _CACHE: ContextVar[MutableMapping[str, str] | None] = ContextVar("table_cache", default=None)
 
@@ -165,22 +176,37 @@ def _render(result: Result) -> str:
     return html
 
 
+def per_mtok(figures: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The figures in the table's order, and those under the PER_MTOK spanner: the ones per
+    million tokens (unit `.../Mtok`) together, where the last of them is declared."""
+    spanned = [f for f in figures if OUTPUTS[f].unit.endswith("/Mtok")]
+    ordered: list[str] = []
+    for f in figures:
+        if f not in spanned:
+            ordered.append(f)
+        elif f == spanned[-1]:
+            ordered += spanned
+    return ordered, spanned
+
+
 def scorecard_gt(result: Result) -> GT:
     from great_tables import GT, loc, style
 
     frame = candidates_frame(result)
     ranged = has_ranges(result)
-    shown = ["where", "tokens_per_s", "grades", "cost_eur_per_hour",
-             "energy_j_per_token", "energy_boundary", "cpm_eur_per_mtok",
-             "facility_kwh_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-             *OPTIONAL_COLUMNS, "sovereignty_level", "status",
-             "p_frontier", "dominated_by"]
-    range_cols = [f"{m}_{p}" for m in RANGE_METRICS for p in ("p5", "p95")]
+    ordered, spanned = per_mtok(FIGURES)
+    shown = list(layout(ordered, lead=("where",), beside=_BESIDE))
+    range_cols = [f"{m}_{p}" for m in RANGED_HERE for p in ("p5", "p95")]
     frame = frame.select("id", *shown, *range_cols, "frontier")
-    labels: dict[str, Any] = {k: m.label for k, m in METRICS.items()}
+    labels: dict[str, Any] = {k: OUTPUTS[k].label for k in FIGURES}
+    # the level range with an en dash, as the other ranges of the table; a probability's
+    # name says its unit
+    labels.update({k: v for k, v in (
+        ("sovereignty_level", HEADERS["sovereignty_level"].replace("-", "–")),
+        ("p_frontier", "P(frontier)")) if k in labels})
     if ranged:
-        for m in RANGE_METRICS:
-            labels[m] = f"{METRICS[m].label} (p5–p95)"
+        for m in RANGED_HERE:
+            labels[m] = f"{OUTPUTS[m].label} (p5–p95)"
     table = (
         GT(frame, rowname_col="id", id="scorecard")
         .tab_header(title=f"Scorecard: {result.proposal}",
@@ -189,35 +215,31 @@ def scorecard_gt(result: Result) -> GT:
         .cols_label(
             where="Provider · zone",
             grades="Grade of goodput / cost / power", energy_boundary="Energy boundary",
-            # the level range with an en dash, as the other ranges of the table
-            sovereignty_level=HEADERS["sovereignty_level"].replace("-", "–"),
-            status="Pareto rank", p_frontier="P(frontier)", dominated_by="Dominated by",
-            **labels,
+            status="Pareto rank", dominated_by="Dominated by", **labels,
         )
-        .tab_spanner("Per million tokens", ["cpm_eur_per_mtok", "facility_kwh_per_mtok",
-                                            "electricity_eur_per_mtok", "carbon_gco2e_per_mtok",
-                                            *OPTIONAL_COLUMNS])
+        .tab_spanner(PER_MTOK, spanned)
         .tab_stubhead("Id")
         .cols_width({"id": "150px", "grades": "120px", "dominated_by": "130px"})
         .tab_options(table_font_size="13px", data_row_padding="4px")
     )
-    for column, metric in METRICS.items():
-        table = table.fmt_number(columns=column, decimals=metric.decimals)
-    for m in RANGE_METRICS:
+    for column in FIGURES:
+        if column in METRICS:
+            table = table.fmt_number(columns=column, decimals=METRICS[column].decimals)
+    for m in RANGED_HERE:
         table = table.fmt_number(columns=[f"{m}_p5", f"{m}_p95"],
                                  decimals=METRICS[m].decimals)
         # "{0}<< (p5–p95)>>": the bracket vanishes when a candidate has no range.
         table = table.cols_merge(columns=[m, f"{m}_p5", f"{m}_p95"],
                                  pattern="{0}<< ({1}–{2})>>")
-    table = table.fmt_percent(columns="p_frontier", decimals=0)
-    hidden = ["frontier"] + ([] if has_p_frontier(result) else ["p_frontier"])
-    hidden += [c for c in OPTIONAL_COLUMNS if frame[c].is_null().all()]
+    table = table.fmt_percent(
+        columns=[f for f in FIGURES if OUTPUTS[f].unit == "probability"], decimals=0)
+    hidden = ["frontier", *(c for c in OPTIONAL_COLUMNS if frame[c].is_null().all())]
     table = (
         table.cols_hide(hidden)
         .sub_missing(columns="dominated_by", missing_text="—")
-        .sub_missing(columns=[c for c in shown if c not in (*RANGE_METRICS, "dominated_by")],
+        .sub_missing(columns=[c for c in shown if c not in (*RANGED_HERE, "dominated_by")],
                      missing_text="n/a")
-        .sub_missing(columns=list(RANGE_METRICS), missing_text="n/a")
+        .sub_missing(columns=list(RANGED_HERE), missing_text="n/a")
         .tab_style(style.fill(color="#e3f2e1"), loc.body(rows=pl.col("frontier")))
         .tab_style(style.text(weight="bold"), loc.stub(rows=pl.col("frontier")))
         .tab_style(style.text(color="#8a8a8a"), loc.body(rows=pl.col("status") == "excluded"))

@@ -8,7 +8,17 @@ import tomllib
 import pytest
 
 from schemas.fields import FIELDS
-from schemas.outputs import DECLARATIONS, OUTPUTS, parse
+from schemas.outputs import (
+    CONTRACT_FIGURES,
+    DECLARATIONS,
+    OBJECTIVES,
+    OUTPUTS,
+    RANGED,
+    SHOWN_IN,
+    columns_for,
+    layout,
+    parse,
+)
 
 #: unit -> the parts a column carrying it must hold in its name (unitless shares, ratios,
 #: probabilities and counts need none)
@@ -38,6 +48,23 @@ def test_each_figure_is_declared_once() -> None:
     {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "units": "EUR"},  # misspelt key
     {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "better": "cheaper"},
     {"unit": 3, "title": "CPM", "meaning": "m"},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "decimals": 2.5},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "decimals": -1},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "decimals": True},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "ranged": "yes"},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "integer": 1},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "short": 4},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "shown_in": ["html"]},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "shown_in": "csv"},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "shown_in": ["csv", "csv"]},
+    # an objective needs its direction; a range its decimals and a table; the summary its
+    # decimals; the full scorecard reads its figures from the scorecard table
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "objective": "cpm"},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "ranged": True, "decimals": 3},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "ranged": True, "shown_in": ["csv"]},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "shown_in": ["summary"]},
+    {"unit": "EUR/Mtok", "title": "CPM", "meaning": "m", "decimals": 3,
+     "shown_in": ["scorecard"]},
 ])
 def test_a_slip_in_a_declaration_is_an_error(entry: dict) -> None:
     with pytest.raises(ValueError, match="cpm_eur_per_mtok"):
@@ -64,3 +91,28 @@ def test_labels_carry_the_unit() -> None:
     assert OUTPUTS["cpm_eur_per_mtok"].label == "CPM (EUR/Mtok)"
     assert OUTPUTS["sovereignty_level"].better == "higher"
     assert all(o.better in (None, "lower", "higher") for o in OUTPUTS.values())
+
+
+def test_an_objective_is_named_once() -> None:
+    twice = {"better": "lower", "objective": "cpm", "unit": "EUR/Mtok", "title": "CPM",
+             "meaning": "m"}
+    with pytest.raises(ValueError, match=r"cpm_eur_per_mtok_2.*objective 'cpm'"):
+        parse({"cpm_eur_per_mtok": twice, "cpm_eur_per_mtok_2": twice})
+
+
+def test_the_roles_give_each_output_its_columns_in_the_files_order() -> None:
+    assert columns_for("summary") == ("cpm_eur_per_mtok", "energy_j_per_token",
+                                      "carbon_gco2e_per_mtok")
+    assert columns_for("json") == CONTRACT_FIGURES
+    assert RANGED == ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
+                      "carbon_gco2e_per_mtok")
+    assert OBJECTIVES["sovereignty"] == ("sovereignty_level", 1)
+    assert OBJECTIVES["cpm"] == ("cpm_eur_per_mtok", -1)
+    order = list(OUTPUTS)
+    for output in SHOWN_IN:
+        shown = columns_for(output)
+        assert shown and list(shown) == sorted(shown, key=order.index)
+    with pytest.raises(ValueError, match="pdf"):
+        columns_for("pdf")
+    assert layout(("a", "b"), lead=("id",), beside={"a": ("a_grade",)}) == (
+        "id", "a", "a_grade", "b")
