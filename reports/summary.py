@@ -18,6 +18,7 @@ from reports.frames import (
     shortlist_note,
 )
 from reports.freshness import freshness
+from reports.page import figure_text
 from schemas.result import Result
 
 
@@ -47,8 +48,7 @@ def print_summary(result: Result, console: Console | None = None) -> None:
     table.add_column("status", no_wrap=True, min_width=8)
     shown, left_out = shortlist(result, GLANCE_ROWS)
     for c in shown:
-        values = [("n/a" if (v := getattr(c, k)) is None else f"{v:.{METRICS[k].decimals}f}")
-                  for k in _SHOWN]
+        values = [figure_text(getattr(c, k), f".{METRICS[k].decimals}f") for k in _SHOWN]
         status = ("frontier" if c.pareto_rank == 1 else
                   f"rank {c.pareto_rank}" if c.eligible else "excluded")
         p = c.p_frontier

@@ -18,9 +18,9 @@ from typing import Any
 from markupsafe import Markup
 
 from reports.figures import charts
-from reports.figures.charts import Spec, quantity
+from reports.figures.charts import Spec
 from reports.frames import HEADERS, in_sentence
-from reports.page import figure_text, macros
+from reports.page import figure_text, macros, quantity, volume
 from schemas.outputs import OUTPUTS
 from schemas.result import Result
 
@@ -207,7 +207,7 @@ def _break_even(result: Result) -> list[Part]:
     alt = ("CPM against daily volume of one instance for " +
            ", ".join(e.candidate for e in shown if e.curve) +
            f", with {shown[0].versus}'s CPM as a flat line; the first to break even: "
-           f"{crossing[0].candidate} at {charts.volume(crossing[0].crossing or 0)}.")
+           f"{crossing[0].candidate} at {volume(crossing[0].crossing or 0)}.")
     caption = ("Where a curve falls below the dashed cloud line, that on-prem candidate costs "
                "less per token; the dotted verticals mark the break-even volumes. Both axes "
                "logarithmic.")

@@ -18,7 +18,6 @@ from reports.frames import (
     METRICS,
     change_text,
     degenerate,
-    eur,
     figure,
     ranges,
     shortlist,
@@ -28,7 +27,7 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.scorecard_table import better_text
-from reports.page import figure_text, num, render
+from reports.page import eur, figure_text, num, render
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
