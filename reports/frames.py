@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from reports.page import eur
 from schemas.outputs import OUTPUTS, PERCENTILES, RANGED, Output, columns_for, layout
 from schemas.result import CandidateResult, Change, Percentiles, Result
 
@@ -309,11 +310,6 @@ def break_even_frame(result: Result) -> pl.DataFrame:
         for b in result.break_even for p in b.curve
     ]
     return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)
-
-
-def eur(amount: float | None) -> str:
-    """Euros a reader can take in at a glance: 31,543 EUR (n/a when not computed)."""
-    return "n/a" if amount is None else f"{amount:,.0f} EUR"
 
 
 #: a declared column name standing alone in an engine sentence (not inside a key path such as

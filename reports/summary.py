@@ -19,6 +19,7 @@ from reports.frames import (
     value,
 )
 from reports.freshness import freshness
+from reports.page import figure_text
 from schemas.outputs import columns_for
 from schemas.result import Result
 
@@ -49,8 +50,7 @@ def print_summary(result: Result, console: Console | None = None) -> None:
     table.add_column("status", no_wrap=True, min_width=8)
     shown, left_out = shortlist(result, GLANCE_ROWS)
     for c in shown:
-        values = [("n/a" if (v := value(c, k)) is None else f"{v:.{METRICS[k].decimals}f}")
-                  for k in _SHOWN]
+        values = [figure_text(value(c, k), f".{METRICS[k].decimals}f") for k in _SHOWN]
         status = ("frontier" if c.pareto_rank == 1 else
                   f"rank {c.pareto_rank}" if c.eligible else "excluded")
         p = c.p_frontier

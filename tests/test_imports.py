@@ -27,6 +27,7 @@ PACKAGES = ("pipeline", "sources", "schemas", "reports")
 FORBIDDEN = {"schemas": {"pipeline", "sources", "reports"},
              "sources": {"pipeline", "reports"},
              "reports": {"sources", "pipeline"},
+             "reports.figures": {"reports.html"},
              "pipeline.engine": {"pipeline.inputs", "pipeline.evidence", "pipeline.store",
                                  "pipeline.ingest", "pipeline.run", "pipeline.workspace",
                                  "pipeline.compare", "pipeline.folders", "pipeline.cli",

@@ -45,6 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheel = next((tmp / "dist").glob("*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "pipeline/cli/__init__.py" in names
+    assert {"reports/templates/report.html", "reports/templates/style.css"} <= set(names)
     assert not [n for n in names if n.endswith((".so", ".pyd"))], names  # no extension
     env = tmp / "venv"
     _run(["uv", "venv", "--python", sys.executable, str(env)], tmp)

@@ -32,6 +32,7 @@ from typing import Any
 
 from reports.cells import plain_all
 from reports.frames import HEADERS, ranges, value
+from reports.page import figure_text, is_money, quantity, span, volume
 from schemas.outputs import OUTPUTS
 from schemas.result import EvidenceConfiguration, Percentiles, Result
 
@@ -181,55 +182,6 @@ def _lookup(cache: MutableMapping[str, str], keys: Sequence[str]) -> dict[str, s
         found: dict[str, str] = many(keys)
         return found
     return {key: svg for key in dict.fromkeys(keys) if (svg := cache.get(key)) is not None}
-
-
-# ------------------------------------------------------------------------------- formatting
-
-def _is_money(unit: str | None) -> bool:
-    """EUR, or EUR per a time or a thing (EUR/month); not EUR/Mtok-style rates that stay
-    small, which also pass: they never reach a thousand."""
-    return bool(unit) and str(unit).split("/")[0] == "EUR"
-
-
-def money(amount: float, unit: str = "EUR") -> str:
-    """Euros as a reader takes them in: 312 kEUR, 1.25 MEUR, 840 EUR, 125.3 kEUR/month."""
-    size = abs(amount)
-    if size >= 1e6:
-        return f"{amount / 1e6:.4g} M{unit}"
-    if size >= 1e3:
-        return f"{amount / 1e3:.4g} k{unit}"
-    return f"{amount:.4g} {unit}"
-
-
-def quantity(amount: float | None, unit: str | None) -> str:
-    """A figure with its unit; EUR amounts as `money`, no exponents."""
-    if amount is None:
-        return "n/a"
-    if unit == "EUR" or (_is_money(unit) and abs(amount) >= 1e3):
-        return money(amount, str(unit))
-    if abs(amount) >= 1e4:
-        text = f"{amount:,.0f}"
-    elif amount == int(amount):
-        text = f"{amount:.0f}"
-    else:
-        text = f"{amount:.4g}"
-    return f"{text} {unit}" if unit else text
-
-
-def span(low: float, high: float, unit: str | None) -> str:
-    """A stated range: `312 kEUR to 382 kEUR`, `3400 to 4400 tokens/s` (a ratio unitless)."""
-    if unit == "EUR" or (_is_money(unit) and max(abs(low), abs(high)) >= 1e3):
-        return f"{money(low, str(unit))} to {money(high, str(unit))}"
-    unit = None if unit == "ratio" else unit
-    return f"{quantity(low, None)} to {quantity(high, unit)}"
-
-
-def volume(tokens_per_day: float) -> str:
-    """A daily token volume: 128 M tokens/day."""
-    for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if tokens_per_day >= size:
-            return f"{tokens_per_day / size:.3g} {prefix} tokens/day"
-    return f"{tokens_per_day:.3g} tokens/day"
 
 
 #: DejaVu Sans advance widths (em) of the printable ASCII characters, read from its hmtx
@@ -679,7 +631,7 @@ def _money_axis(unit: str, values: Sequence[float]) -> Spec:
     """Axis labels of a money figure: kEUR/MEUR through a Vega expression once the figures
     reach thousands, else plain decimals."""
     top = max((abs(v) for v in values), default=0.0)
-    if _is_money(unit) and top >= 1e3:
+    if is_money(unit) and top >= 1e3:
         scale, prefix = (1e6, "M") if top >= 1e6 else (1e3, "k")
         # the unit is ours (schemas/outputs.py), never a proposal's text
         return {"labelExpr": f"format(datum.value / {scale:g}, '~g') + ' {prefix}{unit}'"}
@@ -993,7 +945,7 @@ def configuration_spec(grid: ConfigurationGrid) -> Spec:
     """Heatmap of the figure over the two settings, printed in each cell; the chosen
     configuration outlined in black, configurations that fail the SLO hatched grey."""
     unit = "tokens/s per GPU" if grid.metric == "goodput_per_gpu_tokens_per_s" else "tokens/s"
-    rows = [{**c, "text": ("n/a" if c["value"] is None else f"{c['value']:,.0f}")
+    rows = [{**c, "text": figure_text(c["value"], ",.0f")
              + ("" if c["passes"] else " ✗"),
              "desc": f"{grid.x_setting} {c['x']}, {grid.y_setting} {c['y']}: "
                      + ("n/a" if c["value"] is None else f"{c['value']:,.0f} {unit}")
@@ -1032,13 +984,11 @@ __all__ = [
     "break_even_spec",
     "configuration_grid",
     "configuration_spec",
-    "money",
     "pairwise_matrix",
     "pairwise_spec",
     "pareto_layout",
     "pareto_spec",
     "place_labels",
-    "quantity",
     "render",
     "rendering_cache",
     "spec_key",
@@ -1046,6 +996,5 @@ __all__ = [
     "tornado_spec",
     "unavailable",
     "varying_settings",
-    "volume",
     "warm_up",
 ]

@@ -4,20 +4,23 @@ that reads better (the Pareto key, the configurations, the break-even sentences)
 
 `chart_sections(result)` is the one entry point the pages use: it builds every spec of the report
 (reports/figures/charts.py), draws them in one pass and returns one fragment per section, without
-heading, "" when nothing applies. Every foreign string (ids, labels, settings) is escaped here;
-inside the SVG vl-convert writes text as XML text.
+heading, "" when nothing applies. The macros of reports/templates/figures.html lay the
+fragments out, escaping every value (ids, labels, settings); inside the SVG vl-convert writes
+text as XML text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
 
 from reports.figures import charts
-from reports.figures.charts import Spec, quantity
+from reports.figures.charts import Spec
 from reports.frames import HEADERS, in_sentence
-from reports.html.page import escape as _e
-from reports.html.page import table as _table
+from reports.page import figure_text, macros, quantity, volume
 from schemas.outputs import OUTPUTS
 from schemas.result import Result
 
@@ -32,21 +35,29 @@ class Chart:
     spec: Spec
     alt: str
     caption: str
-    after: str = ""  # HTML inside the figure after the SVG (a key)
+    after: Markup = field(default_factory=Markup)  # inside the figure after the SVG (a key)
 
 
-Part = str | Chart
+Part = Markup | Chart
 
 
-def _with_alt(svg: str, alt: str) -> str:
-    """The SVG with role="img" and its alt text as aria-label on the root element."""
-    return svg.replace("<svg", f'<svg role="img" aria-label="{_e(alt)}"', 1)
+def _figures() -> Any:
+    """The macros of reports/templates/figures.html."""
+    return macros("figures.html")
 
 
-def figure(chart: Chart, svg: str) -> str:
-    """One figure: the SVG with alt text, what follows it, and its caption."""
-    return (f'<figure id="{_e(chart.figure_id)}" class="chart">{_with_alt(svg, chart.alt)}'
-            f"{chart.after}<figcaption>{_e(chart.caption)}</figcaption></figure>")
+def _table(*args: Any, **kwargs: Any) -> Markup:
+    """A plain table (reports/templates/parts.html)."""
+    return macros("parts.html").table(*args, **kwargs)
+
+
+def figure(chart: Chart, svg: str) -> Markup:
+    """One figure: the SVG with role="img" and its alt text as aria-label on the root
+    element, what follows it, and its caption."""
+    head, _, tail = svg.partition("<svg")
+    # the SVG is drawn by vl-convert (charts.render), which writes its text as XML text
+    return _figures().figure(chart.figure_id, Markup(head), Markup(tail), chart.alt,
+                             chart.after, chart.caption)
 
 
 def _unit(column: str) -> str:
@@ -84,7 +95,7 @@ def _pareto(result: Result) -> list[Part]:
                             f"({max(values) / min(values):.0f}x).")
         if layout.missing:
             caption += f" Not plotted (a figure is missing): {', '.join(layout.missing)}."
-        after = ""
+        after = Markup()
         if layout.numbered:
             shown = {int(n) for lb in layout.labels for n in lb.text.split(", ")}
             caption += f" Points are numbered by {xl}: the table under the chart names them."
@@ -186,11 +197,8 @@ def _break_even(result: Result) -> list[Part]:
                                              min((c for _, c in e.curve), default=0.0),
                                              e.candidate))
     shown = entries[:BREAK_EVEN_MAX]
-    sentences = "".join(f"<li>{_e(e.sentence())}</li>" for e in shown)
-    if len(entries) > len(shown):
-        sentences += (f"<li>{len(entries) - len(shown)} more on-prem candidates: the "
-                      "workbook's Break-even sheet has every curve.</li>")
-    parts: list[Part] = [f'<ul class="break-even-sentences">{sentences}</ul>']
+    parts: list[Part] = [_figures().break_even_sentences([e.sentence() for e in shown],
+                                                         len(entries) - len(shown))]
     spec = charts.break_even_spec(shown)
     if spec is None:
         return parts
@@ -199,7 +207,7 @@ def _break_even(result: Result) -> list[Part]:
     alt = ("CPM against daily volume of one instance for " +
            ", ".join(e.candidate for e in shown if e.curve) +
            f", with {shown[0].versus}'s CPM as a flat line; the first to break even: "
-           f"{crossing[0].candidate} at {charts.volume(crossing[0].crossing or 0)}.")
+           f"{crossing[0].candidate} at {volume(crossing[0].crossing or 0)}.")
     caption = ("Where a curve falls below the dashed cloud line, that on-prem candidate costs "
                "less per token; the dotted verticals mark the break-even volumes. Both axes "
                "logarithmic.")
@@ -217,10 +225,6 @@ CONFIGURATION_HEADERS = ("Configuration", "GPUs", "Goodput at the knee (tokens/s
                          "Runs", "Chosen")
 
 
-def _figure_text(v: float | None, digits: str = ",.0f") -> str:
-    return "n/a" if v is None else format(v, digits)
-
-
 def _configurations(result: Result) -> list[Part]:
     parts: list[Part] = []
     for i, c in enumerate(result.candidates, start=1):
@@ -231,9 +235,9 @@ def _configurations(result: Result) -> list[Part]:
         rows = [[k.label or ", ".join(f"{s} {v}" for s, v in sorted(k.configuration.items())),
                  *[str(k.configuration.get(s)) for s in varying],
                  "n/a" if k.gpus is None else k.gpus,
-                 _figure_text(k.goodput_tokens_per_s),
-                 _figure_text(k.goodput_per_gpu_tokens_per_s),
-                 _figure_text(k.knee_concurrency, ".4g"),
+                 figure_text(k.goodput_tokens_per_s, ",.0f"),
+                 figure_text(k.goodput_per_gpu_tokens_per_s, ",.0f"),
+                 figure_text(k.knee_concurrency, ".4g"),
                  "yes" if k.passes else "no", k.runs,
                  "chosen" if k.chosen else ""]
                 for k in configs]
@@ -243,10 +247,7 @@ def _configurations(result: Result) -> list[Part]:
                        numeric=(n + 1, n + 2, n + 3, n + 4, n + 6),
                        row_classes=["chosen" if k.chosen else "" for k in configs])
         chosen = next((k for k in configs if k.chosen), None)
-        intro = (f"<p>{_e(c.id)}: {len(configs)} configuration(s) measured; "
-                 + (f"chosen: {_e(chosen.label)}." if chosen else "none chosen.")
-                 + "</p>")
-        parts.append(intro)
+        parts.append(_figures().configurations(c.id, len(configs), chosen))
         grid = charts.configuration_grid(configs)
         if grid is not None:
             unit = ("tokens/s per GPU" if grid.metric == "goodput_per_gpu_tokens_per_s"
@@ -277,7 +278,7 @@ _BUILDERS: dict[str, Callable[[Result], list[Part]]] = {
 }
 
 
-def chart_sections(result: Result) -> dict[str, str]:
+def chart_sections(result: Result) -> dict[str, Markup]:
     """section key -> HTML fragment (figures with alt text and caption, small tables), ""
     when nothing applies; the keys are SECTIONS. All specs are built first and drawn in one
     pass (inside `charts.rendering_cache`, drawn ones are reused)."""
@@ -289,15 +290,9 @@ def chart_sections(result: Result) -> dict[str, str]:
         charts.render([(p.figure_id, p.spec) for p in pending]), strict=True))
     out = {}
     for key, parts in built.items():
-        html = []
-        for p in parts:
-            if isinstance(p, str):
-                html.append(p)
-            elif why:
-                html.append(f'<p class="absent">{_e(why)}.</p>{p.after}')
-            else:
-                html.append(figure(p, svgs[id(p)]))
-        out[key] = "".join(html)
+        out[key] = Markup().join(
+            p if isinstance(p, Markup) else _figures().no_chart(why, p.after) if why
+            else figure(p, svgs[id(p)]) for p in parts)
     return out
 
 

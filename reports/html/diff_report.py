@@ -1,6 +1,7 @@
-"""The vintage diff (`pipeline.engine.diff`) as a terminal table, an HTML section and a page.
+"""The vintage diff (`pipeline.engine.diff`) as a terminal table, and what its HTML section
+and page (reports/templates/diff_section.html, diff_page.html) print.
 
-Reads the diff document only. Strings (ids, labels, input changes) are escaped in HTML.
+Reads the diff document only.
 """
 
 from __future__ import annotations
@@ -12,19 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from reports.frames import HEADERS, METRICS
-from reports.html.page import CSS
-from reports.html.page import escape as _e
+from reports.page import render, significant
 
 #: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
 _SHORT = {k: m.short_label for k, m in METRICS.items()}
-
-
-def _fmt(value: Any, signed: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    if value == 0:
-        return "0"
-    return f"{value:+.4g}" if signed else f"{value:.4g}"
 
 
 def _pct(value: Any) -> str:
@@ -43,7 +35,7 @@ def main_causes(change: dict[str, Any]) -> str:
     parts = []
     for cause, v in moved:
         share = f" ({v / total:.0%})" if total else ""
-        parts.append(f"{cause} {v:+.4g}{share}")
+        parts.append(f"{cause} {significant(v, True)}{share}")
     return "; ".join(parts)
 
 
@@ -62,8 +54,9 @@ def print_diff(diff: dict[str, Any], console: Console | None = None) -> None:
             continue
         for metric in diff["metrics"]:
             ch = c["change"][metric]
-            table.add_row(c["id"], _SHORT.get(metric, metric), _fmt(ch["a"]), _fmt(ch["b"]),
-                          f"{_fmt(ch['change'], True)} {_pct(ch['relative'])}",
+            table.add_row(c["id"], _SHORT.get(metric, metric), significant(ch["a"]),
+                          significant(ch["b"]),
+                          f"{significant(ch['change'], True)} {_pct(ch['relative'])}",
                           main_causes(ch))
     console.print(table)
     for c in diff["candidates"]:
@@ -77,34 +70,22 @@ def print_diff(diff: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"[dim]note: {note}[/]")
 
 
-def diff_section(diff: dict[str, Any]) -> str:
-    """`<section id="diff">`: one row per candidate and metric, the causes in columns."""
+def diff_view(diff: dict[str, Any]) -> dict[str, Any]:
+    """What reports/templates/diff_section.html prints of a diff document: one row per
+    candidate and metric, the causes in columns, then the rank and frontier changes."""
     causes = diff["causes"]
-    head = ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *causes]
-    out = ['<section id="diff"><h2>Change since last vintage</h2>',
-           f"<p>{_e(diff['proposal'])}: vintage {_e(diff['vintage_a'])} to "
-           f"{_e(diff['vintage_b'])}. Each change is split between its causes by swapping one "
-           "input group at a time (Shapley values over every order of swapping), so the "
-           "causes add up to the change. Input groups that changed: "
-           f"{_e(', '.join(diff['changed_groups']) or 'none')}.</p>",
-           '<table class="plain" id="diff-table"><thead><tr>',
-           *[f"<th>{_e(h)}</th>" for h in head], "</tr></thead><tbody>"]
+    rows: list[dict[str, Any]] = []
     for c in diff["candidates"]:
         if c["change"] is None:
-            out.append(f"<tr><td>{_e(c['id'])}</td><td colspan=\"{len(head) - 1}\">"
-                       f"{_e(c['status'])}</td></tr>")
+            rows.append({"id": c["id"], "status": c["status"], "cells": None})
             continue
         for metric in diff["metrics"]:
             ch = c["change"][metric]
-            cells = [_fmt(ch["a"]), _fmt(ch["b"]), _fmt(ch["change"], True),
-                     _pct(ch["relative"]),
-                     *[_fmt(ch["by_cause"][k], True) if ch["by_cause"][k] else
-                       ("n/a" if ch["by_cause"][k] is None else "0") for k in causes]]
-            moved = ' class="moved"' if ch["change"] else ""
-            out.append(f"<tr{moved}><td>{_e(c['id'])}</td>"
-                       f"<td>{_e(HEADERS.get(metric, metric))}</td>"
-                       + "".join(f'<td class="num">{_e(x)}</td>' for x in cells) + "</tr>")
-    out.append("</tbody></table>")
+            rows.append({"id": c["id"], "metric": HEADERS.get(metric, metric),
+                         "moved": bool(ch["change"]),
+                         "cells": [significant(ch["a"]), significant(ch["b"]),
+                                   significant(ch["change"], True), _pct(ch["relative"]),
+                                   *[significant(ch["by_cause"][k], True) for k in causes]]})
     events = []
     for c in diff["candidates"]:
         if c.get("rank_change"):
@@ -113,17 +94,13 @@ def diff_section(diff: dict[str, Any]) -> str:
             events.append(f"{c['id']}: {c['frontier_change']}")
         if c.get("changed_inputs"):
             events.append(f"{c['id']}: inputs changed: {'; '.join(c['changed_inputs'])}")
-    out.append("<h3>Rank and frontier changes</h3>")
-    out.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in events) + "</ul>" if events
-               else "<p>No rank or frontier change.</p>")
-    out.append("<ul>" + "".join(f"<li>Note: {_e(n)}</li>" for n in diff["notes"]) + "</ul>")
-    out.append("</section>")
-    return "\n".join(out)
+    return {"proposal": diff["proposal"], "vintage_a": diff["vintage_a"],
+            "vintage_b": diff["vintage_b"],
+            "groups": ", ".join(diff["changed_groups"]) or "none",
+            "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *causes],
+            "rows": rows, "events": events, "notes": diff["notes"]}
 
 
 def write_diff_html(diff: dict[str, Any], path: Path) -> None:
     """A standalone page holding the diff section (same look as the report)."""
-    path.write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>Diff: {_e(diff['proposal'])}</title><style>{CSS}</style></head><body>\n"
-        f"{diff_section(diff)}\n</body></html>\n", encoding="utf-8")
+    path.write_text(render("diff_page.html", diff=diff_view(diff)), encoding="utf-8")

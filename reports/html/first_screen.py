@@ -5,18 +5,19 @@ what would change it, the excluded candidates with their reasons, and a compact 
 the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
 and the basis. Data freshness is one line linking to its table in the appendix.
 
-Reads the result (schemas/result.py) only. Every foreign string goes through `escape`
-(reports/html/page.py).
+Reads the result (schemas/result.py) only and hands reports/templates/first_screen.html what
+it prints; the template escapes every value (reports/page.py).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from reports.frames import (
     GLANCE_ROWS,
     METRICS,
     change_text,
     degenerate,
-    eur,
     figure,
     ranges,
     shortlist,
@@ -25,9 +26,8 @@ from reports.frames import (
 )
 from reports.freshness import freshness
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
-from reports.html.page import escape as _e
-from reports.html.page import num
 from reports.html.scorecard_table import better_text
+from reports.page import eur, figure_text, num, render
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
@@ -41,11 +41,17 @@ from schemas.result import (
 AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
 
 
-def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> list[str]:
-    """The summary block (`<div id="summary">`); `appendix` lists (id, title) of the
-    appendix sections for the contents line."""
-    return ['<div id="summary">', *_header(result), *_recommendation(result),
-            *_excluded(result), *_scorecard(result), *_contents(appendix), "</div>"]
+def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
+    """The summary block (`<div id="summary">`, reports/templates/first_screen.html);
+    `appendix` lists (id, title) of the appendix sections for the contents line."""
+    fresh = freshness(result)
+    stale = [f for f in fresh if f.stale]
+    return render("first_screen.html", result=result, slo=slo_text(result.slo),
+                  objectives=", ".join(result.policy.objectives) or "none",
+                  fresh=fresh, stale=stale,
+                  oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
+                  recommendation=_recommendation(result), excluded=_excluded(result),
+                  glance=_scorecard(result), appendix=appendix)
 
 
 def slo_text(slo: Slo) -> str:
@@ -60,44 +66,6 @@ def slo_text(slo: Slo) -> str:
             said.append(f"{key} {limit:g}")
     said.append(f"met by {slo.attainment:.0%} of requests")
     return ", ".join(said)
-
-
-def _header(result: Result) -> list[str]:
-    policy = result.policy
-    objectives = ", ".join(policy.objectives) or "none"
-    parts = [
-        '<header id="header">',
-        f"<h1>Scorecard: {_e(result.proposal)}</h1>",
-        f'<p class="meta">Market data vintage <strong>{_e(result.vintage)}</strong> · '
-        f"generated {_e(result.generated_at)} · code {_e(result.code_version)} · SLO: "
-        f"{_e(slo_text(result.slo))} · policy: minimum sovereignty "
-        f"{_e(policy.min_sovereignty)}, objectives {_e(objectives)}</p>",
-    ]
-    if result.example_data:
-        parts.append('<div class="banner slim" id="example-data"><strong>EXAMPLE DATA.</strong>'
-                     " Some figures are illustrative declarations from the bundled example "
-                     "proposal, not measurements of your hardware. Do not base a decision on "
-                     "them.</div>")
-    parts += [_freshness_line(result), "</header>"]
-    return parts
-
-
-def _freshness_line(result: Result) -> str:
-    fresh = freshness(result)
-    if not fresh:
-        return ('<p class="fresh" id="freshness-line">Data freshness: no market source was '
-                "used; every figure is declared in the proposal.</p>")
-    stale = [f for f in fresh if f.stale]
-    link = '<a href="#data-freshness">freshness table</a>'
-    if not stale:
-        return (f'<p class="fresh" id="freshness-line">Data freshness: none of the '
-                f"{len(fresh)} source figures is stale at vintage {_e(result.vintage)} "
-                f"({link}).</p>")
-    oldest = max(stale, key=lambda f: f.age_days or 0)
-    return (f'<p class="fresh stale" id="freshness-line">Data freshness: <strong>{len(stale)} '
-            f"of {len(fresh)} source figures stale</strong> at vintage "
-            f"{_e(result.vintage)}, the oldest {_e(oldest.subject)} ({oldest.age_days} "
-            f"days); see the {link}.</p>")
 
 
 def sizing_of(result: Result, c: CandidateResult) -> CandidateSizing | None:
@@ -155,16 +123,14 @@ def margins_text(c: CandidateResult | None) -> str | None:
             f"{eur(spare)} a month ({said})")
 
 
-def _recommendation(result: Result) -> list[str]:
+def _recommendation(result: Result) -> dict[str, Any] | None:
+    """The recommendation as the summary prints it: None without one, `candidate` None when
+    no candidate is eligible."""
     rec = result.recommendation
     if rec is None:
-        return ['<section id="recommendation"><h2>No recommendation in this result</h2>'
-                "<p>The result carries no recommendation (stored before the engine made one);"
-                " the scorecard below compares the candidates.</p></section>"]
+        return None
     if rec.candidate is None:
-        return ['<section id="recommendation">',
-                f"<h2>No candidate to recommend</h2><p>{_e(words(rec.reason))}</p>",
-                "</section>"]
+        return {"candidate": None, "reason": words(rec.reason)}
     chosen = _candidate(result, rec.candidate)
     runner = _candidate(result, rec.runner_up)
     basis = result.token_basis
@@ -193,35 +159,15 @@ def _recommendation(result: Result) -> list[str]:
         if sizing is not None and sizing.monthly_cost_eur is not None:
             said.append(f"{eur(sizing.monthly_cost_eur)} a month")
         figures.append(("Runner-up", ", ".join(said)))
-    parts = [
-        '<section id="recommendation">',
-        f'<h2>Recommended: <span id="chosen">{_e(rec.candidate)}</span> '
-        f'<span class="label">{_e(None if chosen is None else chosen.label)}</span></h2>',
-        f'<p class="reason">{_e(words(rec.reason))} Rule: '
-        f"{_e(words(rec.rule))}.</p>",
-        '<dl class="figures">',
-        *[f"<div><dt>{_e(t)}</dt><dd>{_e(v)}</dd></div>" for t, v in figures],
-        "</dl>",
-    ]
-    changes = rec.what_would_change_it
-    if changes:
-        parts += ['<p><strong>What would change it</strong></p><ul class="changes">',
-                  *[f"<li>{_e(change_text(w))}</li>" for w in changes], "</ul>"]
-    else:
-        parts.append("<p><strong>What would change it:</strong> no input crossing found.</p>")
-    parts.append("</section>")
-    return parts
+    return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
+            "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
+            "changes": [change_text(w) for w in rec.what_would_change_it]}
 
 
-def _excluded(result: Result) -> list[str]:
-    out = [c for c in result.candidates if not c.eligible]
-    if not out:
-        return ['<section id="excluded"><h3>Excluded:</h3> none; every candidate meets the '
-                "policy.</section>"]
-    return ['<section id="excluded">', f"<h3>Excluded ({len(out)}):</h3> <ul>",
-            *[f"<li><strong>{_e(c.id)}</strong>: {_e(words(str(c.exclusion_reason)))}"
-              "</li>" for c in out],
-            "</ul></section>"]
+def _excluded(result: Result) -> list[tuple[str, str]]:
+    """(id, reason) of each excluded candidate."""
+    return [(c.id, words(str(c.exclusion_reason))) for c in result.candidates
+            if not c.eligible]
 
 
 def _result_word(result: Result, c: CandidateResult) -> str:
@@ -235,34 +181,33 @@ def _result_word(result: Result, c: CandidateResult) -> str:
     return "frontier" if c.pareto_rank == 1 else f"rank {c.pareto_rank}"
 
 
-def _metric_cell(c: CandidateResult, column: str) -> str:
-    metric = METRICS[column]
+def _metric_cell(c: CandidateResult, column: str) -> dict[str, Any] | None:
+    """A figure of the compact scorecard: its point, its p5–p95 when it has a spread, the
+    power boundary of an energy figure; None when not computed."""
+    decimals = METRICS[column].decimals
     point = getattr(c, column)
     if point is None:
-        return '<td class="num">n/a</td>'
+        return None
     spread = ranges(c).get(column)
     low, high = (None, None) if spread is None else (spread.p5, spread.p95)
-    cell = f"{point:,.{metric.decimals}f}"
-    if low is not None and high is not None and not degenerate(low, high, metric.decimals):
-        cell += f"<small>{low:,.{metric.decimals}f}–{high:,.{metric.decimals}f}</small>"
-    title = ""
-    if column == "energy_j_per_token" and c.energy_boundary:
-        title = f' title="at the {_e(c.energy_boundary)} boundary"'
-    return f'<td class="num"{title}>{cell}</td>'
+    shown = low is not None and high is not None and not degenerate(low, high, decimals)
+    return {"point": f"{point:,.{decimals}f}",
+            "spread": f"{low:,.{decimals}f}–{high:,.{decimals}f}" if shown else None,
+            "boundary": c.energy_boundary if column == "energy_j_per_token" else None}
 
 
-def _quality_cell(c: CandidateResult) -> str:
+def _quality_cell(c: CandidateResult) -> dict[str, Any]:
     """The candidate's quality delta: its largest drop against the reference over the
     declared tasks (negative = worse), flagged when beyond the tolerance; every task's
     figures in the title. `reference` for the reference itself."""
     quality = c.quality
     if quality is None:
-        return "<td>n/a</td>"
+        return {"text": "n/a", "title": None}
     if quality.reference == c.id:
-        return "<td>reference</td>"
+        return {"text": "reference", "title": None}
     drops = [(t, t.drop) for t in quality.tasks if t.drop is not None]
     if not drops:
-        return "<td>no reference to compare</td>"
+        return {"text": "no reference to compare", "title": None}
     worst, most = max(drops, key=lambda pair: pair[1])
     every = "; ".join(
         f"{t.task}: drop {drop:.4g}"
@@ -270,11 +215,11 @@ def _quality_cell(c: CandidateResult) -> str:
         + (" (beyond tolerance)" if t.within_tolerance is False else "")
         for t, drop in drops)
     flag = " ✗" if worst.within_tolerance is False else ""
-    return (f'<td class="num" title="{_e(every)}">{_e(worst.task)} '
-            f"{-most:+.3g}{flag}</td>")
+    return {"text": f"{worst.task} {-most:+.3g}{flag}", "title": every}
 
 
-def _scorecard(result: Result) -> list[str]:
+def _scorecard(result: Result) -> dict[str, Any]:
+    """The compact scorecard: its heads, one row per listed candidate, the notes under it."""
     candidates, left_out = shortlist(result, GLANCE_ROWS)
     capital = any(c.detail.get("monthly_capital_eur") is not None for c in candidates)
     quality = any(c.quality is not None for c in candidates)
@@ -292,42 +237,26 @@ def _scorecard(result: Result) -> list[str]:
     rows = []
     for c in candidates:
         word = _result_word(result, c)
-        cls = "chosen" if word == "chosen" else "excluded" if word == "excluded" else ""
-        zone = c.zone or c.detail.get("region") or ""
-        where = f"{c.provider} · {zone}"
-        cells = [f'<td title="{_e(where)}"><strong>{_e(c.id)}</strong>'
-                 f"<small>{_e(c.label)}</small></td>"]
-        if sized:
-            sizing = sizing_of(result, c)
-            fleet = None if sizing is None else sizing.instances
-            capacity = (sizing.capacity if sizing is not None else None) or c.capacity
-            cells.append(f'<td class="num">{"n/a" if fleet is None else fleet}'
-                         f"<small>{_e(capacity)}</small></td>")
-            monthly = None if sizing is None else sizing.monthly_cost_eur
-            cells.append(f'<td class="num">{"n/a" if monthly is None else f"{monthly:,.0f}"}'
-                         "</td>")
-            if capital:
-                part = c.detail.get("monthly_capital_eur")
-                cells.append(f'<td class="num">{"–" if part is None else f"{part:,.0f}"}</td>')
-        cells += [_metric_cell(c, m) for m in AXES]
-        level = c.sovereignty_level
-        reason = c.detail.get("sovereignty_reason") or ""
-        said = SOVEREIGNTY_WORDS.get(level, "unknown")
-        cells.append(f'<td class="level" title="{_e(reason)}">{_e(level)} · {_e(said)}</td>')
-        cells.append(f'<td class="result">{_e(word)}</td>')
-        if quality:
-            cells.append(_quality_cell(c))
-        rows.append(f'<tr class="{cls}">' + "".join(cells) + "</tr>" if cls
-                    else "<tr>" + "".join(cells) + "</tr>")
-    return ['<section id="summary-scorecard">',
-            '<table class="plain compact" id="summary-table"><thead><tr>',
-            *[f"<th>{_e(h)}</th>" for h in heads], "</tr></thead><tbody>", *rows,
-            "</tbody></table>",
-            *(['<p class="basis">' + _e(shortlist_note(
-                len(candidates), left_out, "the full scorecard lists more, scorecard.csv every "
-                "one")) + "</p>"] if left_out else []),
-            f'<p class="basis" id="basis">{_e(basis_text(result))}</p>',
-            f'<p class="basis">{_e(SOVEREIGNTY_LEGEND)}</p>', "</section>"]
+        sizing = sizing_of(result, c)
+        part = c.detail.get("monthly_capital_eur")
+        rows.append({
+            "css": word if word in ("chosen", "excluded") else "",
+            "where": f"{c.provider} · {c.zone or c.detail.get('region') or ''}",
+            "id": c.id, "label": c.label,
+            "fleet": figure_text(None if sizing is None else sizing.instances, ""),
+            "capacity": (sizing.capacity if sizing is not None else None) or c.capacity,
+            "monthly": figure_text(None if sizing is None else sizing.monthly_cost_eur, ",.0f"),
+            "capital": "–" if part is None else f"{part:,.0f}",
+            "metrics": [_metric_cell(c, m) for m in AXES],
+            "level": c.sovereignty_level,
+            "said": SOVEREIGNTY_WORDS.get(c.sovereignty_level, "unknown"),
+            "reason": c.detail.get("sovereignty_reason") or "", "word": word,
+            "quality": _quality_cell(c)})
+    note = shortlist_note(len(candidates), left_out, "the full scorecard lists more, "
+                          "scorecard.csv every one") if left_out else None
+    return {"heads": heads, "rows": rows, "sized": sized, "capital": capital,
+            "quality": quality, "note": note, "basis": basis_text(result),
+            "legend": SOVEREIGNTY_LEGEND}
 
 
 def demand_text(demand: Demand, basis: str) -> str:
@@ -368,8 +297,3 @@ def basis_text(result: Result) -> str:
         said.append("no demand declared: CPM at each candidate's declared utilisation")
     better = better_text()
     return "; ".join(said) + ". " + better[:1].upper() + better[1:] + "."
-
-
-def _contents(appendix: tuple[tuple[str, str], ...]) -> list[str]:
-    links = " · ".join(f'<a href="#{_e(sid)}">{_e(title)}</a>' for sid, title in appendix)
-    return [f'<nav id="contents"><strong>Appendix:</strong> {links}</nav>']

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reports import page
 from reports.figures import charts
 from schemas.result import Result
 from tests.conftest import Calls
@@ -107,15 +108,15 @@ def test_an_outlier_makes_the_axis_logarithmic_and_close_figures_do_not() -> Non
 
 
 def test_money_reads_in_kilo_and_mega_euros() -> None:
-    assert charts.money(312_000) == "312 kEUR"
-    assert charts.money(1_250_000) == "1.25 MEUR"
-    assert charts.money(840) == "840 EUR"
-    assert charts.span(312_000, 382_000, "EUR") == "312 kEUR to 382 kEUR"
-    assert charts.span(1.25, 1.5, "ratio") == "1.25 to 1.5"
-    assert charts.quantity(125265.6282, "EUR/month") == "125.3 kEUR/month"
-    assert charts.quantity(0.045, "EUR/kWh") == "0.045 EUR/kWh"
-    assert charts.quantity(3.0892, "EUR/Mtok") == "3.089 EUR/Mtok"
-    assert charts.quantity(25000.0, "tokens/s") == "25,000 tokens/s"
+    assert page.money(312_000) == "312 kEUR"
+    assert page.money(1_250_000) == "1.25 MEUR"
+    assert page.money(840) == "840 EUR"
+    assert page.span(312_000, 382_000, "EUR") == "312 kEUR to 382 kEUR"
+    assert page.span(1.25, 1.5, "ratio") == "1.25 to 1.5"
+    assert page.quantity(125265.6282, "EUR/month") == "125.3 kEUR/month"
+    assert page.quantity(0.045, "EUR/kWh") == "0.045 EUR/kWh"
+    assert page.quantity(3.0892, "EUR/Mtok") == "3.089 EUR/Mtok"
+    assert page.quantity(25000.0, "tokens/s") == "25,000 tokens/s"
 
 
 def test_log_ticks_are_one_two_five() -> None:

@@ -65,7 +65,7 @@ def test_a_tco_recommendation_says_its_total_over_the_amortisation(
     result["recommendation"] = {**result["recommendation"], "candidate": "own-tco",
                                 "monthly_cost_eur": monthly,
                                 "annual_cost_eur": monthly * 12}
-    page = "\n".join(summary(typed(result), ()))
+    page = summary(typed(result), ())
     # 52,657.2 EUR/month x 12 = 631,886 EUR a year; x 48 months = 2,527,546 EUR
     assert ("<dd>52,657 EUR a month · 631,886 EUR a year · 2,527,546 EUR over the 48-month "
             "amortisation</dd>") in page
@@ -75,7 +75,7 @@ def test_a_tco_recommendation_says_its_total_over_the_amortisation(
 
 def test_the_example_s_chosen_elastic_fleet_and_a_rental() -> None:
     found = _by_id(EXAMPLE)
-    page = "\n".join(summary(typed(EXAMPLE), ()))
+    page = summary(typed(EXAMPLE), ())
     assert EXAMPLE["recommendation"]["candidate"] == "ovhcloud-h100x4-fp8"
     # its elastic fleet: 3 headroom instances, none billed; a rental has no amortisation
     assert ("<dt>Of which margins</dt><dd>none billed: elastic capacity pays busy hours only "
@@ -93,7 +93,7 @@ def test_no_margins_line_without_the_figures() -> None:
         for key in ("monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
                     "headroom_instances", "period_cost_eur"):
             c["detail"].pop(key)
-    page = "\n".join(summary(typed(bare), ()))
+    page = summary(typed(bare), ())
     assert "Of which margins" not in page and "amortisation" not in page
     [bare_candidate] = fragment({"candidates": [{"id": "x", "detail": {
         "monthly_headroom_cost_eur": None, "monthly_redundancy_cost_eur": None,
