@@ -396,8 +396,9 @@ def test_ingest_then_offline_reingest_then_run(
 @pytest.mark.xfail(strict=True, reason=(
     "defect: a later month's ECB ingest changes an earlier vintage's FX. "
     "pipeline/store/market.py fx_rates(vintage) takes every stored rate dated up to the "
-    "month's end, whichever load (of whatever vintage) brought it, unlike the other market "
-    "tables (the freshest row of a vintage up to the month: docs/monthly.md). The 90-day "
+    "month's end, whichever load (of whatever vintage) brought it, against docs/methodology.md "
+    "('A vintage V sees every row loaded for a vintage <= V'), which the other market tables "
+    "keep (Ember's 2026-10 row loaded as 2026-11 leaves 2026-10 alone). The 90-day "
     "file ingested as 2026-11 holds 2026-10-30's rate, so `run --vintage 2026-10` no longer "
     "gives what was published and `diff 2026-10 2026-11` books 65% of Azure's FX-only CPM "
     "change (-0.262 of -0.404 EUR/Mtok) as 'method/assumptions'"))
