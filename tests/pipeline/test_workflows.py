@@ -334,6 +334,8 @@ def test_evidence_add_then_run_inspect_and_explain_read_it_from_the_store(
     assert lab["energy_j_per_token"] == pytest.approx(17.5)
     # and the market month is still the bundled one, not the evidence's vintage
     assert run_json("--db", db)["vintage"] == "2026-10"
+    # nothing but the store is left beside it (R14: `evidence add` left a .duckdb.tmp/)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proposal", "s.duckdb"]
 
 
 def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
@@ -427,3 +429,21 @@ def test_an_fx_ingest_of_next_month_leaves_last_month_and_its_diff_to_fx(
     again = candidate_of(run_json("--vintage", "2026-10", "--db", db), cid)
     assert again["cpm_eur_per_mtok"] == pytest.approx(
         candidate_of(october, cid)["cpm_eur_per_mtok"])
+
+
+def test_every_test_docs_reliability_md_names_exists() -> None:
+    """docs/reliability.md names the test that holds each promise (`file::test`, or `::test`
+    after a file named before it): each must be a test of that file."""
+    text = (ROOT / "docs" / "reliability.md").read_text()
+    named: list[tuple[str, str]] = []
+    current = None
+    for found in re.finditer(r"([\w/]+\.py)|::(\w+)", text):
+        if found[1]:
+            current = found[1]
+        elif current is not None:
+            named.append((current, found[2]))
+    assert len(named) > 60
+    missing = [f"{file}::{name}" for file, name in named
+               if not (ROOT / "tests" / file).is_file() or f"def {name}("
+               not in (ROOT / "tests" / file).read_text()]
+    assert not missing
