@@ -332,6 +332,10 @@ def test_evidence_add_then_run_inspect_and_explain_read_it_from_the_store(
     con.close()
     (lab,) = run_json(str(proposal), "--db", db)["candidates"]
     assert lab["energy_j_per_token"] == pytest.approx(17.5)
+    report = json.loads(ok("evidence", "inspect", str(folder / "bench"), "--power",
+                           str(folder / "power"), "--tz", "UTC", "--ttft-ms", "300",
+                           "--tpot-ms", "50", "--db", db, "--json"))
+    assert report["power"]["energy_j_per_goodput_token"] == pytest.approx(17.5)
     # and the market month is still the bundled one, not the evidence's vintage
     assert run_json("--db", db)["vintage"] == "2026-10"
     # nothing but the store is left beside it (R14: `evidence add` left a .duckdb.tmp/)
