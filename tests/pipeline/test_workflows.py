@@ -377,6 +377,9 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     # the market did not move: none of the change is a market cause's
     market = ("FX", "GPU price", "electricity price", "grid intensity")
     assert all(change["by_cause"][cause] == 0 for cause in market)
+    chain = json.loads(ok("explain", cid, "cpm_eur_per_mtok", str(proposal), "--db", db,
+                          "--json"))
+    assert chain["value"] == pytest.approx(what_if["cpm_eur_per_mtok"])  # today's proposal
 
 
 def test_ingest_then_offline_reingest_then_run(
@@ -396,7 +399,11 @@ def test_ingest_then_offline_reingest_then_run(
     code, _, err = scorecard("ingest", "scaleway", "--offline", "--vintage", "2026-11",
                              "--db", db)
     assert code == 0 and "scaleway: unchanged" in err, err
-    assert run_json("--db", db)["vintage"] == "2026-11"
+    document = run_json("--db", db)
+    assert document["vintage"] == "2026-11"
+    cid = "scaleway-h100x8-fp8"
+    chain = json.loads(ok("explain", cid, "cpm_eur_per_mtok", "--db", db, "--json"))
+    assert chain["value"] == pytest.approx(candidate_of(document, cid)["cpm_eur_per_mtok"])
 
 
 @pytest.mark.xfail(strict=True, reason=(
