@@ -276,6 +276,11 @@ def test_monthly_rerun_ingest_run_diff_explain_sources(
     code, _, err = scorecard("ingest", "ember", "--vintage", "2026-11")
     assert code == 2 and "ember: failed" in err, err
     assert lines[at + 3] in ok("sources").splitlines()  # the last good load, as it was
+    con = duckdb.connect(str(tmp_path / "store" / "scorecard.duckdb"), read_only=True)
+    [(error,)] = con.execute("SELECT error FROM loads WHERE status = 'failed' AND source = "
+                             "'ember' AND vintage = '2026-11'").fetchall()
+    con.close()
+    assert "parse error" in error  # the failure is recorded, as docs/monthly.md says
     assert (candidate_of(run_json(str(proposal)), EXAMPLE_ID)["electricity_eur_per_mtok"]
             == pytest.approx(after))
 
