@@ -30,7 +30,7 @@ from sources.power.registry import detect_format as power_format
 
 
 def walk(path: Path) -> list[Path]:
-    """The evidence files under `path` (itself when a file), in name order: hidden files and
+    """The evidence files under `path` (itself when a regular file), in name order: hidden files and
     folders (`.ipynb_checkpoints/`) are left out, as are vLLM `*.pytorch.json` side files and
     the `summary.json` of a folder holding `vllm bench sweep` `run=N.json` files (the same runs
     twice). The one folder walk of benchmark results and power logs."""
@@ -38,6 +38,9 @@ def walk(path: Path) -> list[Path]:
         raise FileNotFoundError(f"{path}: no such file or folder")
     if path.is_file():
         return [path]
+    if not path.is_dir():  # read as a file, /dev/zero never ends; walked, it held nothing
+        raise ParseError("evidence", str(path), "(path)", "not a regular file or a folder (a "
+                         "device, pipe or socket is never read as evidence)")
     found = sorted(p for p in path.rglob("*") if p.is_file()
                    and not any(part.startswith(".") for part in p.relative_to(path).parts))
     sweep_dirs = {p.parent for p in found if p.name.startswith("run=") and p.suffix == ".json"}

@@ -463,3 +463,19 @@ def test_every_test_docs_reliability_md_names_exists() -> None:
                if not (ROOT / "tests" / file).is_file() or f"def {name}("
                not in (ROOT / "tests" / file).read_text()]
     assert not missing
+
+
+@pytest.mark.parametrize("command", ["add", "inspect"])
+def test_evidence_that_is_a_device_or_a_pipe_is_refused_naming_it(command: str,
+                                                                   tmp_path: Path) -> None:
+    """`evidence add /dev/zero` exited 0 having read nothing (a device is neither a file nor a
+    folder to walk); a named pipe would block a reader for ever. Both are refused, one line."""
+    import os
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    limits = [] if command == "add" else ["--ttft-ms", "1500", "--tpot-ms", "60"]
+    for path in ("/dev/zero", str(fifo)):
+        code, _, err = scorecard("evidence", command, path, *limits,
+                                 "--db", str(tmp_path / "s.duckdb"))
+        assert code == 1, err
+        assert f"{path}: (path): not a regular file or a folder" in err
