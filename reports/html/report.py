@@ -103,8 +103,8 @@ def write_html(result: Result, path: Path, diff: dict[str, Any] | None = None, *
     path.write_text(render_html(result, diff, frames=frames), encoding="utf-8")
 
 
-#: the most candidates the full scorecard lists (great-tables takes about 10 ms a row; the
-#: CSV, the workbook and the JSON hold every candidate)
+#: the most candidates the full scorecard lists (great-tables renders row by row, so a page
+#: stays quick to make and to read; the CSV, the workbook and the JSON hold every candidate)
 SCORECARD_ROWS_MAX = 200
 
 
