@@ -33,7 +33,7 @@ from typing import Any
 from reports.cells import plain_all
 from reports.frames import HEADERS, ranges, value
 from reports.page import figure_text, is_money, quantity, span, volume
-from schemas.outputs import OUTPUTS
+from schemas.outputs import OBJECTIVES, OUTPUTS
 from schemas.result import EvidenceConfiguration, Percentiles, Result
 
 Spec = dict[str, Any]
@@ -52,8 +52,9 @@ NUMBERED_MAX = 40
 #: an axis whose largest figure is more than this times its smallest is drawn logarithmic
 LOG_RATIO = 10.0
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
-PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
-                ("cpm_eur_per_mtok", "energy_j_per_token"))
+#: the Pareto charts, (x, y) columns: cost against carbon, then against energy (the Pareto
+#: objectives of policy.objectives, their columns as declared in schemas/outputs.toml)
+PARETO_PAIRS = tuple((OBJECTIVES["cpm"][0], OBJECTIVES[y][0]) for y in ("carbon", "energy"))
 
 # --------------------------------------------------------------------------------- rendering
 

@@ -123,11 +123,12 @@ UNIT_FORMATS = {
     "kgCO2e": "#,##0", "MWh/year": "#,##0.0", "tCO2e/year": "#,##0.00", "s": "0.000",
     "months": "0", "years": "0.0",
 }
-#: columns whose format is not their unit's: whole counts, and the metrics at the decimals
-#: the report tables print them with (reports.frames.METRICS)
+#: columns whose format is not their unit's: whole counts (the counts declared `integer`, the
+#: GPU count, the Pareto rank), and the metrics at the decimals the report tables print them
+#: with (reports.frames.METRICS)
 COLUMN_FORMATS = {
-    "instances": "#,##0", "littles_law_instances": "#,##0", "gpu_count": "0",
-    "pareto_rank": "0", "sovereignty_level": "0",
+    **{k: "#,##0" for k, o in OUTPUTS.items() if o.integer and o.unit == "count"},
+    "gpu_count": "0", "pareto_rank": "0",
     **{k: "#,##0" + ("." + "0" * m.decimals if m.decimals else "") for k, m in METRICS.items()},
 }
 #: per sheet, columns that are not the declared figure of their name
