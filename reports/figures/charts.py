@@ -43,7 +43,7 @@ LEVEL_COLOURS: dict[str, str] = {
     "level 4": "#1a7a3a", "level 3": "#5aae61", "level 2": "#2166ac", "level 1": "#d6604d",
     "level 0": "#b2182b", "excluded": "#b8b8b8",
 }
-FONT = "DejaVu Sans"  # what vl-convert measures text with: one font, not a list to resolve
+FONT = "DejaVu Sans"  # what vl-convert measures and draws text with: the font of `_ADVANCE`
 FONT_STACK = "DejaVu Sans, Verdana, sans-serif"  # what the SVG asks a browser for
 FONT_PX = 10  # labels drawn by us
 WIDTH, HEIGHT = 560, 340
