@@ -52,6 +52,7 @@ from reports.cells import plain_all, plain_json  # noqa: E402
 from reports.figures.charts import rendering_cache  # noqa: E402
 from reports.files import outputs  # noqa: E402
 from reports.files.xlsx import write_xlsx  # noqa: E402
+from reports.frames import Frames, frames_of  # noqa: E402
 from reports.html.report import write_html  # noqa: E402
 from reports.html.scorecard_table import table_cache  # noqa: E402
 from reports.summary import print_summary  # noqa: E402
@@ -59,16 +60,18 @@ from schemas.result import Result  # noqa: E402
 
 BASELINE = "4fdd196"  # before issue 18's report-part work
 STAMP = "2026-12-01T00:00:00+00:00"
-Writer = Callable[[Result, Path], None]
+Writer = Callable[[Result, Path, Frames], None]
 
 
 def files(o: Opened, result: Result, folder: Path, workbook: Writer) -> None:
-    """The report files, as write_outputs writes them (no PDF, no diff)."""
+    """The report files, as write_outputs writes them (no PDF, no diff): the result's frames
+    built once for all of them."""
+    frames = frames_of(result)
     with rendering_cache(caches.ChartCache(o.con)), table_cache(caches.TableCache(o.con)):
-        write_html(result, folder / "scorecard.html", None)
-        workbook(result, folder / "scorecard.xlsx")
-        outputs.write_csv(result, folder / "scorecard.csv")
-        outputs.write_parquet(result, folder / "scorecard.parquet")
+        write_html(result, folder / "scorecard.html", None, frames=frames)
+        workbook(result, folder / "scorecard.xlsx", frames)
+        outputs.write_csv(result, folder / "scorecard.csv", frames)
+        outputs.write_parquet(result, folder / "scorecard.parquet", frames)
 
 
 def baseline_tail(o: Opened, card: Any, folder: Path, workbook: Writer) -> None:
@@ -106,7 +109,7 @@ def main() -> None:
         before = baseline_writer(args.baseline, folder, "baseline")
         if before is None:  # it said why
             raise SystemExit(1)
-        def old_workbook(result: Result, path: Path) -> None:
+        def old_workbook(result: Result, path: Path, frames: Frames) -> None:
             before(result.document(), path)  # the revision's writer reads the plain document
 
         tails = {f"baseline {args.baseline}": (baseline_tail, old_workbook),

@@ -2,7 +2,8 @@
 frames.
 
 Every report (HTML tables, XLSX sheets, CSV and Parquet) is built from these frames, so a
-column and its order are chosen in one place. Column names carry their unit, as in the store;
+column and its order are chosen in one place; a run builds them once (`Frames`) and hands
+them to every renderer. Column names carry their unit, as in the store;
 `HEADERS` gives the human label (with the unit) that spreadsheets show, built from the
 declarations of schemas/outputs.py.
 
@@ -13,7 +14,8 @@ columns), and the renderers say "not computed for this proposal".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -265,11 +267,15 @@ SIZING_HEADERS = {
 
 def sizing_frame(result: Result) -> pl.DataFrame:
     rows = [r.model_dump(include=set(SIZING_COLUMNS)) for r in result.sizing]
-    frame = pl.DataFrame(rows, schema=SIZING_COLUMNS)
+    return _present(pl.DataFrame(rows, schema=SIZING_COLUMNS))
+
+
+def _present(sizing: pl.DataFrame) -> pl.DataFrame:
+    """The sizing frame without the SIZING_WHEN_PRESENT columns no row fills."""
     # the spares' cost is 0 everywhere when no [demand] redundancy_instances is declared
-    return frame.drop([c for c in SIZING_WHEN_PRESENT if frame[c].null_count() == frame.height
-                       or (c == "monthly_redundancy_cost_eur"
-                           and not (frame[c].fill_null(0.0) != 0).any())])
+    return sizing.drop([c for c in SIZING_WHEN_PRESENT if c in sizing.columns and (
+        sizing[c].null_count() == sizing.height
+        or (c == "monthly_redundancy_cost_eur" and not (sizing[c].fill_null(0.0) != 0).any()))])
 
 
 PAIRWISE_COLUMNS: dict[str, pl.DataType] = {
@@ -310,6 +316,36 @@ def break_even_frame(result: Result) -> pl.DataFrame:
         for b in result.break_even for p in b.curve
     ]
     return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The result's frames, built once per run (`frames_of`) and handed to every renderer
+    that writes a table: the HTML report, the workbook, the CSV and Parquet files."""
+
+    scorecard: pl.DataFrame
+    breakdown: pl.DataFrame
+    assumptions: pl.DataFrame
+    sources: pl.DataFrame
+    sizing: pl.DataFrame
+    pairwise: pl.DataFrame
+    break_even: pl.DataFrame
+
+    def only(self, ids: Collection[str]) -> Frames:
+        """The frames of a result keeping only the candidates `ids` and their sizing rows (the
+        report's listed ones): those rows in their order, and the sizing columns they fill."""
+        kept = pl.col("id").is_in(list(ids))
+        return replace(
+            self, scorecard=self.scorecard.filter(kept), breakdown=self.breakdown.filter(kept),
+            assumptions=self.assumptions.filter(kept),
+            sizing=_present(self.sizing.filter(pl.col("candidate").is_in(list(ids)))))
+
+
+def frames_of(result: Result) -> Frames:
+    return Frames(scorecard=scorecard_frame(result), breakdown=breakdown_frame(result),
+                  assumptions=assumptions_frame(result), sources=sources_frame(result),
+                  sizing=sizing_frame(result), pairwise=pairwise_frame(result),
+                  break_even=break_even_frame(result))
 
 
 #: a declared column name standing alone in an engine sentence (not inside a key path such as

@@ -35,6 +35,7 @@ import polars as pl
 
 from pipeline.engine.resolved import Market
 from schemas.fx import convert_to_eur
+from schemas.outputs import OUTPUTS, RANGED
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -44,8 +45,10 @@ EVIDENCE = "evidence"
 METHOD = "method/assumptions"
 CAUSES = (GPU_PRICE, FX, ELECTRICITY, GRID, EVIDENCE, METHOD)
 
-#: The metrics whose change is attributed.
-METRICS = ("cpm_eur_per_mtok", "electricity_eur_per_mtok", "carbon_gco2e_per_mtok")
+#: The metrics whose change is attributed: the ranged figures per million tokens (cost,
+#: electricity, carbon: what prices, FX and the grid move), as schemas/outputs.toml declares
+#: them.
+METRICS = tuple(m for m in RANGED if OUTPUTS[m].unit.endswith("/Mtok"))
 OFFER_KEY = ["provider_id", "offer_id", "region", "pricing_model"]
 #: Candidate keys (top level or `detail`) that come from benchmark and power evidence: the
 #: resolved throughput and power inputs (`pipeline.inputs.evidence`), their grades and the

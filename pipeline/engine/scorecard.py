@@ -188,7 +188,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         ranges.setdefault(r["id"], {})[r["metric"]] = (
             None if r["p50"] is None else {"p5": r["p5"], "p50": r["p50"], "p95": r["p95"]})
     sized = {r["candidate"]: r for r in _records(card.sizing)}
-    # each candidate's inputs, split once (a filter per candidate was quadratic)
+    # each candidate's inputs, split in one pass over the inputs (not a filter per candidate)
     inputs_of: dict[str, list[dict[str, Any]]] = {}
     for r in card.resolved.inputs.with_columns(pl.col("input").replace_strict(
             {k: v[0] for k, v in INPUTS.items()}, default=None).alias("unit")).to_dicts():

@@ -28,10 +28,12 @@ import polars as pl
 
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
+from schemas.outputs import OUTPUTS
 
-#: metrics whose percentiles are reported
-METRICS = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
-           "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok")
+#: metrics whose percentiles are reported (each candidate's `uncertainty` in the JSON): the
+#: steps of the metric chain that candidates are compared on (declared with a better way in
+#: schemas/outputs.toml); the tables show those declared `ranged` beside them
+METRICS = tuple(k for k, o in OUTPUTS.items() if o.better is not None and k in STEP_BY_NAME)
 PERCENTILES = (5.0, 50.0, 95.0)
 PAIRWISE_MAX = 40  # pairwise probabilities for at most this many eligible candidates
 #: values per array of a block (candidates x draws): small enough to stay in cache

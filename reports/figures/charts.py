@@ -6,10 +6,10 @@ a chart needs to read well: the Pareto labels are placed here, in pixels, so tha
 whose figures span more than `LOG_RATIO` becomes logarithmic; the break-even curves carry a
 dash, a marker and a direct label each; money reads `312 kEUR`.
 
-`render(specs)` draws a list of specs in one pass (vl-convert's first call in a process costs
-most: build every spec of a report first). Inside `rendering_cache(cache)` a spec already in
-the cache (keyed by the sha256 of its canonical JSON and the vl-convert version) is not drawn
-again. vl-convert is imported when a chart is drawn: the CLI and the other reports start
+A report's specs are drawn in one pass (vl-convert's first call in a process costs most: build
+every spec of a report first). While a run's chart cache is active (the store's), a spec
+already in it (keyed by the sha256 of its canonical JSON and the vl-convert version) is not
+drawn again. vl-convert is imported when a chart is drawn: the CLI and the other reports start
 without it.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 from reports.cells import plain_all
 from reports.frames import HEADERS, ranges, value
 from reports.page import figure_text, is_money, quantity, span, volume
-from schemas.outputs import OUTPUTS
+from schemas.outputs import OBJECTIVES, OUTPUTS
 from schemas.result import EvidenceConfiguration, Percentiles, Result
 
 Spec = dict[str, Any]
@@ -43,7 +43,7 @@ LEVEL_COLOURS: dict[str, str] = {
     "level 4": "#1a7a3a", "level 3": "#5aae61", "level 2": "#2166ac", "level 1": "#d6604d",
     "level 0": "#b2182b", "excluded": "#b8b8b8",
 }
-FONT = "DejaVu Sans"  # what vl-convert measures text with (a font list costs it 2x the time)
+FONT = "DejaVu Sans"  # what vl-convert measures and draws text with: the font of `_ADVANCE`
 FONT_STACK = "DejaVu Sans, Verdana, sans-serif"  # what the SVG asks a browser for
 FONT_PX = 10  # labels drawn by us
 WIDTH, HEIGHT = 560, 340
@@ -52,8 +52,9 @@ NUMBERED_MAX = 40
 #: an axis whose largest figure is more than this times its smallest is drawn logarithmic
 LOG_RATIO = 10.0
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
-PARETO_PAIRS = (("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
-                ("cpm_eur_per_mtok", "energy_j_per_token"))
+#: the Pareto charts, (x, y) columns: cost against carbon, then against energy (the Pareto
+#: objectives of policy.objectives, their columns as declared in schemas/outputs.toml)
+PARETO_PAIRS = tuple((OBJECTIVES["cpm"][0], OBJECTIVES[y][0]) for y in ("carbon", "energy"))
 
 # --------------------------------------------------------------------------------- rendering
 
@@ -92,8 +93,8 @@ def rendering_cache(cache: MutableMapping[str, str]
 def warm_up() -> threading.Thread | None:
     """Start vl-convert's JavaScript engine in a background thread and return the thread
     (None without vl-convert): its first call in a process costs most of a report's charts
-    (about 0.9 s) and runs outside the GIL, so a run that starts it early draws its charts
-    later without that wait."""
+    and runs outside the GIL, so a run that starts it early draws its charts later without
+    that wait."""
     if unavailable() is not None:
         return None
 
@@ -438,8 +439,8 @@ def pareto_layout(result: Result, x: str, y: str,
     obstacles = [(p.px - p.radius, p.py - p.radius, p.px + p.radius, p.py + p.radius)
                  for p in points]
     # lines a label must not cross: the whiskers (of a chart a reader can follow: beyond
-    # NUMBERED_MAX points they are a cloud, and testing every label spot against them all
-    # costs seconds) and the frontier
+    # NUMBERED_MAX points they are a cloud, and every label spot would be tested against
+    # all of them) and the frontier
     for p in points if len(points) <= NUMBERED_MAX else ():
         if p.whisker_x:
             obstacles += segment_boxes(x_axis.px(p.whisker_x[0]), p.py,

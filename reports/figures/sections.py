@@ -2,11 +2,10 @@
 (role="img", aria-label) and a caption saying what to read from it, with a small table where
 that reads better (the Pareto key, the configurations, the break-even sentences).
 
-`chart_sections(result)` is the one entry point the pages use: it builds every spec of the report
-(reports/figures/charts.py), draws them in one pass and returns one fragment per section, without
-heading, "" when nothing applies. The macros of reports/templates/figures.html lay the
-fragments out, escaping every value (ids, labels, settings); inside the SVG vl-convert writes
-text as XML text.
+The pages use one entry point: it builds every spec of the report (reports/figures/charts.py),
+draws them in one pass and returns one fragment per section, without heading, "" when nothing
+applies. The macros of reports/templates/figures.html lay the fragments out, escaping every
+value (ids, labels, settings); inside the SVG vl-convert writes text as XML text.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from reports.cells import plain, plain_all, spreadsheet_text
 from reports.files.xlsx import unit_of, write_xlsx
-from reports.frames import scorecard_frame
+from reports.frames import Frames, frames_of
 from reports.html.pdf import write_pdf
 from reports.html.report import write_html
 from schemas.result import Result
@@ -38,27 +38,28 @@ STEM = "scorecard"
 RUN_COLUMNS = ("vintage", "proposal", "proposal_sha256")
 
 
-def stackable_frame(result: Result) -> pl.DataFrame:
+def stackable_frame(result: Result, frames: Frames) -> pl.DataFrame:
     """The scorecard table, each row led by its run's vintage, proposal and proposal sha256
     (null when the result does not carry it)."""
-    frame = scorecard_frame(result)
+    frame = frames.scorecard
     run = [pl.lit(value, dtype=pl.String()).alias(key) for key, value in zip(
         RUN_COLUMNS, (result.vintage, result.proposal, result.proposal_sha256), strict=True)]
     return frame.select(*run, pl.all())
 
 
-def write_csv(result: Result, path: Path) -> None:
-    """The scorecard table; string cells as spreadsheet text (never a formula)."""
-    frame = stackable_frame(result)
+def write_csv(result: Result, path: Path, frames: Frames | None = None) -> None:
+    """The scorecard table; string cells as spreadsheet text (never a formula). `frames`:
+    the result's, when the caller has built them (`write_outputs` does)."""
+    frame = stackable_frame(result, frames_of(result) if frames is None else frames)
     strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
     frame.with_columns(pl.col(strings).map_elements(spreadsheet_text, return_dtype=pl.String())
                        ).write_csv(path, null_value="")
 
 
-def write_parquet(result: Result, path: Path) -> None:
+def write_parquet(result: Result, path: Path, frames: Frames | None = None) -> None:
     """The scorecard table, each field's unit in its metadata; strings without bidi or
-    control characters."""
-    frame = stackable_frame(result)
+    control characters. `frames`: as for `write_csv`."""
+    frame = stackable_frame(result, frames_of(result) if frames is None else frames)
     strings = [c for c, dtype in frame.schema.items() if dtype == pl.String()]
     table = frame.with_columns(pl.col(strings).map_elements(plain, return_dtype=pl.String())
                                ).to_arrow()
@@ -75,19 +76,21 @@ def write_outputs(result: Result, folder: Path, *, pdf: bool = False,
     string of the result and the diff loses its bidi and control characters first, so no
     report can reorder or hide text; `plain_result` says the caller has made the result's
     plain already (`pipeline.run` does, from its JSON text: `reports.cells.plain_json`), so
-    it is not walked a second time (1-1.5 s at 1,000 candidates)."""
+    the whole result is not walked a second time. The result's frames are built once, here,
+    for every file."""
     result = result if plain_result else Result.model_validate(plain_all(result.document()))
     diff = plain_all(diff) if diff is not None else None
+    frames = frames_of(result)
     folder.mkdir(parents=True, exist_ok=True)
     html = folder / f"{STEM}.html"
-    write_html(result, html, diff)
+    write_html(result, html, diff, frames=frames)
     written = [html]
     xlsx = folder / f"{STEM}.xlsx"
-    write_xlsx(result, xlsx)
+    write_xlsx(result, xlsx, frames)
     written.append(xlsx)
     for suffix, writer in ((".csv", write_csv), (".parquet", write_parquet)):
         path = folder / f"{STEM}{suffix}"
-        writer(result, path)
+        writer(result, path, frames)
         written.append(path)
     if pdf:
         target = folder / f"{STEM}.pdf"

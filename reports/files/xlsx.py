@@ -59,13 +59,8 @@ from reports.frames import (
     METRICS,
     PAIRWISE_COLUMNS,
     SIZING_HEADERS,
-    assumptions_frame,
-    break_even_frame,
-    breakdown_frame,
-    pairwise_frame,
-    scorecard_frame,
-    sizing_frame,
-    sources_frame,
+    Frames,
+    frames_of,
     value,
 )
 from reports.html.scorecard_table import NOT_COMPUTED
@@ -83,7 +78,7 @@ _OTHER_HEADERS = {
 }
 
 
-def sheets(result: Result) -> dict[str, pl.DataFrame]:
+def sheets(result: Result, frames: Frames) -> dict[str, pl.DataFrame]:
     """Sheet name -> frame of the sheets written from the result's values, in workbook order
     (About, the Scorecard's formulas and Inputs are written apart; the Scorecard frame is the
     one its value columns come from)."""
@@ -91,14 +86,14 @@ def sheets(result: Result) -> dict[str, pl.DataFrame]:
         [{"id": c.id, "p_frontier": c.p_frontier} for c in result.candidates],
         schema={"id": pl.String(), "p_frontier": pl.Float64()})
     return {
-        "Scorecard": scorecard_frame(result),
-        "Breakdown": breakdown_frame(result),
-        "Assumptions": assumptions_frame(result),
-        "Sources": sources_frame(result),
-        "Sizing": sizing_frame(result),
-        "Break-even": break_even_frame(result),
+        "Scorecard": frames.scorecard,
+        "Breakdown": frames.breakdown,
+        "Assumptions": frames.assumptions,
+        "Sources": frames.sources,
+        "Sizing": frames.sizing,
+        "Break-even": frames.break_even,
         "P(frontier)": probabilities,
-        "Pairwise": pairwise_frame(result).select(list(PAIRWISE_COLUMNS)),
+        "Pairwise": frames.pairwise.select(list(PAIRWISE_COLUMNS)),
     }
 
 
@@ -128,11 +123,12 @@ UNIT_FORMATS = {
     "kgCO2e": "#,##0", "MWh/year": "#,##0.0", "tCO2e/year": "#,##0.00", "s": "0.000",
     "months": "0", "years": "0.0",
 }
-#: columns whose format is not their unit's: whole counts, and the metrics at the decimals
-#: the report tables print them with (reports.frames.METRICS)
+#: columns whose format is not their unit's: whole counts (the counts declared `integer`, the
+#: GPU count, the Pareto rank), and the metrics at the decimals the report tables print them
+#: with (reports.frames.METRICS)
 COLUMN_FORMATS = {
-    "instances": "#,##0", "littles_law_instances": "#,##0", "gpu_count": "0",
-    "pareto_rank": "0", "sovereignty_level": "0",
+    **{k: "#,##0" for k, o in OUTPUTS.items() if o.integer and o.unit == "count"},
+    "gpu_count": "0", "pareto_rank": "0",
     **{k: "#,##0" + ("." + "0" * m.decimals if m.decimals else "") for k, m in METRICS.items()},
 }
 #: per sheet, columns that are not the declared figure of their name
@@ -670,7 +666,9 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
     ]
 
 
-def write_xlsx(result: Result, path: Path) -> None:
+def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None:
+    """The workbook of `result`; `frames`: the result's, when the caller has built them
+    (`write_outputs` does)."""
     book = xlsxwriter.Workbook(str(path), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
         "in_memory": True})
@@ -678,8 +676,8 @@ def write_xlsx(result: Result, path: Path) -> None:
     book.set_properties({"created": stamp, "author": "inference-scorecard"})
     styles = _Styles(book)
     about = _add_sheet(book, "About")
-    frames = sheets(result)
-    card = frames.pop("Scorecard")
+    tables = sheets(result, frames_of(result) if frames is None else frames)
+    card = tables.pop("Scorecard")
     points = Points(result.candidates)
     places = layout(result, card, points)
     keys, items = zip(*about_rows(result, places.computes), strict=True)
@@ -689,6 +687,6 @@ def write_xlsx(result: Result, path: Path) -> None:
     about.set_column(1, 1, 90)
     _write_scorecard(book, styles, result, card, places, points)
     _write_inputs(book, styles, places, points)
-    for name, frame in frames.items():
+    for name, frame in tables.items():
         _write_table(book, styles, name, frame)
     book.close()

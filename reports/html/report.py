@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from markupsafe import Markup
 
 from reports.figures import charts
@@ -24,12 +25,11 @@ from reports.figures.sections import chart_sections
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     SIZING_HEADERS,
-    assumptions_frame,
+    Frames,
+    frames_of,
     has_p_frontier,
     shortlist,
     shortlist_note,
-    sizing_frame,
-    sources_frame,
     words,
 )
 from reports.freshness import freshness
@@ -54,14 +54,18 @@ APPENDIX = (
 )
 
 
-def render_html(result: Result, diff: dict[str, Any] | None = None) -> str:
+def render_html(result: Result, diff: dict[str, Any] | None = None, *,
+                frames: Frames | None = None) -> str:
     """The whole page (reports/templates/report.html). `diff` (from `pipeline.engine.diff`)
     adds the change-since-last-vintage section; without it the section says no comparison
-    was made."""
+    was made. `frames`: the result's, when the caller has built them (`write_outputs`
+    does)."""
+    frames = frames_of(result) if frames is None else frames
     listed, note = _listed(result)
+    shown = frames if listed is result else frames.only({c.id for c in listed.candidates})
     fresh = freshness(result)
     demand = result.demand
-    sizing = sizing_frame(listed)
+    sizing = shown.sizing
     return render(
         "report.html", result=result, note=note,
         # rendered from reports/templates/first_screen.html, which escapes its values
@@ -69,7 +73,7 @@ def render_html(result: Result, diff: dict[str, Any] | None = None) -> str:
         figures=chart_sections(result), unavailable=charts.unavailable(),
         not_computed=NOT_COMPUTED,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
-        scorecard=Markup(scorecard_html(listed)),
+        scorecard=Markup(scorecard_html(listed, shown.scorecard)),
         cost=_cost_breakdown(listed),
         p_frontier=[[c.id, c.p_frontier, status(c)] for c in listed.candidates]
         if has_p_frontier(result) else None,
@@ -83,7 +87,7 @@ def render_html(result: Result, diff: dict[str, Any] | None = None) -> str:
         if sizing.height else None,
         diff=None if diff is None else diff_view(diff),
         candidates=listed.candidates, words=words,
-        assumptions=assumptions_frame(listed).select(
+        assumptions=shown.assumptions.select(
             "id", "input", "value", "low", "high", "unit", "grade", "source").rows(),
         slo=slo_text(result.slo), fresh=fresh, stale=[f for f in fresh if f.stale],
         freshness_rows=[[f.kind, f.subject, f.as_of, f.age_days,
@@ -91,15 +95,16 @@ def render_html(result: Result, diff: dict[str, Any] | None = None) -> str:
                          f.rule] for f in fresh],
         freshness_classes=["stale" if f.stale else "" for f in fresh],
         formulas=[[s.name, s.formula, s.unit] for s in result.formulas],
-        conversions=CONVERSIONS, definitions=DEFINITIONS, sources=_sources(result))
+        conversions=CONVERSIONS, definitions=DEFINITIONS, sources=_sources(frames.sources))
 
 
-def write_html(result: Result, path: Path, diff: dict[str, Any] | None = None) -> None:
-    path.write_text(render_html(result, diff), encoding="utf-8")
+def write_html(result: Result, path: Path, diff: dict[str, Any] | None = None, *,
+               frames: Frames | None = None) -> None:
+    path.write_text(render_html(result, diff, frames=frames), encoding="utf-8")
 
 
-#: the most candidates the full scorecard lists (great-tables takes about 10 ms a row; the
-#: CSV, the workbook and the JSON hold every candidate)
+#: the most candidates the full scorecard lists (great-tables renders row by row, so a page
+#: stays quick to make and to read; the CSV, the workbook and the JSON hold every candidate)
 SCORECARD_ROWS_MAX = 200
 
 
@@ -154,10 +159,10 @@ def short_url(url: str, limit: int = 60) -> str:
     return f"{url[:limit // 2]}…{url[-(limit // 2):]}"
 
 
-def _sources(result: Result) -> list[dict[str, Any]]:
+def _sources(sources: pl.DataFrame) -> list[dict[str, Any]]:
     """The sources table's rows: each URL shortened for its cell, linked when it is one."""
     rows = []
-    for s in sources_frame(result).iter_rows(named=True):
+    for s in sources.iter_rows(named=True):
         url = s["url"] or ""
         rows.append({"kind": s["kind"], "subject": s["subject"], "url": url,
                      "shown": short_url(url), "link": url.startswith(("http://", "https://")),

@@ -3,15 +3,15 @@ units in labels, p5-p95 ranges where the result has them (a degenerate one print
 single value), grades spelled out, Pareto rank, frontier rows highlighted, excluded rows
 greyed, notes saying where the sources are and what the grades mean.
 
-Reads the result (schemas/result.py), never the engine, so a stored scorecard renders the
-same as a fresh one. great-tables escapes cell text and source notes itself.
+Reads the result (schemas/result.py) and its scorecard frame (reports/frames.py), never the
+engine, so a stored scorecard renders the same as a fresh one. great-tables escapes cell text
+and source notes itself.
 
-`scorecard_html(result)` is the table's HTML. Inside `table_cache(cache)` (the store's, for a
-run) a table already rendered from the same inputs by the same code is taken from the cache
-(keyed by the sha256 of the table's inputs, this module, reports/frames.py, the schemas it
-reads (the figures' declarations, the result, the default objectives of a proposal), and the
-great-tables and polars versions), so a rerun on unchanged figures does not
-import great-tables (about a quarter of a second) nor render it again. great-tables is
+While a run's table cache is active (the store's), a table already rendered from the same
+inputs by the same code is taken from it (keyed by the sha256 of the table's inputs, this
+module, reports/frames.py, the schemas it reads (the figures' declarations, the result, the
+default objectives of a proposal), and the great-tables and polars versions), so a rerun on
+unchanged figures neither imports great-tables nor renders the table again. great-tables is
 imported where a table is rendered, not with the module.
 """
 
@@ -39,7 +39,6 @@ from reports.frames import (
     has_p_frontier,
     has_ranges,
     in_sentence,
-    scorecard_frame,
 )
 from schemas.outputs import OBJECTIVES, OUTPUTS, RANGED, columns_for, layout
 from schemas.proposal import DEFAULT_OBJECTIVES
@@ -93,10 +92,10 @@ def _grade(grade: pl.Expr) -> pl.Expr:
     return grade.fill_null("none")
 
 
-def candidates_frame(result: Result) -> pl.DataFrame:
-    """The scorecard frame with the display-only columns the table needs; a p5–p95 range
-    that prints as one number at the table's decimals is dropped (the point figure alone)."""
-    frame = scorecard_frame(result)
+def candidates_frame(result: Result, frame: pl.DataFrame) -> pl.DataFrame:
+    """The result's scorecard frame (`frame`) with the display-only columns the table needs;
+    a p5–p95 range that prints as one number at the table's decimals is dropped (the point
+    figure alone)."""
     for m in RANGED_HERE:
         flat = pl.Series([degenerate(lo, hi, METRICS[m].decimals) for lo, hi in
                           zip(frame[f"{m}_p5"], frame[f"{m}_p95"], strict=True)])
@@ -157,22 +156,23 @@ def table_key(inputs: dict[str, Any]) -> str:
     return hashlib.sha256(_renderer_digest() + text.encode()).hexdigest()
 
 
-def scorecard_html(result: Result) -> str:
-    """The full scorecard table as HTML, from the active `table_cache` when the same inputs
-    were rendered by the same code, else rendered by great-tables (and kept there)."""
+def scorecard_html(result: Result, frame: pl.DataFrame) -> str:
+    """The full scorecard table as HTML from the result and its scorecard frame, from the
+    active `table_cache` when the same inputs were rendered by the same code, else rendered
+    by great-tables (and kept there)."""
     cache = _CACHE.get()
     if cache is None:
-        return _render(result)
+        return _render(result, frame)
     key = table_key(table_inputs(result))
     if (kept := cache.get(key)) is not None:
         return kept
-    html = _render(result)
+    html = _render(result, frame)
     cache[key] = html
     return html
 
 
-def _render(result: Result) -> str:
-    html: str = scorecard_gt(result).as_raw_html()
+def _render(result: Result, frame: pl.DataFrame) -> str:
+    html: str = scorecard_gt(result, frame).as_raw_html()
     return html
 
 
@@ -189,10 +189,10 @@ def per_mtok(figures: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return ordered, spanned
 
 
-def scorecard_gt(result: Result) -> GT:
+def scorecard_gt(result: Result, frame: pl.DataFrame) -> GT:
     from great_tables import GT, loc, style
 
-    frame = candidates_frame(result)
+    frame = candidates_frame(result, frame)
     ranged = has_ranges(result)
     ordered, spanned = per_mtok(FIGURES)
     shown = list(layout(ordered, lead=("where",), beside=_BESIDE))

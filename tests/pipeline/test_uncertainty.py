@@ -343,3 +343,14 @@ def test_frontier_chunks_in_threads_give_the_brute_forces_probabilities() -> Non
     assert got["p_frontier"].to_list() == list(_frontier_by_brute_force(stack))
     p = got["p_frontier"]
     assert ((p > 0) & (p < 1)).sum() >= 5  # overlapping: on the frontier in some draws only
+
+
+def test_every_ranged_figure_has_its_percentiles_drawn() -> None:
+    """The tables show p5/p50/p95 beside each figure declared `ranged`: the Monte Carlo
+    reports them (its metrics come from the declarations too)."""
+    from schemas.outputs import RANGED
+
+    assert set(RANGED) <= set(uncertainty.METRICS)
+    assert set(uncertainty.METRICS) == {
+        "cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+        "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok"}

@@ -108,6 +108,29 @@ def test_write_outputs_writes_every_file(full: dict[str, Any], tmp_path: Path) -
     assert all(p.stat().st_size > 0 for p in written)
 
 
+def test_write_outputs_builds_the_frames_once(full: dict[str, Any], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file is written from one set of the result's frames (reports/frames.py
+    `Frames`): each frame is built once per run, not once per renderer."""
+    import reports.frames
+
+    built: list[str] = []
+
+    def counting(name: str) -> Any:
+        build = getattr(reports.frames, name)
+
+        def counted(result: Any) -> pl.DataFrame:
+            built.append(name)
+            return build(result)
+        return counted
+
+    for name in ("scorecard_frame", "assumptions_frame", "sizing_frame", "sources_frame"):
+        monkeypatch.setattr(reports.frames, name, counting(name))
+    write_outputs(typed(full), tmp_path / "out")
+    assert sorted(built) == ["assumptions_frame", "scorecard_frame", "sizing_frame",
+                             "sources_frame"]
+
+
 def test_csv_and_parquet_stack_across_months(full: dict[str, Any], tmp_path: Path) -> None:
     """Two months of the same proposal, written into month folders, read back as one table
     by polars and by DuckDB: the run columns tell the rows apart."""

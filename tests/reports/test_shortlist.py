@@ -86,3 +86,29 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
     # and the summary, which lists 30 (GLANCE_ROWS), in the same sentence once
     assert page.count("30 of 42 candidates are listed, chosen in this priority: the "
                       "recommendation, the runner-up") == 1
+
+
+def test_the_listed_frames_are_the_frames_of_the_listed_result() -> None:
+    from polars.testing import assert_frame_equal
+
+    from reports.frames import frames_of
+
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text(encoding="utf-8"))
+    result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
+                            for c in result["candidates"]]
+    # a spares' cost only for candidates left out of the 10 listed: their column goes
+    result["sizing"] = [{**r, "candidate": f"{r['candidate']}-{k}",
+                         "monthly_redundancy_cost_eur":
+                         5.0 if k == 5 and r["candidate"].startswith("onprem") else 0.0}
+                        for k in range(6) for r in result["sizing"]]
+    full = typed(result)
+    kept, _ = shortlist(full, 10)
+    ids = {c.id for c in kept}
+    listed = full.model_copy(update={
+        "candidates": kept, "sizing": [r for r in full.sizing if r.candidate in ids]})
+    assert "monthly_redundancy_cost_eur" in frames_of(full).sizing.columns
+    only, direct = frames_of(full).only(ids), frames_of(listed)
+    assert "monthly_redundancy_cost_eur" not in direct.sizing.columns
+    for name in ("scorecard", "breakdown", "assumptions", "sources", "sizing", "pairwise",
+                 "break_even"):
+        assert_frame_equal(getattr(only, name), getattr(direct, name))
