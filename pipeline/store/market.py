@@ -17,13 +17,18 @@ from pipeline.store.db import frame
 
 def fx_rates(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     """The ECB reference rates dated up to the vintage's last day (units per EUR), with their
-    sources: what a declared amount in another currency is converted at."""
+    sources: what a declared amount in another currency is converted at. The table has no
+    vintage column: a row's vintage is its load's, so a later month's ECB file (whose 90 days
+    reach back into this month) leaves this vintage's rates as they were."""
     return frame(con, """
-        SELECT rate_date, currency, units_per_eur, source_url, source_date, licence,
-               snapshot_sha256
-        FROM core_ecb__fx_rates
-        WHERE rate_date <= last_day(CAST(? || '-01' AS DATE))
-        ORDER BY rate_date, currency""", [vintage])
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT r.rate_date, r.currency, r.units_per_eur, r.source_url, r.source_date,
+                 r.licence, r.snapshot_sha256,
+                 row_number() OVER (PARTITION BY r.rate_date, r.currency
+                                    ORDER BY l.vintage DESC, r.source_date DESC) AS rn
+          FROM core_ecb__fx_rates r JOIN loads l USING (load_id)
+          WHERE l.vintage <= ? AND r.rate_date <= last_day(CAST(? || '-01' AS DATE)))
+        WHERE rn = 1 ORDER BY rate_date, currency""", [vintage, vintage])
 
 
 def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:

@@ -411,15 +411,6 @@ def test_ingest_then_offline_reingest_then_run(
     assert chain["value"] == pytest.approx(candidate_of(document, cid)["cpm_eur_per_mtok"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "defect: a later month's ECB ingest changes an earlier vintage's FX. "
-    "pipeline/store/market.py fx_rates(vintage) takes every stored rate dated up to the "
-    "month's end, whichever load (of whatever vintage) brought it, against docs/methodology.md "
-    "('A vintage V sees every row loaded for a vintage <= V'), which the other market tables "
-    "keep (Ember's 2026-10 row loaded as 2026-11 leaves 2026-10 alone). The 90-day "
-    "file ingested as 2026-11 holds 2026-10-30's rate, so `run --vintage 2026-10` no longer "
-    "gives what was published and `diff 2026-10 2026-11` books 65% of Azure's FX-only CPM "
-    "change (-0.262 of -0.404 EUR/Mtok) as 'method/assumptions'"))
 def test_an_fx_ingest_of_next_month_leaves_last_month_and_its_diff_to_fx(
         tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/monthly.md with the ECB source: last month published on the bundled rates, this
