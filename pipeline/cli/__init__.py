@@ -64,9 +64,15 @@ def _cut_short() -> int:
     return TERMINATED if _SIGTERMS else INTERRUPTED
 
 
+#: What the operating system says when the disk or the folder refuses a write.
+ENVIRONMENT_FAILURES = ("No space left on device", "Disk quota exceeded",
+                        "Read-only file system", "Permission denied")
+
+
 def last_word(error: Exception, debug: bool = False) -> int:
     """Say what `error` was on one line of stderr and return the exit code: 1 for a store
-    that cannot be used (in use by another scorecard process, not a DuckDB file),
+    that cannot be used (in use by another scorecard process, not a DuckDB file, a full disk
+    or a folder that refuses writes),
     `INTERRUPTED` for a Ctrl-C that DuckDB reported as its error (`TERMINATED` for a
     SIGTERM), 3 for anything unexpected (a bug)."""
     import os
@@ -86,6 +92,11 @@ def last_word(error: Exception, debug: bool = False) -> int:
     if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
         print("store in use by another scorecard process: " + one_line(str(error)),
               file=sys.stderr)
+        return 1
+    if isinstance(error, duckdb.Error | OSError) and any(
+            cause in str(error) for cause in ENVIRONMENT_FAILURES):
+        # the machine's, not a bug: DuckDB's text names the file and the cause
+        print(f"cannot write: {one_line(str(error))}", file=sys.stderr)
         return 1
     if debug or os.environ.get("SCORECARD_DEBUG"):
         traceback.print_exception(error)

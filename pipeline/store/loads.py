@@ -33,6 +33,7 @@ import polars as pl
 
 from pipeline.store import power_samples
 from pipeline.store.staging import staged
+from pipeline.store.transactions import rollback
 from schemas.fields import VINTAGE_PATTERN
 from schemas.table import Table, ValidationFailed
 
@@ -202,7 +203,7 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
             "WHERE load_id = ?", [_now(), rows, load_id])
         con.execute("COMMIT")
     except duckdb.Error as error:
-        con.execute("ROLLBACK")
+        rollback(con)
         if interrupted(error):  # a Ctrl-C, not the database refusing: nothing recorded
             raise KeyboardInterrupt from error
         snapshots_kept()  # raises again when it was what failed: nothing to record then
@@ -212,7 +213,7 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
         raise LoadFailed(f"{source} {vintage}: the database refused the load: {error}"
                          ) from error
     except BaseException:  # a part that failed to read, an interrupt: nothing is kept
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return LoadResult(load_id, "loaded", rows)
 

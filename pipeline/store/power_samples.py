@@ -32,6 +32,7 @@ import polars as pl
 
 from pipeline.store.snapshots import relation_kind
 from pipeline.store.staging import staged
+from pipeline.store.transactions import rollback
 from schemas.power import POWER_SAMPLES
 from schemas.table import PROVENANCE, duckdb_type
 
@@ -88,7 +89,7 @@ def _split_old_table(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"DROP TABLE {old}")
         con.execute(_VIEW)
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     con.execute("COMMIT")
 

@@ -47,6 +47,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.store.staging import staged
+from pipeline.store.transactions import rollback
 
 META = "raw_snapshot_meta"
 PARTS = "raw_snapshot_parts"
@@ -140,7 +141,7 @@ def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DROP TABLE raw_snapshots_before_parts")
         con.execute(_DDL[2])
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     con.execute("COMMIT")
 
@@ -156,7 +157,7 @@ def _uncompress_parts(con: duckdb.DuckDBPyConnection) -> None:
                     "raw_snapshot_parts_compressed")
         con.execute("DROP TABLE raw_snapshot_parts_compressed")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     con.execute("COMMIT")
 
@@ -240,7 +241,7 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             con.execute("COMMIT")
     except BaseException:
         if own:
-            con.execute("ROLLBACK")
+            rollback(con)
         raise
     return digest
 
@@ -336,7 +337,7 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
             con.execute(f"DELETE FROM {META} WHERE sha256 IN ({unlinked})")
         except BaseException:
             if own:
-                con.execute("ROLLBACK")
+                rollback(con)
             raise
         if own:
             con.execute("COMMIT")

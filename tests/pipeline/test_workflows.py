@@ -470,3 +470,37 @@ def test_evidence_that_is_a_device_or_a_pipe_is_refused_naming_it(command: str,
                                  "--db", str(tmp_path / "s.duckdb"))
         assert code == 1, err
         assert f"{path}: (path): not a regular file or a folder" in err
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A 2 MiB tmpfs (root and mount needed, else the test skips): a store on it fills it."""
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(folder)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (root and mount(8) are needed)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_the_store_keeps_its_loads(
+        full_disk: Path) -> None:
+    """A commit that cannot write its WAL: DuckDB ends the transaction itself, and the
+    ROLLBACK after it said 'cannot rollback - no transaction is active' (exit 3), hiding the
+    cause. Now the cause, the file, exit 1; what was loaded before is still there."""
+    db = full_disk / "s.duckdb"
+    code, _, err = process("evidence", "add", str(BENCH), "--db", str(db))
+    assert code == 0, err  # 2.3 MB written: the 2 MiB disk is full now
+    more = ROOT / "tests" / "fixtures" / "bench" / "vllm_append_result.jsonl"
+    for command in (("run", "--json"), ("evidence", "add", str(more))):
+        code, _, err = process(*command, "--db", str(db))
+        assert code == 1, err
+        assert "No space left on device" in err and f"{db}.wal" in err
+        assert "no transaction is active" not in err and err.count("\n") == 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT vintage, status FROM loads").fetchall() == [
+            ("evidence", "ok")]
