@@ -78,6 +78,14 @@ THROUGHPUT_KEY = "candidates[0] (id 'onprem-fr-h100-fp16').throughput.tokens_per
      "989500 tokens/s per GPU (H100-SXM-80GB's compute ceiling for a 1B-parameter model)"),
     (TOKENS, "tokens_per_s = 4", THROUGHPUT_KEY,
      "0.5 tokens/s per GPU (8 GPUs) is outside the plausible range of a goodput, 1 to"),
+    # capex in thousands typed as units: 250/280/320 + 45 + 12 + 5 = 312/342/382 EUR over
+    # 8 GPUs, 39 EUR per GPU at the low end, under 100
+    ("capex = { gpus = { low = 250_000, mode = 280_000, high = 320_000 }, servers = 45_000, "
+     "network = 12_000, installation = 5_000 }",
+     "capex = { gpus = { low = 250, mode = 280, high = 320 }, servers = 45, network = 12, "
+     "installation = 5 }", "tco.hgx-h200.capex",
+     "39 EUR per GPU (8 GPUs) is outside the plausible range of a capex, 100 to 200000 EUR "
+     "per GPU"),
     ("power = { watts = 5600,", "power = { watts = 5.6,",
      "candidates[0] (id 'onprem-fr-h100-fp16').power.watts",
      "0.7 W per GPU (8 GPUs) is outside the plausible range of a power, 10 to 2500 W per GPU"),
