@@ -383,6 +383,9 @@ class EvidenceThroughput(_Strict):
     format: str | None = None
     tz: str | None = None
     choose: Literal["goodput_per_gpu", "goodput"] = "goodput_per_gpu"
+    #: why evidence of another model or precision stands in for the candidate's
+    #: (graded `proxy`; without it such evidence is refused, pipeline/inputs/identity.py)
+    proxy: Annotated[str, Field(min_length=10)] | None = None
 
 
 class EvidenceQuality(_Strict):

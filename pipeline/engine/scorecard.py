@@ -135,10 +135,18 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
         .otherwise(pl.col("notes")).alias("notes"))
 
 
+#: the objective every eligible candidate has: the recommendation and P(cheapest) are on it
+COST = "cpm_eur_per_mtok"
+
+
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
-    """Eligible = sovereignty at or above the policy minimum, every objective computable,
-    (under policy.allow_estimates = false) no estimated goodput or power, and (under
-    policy.quality) quality held against the reference candidate."""
+    """Eligible = sovereignty at or above the policy minimum, a computable cost (CPM; the
+    recommendation and P(cheapest) compare every candidate on it), (under
+    policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
+    quality held against the reference candidate. Another objective that cannot be computed
+    (no grid intensity for the zone, ...) does not exclude: the candidate is ranked on the
+    objectives it has (a missing figure neither dominates nor is dominated, pareto.py), listed
+    in `compared_without` and noted."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")
@@ -152,12 +160,23 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col("no_goodput_reason").is_not_null()).then(
             pl.format("goodput under the SLO is zero: {}", "no_goodput_reason")),
         pl.when(pl.col("quality_exclusion").is_not_null()).then(pl.col("quality_exclusion")),
-        *[pl.when(pl.col(OBJECTIVES[o][0]).is_null() & pl.col("no_goodput_reason").is_null())
-          .then(pl.lit(f"{OBJECTIVES[o][0]} is not computable (see notes)"))
-          for o in proposal.policy.objectives],
+        pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
+        .then(pl.lit(f"{COST} is not computable (see notes)")),
     ]
+    missing = [pl.when(pl.col(OBJECTIVES[o][0]).is_null()).then(pl.lit(OBJECTIVES[o][0]))
+               for o in proposal.policy.objectives if OBJECTIVES[o][0] != COST]
+    without = (pl.concat_str(missing, separator=", ", ignore_nulls=True) if missing
+               else pl.lit(""))
     return table.with_columns(
         pl.concat_str(reasons, separator="; ", ignore_nulls=True).alias("exclusion_reason"),
+        pl.when(without != "").then(without).alias("compared_without"),
+    ).with_columns(
+        pl.when(pl.col("compared_without").is_not_null()).then(pl.col("notes").list.concat(
+            pl.concat_list(pl.format(
+                "compared without {}: not computable (see the notes above); ranked on the "
+                "objectives it has, and on cost in the recommendation and P(cheapest)",
+                "compared_without"))))
+        .otherwise(pl.col("notes")).alias("notes"),
     ).with_columns(
         pl.when(pl.col("exclusion_reason") == "").then(None)
         .otherwise(pl.col("exclusion_reason")).alias("exclusion_reason"),

@@ -1,13 +1,27 @@
 """The plausibility check of a candidate's declared figures: each input whose declaration
-(schemas/outputs.toml) gives a `plausible` range, per instance or per GPU, must lie in it, or
-the candidate says `plausibility = "override"` with a `plausibility_reason`. A PUE of 135 or a
-tariff of 180 EUR/kWh is a typo far more often than a fact."""
+(schemas/outputs.toml) gives a `plausible` range, per instance or per GPU, must lie in it,
+below as well as above, or the candidate says `plausibility = "override"` with a
+`plausibility_reason`. A PUE of 135, a tariff of 180 EUR/kWh or 0.02 EUR/h for 8 x H100 is a
+typo far more often than a fact. A goodput per GPU is held, above, to the candidate's own
+accelerator's compute ceiling for the smallest model served (`SMALLEST_MODEL_PARAMS` at 2
+FLOPs per parameter per token) when that is below the range's."""
 
 from __future__ import annotations
 
 from pipeline.inputs.draft import Draft
 from schemas.outputs import OUTPUTS
 from schemas.proposal import ProposalError
+
+#: the smallest model a goodput ceiling is computed for (parameters)
+SMALLEST_MODEL_PARAMS = 1e9
+
+
+def _ceiling(d: Draft) -> float:
+    """Tokens/s one of the candidate's GPUs can compute at most: its dense FP8 (else BF16)
+    peak over 2 FLOPs per parameter of the smallest model."""
+    gpu = d.gpu_row()
+    tflops = gpu["fp8_dense_tflops"] or gpu["bf16_dense_tflops"]
+    return float(tflops) * 1e12 / (2 * SMALLEST_MODEL_PARAMS)
 
 
 def check_plausible(d: Draft) -> None:
@@ -20,13 +34,18 @@ def check_plausible(d: Draft) -> None:
         per_gpu = declared.plausible_per == "gpu"
         scale = d.c.gpu_count if per_gpu else 1
         low, high = declared.plausible
+        why = ""
+        if row["input"] == "tokens_per_s" and (ceiling := _ceiling(d)) < high:
+            high = ceiling
+            why = (f" ({d.c.gpu}'s compute ceiling for a "
+                   f"{SMALLEST_MODEL_PARAMS / 1e9:g}B-parameter model)")
         figure = row["low"] / scale if row["low"] / scale < low else row["high"] / scale
         if low <= figure <= high:
             continue
         what = (f"{figure:g} {declared.unit} per GPU ({d.c.gpu_count} GPUs)" if per_gpu
                 else f"{figure:g} {declared.unit}")
         problem = (f"{what} is outside the plausible range of a {declared.title.lower()}, "
-                   f"{low:g} to {high:g} {declared.unit}" + (" per GPU" if per_gpu else ""))
+                   f"{low:g} to {high:g} {declared.unit}" + (" per GPU" if per_gpu else "") + why)
         if d.c.plausibility == "override":
             d.notes.append(f"{row['key']}: {problem}; accepted by plausibility override: "
                            f"{d.c.plausibility_reason}")

@@ -51,7 +51,7 @@ def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
                   fresh=fresh, stale=stale,
                   oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
                   recommendation=_recommendation(result), excluded=_excluded(result),
-                  glance=_scorecard(result), appendix=appendix)
+                  fewer_axes=_fewer_axes(result), glance=_scorecard(result), appendix=appendix)
 
 
 def slo_text(slo: Slo) -> str:
@@ -168,6 +168,13 @@ def _excluded(result: Result) -> list[tuple[str, str]]:
     """(id, reason) of each excluded candidate."""
     return [(c.id, words(str(c.exclusion_reason))) for c in result.candidates
             if not c.eligible]
+
+
+def _fewer_axes(result: Result) -> list[tuple[str, str]]:
+    """(id, the objectives it lacks) of each eligible candidate compared on fewer axes
+    (pipeline/engine/scorecard.py `_gate`)."""
+    return [(c.id, str(c.detail["compared_without"])) for c in result.candidates
+            if c.eligible and c.detail.get("compared_without")]
 
 
 def _result_word(result: Result, c: CandidateResult) -> str:

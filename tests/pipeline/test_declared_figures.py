@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "pipeline" / "example_proposal.toml"
 #: the keys of a candidate's row the engine adds that are no figure: the policy's gate and
 #: the Pareto ranking
-STATUS = {"eligible", "exclusion_reason", "pareto_rank", "dominated_by"}
+#: the gate's status columns (compared_without: the objectives a candidate is ranked without)
+STATUS = {"eligible", "exclusion_reason", "compared_without", "pareto_rank", "dominated_by"}
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,30 @@ THROUGHPUT_KEY = "candidates[0] (id 'onprem-fr-h100-fp16').throughput.tokens_per
     (COST, "cost = { eur_per_hour = 900.0,",
      "candidates[0] (id 'onprem-fr-h100-fp16').cost.eur_per_hour",
      "112.5 EUR/h per GPU (8 GPUs) is outside the plausible range"),
+    # implausible below (issue 26): cents typed as euros, 0.02 EUR/h / 8 GPUs = 0.0025 per
+    # GPU-hour, under 0.01; a goodput of 1e308 tokens/s, over the H100 SXM's ceiling of
+    # 1,979e12 FP8 FLOP/s / (2 x 1e9) = 989,500 tokens/s per GPU; 4 tokens/s over 8 GPUs,
+    # 0.5 per GPU, under 1; 5.6 W (kW typed as W), 0.7 W per GPU, under 10
+    (COST, "cost = { eur_per_hour = 0.02,",
+     "candidates[0] (id 'onprem-fr-h100-fp16').cost.eur_per_hour",
+     "0.0025 EUR/h per GPU (8 GPUs) is outside the plausible range of a price, 0.01 to 50 "
+     "EUR/h per GPU"),
+    (TOKENS, "tokens_per_s = 1e308", THROUGHPUT_KEY,
+     "1.25e+307 tokens/s per GPU (8 GPUs) is outside the plausible range of a goodput, 1 to "
+     "989500 tokens/s per GPU (H100-SXM-80GB's compute ceiling for a 1B-parameter model)"),
+    (TOKENS, "tokens_per_s = 4", THROUGHPUT_KEY,
+     "0.5 tokens/s per GPU (8 GPUs) is outside the plausible range of a goodput, 1 to"),
+    # capex in thousands typed as units: 250/280/320 + 45 + 12 + 5 = 312/342/382 EUR over
+    # 8 GPUs, 39 EUR per GPU at the low end, under 100
+    ("capex = { gpus = { low = 250_000, mode = 280_000, high = 320_000 }, servers = 45_000, "
+     "network = 12_000, installation = 5_000 }",
+     "capex = { gpus = { low = 250, mode = 280, high = 320 }, servers = 45, network = 12, "
+     "installation = 5 }", "tco.hgx-h200.capex",
+     "39 EUR per GPU (8 GPUs) is outside the plausible range of a capex, 100 to 200000 EUR "
+     "per GPU"),
+    ("power = { watts = 5600,", "power = { watts = 5.6,",
+     "candidates[0] (id 'onprem-fr-h100-fp16').power.watts",
+     "0.7 W per GPU (8 GPUs) is outside the plausible range of a power, 10 to 2500 W per GPU"),
 ])
 def test_a_bad_number_exits_1_naming_its_key(tmp_path: Path, db: Path, old: str, new: str,
                                              key: str, problem: str) -> None:
@@ -88,6 +112,23 @@ def test_plausibility_override_accepts_the_figure_with_its_reason(tmp_path: Path
     assert any("plausibility override: container site, measured" in n for n in hot["notes"])
     # 5,600 W / 4,000 tokens/s = 1.4 J/token; x 1e6 / 3.6e6 x 3.5 = 1.3611 kWh/Mtok
     assert hot["facility_kwh_per_mtok"] == pytest.approx(1.3611, abs=1e-4)
+
+
+def test_plausibility_override_accepts_a_figure_below_its_range(tmp_path: Path, db: Path
+                                                                 ) -> None:
+    # 0.05 EUR/h for 8 GPUs is 0.00625 per GPU-hour, under 0.01: accepted with the reason;
+    # CPM = 0.05 / (4,000 x 3,600 / 1e6) = 0.05 / 14.4 = 0.0034722 EUR/Mtok
+    text = proposal("override", candidate(
+        "cheap", cost='{ eur_per_hour = 0.05, source = "grant" }',
+        plausibility='"override"', plausibility_reason='"research grant pays the node"'))
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    [cheap] = strict(result.stdout)["candidates"]
+    assert any("0.00625 EUR/h per GPU (8 GPUs) is outside the plausible range" in n
+               and "research grant pays the node" in n for n in cheap["notes"])
+    assert cheap["cpm_eur_per_mtok"] == pytest.approx(0.05 / 14.4)
 
 
 def test_no_request_meeting_the_slo_excludes_and_every_output_is_finite(

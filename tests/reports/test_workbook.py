@@ -68,9 +68,12 @@ def without(block: str, *keys: str) -> str:
 
 #: no [demand]: declared utilisation (a price and a TCO node), an elastic cloud (busy hours
 #: only), a cloud candidate without a power figure (a null input), and a TCO node on its own
-#: site at a contract tariff, without cost of capital, residual or staff (PMT at rate 0)
+#: site at a contract tariff, without cost of capital, residual or staff (PMT at rate 0);
+#: allow_estimates = false derives no power from the TDP (none of them is estimated), so
+#: the cloud candidate's power stays a null input
 NO_DEMAND = proposal(
-    "Workbook without demand", TCO,
+    "Workbook without demand",
+    TCO.replace("[policy]\n", "[policy]\nallow_estimates = false\n"),
     candidate("own-declared", utilisation="0.55", power=IDLE),
     candidate("own-tco", zone='"DE-LU"', gpu='"H200-SXM-141GB"', pue="1.4",
               utilisation="0.7", power=IDLE, cost='{ tco = "node" }'),

@@ -1,11 +1,22 @@
 """A candidate's busy and idle power (W) and its PUE. Power is declared with its boundary,
 estimated from the GPUs' TDP times a fraction (at the GPU boards), or measured from a power
 log (or a fleet's Parquet samples, `power = { parquet = "DIR" }`, computed by DuckDB over the
-files) aligned to the throughput evidence's window; the PUE is the candidate's or [defaults]."""
+files) aligned to the throughput evidence's window; the PUE is the candidate's or [defaults].
+
+A figure the proposal leaves out is derived, never a reason to exclude (issue 26): the busy
+power from the hardware table's TDP times the bundled busy fraction (graded `estimated`), the
+PUE from the bundled default of the kind of site (own room, colocation, cloud provider, or the
+provider's published figure), graded `assumed`; each a range from
+sources/reference/power_defaults.csv, drawn in the Monte Carlo and noted. Under
+`policy.allow_estimates = false` no power is derived: the candidate is compared without its
+energy and carbon (pipeline/engine/scorecard.py `_gate`)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+import polars as pl
 
 from pipeline.evidence.power.fleet import power_from_parquet
 from pipeline.evidence.power.logs import power_from_evidence
@@ -13,7 +24,10 @@ from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.ranges import scaled, spread
 from pipeline.inputs.records import file_listing
-from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower
+from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower, Range, TcoCost
+from sources.bundled import read, read_typed_csv
+
+DEFAULTS_FILE = "power_defaults.csv"
 
 
 def resolve_power(d: Draft, window: Any) -> None:
@@ -21,8 +35,12 @@ def resolve_power(d: Draft, window: Any) -> None:
     over."""
     p = d.c.power
     if p is None:
-        d.notes.append("energy, electricity and carbon per token not computed: no power "
-                       "figure (declare power = { watts, boundary, source } or evidence)")
+        if d.proposal.policy.allow_estimates:
+            _derived(d)
+        else:
+            d.notes.append("energy, electricity and carbon per token not computed: no power "
+                           "figure, and policy.allow_estimates = false derives none from the "
+                           "TDP (declare power = { watts, boundary, source } or evidence)")
         return
     if isinstance(p, DeclaredPower):
         d.inputs.add("busy_power_w", p.watts, f"{d.key}.power.watts", "declared", p.source)
@@ -50,6 +68,47 @@ def _estimated(d: Draft, p: EstimatedPower) -> None:
     d.row["power_grade"] = "estimated"
     d.row["energy_boundary"] = "gpu_board"
     d.row["power_source"] = source
+
+
+@cache
+def power_defaults() -> pl.DataFrame:
+    """The bundled busy fraction of TDP and default PUEs by kind of site, each a range with
+    its source (sources/reference/power_defaults.csv)."""
+    raw = read(DEFAULTS_FILE)
+    number, text = pl.Float64(), pl.String()
+    return read_typed_csv(raw.content, raw.name, {
+        "figure": text, "site": text, "low": number, "mode": number, "high": number,
+        "source_url": text, "source_date": text, "licence": text})
+
+
+def _default(d: Draft, figure: str, site: str) -> tuple[Range, str, str]:
+    """The (range, citation, key) of a bundled default, cited in the run's sources. One key
+    per default: every candidate using it shares its Monte Carlo draw (one assumption)."""
+    row = power_defaults().row(by_predicate=(pl.col("figure") == figure)
+                               & (pl.col("site") == site), named=True)
+    key = f"power_defaults.{figure}.{site}"
+    d.prov.add("power_default", key, url=row["source_url"], date=row["source_date"],
+               licence=row["licence"], snapshot_sha256=None)
+    cited = f"{row['source_url']} ({row['source_date']}, {row['licence']})"
+    return Range(low=row["low"], mode=row["mode"], high=row["high"]), cited, key
+
+
+def _derived(d: Draft) -> None:
+    """No power declared: the GPUs' TDP (hardware table or [hardware.NAME]) times the bundled
+    busy fraction, at the GPU boards, graded `estimated`. No idle fraction is bundled (no
+    public source found): idle hours count at busy power, as the note below says."""
+    c, tdp = d.c, d.gpu_row()["tdp_w"]
+    fraction, cited, key = _default(d, "busy_tdp_fraction", "any")
+    source = (f"derived: {c.gpu_count} x {tdp:g} W TDP ({c.gpu}) x busy fraction "
+              f"{spread(fraction)}; {cited}")
+    d.inputs.add("busy_power_w", scaled(fraction, tdp * c.gpu_count), key, "estimated",
+                 source)
+    d.row["power_grade"] = "estimated"
+    d.row["energy_boundary"] = "gpu_board"
+    d.row["power_source"] = source
+    d.notes.append(f"power not declared: estimated from the TDP, {c.gpu_count} x {tdp:g} W x "
+                   f"{spread(fraction)} at the GPU boards (sources/reference/"
+                   f"{DEFAULTS_FILE}); declare power or give a power log to replace it")
 
 
 def _measured(d: Draft, p: Any, window: Any) -> None:
@@ -87,6 +146,29 @@ def resolve_pue(d: Draft) -> None:
     elif defaults.pue is not None:
         d.inputs.add("pue", defaults.pue, "defaults.pue", "declared", "[defaults]")
         d.row["pue_source"] = "defaults.pue"
-    elif c.power is not None:
-        d.notes.append("facility energy, electricity and carbon not computed: no PUE (set "
-                       "`pue` on the candidate or in [defaults])")
+    else:
+        _assumed_pue(d)
+
+
+def site_kind(d: Draft) -> str:
+    """The kind of site a candidate runs in, for its default PUE: the cloud provider (its own
+    published figure when the bundled defaults have one), a colocation site (an on-prem
+    candidate whose TCO hosting is `colocation`), or the organisation's own room."""
+    c = d.c
+    if c.deployment == "cloud":
+        sites = power_defaults().filter(pl.col("figure") == "pue")["site"].to_list()
+        return c.provider if c.provider in sites else "cloud"
+    hosting = d.proposal.tco[c.cost.tco].hosting if isinstance(c.cost, TcoCost) else None
+    return "colocation" if hosting is not None and hosting.kind == "colocation" else "own_site"
+
+
+def _assumed_pue(d: Draft) -> None:
+    """No PUE declared: the bundled default of the candidate's kind of site, graded
+    `assumed`."""
+    site = site_kind(d)
+    pue, cited, key = _default(d, "pue", site)
+    source = f"assumed: default PUE for site kind {site} {spread(pue)}; {cited}"
+    d.inputs.add("pue", pue, key, "assumed", source)
+    d.row["pue_source"] = source
+    d.notes.append(f"PUE not declared: assumed {spread(pue)}, the default for site kind "
+                   f"{site} (sources/reference/{DEFAULTS_FILE}); set `pue` to replace it")

@@ -17,6 +17,7 @@ from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_t
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread, sum_numbers
 from pipeline.inputs.records import configuration_rows, file_listing, pairs
 from schemas.proposal import (
@@ -59,6 +60,8 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
     ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
                                   gpu_count=d.c.gpu_count, cache=d.cache)
+    check_identity(d, ev.configuration, t.evidence, t.proxy)
+    grade = ev.grade if t.proxy is None else "proxy"
     tokens: Number | None = ev.tokens_per_s
     if _total(d) and tokens is not None:
         if ev.input_per_output is None:
@@ -67,8 +70,8 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
             tokens = scaled(tokens, 1.0 + ev.input_per_output)
             d.notes.append(f"token basis total: goodput x (1 + {ev.input_per_output:.4g} input "
                            "tokens per output token of the requests meeting the SLO)")
-    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", ev.grade, str(path))
-    d.row["tokens_per_s_grade"] = ev.grade
+    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", grade, str(path))
+    d.row["tokens_per_s_grade"] = grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
     d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files, d.prov.folder)}"
     if len(ev.configurations) > 1 or set(ev.configuration) - {"model"}:
@@ -83,7 +86,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     if ev.configurations:
         d.row["evidence_configurations"] = configuration_rows(ev.configurations)
         d.row["evidence_configuration"] = pairs(ev.configuration)
-    _operating_point(d, ev, str(path))
+    _operating_point(d, ev, str(path), grade)
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
@@ -93,7 +96,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     return ev
 
 
-def _operating_point(d: Draft, ev: ThroughputEvidence, path: str) -> None:
+def _operating_point(d: Draft, ev: ThroughputEvidence, path: str, grade: str) -> None:
     """Little's law beside the goodput sizing from the measured operating point: the
     concurrency the client held at the knee (or the chosen run) and its median TTFT and TPOT
     (queueing included, as measured). A request-rate sweep records no concurrency: the
@@ -105,11 +108,11 @@ def _operating_point(d: Draft, ev: ThroughputEvidence, path: str) -> None:
             d.notes.append("no Little's-law instance count: the evidence's operating point "
                            "records no concurrency (an open-loop request-rate run)")
         return
-    d.inputs.add("operating_concurrency", float(ev.concurrency), level, ev.grade,
+    d.inputs.add("operating_concurrency", float(ev.concurrency), level, grade,
                  f"concurrency {ev.concurrency} at {where} of {path}")
-    d.inputs.add("operating_ttft_s", ev.ttft_p50_s, level, ev.grade,
+    d.inputs.add("operating_ttft_s", ev.ttft_p50_s, level, grade,
                  f"median TTFT at {where} of {path} (queueing included)")
-    d.inputs.add("operating_tpot_s", ev.tpot_p50_s, level, ev.grade,
+    d.inputs.add("operating_tpot_s", ev.tpot_p50_s, level, grade,
                  f"median TPOT at {where} of {path}")
 
 

@@ -1,0 +1,82 @@
+"""Issue 26, item 2 (evidence identity): a benchmark file of another model is refused naming
+the file, what it says and what the candidate says, unless it is declared a proxy (graded
+`proxy`); names are compared through one alias table (pipeline/inputs/identity.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.inputs.identity import model_name, precision_name
+
+
+def _vllm_result(path: Path, model_id: str) -> None:
+    """A vLLM detailed result of `model_id`: 20 requests of 350 tokens over 10 s, TTFT 50 ms
+    and 349 inter-token gaps of 1 ms each: every request meets the SLO, goodput
+    20 x 350 / 10 = 700 tokens/s."""
+    n, length = 20, 350
+    itls = [0.001] * (length - 1)
+    doc = {
+        "date": "20261201-100000", "backend": "openai", "model_id": model_id,
+        "num_prompts": n, "request_rate": "inf", "max_concurrency": 4, "duration": 10.0,
+        "completed": n, "failed": 0, "total_output_tokens": n * length,
+        "request_throughput": n / 10.0, "output_throughput": n * length / 10.0,
+        "ttfts": [0.05] * n, "itls": [itls] * n, "output_lens": [length] * n,
+        "input_lens": [100] * n, "errors": [""] * n, "start_times": [0.0] * n,
+        "latencies": [0.05 + sum(itls)] * n,
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def _run(tmp_path: Path, db: Path, model_id: str, throughput: str) -> Any:
+    _vllm_result(tmp_path / "run.json", model_id)
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("identity", candidate(
+        "llama70b", model='"Llama-3.1-70B"', throughput=throughput)), encoding="utf-8")
+    return CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--json"])
+
+
+def test_another_models_benchmark_is_refused_naming_both(tmp_path: Path, db: Path) -> None:
+    result = _run(tmp_path, db, "meta-llama/Llama-3.2-3B-Instruct",
+                  '{ evidence = "run.json" }')
+    assert result.exit_code == 1, result.output
+    assert ("candidates[0] (id 'llama70b').throughput.evidence: run.json is not this "
+            "candidate's evidence: model: the file says 'meta-llama/Llama-3.2-3B-Instruct', "
+            "the candidate 'Llama-3.1-70B'") in " ".join(result.stderr.split())
+
+
+def test_the_same_model_under_its_hugging_face_name_is_measured(tmp_path: Path, db: Path
+                                                                ) -> None:
+    result = _run(tmp_path, db, "meta-llama/Meta-Llama-3.1-70B-Instruct",
+                  '{ evidence = "run.json" }')
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["tokens_per_s"] == pytest.approx(700.0) and c["tokens_per_s_grade"] == "measured"
+
+
+def test_a_declared_proxy_is_graded_proxy_and_noted(tmp_path: Path, db: Path) -> None:
+    result = _run(tmp_path, db, "meta-llama/Llama-3.2-3B-Instruct",
+                  '{ evidence = "run.json", proxy = "no 70B run yet: the 3B shows the '
+                  'engine settings" }')
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["tokens_per_s"] == pytest.approx(700.0) and c["tokens_per_s_grade"] == "proxy"
+    assert "proxy evidence (no 70B run yet: the 3B shows the engine settings): model: the " \
+           "file says 'meta-llama/Llama-3.2-3B-Instruct', the candidate 'Llama-3.1-70B'" \
+        in c["notes"]
+
+
+def test_the_alias_table() -> None:
+    same = ("Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct",
+            "meta-llama/Meta-Llama-3.1-70B-Instruct", "neuralmagic/Llama-3.1-70B-Instruct-FP8",
+            "llama_3.1_70b")
+    assert {model_name(n) for n in same} == {"llama-3.1-70b"}
+    assert model_name("meta-llama/Llama-3.2-3B-Instruct") == "llama-3.2-3b"
+    assert [precision_name(p) for p in ("BF16", "bfloat16", "float16", "FP8", "auto")] == \
+        ["bf16", "bf16", "fp16", "fp8", None]
