@@ -39,6 +39,10 @@ from sources.bench.run import GAPS_KNOWN, ITLS, BenchRun
 
 QUANTILES = (50, 90, 95, 99)
 TOLERANCE_S = 1e-6
+#: how far a run's output throughput from its requests may differ from the file's own figure
+#: before a note says so: the files' rounding (two decimals) stays well under it, a token
+#: basis or window that differs does not
+BASIS_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,30 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         out["passed"] = None
         out["attainment"] = None
     out["goodput_null_reason"] = reason
+    if window is None:  # the file's own figures are over its own window
+        _basis_check(out["output_tokens_per_s"], int(counts["completed_tokens"]), run.reported,
+                     notes)
     return out
+
+
+def _basis_check(ours: float | None, tokens: int, reported: Mapping[str, Any],
+                 notes: list[str]) -> None:
+    """A note when the output throughput from the requests differs from the file's own
+    summary figure by more than `BASIS_TOLERANCE`, with both token totals when the file has
+    one (totals that differ: the token basis; equal totals: the window)."""
+    theirs = reported.get("output_tokens_per_s")
+    if ours is None or not theirs:
+        return
+    off = ours / theirs - 1.0
+    if abs(off) <= BASIS_TOLERANCE:
+        return
+    total = reported.get("total_output_tokens")
+    totals = "" if total is None else f" ({tokens:,} output tokens counted, {int(total):,} in " \
+        "the file's summary)"
+    notes.append(f"token basis: the output throughput from the requests, {ours:,.1f} tokens/s, "
+                 f"differs from the file's own {theirs:,.1f} tokens/s by {off:+.1%}, over the "
+                 f"{BASIS_TOLERANCE:.0%} tolerance{totals}: the token basis or the window "
+                 "differ; the requests' figure is used")
 
 
 def _percentiles(frame: pl.DataFrame, column: str, name: str) -> dict[str, Any]:
