@@ -53,7 +53,13 @@ import polars as pl
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep_metrics
+from pipeline.evidence.goodput import (
+    Slo,
+    attainment_shortfall,
+    no_goodput_reason,
+    run_metrics,
+    sweep_metrics,
+)
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
@@ -443,17 +449,28 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             judged = all(m["passed"] is not None for m in metrics)
+            lowest = min(float(m[key]) for m in metrics if m[key] is not None)
+            short = attainment_shortfall(
+                [m for m in metrics if m[key] is not None and float(m[key]) == lowest], slo)
             reason = (no_goodput_reason(metrics, slo)
                       if judged and not any(m["passed"] for m in metrics) else
                       f"no load level of the sweep reaches the SLO's attainment "
-                      f"{slo.attainment:g}")
+                      f"{slo.attainment:g}" + ("" if short is None else
+                                               f"; at the lowest level tested, {short}"))
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, files,
                 slo=slo, notes=tuple(notes), no_goodput_reason=reason)
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
-    elif len(chosen) > 1:
-        notes.append(f"{len(chosen)} runs at one load level: their mean is used")
+    else:
+        if len(chosen) > 1:
+            notes.append(f"{len(chosen)} runs at one load level: their mean is used")
+        zero = all(m["passed"] == 0 for m in metrics)  # no request passed: the reason below
+        short = None if zero else attainment_shortfall(metrics, slo)
+        if short is not None:
+            return ThroughputEvidence(
+                None, "measured", _mean([m["output_tokens_per_s"] for m in metrics]), source,
+                files, slo=slo, notes=(*notes, short), no_goodput_reason=short)
     # at a knee, the sweep's own pooled figure (the mean over the level's runs)
     tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
               is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))

@@ -556,6 +556,29 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
     }
 
 
+def attainment_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
+    """The SLO rule for an operating point: runs (from `run_metrics`; several at one load level
+    are pooled, from summed counts) whose share of offered requests meeting the SLO is below
+    `slo.attainment` are not an operating point. Returns why, with the share attained, the
+    share asked and what would help, or None when the share is reached or cannot be judged
+    (a summary-only run's share is its percentile bound, which refuses its goodput itself)."""
+    if any(m.get("passed") is None or not m.get("offered") for m in metrics):
+        return None
+    passed = sum(int(m["passed"]) for m in metrics)
+    offered = sum(int(m["offered"]) for m in metrics)
+    share = passed / offered
+    if share >= slo.attainment - TOLERANCE_S:
+        return None
+    m0 = metrics[0]
+    level = (f" at concurrency {m0['concurrency']}" if m0.get("concurrency") is not None else
+             f" at {m0['request_rate']:g} requests/s" if m0.get("request_rate") is not None
+             else "")
+    return (f"{passed} of {offered} offered requests ({share:.1%}) meet the SLO{level}, under "
+            f"the {slo.attainment:.0%} slo.attainment asks: not an operating point, the "
+            "candidate is not sized on it; a lower load level (concurrency or request rate) "
+            "would help, or a sweep whose knee is found")
+
+
 #: a run's count of completed requests over each limit, and the limit's SLO field
 OVER_LIMITS = (("over_ttft", "ttft_ms", "TTFT"), ("over_tpot", "tpot_ms", "TPOT"),
                ("over_itl", "max_itl_ms", "the longest gap between tokens"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evidence.bench import load_runs
+from pipeline.evidence.bench import load_runs, throughput_from_evidence
 from pipeline.evidence.goodput import Slo, run_metrics
 from sources.bench.clients import aiperf
 from sources.errors import ParseError
@@ -174,3 +174,35 @@ def test_a_throughput_off_the_files_own_by_over_one_percent_gets_a_note() -> Non
                            "differs from the file's own 5.0 tokens/s by -20.0%, over the 1% "
                            "tolerance (8 output tokens counted, 8 in the file's summary)")
 
+
+def test_a_single_run_under_the_attainment_is_not_an_operating_point() -> None:
+    # the fixture's 5 offered requests under TTFT <= 300 ms: req-1 (200 ms) and req-3 (250 ms)
+    # pass, req-2 (400 ms) fails, req-4 errored, req-5 cancelled: 2 of 5 = 40.0 % < 95 %.
+    # Before the rule, the run was taken as the operating point at 5 tokens / 2 s = 2.5/s.
+    ev = throughput_from_evidence(RUN_DIR, Slo(ttft_ms=300))
+    assert ev.tokens_per_s is None
+    assert ev.output_tokens_per_s == pytest.approx(4.0)
+    assert ev.no_goodput_reason == (
+        "2 of 5 offered requests (40.0%) meet the SLO at concurrency 2, under the 95% "
+        "slo.attainment asks: not an operating point, the candidate is not sized on it; a "
+        "lower load level (concurrency or request rate) would help, or a sweep whose knee is "
+        "found")
+    assert ev.no_goodput_reason in ev.notes
+    # asked 40 %, the same run is the operating point at 2.5 tokens/s
+    assert throughput_from_evidence(RUN_DIR, Slo(ttft_ms=300, attainment=0.4)
+                                    ).tokens_per_s == pytest.approx(2.5)
+
+
+def test_the_real_summary_only_sample_is_refused_by_its_percentile_bound() -> None:
+    # conc16 (659 requests): the lowest TTFT percentile reported, p1 = 10,374.49 ms, is over a
+    # 1,500 ms limit, so nothing is proven under it: goodput null, as the SLO rule asks
+    path = ROOT / ".." / "shared" / "samples" / "aiperf" / (
+        "aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc16_lmcache_profile_export_"
+        "aiperf.csv")
+    if not path.exists():
+        pytest.skip("sample absent")
+    ev = throughput_from_evidence(path, Slo(ttft_ms=1500))
+    assert ev.tokens_per_s is None
+    assert ev.output_tokens_per_s == pytest.approx(158.54)
+    assert any("TTFT: the lowest percentile reported, p1 = 1.037e+04 ms, is over 1500 ms" in n
+               for n in ev.notes)
