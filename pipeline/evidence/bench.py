@@ -480,12 +480,15 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append(f"{m['path']}: {m['goodput_null_reason']}")
         # how a summary-only run's goodput was had (or why MLPerf's was not used as it is)
         notes.extend(f"{m['path']}: {n}" for n in m["notes"]
-                     if n.startswith(("basis = ", "MLPerf Server result not used")))
+                     if n.startswith(("basis = ", "MLPerf Server result not used",
+                                      "token basis: ", "Little's law: ")))
     m0, r0 = chosen[0]
     one = len(chosen) == 1
     zero = tokens == 0 and all(m["passed"] == 0 for m, _ in chosen)
     window_s = m0["window_s"] if one else None
-    grade = ("production" if all(r.tool == "vllm-metrics" for _, r in chosen) else
+    grade = ("estimated" if any((m["littles_law"] or {}).get("within") is False
+                                for m, _ in chosen) else
+             "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else
              "reference" if all(r.tool == "inferencex" for _, r in chosen) else "measured")
     return ThroughputEvidence(
         tokens_per_s=tokens, grade=grade, output_tokens_per_s=raw, source_path=source,

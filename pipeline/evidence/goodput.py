@@ -43,6 +43,13 @@ TOLERANCE_S = 1e-6
 #: before a note says so: the files' rounding (two decimals) stays well under it, a token
 #: basis or window that differs does not
 BASIS_TOLERANCE = 0.01
+#: Little's law: requests/s x mean latency may differ from the mean concurrency by this share
+#: before a note says so and the grade drops to "estimated" (docs/evidence.md: a closed loop
+#: ramps up and drains, holding fewer requests than its setting for about one request
+#: latency at each end, a tenth in a run ten latencies long; the public samples' closed loops
+#: (vLLM, GenAI-Perf, GuideLLM, TensorRT-LLM) agree within 3.1 %, while a figure off by more
+#: is a run that is not what it says)
+LITTLE_TOLERANCE = 0.1
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,7 @@ def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = No
     else:
         out.update(_request_metrics(run, run.requests, slo, window, notes))
     out["percentile_limits_met"] = _percentile_limits_met(out, slo)
+    out["littles_law"] = littles_law(run, out, notes)
     out["notes"] = notes
     return {k: _clean(v) for k, v in out.items()}
 
@@ -202,6 +210,15 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         notes.append(f"no per-gap data (itl_definition {run.itl_definition}): ITL percentiles "
                      "are null")
     out["attainment"] = out["passed"] / out["offered"] if out["offered"] else None
+    out["e2e_mean_s"] = done.select(pl.col("e2e_s").fill_null(pl.col("done_s") - pl.col("sent_s"))
+                                    .mean()).item()
+    if has_sent and start is not None and window_s:
+        # the time-average of requests in flight: each offered request's time inside the window
+        held = df.filter(flags["offered"]).select(
+            (pl.min_horizontal(pl.col("done_s").fill_null(end), pl.lit(end))
+             - pl.max_horizontal(pl.col("sent_s"), pl.lit(start))).clip(lower_bound=0).sum()
+        ).item()
+        out["concurrency_mean"] = held / window_s
     reason = None
     if counts["no_ttft"]:
         notes.append(f"{counts['no_ttft']} completed request(s) have no TTFT: counted as not "
@@ -258,6 +275,46 @@ def _basis_check(ours: float | None, tokens: int, reported: Mapping[str, Any],
                  "differ; the requests' figure is used")
 
 
+def littles_law(run: BenchRun, m: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
+    """Little's law on one run's metrics `m`: completed requests/s x mean request latency
+    against the mean concurrency: a closed loop's concurrency setting (what the file claims
+    and the Little's-law instance count uses), else the tool's own mean, else the
+    time-average of requests in flight (every offered request) from the requests' times. The mean
+    latency is the requests' (else the tool's) mean, else TTFT + TPOT x (mean output - 1)
+    from the tool's means. None when a figure is missing; otherwise the figures, which mean
+    concurrency was used, and whether they agree within `LITTLE_TOLERANCE` (a note if not)."""
+    completed, window_s = m.get("completed"), m.get("window_s")
+    # from the counts where known: a file's own requests/s may be rounded (AIPerf's CSV: 0.05)
+    rate = completed / window_s if completed and window_s else m.get("request_throughput_per_s")
+    latency, derived = m.get("e2e_mean_s"), ""
+    total = run.reported.get("total_output_tokens")
+    if latency is None and m.get("ttft_mean_s") is not None and m.get("tpot_mean_s") is not None \
+            and completed and total is not None:
+        latency = m["ttft_mean_s"] + m["tpot_mean_s"] * max(total / completed - 1.0, 0.0)
+        derived = " (TTFT + TPOT x (mean output - 1), from the file's means)"
+    if run.concurrency is not None:
+        held, basis = float(run.concurrency), "the concurrency setting"
+    elif m.get("concurrency_mean") is not None:
+        held, basis = float(m["concurrency_mean"]), (
+            "the tool's mean concurrency" if run.requests is None
+            else "the mean of requests in flight")
+    else:
+        return None
+    if not rate or latency is None or not held:
+        return None
+    product = rate * latency
+    off = product / held - 1.0
+    within = abs(off) <= LITTLE_TOLERANCE
+    if not within:
+        notes.append(f"Little's law: {rate:.4g} requests/s x {latency:.4g} s mean latency"
+                     f"{derived} = {product:.4g} requests in flight, against {held:.4g} "
+                     f"({basis}): {off:+.0%}, outside the {LITTLE_TOLERANCE:.0%} tolerance; "
+                     "the run is not what it says (a load level, window or latency off): "
+                     "graded estimated")
+    return {"requests_per_s": rate, "mean_latency_s": latency, "in_flight": product,
+            "mean_concurrency": held, "basis": basis, "off": off, "within": within}
+
+
 def _percentiles(frame: pl.DataFrame, column: str, name: str) -> dict[str, Any]:
     col = pl.col(column).drop_nulls()
     row = frame.select(
@@ -291,6 +348,8 @@ def _aggregate_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | No
             out[f"{name}_p{q}_s"] = r.get(f"{name}_p{q}_s")
         out[f"{name}_mean_s"] = r.get(f"{name}_mean_s")
         out[f"{name}_count"] = r.get(f"{name}_count")
+    out["e2e_mean_s"] = r.get("e2e_mean_s")
+    out["concurrency_mean"] = r.get("concurrency_mean")
     tput = r.get("output_tokens_per_s")
     total = r.get("total_output_tokens")
     if tput is None and total is not None and window_s:

@@ -5,7 +5,8 @@ metric, its unit in the name: "Time to First Token (ms)") and, after a blank lin
 figures (`Metric,Value`: "Benchmark Duration (sec)", "Request Count", "Output Token
 Throughput (tokens/sec)", "Minimum Request Timestamp (ns)", "Maximum Response Timestamp
 (ns)", ...). Read: TTFT, TPOT (AIPerf's "Inter Token Latency" is per request (e2e - TTFT) /
-(N - 1), our TPOT), chunk gaps ("Inter Chunk Latency") and request latency percentiles; the
+(N - 1), our TPOT), chunk gaps ("Inter Chunk Latency") and request latency percentiles,
+"Effective Concurrency" (its mean, the requests in flight averaged over time); the
 window from the two epoch-ns timestamps (UTC), else the benchmark duration on the run's own
 clock. The CSV records no load setting: concurrency and rate are unknown (the JSON export
 beside it has them). Token basis: generated tokens, reasoning included ("Total Output
@@ -79,6 +80,9 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     if count is None or duration is None:
         raise ParseError(TOOL, path, "'Metric,Value' block",
                          "no 'Request Count' or 'Benchmark Duration (sec)'")
+    effective = stats.get("Effective Concurrency", {}).get("avg", "").strip()
+    if effective:  # the time-average of requests in flight, AIPerf's own
+        reported["concurrency_mean"] = number(effective, TOOL, path, "'Effective Concurrency' avg")
     reported.update(completed=int(count), duration_s=duration,
                     output_tokens_per_s=value("Output Token Throughput (tokens/sec)"),
                     request_throughput_per_s=value("Request Throughput (requests/sec)"),
