@@ -23,6 +23,12 @@ without it are left out of the knee with a note. The knee is the highest load le
 attainment (passed / offered) reaches `slo.attainment` and whose p99s meet
 `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one level are pooled (attainment from
 summed counts, mean goodput, worst p99).
+
+Checks on every run (docs/evidence.md, "Evidence that fits"): `attainment_shortfall`, the SLO
+rule an operating point must meet (a share of requests under `slo.attainment` is not one);
+`_basis_check`, a note when the throughput from the requests differs from the file's own by
+over `BASIS_TOLERANCE`; `littles_law`, requests/s x mean latency against mean concurrency
+within `LITTLE_TOLERANCE`.
 """
 
 from __future__ import annotations
