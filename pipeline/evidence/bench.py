@@ -2,17 +2,17 @@
 
 API (what the scorecard and `scorecard evidence inspect` use):
 
-- `throughput_from_evidence`: the `ThroughputEvidence` of a benchmark file or a folder of
-  them (a sweep), read under the SLO. `tokens_per_s` is the token goodput at the knee of a
-  sweep, or the run's token goodput for a single run (the mean over runs when several runs
-  share one load level); None with a reason in `notes` when it cannot be computed (e.g. an
-  aggregate-only file), and None with `no_goodput_reason` when the run's requests meet the
-  SLO less often than `slo.attainment` asks (`goodput.attainment_shortfall`).
-  `output_tokens_per_s` is the raw throughput of the same run(s), shown beside it, never
-  instead of it. `grade` is "measured" for benchmark files and "production" for vLLM
-  /metrics scrapes (which give raw throughput and bucket percentile estimates, never
-  goodput), "estimated" when a run of the operating point fails Little's law
-  (`goodput.littles_law`). `window_start_utc`/`window_end_utc` bound the chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
+- `throughput_from_evidence`: the `ThroughputEvidence` of a benchmark file or a folder of them
+  (a sweep), read under the SLO. `tokens_per_s` is the token goodput at the knee of a sweep, or
+  the run's token goodput for a single run (the mean over runs when several runs share one load
+  level); None with a reason in `notes` when it cannot be computed (e.g. an aggregate-only
+  file), and None with `no_goodput_reason` when the run's requests meet the SLO less often than
+  `slo.attainment` asks (`goodput.attainment_shortfall`). `output_tokens_per_s` is the raw
+  throughput of the same run(s), shown beside it, never instead of it. `grade` is "measured"
+  for benchmark files and "production" for vLLM /metrics scrapes (which give raw throughput and
+  bucket percentile estimates, never goodput), "estimated" when a run of the operating point
+  fails Little's law (`goodput.littles_law`). `window_start_utc`/`window_end_utc` bound the
+  chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
