@@ -198,6 +198,7 @@ def _record(rec: dict[str, Any], meta: dict[str, Any], n: int, path: str) -> tup
             raise ParseError(TOOL, path, f"{where}: inter_chunk_latency", "expected a list")
         itls = [number(v, TOOL, path, f"{where}: inter_chunk_latency") for v in chunk[0]]
         itls = [None if v is None else v * chunk[1] for v in itls]
+
     def count(tag: str) -> int | None:
         block = metrics.get(tag)
         return integer(block.get("value") if isinstance(block, dict) else None, TOOL, path,
