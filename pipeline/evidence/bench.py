@@ -2,15 +2,17 @@
 
 API (what the scorecard and `scorecard evidence inspect` use):
 
-- `throughput_from_evidence`: the `ThroughputEvidence` of a benchmark file or a folder of
-  them (a sweep), read under the SLO. `tokens_per_s` is the token goodput at the knee of a
-  sweep, or the run's token goodput for a single run (the mean over runs when several runs
-  share one load level); None with a reason in `notes` when it cannot be computed (e.g. an
-  aggregate-only file). `output_tokens_per_s` is the raw throughput of the
-  same run(s), shown beside it, never instead of it. `grade` is "measured" for benchmark
-  files and "production" for vLLM /metrics scrapes (which give raw throughput and bucket
-  percentile estimates, never goodput). `window_start_utc`/`window_end_utc` bound
-  the chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
+- `throughput_from_evidence`: the `ThroughputEvidence` of a benchmark file or a folder of them
+  (a sweep), read under the SLO. `tokens_per_s` is the token goodput at the knee of a sweep, or
+  the run's token goodput for a single run (the mean over runs when several runs share one load
+  level); None with a reason in `notes` when it cannot be computed (e.g. an aggregate-only
+  file), and None with `no_goodput_reason` when the run's requests meet the SLO less often than
+  `slo.attainment` asks (`goodput.attainment_shortfall`). `output_tokens_per_s` is the raw
+  throughput of the same run(s), shown beside it, never instead of it. `grade` is "measured"
+  for benchmark files and "production" for vLLM /metrics scrapes (which give raw throughput and
+  bucket percentile estimates, never goodput), "estimated" when a run of the operating point
+  fails Little's law (`goodput.littles_law`). `window_start_utc`/`window_end_utc` bound the
+  chosen run in UTC when the file says so (vLLM needs `tz` for its naive `date`), with
   `clock_uncertainty_s`; the power/energy side aligns its samples to them. `window_s`,
   `goodput_tokens` and `output_tokens` let energy be divided by the tokens of the window.
   `files` lists (path, sha256) of every file read.
@@ -53,7 +55,13 @@ import polars as pl
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, walk
-from pipeline.evidence.goodput import Slo, no_goodput_reason, run_metrics, sweep_metrics
+from pipeline.evidence.goodput import (
+    Slo,
+    attainment_shortfall,
+    no_goodput_reason,
+    run_metrics,
+    sweep_metrics,
+)
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
@@ -443,17 +451,28 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             judged = all(m["passed"] is not None for m in metrics)
+            lowest = min(float(m[key]) for m in metrics if m[key] is not None)
+            short = attainment_shortfall(
+                [m for m in metrics if m[key] is not None and float(m[key]) == lowest], slo)
             reason = (no_goodput_reason(metrics, slo)
                       if judged and not any(m["passed"] for m in metrics) else
                       f"no load level of the sweep reaches the SLO's attainment "
-                      f"{slo.attainment:g}")
+                      f"{slo.attainment:g}" + ("" if short is None else
+                                               f"; at the lowest level tested, {short}"))
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, files,
                 slo=slo, notes=tuple(notes), no_goodput_reason=reason)
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
-    elif len(chosen) > 1:
-        notes.append(f"{len(chosen)} runs at one load level: their mean is used")
+    else:
+        if len(chosen) > 1:
+            notes.append(f"{len(chosen)} runs at one load level: their mean is used")
+        zero = all(m["passed"] == 0 for m in metrics)  # no request passed: the reason below
+        short = None if zero else attainment_shortfall(metrics, slo)
+        if short is not None:
+            return ThroughputEvidence(
+                None, "measured", _mean([m["output_tokens_per_s"] for m in metrics]), source,
+                files, slo=slo, notes=(*notes, short), no_goodput_reason=short)
     # at a knee, the sweep's own pooled figure (the mean over the level's runs)
     tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
               is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))
@@ -463,12 +482,15 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append(f"{m['path']}: {m['goodput_null_reason']}")
         # how a summary-only run's goodput was had (or why MLPerf's was not used as it is)
         notes.extend(f"{m['path']}: {n}" for n in m["notes"]
-                     if n.startswith(("basis = ", "MLPerf Server result not used")))
+                     if n.startswith(("basis = ", "MLPerf Server result not used",
+                                      "token basis: ", "Little's law: ")))
     m0, r0 = chosen[0]
     one = len(chosen) == 1
     zero = tokens == 0 and all(m["passed"] == 0 for m, _ in chosen)
     window_s = m0["window_s"] if one else None
-    grade = ("production" if all(r.tool == "vllm-metrics" for _, r in chosen) else
+    grade = ("estimated" if any((m["littles_law"] or {}).get("within") is False
+                                for m, _ in chosen) else
+             "production" if all(r.tool == "vllm-metrics" for _, r in chosen) else
              "reference" if all(r.tool == "inferencex" for _, r in chosen) else "measured")
     return ThroughputEvidence(
         tokens_per_s=tokens, grade=grade, output_tokens_per_s=raw, source_path=source,

@@ -23,6 +23,12 @@ without it are left out of the knee with a note. The knee is the highest load le
 attainment (passed / offered) reaches `slo.attainment` and whose p99s meet
 `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one level are pooled (attainment from
 summed counts, mean goodput, worst p99).
+
+Checks on every run (docs/evidence.md, "Evidence that fits"): `attainment_shortfall`, the SLO
+rule an operating point must meet (a share of requests under `slo.attainment` is not one);
+`_basis_check`, a note when the throughput from the requests differs from the file's own by
+over `BASIS_TOLERANCE`; `littles_law`, requests/s x mean latency against mean concurrency
+within `LITTLE_TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -39,6 +45,17 @@ from sources.bench.run import GAPS_KNOWN, ITLS, BenchRun
 
 QUANTILES = (50, 90, 95, 99)
 TOLERANCE_S = 1e-6
+#: how far a run's output throughput from its requests may differ from the file's own figure
+#: before a note says so: the files' rounding (two decimals) stays well under it, a token
+#: basis or window that differs does not
+BASIS_TOLERANCE = 0.01
+#: Little's law: requests/s x mean latency may differ from the mean concurrency by this share
+#: before a note says so and the grade drops to "estimated" (docs/evidence.md: a closed loop
+#: ramps up and drains, holding fewer requests than its setting for about one request
+#: latency at each end, a tenth in a run ten latencies long; the public samples' closed loops
+#: (vLLM, GenAI-Perf, GuideLLM, TensorRT-LLM) agree within 3.1 %, while a figure off by more
+#: is a run that is not what it says)
+LITTLE_TOLERANCE = 0.1
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,7 @@ def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = No
     else:
         out.update(_request_metrics(run, run.requests, slo, window, notes))
     out["percentile_limits_met"] = _percentile_limits_met(out, slo)
+    out["littles_law"] = littles_law(run, out, notes)
     out["notes"] = notes
     return {k: _clean(v) for k, v in out.items()}
 
@@ -198,6 +216,15 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         notes.append(f"no per-gap data (itl_definition {run.itl_definition}): ITL percentiles "
                      "are null")
     out["attainment"] = out["passed"] / out["offered"] if out["offered"] else None
+    out["e2e_mean_s"] = done.select(pl.col("e2e_s").fill_null(pl.col("done_s") - pl.col("sent_s"))
+                                    .mean()).item()
+    if has_sent and start is not None and window_s:
+        # the time-average of requests in flight: each offered request's time inside the window
+        held = df.filter(flags["offered"]).select(
+            (pl.min_horizontal(pl.col("done_s").fill_null(end), pl.lit(end))
+             - pl.max_horizontal(pl.col("sent_s"), pl.lit(start))).clip(lower_bound=0).sum()
+        ).item()
+        out["concurrency_mean"] = held / window_s
     reason = None
     if counts["no_ttft"]:
         notes.append(f"{counts['no_ttft']} completed request(s) have no TTFT: counted as not "
@@ -228,7 +255,70 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         out["passed"] = None
         out["attainment"] = None
     out["goodput_null_reason"] = reason
+    if window is None:  # the file's own figures are over its own window
+        _basis_check(out["output_tokens_per_s"], int(counts["completed_tokens"]), run.reported,
+                     notes)
     return out
+
+
+def _basis_check(ours: float | None, tokens: int, reported: Mapping[str, Any],
+                 notes: list[str]) -> None:
+    """A note when the output throughput from the requests differs from the file's own
+    summary figure by more than `BASIS_TOLERANCE`, with both token totals when the file has
+    one (totals that differ: the token basis; equal totals: the window)."""
+    theirs = reported.get("output_tokens_per_s")
+    if ours is None or not theirs:
+        return
+    off = ours / theirs - 1.0
+    if abs(off) <= BASIS_TOLERANCE:
+        return
+    total = reported.get("total_output_tokens")
+    totals = "" if total is None else f" ({tokens:,} output tokens counted, {int(total):,} in " \
+        "the file's summary)"
+    notes.append(f"token basis: the output throughput from the requests, {ours:,.1f} tokens/s, "
+                 f"differs from the file's own {theirs:,.1f} tokens/s by {off:+.1%}, over the "
+                 f"{BASIS_TOLERANCE:.0%} tolerance{totals}: the token basis or the window "
+                 "differ; the requests' figure is used")
+
+
+def littles_law(run: BenchRun, m: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
+    """Little's law on one run's metrics `m`: completed requests/s x mean request latency
+    against the mean concurrency: a closed loop's concurrency setting (what the file claims
+    and the Little's-law instance count uses), else the tool's own mean, else the
+    time-average of requests in flight (every offered request) from the requests' times. The mean
+    latency is the requests' (else the tool's) mean, else TTFT + TPOT x (mean output - 1)
+    from the tool's means. None when a figure is missing; otherwise the figures, which mean
+    concurrency was used, and whether they agree within `LITTLE_TOLERANCE` (a note if not)."""
+    completed, window_s = m.get("completed"), m.get("window_s")
+    # from the counts where known: a file's own requests/s may be rounded (AIPerf's CSV: 0.05)
+    rate = completed / window_s if completed and window_s else m.get("request_throughput_per_s")
+    latency, derived = m.get("e2e_mean_s"), ""
+    total = run.reported.get("total_output_tokens")
+    if latency is None and m.get("ttft_mean_s") is not None and m.get("tpot_mean_s") is not None \
+            and completed and total is not None:
+        latency = m["ttft_mean_s"] + m["tpot_mean_s"] * max(total / completed - 1.0, 0.0)
+        derived = " (TTFT + TPOT x (mean output - 1), from the file's means)"
+    if run.concurrency is not None:
+        held, basis = float(run.concurrency), "the concurrency setting"
+    elif m.get("concurrency_mean") is not None:
+        held, basis = float(m["concurrency_mean"]), (
+            "the tool's mean concurrency" if run.requests is None
+            else "the mean of requests in flight")
+    else:
+        return None
+    if not rate or latency is None or not held:
+        return None
+    product = rate * latency
+    off = product / held - 1.0
+    within = abs(off) <= LITTLE_TOLERANCE
+    if not within:
+        notes.append(f"Little's law: {rate:.4g} requests/s x {latency:.4g} s mean latency"
+                     f"{derived} = {product:.4g} requests in flight, against {held:.4g} "
+                     f"({basis}): {off:+.0%}, outside the {LITTLE_TOLERANCE:.0%} tolerance; "
+                     "the run is not what it says (a load level, window or latency off): "
+                     "graded estimated")
+    return {"requests_per_s": rate, "mean_latency_s": latency, "in_flight": product,
+            "mean_concurrency": held, "basis": basis, "off": off, "within": within}
 
 
 def _percentiles(frame: pl.DataFrame, column: str, name: str) -> dict[str, Any]:
@@ -264,6 +354,8 @@ def _aggregate_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | No
             out[f"{name}_p{q}_s"] = r.get(f"{name}_p{q}_s")
         out[f"{name}_mean_s"] = r.get(f"{name}_mean_s")
         out[f"{name}_count"] = r.get(f"{name}_count")
+    out["e2e_mean_s"] = r.get("e2e_mean_s")
+    out["concurrency_mean"] = r.get("concurrency_mean")
     tput = r.get("output_tokens_per_s")
     total = r.get("total_output_tokens")
     if tput is None and total is not None and window_s:
@@ -527,6 +619,29 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
         "levels": level_rows,
         "notes": notes,
     }
+
+
+def attainment_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
+    """The SLO rule for an operating point: runs (from `run_metrics`; several at one load level
+    are pooled, from summed counts) whose share of offered requests meeting the SLO is below
+    `slo.attainment` are not an operating point. Returns why, with the share attained, the
+    share asked and what would help, or None when the share is reached or cannot be judged
+    (a summary-only run's share is its percentile bound, which refuses its goodput itself)."""
+    if any(m.get("passed") is None or not m.get("offered") for m in metrics):
+        return None
+    passed = sum(int(m["passed"]) for m in metrics)
+    offered = sum(int(m["offered"]) for m in metrics)
+    share = passed / offered
+    if share >= slo.attainment - TOLERANCE_S:
+        return None
+    m0 = metrics[0]
+    level = (f" at concurrency {m0['concurrency']}" if m0.get("concurrency") is not None else
+             f" at {m0['request_rate']:g} requests/s" if m0.get("request_rate") is not None
+             else "")
+    return (f"{passed} of {offered} offered requests ({share:.1%}) meet the SLO{level}, under "
+            f"the {slo.attainment:.0%} slo.attainment asks: not an operating point, the "
+            "candidate is not sized on it; a lower load level (concurrency or request rate) "
+            "would help, or a sweep whose knee is found")
 
 
 #: a run's count of completed requests over each limit, and the limit's SLO field

@@ -5,6 +5,13 @@ the tool wrote aggregates only), the aggregates the tool itself reported (`repor
 names and units, so our figures can be checked against the tool's), the load level, the
 benchmark window on the requests' clock and, when the file says so, in UTC, and which
 definition of ITL/TPOT the tool used. Readers never invent per-request values.
+
+Token basis, one for every reader: `output_tokens` (and `reported["total_output_tokens"]`,
+`reported["output_tokens_per_s"]`) count every token the server generated, reasoning tokens
+included (what the server's decode work and the usual `usage.completion_tokens` count). A
+format that keeps reasoning apart (AIPerf: `output_token_count` is the visible tokens only) is
+summed back to this basis by its reader, with a note. `pipeline.evidence.goodput` notes a run
+whose throughput from the requests disagrees with the file's own by more than 1 %.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ on our fixtures against the aggregates written in them, and as properties."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -306,3 +307,80 @@ def test_missing_tpot_does_not_pass_a_tpot_limit() -> None:
     (run,) = trace.parse(data, path="t")
     assert run_metrics(run, Slo(ttft_ms=300, tpot_ms=100))["passed"] == 0
     assert run_metrics(run, Slo(ttft_ms=300))["passed"] == 1
+
+
+# --- Little's law on every run (docs/evidence.md) ------------------------------------------
+
+
+def test_littles_law_on_real_samples() -> None:
+    from pipeline.evidence.bench import load_runs
+    from pipeline.evidence.goodput import LITTLE_TOLERANCE
+
+    assert LITTLE_TOLERANCE == 0.1
+    groq = SAMPLES / "llmperf" / "leaderboard_groq_70b_summary.json"
+    csv16 = SAMPLES / "aiperf" / ("aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc16_"
+                                  "lmcache_profile_export_aiperf.csv")
+    if not (groq.exists() and csv16.exists()):
+        pytest.skip("samples absent")
+    # LLMPerf on Groq, 5 concurrent requests: 150 completed / 50.9226 s = 2.9456 req/s x
+    # 0.8151 s mean e2e = 2.401 in flight against 5: -52 %, outside 10 %: a note
+    (run,) = load_runs([groq], cached=False).runs
+    m = run_metrics(run, Slo(ttft_ms=300))
+    law = m["littles_law"]
+    assert law["in_flight"] == pytest.approx(150 / 50.922560879960656 * 0.8151081097126007)
+    assert law["in_flight"] == pytest.approx(2.401, abs=1e-3)
+    assert (law["mean_concurrency"], law["basis"], law["within"]) == (
+        5.0, "the concurrency setting", False)
+    assert any(n.startswith("Little's law: 2.946 requests/s x 0.8151 s mean latency = 2.401 "
+                            "requests in flight, against 5 (the concurrency setting): -52%")
+               for n in m["notes"])
+    # AIPerf CSV conc16: 659 / 3626.66 s = 0.18171 req/s x 127.787 s = 23.22 in flight
+    # against its Effective Concurrency 23.14: +0.35 %, within; no note
+    (run,) = load_runs([csv16], cached=False).runs
+    m = run_metrics(run, Slo(ttft_ms=300))
+    law = m["littles_law"]
+    assert law["in_flight"] == pytest.approx(659 / 3626.66 * 127.78718)
+    assert (law["mean_concurrency"], law["basis"], law["within"]) == (
+        23.14, "the tool's mean concurrency", True)
+    assert law["off"] == pytest.approx(659 / 3626.66 * 127.78718 / 23.14 - 1)  # +0.0035
+    assert not any(n.startswith("Little's law") for n in m["notes"])
+
+
+def test_littles_law_on_a_summary_without_mean_latency() -> None:
+    # the issue's case: 26 req/s at concurrency 24 with mean TTFT 100 ms, mean TPOT 30 ms and
+    # 150 output tokens per request: W = 0.1 + 0.030 x 149 = 4.57 s, so 26 x 4.57 = 118.82 in
+    # flight against 24: +395 % (24 in flight would mean 0.92 s per request)
+    run = BenchRun(tool="vllm", path="s.json", run_index=0, requests=None, concurrency=24,
+                   reported={"completed": 2600, "failed": 0, "duration_s": 100.0,
+                             "total_output_tokens": 390_000, "output_tokens_per_s": 3900.0,
+                             "ttft_mean_s": 0.1, "tpot_mean_s": 0.03},
+                   window_start_s=0.0, window_end_s=100.0, duration_s=100.0)
+    m = run_metrics(run, Slo(ttft_ms=300))
+    law = m["littles_law"]
+    assert law["mean_latency_s"] == pytest.approx(4.57)
+    assert law["in_flight"] == pytest.approx(118.82)
+    assert law["off"] == pytest.approx(118.82 / 24 - 1) and law["within"] is False
+    (note,) = [n for n in m["notes"] if n.startswith("Little's law")]
+    assert note.startswith("Little's law: 26 requests/s x 4.57 s mean latency (TTFT + TPOT x "
+                           "(mean output - 1), from the file's means) = 118.8 requests in "
+                           "flight, against 24 (the concurrency setting): +395%, outside the "
+                           "10% tolerance")
+    # at concurrency 119, 118.82 is -0.15 % off: within, no note
+    within = run_metrics(replace(run, concurrency=119), Slo(ttft_ms=300))
+    assert within["littles_law"]["within"] is True
+    assert not any(n.startswith("Little's law") for n in within["notes"])
+
+
+def test_littles_law_from_the_requests_in_flight() -> None:
+    # the worked trace, no concurrency setting, its window [0, 2.1) s: the six requests are
+    # in flight 0.36 + 0.46 + 0.40 + 0.06 + 0.10 (the failed one) + 0.30 = 1.68 s, so 0.8 on
+    # average; the 5 completed: 5 / 2.1 = 2.381 req/s x (1.58 / 5 = 0.316 s) = 0.7524 in
+    # flight; 0.7524 / 0.8 - 1 = -5.95 % (the failed request's 0.1 s), within 10 %
+    (run,) = trace.parse((FIXTURES / "trace_worked_example.jsonl").read_bytes(), path="t")
+    m = run_metrics(run, Slo(ttft_ms=300))
+    law = m["littles_law"]
+    assert law["basis"] == "the mean of requests in flight"
+    assert law["mean_concurrency"] == pytest.approx(1.68 / 2.1)
+    assert law["mean_latency_s"] == pytest.approx(0.316)
+    assert law["in_flight"] == pytest.approx(1.58 / 2.1)
+    assert law["off"] == pytest.approx(1.58 / 1.68 - 1) and law["within"] is True

@@ -315,7 +315,9 @@ def test_evidence_add_then_run_inspect_and_explain_read_it_from_the_store(
     # the knee of the sweep (concurrency 2, 80 tokens/s) and 700 W over its window:
     # 8.75 J/token; CPM 5.76 EUR/h / (80 x 0.0036) = 20 EUR/Mtok (test_measured_candidate.py)
     (lab,) = run_json(str(proposal), "--db", db)["candidates"]
-    assert lab["tokens_per_s_grade"] == "measured"
+    # graded estimated: 4 req/s x 0.34 s = 1.36 in flight at concurrency 2, -32 %, outside
+    # Little's law's 10 % tolerance (measured before that rule; test_measured_candidate.py)
+    assert lab["tokens_per_s_grade"] == "estimated"
     assert lab["tokens_per_s"] == pytest.approx(80.0)
     assert lab["energy_j_per_token"] == pytest.approx(8.75)
     assert lab["cpm_eur_per_mtok"] == pytest.approx(20.0)

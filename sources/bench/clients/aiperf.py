@@ -6,9 +6,16 @@ Records (one JSON object per line): `metadata` with epoch-ns `request_start_ns`/
 `{"<tag>": {"value", "unit"}}`: `time_to_first_token` (before 2025-10-10: `ttft`),
 `request_latency`, `inter_token_latency` (= our TPOT), `inter_chunk_latency` (a list of
 streamed-chunk gaps, like vLLM's `itls`, so `itl_definition = "chunk"`),
-`output_token_count`/`output_sequence_length`, `input_sequence_length`; `error` null or
+`output_sequence_length`, `output_token_count`, `reasoning_token_count`,
+`input_sequence_length`; `error` null or
 `{code, type, message}`. Cancelled requests (code 499) count as incomplete. Times are kept
 as ns integers until they are made relative to the first request, so no precision is lost.
+
+Token basis (`sources.bench.run`): every token generated, reasoning included. AIPerf keeps
+reasoning apart: `output_token_count` is the visible tokens only and `output_sequence_length`
+= visible + `reasoning_token_count`. Output tokens here are the OSL (else visible + reasoning),
+the basis of AIPerf's own `output_token_throughput` (total OSL / duration); the summary's
+`total_output_tokens` (visible only) is replaced by `total_osl` (else + `total_reasoning_tokens`).
 
 Summary: flat `"<tag>": {"unit", "avg", "p50", ...}` blocks (before 2025-10-10 under
 `records`); `request_count` is the successful requests, errors come from
@@ -113,7 +120,8 @@ def _records(data: bytes, path: str) -> BenchRun:
         "request_id": pl.String(), "start_ns": pl.Int64(), "end_ns": pl.Int64(),
         "ttft": pl.Float64(), "lat": pl.Float64(), "tpot": pl.Float64(),
         "itls": pl.List(pl.Float64()), "out": pl.Int64(), "inp": pl.Int64(),
-        "ok": pl.Boolean(), "cancelled": pl.Boolean(), "error": pl.String()})
+        "ok": pl.Boolean(), "cancelled": pl.Boolean(), "error": pl.String(),
+        "reasoning": pl.Int64()})
     t0 = int(raw["start_ns"].min())  # type: ignore[arg-type]
     sent = (pl.col("start_ns") - t0).cast(pl.Float64()) / 1e9
     done = pl.when(pl.col("end_ns").is_not_null()).then(
@@ -140,6 +148,11 @@ def _records(data: bytes, path: str) -> BenchRun:
     notes = ["window: first request_start_ns to last request_end_ns"]
     if dropped:
         notes.append(f"{dropped} warm-up record(s) dropped")
+    reasoning = raw["reasoning"].fill_null(0)
+    if reasoning.sum():
+        notes.append(f"token basis: output tokens include {reasoning.sum()} reasoning token(s) "
+                     f"of {(reasoning > 0).sum()} request(s) (output_sequence_length, the "
+                     "basis of AIPerf's output_token_throughput)")
     if frame["ttft_s"].null_count() == frame.height:
         notes.append("no TTFT in the records (non-streaming run?): no request can pass a TTFT "
                      "limit")
@@ -185,19 +198,26 @@ def _record(rec: dict[str, Any], meta: dict[str, Any], n: int, path: str) -> tup
             raise ParseError(TOOL, path, f"{where}: inter_chunk_latency", "expected a list")
         itls = [number(v, TOOL, path, f"{where}: inter_chunk_latency") for v in chunk[0]]
         itls = [None if v is None else v * chunk[1] for v in itls]
-    out_block = metrics.get("output_token_count", metrics.get("output_sequence_length"))
-    inp_block = metrics.get("input_sequence_length", metrics.get("error_isl"))
-    out = integer(out_block.get("value") if isinstance(out_block, dict) else None, TOOL, path,
-                  f"{where}: output_token_count")
-    inp = integer(inp_block.get("value") if isinstance(inp_block, dict) else None, TOOL, path,
-                  f"{where}: input_sequence_length")
+
+    def count(tag: str) -> int | None:
+        block = metrics.get(tag)
+        return integer(block.get("value") if isinstance(block, dict) else None, TOOL, path,
+                       f"{where}: {tag}")
+
+    visible, reasoning = count("output_token_count"), count("reasoning_token_count")
+    out = count("output_sequence_length")
+    if out is None and (visible is not None or reasoning is not None):
+        out = (visible or 0) + (reasoning or 0)
+    inp = count("input_sequence_length")
+    if inp is None:
+        inp = count("error_isl")
     message = None
     if error is not None:
         message = (f"{error.get('code')} {error.get('type')}: {error.get('message')}"
                    if isinstance(error, dict) else str(error))
     rid = meta.get("x_request_id") or meta.get("session_num") or n
     return (str(rid), start, end, ttft, secs("request_latency"), secs("inter_token_latency"),
-            itls, out, inp, error is None and not cancelled, cancelled, message)
+            itls, out, inp, error is None and not cancelled, cancelled, message, reasoning)
 
 
 def _summary(doc: dict[str, Any], path: str, tz: str | None) -> BenchRun:
@@ -224,8 +244,7 @@ def _summary(doc: dict[str, Any], path: str, tz: str | None) -> BenchRun:
         "completed": None if completed is None else int(completed),
         "failed": None if failed is None else int(failed),
         "duration_s": duration,
-        "total_output_tokens": None if avg("total_output_tokens") is None
-        else int(avg("total_output_tokens")),  # type: ignore[arg-type]
+        "total_output_tokens": _total_generated(avg),
         "request_throughput_per_s": avg("request_throughput"),
         "output_tokens_per_s": avg("output_token_throughput"),
         "request_goodput_per_s": avg("goodput"),
@@ -272,6 +291,17 @@ def _summary(doc: dict[str, Any], path: str, tz: str | None) -> BenchRun:
         itl_definition="chunk", tpot_definition="last_minus_first_over_n_minus_1",
         model=_model(config), notes=tuple(notes),
     )
+
+
+def _total_generated(avg: Any) -> int | None:
+    """Total output tokens on the generated basis: `total_osl`, else visible + reasoning."""
+    osl = avg("total_osl")
+    if osl is not None:
+        return int(osl)
+    visible, reasoning = avg("total_output_tokens"), avg("total_reasoning_tokens")
+    if visible is None and reasoning is None:
+        return None
+    return int((visible or 0) + (reasoning or 0))
 
 
 def _load(config: dict[str, Any], path: str) -> tuple[int | None, float | None]:

@@ -5,10 +5,13 @@ metric, its unit in the name: "Time to First Token (ms)") and, after a blank lin
 figures (`Metric,Value`: "Benchmark Duration (sec)", "Request Count", "Output Token
 Throughput (tokens/sec)", "Minimum Request Timestamp (ns)", "Maximum Response Timestamp
 (ns)", ...). Read: TTFT, TPOT (AIPerf's "Inter Token Latency" is per request (e2e - TTFT) /
-(N - 1), our TPOT), chunk gaps ("Inter Chunk Latency") and request latency percentiles; the
+(N - 1), our TPOT), chunk gaps ("Inter Chunk Latency") and request latency percentiles,
+"Effective Concurrency" (its mean, the requests in flight averaged over time); the
 window from the two epoch-ns timestamps (UTC), else the benchmark duration on the run's own
 clock. The CSV records no load setting: concurrency and rate are unknown (the JSON export
-beside it has them).
+beside it has them). Token basis: generated tokens, reasoning included ("Total Output
+Sequence Length", else "Total Output Tokens" + "Total Reasoning Tokens"), the basis of its
+"Output Token Throughput".
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -76,11 +80,13 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
     if count is None or duration is None:
         raise ParseError(TOOL, path, "'Metric,Value' block",
                          "no 'Request Count' or 'Benchmark Duration (sec)'")
+    effective = stats.get("Effective Concurrency", {}).get("avg", "").strip()
+    if effective:  # the time-average of requests in flight, AIPerf's own
+        reported["concurrency_mean"] = number(effective, TOOL, path, "'Effective Concurrency' avg")
     reported.update(completed=int(count), duration_s=duration,
                     output_tokens_per_s=value("Output Token Throughput (tokens/sec)"),
                     request_throughput_per_s=value("Request Throughput (requests/sec)"),
-                    total_output_tokens=None if value("Total Output Tokens (tokens)") is None
-                    else int(value("Total Output Tokens (tokens)") or 0))
+                    total_output_tokens=_total_generated(value))
     first, last = (value("Minimum Request Timestamp (ns)"),
                    value("Maximum Response Timestamp (ns)"))
     notes = ["AIPerf CSV export: aggregates only; no load setting recorded (concurrency and "
@@ -97,3 +103,14 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
         started_at_utc=started, ended_at_utc=ended,
         clock_uncertainty_s=0.001 if started else None, itl_definition="chunk",
         tpot_definition="last_minus_first_over_n_minus_1", notes=tuple(notes))]
+
+
+def _total_generated(value: Callable[[str], float | None]) -> int | None:
+    osl = value("Total Output Sequence Length (tokens)")
+    if osl is not None:
+        return int(osl)
+    visible, reasoning = (value("Total Output Tokens (tokens)"),
+                          value("Total Reasoning Tokens (tokens)"))
+    if visible is None and reasoning is None:
+        return None
+    return int((visible or 0) + (reasoning or 0))

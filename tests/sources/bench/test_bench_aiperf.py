@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from pipeline.evidence.bench import load_runs
+from pipeline.evidence.bench import load_runs, throughput_from_evidence
 from pipeline.evidence.goodput import Slo, run_metrics
 from sources.bench.clients import aiperf
 from sources.errors import ParseError
@@ -106,3 +107,102 @@ def test_bad_files(data: bytes, where: str) -> None:
     with pytest.raises(ParseError) as err:
         aiperf.parse(data, path="bad")
     assert where in err.value.where
+
+
+def _record(rid: str, start_s: int, ttft_ms: float, latency_ms: float, visible: int,
+            reasoning: int | None) -> dict[str, object]:
+    """One AIPerf 0.8 record; `output_sequence_length` = visible + reasoning, as AIPerf
+    writes it, and no reasoning tags at all when `reasoning` is None."""
+    metrics: dict[str, object] = {
+        "time_to_first_token": {"value": ttft_ms, "unit": "ms"},
+        "request_latency": {"value": latency_ms, "unit": "ms"},
+        "output_token_count": {"value": visible, "unit": "tokens"},
+        "output_sequence_length": {"value": visible + (reasoning or 0), "unit": "tokens"}}
+    if reasoning is not None:
+        metrics["reasoning_token_count"] = {"value": reasoning, "unit": "tokens"}
+    start = 1_759_813_200_000_000_000 + start_s * 1_000_000_000
+    return {"metadata": {"x_request_id": rid, "request_start_ns": start,
+                         "request_end_ns": start + int(latency_ms * 1e6),
+                         "benchmark_phase": "profiling"}, "metrics": metrics, "error": None}
+
+
+def test_reasoning_tokens_are_counted_on_the_generated_basis(tmp_path: Path) -> None:
+    # Two requests, 1 s each, sent at 0 and 1 s: window 2 s. Request a: 60 visible + 40
+    # reasoning tokens; b: 100 visible, no reasoning. Generated basis: 100 + 100 = 200 tokens
+    # / 2 s = 100 tokens/s, AIPerf's own output_token_throughput (total_osl 200 / 2 s). The
+    # visible count alone (60 + 100 = 160, 80 tokens/s) was the other basis, 20 % under it.
+    lines = [_record("a", 0, 100.0, 1000.0, 60, 40), _record("b", 1, 100.0, 1000.0, 100, None)]
+    (tmp_path / "profile_export.jsonl").write_text(
+        "\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    summary = {"aiperf_version": "0.8.0", "benchmark_duration": {"unit": "sec", "avg": 2.0},
+               "request_count": {"unit": "requests", "avg": 2.0},
+               "total_output_tokens": {"unit": "tokens", "avg": 160.0},
+               "total_reasoning_tokens": {"unit": "tokens", "avg": 40.0},
+               "total_osl": {"unit": "tokens", "avg": 200.0},
+               "output_token_throughput": {"unit": "tokens/sec", "avg": 100.0},
+               "input_config": {"loadgen": {"concurrency": 1}}}
+    (tmp_path / "profile_export_aiperf.json").write_text(json.dumps(summary), encoding="utf-8")
+    (run,) = load_runs([tmp_path], cached=False).runs
+    assert run.requests is not None
+    assert run.requests["output_tokens"].to_list() == [100, 100]
+    assert run.reported["total_output_tokens"] == 200  # total_osl, not the visible 160
+    assert any(n.startswith("token basis: output tokens include 40 reasoning token(s) of 1 "
+                            "request(s)") for n in run.notes)
+    m = run_metrics(run, Slo(ttft_ms=300))
+    assert m["output_tokens_per_s"] == pytest.approx(100.0)
+    assert not any(n.startswith("token basis: the output throughput") for n in m["notes"])
+    # without total_osl, the summary's total is visible + reasoning: 160 + 40 = 200
+    del summary["total_osl"]
+    (alone,) = aiperf.parse(json.dumps(summary).encode(), path="s.json")
+    assert alone.reported["total_output_tokens"] == 200
+
+
+def test_a_throughput_off_the_files_own_by_over_one_percent_gets_a_note() -> None:
+    # the fixture's requests give 8 tokens / 2 s = 4.0 tokens/s, as its summary says (no
+    # note); a summary saying 5.0 tokens/s is 20 % over: 4.0 / 5.0 - 1 = -20.0 %, and
+    # 4.04 is 1 % off (4.0 / 4.04 - 1 = -0.99 %), within the tolerance
+    (run,) = load_runs([RUN_DIR], cached=False).runs
+
+    def notes(reported_tps: float) -> list[str]:
+        other = replace(run, reported={**run.reported, "output_tokens_per_s": reported_tps})
+        return [n for n in run_metrics(other, Slo(ttft_ms=300))["notes"]
+                if n.startswith("token basis: the output throughput")]
+
+    assert notes(4.0) == [] and notes(4.04) == []
+    (note,) = notes(5.0)
+    assert note.startswith("token basis: the output throughput from the requests, 4.0 tokens/s, "
+                           "differs from the file's own 5.0 tokens/s by -20.0%, over the 1% "
+                           "tolerance (8 output tokens counted, 8 in the file's summary)")
+
+
+def test_a_single_run_under_the_attainment_is_not_an_operating_point() -> None:
+    # the fixture's 5 offered requests under TTFT <= 300 ms: req-1 (200 ms) and req-3 (250 ms)
+    # pass, req-2 (400 ms) fails, req-4 errored, req-5 cancelled: 2 of 5 = 40.0 % < 95 %.
+    # Before the rule, the run was taken as the operating point at 5 tokens / 2 s = 2.5/s.
+    ev = throughput_from_evidence(RUN_DIR, Slo(ttft_ms=300))
+    assert ev.tokens_per_s is None
+    assert ev.output_tokens_per_s == pytest.approx(4.0)
+    assert ev.no_goodput_reason == (
+        "2 of 5 offered requests (40.0%) meet the SLO at concurrency 2, under the 95% "
+        "slo.attainment asks: not an operating point, the candidate is not sized on it; a "
+        "lower load level (concurrency or request rate) would help, or a sweep whose knee is "
+        "found")
+    assert ev.no_goodput_reason in ev.notes
+    # asked 40 %, the same run is the operating point at 2.5 tokens/s
+    assert throughput_from_evidence(RUN_DIR, Slo(ttft_ms=300, attainment=0.4)
+                                    ).tokens_per_s == pytest.approx(2.5)
+
+
+def test_the_real_summary_only_sample_is_refused_by_its_percentile_bound() -> None:
+    # conc16 (659 requests): the lowest TTFT percentile reported, p1 = 10,374.49 ms, is over a
+    # 1,500 ms limit, so nothing is proven under it: goodput null, as the SLO rule asks
+    path = ROOT / ".." / "shared" / "samples" / "aiperf" / (
+        "aiperf_0.8.0_inferencex_kimik2.7-mxfp4_mi355x_tp4_conc16_lmcache_profile_export_"
+        "aiperf.csv")
+    if not path.exists():
+        pytest.skip("sample absent")
+    ev = throughput_from_evidence(path, Slo(ttft_ms=1500))
+    assert ev.tokens_per_s is None
+    assert ev.output_tokens_per_s == pytest.approx(158.54)
+    assert any("TTFT: the lowest percentile reported, p1 = 1.037e+04 ms, is over 1500 ms" in n
+               for n in ev.notes)
