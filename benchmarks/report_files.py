@@ -25,8 +25,8 @@ each tail runs on its result, into a folder of its own:
 The baseline used to load only the old workbook writer beside today's modules; since the
 engine returns a typed `Result` that today's `reports.frames` reads by attribute, that mix no
 longer runs, and it timed neither revision as it was. Both sides now run with the Python and
-libraries of this install (4fdd196's pyproject differs from today's by pins and additions
-only: xlsxwriter pinned to the same 3.3.1, pyyaml, jinja2).
+libraries of this install (4fdd196's pyproject differs from today's by xlsxwriter, now
+pinned to 3.3.1, the version installed, and by jinja2, added since).
 
 Prints per size each round's wall and CPU seconds, the medians and the ratio now / baseline
 (CPU is the steadier figure on a shared machine), and `uptime`'s load average before and

@@ -24,8 +24,9 @@ imports openpyxl) and `uptime`'s load average before and after.
 The baselines used to be the old writer's module loaded beside today's reports package; since
 the engine returns a typed `Result` that today's `reports.frames` reads by attribute, that mix
 no longer runs, and it timed neither revision as it was. Both revisions run with this install's
-Python and libraries (openpyxl is a dev dependency now; the openpyxl writer's tree imports no
-library this install lacks). Without git or openpyxl, a baseline says why and is skipped.
+Python and libraries: openpyxl is a dev dependency now; 3ee3501 also depended on altair, which
+is no longer installed and which its workbook writer's imports do not reach. Without git or
+openpyxl, a baseline says why and is skipped.
 """
 
 from __future__ import annotations
