@@ -17,14 +17,15 @@ from pipeline.inputs.identity import model_name, precision_name
 
 
 def _vllm_result(path: Path, model_id: str) -> None:
-    """A vLLM detailed result of `model_id`: 20 requests of 350 tokens over 10 s, TTFT 50 ms
-    and 349 inter-token gaps of 1 ms each: every request meets the SLO, goodput
-    20 x 350 / 10 = 700 tokens/s."""
-    n, length = 20, 350
+    """A vLLM detailed result of `model_id`: 20 requests of 451 tokens one after the other
+    (concurrency 1) over 10 s, TTFT 50 ms and 450 inter-token gaps of 1 ms each, so each takes
+    0.5 s: every request meets the SLO, goodput 20 x 451 / 10 = 902 tokens/s, and Little's
+    law holds (2 requests/s x 0.5 s = 1 in flight, the concurrency set)."""
+    n, length = 20, 451
     itls = [0.001] * (length - 1)
     doc = {
         "date": "20261201-100000", "backend": "openai", "model_id": model_id,
-        "num_prompts": n, "request_rate": "inf", "max_concurrency": 4, "duration": 10.0,
+        "num_prompts": n, "request_rate": "inf", "max_concurrency": 1, "duration": 10.0,
         "completed": n, "failed": 0, "total_output_tokens": n * length,
         "request_throughput": n / 10.0, "output_throughput": n * length / 10.0,
         "ttfts": [0.05] * n, "itls": [itls] * n, "output_lens": [length] * n,
@@ -57,7 +58,7 @@ def test_the_same_model_under_its_hugging_face_name_is_measured(tmp_path: Path, 
                   '{ evidence = "run.json" }')
     assert result.exit_code == 0, result.output
     [c] = json.loads(result.stdout)["candidates"]
-    assert c["tokens_per_s"] == pytest.approx(700.0) and c["tokens_per_s_grade"] == "measured"
+    assert c["tokens_per_s"] == pytest.approx(902.0) and c["tokens_per_s_grade"] == "measured"
 
 
 def test_a_declared_proxy_is_graded_proxy_and_noted(tmp_path: Path, db: Path) -> None:
@@ -66,7 +67,7 @@ def test_a_declared_proxy_is_graded_proxy_and_noted(tmp_path: Path, db: Path) ->
                   'engine settings" }')
     assert result.exit_code == 0, result.output
     [c] = json.loads(result.stdout)["candidates"]
-    assert c["tokens_per_s"] == pytest.approx(700.0) and c["tokens_per_s_grade"] == "proxy"
+    assert c["tokens_per_s"] == pytest.approx(902.0) and c["tokens_per_s_grade"] == "proxy"
     assert "proxy evidence (no 70B run yet: the 3B shows the engine settings): model: the " \
            "file says 'meta-llama/Llama-3.2-3B-Instruct', the candidate 'Llama-3.1-70B'" \
         in c["notes"]
