@@ -51,7 +51,8 @@ def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
                   fresh=fresh, stale=stale,
                   oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
                   recommendation=_recommendation(result), excluded=_excluded(result),
-                  fewer_axes=_fewer_axes(result), glance=_scorecard(result), appendix=appendix)
+                  fewer_axes=_fewer_axes(result), waived=_waived(result),
+                  glance=_scorecard(result), appendix=appendix)
 
 
 def slo_text(slo: Slo) -> str:
@@ -175,6 +176,17 @@ def _fewer_axes(result: Result) -> list[tuple[str, str]]:
     (pipeline/engine/scorecard.py `_gate`)."""
     return [(c.id, str(c.detail["compared_without"])) for c in result.candidates
             if c.eligible and c.detail.get("compared_without")]
+
+
+def _waived(result: Result) -> dict[str, Any] | None:
+    """The eligible candidates whose quality is not validated, waived by policy.quality
+    (`unvalidated = "allow"`), with the policy's reason; None when none is."""
+    quality = result.policy.quality
+    ids = [c.id for c in result.candidates
+           if c.eligible and c.detail.get("quality_validation") == "waived"]
+    if quality is None or not ids:
+        return None
+    return {"ids": ids, "reference": quality.reference, "reason": quality.unvalidated_reason}
 
 
 def _result_word(result: Result, c: CandidateResult) -> str:
