@@ -51,6 +51,8 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     # under policy.quality: reference, held, not held, same as the reference, not validated
     # or waived (pipeline/inputs/evidence/quality.py `VALIDATION`)
     "quality_validation": pl.String(),
+    # the benchmark evidence's identity check (pipeline/inputs/identity.py), null without it
+    "identity_check": pl.String(),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),
