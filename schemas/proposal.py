@@ -865,10 +865,11 @@ class Proposal(_Strict):
         for table in (document["policy"], *document["candidates"]):
             if table.get("quality") is None:
                 table.pop("quality", None)
-        # no waiver of unvalidated quality: left out, so the identity is what it was before it
-        for key in ("unvalidated", "unvalidated_reason"):
-            if (document["policy"].get("quality") or {}).get(key, "") is None:
-                document["policy"]["quality"].pop(key)
+        # no waiver of unvalidated quality (both keys or neither): left out, so the identity
+        # is what it was before the waiver
+        quality = document["policy"].get("quality")
+        if quality is not None and quality["unvalidated"] is None:
+            del quality["unvalidated"], quality["unvalidated_reason"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()

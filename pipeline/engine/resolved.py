@@ -49,7 +49,7 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
         "grade": pl.String()}),
     "quality_exclusion": pl.String(),
     # under policy.quality: reference, held, not held, same as the reference, not validated
-    # or waived (pipeline/inputs/evidence/quality.py `VALIDATION`)
+    # or waived (pipeline/inputs/evidence/quality.py)
     "quality_validation": pl.String(),
     # the benchmark evidence's identity check (pipeline/inputs/identity.py), null without it
     "identity_check": pl.String(),

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.evidence.quality import QualityError, compare, load_quality
 from reports.html.first_screen import summary
+from schemas.proposal import parse
 from schemas.result import Result
 
 runner = CliRunner()
@@ -356,3 +357,20 @@ def test_a_waiver_needs_allow_and_its_reason(tmp_path: Path, db: Path, waiver: s
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
     assert "policy.quality" in result.stderr, result.stderr
+
+
+
+#: the reference candidate alone under POLICY, as a proposal's text
+ALONE = ('[proposal]\nname = "quality"\n[slo]\nttft_ms = 500\n' + POLICY
+         + CANDIDATE.format(id="bf16", precision="bf16", tokens=1000)
+         + 'quality = { evidence = "evals/bf16" }\n')
+
+
+def test_a_proposal_without_a_waiver_keeps_its_identity() -> None:
+    # the sha256 of ALONE as computed before the waiver keys existed (schemas/proposal.py of
+    # main at 7c8354d): stored runs of such a proposal keep their identity
+    assert parse(ALONE, "p.toml").sha256() == (
+        "84154c9f6edf72eb66d11df711e7c68da9dbdc151f28ebdd59785eb72ae88fe4")
+    waived = ALONE.replace("max_drop = 0.01 }", 'max_drop = 0.01, unvalidated = "allow", '
+                           'unvalidated_reason = "pilot only, evals pending" }')
+    assert parse(waived, "p.toml").sha256() != parse(ALONE, "p.toml").sha256()

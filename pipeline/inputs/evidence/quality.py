@@ -8,8 +8,11 @@ candidate whose precision change has no quality evidence.
 `reference_quality` reads the reference candidate's evidence once per run (None without
 `policy.quality`); `resolve_quality` fills a candidate draft's `quality` (the JSON contract's
 `{"reference", "tasks", "grade"}`, None without evidence), `quality_exclusion` (the reason
-it is not eligible, else None) and `quality_validation` (one of `VALIDATION`, None without
-the policy).
+it is not eligible, else None) and `quality_validation` (None without the policy): the
+`reference` itself, its evidence `held` or `not held` against the reference's, no evidence
+needed (`same as the reference`: its precision and engine), or none given for another
+precision or engine: `not validated` (not eligible) or `waived` by the policy (eligible, the
+reason on the first screen).
 """
 
 from __future__ import annotations
@@ -34,13 +37,6 @@ from schemas.proposal import (
     ProposalError,
     QualityPolicy,
 )
-
-#: a candidate's quality under policy.quality: the reference itself, its evidence held or not
-#: held against the reference's, no evidence needed (the reference's precision and engine),
-#: or none given for a different precision or engine: not validated (not eligible), or waived
-#: by the policy (eligible, the reason on the first screen)
-VALIDATION = ("reference", "held", "not held", "same as the reference", "not validated",
-              "waived")
 
 
 @dataclass(frozen=True)
