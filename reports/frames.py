@@ -194,31 +194,125 @@ _ASSUMPTION_COLUMNS: dict[str, pl.DataType] = {
 
 
 def assumptions_frame(result: Result) -> pl.DataFrame:
-    """Every input of every candidate, long: one row per (candidate, input). The engine's
-    `inputs` list (with low/mode/high of ranged inputs) when the result has it, else the
-    inputs named in INPUTS, read from the contract and `detail`."""
+    """Every input of every candidate, long: one row per (candidate, input)
+    (`input_rows`)."""
+    return pl.DataFrame([r for c in result.candidates for r in input_rows(c)],
+                        schema=_ASSUMPTION_COLUMNS)
+
+
+def input_rows(c: CandidateResult) -> list[dict[str, Any]]:
+    """A candidate's inputs as the assumptions frame's rows: the engine's `inputs` list (with
+    low/mode/high of ranged inputs) when the result has it, else the inputs named in INPUTS,
+    read from the contract and `detail`."""
+    if c.inputs:
+        return [{"id": c.id, "input": i.input, "column": i.key, "value": i.mode,
+                 "low": i.low, "high": i.high, "unit": i.unit, "grade": i.grade,
+                 "source": i.source} for i in c.inputs]
+    rows = []
+    for column, (grade_key, source_key) in INPUTS.items():
+        name, unit = OUTPUTS[column].title, OUTPUTS[column].unit
+        figure = value(c, column)
+        grade = value(c, grade_key) if grade_key else ("declared" if figure is not None
+                                                      else None)
+        source = value(c, source_key)
+        if column == "busy_power_w" and value(c, "energy_boundary"):
+            unit = f"W at {value(c, 'energy_boundary')}"
+        if column == "grid_gco2e_per_kwh" and value(c, "grid_basis"):
+            source = f"{source} [{value(c, 'grid_basis')}]"
+        rows.append({"id": c.id, "input": name, "column": column, "value": figure,
+                     "low": None, "high": None, "unit": unit, "grade": grade,
+                     "source": source})
+    return rows
+
+
+#: the grades of a figure read from the candidate's own files (benchmark results, power logs,
+#: production metrics; a proxy: another model's or precision's, declared)
+EVIDENCE_GRADES = ("measured", "production", "proxy")
+#: a check the result does not record for an input (yet): shown so, never guessed
+NOT_CHECKED = "not checked"
+#: the declaration an input comes from (its key `candidates[i].throughput...`) -> the detail
+#: key naming its evidence files with their sha256
+_FILES_OF = {"throughput": "tokens_per_s_source", "power": "power_source"}
+
+
+def own_inputs(c: CandidateResult) -> list[dict[str, Any]]:
+    """A candidate's own inputs (`input_rows`) but the demand's (the buyer's volume and
+    margins, the same for every candidate)."""
+    return [r for r in input_rows(c) if not r["column"].startswith("demand.")]
+
+
+def _declaration(key: str) -> str | None:
+    """The candidate's declaration an input key names (`throughput`, `power`, ...), None for
+    a key outside the candidate (a TCO profile, the market, a result without input keys)."""
+    found = re.match(r"candidates\[\d+\]\.(\w+)", key)
+    return found.group(1) if found else None
+
+
+def evidence_checks(result: Result, c: CandidateResult, declaration: str | None
+                    ) -> list[tuple[str, str]]:
+    """What was checked on a candidate's evidence of `declaration` and the result, as the
+    result records it: the benchmark's identity (pipeline/inputs/identity.py), its SLO
+    attainment (the knee of a sweep: the highest load level meeting `slo.attainment`), token
+    basis and Little's law; a check the result does not record is `NOT_CHECKED`."""
+    if declaration != "throughput":
+        return [("identity", NOT_CHECKED)]
+    chosen = next((e for e in c.evidence_configurations if e.chosen), None)
+    reason = c.detail.get("no_goodput_reason")
+    if reason:
+        slo = f"not met: {reason}"
+    elif chosen is not None and chosen.knee_concurrency is not None:
+        slo = (f"met: the knee at concurrency {chosen.knee_concurrency:g} is the highest "
+               f"load level where {result.slo.attainment:.0%} of requests meet the SLO")
+    else:
+        slo = NOT_CHECKED
+    return [("identity", str(c.detail.get("identity_check") or NOT_CHECKED)),
+            ("SLO attainment", slo), ("token basis", NOT_CHECKED),
+            ("Little's law", NOT_CHECKED)]
+
+
+_EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
+    "id": pl.String(), "input": pl.String(), "grade": pl.String(), "key": pl.String(),
+    "files": pl.String(), "checks": pl.String(),
+}
+
+
+def evidence_frame(result: Result) -> pl.DataFrame:
+    """The fitness of each figure: per candidate and input (`own_inputs`) its grade,
+    the key it is read from, for a figure read from the candidate's own files those files
+    with their sha256 and what was checked on them (`evidence_checks`: "identity: held:
+    ...; SLO attainment: ..."); null for the others (nothing of theirs is checked here)."""
     rows = []
     for c in result.candidates:
-        if c.inputs:
-            for i in c.inputs:
-                rows.append({"id": c.id, "input": i.input, "column": i.key, "value": i.mode,
-                             "low": i.low, "high": i.high, "unit": i.unit, "grade": i.grade,
-                             "source": i.source})
-            continue
-        for column, (grade_key, source_key) in INPUTS.items():
-            name, unit = OUTPUTS[column].title, OUTPUTS[column].unit
-            figure = value(c, column)
-            grade = value(c, grade_key) if grade_key else ("declared" if figure is not None
-                                                          else None)
-            source = value(c, source_key)
-            if column == "busy_power_w" and value(c, "energy_boundary"):
-                unit = f"W at {value(c, 'energy_boundary')}"
-            if column == "grid_gco2e_per_kwh" and value(c, "grid_basis"):
-                source = f"{source} [{value(c, 'grid_basis')}]"
-            rows.append({"id": c.id, "input": name, "column": column, "value": figure,
-                         "low": None, "high": None, "unit": unit, "grade": grade,
-                         "source": source})
-    return pl.DataFrame(rows, schema=_ASSUMPTION_COLUMNS)
+        for i in own_inputs(c):
+            declaration = _declaration(i["column"])
+            own = i["grade"] in EVIDENCE_GRADES and declaration in _FILES_OF
+            rows.append({
+                "id": c.id, "input": i["input"], "grade": i["grade"], "key": i["column"],
+                "files": c.detail.get(_FILES_OF[str(declaration)]) if own else None,
+                "checks": "; ".join(f"{name}: {said}" for name, said in evidence_checks(
+                    result, c, declaration)) if own else None})
+    return pl.DataFrame(rows, schema=_EVIDENCE_COLUMNS)
+
+
+def measured_text(c: CandidateResult) -> str:
+    """How much of a candidate's figures is measured, in one sentence: `2 of 9 inputs of x
+    are measured (tokens_per_s, busy_power_w); assumed: pue; the other 6 declared or market
+    reference data`."""
+    inputs = own_inputs(c)
+    by_grade: dict[str, list[str]] = {}
+    for i in inputs:
+        by_grade.setdefault(i["grade"] or "ungraded", []).append(i["input"])
+    measured = by_grade.pop("measured", []) + by_grade.pop("production", [])
+    said = [f"{len(measured)} of {len(inputs)} inputs of {c.id} are measured"
+            + (f" ({', '.join(measured)})" if measured else "")]
+    rest = len(inputs) - len(measured)
+    for grade in ("proxy", "estimated", "assumed"):
+        if names := by_grade.get(grade):
+            said.append(f"{grade}: {', '.join(names)}")
+            rest -= len(names)
+    if rest:
+        said.append(f"the other {rest} declared or market reference data")
+    return "; ".join(said)
 
 
 _SOURCE_COLUMNS: dict[str, pl.DataType] = {
@@ -326,6 +420,7 @@ class Frames:
     scorecard: pl.DataFrame
     breakdown: pl.DataFrame
     assumptions: pl.DataFrame
+    evidence: pl.DataFrame
     sources: pl.DataFrame
     sizing: pl.DataFrame
     pairwise: pl.DataFrame
@@ -337,13 +432,14 @@ class Frames:
         kept = pl.col("id").is_in(list(ids))
         return replace(
             self, scorecard=self.scorecard.filter(kept), breakdown=self.breakdown.filter(kept),
-            assumptions=self.assumptions.filter(kept),
+            assumptions=self.assumptions.filter(kept), evidence=self.evidence.filter(kept),
             sizing=_present(self.sizing.filter(pl.col("candidate").is_in(list(ids)))))
 
 
 def frames_of(result: Result) -> Frames:
     return Frames(scorecard=scorecard_frame(result), breakdown=breakdown_frame(result),
-                  assumptions=assumptions_frame(result), sources=sources_frame(result),
+                  assumptions=assumptions_frame(result), evidence=evidence_frame(result),
+                  sources=sources_frame(result),
                   sizing=sizing_frame(result), pairwise=pairwise_frame(result),
                   break_even=break_even_frame(result))
 

@@ -344,6 +344,18 @@ class QualityPolicy(_Strict):
     reference: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
     tasks: Annotated[list[QualityTask], Field(min_length=1)]
     max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    #: "allow" keeps a candidate whose precision or engine differs from the reference's and
+    #: that has no quality evidence eligible (its quality not validated); without it such a
+    #: candidate is not eligible. The reason is printed on the report's first screen.
+    unvalidated: Literal["allow"] | None = None
+    unvalidated_reason: Annotated[str, Field(min_length=10)] | None = None
+
+    @model_validator(mode="after")
+    def _waiver_has_a_reason(self) -> QualityPolicy:
+        if (self.unvalidated == "allow") != (self.unvalidated_reason is not None):
+            raise ValueError("unvalidated = \"allow\" goes with an unvalidated_reason (why "
+                             "candidates whose quality is not validated may be recommended)")
+        return self
 
 
 class Policy(_Strict):
@@ -853,6 +865,11 @@ class Proposal(_Strict):
         for table in (document["policy"], *document["candidates"]):
             if table.get("quality") is None:
                 table.pop("quality", None)
+        # no waiver of unvalidated quality (both keys or neither): left out, so the identity
+        # is what it was before the waiver
+        quality = document["policy"].get("quality")
+        if quality is not None and quality["unvalidated"] is None:
+            del quality["unvalidated"], quality["unvalidated_reason"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()

@@ -84,9 +84,13 @@ class Weights(_Closed):
 
 
 class QualityPolicy(_Closed):
+    """`policy.quality`. Defaults: keys a result stored before them lacks."""
+
     reference: str
     tasks: list[str]
     max_drop: Number
+    unvalidated: Literal["allow"] | None = None
+    unvalidated_reason: str | None = None
 
 
 class Policy(_Closed):

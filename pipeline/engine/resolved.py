@@ -40,8 +40,7 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
         "runs": pl.Int64()})),
     "evidence_configuration": SETTINGS,
     # quality evidence against policy.quality's reference (pipeline/inputs/evidence/
-    # quality.py), and the
-    # reason a candidate is not eligible for it
+    # quality.py), and the reason a candidate is not eligible for it
     "quality": pl.Struct({
         "reference": pl.String(), "tasks": pl.List(pl.Struct({
             "task": pl.String(), "metric": pl.String(), "value": pl.Float64(),
@@ -49,6 +48,11 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
             "within_tolerance": pl.Boolean()})),
         "grade": pl.String()}),
     "quality_exclusion": pl.String(),
+    # under policy.quality: reference, held, not held, same as the reference, not validated
+    # or waived (pipeline/inputs/evidence/quality.py)
+    "quality_validation": pl.String(),
+    # the benchmark evidence's identity check (pipeline/inputs/identity.py), null without it
+    "identity_check": pl.String(),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),

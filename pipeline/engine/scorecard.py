@@ -143,10 +143,11 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
     """Eligible = sovereignty at or above the policy minimum, a computable cost (CPM; the
     recommendation and P(cheapest) compare every candidate on it), (under
     policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
-    quality held against the reference candidate. Another objective that cannot be computed
-    (no grid intensity for the zone, ...) does not exclude: the candidate is ranked on the
-    objectives it has (a missing figure neither dominates nor is dominated, pareto.py), listed
-    in `compared_without` and noted."""
+    quality held against the reference candidate, or not needed (the reference's precision
+    and engine), or waived by the policy (pipeline/inputs/evidence/quality.py). Another
+    objective that cannot be computed (no grid intensity for the zone, ...) does not exclude:
+    the candidate is ranked on the objectives it has (a missing figure neither dominates nor
+    is dominated, pareto.py), listed in `compared_without` and noted."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")

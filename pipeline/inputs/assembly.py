@@ -10,12 +10,16 @@ import polars as pl
 
 from pipeline.engine.resolved import INPUT_SCHEMA, STATIC_SCHEMA, Market, Resolved
 from pipeline.engine.sovereignty import level_for, zone_country
-from pipeline.evidence.quality import QualityEvidence
 from pipeline.inputs.cost import resolve_capacity, resolve_cost
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.embodied import resolve_embodied
 from pipeline.inputs.evidence.power import resolve_power, resolve_pue
-from pipeline.inputs.evidence.quality import precisions_of, reference_quality, resolve_quality
+from pipeline.inputs.evidence.quality import (
+    Reference,
+    precisions_of,
+    reference_quality,
+    resolve_quality,
+)
 from pipeline.inputs.evidence.throughput import resolve_throughput
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
@@ -44,7 +48,7 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None
                     pl.DataFrame(inputs, schema=INPUT_SCHEMA), prov.as_list())
 
 
-def _candidate(d: Draft, reference: QualityEvidence | None, precisions: frozenset[str]
+def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     _check_gpu(d)
     window = resolve_throughput(d)

@@ -32,6 +32,7 @@ class Draft:
             "precision": c.precision, "engine": c.engine, "example_data": c.example_data,
             "evidence_configurations": [], "evidence_configuration": None,
             "quality": None, "quality_exclusion": None,
+            "quality_validation": None, "identity_check": None,
         }
 
     def error(self, key: str, problem: str) -> ProposalError:

@@ -43,11 +43,14 @@ def precision_name(name: str) -> str | None:
 
 def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None) -> None:
     """Raise on evidence whose model or precision (`settings`, the chosen configuration's) is
-    not the candidate's, unless it is a declared proxy (then each difference is noted)."""
+    not the candidate's, unless it is a declared proxy (then each difference is noted). The
+    check's outcome goes to the row's `identity_check` (the report's evidence table)."""
     c = d.c
     differences: list[str] = []
+    compared: list[str] = []
 
     def compare(what: str, says: Any, declared: Any, same: bool) -> None:
+        compared.append(f"{what} {says} (the candidate's {declared})")
         if not same:
             differences.append(f"{what}: the file says {says}, the candidate {declared}")
 
@@ -59,9 +62,13 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
     if said is not None and declared is not None:
         compare("precision", settings["precision"], c.precision, said == declared)
     if not differences:
+        d.row["identity_check"] = ("held: " + ", ".join(compared) if compared else
+                                   "not checked: the file and the candidate do not both state "
+                                   "a model or a precision")
         return
     if proxy is None:
         raise d.error("throughput.evidence", f"{path} is not this candidate's evidence: "
                       + "; ".join(differences) + " (if it stands in on purpose, declare "
                       "throughput = { evidence = ..., proxy = \"why\" })")
     d.notes.append(f"proxy evidence ({proxy}): " + "; ".join(differences))
+    d.row["identity_check"] = f"differs, a declared proxy ({proxy}): " + "; ".join(differences)

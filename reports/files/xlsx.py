@@ -70,7 +70,8 @@ from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
     "input": "Input", "column": "Key", "value": "Value (point)", "low": "Low", "high": "High",
-    "unit": "Unit", "grade": "Grade", "source": "Source", "kind": "Kind",
+    "unit": "Unit", "grade": "Grade", "source": "Source", "kind": "Kind", "key": "Key",
+    "files": "Files (sha256)", "checks": "Checks",
     "subject": "Subject", "url": "URL", "date": "Date", "licence": "Licence and attribution",
     "snapshot_sha256": "Content sha256", "a": "A", "b": "B", "metric": "Metric",
     "p_a_lower": "P(A lower) (probability)", "cost_model": "Cost model",
@@ -89,6 +90,7 @@ def sheets(result: Result, frames: Frames) -> dict[str, pl.DataFrame]:
         "Scorecard": frames.scorecard,
         "Breakdown": frames.breakdown,
         "Assumptions": frames.assumptions,
+        "Evidence": frames.evidence,
         "Sources": frames.sources,
         "Sizing": frames.sizing,
         "Break-even": frames.break_even,

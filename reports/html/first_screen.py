@@ -1,7 +1,8 @@
 """The report's summary, the first screen (1280 x 800) and the first PDF page: what to choose
 and why, its cost at the demand (capex/opex where the result has it, a TCO fleet's total over
 its amortisation, what the headroom and the redundancy cost in it), P(it is the cheapest),
-what would change it, the excluded candidates with their reasons, and a compact scorecard of
+how much of its figures is measured, what would change it, the excluded candidates with their
+reasons, those whose quality the policy waives, and a compact scorecard of
 the four axes (CPM, J/token, gCO2e/Mtok, sovereignty level) for every candidate, with units
 and the basis. Data freshness is one line linking to its table in the appendix.
 
@@ -19,6 +20,7 @@ from reports.frames import (
     change_text,
     degenerate,
     figure,
+    measured_text,
     ranges,
     shortlist,
     shortlist_note,
@@ -51,7 +53,8 @@ def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
                   fresh=fresh, stale=stale,
                   oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
                   recommendation=_recommendation(result), excluded=_excluded(result),
-                  fewer_axes=_fewer_axes(result), glance=_scorecard(result), appendix=appendix)
+                  fewer_axes=_fewer_axes(result), waived=_waived(result),
+                  glance=_scorecard(result), appendix=appendix)
 
 
 def slo_text(slo: Slo) -> str:
@@ -161,6 +164,7 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
         figures.append(("Runner-up", ", ".join(said)))
     return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
             "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
+            "measured": None if chosen is None else measured_text(chosen),
             "changes": [change_text(w) for w in rec.what_would_change_it]}
 
 
@@ -175,6 +179,17 @@ def _fewer_axes(result: Result) -> list[tuple[str, str]]:
     (pipeline/engine/scorecard.py `_gate`)."""
     return [(c.id, str(c.detail["compared_without"])) for c in result.candidates
             if c.eligible and c.detail.get("compared_without")]
+
+
+def _waived(result: Result) -> dict[str, Any] | None:
+    """The eligible candidates whose quality is not validated, waived by policy.quality
+    (`unvalidated = "allow"`), with the policy's reason; None when none is."""
+    quality = result.policy.quality
+    ids = [c.id for c in result.candidates
+           if c.eligible and c.detail.get("quality_validation") == "waived"]
+    if quality is None or not ids:
+        return None
+    return {"ids": ids, "reference": quality.reference, "reason": quality.unvalidated_reason}
 
 
 def _result_word(result: Result, c: CandidateResult) -> str:

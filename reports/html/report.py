@@ -2,8 +2,9 @@
 that is the first screen and the first PDF page (reports/html/first_screen.py: the recommendation,
 the excluded candidates, a compact scorecard of the four axes, one line on data freshness),
 then an appendix: Pareto charts, the full scorecard, probabilities, sensitivity, break-even,
-configurations, sizing, an optional vintage diff, per-candidate sources and notes,
-assumptions, data freshness, methodology and sources.
+configurations, sizing, an optional vintage diff, per-candidate sources and notes, the
+evidence table (each input's grade, files and checks), assumptions, data freshness,
+methodology and sources.
 
 A section whose inputs are absent from the result says so instead of vanishing. This module
 gathers what each section shows; reports/templates/report.html (and first_screen.html,
@@ -48,7 +49,7 @@ APPENDIX = (
     ("probabilities", "Probabilities"), ("tornado", "Sensitivity (tornado)"),
     ("break-even", "Break-even"), ("configurations", "Configurations"),
     ("sizing", "Demand sizing"), ("diff", "Change since last vintage"),
-    ("candidates", "Candidates"), ("assumptions", "Assumptions"),
+    ("candidates", "Candidates"), ("evidence", "Evidence"), ("assumptions", "Assumptions"),
     ("data-freshness", "Data freshness"), ("methodology", "Methodology"),
     ("sources", "Sources"),
 )
@@ -87,6 +88,8 @@ def render_html(result: Result, diff: dict[str, Any] | None = None, *,
         if sizing.height else None,
         diff=None if diff is None else diff_view(diff),
         candidates=listed.candidates, words=words,
+        evidence=[["–" if cell is None else cell for cell in row]
+                  for row in shown.evidence.rows()],
         assumptions=shown.assumptions.select(
             "id", "input", "value", "low", "high", "unit", "grade", "source").rows(),
         slo=slo_text(result.slo), fresh=fresh, stale=[f for f in fresh if f.stale],

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.inputs.identity import model_name, precision_name
+from reports.frames import measured_text
+from schemas.result import Result
 
 
 def _vllm_result(path: Path, model_id: str) -> None:
@@ -71,6 +73,30 @@ def test_a_declared_proxy_is_graded_proxy_and_noted(tmp_path: Path, db: Path) ->
     assert "proxy evidence (no 70B run yet: the 3B shows the engine settings): model: the " \
            "file says 'meta-llama/Llama-3.2-3B-Instruct', the candidate 'Llama-3.1-70B'" \
         in c["notes"]
+
+
+def test_the_identity_check_is_recorded_for_the_evidence_table(tmp_path: Path, db: Path
+                                                                ) -> None:
+    result = _run(tmp_path, db, "meta-llama/Meta-Llama-3.1-70B-Instruct",
+                  '{ evidence = "run.json" }')
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["detail"]["identity_check"] == (
+        "held: model 'meta-llama/Meta-Llama-3.1-70B-Instruct' (the candidate's "
+        "'Llama-3.1-70B')")
+    result = _run(tmp_path, db, "meta-llama/Llama-3.2-3B-Instruct",
+                  '{ evidence = "run.json", proxy = "no 70B run yet: the 3B shows the '
+                  'engine settings" }')
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["detail"]["identity_check"] == (
+        "differs, a declared proxy (no 70B run yet: the 3B shows the engine settings): model: "
+        "the file says 'meta-llama/Llama-3.2-3B-Instruct', the candidate 'Llama-3.1-70B'")
+    # the first screen's sentence names the proxy figures: the goodput and its operating
+    # point (concurrency, TTFT, TPOT) of the 3B file; the other 8 of 12 inputs are the
+    # declared price, utilisation, power, PUE and lifetime and the reference electricity,
+    # grid and embodied figures
+    assert measured_text(Result.model_validate_json(result.stdout).candidates[0]) == (
+        "0 of 12 inputs of llama70b are measured; proxy: tokens_per_s, operating_concurrency, "
+        "operating_ttft_s, operating_tpot_s; the other 8 declared or market reference data")
 
 
 def test_the_alias_table() -> None:

@@ -1,7 +1,8 @@
 """Quality evidence (issue 13, item 5): lm-evaluation-harness results per candidate, checked
 against a reference candidate under policy.quality; a drop beyond max_drop (one combined
-stderr allowed) makes a candidate not eligible, with the reason; without quality evidence only
-a note where precisions differ."""
+stderr allowed) makes a candidate not eligible, with the reason; without quality evidence a
+note where precisions differ, and under policy.quality a precision or engine other than the
+reference's is not validated: not eligible unless the policy waives it (issue 26 item 7)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.evidence.quality import QualityError, compare, load_quality
+from reports.html.first_screen import summary
+from schemas.proposal import parse
+from schemas.result import Result
 
 runner = CliRunner()
 
@@ -176,8 +180,14 @@ def test_a_candidate_dropping_beyond_the_tolerance_is_not_eligible(tmp_path: Pat
     # the reference against itself: no drop, its own stderr
     assert [(t["drop"], t["stderr"], t["within_tolerance"]) for t in
             c["bf16"]["quality"]["tasks"]] == [(0.0, 0.004, True), (0.0, SE, True)]
-    # without quality evidence nothing changes but a note: its precision differs
-    assert c["awq"]["quality"] is None and c["awq"]["eligible"]
+    # without quality evidence under policy.quality, a precision other than the reference's
+    # is not validated: not eligible (issue 26 item 7), and the note says why
+    assert c["awq"]["quality"] is None and not c["awq"]["eligible"]
+    assert c["awq"]["exclusion_reason"].startswith(
+        "quality not validated against the reference 'bf16': precision int4, the reference's "
+        "bf16, and no quality evidence is given")
+    assert [c[k]["detail"]["quality_validation"] for k in ("bf16", "fp8", "int4", "awq")] == [
+        "reference", "held", "not held", "not validated"]
     assert any("precision int4 differs from other candidates' (bf16, fp8) and no quality "
                "evidence is given: the precision change is unvalidated" in n
                for n in c["awq"]["notes"])
@@ -269,3 +279,98 @@ def test_evidence_commands_point_lm_eval_results_to_quality(tmp_path: Path) -> N
     assert "lm-evaluation-harness results, quality evidence" in alone.output
     assert 'quality = { evidence = "..." }' in alone.output
     assert "neither a benchmark result" not in alone.output
+
+
+def test_an_unvalidated_precision_is_not_recommended_unless_waived(tmp_path: Path, db: Path
+                                                                   ) -> None:
+    # issue 26's case: under policy.quality with a BF16 reference, an NVFP4 candidate with no
+    # quality evidence. Costs 3 EUR/h each, every hour busy: bf16 at 1,000 tokens/s is
+    # 3 / 3.6 = 0.8333 EUR/Mtok, nvfp4 at 2,000 tokens/s 3 / 7.2 = 0.4167 EUR/Mtok. Before, the
+    # cheaper nvfp4 was recommended with a note only; now it is not validated, not eligible,
+    # and bf16 is recommended.
+    evals(tmp_path / "evals")
+    candidates = [("bf16", "bf16", 1000, 'quality = { evidence = "evals/bf16" }\n'),
+                  ("nvfp4", "NVFP4", 2000, ""),
+                  ("same", "bfloat16", 1200, 'engine = "vllm"\n')]
+    path = write_proposal(tmp_path, POLICY, *candidates)
+    doc = json.loads(runner.invoke(app, ["run", str(path), "--db", str(db), "--json"]).stdout)
+    c = {x["id"]: x for x in doc["candidates"]}
+    assert c["nvfp4"]["exclusion_reason"] == (
+        "quality not validated against the reference 'bf16': precision fp4, the reference's "
+        "bf16, and no quality evidence is given (give quality = { evidence = \"evals/...\" }, "
+        "or waive it: policy.quality unvalidated = \"allow\" with an unvalidated_reason)")
+    # bfloat16 is bf16 (the alias table), but an engine the reference does not state differs
+    assert c["same"]["exclusion_reason"].startswith(
+        "quality not validated against the reference 'bf16': engine vllm, the reference's not "
+        "stated, and")
+    assert doc["recommendation"]["candidate"] == "bf16"
+    assert c["bf16"]["cpm_eur_per_mtok"] == pytest.approx(3 / 3.6)
+    # the reference's precision and engine need no evidence
+    path = write_proposal(tmp_path, POLICY, *candidates[:2], ("same", "bfloat16", 1200, ""))
+    c = run_json(path, db)
+    assert c["same"]["eligible"]
+    assert c["same"]["detail"]["quality_validation"] == "same as the reference"
+    # waived: eligible, recommended on cost (0.4167 < 0.8333 EUR/Mtok), noted with the reason
+    waiver = POLICY.replace("max_drop = 0.01 }", 'max_drop = 0.01, unvalidated = "allow", '
+                            'unvalidated_reason = "pilot only: evals run before go-live" }')
+    path = write_proposal(tmp_path, waiver, *candidates[:2])
+    doc = json.loads(runner.invoke(app, ["run", str(path), "--db", str(db), "--json"]).stdout)
+    c = {x["id"]: x for x in doc["candidates"]}
+    assert c["nvfp4"]["eligible"] and c["nvfp4"]["detail"]["quality_validation"] == "waived"
+    assert doc["recommendation"]["candidate"] == "nvfp4"
+    assert c["nvfp4"]["cpm_eur_per_mtok"] == pytest.approx(3 / 7.2)
+    assert ("quality not validated against the reference 'bf16': precision fp4, the "
+            "reference's bf16, and no quality evidence is given; allowed by policy.quality "
+            "unvalidated = \"allow\": pilot only: evals run before go-live") in c["nvfp4"]["notes"]
+    assert doc["policy"]["quality"]["unvalidated_reason"] == "pilot only: evals run before go-live"
+
+
+def test_the_first_screen_prints_the_waiver_and_its_reason(tmp_path: Path, db: Path) -> None:
+    evals(tmp_path / "evals")
+    waiver = POLICY.replace("max_drop = 0.01 }", 'max_drop = 0.01, unvalidated = "allow", '
+                            'unvalidated_reason = "pilot <b>only</b> & evals pending" }')
+    path = write_proposal(tmp_path, waiver, ("bf16", "bf16", 1000,
+                                             'quality = { evidence = "evals/bf16" }\n'),
+                          ("nvfp4", "NVFP4", 2000, ""))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    page = summary(Result.model_validate_json(result.stdout), ())
+    section = page.split('<section id="quality-waived">', 1)[1].split("</section>", 1)[0]
+    assert "Quality not validated, waived by the policy (1):</h3> nvfp4: precision or engine " \
+        "other than the reference bf16's and no quality evidence" in section
+    # the reason is foreign text: escaped
+    assert 'unvalidated = "allow": pilot &lt;b&gt;only&lt;/b&gt; &amp; evals pending' in section
+    # without a waiver there is no such section
+    path = write_proposal(tmp_path, POLICY, ("bf16", "bf16", 1000,
+                                             'quality = { evidence = "evals/bf16" }\n'))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert "quality-waived" not in summary(Result.model_validate_json(result.stdout), ())
+
+
+@pytest.mark.parametrize("waiver", ['unvalidated = "allow"',
+                                    'unvalidated_reason = "pilot only, for now"',
+                                    'unvalidated = "yes", unvalidated_reason = "pilot only"'])
+def test_a_waiver_needs_allow_and_its_reason(tmp_path: Path, db: Path, waiver: str) -> None:
+    evals(tmp_path / "evals")
+    policy = POLICY.replace("max_drop = 0.01 }", f"max_drop = 0.01, {waiver} }}")
+    path = write_proposal(tmp_path, policy, ("bf16", "bf16", 1000,
+                                             'quality = { evidence = "evals/bf16" }\n'))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1
+    assert "policy.quality" in result.stderr, result.stderr
+
+
+
+#: the reference candidate alone under POLICY, as a proposal's text
+ALONE = ('[proposal]\nname = "quality"\n[slo]\nttft_ms = 500\n' + POLICY
+         + CANDIDATE.format(id="bf16", precision="bf16", tokens=1000)
+         + 'quality = { evidence = "evals/bf16" }\n')
+
+
+def test_a_proposal_without_a_waiver_keeps_its_identity() -> None:
+    # the sha256 of ALONE as computed before the waiver keys existed (schemas/proposal.py of
+    # main at 7c8354d): stored runs of such a proposal keep their identity
+    assert parse(ALONE, "p.toml").sha256() == (
+        "84154c9f6edf72eb66d11df711e7c68da9dbdc151f28ebdd59785eb72ae88fe4")
+    waived = ALONE.replace("max_drop = 0.01 }", 'max_drop = 0.01, unvalidated = "allow", '
+                           'unvalidated_reason = "pilot only, evals pending" }')
+    assert parse(waived, "p.toml").sha256() != parse(ALONE, "p.toml").sha256()

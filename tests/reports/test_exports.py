@@ -39,7 +39,8 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
     check_snapshot("result_full.xlsx.json",
                    json.dumps(values, indent=1, ensure_ascii=False, default=str) + "\n")
     assert list(values) == ["About", "Scorecard", "Inputs", "Breakdown", "Assumptions",
-                            "Sources", "Sizing", "Break-even", "P(frontier)", "Pairwise"]
+                            "Evidence", "Sources", "Sizing", "Break-even", "P(frontier)",
+                            "Pairwise"]
 
 
 def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],

@@ -1,15 +1,23 @@
 """A candidate's quality: its lm-evaluation-harness evidence compared with the reference
 candidate's under `policy.quality` (a drop beyond the tolerance makes it not eligible, with
-the reason), and, where candidates differ in precision, a note on each candidate whose
-precision change has no quality evidence.
+the reason); under the policy, a candidate without evidence whose precision or engine differs
+from the reference's is not validated: not eligible unless the policy waives it
+(`unvalidated = "allow"` with a reason). Where candidates differ in precision, a note on each
+candidate whose precision change has no quality evidence.
 
 `reference_quality` reads the reference candidate's evidence once per run (None without
 `policy.quality`); `resolve_quality` fills a candidate draft's `quality` (the JSON contract's
-`{"reference", "tasks", "grade"}`, None without evidence) and `quality_exclusion` (the reason
-it is not eligible, else None).
+`{"reference", "tasks", "grade"}`, None without evidence), `quality_exclusion` (the reason
+it is not eligible, else None) and `quality_validation` (None without the policy): the
+`reference` itself, its evidence `held` or `not held` against the reference's, no evidence
+needed (`same as the reference`: its precision and engine), or none given for another
+precision or engine: `not validated` (not eligible) or `waived` by the policy (eligible, the
+reason on the first screen).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pipeline.engine.resolved import Market
 from pipeline.evidence.quality import (
@@ -20,12 +28,28 @@ from pipeline.evidence.quality import (
     summary,
 )
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.identity import precision_name
 from pipeline.inputs.records import Provenance
-from schemas.proposal import Candidate, EstimatedThroughput, Proposal, ProposalError
+from schemas.proposal import (
+    Candidate,
+    EstimatedThroughput,
+    Proposal,
+    ProposalError,
+    QualityPolicy,
+)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """policy.quality's reference candidate: its evidence (read once per run) and its
+    precision and engine (`_setup`), which a candidate without evidence must share."""
+
+    evidence: QualityEvidence
+    setup: tuple[str | None, str | None]
 
 
 def reference_quality(proposal: Proposal, path: str, mkt: Market, prov: Provenance
-                      ) -> QualityEvidence | None:
+                      ) -> Reference | None:
     rule = proposal.policy.quality
     if rule is None:
         return None
@@ -39,10 +63,11 @@ def reference_quality(proposal: Proposal, path: str, mkt: Market, prov: Provenan
                             "quality evidence to compare against (give it quality = { "
                             "evidence = \"evals/...\" })")
     d = Draft(index, ref, proposal, path, mkt, prov)
-    return load_quality(d.evidence_path(ref.quality.evidence, "quality.evidence"))
+    return Reference(load_quality(d.evidence_path(ref.quality.evidence, "quality.evidence")),
+                     _setup(ref))
 
 
-def resolve_quality(d: Draft, reference: QualityEvidence | None,
+def resolve_quality(d: Draft, reference: Reference | None,
                     precisions: frozenset[str]) -> None:
     """`precisions`: every candidate's (`precisions_of`, found once per proposal)."""
     q, rule = d.c.quality, d.proposal.policy.quality
@@ -50,10 +75,12 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
     d.row["quality_exclusion"] = None
     if q is None:
         _unvalidated_precision(d, precisions)
+        if rule is not None and reference is not None:
+            _without_evidence(d, rule, reference)
         return
     is_reference = rule is not None and reference is not None and d.c.id == rule.reference
     # the reference's files were read once for everyone (`reference_quality`)
-    own = reference if is_reference and reference is not None else load_quality(
+    own = reference.evidence if is_reference and reference is not None else load_quality(
         d.evidence_path(q.evidence, "quality.evidence"))
     d.prov.add_files(own.files, own.dates)
     d.notes.extend(f"quality: {n}" for n in own.notes)
@@ -63,7 +90,7 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
                        "reference candidate and the tasks to hold")
         return
     try:
-        result = compare(own, reference, list(rule.tasks), rule.max_drop)
+        result = compare(own, reference.evidence, list(rule.tasks), rule.max_drop)
     except QualityError as err:
         raise ProposalError(d.path, "policy.quality.tasks", str(err)) from None
     if is_reference:
@@ -75,6 +102,8 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
         result.notes.clear()
     d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks,
                         "grade": "measured"}
+    d.row["quality_validation"] = ("reference" if is_reference else
+                                   "not held" if result.failures else "held")
     d.notes.extend(result.notes)
     source = f"{q.evidence} against {rule.reference!r}, max_drop {rule.max_drop:g}"
     if result.failures:
@@ -85,6 +114,41 @@ def resolve_quality(d: Draft, reference: QualityEvidence | None,
     elif d.c.id != rule.reference:
         d.notes.append(f"quality ({source}): held on {len(result.tasks)} task(s): "
                        + ", ".join(f"{t['task']} drop {t['drop']:.4g}" for t in result.tasks))
+
+
+def _without_evidence(d: Draft, rule: QualityPolicy, reference: Reference) -> None:
+    """Under policy.quality, a candidate without quality evidence: with the reference's
+    precision and engine (compared through the alias table; a side that states none differs
+    from one that states one) it needs none; with another it is not validated: not eligible,
+    unless the policy waives it (`unvalidated = "allow"`, noted with the reason)."""
+    differences = [
+        f"{what} {'not stated' if mine is None else mine}, the reference's "
+        f"{'not stated' if theirs is None else theirs}"
+        for what, mine, theirs in zip(("precision", "engine"), _setup(d.c), reference.setup,
+                                      strict=True) if mine != theirs]
+    if not differences:
+        d.row["quality_validation"] = "same as the reference"
+        return
+    said = (f"quality not validated against the reference {rule.reference!r}: "
+            + "; ".join(differences) + ", and no quality evidence is given")
+    if rule.unvalidated == "allow":
+        d.row["quality_validation"] = "waived"
+        d.notes.append(f"{said}; allowed by policy.quality unvalidated = \"allow\": "
+                       f"{rule.unvalidated_reason}")
+        return
+    d.row["quality_validation"] = "not validated"
+    d.row["quality_exclusion"] = (f"{said} (give quality = {{ evidence = \"evals/...\" }}, or "
+                                  "waive it: policy.quality unvalidated = \"allow\" with an "
+                                  "unvalidated_reason)")
+
+
+def _setup(c: Candidate) -> tuple[str | None, str | None]:
+    """A candidate's precision (canonical through the alias table, pipeline/inputs/
+    identity.py) and engine (lower case), as quality is validated on them; None: not
+    stated."""
+    stated = precision(c)
+    return ((None if stated is None else precision_name(stated) or stated),
+            None if c.engine is None else c.engine.strip().lower())
 
 
 def _unvalidated_precision(d: Draft, precisions: frozenset[str]) -> None:
