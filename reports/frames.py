@@ -251,7 +251,7 @@ def _declaration(key: str) -> str | None:
 def evidence_checks(result: Result, c: CandidateResult, declaration: str | None
                     ) -> list[tuple[str, str]]:
     """What was checked on a candidate's evidence of `declaration` and the result, as the
-    result records it: the benchmark's identity (pipeline/inputs/identity.py), its SLO
+    result records it: the benchmark's identity (pipeline/inputs/evidence/identity.py), its SLO
     attainment (the knee of a sweep: the highest load level meeting `slo.attainment`), token
     basis and Little's law; a check the result does not record is `NOT_CHECKED`."""
     if declaration != "throughput":

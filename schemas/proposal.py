@@ -396,7 +396,7 @@ class EvidenceThroughput(_Strict):
     tz: str | None = None
     choose: Literal["goodput_per_gpu", "goodput"] = "goodput_per_gpu"
     #: why evidence of another model or precision stands in for the candidate's
-    #: (graded `proxy`; without it such evidence is refused, pipeline/inputs/identity.py)
+    #: (graded `proxy`; without it such evidence is refused, pipeline/inputs/evidence/identity.py)
     proxy: Annotated[str, Field(min_length=10)] | None = None
 
 

@@ -51,7 +51,7 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     # under policy.quality: reference, held, not held, same as the reference, not validated
     # or waived (pipeline/inputs/evidence/quality.py)
     "quality_validation": pl.String(),
-    # the benchmark evidence's identity check (pipeline/inputs/identity.py), null without it
+    # the benchmark evidence's identity check (pipeline/inputs/evidence/identity.py), or null
     "identity_check": pl.String(),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {

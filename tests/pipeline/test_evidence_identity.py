@@ -1,6 +1,6 @@
 """Issue 26, item 2 (evidence identity): a benchmark file of another model is refused naming
 the file, what it says and what the candidate says, unless it is declared a proxy (graded
-`proxy`); names are compared through one alias table (pipeline/inputs/identity.py)."""
+`proxy`); names are compared through one alias table (pipeline/inputs/evidence/identity.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.inputs.identity import model_name, precision_name
+from pipeline.inputs.evidence.identity import model_name, precision_name
 from reports.frames import measured_text
 from schemas.result import Result
 

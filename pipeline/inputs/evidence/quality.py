@@ -28,7 +28,7 @@ from pipeline.evidence.quality import (
     summary,
 )
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.identity import precision_name
+from pipeline.inputs.evidence.identity import precision_name
 from pipeline.inputs.records import Provenance
 from schemas.proposal import (
     Candidate,

@@ -17,7 +17,7 @@ from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_t
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.identity import check_identity
+from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread, sum_numbers
 from pipeline.inputs.records import configuration_rows, file_listing, pairs
 from schemas.proposal import (
