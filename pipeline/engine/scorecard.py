@@ -159,7 +159,7 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
             pl.lit("uses estimated figures, which policy.allow_estimates = false keeps out of "
                    "the ranking")),
         pl.when(pl.col("no_goodput_reason").is_not_null()).then(
-            pl.format("goodput under the SLO is zero: {}", "no_goodput_reason")),
+            pl.format("no operating point under the SLO: {}", "no_goodput_reason")),
         pl.when(pl.col("quality_exclusion").is_not_null()).then(pl.col("quality_exclusion")),
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),

@@ -151,7 +151,7 @@ def test_no_request_meeting_the_slo_excludes_and_every_output_is_finite(
     slow, fine = doc["candidates"]
     assert slow["eligible"] is False and slow["cpm_eur_per_mtok"] is None
     assert slow["exclusion_reason"] == (
-        "goodput under the SLO is zero: no request met the SLO at any load level: the limit "
+        "no operating point under the SLO: no request met the SLO at any load level: the limit "
         "failed most is TTFT over 50 ms, in 4 of 4 completed requests")
     assert fine["eligible"] is True
     assert doc["recommendation"]["candidate"] == "fine"
