@@ -227,7 +227,6 @@ def input_rows(c: CandidateResult) -> list[dict[str, Any]]:
 
 #: the grades of a figure read from the candidate's own files (benchmark results, power logs,
 #: production metrics; a proxy: another model's or precision's, declared)
-EVIDENCE_GRADES = ("measured", "production", "proxy")
 #: a check the result does not record for an input (yet): shown so, never guessed
 NOT_CHECKED = "not checked"
 #: the declaration an input comes from (its key `candidates[i].throughput...`) -> the detail
@@ -266,8 +265,16 @@ def evidence_checks(result: Result, c: CandidateResult, declaration: str | None
     else:
         slo = NOT_CHECKED
     return [("identity", str(c.detail.get("identity_check") or NOT_CHECKED)),
-            ("SLO attainment", slo), ("token basis", NOT_CHECKED),
-            ("Little's law", NOT_CHECKED)]
+            ("SLO attainment", slo), ("token basis", _noted(c, "token basis: ")),
+            ("Little's law", _noted(c, "Little's law: "))]
+
+
+def _noted(c: CandidateResult, check: str) -> str:
+    """A check the evidence readers report only when it fails (pipeline/evidence/goodput.py:
+    a note `<file>: token basis: ...` or `<file>: Little's law: ...`): the failure, else
+    NOT_CHECKED (the result does not say it held)."""
+    failed = [n for n in c.notes if check in n]
+    return f"outside tolerance: {'; '.join(failed)}" if failed else NOT_CHECKED
 
 
 _EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
@@ -285,10 +292,12 @@ def evidence_frame(result: Result) -> pl.DataFrame:
     for c in result.candidates:
         for i in own_inputs(c):
             declaration = _declaration(i["column"])
-            own = i["grade"] in EVIDENCE_GRADES and declaration in _FILES_OF
+            files = c.detail.get(_FILES_OF[declaration]) if declaration in _FILES_OF else None
+            # read from the candidate's own files (hashed), whatever grade the checks left it
+            own = isinstance(files, str) and "(sha256 " in files
             rows.append({
                 "id": c.id, "input": i["input"], "grade": i["grade"], "key": i["column"],
-                "files": c.detail.get(_FILES_OF[str(declaration)]) if own else None,
+                "files": files if own else None,
                 "checks": "; ".join(f"{name}: {said}" for name, said in evidence_checks(
                     result, c, declaration)) if own else None})
     return pl.DataFrame(rows, schema=_EVIDENCE_COLUMNS)
