@@ -29,13 +29,14 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from pipeline.engine.resolved import Market
 from schemas.fx import convert_to_eur
 from schemas.outputs import OUTPUTS, RANGED
+from schemas.result import DiffCandidate, DiffFigures, MetricChange
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -215,7 +216,7 @@ def coalitions(groups: list[str]) -> list[frozenset[str]]:
 
 
 def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, dict[str, Any]]],
-              stored: dict[str, Any] | None, code_version: str) -> list[dict[str, Any]]:
+              stored: dict[str, Any] | None, code_version: str) -> list[DiffCandidate]:
     """Per candidate (B's, then those gone in B): metrics at A and B, the change and its
     attribution to CAUSES, rank and frontier changes. `results` holds each coalition's
     candidates by id (the contract's, computed on `compose(a, b, taken)`); A is the `stored`
@@ -227,14 +228,13 @@ def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, dict
     for cid, b in now.items():
         a = baseline.get(cid)
         if a is None:
-            candidates.append({"id": cid, "label": b["label"], "status": "new in B",
-                               "a": None, "b": _figures(b), "change": None,
-                               "rank_change": None, "frontier_change": None,
-                               "changed_inputs": []})
+            candidates.append(DiffCandidate(
+                id=cid, label=b["label"], status="new in B", a=None, b=_figures(b),
+                change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
             continue
         changed_inputs, residual_cause = _residual_cause(a, recomputed_a[cid], stored,
                                                          code_version)
-        change = {}
+        change: dict[str, MetricChange] = {}
         for metric in METRICS:
             by_cause: dict[str, float | None] = dict.fromkeys(CAUSES, 0.0)
             def worth(taken: frozenset[str], m: str = metric, i: str = cid) -> float | None:
@@ -250,26 +250,21 @@ def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, dict
                 current = by_cause[residual_cause]
                 by_cause[residual_cause] = None if current is None else current + residual
             total = _delta(b[metric], a[metric])
-            change[metric] = {
-                "a": a[metric], "b": b[metric], "change": total,
-                "relative": (None if total is None or not a[metric] else total / a[metric]),
-                "by_cause": {k: (None if v is None else _clean(v)) for k, v in
-                             by_cause.items()},
-            }
-        candidates.append({
-            "id": cid, "label": b["label"], "status": "in both", "a": _figures(a),
-            "b": _figures(b), "change": change,
-            "rank_change": (None if a.get("pareto_rank") == b.get("pareto_rank") else
-                            f"{_rank(a)} -> {_rank(b)}"),
-            "frontier_change": _frontier_change(a, b),
-            "changed_inputs": changed_inputs,
-        })
+            change[metric] = MetricChange(
+                a=a[metric], b=b[metric], change=total,
+                relative=None if total is None or not a[metric] else total / a[metric],
+                by_cause={k: None if v is None else _clean(v) for k, v in by_cause.items()})
+        candidates.append(DiffCandidate(
+            id=cid, label=b["label"], status="in both", a=_figures(a), b=_figures(b),
+            change=change,
+            rank_change=(None if a.get("pareto_rank") == b.get("pareto_rank") else
+                         f"{_rank(a)} -> {_rank(b)}"),
+            frontier_change=_frontier_change(a, b), changed_inputs=changed_inputs))
     for cid, a in baseline.items():
         if cid not in now:
-            candidates.append({"id": cid, "label": a["label"], "status": "gone in B",
-                               "a": _figures(a), "b": None, "change": None,
-                               "rank_change": None, "frontier_change": None,
-                               "changed_inputs": []})
+            candidates.append(DiffCandidate(
+                id=cid, label=a["label"], status="gone in B", a=_figures(a), b=None,
+                change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
     return candidates
 
 
@@ -278,16 +273,18 @@ def _clean(value: float) -> float:
     return 0.0 if abs(value) < _TOLERANCE else value
 
 
-def _figures(c: dict[str, Any]) -> dict[str, Any]:
-    return {**{m: c.get(m) for m in METRICS}, "pareto_rank": c.get("pareto_rank"),
-            "eligible": c.get("eligible"), "sovereignty_level": c.get("sovereignty_level")}
+def _figures(c: dict[str, Any]) -> DiffFigures:
+    return DiffFigures.model_validate({
+        **{m: c.get(m) for m in METRICS}, "pareto_rank": c.get("pareto_rank"),
+        "eligible": c.get("eligible"), "sovereignty_level": c.get("sovereignty_level")})
 
 
 def _rank(c: dict[str, Any]) -> str:
     return "excluded" if not c.get("eligible") else str(c.get("pareto_rank"))
 
 
-def _frontier_change(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+def _frontier_change(a: dict[str, Any], b: dict[str, Any]
+                     ) -> Literal["entered the frontier", "left the frontier"] | None:
     was, now = a.get("pareto_rank") == 1, b.get("pareto_rank") == 1
     return None if was == now else "entered the frontier" if now else "left the frontier"
 
