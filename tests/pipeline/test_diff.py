@@ -33,6 +33,7 @@ from pipeline.engine.diff import (
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import read_market, resolve
 from pipeline.workspace import dumps
+from reports.cells import plain_json
 from reports.files.outputs import write_outputs
 from schemas import proposal as proposal_file
 from schemas.result import Diff, DiffFigures, Result, diff_schema
@@ -136,14 +137,29 @@ def test_the_diff_schema_is_generated_and_the_snapshot_meets_it() -> None:
 
 
 def test_the_report_shows_the_diff_without_bidi_or_control_characters(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_outputs hands every report a diff whose strings are plain (the page's escaping
+    strips them again)."""
+    from reports.files import outputs
+
     text = (FIXTURES / "diff_fr_electricity.json").read_text(encoding="utf-8")
     document = Diff.model_validate_json(text)
     document.notes.append("read \u202eevil\u0007 backwards")
     document.candidates[0].id = "onprem\u2066-fr"
     result = Result.model_validate_json((FIXTURES / "example_scorecard.json").read_text(
         encoding="utf-8"))
+    handed: list[Diff | None] = []
+    write_html = outputs.write_html
+
+    def spy(result: Result, path: Path, diff: Diff | None = None, **kw: Any) -> None:
+        handed.append(diff)
+        write_html(result, path, diff, **kw)
+
+    monkeypatch.setattr(outputs, "write_html", spy)
     write_outputs(result, tmp_path, diff=document)
+    [plain] = handed
+    assert plain is not None and plain_json(dumps(plain.document()))
+    assert plain.notes[-1] == "read evil backwards" and plain.candidates[0].id == "onprem-fr"
     page = (tmp_path / "scorecard.html").read_text(encoding="utf-8")
     assert "Note: read evil backwards" in page and "<td>onprem-fr</td>" in page
     assert not any(ch in page for ch in "\u202e\u2066\u0007")
