@@ -56,10 +56,10 @@ APPENDIX = (
 
 def render_html(result: Result, diff: Diff | None = None, *,
                 frames: Frames | None = None) -> str:
-    """The whole page (reports/templates/report.html). `diff` (from `pipeline.engine.diff`)
-    adds the change-since-last-vintage section; without it the section says no comparison
-    was made. `frames`: the result's, when the caller has built them (`write_outputs`
-    does)."""
+    """The whole page (reports/templates/report.html). `diff` (`schemas.result.Diff`, from
+    `pipeline.compare`) adds the change-since-last-vintage section; without it the section
+    says no comparison was made. `frames`: the result's, when the caller has built them
+    (`write_outputs` does)."""
     frames = frames_of(result) if frames is None else frames
     listed, note = _listed(result)
     shown = frames if listed is result else frames.only({c.id for c in listed.candidates})
