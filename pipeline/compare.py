@@ -48,11 +48,10 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         # point figures only: the fewest Monte Carlo draws the engine accepts
         card = compute(proposal, resolve(proposal, path, market, cache), market,
                        draws=POINT_DRAWS)
-        results[taken] = {c["id"]: c for c in
-                          to_contract(card, generated_at, code_version).document()["candidates"]}
-    stored_run = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-                  else None)
-    stored = None if stored_run is None else stored_run.document()
+        results[taken] = {c.id: c for c in
+                          to_contract(card, generated_at, code_version).candidates}
+    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+              else None)
     notes = []
     if stored is None:
         notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
@@ -61,7 +60,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     else:
         run = store.published(con, vintage_a, proposal.proposal.name)
         which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
-        notes.append(f"A is {which}, code {stored.get('code_version')}")
+        notes.append(f"A is {which}, code {stored.code_version}")
         if run is not None and run.proposal_sha256 != proposal.sha256():
             notes.append(f"the proposal differs from the one published for {vintage_a} "
                          f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
@@ -82,8 +81,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     return Diff(
         proposal=proposal.proposal.name, vintage_a=vintage_a, vintage_b=vintage_b,
         generated_at=generated_at, code_version=code_version,
-        baseline="stored" if stored else "recomputed", changed_groups=groups,
-        baseline_run=_run_key(con, vintage_a, proposal) if stored else None,
+        baseline="recomputed" if stored is None else "stored", changed_groups=groups,
+        baseline_run=None if stored is None else _run_key(con, vintage_a, proposal),
         rows_used={v: {u.source: u.used for u in sources_of(con, v)}
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
