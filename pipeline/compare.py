@@ -16,6 +16,7 @@ from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve
 from pipeline.store.vintages import sources_of
 from schemas.proposal import Proposal
+from schemas.result import BaselineRun, Diff
 
 POINT_DRAWS = 100
 
@@ -26,8 +27,8 @@ class DiffError(ValueError):
 
 def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposal: Proposal,
          path: str, *, generated_at: str, code_version: str, use_stored: bool = True,
-         market_b: Market | None = None, cache: Any | None = None) -> dict[str, Any]:
-    """The diff document (sorted keys when dumped): per candidate, metrics at A and B, the
+         market_b: Market | None = None, cache: Any | None = None) -> Diff:
+    """The diff document (`schemas.result.Diff`): per candidate, metrics at A and B, the
     change and its attribution to CAUSES, rank and frontier changes. `market_b` is B's market
     when the caller has already read it (with the proposal's workload), else it is read;
     `cache` is the store evidence files are read back from (`pipeline.inputs.resolve`)."""
@@ -47,11 +48,10 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         # point figures only: the fewest Monte Carlo draws the engine accepts
         card = compute(proposal, resolve(proposal, path, market, cache), market,
                        draws=POINT_DRAWS)
-        results[taken] = {c["id"]: c for c in
-                          to_contract(card, generated_at, code_version).document()["candidates"]}
-    stored_run = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-                  else None)
-    stored = None if stored_run is None else stored_run.document()
+        results[taken] = {c.id: c for c in
+                          to_contract(card, generated_at, code_version).candidates}
+    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+              else None)
     notes = []
     if stored is None:
         notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
@@ -60,7 +60,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     else:
         run = store.published(con, vintage_a, proposal.proposal.name)
         which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
-        notes.append(f"A is {which}, code {stored.get('code_version')}")
+        notes.append(f"A is {which}, code {stored.code_version}")
         if run is not None and run.proposal_sha256 != proposal.sha256():
             notes.append(f"the proposal differs from the one published for {vintage_a} "
                          f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
@@ -78,23 +78,21 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                f"{', '.join(u.source for u in borrowed[vintage_b])}")
         notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
                      f"every input group{own}")
-    return {
-        "proposal": proposal.proposal.name, "vintage_a": vintage_a, "vintage_b": vintage_b,
-        "generated_at": generated_at, "code_version": code_version,
-        "baseline": "stored" if stored else "recomputed", "changed_groups": groups,
-        "baseline_run": _run_key(con, vintage_a, proposal) if stored else None,
-        "rows_used": {v: {u.source: u.used for u in sources_of(con, v)}
-                      for v in dict.fromkeys((vintage_a, vintage_b))},
-        "causes": list(CAUSES), "metrics": list(METRICS), "notes": notes,
-        "candidates": attribute(groups, results, stored, code_version),
-    }
+    return Diff(
+        proposal=proposal.proposal.name, vintage_a=vintage_a, vintage_b=vintage_b,
+        generated_at=generated_at, code_version=code_version,
+        baseline="recomputed" if stored is None else "stored", changed_groups=groups,
+        baseline_run=None if stored is None else _run_key(con, vintage_a, proposal),
+        rows_used={v: {u.source: u.used for u in sources_of(con, v)}
+                   for v in dict.fromkeys((vintage_a, vintage_b))},
+        causes=list(CAUSES), metrics=list(METRICS), notes=notes,
+        candidates=attribute(groups, results, stored, code_version))
 
 
 def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal
-             ) -> dict[str, Any] | None:
+             ) -> BaselineRun | None:
     """Which stored run A is: the published one's vintage, name, sha256, file and time."""
     run = store.published(con, vintage, proposal.proposal.name)
-    return None if run is None else {
-        "vintage": run.vintage, "proposal": run.proposal,
-        "proposal_sha256": run.proposal_sha256, "proposal_source": run.source,
-        "generated_at": run.generated_at}
+    return None if run is None else BaselineRun(
+        vintage=run.vintage, proposal=run.proposal, proposal_sha256=run.proposal_sha256,
+        proposal_source=run.source, generated_at=run.generated_at)

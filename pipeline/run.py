@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from pipeline import store
 from pipeline.compare import DiffError, diff
@@ -44,7 +43,7 @@ from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
 from schemas.fields import is_vintage
-from schemas.result import Result
+from schemas.result import Diff, Result
 from sources import bundled
 
 #: the folder under which each proposal's outputs go, one folder per proposal and vintage
@@ -234,7 +233,7 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
 
 
 def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | None,
-            recompute: bool = False, now: datetime | None = None) -> dict[str, Any]:
+            recompute: bool = False, now: datetime | None = None) -> Diff:
     """The diff document of `scorecard diff`. The proposal, the store and bad inputs are met
     as `scorecard run` meets them: the bundled reference data is loaded, a bad vintage,
     proposal or evidence file is a UserError with code 1, a diff that cannot be made code 2."""

@@ -413,3 +413,87 @@ class Result(_Open):
 def result_schema() -> dict[str, Any]:
     """The JSON Schema of the document the engine writes."""
     return Result.model_json_schema(mode="serialization")
+
+
+class DiffFigures(_Closed):
+    """A candidate's figures at one vintage of a diff: the metrics whose change is attributed
+    (`Diff.metrics`), its Pareto rank, eligibility and sovereignty level."""
+
+    cpm_eur_per_mtok: Figure
+    electricity_eur_per_mtok: Figure
+    carbon_gco2e_per_mtok: Figure
+    pareto_rank: int | None
+    eligible: bool
+    sovereignty_level: int
+
+
+class MetricChange(_Closed):
+    """One metric of one candidate from A to B, and its change split between the causes
+    (`Diff.causes`; null when a figure it needs is missing)."""
+
+    a: Figure
+    b: Figure
+    change: Figure
+    #: the change over A (null when A is 0 or missing)
+    relative: Figure
+    by_cause: dict[str, Figure]
+
+
+class DiffCandidate(_Closed):
+    """One candidate of a diff: B's, then those gone in B."""
+
+    id: str
+    label: str
+    status: Literal["in both", "new in B", "gone in B"]
+    a: DiffFigures | None
+    b: DiffFigures | None
+    #: metric -> its change (null unless the candidate is in both)
+    change: dict[str, MetricChange] | None
+    #: "3 -> 1", "excluded -> 2" (null when the rank did not change)
+    rank_change: str | None
+    frontier_change: Literal["entered the frontier", "left the frontier"] | None
+    #: `input: old -> new` for each input that differs between the stored and recomputed A
+    changed_inputs: list[str]
+
+
+class BaselineRun(_Closed):
+    """The stored run a diff's A is: the published scorecard of vintage A."""
+
+    vintage: str
+    proposal: str
+    proposal_sha256: str
+    #: the proposal file it was run from (null: stored before sources were)
+    proposal_source: str | None
+    generated_at: str
+
+
+class Diff(_Closed):
+    """The `scorecard diff --json` document (pipeline/compare.py): per candidate, the metrics
+    at vintages A and B, the change and its attribution to each cause, rank and frontier
+    changes."""
+
+    proposal: str
+    vintage_a: str
+    vintage_b: str
+    generated_at: str
+    code_version: str
+    #: "stored": A is the scorecard stored for vintage A; "recomputed": A computed today
+    baseline: Literal["stored", "recomputed"]
+    baseline_run: BaselineRun | None
+    #: the market input groups whose data differ between A and B
+    changed_groups: list[str]
+    #: vintage -> source -> the vintage whose rows it gives
+    rows_used: dict[str, dict[str, str]]
+    causes: list[str]
+    metrics: list[str]
+    notes: list[str]
+    candidates: list[DiffCandidate]
+
+    def document(self) -> dict[str, Any]:
+        """The document as plain data: `pipeline.workspace.dumps` writes it."""
+        return self.model_dump()
+
+
+def diff_schema() -> dict[str, Any]:
+    """The JSON Schema of the diff document."""
+    return Diff.model_json_schema(mode="serialization")

@@ -280,15 +280,18 @@ def init(
 class SchemaKind(StrEnum):
     proposal = "proposal"
     result = "result"
+    diff = "diff"
 
 
 @app.command("schema")
 def schema_cmd(
     kind: Annotated[SchemaKind, typer.Argument(
-        help="proposal: the proposal file (TOML); result: the `run --json` document.")],
+        help="proposal: the proposal file (TOML); result: the `run --json` document; diff: "
+             "the `diff --json` document.")],
 ) -> None:
-    """Print the JSON Schema of the proposal file or of the result document (also under
-    docs/: proposal.schema.json, result.schema.json)."""
+    """Print the JSON Schema of the proposal file, of the result document or of the diff
+    document (also under docs/: proposal.schema.json, result.schema.json,
+    diff.schema.json)."""
     import json
 
     from pipeline.engine.contract import schema

@@ -42,7 +42,7 @@ def diff(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(err.code) from None
     if json_out:
-        sys.stdout.write(dumps(document))
+        sys.stdout.write(dumps(document.document()))
         return
     from reports.html.diff_report import print_diff, write_diff_html
 

@@ -1,24 +1,31 @@
-"""The published JSON Schemas: the proposal file (schemas/proposal.py's models) and
-the `scorecard run --json` document (schemas/result.py). `scorecard schema proposal|result`
-prints them; the copies under docs/ are checked against these in tests/pipeline/test_schemas.py.
+"""The published JSON Schemas: the proposal file (schemas/proposal.py's models), the
+`scorecard run --json` document and the `scorecard diff --json` one (schemas/result.py).
+`scorecard schema proposal|result|diff` prints them; the copies under docs/ are checked
+against these in tests/pipeline/test_schemas.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from schemas.proposal import Proposal
-from schemas.result import result_schema
+from schemas.result import diff_schema, result_schema
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-KINDS = ("proposal", "result")
+#: kind -> what builds its schema, and its title
+_SCHEMAS: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
+    "proposal": (Proposal.model_json_schema,
+                 "inference-scorecard proposal (TOML), docs/proposal.md"),
+    "result": (result_schema, "inference-scorecard result (scorecard.json), docs/reports.md"),
+    "diff": (diff_schema, "inference-scorecard diff (scorecard diff --json), docs/reports.md"),
+}
+KINDS = tuple(_SCHEMAS)
 
 
 def schema(kind: str) -> dict[str, Any]:
-    """The JSON Schema of the proposal file or the result document."""
+    """The JSON Schema of the proposal file, the result document or the diff document."""
     if kind not in KINDS:
         raise ValueError(f"unknown schema {kind!r}; one of: {', '.join(KINDS)}")
-    document = Proposal.model_json_schema() if kind == "proposal" else result_schema()
-    title = ("inference-scorecard proposal (TOML), docs/proposal.md" if kind == "proposal"
-             else "inference-scorecard result (scorecard.json), docs/reports.md")
-    return {"$schema": SCHEMA_DIALECT, **document, "title": title}
+    build, title = _SCHEMAS[kind]
+    return {"$schema": SCHEMA_DIALECT, **build(), "title": title}

@@ -29,13 +29,14 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from pipeline.engine.resolved import Market
 from schemas.fx import convert_to_eur
 from schemas.outputs import OUTPUTS, RANGED
+from schemas.result import CandidateResult, DiffCandidate, DiffFigures, MetricChange, Result
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -184,17 +185,17 @@ def shapley(players: list[str], worth: Callable[[frozenset[str]], float | None]
     return values
 
 
-def _inputs(c: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    detail = c.get("detail") or {}
-    return {k: c.get(k, detail.get(k)) for k in names}
+def _inputs(c: CandidateResult, names: tuple[str, ...]) -> dict[str, Any]:
+    """Each of `names`: the candidate's key when its document has it, else its `detail`'s."""
+    keys = c.model_dump(include=set(names), exclude_unset=True)
+    return {k: keys.get(k, c.detail.get(k)) for k in names}
 
 
-def _resolved_inputs(c: dict[str, Any]) -> dict[str, Any]:
+def _resolved_inputs(c: CandidateResult) -> dict[str, Any]:
     """The candidate's resolved numeric inputs other than the evidence ones: the mode, or
     (low, mode, high) for a range."""
-    return {i["input"]: i["mode"] if i["low"] == i["mode"] == i["high"] else
-            (i["low"], i["mode"], i["high"])
-            for i in c.get("inputs") or [] if i["input"] not in _EVIDENCE_INPUTS}
+    return {i.input: i.mode if i.low == i.mode == i.high else (i.low, i.mode, i.high)
+            for i in c.inputs if i.input not in _EVIDENCE_INPUTS}
 
 
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -214,62 +215,57 @@ def coalitions(groups: list[str]) -> list[frozenset[str]]:
             for c in itertools.combinations(groups, size)]
 
 
-def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, dict[str, Any]]],
-              stored: dict[str, Any] | None, code_version: str) -> list[dict[str, Any]]:
+def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, CandidateResult]],
+              stored: Result | None, code_version: str) -> list[DiffCandidate]:
     """Per candidate (B's, then those gone in B): metrics at A and B, the change and its
     attribution to CAUSES, rank and frontier changes. `results` holds each coalition's
     candidates by id (the contract's, computed on `compose(a, b, taken)`); A is the `stored`
     scorecard when there is one, else the result recomputed on A's market."""
     now = results[frozenset(groups)]
     recomputed_a = results[frozenset()]
-    baseline = {c["id"]: c for c in stored["candidates"]} if stored else recomputed_a
+    baseline = recomputed_a if stored is None else {c.id: c for c in stored.candidates}
     candidates = []
     for cid, b in now.items():
         a = baseline.get(cid)
         if a is None:
-            candidates.append({"id": cid, "label": b["label"], "status": "new in B",
-                               "a": None, "b": _figures(b), "change": None,
-                               "rank_change": None, "frontier_change": None,
-                               "changed_inputs": []})
+            candidates.append(DiffCandidate(
+                id=cid, label=b.label, status="new in B", a=None, b=_figures(b),
+                change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
             continue
         changed_inputs, residual_cause = _residual_cause(a, recomputed_a[cid], stored,
                                                          code_version)
-        change = {}
+        change: dict[str, MetricChange] = {}
         for metric in METRICS:
             by_cause: dict[str, float | None] = dict.fromkeys(CAUSES, 0.0)
             def worth(taken: frozenset[str], m: str = metric, i: str = cid) -> float | None:
-                figure: float | None = results[taken][i][m]
+                figure: float | None = getattr(results[taken][i], m)
                 return figure
 
             market = shapley(groups, worth)
             by_cause.update(market)
-            residual = _delta(recomputed_a[cid][metric], a[metric])
+            figure_a, figure_b = getattr(a, metric), getattr(b, metric)
+            residual = _delta(getattr(recomputed_a[cid], metric), figure_a)
             if residual is None:
                 by_cause[residual_cause] = None
             elif abs(residual) > _TOLERANCE:
                 current = by_cause[residual_cause]
                 by_cause[residual_cause] = None if current is None else current + residual
-            total = _delta(b[metric], a[metric])
-            change[metric] = {
-                "a": a[metric], "b": b[metric], "change": total,
-                "relative": (None if total is None or not a[metric] else total / a[metric]),
-                "by_cause": {k: (None if v is None else _clean(v)) for k, v in
-                             by_cause.items()},
-            }
-        candidates.append({
-            "id": cid, "label": b["label"], "status": "in both", "a": _figures(a),
-            "b": _figures(b), "change": change,
-            "rank_change": (None if a.get("pareto_rank") == b.get("pareto_rank") else
-                            f"{_rank(a)} -> {_rank(b)}"),
-            "frontier_change": _frontier_change(a, b),
-            "changed_inputs": changed_inputs,
-        })
+            total = _delta(figure_b, figure_a)
+            change[metric] = MetricChange(
+                a=figure_a, b=figure_b, change=total,
+                relative=None if total is None or not figure_a else total / figure_a,
+                by_cause={k: None if v is None else _clean(v) for k, v in by_cause.items()})
+        candidates.append(DiffCandidate(
+            id=cid, label=b.label, status="in both", a=_figures(a), b=_figures(b),
+            change=change,
+            rank_change=(None if a.pareto_rank == b.pareto_rank else
+                         f"{_rank(a)} -> {_rank(b)}"),
+            frontier_change=_frontier_change(a, b), changed_inputs=changed_inputs))
     for cid, a in baseline.items():
         if cid not in now:
-            candidates.append({"id": cid, "label": a["label"], "status": "gone in B",
-                               "a": _figures(a), "b": None, "change": None,
-                               "rank_change": None, "frontier_change": None,
-                               "changed_inputs": []})
+            candidates.append(DiffCandidate(
+                id=cid, label=a.label, status="gone in B", a=_figures(a), b=None,
+                change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
     return candidates
 
 
@@ -278,29 +274,30 @@ def _clean(value: float) -> float:
     return 0.0 if abs(value) < _TOLERANCE else value
 
 
-def _figures(c: dict[str, Any]) -> dict[str, Any]:
-    return {**{m: c.get(m) for m in METRICS}, "pareto_rank": c.get("pareto_rank"),
-            "eligible": c.get("eligible"), "sovereignty_level": c.get("sovereignty_level")}
+def _figures(c: CandidateResult) -> DiffFigures:
+    return DiffFigures.model_validate({
+        **{m: getattr(c, m) for m in METRICS}, "pareto_rank": c.pareto_rank,
+        "eligible": c.eligible, "sovereignty_level": c.sovereignty_level})
 
 
-def _rank(c: dict[str, Any]) -> str:
-    return "excluded" if not c.get("eligible") else str(c.get("pareto_rank"))
+def _rank(c: CandidateResult) -> str:
+    return "excluded" if not c.eligible else str(c.pareto_rank)
 
 
-def _frontier_change(a: dict[str, Any], b: dict[str, Any]) -> str | None:
-    was, now = a.get("pareto_rank") == 1, b.get("pareto_rank") == 1
+def _frontier_change(a: CandidateResult, b: CandidateResult
+                     ) -> Literal["entered the frontier", "left the frontier"] | None:
+    was, now = a.pareto_rank == 1, b.pareto_rank == 1
     return None if was == now else "entered the frontier" if now else "left the frontier"
 
 
-def _residual_cause(stored: dict[str, Any], recomputed: dict[str, Any],
-                    document: dict[str, Any] | None, code_version: str
-                    ) -> tuple[list[str], str]:
+def _residual_cause(stored: CandidateResult, recomputed: CandidateResult,
+                    document: Result | None, code_version: str) -> tuple[list[str], str]:
     """Which inputs differ between the stored and the recomputed A, and the cause the
     difference is attributed to."""
     evidence = _changes(_inputs(stored, _EVIDENCE_INPUTS),
                         _inputs(recomputed, _EVIDENCE_INPUTS))
     others = _changes({**_inputs(stored, _OTHER_INPUTS), **_resolved_inputs(stored)},
                       {**_inputs(recomputed, _OTHER_INPUTS), **_resolved_inputs(recomputed)})
-    if document is not None and document.get("code_version") != code_version:
-        others.append(f"code_version: {document.get('code_version')!r} -> {code_version!r}")
+    if document is not None and document.code_version != code_version:
+        others.append(f"code_version: {document.code_version!r} -> {code_version!r}")
     return evidence + others, EVIDENCE if evidence and not others else METHOD

@@ -18,7 +18,6 @@ then raises `reports.html.pdf.ChromiumMissing`, whose message says how to instal
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -29,7 +28,7 @@ from reports.files.xlsx import unit_of, write_xlsx
 from reports.frames import Frames, frames_of
 from reports.html.pdf import write_pdf
 from reports.html.report import write_html
-from schemas.result import Result
+from schemas.result import Diff, Result
 
 STEM = "scorecard"
 
@@ -70,7 +69,7 @@ def write_parquet(result: Result, path: Path, frames: Frames | None = None) -> N
 
 
 def write_outputs(result: Result, folder: Path, *, pdf: bool = False,
-                  diff: dict[str, Any] | None = None, plain_result: bool = False
+                  diff: Diff | None = None, plain_result: bool = False
                   ) -> list[Path]:
     """Write the report files into `folder`; returns their paths in the order written. Every
     string of the result and the diff loses its bidi and control characters first, so no
@@ -79,7 +78,7 @@ def write_outputs(result: Result, folder: Path, *, pdf: bool = False,
     the whole result is not walked a second time. The result's frames are built once, here,
     for every file."""
     result = result if plain_result else Result.model_validate(plain_all(result.document()))
-    diff = plain_all(diff) if diff is not None else None
+    diff = None if diff is None else Diff.model_validate(plain_all(diff.document()))
     frames = frames_of(result)
     folder.mkdir(parents=True, exist_ok=True)
     html = folder / f"{STEM}.html"

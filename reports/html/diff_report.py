@@ -1,7 +1,7 @@
 """The vintage diff (`pipeline.engine.diff`) as a terminal table, and what its HTML section
 and page (reports/templates/diff_section.html, diff_page.html) print.
 
-Reads the diff document only.
+Reads the diff document (`schemas.result.Diff`) only.
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ from rich.table import Table
 
 from reports.frames import HEADERS, METRICS
 from reports.page import render, significant
+from schemas.result import Diff, MetricChange
 
 #: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
 _SHORT = {k: m.short_label for k, m in METRICS.items()}
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else "0 %" if value == 0 else f"{value:+.1%}"
 
 
-def main_causes(change: dict[str, Any]) -> str:
+def main_causes(change: MetricChange) -> str:
     """The causes that moved a metric, largest first, with their share of the change."""
-    by_cause = change["by_cause"]
+    by_cause = change.by_cause
     if any(v is None for v in by_cause.values()):
         return "not attributable (a figure is missing)"
     moved = sorted(((k, v) for k, v in by_cause.items() if v), key=lambda kv: -abs(kv[1]))
     if not moved:
         return "no change"
-    total = change["change"]
+    total = change.change
     parts = []
     for cause, v in moved:
         share = f" ({v / total:.0%})" if total else ""
@@ -39,68 +40,65 @@ def main_causes(change: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def print_diff(diff: dict[str, Any], console: Console | None = None) -> None:
+def print_diff(diff: Diff, console: Console | None = None) -> None:
     console = console or Console()
-    table = Table(title=f"{diff['proposal']}: {diff['vintage_a']} -> {diff['vintage_b']}")
+    table = Table(title=f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}")
     table.add_column("id", overflow="fold")
     table.add_column("metric")
     table.add_column("A", justify="right")
     table.add_column("B", justify="right")
     table.add_column("change", justify="right")
     table.add_column("caused by", overflow="fold")
-    for c in diff["candidates"]:
-        if c["change"] is None:
-            table.add_row(c["id"], c["status"], "", "", "", "")
+    for c in diff.candidates:
+        if c.change is None:
+            table.add_row(c.id, c.status, "", "", "", "")
             continue
-        for metric in diff["metrics"]:
-            ch = c["change"][metric]
-            table.add_row(c["id"], _SHORT.get(metric, metric), significant(ch["a"]),
-                          significant(ch["b"]),
-                          f"{significant(ch['change'], True)} {_pct(ch['relative'])}",
+        for metric in diff.metrics:
+            ch = c.change[metric]
+            table.add_row(c.id, _SHORT.get(metric, metric), significant(ch.a),
+                          significant(ch.b),
+                          f"{significant(ch.change, True)} {_pct(ch.relative)}",
                           main_causes(ch))
     console.print(table)
-    for c in diff["candidates"]:
-        for what in (c.get("rank_change") and f"Pareto rank {c['rank_change']}",
-                     c.get("frontier_change")):
+    for c in diff.candidates:
+        for what in (c.rank_change and f"Pareto rank {c.rank_change}", c.frontier_change):
             if what:
-                console.print(f"{c['id']}: {what}")
-        if c.get("changed_inputs"):
-            console.print(f"{c['id']}: inputs changed: {'; '.join(c['changed_inputs'])}")
-    for note in diff["notes"]:
+                console.print(f"{c.id}: {what}")
+        if c.changed_inputs:
+            console.print(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}")
+    for note in diff.notes:
         console.print(f"[dim]note: {note}[/]")
 
 
-def diff_view(diff: dict[str, Any]) -> dict[str, Any]:
+def diff_view(diff: Diff) -> dict[str, Any]:
     """What reports/templates/diff_section.html prints of a diff document: one row per
     candidate and metric, the causes in columns, then the rank and frontier changes."""
-    causes = diff["causes"]
     rows: list[dict[str, Any]] = []
-    for c in diff["candidates"]:
-        if c["change"] is None:
-            rows.append({"id": c["id"], "status": c["status"], "cells": None})
+    for c in diff.candidates:
+        if c.change is None:
+            rows.append({"id": c.id, "status": c.status, "cells": None})
             continue
-        for metric in diff["metrics"]:
-            ch = c["change"][metric]
-            rows.append({"id": c["id"], "metric": HEADERS.get(metric, metric),
-                         "moved": bool(ch["change"]),
-                         "cells": [significant(ch["a"]), significant(ch["b"]),
-                                   significant(ch["change"], True), _pct(ch["relative"]),
-                                   *[significant(ch["by_cause"][k], True) for k in causes]]})
+        for metric in diff.metrics:
+            ch = c.change[metric]
+            rows.append({"id": c.id, "metric": HEADERS.get(metric, metric),
+                         "moved": bool(ch.change),
+                         "cells": [significant(ch.a), significant(ch.b),
+                                   significant(ch.change, True), _pct(ch.relative),
+                                   *[significant(ch.by_cause[k], True) for k in diff.causes]]})
     events = []
-    for c in diff["candidates"]:
-        if c.get("rank_change"):
-            events.append(f"{c['id']}: Pareto rank {c['rank_change']}")
-        if c.get("frontier_change"):
-            events.append(f"{c['id']}: {c['frontier_change']}")
-        if c.get("changed_inputs"):
-            events.append(f"{c['id']}: inputs changed: {'; '.join(c['changed_inputs'])}")
-    return {"proposal": diff["proposal"], "vintage_a": diff["vintage_a"],
-            "vintage_b": diff["vintage_b"],
-            "groups": ", ".join(diff["changed_groups"]) or "none",
-            "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *causes],
-            "rows": rows, "events": events, "notes": diff["notes"]}
+    for c in diff.candidates:
+        if c.rank_change:
+            events.append(f"{c.id}: Pareto rank {c.rank_change}")
+        if c.frontier_change:
+            events.append(f"{c.id}: {c.frontier_change}")
+        if c.changed_inputs:
+            events.append(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}")
+    return {"proposal": diff.proposal, "vintage_a": diff.vintage_a,
+            "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",
+            "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *diff.causes],
+            "rows": rows, "events": events, "notes": diff.notes}
 
 
-def write_diff_html(diff: dict[str, Any], path: Path) -> None:
+def write_diff_html(diff: Diff, path: Path) -> None:
     """A standalone page holding the diff section (same look as the report)."""
     path.write_text(render("diff_page.html", diff=diff_view(diff)), encoding="utf-8")

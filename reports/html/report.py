@@ -40,7 +40,7 @@ from reports.html.methodology import CONVERSIONS, DEFINITIONS
 from reports.html.scorecard_table import NOT_COMPUTED, scorecard_html, status
 from reports.page import num, render
 from schemas.outputs import OUTPUTS
-from schemas.result import Result
+from schemas.result import Diff, Result
 
 #: the appendix sections in order: (id, title)
 APPENDIX = (
@@ -55,12 +55,12 @@ APPENDIX = (
 )
 
 
-def render_html(result: Result, diff: dict[str, Any] | None = None, *,
+def render_html(result: Result, diff: Diff | None = None, *,
                 frames: Frames | None = None) -> str:
-    """The whole page (reports/templates/report.html). `diff` (from `pipeline.engine.diff`)
-    adds the change-since-last-vintage section; without it the section says no comparison
-    was made. `frames`: the result's, when the caller has built them (`write_outputs`
-    does)."""
+    """The whole page (reports/templates/report.html). `diff` (`schemas.result.Diff`, from
+    `pipeline.compare`) adds the change-since-last-vintage section; without it the section
+    says no comparison was made. `frames`: the result's, when the caller has built them
+    (`write_outputs` does)."""
     frames = frames_of(result) if frames is None else frames
     listed, note = _listed(result)
     shown = frames if listed is result else frames.only({c.id for c in listed.candidates})
@@ -101,7 +101,7 @@ def render_html(result: Result, diff: dict[str, Any] | None = None, *,
         conversions=CONVERSIONS, definitions=DEFINITIONS, sources=_sources(frames.sources))
 
 
-def write_html(result: Result, path: Path, diff: dict[str, Any] | None = None, *,
+def write_html(result: Result, path: Path, diff: Diff | None = None, *,
                frames: Frames | None = None) -> None:
     path.write_text(render_html(result, diff, frames=frames), encoding="utf-8")
 

@@ -26,13 +26,17 @@ from pipeline.engine.diff import (
     CAUSES,
     ELECTRICITY,
     EVIDENCE,
+    METRICS,
     compose,
     shapley,
 )
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import read_market, resolve
 from pipeline.workspace import dumps
+from reports.cells import plain_json
+from reports.files.outputs import write_outputs
 from schemas import proposal as proposal_file
+from schemas.result import Diff, DiffFigures, Result, diff_schema
 from sources import bundled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -70,7 +74,7 @@ def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_only_fr_electricity_moves_and_all_of_it_is_electricity_price(
         two_vintages: duckdb.DuckDBPyConnection) -> None:
     document = diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
-                    generated_at=STAMP, code_version="test", use_stored=False)
+                    generated_at=STAMP, code_version="test", use_stored=False).document()
     assert document["changed_groups"] == [ELECTRICITY]
     fr = by_id(document)["onprem-fr"]["change"]
     # Facility energy: 5600 W / 4000 tokens/s = 1.4 J/token; x 1e6 / 3.6e6 x PUE 1.3
@@ -110,11 +114,56 @@ def test_json_snapshot_and_two_runs_match(two_vintages: duckdb.DuckDBPyConnectio
     from tests.reports.conftest import check_snapshot
 
     first = dumps(diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
-                       generated_at=STAMP, code_version="test", use_stored=False))
+                       generated_at=STAMP, code_version="test", use_stored=False).document())
     second = dumps(diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
-                        generated_at=STAMP, code_version="test", use_stored=False))
+                        generated_at=STAMP, code_version="test", use_stored=False).document())
     assert first == second
     check_snapshot("diff_fr_electricity.json", first)
+    # read back, the typed document writes the same JSON
+    assert dumps(Diff.model_validate_json(first).document()) == first
+
+
+def test_the_diff_schema_is_generated_and_the_snapshot_meets_it() -> None:
+    import jsonschema
+
+    schema = diff_schema()
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == set(Diff.model_fields)
+    jsonschema.validate(json.loads((FIXTURES / "diff_fr_electricity.json").read_text(
+        encoding="utf-8")), schema)
+    # a candidate's figures are the attributed metrics, then rank, eligibility, sovereignty
+    assert list(DiffFigures.model_fields) == [*METRICS, "pareto_rank", "eligible",
+                                              "sovereignty_level"]
+
+
+def test_the_report_shows_the_diff_without_bidi_or_control_characters(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_outputs hands every report a diff whose strings are plain (the page's escaping
+    strips them again)."""
+    from reports.files import outputs
+
+    text = (FIXTURES / "diff_fr_electricity.json").read_text(encoding="utf-8")
+    document = Diff.model_validate_json(text)
+    document.notes.append("read \u202eevil\u0007 backwards")
+    document.candidates[0].id = "onprem\u2066-fr"
+    result = Result.model_validate_json((FIXTURES / "example_scorecard.json").read_text(
+        encoding="utf-8"))
+    handed: list[Diff | None] = []
+    write_html = outputs.write_html
+
+    def spy(result: Result, path: Path, diff: Diff | None = None, **kw: Any) -> None:
+        handed.append(diff)
+        write_html(result, path, diff, **kw)
+
+    monkeypatch.setattr(outputs, "write_html", spy)
+    write_outputs(result, tmp_path, diff=document)
+    [plain] = handed
+    assert plain is not None and plain_json(dumps(plain.document()))
+    assert plain.notes[-1] == "read evil backwards" and plain.candidates[0].id == "onprem-fr"
+    page = (tmp_path / "scorecard.html").read_text(encoding="utf-8")
+    assert "Note: read evil backwards" in page and "<td>onprem-fr</td>" in page
+    assert not any(ch in page for ch in "\u202e\u2066\u0007")
+    assert "\u202e" in document.notes[-1]  # the caller's diff is left as it was
 
 
 def test_stored_baseline_separates_evidence_from_electricity(
@@ -132,7 +181,7 @@ def test_stored_baseline_separates_evidence_from_electricity(
         '[[candidates]]\nid = "onprem-de"', 1)
     assert faster != PROPOSAL.read_text(encoding="utf-8")
     document = diff(two_vintages, "2026-09", "2026-11", parse(faster), str(PROPOSAL),
-                    generated_at=STAMP, code_version="test")
+                    generated_at=STAMP, code_version="test").document()
     assert document["baseline"] == "stored"
     fr = by_id(document)["onprem-fr"]
     assert fr["changed_inputs"] == ["tokens_per_s: 4000.0 -> 5000.0"]
@@ -272,7 +321,7 @@ def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection
     assert stored["detail"]["busy_power_w"] == pytest.approx(700.0)
     _power_log(log, (500.0, 700.0))  # the same file, now 1200 W
     document = diff(two_vintages, "2026-09", "2026-11", parse(text), str(PROPOSAL),
-                    generated_at=STAMP, code_version="test")
+                    generated_at=STAMP, code_version="test").document()
     fr = by_id(document)["onprem-fr"]
     assert fr["changed_inputs"] == ["busy_power_w: 700.0 -> 1200.0"]
     cpm = fr["change"]["cpm_eur_per_mtok"]
@@ -303,7 +352,7 @@ def test_a_changed_tco_parameter_is_method(two_vintages: duckdb.DuckDBPyConnecti
     dearer = original.replace("capex = { gpus = 300000 }", "capex = { gpus = 360000 }", 1)
     assert dearer != original
     document = diff(two_vintages, "2026-09", "2026-11", parse(dearer), str(PROPOSAL),
-                    generated_at=STAMP, code_version="test")
+                    generated_at=STAMP, code_version="test").document()
     fr = by_id(document)["onprem-fr"]
     assert fr["changed_inputs"] == ["capex_eur: 300000.0 -> 360000.0"]
     # No cost of capital, no residual: capital per hour = capex / 48 months x 12 / 8760;
@@ -366,7 +415,8 @@ def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConne
 
     same = dataclasses.replace(read_market(two_vintages, "2026-09"), vintage="2026-11")
     document = diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL),
-                    generated_at=STAMP, code_version="test", use_stored=False, market_b=same)
+                    generated_at=STAMP, code_version="test", use_stored=False,
+                    market_b=same).document()
     assert document["changed_groups"] == []
     # FR electricity stays at 0.0293222 EUR/Mtok (5600 W / 4000 tokens/s x 1e6 / 3.6e6 x 1.3
     # x 0.058 EUR/kWh): a change of 0

@@ -1,4 +1,4 @@
-"""The published JSON Schemas: `scorecard schema proposal|result` prints what the models say,
+"""The published JSON Schemas: `scorecard schema proposal|result|diff` prints what the models say,
 the copies under docs/ are the same, the `init` example and a real run validate."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _printed(kind: str) -> dict:
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("kind", ["proposal", "result"])
+@pytest.mark.parametrize("kind", ["proposal", "result", "diff"])
 def test_the_committed_schema_is_the_models(kind: str) -> None:
     printed = _printed(kind)
     committed = json.loads((DOCS / f"{kind}.schema.json").read_text(encoding="utf-8"))
