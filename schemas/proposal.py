@@ -870,6 +870,12 @@ class Proposal(_Strict):
         quality = document["policy"].get("quality")
         if quality is not None and quality["unvalidated"] is None:
             del quality["unvalidated"], quality["unvalidated_reason"]
+        # no proxy declared for throughput evidence: left out, as the identity was before it
+        for c in document["candidates"]:
+            throughput = c.get("throughput")
+            if isinstance(throughput, dict) and "proxy" in throughput \
+                    and throughput["proxy"] is None:
+                del throughput["proxy"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()

@@ -95,8 +95,8 @@ def last_word(error: Exception, debug: bool = False) -> int:
         return 1
     if isinstance(error, duckdb.Error | OSError) and any(
             cause in str(error) for cause in ENVIRONMENT_FAILURES):
-        # the machine's, not a bug: DuckDB's text names the file and the cause
-        print(f"cannot write: {one_line(str(error))}", file=sys.stderr)
+        # the machine's, not a bug: DuckDB's or the OS's text names the file and the cause
+        print(f"cannot read or write: {one_line(str(error))}", file=sys.stderr)
         return 1
     if debug or os.environ.get("SCORECARD_DEBUG"):
         traceback.print_exception(error)

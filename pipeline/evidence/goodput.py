@@ -298,7 +298,8 @@ def littles_law(run: BenchRun, m: dict[str, Any], notes: list[str]) -> dict[str,
             and completed and total is not None:
         latency = m["ttft_mean_s"] + m["tpot_mean_s"] * max(total / completed - 1.0, 0.0)
         derived = " (TTFT + TPOT x (mean output - 1), from the file's means)"
-    if run.concurrency is not None:
+    if run.concurrency is not None and run.request_rate_per_s is None:
+        # a closed loop's level; with a request rate, max_concurrency is only a cap
         held, basis = float(run.concurrency), "the concurrency setting"
     elif m.get("concurrency_mean") is not None:
         held, basis = float(m["concurrency_mean"]), (

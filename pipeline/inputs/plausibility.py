@@ -8,6 +8,8 @@ FLOPs per parameter per token) when that is below the range's."""
 
 from __future__ import annotations
 
+import math
+
 from pipeline.inputs.draft import Draft
 from schemas.outputs import OUTPUTS
 from schemas.proposal import ProposalError
@@ -18,9 +20,12 @@ SMALLEST_MODEL_PARAMS = 1e9
 
 def _ceiling(d: Draft) -> float:
     """Tokens/s one of the candidate's GPUs can compute at most: its dense FP8 (else BF16)
-    peak over 2 FLOPs per parameter of the smallest model."""
+    peak over 2 FLOPs per parameter of the smallest model; no ceiling (infinity) for a GPU
+    declared without either peak."""
     gpu = d.gpu_row()
     tflops = gpu["fp8_dense_tflops"] or gpu["bf16_dense_tflops"]
+    if tflops is None:
+        return math.inf
     return float(tflops) * 1e12 / (2 * SMALLEST_MODEL_PARAMS)
 
 

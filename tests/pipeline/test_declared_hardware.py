@@ -86,3 +86,18 @@ def test_a_declared_gpu_needs_its_source_and_positive_figures(tmp_path: Path, db
     assert code == 1
     assert "hardware.Accel-X.source: missing" in err
     assert "hardware.Accel-X.tdp_w:" in err
+
+
+def test_a_declared_gpu_without_peak_flops_has_no_goodput_ceiling(tmp_path: Path, db: Path
+                                                                   ) -> None:
+    # found in review: the goodput ceiling took float(None) of a GPU declared without any
+    # dense TFLOPS (both optional) and exited 3; with no peak there is no ceiling to hold to
+    no_flops = HARDWARE.replace("bf16_dense_tflops = 1000\n", "")
+    declared = candidate("accel-x-8b", gpu='"Accel-X"', gpu_count="1",
+                         throughput='{ tokens_per_s = 2000, source = "quote" }',
+                         power='{ watts = 500, boundary = "gpu_board", source = "quote" }',
+                         cost='{ eur_per_hour = 3.0, source = "quote" }')
+    code, out, err = _run(tmp_path, db, proposal("declared", no_flops, declared))
+    assert code == 0, err
+    (c,) = json.loads(out)["candidates"]
+    assert c["tokens_per_s"] == 2000.0

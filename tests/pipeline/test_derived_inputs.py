@@ -55,8 +55,9 @@ def test_a_cloud_node_without_power_is_ranked_on_a_derived_power(db: Path, tmp_p
     # = 1,120 / 2,408 / 5,600 W, graded estimated, at the GPU boards, noted
     power = _input(cloud, "busy_power_w")
     assert (power["low"], power["mode"], power["high"]) == pytest.approx((1120, 2408, 5600))
+    # keyed by its wattage: the Monte Carlo draws one range per key
     assert power["grade"] == "estimated" and power["key"] == \
-        "power_defaults.busy_tdp_fraction.any"
+        "power_defaults.busy_tdp_fraction.any[5600 W]"
     assert cloud["detail"]["power_grade"] == "estimated"
     assert cloud["energy_boundary"] == "gpu_board"
     assert any(n.startswith("power not declared: estimated from the TDP, 8 x 700 W x 0.43 "
@@ -77,7 +78,8 @@ def test_a_cloud_node_without_power_is_ranked_on_a_derived_power(db: Path, tmp_p
 def test_without_any_pue_each_kind_of_site_gets_its_default(db: Path, tmp_path: Path
                                                              ) -> None:
     # no PUE anywhere: the own room takes 1.3 / 1.58 / 2.5 (Uptime's 2023 industry average as
-    # the mode), a cloud provider without a published figure 1.1 / 1.3 / 1.58
+    # the mode), a cloud provider without a published figure 1.1 / 1.335 / 1.57 (Google's
+    # 1.1, the 2021 industry average 1.57, the midpoint)
     other = _without(candidate("scw-h100x8", deployment='"cloud"', provider='"scaleway"'),
                      "pue")
     doc = _run(db, tmp_path, _without(candidate("own"), "pue"), other)
@@ -85,7 +87,7 @@ def test_without_any_pue_each_kind_of_site_gets_its_default(db: Path, tmp_path: 
     assert own["eligible"] and cloud["eligible"]
     mine, theirs = _input(own, "pue"), _input(cloud, "pue")
     assert (mine["low"], mine["mode"], mine["high"]) == pytest.approx((1.3, 1.58, 2.5))
-    assert (theirs["low"], theirs["mode"], theirs["high"]) == pytest.approx((1.1, 1.3, 1.58))
+    assert (theirs["low"], theirs["mode"], theirs["high"]) == pytest.approx((1.1, 1.335, 1.57))
     assert mine["grade"] == theirs["grade"] == "assumed"
     assert doc["recommendation"]["candidate"] is not None
 
@@ -120,3 +122,22 @@ def test_the_first_screen_lists_who_was_compared_on_fewer_axes(db: Path, tmp_pat
     assert "Compared on fewer axes (1):" in section
     assert ("<strong>ovh-h100x8</strong>: without energy_j_per_token, carbon_gco2e_per_mtok"
             in section)
+
+
+def test_nodes_of_other_sizes_keep_their_own_derived_power_range(db: Path, tmp_path: Path
+                                                                 ) -> None:
+    """One key for every derived power gave every node one node's watts in the Monte Carlo
+    (found in review: a 1-GPU node's energy p5-p95 was the 8-GPU node's, its own point
+    outside it). Each node's range now holds its own point figure."""
+    small = _without(candidate("ovh-h100x1", label='"OVHcloud 1 GPU"', deployment='"cloud"',
+                               provider='"ovhcloud"', gpu_count="1",
+                               throughput='{ tokens_per_s = 500, source = "quote" }',
+                               cost='{ eur_per_hour = 2.0, source = "quote" }'),
+                     "pue", "power")
+    doc = _run(db, tmp_path, CLOUD, small)
+    for c in doc["candidates"]:
+        band = c["uncertainty"]["energy_j_per_token"]
+        assert band["p5"] <= c["energy_j_per_token"] <= band["p95"], c["id"]
+    # 1 GPU: 700 W x 0.2 / 0.43 / 1.0 = 140 / 301 / 700 W
+    power = _input(doc["candidates"][1], "busy_power_w")
+    assert (power["low"], power["mode"], power["high"]) == pytest.approx((140, 301, 700))

@@ -107,3 +107,37 @@ def test_the_alias_table() -> None:
     assert model_name("meta-llama/Llama-3.2-3B-Instruct") == "llama-3.2-3b"
     assert [precision_name(p) for p in ("BF16", "bfloat16", "float16", "FP8", "auto")] == \
         ["bf16", "bf16", "fp16", "fp8", None]
+
+
+def test_a_proposal_without_a_proxy_keeps_its_identity() -> None:
+    # the sha256 computed by the code before `proxy` existed (main at 6061ead, run on this
+    # very text): stored runs of a proposal with throughput evidence keep their identity
+    from proposals import candidate, proposal
+
+    from schemas.proposal import parse
+    text = proposal("identity", candidate("llama70b", model='"Llama-3.1-70B"',
+                                          throughput='{ evidence = "run.json" }'))
+    assert parse(text, "p.toml").sha256() == (
+        "ee2c34a446d427c82ce4541409284a2c155703668a07c35d08521a5b52d9638d")
+    proxied = text.replace('{ evidence = "run.json" }',
+                           '{ evidence = "run.json", proxy = "a smaller sibling" }')
+    assert parse(proxied, "p.toml").sha256() != parse(text, "p.toml").sha256()
+
+
+def test_a_declared_proxy_does_not_hide_a_grade_the_checks_lowered(tmp_path: Path, db: Path
+                                                                   ) -> None:
+    """Found in review: `proxy` replaced any grade, so a run graded estimated by Little's law
+    came back `proxy` and was ranked under allow_estimates = false. The same file at a
+    concurrency of 4: 2 requests/s x 0.5 s = 1 in flight against 4, -75 %: estimated, proxy
+    or not."""
+    _vllm_result(tmp_path / "run.json", "meta-llama/Llama-3.2-3B-Instruct")
+    doc = json.loads((tmp_path / "run.json").read_text())
+    (tmp_path / "run.json").write_text(json.dumps({**doc, "max_concurrency": 4}))
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("identity", candidate(
+        "llama70b", model='"Llama-3.1-70B"',
+        throughput='{ evidence = "run.json", proxy = "the 3B stands in" }')), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["tokens_per_s_grade"] == "estimated"

@@ -384,3 +384,19 @@ def test_littles_law_from_the_requests_in_flight() -> None:
     assert law["mean_latency_s"] == pytest.approx(0.316)
     assert law["in_flight"] == pytest.approx(1.58 / 2.1)
     assert law["off"] == pytest.approx(1.58 / 1.68 - 1) and law["within"] is True
+
+
+def test_littles_law_does_not_hold_an_open_loop_to_its_concurrency_cap() -> None:
+    """With a request rate, vLLM's max_concurrency is a cap, not the load (found in review: a
+    consistent run at 2 requests/s x 1 s = 2 in flight was held to its cap of 64, -97 %, and
+    graded estimated). A summary alone gives no mean in flight: no check, no note."""
+    import json
+
+    from sources.bench.clients import vllm
+    doc = {"date": "20261201-100000", "backend": "vllm", "duration": 10.0, "completed": 20,
+           "failed": 0, "num_prompts": 20, "request_rate": 2.0, "max_concurrency": 64,
+           "total_output_tokens": 2000, "mean_e2el_ms": 1000.0, "median_ttft_ms": 50.0}
+    (run,) = vllm.parse(json.dumps(doc).encode(), path="open_loop.json")
+    m = run_metrics(run, Slo(ttft_ms=300))
+    assert m["littles_law"] is None
+    assert not any(n.startswith("Little's law") for n in m["notes"])

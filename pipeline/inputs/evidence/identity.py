@@ -41,10 +41,11 @@ def precision_name(name: str) -> str | None:
     return PRECISIONS.get(name.strip().lower())
 
 
-def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None) -> None:
+def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None) -> bool:
     """Raise on evidence whose model or precision (`settings`, the chosen configuration's) is
     not the candidate's, unless it is a declared proxy (then each difference is noted). The
-    check's outcome goes to the row's `identity_check` (the report's evidence table)."""
+    check's outcome goes to the row's `identity_check` (the report's evidence table); returns
+    whether it held (something compared, nothing different)."""
     c = d.c
     differences: list[str] = []
     compared: list[str] = []
@@ -65,10 +66,11 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
         d.row["identity_check"] = ("held: " + ", ".join(compared) if compared else
                                    "not checked: the file and the candidate do not both state "
                                    "a model or a precision")
-        return
+        return bool(compared)
     if proxy is None:
         raise d.error("throughput.evidence", f"{path} is not this candidate's evidence: "
                       + "; ".join(differences) + " (if it stands in on purpose, declare "
                       "throughput = { evidence = ..., proxy = \"why\" })")
     d.notes.append(f"proxy evidence ({proxy}): " + "; ".join(differences))
     d.row["identity_check"] = f"differs, a declared proxy ({proxy}): " + "; ".join(differences)
+    return False

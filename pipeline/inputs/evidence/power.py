@@ -101,8 +101,10 @@ def _derived(d: Draft) -> None:
     fraction, cited, key = _default(d, "busy_tdp_fraction", "any")
     source = (f"derived: {c.gpu_count} x {tdp:g} W TDP ({c.gpu}) x busy fraction "
               f"{spread(fraction)}; {cited}")
-    d.inputs.add("busy_power_w", scaled(fraction, tdp * c.gpu_count), key, "estimated",
-                 source)
+    # the Monte Carlo draws one range per key: a key per wattage, so nodes of other TDPs or
+    # GPU counts keep their own range (one shared key gave them one node's watts)
+    d.inputs.add("busy_power_w", scaled(fraction, tdp * c.gpu_count),
+                 f"{key}[{tdp * c.gpu_count:g} W]", "estimated", source)
     d.row["power_grade"] = "estimated"
     d.row["energy_boundary"] = "gpu_board"
     d.row["power_source"] = source

@@ -60,8 +60,11 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
     ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
                                   gpu_count=d.c.gpu_count, cache=d.cache)
-    check_identity(d, ev.configuration, t.evidence, t.proxy)
-    grade = ev.grade if t.proxy is None else "proxy"
+    held = check_identity(d, ev.configuration, t.evidence, t.proxy)
+    # a declared proxy grades evidence whose identity did not hold (or could not be checked)
+    # `proxy`; a grade the evidence's own checks lowered (estimated) stays what it is
+    grade = ("proxy" if t.proxy is not None and not held and ev.grade != "estimated"
+             else ev.grade)
     tokens: Number | None = ev.tokens_per_s
     if _total(d) and tokens is not None:
         if ev.input_per_output is None:

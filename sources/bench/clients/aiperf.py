@@ -150,9 +150,9 @@ def _records(data: bytes, path: str) -> BenchRun:
         notes.append(f"{dropped} warm-up record(s) dropped")
     reasoning = raw["reasoning"].fill_null(0)
     if reasoning.sum():
-        notes.append(f"token basis: output tokens include {reasoning.sum()} reasoning token(s) "
-                     f"of {(reasoning > 0).sum()} request(s) (output_sequence_length, the "
-                     "basis of AIPerf's output_token_throughput)")
+        notes.append(f"reasoning tokens: output tokens include {reasoning.sum()} reasoning "
+                     f"token(s) of {(reasoning > 0).sum()} request(s) (output_sequence_length, "
+                     "the basis of AIPerf's output_token_throughput)")
     if frame["ttft_s"].null_count() == frame.height:
         notes.append("no TTFT in the records (non-streaming run?): no request can pass a TTFT "
                      "limit")

@@ -146,7 +146,7 @@ def test_reasoning_tokens_are_counted_on_the_generated_basis(tmp_path: Path) -> 
     assert run.requests is not None
     assert run.requests["output_tokens"].to_list() == [100, 100]
     assert run.reported["total_output_tokens"] == 200  # total_osl, not the visible 160
-    assert any(n.startswith("token basis: output tokens include 40 reasoning token(s) of 1 "
+    assert any(n.startswith("reasoning tokens: output tokens include 40 reasoning token(s) of 1 "
                             "request(s)") for n in run.notes)
     m = run_metrics(run, Slo(ttft_ms=300))
     assert m["output_tokens_per_s"] == pytest.approx(100.0)
