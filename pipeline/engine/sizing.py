@@ -6,7 +6,8 @@ scorecard's CPM and the sizing table are one evaluation. This module lays that e
 per candidate, with the year's energy and emissions, the two counts the fleet is sized on
 (goodput and Little's law, `instances` being the larger) and which one binds. Break-even:
 the daily token volume at which one on-prem instance's CPM (which falls as utilisation rises,
-fixed costs being spread over more tokens) meets the cheapest eligible cloud candidate's CPM at the demand.
+fixed costs being spread over more tokens) meets the cheapest eligible cloud candidate's CPM
+at the demand.
 """
 
 from __future__ import annotations
