@@ -141,15 +141,16 @@ STEPS: tuple[Step, ...] = (
     Step("instances",
          "max(goodput_instances, littles_law_instances): the binding count (the goodput count "
          "alone without a request shape); billed, priced and shown with the other",
-         excel="MAX({goodput_instances},{littles_law_instances?})"),
+         excel='IF({littles_law_instances?}="",{goodput_instances},'
+               'MAX({goodput_instances},{littles_law_instances?}))'),
     Step("headroom_instances",
          "instances - redundancy_instances - max(ceil(peak_tokens_per_s / tokens_per_s), "
          "ceil(demand_requests_per_s x peak_factor / replica_requests_per_s)): the instances "
          "the headroom adds to the bare peak (of the binding count)",
          excel="{instances}-{redundancy_instances:0}"
                "-MAX(CEILING({peak_tokens_per_s}/{tokens_per_s},1),"
-               "IFERROR(CEILING({demand_requests_per_s?}*{peak_factor:1}"
-               "/{replica_requests_per_s?},1),0))"),
+               'IF({littles_law_instances?}="",0,CEILING({demand_requests_per_s?}'
+               '*{peak_factor:1}/{replica_requests_per_s?},1)))'),
     Step("busy_instances",
          "demand_tokens_per_day / 86400 / tokens_per_s",
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
