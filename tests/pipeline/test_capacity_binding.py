@@ -1,0 +1,68 @@
+"""The fleet is sized on the binding count (issue 26 item 5): `instances` is the larger of the
+goodput count and the Little's-law count, the sizing row says which binds and shows the other,
+and everything billed follows from it."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.engine.metrics import evaluate, tokens_per_day_from_requests
+from pipeline.engine.sizing import sizing
+
+
+def _long_requests(**extra: float) -> pl.DataFrame:
+    """2 requests/s of 201 output tokens, each taking 30 s at a replica concurrency of 16:
+    TTFT 10 s (a queue at the concurrency cap) + (201 - 1) x TPOT 0.1 s = 30 s; the replica's
+    measured goodput 200 tokens/s; 10 EUR/h."""
+    given = {
+        "id": "long", "tokens_per_s": 200.0, "price_eur_per_hour": 10.0,
+        "demand_requests_per_s": 2.0,
+        "demand_tokens_per_day": tokens_per_day_from_requests(2.0, 201.0),
+        "request_output_tokens": 201.0, "operating_concurrency": 16.0,
+        "operating_ttft_s": 10.0, "operating_tpot_s": 0.1, **extra,
+    }
+    return evaluate(pl.DataFrame({k: [v] for k, v in given.items()}))
+
+
+def test_littles_law_binds_on_long_requests_at_a_concurrency_cap() -> None:
+    frame = _long_requests()
+    row = frame.row(0, named=True)
+    # goodput: 2 x 201 = 402 tokens/s / 200 tokens/s = 2.01 -> 3 replicas
+    assert row["goodput_instances"] == 3
+    # Little's law: a replica serves 16 / 30 s = 0.5333 requests/s; 2 / 0.5333 = 3.75 -> 4
+    assert row["request_duration_s"] == pytest.approx(30.0)
+    assert row["replica_requests_per_s"] == pytest.approx(16 / 30)
+    assert row["littles_law_instances"] == 4
+    # the fleet takes the larger: 4, billed 4 x 10 EUR/h x 730 h = 29,200 EUR/month; no
+    # headroom declared, so none counted: 4 - 0 - max(ceil(2.01), ceil(3.75)) = 0
+    assert row["instances"] == row["billed_instances"] == 4
+    assert row["monthly_cost_eur"] == pytest.approx(29_200.0)
+    assert row["headroom_instances"] == 0
+    # CPM on the same fleet: 29,200 / (402 x 86,400 x 365 / 12 / 1e6 = 1,056.456 Mtok/month)
+    # = 27.64 EUR/Mtok
+    assert row["cpm_eur_per_mtok"] == pytest.approx(29_200 / (402 * 86_400 * 365 / 12 / 1e6))
+    (s,) = sizing(frame.with_columns(pl.lit("provisioned").alias("capacity"))).to_dicts()
+    assert (s["instances"], s["binding"], s["goodput_instances"],
+            s["littles_law_instances"]) == (4, "Little's law", 3, 4)
+
+
+def test_headroom_and_spares_count_over_the_binding_method() -> None:
+    row = _long_requests(headroom=0.2, redundancy_instances=1.0).row(0, named=True)
+    # goodput: ceil(402 / (200 x 0.8) = 2.5125) = 3, + 1 spare = 4
+    assert row["goodput_instances"] == 4
+    # Little's law: ceil(3.75 / 0.8 = 4.6875) = 5, + 1 spare = 6
+    assert row["littles_law_instances"] == row["instances"] == 6
+    # headroom over Little's law's bare 4: 6 - 1 - 4 = 1
+    assert row["headroom_instances"] == 1
+
+
+def test_goodput_binds_when_requests_are_short() -> None:
+    # TTFT 0.1 s: 0.1 + 200 x 0.1 = 20.1 s; 2 x 20.1 / 16 = 2.5125 -> 3 = the goodput count 3:
+    # a tie is "goodput"; without a request shape only the goodput count exists
+    frame = _long_requests(operating_ttft_s=0.1)
+    (s,) = sizing(frame.with_columns(pl.lit("provisioned").alias("capacity"))).to_dicts()
+    assert (s["instances"], s["binding"], s["goodput_instances"],
+            s["littles_law_instances"]) == (3, "goodput", 3, 3)
+    bare = _long_requests(operating_concurrency=None).row(0, named=True)
+    assert (bare["instances"], bare["littles_law_instances"]) == (3, None)
