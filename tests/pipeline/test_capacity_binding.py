@@ -4,11 +4,19 @@ and everything billed follows from it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import polars as pl
 import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.engine.metrics import evaluate, tokens_per_day_from_requests
 from pipeline.engine.sizing import sizing
+
+runner = CliRunner()
 
 
 def _long_requests(**extra: float) -> pl.DataFrame:
@@ -66,3 +74,33 @@ def test_goodput_binds_when_requests_are_short() -> None:
             s["littles_law_instances"]) == (3, "goodput", 3, 3)
     bare = _long_requests(operating_concurrency=None).row(0, named=True)
     assert (bare["instances"], bare["littles_law_instances"]) == (3, None)
+
+
+def test_estimate_and_a_proposal_size_the_same_inputs_the_same(tmp_path: Path, db: Path) -> None:
+    # Llama-3.1-8B BF16 on H100, TP1 x 8 replicas of batch 16 (128 in flight), efficiency 1:
+    # the roofline gives 22,209.66 tokens/s, TPOT 128 / 22,209.66 = 5.763 ms and a request of
+    # 800 + 250 tokens lasts 1.44651 s. At 236.5 requests/s, peak x1.5, headroom 20 %:
+    # goodput ceil(236.5 x 250 x 1.5 / (22,209.66 x 0.8)) = ceil(4.992) = 5; Little's law
+    # ceil(236.5 x 1.5 / (128 / 1.44651 x 0.8)) = ceil(5.011) = 6: Little's law binds, in
+    # `scorecard estimate` and in a proposal alike
+    est = candidate("est", gpu='"H100-SXM-80GB"', gpu_count="8",
+                    throughput='{ estimate = { model = "Llama-3.1-8B", batch = 16, '
+                               'context = 2048, efficiency = 1, tensor_parallel = 1 } }')
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("requests", "[demand]\nrequests_per_s = 236.5\nprompt_tokens = 800"
+                             "\noutput_tokens = 250\npeak_factor = 1.5\nheadroom = 0.2\n", est))
+    ran = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert ran.exit_code == 0, ran.output
+    (c,) = json.loads(ran.stdout)["candidates"]
+    estimated = runner.invoke(app, [
+        "estimate", "--model", "Llama-3.1-8B", "--gpu", "H100-SXM-80GB", "--batch", "16",
+        "--context", "2048", "--replicas", "8", "--prompt-tokens", "800",
+        "--requests-per-s", "236.5", "--output-tokens", "250", "--peak-factor", "1.5",
+        "--headroom", "0.2", "--json"])
+    assert estimated.exit_code == 0, estimated.output
+    e = json.loads(estimated.stdout)["sizing"]
+    assert c["tokens_per_s"] == pytest.approx(22_209.66, abs=0.01)
+    assert e["request_duration_s"] == pytest.approx(c["sizing"]["request_duration_s"])
+    assert e["request_duration_s"] == pytest.approx(1.44651, abs=1e-5)
+    keys = ("instances", "goodput_instances", "littles_law_instances", "binding")
+    assert [c["sizing"][k] for k in keys] == [e[k] for k in keys] == [6, 5, 6, "Little's law"]
