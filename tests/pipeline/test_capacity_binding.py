@@ -76,31 +76,36 @@ def test_goodput_binds_when_requests_are_short() -> None:
     assert (bare["instances"], bare["littles_law_instances"]) == (3, None)
 
 
-def test_estimate_and_a_proposal_size_the_same_inputs_the_same(tmp_path: Path, db: Path) -> None:
+@pytest.mark.parametrize("efficiency, requests", [(1.0, 236.5), (0.5, 118.25)])
+def test_estimate_and_a_proposal_size_the_same_inputs_the_same(
+        tmp_path: Path, db: Path, efficiency: float, requests: float) -> None:
     # Llama-3.1-8B BF16 on H100, TP1 x 8 replicas of batch 16 (128 in flight), efficiency 1:
     # the roofline gives 22,209.66 tokens/s, TPOT 128 / 22,209.66 = 5.763 ms and a request of
     # 800 + 250 tokens lasts 1.44651 s. At 236.5 requests/s, peak x1.5, headroom 20 %:
     # goodput ceil(236.5 x 250 x 1.5 / (22,209.66 x 0.8)) = ceil(4.992) = 5; Little's law
     # ceil(236.5 x 1.5 / (128 / 1.44651 x 0.8)) = ceil(5.011) = 6: Little's law binds, in
-    # `scorecard estimate` and in a proposal alike
+    # `scorecard estimate` and in a proposal alike. At efficiency 0.5 the goodput halves and
+    # TTFT and TPOT both double (the prefill reaches the same share of its roofline in both),
+    # so half the requests give the same counts
     est = candidate("est", gpu='"H100-SXM-80GB"', gpu_count="8",
-                    throughput='{ estimate = { model = "Llama-3.1-8B", batch = 16, '
-                               'context = 2048, efficiency = 1, tensor_parallel = 1 } }')
+                    throughput='{ estimate = { model = "Llama-3.1-8B", batch = 16, context = '
+                               f'2048, efficiency = {efficiency}, tensor_parallel = 1 }} }}')
     path = tmp_path / "p.toml"
-    path.write_text(proposal("requests", "[demand]\nrequests_per_s = 236.5\nprompt_tokens = 800"
-                             "\noutput_tokens = 250\npeak_factor = 1.5\nheadroom = 0.2\n", est))
+    demand = (f"[demand]\nrequests_per_s = {requests}\nprompt_tokens = 800\n"
+              "output_tokens = 250\npeak_factor = 1.5\nheadroom = 0.2\n")
+    path.write_text(proposal("requests", demand, est))
     ran = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert ran.exit_code == 0, ran.output
     (c,) = json.loads(ran.stdout)["candidates"]
     estimated = runner.invoke(app, [
         "estimate", "--model", "Llama-3.1-8B", "--gpu", "H100-SXM-80GB", "--batch", "16",
         "--context", "2048", "--replicas", "8", "--prompt-tokens", "800",
-        "--requests-per-s", "236.5", "--output-tokens", "250", "--peak-factor", "1.5",
-        "--headroom", "0.2", "--json"])
+        "--requests-per-s", str(requests), "--output-tokens", "250", "--peak-factor", "1.5",
+        "--headroom", "0.2", "--efficiency", str(efficiency), "--json"])
     assert estimated.exit_code == 0, estimated.output
     e = json.loads(estimated.stdout)["sizing"]
-    assert c["tokens_per_s"] == pytest.approx(22_209.66, abs=0.01)
+    assert c["tokens_per_s"] == pytest.approx(22_209.66 * efficiency, abs=0.01)
     assert e["request_duration_s"] == pytest.approx(c["sizing"]["request_duration_s"])
-    assert e["request_duration_s"] == pytest.approx(1.44651, abs=1e-5)
+    assert e["request_duration_s"] == pytest.approx(1.44651 / efficiency, abs=1e-5)
     keys = ("instances", "goodput_instances", "littles_law_instances", "binding")
     assert [c["sizing"][k] for k in keys] == [e[k] for k in keys] == [6, 5, 6, "Little's law"]
