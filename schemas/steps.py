@@ -29,11 +29,11 @@ sizes, bills and prices through the same steps. The fleet is sized on the bindin
 a replica's goodput) and the Little's-law count `littles_law_instances` (a replica at
 operating concurrency c serves c / request duration requests/s, the duration being
 TTFT + (output tokens - 1) x TPOT: the mean lengths, as Little's law holds for means); the
-goodput count alone without a request shape. The Little's-law count is the larger whenever
-TTFT exceeds one TPOT on a replica whose goodput is c / TPOT (its request takes TTFT +
-(n - 1) x TPOT, the goodput count charges it n x TPOT), and by much more when the measured
-goodput is above c / TPOT. With `output_tokens_p95` the duration of a p95-length request is
-reported beside it.
+goodput count alone without a request shape. On the output token basis the Little's-law
+count is the larger whenever TTFT exceeds one TPOT on a replica whose goodput is c / TPOT (its
+request takes TTFT + (n - 1) x TPOT, the goodput count charges it n x TPOT), and by much more
+when the measured goodput is above c / TPOT. With `output_tokens_p95` the duration of a
+p95-length request is reported beside it.
 
 Two string columns say how hours are paid for:
   `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +

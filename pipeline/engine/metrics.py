@@ -163,7 +163,7 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()
         + c("redundancy_instances").fill_null(0.0),
     "instances":
-        lambda c: c.when(c("goodput_instances").is_not_null()).then(
+        lambda c: c.when(c("goodput_instances").is_null()).then(None).otherwise(
             c.max_horizontal(c("goodput_instances"), c("littles_law_instances"))),
     "headroom_instances":
         lambda c: c("instances") - c("redundancy_instances").fill_null(0.0)

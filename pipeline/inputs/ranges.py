@@ -17,12 +17,6 @@ def scaled(value: Number, factor: float) -> Number:
     return Range(low=low, mode=mode, high=high) if low < high else mode
 
 
-def over(value: float, divisor: Number) -> Number:
-    """A constant over a number or range (the range's bounds swap: over its high is low)."""
-    low, mode, high = (value / b for b in reversed(bounds(divisor)))
-    return Range(low=low, mode=mode, high=high) if low < high else mode
-
-
 def spread(value: Number) -> str:
     """The number as a source names it: the mode, and the range when there is one."""
     low, mode, high = bounds(value)
