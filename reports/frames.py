@@ -343,7 +343,8 @@ SIZING_COLUMNS: dict[str, pl.DataType] = {
     "monthly_cost_eur": pl.Float64(), "headroom_instances": pl.Int64(),
     "monthly_headroom_cost_eur": pl.Float64(), "monthly_redundancy_cost_eur": pl.Float64(),
     "period_cost_eur": pl.Float64(), "annual_mwh": pl.Float64(), "annual_tco2e": pl.Float64(),
-    "littles_law_instances": pl.Int64(),
+    "littles_law_instances": pl.Int64(), "goodput_instances": pl.Int64(),
+    "binding": pl.String(),
 }
 #: columns shown only when some candidate has a figure (the Little's-law count needs a
 #: request-shaped demand and an operating concurrency; a result stored before the margins
@@ -351,6 +352,9 @@ SIZING_COLUMNS: dict[str, pl.DataType] = {
 SIZING_WHEN_PRESENT = ("littles_law_instances", "headroom_instances",
                        "monthly_headroom_cost_eur", "monthly_redundancy_cost_eur",
                        "period_cost_eur")
+#: shown beside the Little's-law count only (with one count there is nothing to choose from),
+#: and when the result has them
+SIZING_WITH_LITTLES_LAW = ("goodput_instances", "binding")
 
 SIZING_HEADERS = {
     "candidate": "Candidate id",
@@ -359,7 +363,8 @@ SIZING_HEADERS = {
     "utilisation": f"{OUTPUTS['billed_utilisation'].title} (share of billed hours)",
     **{k: OUTPUTS[k].label for k in ("instances", "billed_instances", "monthly_cost_eur",
                                       "annual_mwh", "annual_tco2e",
-                                      "littles_law_instances")},
+                                      "littles_law_instances", "goodput_instances")},
+    "binding": "Binding count (the larger)",
     # short: the table holds up to thirteen columns within 1280 px
     "headroom_instances": "Headroom (instances)",
     "monthly_headroom_cost_eur": "Headroom (EUR/month)",
@@ -376,9 +381,13 @@ def sizing_frame(result: Result) -> pl.DataFrame:
 def _present(sizing: pl.DataFrame) -> pl.DataFrame:
     """The sizing frame without the SIZING_WHEN_PRESENT columns no row fills."""
     # the spares' cost is 0 everywhere when no [demand] redundancy_instances is declared
-    return sizing.drop([c for c in SIZING_WHEN_PRESENT if c in sizing.columns and (
+    absent = [c for c in SIZING_WHEN_PRESENT if c in sizing.columns and (
         sizing[c].null_count() == sizing.height
-        or (c == "monthly_redundancy_cost_eur" and not (sizing[c].fill_null(0.0) != 0).any()))])
+        or (c == "monthly_redundancy_cost_eur" and not (sizing[c].fill_null(0.0) != 0).any()))]
+    # a result stored before the binding count has neither
+    absent += [c for c in SIZING_WITH_LITTLES_LAW if c in sizing.columns and (
+        "littles_law_instances" in absent or sizing[c].null_count() == sizing.height)]
+    return sizing.drop(absent)
 
 
 PAIRWISE_COLUMNS: dict[str, pl.DataType] = {

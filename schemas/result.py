@@ -208,6 +208,7 @@ class CandidateSizing(_Closed):
 
     capacity: Literal["provisioned", "elastic"] = "provisioned"  # older results: provisioned
     instances: int | None
+    binding: Literal["goodput", "Little's law"] | None = None
     billed_instances: Figure = None
     utilisation: Figure
     monthly_cost_eur: Figure
@@ -217,6 +218,7 @@ class CandidateSizing(_Closed):
     period_cost_eur: Figure = None
     annual_mwh: Figure
     annual_tco2e: Figure
+    goodput_instances: int | None = None
     littles_law_instances: int | None = None
     request_duration_s: Figure = None
     replica_requests_per_s: Figure = None

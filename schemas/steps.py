@@ -24,11 +24,16 @@ redundancy). `period_cost_eur` is a TCO fleet's monthly cost over its amortisati
 
 Request-level demand (`[demand] requests_per_s` with the mean prompt and output tokens) is
 turned into `demand_tokens_per_day` on the proposal's token basis before the steps, so it
-sizes, bills and prices through the same steps. Beside the goodput-based `instances`, the
-Little's-law count `littles_law_instances` is reported (never billed): a replica at operating
-concurrency c serves c / request duration requests/s, the duration being
-TTFT + (output tokens - 1) x TPOT (the mean lengths: Little's law holds for means); with
-`output_tokens_p95` the duration of a p95-length request is reported beside it.
+sizes, bills and prices through the same steps. The fleet is sized on the binding count:
+`instances` is the larger of the goodput count `goodput_instances` (the peak's tokens/s over
+a replica's goodput) and the Little's-law count `littles_law_instances` (a replica at
+operating concurrency c serves c / request duration requests/s, the duration being
+TTFT + (output tokens - 1) x TPOT: the mean lengths, as Little's law holds for means); the
+goodput count alone without a request shape. On the output token basis the Little's-law
+count is the larger whenever TTFT exceeds one TPOT on a replica whose goodput is c / TPOT (its
+request takes TTFT + (n - 1) x TPOT, the goodput count charges it n x TPOT), and by much more
+when the measured goodput is above c / TPOT. With `output_tokens_p95` the duration of a
+p95-length request is reported beside it.
 
 Two string columns say how hours are paid for:
   `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +
@@ -105,16 +110,47 @@ STEPS: tuple[Step, ...] = (
          "demand_tokens_per_day / 86400 x peak_factor (default 1): the demand at its peak "
          "(null without a demand)",
          excel="{demand_tokens_per_day}/86400*{peak_factor:1}"),
-    Step("instances",
+    # Little's law beside the goodput count (null without a request rate or an operating
+    # concurrency); `instances` takes the larger of the two
+    Step("request_tpot_s",
+         "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
+         "sequences in flight gets one token per decode step)",
+         excel='IF({operating_tpot_s?}<>"",{operating_tpot_s?},'
+               'IF({operating_concurrency?}="","",{operating_concurrency?}/{tokens_per_s}))'),
+    Step("request_duration_s",
+         "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
+         excel="{operating_ttft_s}+({request_output_tokens}-1)*{request_tpot_s}"),
+    Step("request_duration_p95_s",
+         "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
+         "beside the mean's; Little's law takes the mean)",
+         excel="{operating_ttft_s}+({request_output_tokens_p95}-1)*{request_tpot_s}"),
+    Step("replica_requests_per_s",
+         "operating_concurrency / request_duration_s (Little's law)",
+         excel="{operating_concurrency}/{request_duration_s}"),
+    Step("littles_law_instances",
+         "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
+         "headroom))) + redundancy_instances: the same headroom and spares as "
+         "`goodput_instances`, so the two counts differ only by their method",
+         excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
+               "/({replica_requests_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
+    Step("goodput_instances",
          "ceil(peak_tokens_per_s / (tokens_per_s x (1 - headroom))) + redundancy_instances: "
-         "the instances the peak needs with its headroom, and the spares (N+1: 1)",
+         "the instances the peak's tokens/s needs with its headroom, and the spares (N+1: 1)",
          excel="CEILING({peak_tokens_per_s}/({tokens_per_s}*(1-{headroom:0})),1)"
                "+{redundancy_instances:0}"),
+    Step("instances",
+         "max(goodput_instances, littles_law_instances): the binding count (the goodput count "
+         "alone without a request shape); billed, priced and shown with the other",
+         excel='IF({littles_law_instances?}="",{goodput_instances},'
+               'MAX({goodput_instances},{littles_law_instances?}))'),
     Step("headroom_instances",
-         "instances - redundancy_instances - ceil(peak_tokens_per_s / tokens_per_s): the "
-         "instances the headroom adds to the bare peak",
+         "instances - redundancy_instances - max(ceil(peak_tokens_per_s / tokens_per_s), "
+         "ceil(demand_requests_per_s x peak_factor / replica_requests_per_s)): the instances "
+         "the headroom adds to the bare peak (of the binding count)",
          excel="{instances}-{redundancy_instances:0}"
-               "-CEILING({peak_tokens_per_s}/{tokens_per_s},1)"),
+               "-MAX(CEILING({peak_tokens_per_s}/{tokens_per_s},1),"
+               'IF({littles_law_instances?}="",0,CEILING({demand_requests_per_s?}'
+               '*{peak_factor:1}/{replica_requests_per_s?},1)))'),
     Step("busy_instances",
          "demand_tokens_per_day / 86400 / tokens_per_s",
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
@@ -205,27 +241,4 @@ STEPS: tuple[Step, ...] = (
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
          excel="{embodied_kgco2e}*1000"
                "/({lifetime_years}*8760*{served_tokens_per_s}*3600/1000000)"),
-    # Little's law beside the goodput sizing (reported, never billed): null without a
-    # request rate or an operating concurrency
-    Step("request_tpot_s",
-         "operating_tpot_s if given, else operating_concurrency / tokens_per_s (each of the c "
-         "sequences in flight gets one token per decode step)",
-         excel='IF({operating_tpot_s?}<>"",{operating_tpot_s?},'
-               'IF({operating_concurrency?}="","",{operating_concurrency?}/{tokens_per_s}))'),
-    Step("request_duration_s",
-         "operating_ttft_s + (request_output_tokens - 1) x request_tpot_s",
-         excel="{operating_ttft_s}+({request_output_tokens}-1)*{request_tpot_s}"),
-    Step("request_duration_p95_s",
-         "operating_ttft_s + (request_output_tokens_p95 - 1) x request_tpot_s (reported "
-         "beside the mean's; Little's law takes the mean)",
-         excel="{operating_ttft_s}+({request_output_tokens_p95}-1)*{request_tpot_s}"),
-    Step("replica_requests_per_s",
-         "operating_concurrency / request_duration_s (Little's law)",
-         excel="{operating_concurrency}/{request_duration_s}"),
-    Step("littles_law_instances",
-         "ceil(demand_requests_per_s x peak_factor / (replica_requests_per_s x (1 - "
-         "headroom))) + redundancy_instances: the same spares as `instances`, so the two "
-         "counts differ only by their method",
-         excel="CEILING({demand_requests_per_s}*{peak_factor:1}"
-               "/({replica_requests_per_s}*(1-{headroom:0})),1)+{redundancy_instances:0}"),
 )

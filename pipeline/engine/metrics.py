@@ -143,13 +143,34 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
             + c("grid_fee_eur_per_kwh").fill_null(0.0)),
     "peak_tokens_per_s":
         lambda c: _mean_demand_tokens_per_s(c) * c("peak_factor").fill_null(1.0),
-    "instances":
+    "request_tpot_s":
+        lambda c: c.coalesce(c("operating_tpot_s"),
+                            c("operating_concurrency") / c("tokens_per_s")),
+    "request_duration_s":
+        lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
+                                 c("request_tpot_s")),
+    "request_duration_p95_s":
+        lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
+                                 c("request_tpot_s")),
+    "replica_requests_per_s":
+        lambda c: c("operating_concurrency") / c("request_duration_s"),
+    "littles_law_instances":
+        lambda c: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
+                 / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
+        .ceil() + c("redundancy_instances").fill_null(0.0),
+    "goodput_instances":
         lambda c: (c("peak_tokens_per_s")
                  / (c("tokens_per_s") * (1.0 - c("headroom").fill_null(0.0)))).ceil()
         + c("redundancy_instances").fill_null(0.0),
+    "instances":
+        lambda c: c.when(c("goodput_instances").is_null()).then(None).otherwise(
+            c.max_horizontal(c("goodput_instances"), c("littles_law_instances"))),
     "headroom_instances":
         lambda c: c("instances") - c("redundancy_instances").fill_null(0.0)
-        - (c("peak_tokens_per_s") / c("tokens_per_s")).ceil(),
+        - c.max_horizontal(
+            (c("peak_tokens_per_s") / c("tokens_per_s")).ceil(),
+            (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
+             / c("replica_requests_per_s")).ceil()),
     "busy_instances":
         lambda c: _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
     "billed_instances":
@@ -211,21 +232,6 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
         lambda c: c("embodied_kgco2e") * G_PER_KG
         / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
            * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
-    "request_tpot_s":
-        lambda c: c.coalesce(c("operating_tpot_s"),
-                            c("operating_concurrency") / c("tokens_per_s")),
-    "request_duration_s":
-        lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens"),
-                                 c("request_tpot_s")),
-    "request_duration_p95_s":
-        lambda c: request_duration(c("operating_ttft_s"), c("request_output_tokens_p95"),
-                                 c("request_tpot_s")),
-    "replica_requests_per_s":
-        lambda c: c("operating_concurrency") / c("request_duration_s"),
-    "littles_law_instances":
-        lambda c: (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
-                 / (c("replica_requests_per_s") * (1.0 - c("headroom").fill_null(0.0))))
-        .ceil() + c("redundancy_instances").fill_null(0.0),
 }
 
 

@@ -3,11 +3,11 @@
 Sizing is not computed here: the metric steps size each candidate's fleet for the declared
 demand (`instances`, `billed_instances`, `billed_utilisation`, `monthly_cost_eur`), so the
 scorecard's CPM and the sizing table are one evaluation. This module lays that evaluation out
-per candidate, with the year's energy and emissions, and beside the goodput-based instances
-the Little's-law count from the request rate, operating concurrency and request duration (a
-cross-check: it is not billed). Break-even: the daily token volume at
-which one on-prem instance's CPM (which falls as utilisation rises, fixed costs being spread
-over more tokens) meets the cheapest eligible cloud candidate's CPM at the demand.
+per candidate, with the year's energy and emissions, the two counts the fleet is sized on
+(goodput and Little's law, `instances` being the larger) and which one binds. Break-even:
+the daily token volume at which one on-prem instance's CPM (which falls as utilisation rises,
+fixed costs being spread over more tokens) meets the cheapest eligible cloud candidate's CPM
+at the demand.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ def tokens_per_day(utilisation: pl.Expr, tokens_per_s: pl.Expr) -> pl.Expr:
     return utilisation * tokens_per_s * SECONDS_PER_DAY
 
 
+def binding(goodput: pl.Expr, littles: pl.Expr) -> pl.Expr:
+    """Which count `instances` takes: "Little's law" when it is the larger, else "goodput"
+    (a tie, or no request shape); null without a goodput count."""
+    return (pl.when(goodput.is_null()).then(None)
+            .when(littles > goodput).then(pl.lit("Little's law")).otherwise(pl.lit("goodput")))
+
+
 def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
     """`evaluated`: one row per candidate, the metric steps at the inputs' modes with the
     demand's inputs (the scorecard table)."""
@@ -40,6 +47,7 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         pl.col("id").alias("candidate"),
         pl.col("capacity"),
         pl.col("instances").cast(pl.Int64),
+        binding(pl.col("goodput_instances"), pl.col("littles_law_instances")).alias("binding"),
         pl.col("billed_instances"),
         pl.col("billed_utilisation").alias("utilisation"),
         "monthly_cost_eur",
@@ -48,8 +56,9 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         "monthly_headroom_cost_eur", "monthly_redundancy_cost_eur", "period_cost_eur",
         (pl.col("facility_kwh_per_mtok") * mtok_per_year / KWH_PER_MWH).alias("annual_mwh"),
         (pl.col("carbon_gco2e_per_mtok") * mtok_per_year / G_PER_TONNE).alias("annual_tco2e"),
-        # Little's law beside the goodput sizing (null without a request shape or an
-        # operating concurrency): reported, never billed
+        # the two counts `instances` is the larger of (Little's law: null without a request
+        # shape or an operating concurrency) and the request-level figures behind the second
+        pl.col("goodput_instances").cast(pl.Int64),
         pl.col("littles_law_instances").cast(pl.Int64),
         "request_duration_s", "replica_requests_per_s", "request_tpot_s",
         "request_duration_p95_s",

@@ -79,13 +79,20 @@ def test_chain_of_a_declared_cost_lists_only_the_price(db: Path) -> None:
     assert chain["value"] == 11.0
     assert [s["step"] for s in chain["steps"]] == ["cost_eur_per_hour"]
     assert [i["input"] for i in chain["inputs"]] == ["price_eur_per_hour"]
-    # its CPM chain: the fleet sized for the demand, its utilisation, still no TCO line
+    # its CPM chain: the fleet sized for the demand (since issue 26 the larger of the goodput
+    # and Little's-law counts, so the request-level steps are in the chain, null here: the
+    # example declares no request shape), its utilisation, still no TCO line
     cpm = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cpm_eur_per_mtok",
                               "--db", str(db), "--json"])
-    steps = [s["step"] for s in json.loads(cpm.stdout)["steps"]]
-    assert steps == ["peak_tokens_per_s", "instances", "busy_instances", "billed_instances",
-                     "billed_utilisation",
+    chain = json.loads(cpm.stdout)
+    steps = [s["step"] for s in chain["steps"]]
+    assert steps == ["peak_tokens_per_s", "request_tpot_s", "request_duration_s",
+                     "replica_requests_per_s", "littles_law_instances", "goodput_instances",
+                     "instances", "busy_instances", "billed_instances", "billed_utilisation",
                      "served_tokens_per_s", "cost_eur_per_hour", "cpm_eur_per_mtok"]
+    by_step = {s["step"]: s["value"] for s in chain["steps"]}
+    assert by_step["littles_law_instances"] is None
+    assert by_step["instances"] == by_step["goodput_instances"]
 
 
 @pytest.mark.parametrize(("objective", "column"), [

@@ -27,3 +27,16 @@ def test_littles_law_column_left_out_when_no_candidate_has_it() -> None:
     old = _row("lab", None)
     del old["littles_law_instances"]
     assert sizing_frame(fragment({"sizing": [old]})).columns == frame.columns
+
+
+def test_both_counts_and_the_binding_one_beside_the_littles_law_count() -> None:
+    # lab: goodput 3, Little's law 4 -> 4 instances, Little's law binds; cloud: no request
+    # shape, goodput alone
+    lab = {**_row("lab", 4), "goodput_instances": 3, "binding": "Little's law"}
+    cloud = {**_row("cloud", None), "goodput_instances": 4, "binding": "goodput"}
+    frame = sizing_frame(fragment({"sizing": [lab, cloud]}))
+    assert frame["goodput_instances"].to_list() == [3, 4]
+    assert frame["binding"].to_list() == ["Little's law", "goodput"]
+    # without any Little's-law count neither column shows
+    alone = sizing_frame(fragment({"sizing": [cloud]}))
+    assert "binding" not in alone.columns and "goodput_instances" not in alone.columns

@@ -208,8 +208,9 @@ def test_the_example_workbook_computes_the_engine_figures(
         example: tuple[dict[str, Any], Book]) -> None:
     result, book = example
     # 7 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
-    # before issue 15's headroom_instances and headroom, redundancy and period costs)
-    assert check_every_step(book, result) == 7 * 26
+    # before issue 15's headroom_instances and headroom, redundancy and period costs; 27 since
+    # issue 26 split the goodput count, goodput_instances, from the binding `instances`)
+    assert check_every_step(book, result) == 7 * 27
     no_errors_and_formulas_only_on_the_scorecard(book)
     monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
     # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
@@ -318,8 +319,9 @@ def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
     (est,) = result["candidates"]
     assert est["detail"]["littles_law_instances"] is not None
     # 1 candidate x 26 steps: the 30 but the four TCO-only ones a declared price leaves null
-    # (capital, maintenance, monthly capital, cost over the amortisation)
-    assert check_every_step(book, result) == 27
+    # (capital, maintenance, monthly capital, cost over the amortisation); one cell more
+    # since issue 26's goodput_instances step (27 before it)
+    assert check_every_step(book, result) == 28
     no_errors_and_formulas_only_on_the_scorecard(book)
     for name in ("request_tpot_s", "request_duration_s", "request_duration_p95_s",
                  "replica_requests_per_s", "littles_law_instances"):

@@ -21,6 +21,7 @@ from pipeline.engine.roofline.serving import (
     prefix_cached_ttft_s,
     speculative_tpot_s,
 )
+from pipeline.engine.sizing import binding
 
 
 def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
@@ -64,7 +65,7 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | Non
                            f"{acceptance:g}, draft step {draft_s * 1e3:g} ms: TPOT "
                            f"{plain * 1e3:,.2f} -> {tpot_s * 1e3:,.2f} ms (a declared effect)")
     concurrency = inputs.batch * inputs.replicas
-    row = evaluate(pl.DataFrame({
+    evaluated = evaluate(pl.DataFrame({
         "tokens_per_s": [concurrency / tpot_s],
         "demand_requests_per_s": [float(plan["requests_per_s"])],
         "demand_tokens_per_day": [float(plan["requests_per_s"]) * 86_400.0 * out_tokens],
@@ -72,13 +73,16 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | Non
         "operating_ttft_s": [ttft_s], "operating_tpot_s": [tpot_s],
         "peak_factor": [float(plan.get("peak_factor") or 1.0)],
         "headroom": [float(plan["headroom"]) if plan.get("headroom") is not None else 0.0],
-    })).row(0, named=True)
-    littles = row["littles_law_instances"]
-    goodput = row["instances"]
+    }))
+    row = evaluated.with_columns(binding(pl.col("goodput_instances"),
+                                         pl.col("littles_law_instances")).alias("binding")
+                                 ).row(0, named=True)
+    littles, goodput = row["littles_law_instances"], row["goodput_instances"]
     assumptions.append("Instances from goodput: ceil(peak output tokens/s / (instance goodput "
                        "x (1 - headroom))); from Little's law: ceil(peak requests/s / "
                        "(concurrency / request duration x (1 - headroom))); the Little's-law "
-                       "count carries TTFT, the goodput count does not.")
+                       "count carries TTFT, the goodput count does not. The fleet takes the "
+                       "larger (the metric steps' `instances`, as a proposal does).")
     return {
         "requests_per_s": float(plan["requests_per_s"]), "output_tokens": out_tokens,
         "prompt_tokens": inputs.prompt_tokens or inputs.context,
@@ -86,10 +90,13 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | Non
         "ttft_ms": ttft_s * 1e3, "cold_ttft_ms": cold_ttft_s * 1e3,
         "request_duration_s": row["request_duration_s"],
         "replica_requests_per_s": row["replica_requests_per_s"],
+        "instances": int(row["instances"]),
+        "binding": row["binding"],
         "littles_law_instances": None if littles is None else int(littles),
         "goodput_instances": None if goodput is None else int(goodput),
         "gpus_per_instance": int(r.gpus),
         "littles_law_gpus": None if littles is None else int(littles * r.gpus),
+        "gpus": int(row["instances"] * r.gpus),
         "assumptions": assumptions,
     }
 

@@ -130,7 +130,7 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
         lines += ["Sizing", f"  none: {s['reason']}"]
     elif s:
         lines += [
-            "Sizing (Little's law)",
+            "Sizing (the larger of Little's law and goodput)",
             f"  {s['requests_per_s']:,.4g} requests/s of {s['prompt_tokens']:,.0f} prompt + "
             f"{s['output_tokens']:,.0f} output tokens; concurrency {s['operating_concurrency']}",
             f"  TTFT {s['ttft_ms']:,.1f} ms + ({s['output_tokens']:,.0f} - 1) x TPOT "
@@ -138,6 +138,8 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
             f"  {s['replica_requests_per_s']:,.3f} requests/s per instance -> "
             f"{s['littles_law_instances']} instances = {s['littles_law_gpus']} GPUs "
             f"(goodput-based: {s['goodput_instances']} instances)",
+            f"  sized on {s['instances']} instances = {s['gpus']} GPUs ({s['binding']} binds: "
+            "the larger count)",
         ]
         lines.extend(f"  - {a}" for a in s["assumptions"])
     if data.get("topologies"):

@@ -18,7 +18,7 @@ from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity
-from pipeline.inputs.ranges import scaled, spread, sum_numbers
+from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
 from pipeline.inputs.records import configuration_rows, file_listing, pairs
 from schemas.proposal import (
     Calibration,
@@ -164,8 +164,12 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
         ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
         ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
                         f"({e.effects_source}); cold {result.ttft_lower_bound_ms:.1f} ms")
-    d.inputs.add("operating_ttft_s", ttft_s, f"{d.key}.throughput.estimate", "estimated",
-                 ttft_source)
+    # the prefill reaches the same share of its roofline as the decode (as `scorecard
+    # estimate` sizes it); the efficiency's mode, as the TTFT is a single figure
+    efficiency = bounds(e.efficiency)[1]
+    ttft_source += f" / efficiency {efficiency:g}"
+    d.inputs.add("operating_ttft_s", ttft_s / efficiency, f"{d.key}.throughput.estimate",
+                 "estimated", ttft_source)
     spec = ""
     if ceiling is not None and e.speculative_acceptance is not None:
         step_s = result.step_ms / 1e3
