@@ -191,8 +191,10 @@ def run(
     proposal: ProposalArg = None,
     vintage: VintageOpt = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Output folder (default: ./scorecard-out/<proposal-slug>/<vintage>/). "
-                      "A run written elsewhere is stored but not published.",
+        "--out", help="Output folder (default: ./scorecard-out/<proposal-slug>/<vintage>/), "
+                      "replaced whole once every file is written: new or holding only a "
+                      "report's files, else refused. A run written elsewhere is stored but "
+                      "not published.",
         show_default=False)] = None,
     db: DbOpt = None,
     offline: Annotated[bool, typer.Option(
