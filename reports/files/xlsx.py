@@ -15,8 +15,10 @@ References to Inputs are absolute (Inputs!$E$2), references within a Scorecard r
 so sorting the Scorecard keeps every row's figures its own; Inputs is read by position, so it
 has no filter buttons (sorting it would mix candidates), as its header comment says.
 
-Every formula cell also stores the engine's value as its cached result, so a viewer that does
-not recalculate shows the engine's figures; Excel and LibreOffice recalculate on opening.
+A formula cell stores no cached result and the workbook names this project as its producer
+(`_Packager`), so Excel (`fullCalcOnLoad`) and LibreOffice compute every figure on opening,
+from the Inputs as they are then; a viewer that does not calculate (a file previewer, openpyxl's
+`data_only`) shows those cells empty: the CSV and Parquet files hold the figures as values.
 
 Numbers are written as numbers (each the engine's double exactly) with a format per unit (EUR
 with thousands separators, shares and probabilities as %, tokens/s as whole numbers, small
@@ -49,10 +51,11 @@ from typing import Any, ClassVar
 import polars as pl
 import xlsxwriter
 from xlsxwriter.format import Format
+from xlsxwriter.packager import Packager
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from reports.cells import plain, spreadsheet_text
+from reports.cells import spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     HEADERS,
@@ -243,7 +246,7 @@ class _Sheet(Worksheet):
     holding what xlsxwriter's own `write_number`, `write_string`, `write_boolean`,
     `write_blank` and `write_formula` write: numbers (the floats formatted by polars, each read
     back as the same double), strings through `spreadsheet_text` into the shared-string table
-    (cut to Excel's 32,767 units), a formula's cached result beside it, a None or non-finite
+    (cut to Excel's 32,767 units), a formula with no cached result, a None or non-finite
     number as a formatted empty cell (no cell without a format).
     tests/reports/test_workbook_format.py reads a sheet written both ways back and finds the
     same cells. The header row above the body is xlsxwriter's (cells, row height, comments).
@@ -297,7 +300,8 @@ class _Sheet(Worksheet):
                      formula: str | None = None, first_row: int = 1) -> None:
         """Column `col` of the body, from row `first_row` (0-based) down, one item a row:
         `fmt` for each (or one format per row). With `formula` (its row number written
-        ROW), each row's cell is that formula, the item its cached result ("" for None)."""
+        ROW), each row's cell is that formula, with no cached result (the items size the
+        column only): Excel and LibreOffice compute it on opening (see `_Packager`)."""
         if not items:
             return
         if self._first is None:
@@ -317,21 +321,10 @@ class _Sheet(Worksheet):
         rows = range(first_row + 1, last + 2)  # Excel's row numbers
         cells: list[str] = []
         add = cells.append
-        if formula is not None:
+        if formula is not None:  # no cached result: every reader that calculates computes it
             parts = _xml_text(formula[1:] if formula.startswith("=") else formula).split(ROW)
-            for row, item, text, s in zip(rows, items, _float_texts(items), styles,
-                                          strict=True):
-                kind, cached = "", item
-                if text is not None:
-                    cached = text if math.isfinite(item) else ""
-                elif item is None:
-                    cached = ""
-                elif isinstance(item, bool):
-                    kind, cached = ' t="b"', int(item)
-                elif isinstance(item, str):
-                    kind, cached = (' t="str"' if item else ""), _xml_text(plain(item))
-                add(f'<c r="{letter}{row}"{s}{kind}><f>{str(row).join(parts)}</f>'
-                    f'<v>{cached}</v></c>')
+            for row, s in zip(rows, styles, strict=True):
+                add(f'<c r="{letter}{row}"{s}><f>{str(row).join(parts)}</f></c>')
             self._body[col] = cells
             return
         texts = _float_texts(items)
@@ -668,10 +661,40 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
     ]
 
 
+#: the producer the workbook names (docProps/app.xml `Application`)
+GENERATOR = "inference-scorecard"
+
+
+class _Packager(Packager):
+    """xlsxwriter's packager, naming this project as the workbook's producer instead of
+    "Microsoft Excel". LibreOffice keeps the cached formula results of a file Microsoft Excel
+    (or LibreOffice) wrote and by default never recalculates it on load; a file from another
+    producer with no cached result but 0 it recalculates in full (sc/source/filter/oox/
+    workbookhelper.cxx `mbGeneratorKnownGood`, workbookfragment.cxx `recalcFormulaCells`),
+    and a formula cell without a cached result (as `_Sheet` writes them) it computes on load
+    in any case. Excel recalculates on load either way (`fullCalcOnLoad`, which xlsxwriter
+    writes)."""
+
+    def _write_app_file(self) -> None:
+        super()._write_app_file()
+        buffer, name, _ = self.filenames[-1]  # in memory: the app.xml just written
+        assert name == "docProps/app.xml"
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        buffer.write(text.replace("<Application>Microsoft Excel</Application>",
+                                  f"<Application>{GENERATOR}</Application>", 1))
+
+
+class _Book(xlsxwriter.Workbook):
+    def _get_packager(self) -> Packager:
+        return _Packager()
+
+
 def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None:
     """The workbook of `result`; `frames`: the result's, when the caller has built them
     (`write_outputs` does)."""
-    book = xlsxwriter.Workbook(str(path), {
+    book = _Book(str(path), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
         "in_memory": True})
     stamp = datetime.fromisoformat(result.generated_at).replace(tzinfo=None)
