@@ -1,19 +1,21 @@
 """The workbook procurement teams open, written with xlsxwriter: About, Scorecard, Inputs,
-Breakdown, Assumptions, Sources, Sizing, Break-even, P(frontier), Pairwise.
+Demand, Breakdown, Assumptions, Evidence, Sources, Sizing, Break-even, P(frontier), Pairwise.
 
 The workbook computes. Inputs holds one row per candidate (same order as the Scorecard): its
 cost model and capacity, then every input column some candidate's figures use, at the engine's
-point values (the modes of ranges), an empty cell where the input is null. The Scorecard's CPM,
-cost per hour, monthly cost, energy, facility energy, electricity, carbon and embodied carbon,
-and the steps between (billed instances, billed utilisation, served tokens/s, average power,
-the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel` template each step
-declares in schemas/steps.py (the engine computes the same declared steps), so changing an
-input on Inputs moves them. A formula over a null input gives "" (an empty cell),
-never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier), Pareto
-rank, sovereignty, time-matched figures) hold the engine's values, and their headers say so.
-References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row relative,
-so sorting the Scorecard keeps every row's figures its own; Inputs is read by position, so it
-has no filter buttons (sorting it would mix candidates), as its header comment says.
+point values (the modes of ranges), an empty cell where the input is null; the proposal's
+demand, the same for every candidate, is one cell per input on the Demand sheet. The
+Scorecard's CPM, cost per hour, monthly cost, energy, facility energy, electricity, carbon and
+embodied carbon, and the steps between (billed instances, billed utilisation, served tokens/s,
+average power, the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel`
+template each step declares in schemas/steps.py (the engine computes the same declared steps),
+so changing an input on Inputs moves them. A formula over a null input gives "" (an empty
+cell), never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier),
+Pareto rank, sovereignty, time-matched figures) hold the engine's values, and their headers say
+so. References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row
+relative, so sorting the Scorecard keeps every row's figures its own; Inputs is read by
+position, so it has no filter buttons (sorting it would mix candidates), as its header comment
+says.
 
 A formula cell stores no cached result and the workbook names this project as its producer
 (`_Packager`), so Excel (`fullCalcOnLoad`) and LibreOffice compute every figure on opening,
@@ -444,6 +446,11 @@ def fill(template: str, cell: Callable[[str], str | None]) -> str:
 _CORE_INPUTS = ("tokens_per_s", "utilisation", "busy_power_w", "idle_power_w", "pue",
                 "grid_gco2e_per_kwh")
 _FIRST_COLUMNS = ("id", "label", "cost_model", "capacity")
+#: the proposal's [demand], the same for every candidate: one cell each on the Demand sheet,
+#: which every candidate's formulas read
+DEMAND_INPUTS = ("demand_tokens_per_day", "demand_requests_per_s", "request_output_tokens",
+                 "request_output_tokens_p95", "peak_factor", "headroom",
+                 "redundancy_instances")
 #: the Scorecard's columns that name the candidate (no header comment)
 _IDENTITY = ("id", "label", "deployment", "provider", "zone", "gpu", "gpu_count")
 _STEP = {s.name: s for s in STEPS}
@@ -459,6 +466,7 @@ class Layout:
 
     inputs: list[str]  # Inputs sheet columns, in order
     scorecard: list[str]  # Scorecard sheet columns, in order
+    demand: list[str]  # the Demand sheet's rows, in order (from its row 2)
     #: whether the Scorecard's figures are formulas: every candidate carries the evaluated
     #: row (`detail`, with its cost model), as the engine writes it; a result without (a
     #: hand-made one) gets its values only
@@ -466,7 +474,9 @@ class Layout:
 
     def input_ref(self, name: str, row: str = ROW) -> str | None:
         """Absolute reference to an Inputs cell in Excel row `row` (sorting the Scorecard
-        keeps it)."""
+        keeps it), or to the Demand sheet's one cell of a demand input."""
+        if name in self.demand:
+            return f"Demand!$B${self.demand.index(name) + 2}"
         if name not in self.inputs:
             return None
         return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row}"
@@ -510,14 +520,17 @@ def layout(result: Result, card: pl.DataFrame, points: Points) -> Layout:
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))
 
+    demand = [n for n in DEMAND_INPUTS
+              if used(n) and len(set(points(n))) == 1]  # one value for all: one cell
     inputs = [*_FIRST_COLUMNS,
-              *[n for n in INPUT_COLUMNS if n in _CORE_INPUTS or used(n)]]
+              *[n for n in INPUT_COLUMNS
+                if (n in _CORE_INPUTS or used(n)) and n not in demand]]
     main = list(card.columns)
     if used("monthly_cost_eur"):
         main.insert(main.index("cpm_eur_per_mtok") + 1, "monthly_cost_eur")
     extra = [s.name for s in STEPS if s.name not in main and used(s.name)]
     computes = all(value(c, "cost_model") is not None for c in candidates)
-    return Layout(inputs, main + extra, computes)
+    return Layout(inputs, main + extra, demand, computes)
 
 
 #: the string inputs and the values the formulas know
@@ -557,6 +570,55 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
             sheet.data_validation(1, col, len(items), col, {
                 "validate": "list", "source": list(_CHOICES[name])})
     sheet.freeze_panes(1, 1)
+
+
+def _derived_demand(result: Result, places: Layout) -> dict[str, str]:
+    """The demand input the engine derived from the other (tokens/day from a request rate,
+    or the request rate from tokens/day with the request's shape), as a formula over it on
+    the Demand sheet, so changing the given one moves both. The tokens per request (output,
+    or prompt + output on a total token basis) is their ratio, as the engine set it."""
+    names = ("demand_tokens_per_day", "demand_requests_per_s")
+    if not result.candidates or not all(n in places.demand for n in names):
+        return {}
+    given = {i.input: i for i in result.candidates[0].inputs if i.input in names}
+    tokens, rate = (given[n].mode for n in names)
+    if not tokens or not rate:
+        return {}
+    per_request = f"{tokens / (rate * 86_400):.12g}"
+    row = {n: places.demand.index(n) + 2 for n in names}
+    if given["demand_tokens_per_day"].key == "demand.requests_per_s":  # from the rate
+        return {"demand_tokens_per_day":
+                f"=$B${row['demand_requests_per_s']}*86400*{per_request}"}
+    return {"demand_requests_per_s":
+            f"=$B${row['demand_tokens_per_day']}/86400/{per_request}"}
+
+
+def _write_demand(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
+                  places: Layout, points: Points) -> None:
+    """The proposal's demand, one cell per input, which every candidate's formulas read."""
+    if not places.demand:
+        return
+    sheet = book.add_worksheet("Demand")  # a few cells: xlsxwriter's own, cell by cell
+    _header_row(sheet, ["Demand input", "Value", "Meaning"],
+                [styles.header("plain"), styles.header("input"), styles.header("plain")])
+    _comment(sheet, 1, "Change a value and every candidate's sizing and figures on the "
+             "Scorecard move.")
+    derived = _derived_demand(result, places)
+    for row, name in enumerate(places.demand, start=1):
+        fmt = styles.number(number_format(name), font_color="#1F4E79")
+        sheet.write_string(row, 0, spreadsheet_text(header(name, "Inputs")),
+                           styles.get(bold=True))
+        if name in derived:
+            sheet.write_formula(row, 1, derived[name], fmt)
+        else:
+            sheet.write_number(row, 1, points(name)[0], fmt)
+        sheet.write_string(row, 2, spreadsheet_text(
+            OUTPUTS[name].meaning + (" (computed from the other demand input)"
+                                     if name in derived else "")))
+    sheet.set_column(0, 0, 36)
+    sheet.set_column(1, 1, 16)
+    sheet.set_column(2, 2, 90)
+    sheet.freeze_panes(1, 0)
 
 
 #: the only functions the step templates use: none needs xlsxwriter's future-function
@@ -657,6 +719,8 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
         ("Inputs", "one row per candidate, in the Scorecard's order, at the engine's point "
          "values; an empty cell is an input not given (the figures it feeds stay empty). "
          "Do not sort it: the Scorecard reads it row by row"),
+        ("Demand", "with a demand: one cell per demand input, which every candidate's "
+         "formulas read (change it there, once)"),
         ("Other sheets", "the engine's values as computed, for the record"),
     ]
 
@@ -712,6 +776,7 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     about.set_column(1, 1, 90)
     _write_scorecard(book, styles, result, card, places, points)
     _write_inputs(book, styles, places, points)
+    _write_demand(book, styles, result, places, points)
     for name, frame in tables.items():
         _write_table(book, styles, name, frame)
     book.close()

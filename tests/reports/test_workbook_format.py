@@ -39,6 +39,9 @@ def column(book: Workbook, sheet: str, label: str) -> str:
 
 def fmt(book: Workbook, sheet: str, name: str, row: int = 2) -> str:
     label = OUTPUTS[name].label if name in OUTPUTS else name
+    if sheet == "Demand":  # one row per input: its value in column B
+        labels = [r[0].value for r in book["Demand"].iter_rows()]
+        return str(book["Demand"][f"B{labels.index(label) + 1}"].number_format)
     return str(book[sheet][f"{column(book, sheet, label)}{row}"].number_format)
 
 
@@ -56,9 +59,9 @@ def fmt(book: Workbook, sheet: str, name: str, row: int = 2) -> str:
     ("Scorecard", "instances", "#,##0"),
     ("Inputs", "price_eur_per_hour", "#,##0.00"),
     ("Inputs", "capex_eur", "#,##0.00"),
-    ("Inputs", "headroom", "0.0%"),
+    ("Demand", "headroom", "0.0%"),
     ("Inputs", "cost_of_capital_per_year", "0.0%"),
-    ("Inputs", "demand_tokens_per_day", "#,##0"),
+    ("Demand", "demand_tokens_per_day", "#,##0"),
     ("Inputs", "wholesale_eur_per_kwh", "0.00000"),
     ("Inputs", "busy_power_w", "#,##0"),
     ("Inputs", "pue", "0.00"),
@@ -87,6 +90,9 @@ def test_other_sheets_are_formatted_by_unit(book: Workbook) -> None:
 def test_frozen_headers_filters_and_widths(book: Workbook) -> None:
     for ws in book:
         if ws.title == "About":
+            continue
+        if ws.title == "Demand":  # a list of inputs: the header row frozen, nothing to sort
+            assert ws.freeze_panes == "A2" and ws.auto_filter.ref is None
             continue
         if ws.max_row > 1:
             assert ws.freeze_panes == "B2", ws.title
