@@ -674,7 +674,9 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
 # --- the other sheets
 
 def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
-                 frame: pl.DataFrame) -> None:
+                 frame: pl.DataFrame, formulas: dict[str, str] | None = None) -> None:
+    """A sheet of `frame`'s values; a column of `formulas` is that formula on every row (its
+    row number written ROW), the frame's values only sizing the column."""
     sheet = _add_sheet(book, name)
     if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
         sheet.write_string(0, 0, f"{name}: {NOT_COMPUTED}")
@@ -692,10 +694,52 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
         fmt = styles.number(number_format(column, name, dtype)) if numeric else None
         formats = ([by_unit[u] for u in units] if per_row_unit and column in
                    ("value", "low", "high") else fmt)
-        sheet.write_column(col, items, formats)
+        sheet.write_column(col, items, formats, formula=(formulas or {}).get(column))
         sheet.set_column(col, col, _width(header(column, name), items, numeric))
     sheet.freeze_panes(1, 1)
     sheet.autofilter(0, 0, frame.height, len(columns) - 1)
+
+
+#: the Sizing sheet's columns that are the Scorecard's figures of the same candidate (its
+#: "utilisation" is the billed one)
+_SIZING_STEPS = {"utilisation": "billed_utilisation"}
+_MTOK_PER_YEAR = "*365/1000000"
+#: Sizing's yearly totals: a Scorecard figure per Mtok x the demand's Mtok a year, / 1,000
+_SIZING_YEARLY = {"annual_mwh": ("facility_kwh_per_mtok", "/1000"),
+                  "annual_tco2e": ("carbon_gco2e_per_mtok", "/1000000")}
+
+
+def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int) -> dict[str, str]:
+    """The Sizing sheet's figures as formulas reading the Scorecard's row of the same
+    candidate by its id (INDEX/MATCH, so sorting the Scorecard keeps them right) and the
+    Demand sheet's tokens/day: they move with the inputs. `count`: the candidates."""
+    if not places.computes or "candidate" not in frame.columns:
+        return {}
+    last = count + 1
+
+    def look_up(step: str) -> str | None:
+        if step not in places.scorecard or step not in _STEP:
+            return None
+        col = xl_col_to_name(places.scorecard.index(step))
+        return (f"INDEX(Scorecard!${col}$2:${col}${last},"
+                f"MATCH($A{ROW},Scorecard!$A$2:$A${last},0))")
+
+    out: dict[str, str] = {}
+    demand = places.input_ref("demand_tokens_per_day")
+    for column in frame.columns:
+        if column in _SIZING_YEARLY and demand is not None:
+            step, scale = _SIZING_YEARLY[column]
+            found = look_up(step)
+            if found is not None:
+                out[column] = (f'=IFERROR(IF({found}="","",'
+                               f'{found}*{demand}{_MTOK_PER_YEAR}{scale}),"")')
+        elif (found := look_up(_SIZING_STEPS.get(column, column))) is not None:
+            out[column] = f'=IFERROR({found},"")'
+    goodput, littles = look_up("goodput_instances"), look_up("littles_law_instances")
+    if "binding" in frame.columns and goodput is not None and littles is not None:
+        out["binding"] = (f'=IFERROR(IF({goodput}="","",IF({littles}="","goodput",'
+                          f'IF({littles}>{goodput},"Little\'s law","goodput"))),"")')
+    return out
 
 
 def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
@@ -721,6 +765,8 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
          "Do not sort it: the Scorecard reads it row by row"),
         ("Demand", "with a demand: one cell per demand input, which every candidate's "
          "formulas read (change it there, once)"),
+        ("Sizing", "with a demand: formulas over the Scorecard's row of each candidate and "
+         "the Demand sheet: they move with the inputs"),
         ("Other sheets", "the engine's values as computed, for the record"),
     ]
 
@@ -778,5 +824,6 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     _write_inputs(book, styles, places, points)
     _write_demand(book, styles, result, places, points)
     for name, frame in tables.items():
-        _write_table(book, styles, name, frame)
+        _write_table(book, styles, name, frame, _sizing_formulas(
+            frame, places, len(result.candidates)) if name == "Sizing" else None)
     book.close()

@@ -25,7 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from pipeline.engine.metrics import STEPS
 from pipeline.run import execute
-from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
+from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, header, write_xlsx
 from reports.frames import value
 from schemas.outputs import OUTPUTS
 from tests.proposals import candidate, proposal
@@ -173,7 +173,7 @@ def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
               if isinstance(v.value[0][0], str) and v.value[0][0].startswith("#")]
     assert errors == []
     elsewhere = [ws.title for ws in book.cells for row in ws.iter_rows() for c in row
-                 if c.data_type == "f" and ws.title not in ("Scorecard", "Demand")]
+                 if c.data_type == "f" and ws.title not in ("Scorecard", "Demand", "Sizing")]
     assert elsewhere == []
 
 
@@ -316,6 +316,10 @@ def test_templates_use_only_functions_that_need_no_prefix() -> None:
 
 def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
     result, book = scored(REQUESTS, tmp_path)
+    # the Sizing sheet's formulas too, the binding and both counts among them: instances,
+    # billed instances, utilisation, monthly cost, headroom instances and cost, MWh and tCO2e
+    # a year, Little's-law and goodput instances, and which of the two binds
+    assert check_sizing(book, result) == 11
     (est,) = result["candidates"]
     assert est["detail"]["littles_law_instances"] is not None
     # 1 candidate x 26 steps: the 30 but the four TCO-only ones a declared price leaves null
@@ -373,3 +377,47 @@ def test_a_request_rate_demand_drives_the_tokens_per_day_cell(tmp_path: Path) ->
     solution = book.changed("Demand", rate, 40.0)
     assert book.computed("Demand", tokens, solution) == pytest.approx(864_000_000.0,
                                                                       rel=1e-12)
+
+
+def check_sizing(book: Book, result: dict[str, Any]) -> int:
+    """Every figure on the Sizing sheet is a formula giving the engine's sizing row (rel
+    1e-9; "" where null). Returns the cells checked."""
+    sheet = book.cells["Sizing"]
+    headers = [c.value for c in sheet[1]]
+    rows = {r["candidate"]: r for r in result["sizing"]}
+    checked, wrong = 0, []
+    for col, title in enumerate(headers, start=1):
+        letter = get_column_letter(col)
+        for row in range(2, sheet.max_row + 1):
+            cell = sheet[f"{letter}{row}"]
+            if cell.data_type != "f":
+                continue
+            name = next(n for n in rows[sheet[f"A{row}"].value] if title == header(n, "Sizing"))
+            expected = rows[sheet[f"A{row}"].value][name]
+            got = book.computed("Sizing", f"{letter}{row}")
+            checked += 1
+            if not (got == expected if isinstance(expected, str) else same(got, expected)):
+                wrong.append((name, row, got, expected))
+    assert wrong == []
+    return checked
+
+
+def test_the_sizing_sheet_computes_from_the_inputs(
+        example: tuple[dict[str, Any], Book]) -> None:
+    result, book = example
+    # 7 candidates x 9 figures: instances, billed instances, utilisation, monthly cost,
+    # headroom instances, headroom cost, period cost, MWh and tCO2e a year (the spares' cost,
+    # the binding and the two counts are left off: no spares, no request shape)
+    assert check_sizing(book, result) == 7 * 9
+    sheet = book.cells["Sizing"]
+    headers = [c.value for c in sheet[1]]
+    fr = next(r for r in range(2, sheet.max_row + 1)
+              if sheet[f"A{r}"].value == "onprem-fr-h100-fp16")
+    instances = get_column_letter(headers.index(header("instances", "Sizing")) + 1)
+    mwh = get_column_letter(headers.index(header("annual_mwh", "Sizing")) + 1)
+    solution = book.changed("Demand", demand_cell(book, "demand_tokens_per_day"), 1e9)
+    # twice the demand: 6 -> 12 instances (test above); the facility energy per Mtok stays
+    # (the same utilisation), so the MWh a year double
+    assert book.computed("Sizing", f"{instances}{fr}", solution) == 12
+    assert book.computed("Sizing", f"{mwh}{fr}", solution) == pytest.approx(
+        2 * book.computed("Sizing", f"{mwh}{fr}"), rel=1e-12)
