@@ -24,8 +24,9 @@ attainment (passed / offered) reaches `slo.attainment` and whose p99s meet
 `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one level are pooled (attainment from
 summed counts, mean goodput, worst p99).
 
-Checks on every run (docs/evidence.md, "Evidence that fits"): `attainment_shortfall`, the SLO
-rule an operating point must meet (a share of requests under `slo.attainment` is not one);
+Checks on every run (docs/evidence.md, "Evidence that fits"): `operating_point_shortfall`, the
+SLO rule an operating point must meet (a share of requests under `slo.attainment`, or a p99
+over `ttft_p99_ms`/`tpot_p99_ms`, is not one);
 `_basis_check`, a note when the throughput from the requests differs from the file's own by
 over `BASIS_TOLERANCE`; `littles_law`, requests/s x mean latency against mean concurrency
 within `LITTLE_TOLERANCE`.
@@ -622,27 +623,44 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
     }
 
 
-def attainment_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
-    """The SLO rule for an operating point: runs (from `run_metrics`; several at one load level
-    are pooled, from summed counts) whose share of offered requests meeting the SLO is below
-    `slo.attainment` are not an operating point. Returns why, with the share attained, the
-    share asked and what would help, or None when the share is reached or cannot be judged
-    (a summary-only run's share is its percentile bound, which refuses its goodput itself)."""
-    if any(m.get("passed") is None or not m.get("offered") for m in metrics):
-        return None
-    passed = sum(int(m["passed"]) for m in metrics)
-    offered = sum(int(m["offered"]) for m in metrics)
-    share = passed / offered
-    if share >= slo.attainment - TOLERANCE_S:
-        return None
+#: what an operating point refused by the SLO rule says would help
+_WOULD_HELP = ("not an operating point, the candidate is not sized on it; a lower load level "
+               "(concurrency or request rate) would help, or a sweep whose knee is found")
+
+#: the SLO's p99 bounds: its field, the run's figure, the latency named
+P99_BOUNDS = (("ttft_p99_ms", "ttft_p99_s", "TTFT"), ("tpot_p99_ms", "tpot_p99_s", "TPOT"))
+
+
+def operating_point_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
+    """The SLO rule for an operating point: runs (from `run_metrics`; several at one load
+    level are pooled: summed counts, the worst p99) are not an operating point when their
+    share of offered requests meeting the SLO is below `slo.attainment`, or when their p99
+    TTFT or TPOT is over `slo.ttft_p99_ms`/`slo.tpot_p99_ms`. Returns why, with the share
+    attained and asked and each p99 over its bound, and what would help; None when every
+    rule is met or cannot be judged (a summary-only run's share is its percentile bound,
+    which refuses its goodput itself; a p99 not measured is not judged)."""
     m0 = metrics[0]
     level = (f" at concurrency {m0['concurrency']}" if m0.get("concurrency") is not None else
              f" at {m0['request_rate']:g} requests/s" if m0.get("request_rate") is not None
              else "")
-    return (f"{passed} of {offered} offered requests ({share:.1%}) meet the SLO{level}, under "
-            f"the {slo.attainment:.0%} slo.attainment asks: not an operating point, the "
-            "candidate is not sized on it; a lower load level (concurrency or request rate) "
-            "would help, or a sweep whose knee is found")
+    findings = []
+    if all(m.get("passed") is not None and m.get("offered") for m in metrics):
+        passed = sum(int(m["passed"]) for m in metrics)
+        offered = sum(int(m["offered"]) for m in metrics)
+        share = passed / offered
+        if share < slo.attainment - TOLERANCE_S:
+            findings.append(f"{passed} of {offered} offered requests ({share:.1%}) meet the "
+                            f"SLO{level}, under the {slo.attainment:.0%} slo.attainment asks")
+    for field, key, name in P99_BOUNDS:
+        bound = getattr(slo, field)
+        values = [m.get(key) for m in metrics]
+        if bound is None or any(v is None for v in values):
+            continue
+        worst = max(float(v) for v in values if v is not None)
+        if worst > bound / 1000.0 + TOLERANCE_S:
+            findings.append(f"the p99 {name}{level if not findings else ''} is "
+                            f"{worst * 1000:,.1f} ms, over the {bound:g} ms slo.{field} bound")
+    return "; ".join(findings) + f": {_WOULD_HELP}" if findings else None
 
 
 #: a run's count of completed requests over each limit, and the limit's SLO field
