@@ -47,8 +47,8 @@ def test_a_run_short_of_the_share_and_over_a_bound_says_both() -> None:
     assert ev.tokens_per_s is None
     assert ev.no_goodput_reason == (
         "2 of 5 offered requests (40.0%) meet the SLO at concurrency 2, under the 95% "
-        "slo.attainment asks; the p99 TTFT is 397.0 ms, over the 350 ms slo.ttft_p99_ms "
-        f"bound: {WOULD_HELP}")
+        "slo.attainment asks; the p99 TTFT at concurrency 2 is 397.0 ms, over the 350 ms "
+        f"slo.ttft_p99_ms bound: {WOULD_HELP}")
 
 
 def test_a_sweep_without_a_knee_because_of_a_p99_bound_says_so() -> None:
