@@ -32,6 +32,12 @@ def test_a_single_run_over_a_p99_bound_is_not_an_operating_point() -> None:
         f"the p99 TTFT at concurrency 5 is 350.0 ms, over the 300 ms slo.ttft_p99_ms bound: "
         f"{WOULD_HELP}")
     assert refused.no_goodput_reason in refused.notes
+    # recorded as data: the share met, the bound not
+    assert refused.checks[:2] == (
+        ("SLO attainment", "passed", "150 of 150 offered requests (100.0%) meet the SLO at "
+         "concurrency 5, at or above the 95% slo.attainment asks"),
+        ("SLO p99 TTFT", "failed", "the p99 TTFT at concurrency 5 is 350.0 ms, over the 300 "
+         "ms slo.ttft_p99_ms bound"))
     assert refused.output_tokens_per_s == pytest.approx(441.84737788500206)
     # under a 400 ms bound it is the operating point: all 150 requests' tokens / 50.92 s
     ev = throughput_from_evidence(folder, Slo(ttft_ms=1000, ttft_p99_ms=400))
@@ -67,6 +73,10 @@ def test_a_sweep_without_a_knee_because_of_a_p99_bound_says_so() -> None:
         "level(s) reach the attainment 0.95 but are over a bound; at the lowest of them, the "
         "p99 TTFT at concurrency 1 is 100.0 ms, over the 50 ms slo.ttft_p99_ms bound: "
         f"{WOULD_HELP}")
+    # no operating point: the level it is said at is checked, the run checks are not
+    assert [(name, outcome) for name, outcome, _ in none.checks] == [
+        ("SLO attainment", "passed"), ("SLO p99 TTFT", "failed"), ("token basis", "not checked"),
+        ("Little's law", "not checked")]
     # TTFT <= 150 ms: only concurrency 1 reaches the share (2 and 4: 2 of 4 pass, 50 %), and
     # it is over the bound; the reason names that one level
     one = throughput_from_evidence(folder, Slo(ttft_ms=150, ttft_p99_ms=50))
