@@ -109,6 +109,7 @@ def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = No
         out.update(_aggregate_metrics(run, slo, window, notes))
     else:
         out.update(_request_metrics(run, run.requests, slo, window, notes))
+    out.setdefault("token_basis", None)  # compared only with per-request data
     out["percentile_limits_met"] = _percentile_limits_met(out, slo)
     out["littles_law"] = littles_law(run, out, notes)
     out["notes"] = notes
