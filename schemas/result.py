@@ -176,6 +176,18 @@ class EvidenceConfiguration(_Closed):
     runs: int
 
 
+class EvidenceCheck(_Closed):
+    """One check on the evidence a candidate's input is read from (docs/evidence.md, "Evidence
+    that fits"): the input's declaration (`throughput`), the check (`identity`, `SLO
+    attainment`, `SLO p99 TTFT`, `SLO p99 TPOT`, `token basis`, `Little's law`), its outcome
+    and what it found (the figures compared, or why it could not be checked)."""
+
+    input: str
+    check: str
+    outcome: Literal["passed", "failed", "not checked"]
+    detail: str | None
+
+
 class QualityTask(_Closed):
     """One task of policy.quality: the candidate's score, the reference's, the drop (positive
     = worse; reference - value, or value - reference where lower is better), the combined
@@ -277,6 +289,9 @@ class CandidateResult(_Open):
     evidence_configuration: dict[str, str] | None = None
     #: quality evidence against the reference (null without quality evidence)
     quality: Quality | None = None
+    #: the checks on the candidate's evidence, per input ([] without evidence files, or in a
+    #: result stored before the key)
+    evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
     #: the fleet at the demand (absent without a demand)
     sizing: CandidateSizing | None = None
     inputs: list[Input] = Field(default_factory=list)

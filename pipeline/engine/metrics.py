@@ -172,14 +172,17 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
             (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
              / c("replica_requests_per_s")).ceil()),
     "busy_instances":
-        lambda c: _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
+        lambda c: c.max_horizontal(
+            _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
+            c.when(c("littles_law_instances").is_not_null()).then(
+                c("demand_requests_per_s") / c("replica_requests_per_s"))),
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
             c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
         .otherwise(c("instances")),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
-        .then(c("busy_instances") / c("billed_instances"))
+        .then(_mean_demand_tokens_per_s(c) / (c("tokens_per_s") * c("billed_instances")))
         .when(_elastic(c)).then(1.0).otherwise(c("utilisation")),
     "served_tokens_per_s":
         lambda c: c("tokens_per_s") * c("billed_utilisation"),

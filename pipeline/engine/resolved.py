@@ -53,6 +53,10 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     "quality_validation": pl.String(),
     # the benchmark evidence's identity check (pipeline/inputs/evidence/identity.py), or null
     "identity_check": pl.String(),
+    # every check on the candidate's evidence, per input (`pipeline.inputs.records.checks`)
+    "evidence_checks": pl.List(pl.Struct({
+        "input": pl.String(), "check": pl.String(), "outcome": pl.String(),
+        "detail": pl.String()})),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),

@@ -228,6 +228,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         item["evidence_configuration"] = (None if row["evidence_configuration"] is None
                                           else _settings(row["evidence_configuration"]))
         item["quality"] = row["quality"]
+        item["evidence_checks"] = row["evidence_checks"]
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs_of.get(row["id"], [])

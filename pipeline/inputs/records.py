@@ -81,6 +81,21 @@ def configuration_rows(configs: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     } for c in configs]
 
 
+def checks(declaration: str, identity_held: bool, identity: str | None,
+           evidence: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The static row's `evidence_checks` for one input's evidence: its identity check
+    (pipeline/inputs/evidence/identity.py: held, else "not checked: ..." when nothing could be
+    compared, else a declared proxy that differs: failed) and the evidence's own checks
+    (`ThroughputEvidence.checks`)."""
+    said = identity or ""
+    outcome = ("passed" if identity_held else
+               "not checked" if not said or said.startswith("not checked") else "failed")
+    # "held: ..." and "not checked: ..." say the outcome again
+    detail = said.split(": ", 1)[1] if said.startswith(("held: ", "not checked: ")) else said
+    return [{"input": declaration, "check": name, "outcome": result, "detail": detail}
+            for name, result, detail in [("identity", outcome, detail or None), *evidence]]
+
+
 def pairs(settings: dict[str, str]) -> list[dict[str, str]]:
     return [{"setting": k, "value": v} for k, v in settings.items()]
 

@@ -19,7 +19,7 @@ from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
-from pipeline.inputs.records import configuration_rows, file_listing, pairs
+from pipeline.inputs.records import checks, configuration_rows, file_listing, pairs
 from schemas.proposal import (
     Calibration,
     EstimatedThroughput,
@@ -93,6 +93,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
+    d.row["evidence_checks"] = checks("throughput", held, d.row["identity_check"], ev.checks)
     if ev.tokens_per_s is None:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
                        "energy and carbon are null")
