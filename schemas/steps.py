@@ -172,10 +172,12 @@ STEPS: tuple[Step, ...] = (
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
          excel="{tokens_per_s}*{billed_utilisation}"),
     Step("average_power_w",
-         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
-         "without an idle figure, idle hours at busy power (an upper bound)",
+         "busy_power_w x billed_utilisation + min(idle_power_w, busy_power_w) x (1 - "
+         "billed_utilisation); without an idle figure, idle hours at busy power (an upper "
+         "bound)",
          excel='IF({billed_utilisation}=1,{busy_power_w},{busy_power_w}*{billed_utilisation}'
-               '+IF({idle_power_w?}="",{busy_power_w},{idle_power_w?})*(1-{billed_utilisation}))'),
+               '+IF({idle_power_w?}="",{busy_power_w},MIN({idle_power_w?},{busy_power_w}))'
+               '*(1-{billed_utilisation}))'),
     Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",

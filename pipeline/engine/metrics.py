@@ -50,9 +50,9 @@ INPUTS: dict[str, tuple[str, str]] = {
 
 class Columns(Protocol):
     """What a step's formula is written against: `c("name")` is a column (an input or an
-    earlier step) and `c.when`, `c.coalesce`, `c.max_horizontal` are polars' functions of the
-    same names. POLARS builds polars expressions from a formula; evaluate_arrays computes the
-    same formula over numpy arrays."""
+    earlier step) and `c.when`, `c.coalesce`, `c.max_horizontal`, `c.min_horizontal` are
+    polars' functions of the same names. POLARS builds polars expressions from a formula;
+    evaluate_arrays computes the same formula over numpy arrays."""
 
     def __call__(self, name: str) -> Any: ...
 
@@ -61,6 +61,8 @@ class Columns(Protocol):
     def coalesce(self, *columns: Any) -> Any: ...
 
     def max_horizontal(self, *columns: Any) -> Any: ...
+
+    def min_horizontal(self, *columns: Any) -> Any: ...
 
 
 class _PolarsColumns:
@@ -75,6 +77,9 @@ class _PolarsColumns:
 
     def max_horizontal(self, *columns: Any) -> pl.Expr:
         return pl.max_horizontal(*columns)
+
+    def min_horizontal(self, *columns: Any) -> pl.Expr:
+        return pl.min_horizontal(*columns)
 
 
 POLARS: Columns = _PolarsColumns()
@@ -189,7 +194,9 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
     "average_power_w":
         lambda c: c.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
             c("busy_power_w") * c("billed_utilisation")
-            + c.coalesce(c("idle_power_w"), c("busy_power_w"))
+            # idle never above busy: ranges drawn apart (a derived idle fraction's high end
+            # passes the busy fraction's low end) must not make idle hours the dearer
+            + c.min_horizontal(c("idle_power_w"), c("busy_power_w"))
             * (1.0 - c("billed_utilisation"))),
     "capital_eur_per_hour":
         lambda c: _annuity_eur_per_month(c) * MONTHS_PER_YEAR / HOURS_PER_YEAR,
@@ -535,12 +542,18 @@ class _ArrayColumns:
         return _Column(lambda: first(columns), self.power)
 
     def max_horizontal(self, *columns: Any) -> _Column:
-        def fmax() -> Any:
+        return self._fold(np.fmax, columns)
+
+    def min_horizontal(self, *columns: Any) -> _Column:
+        return self._fold(np.fmin, columns)
+
+    def _fold(self, pick: Any, columns: Sequence[Any]) -> _Column:
+        def fold() -> Any:
             out = _plain(columns[0])
             for x in columns[1:]:
-                out = np.fmax(out, _plain(x))  # a null is skipped, as polars does
+                out = pick(out, _plain(x))  # a null is skipped, as polars does
             return out
-        return _Column(fmax, self.power)
+        return _Column(fold, self.power)
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

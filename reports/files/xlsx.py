@@ -624,7 +624,7 @@ def _write_demand(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
 #: the only functions the step templates use: none needs xlsxwriter's future-function
 #: expansion (the `_xlfn.` prefixes of Excel 2010+ functions), so `_Sheet` writes formulas
 #: as they are
-TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX")
+TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX", "MIN")
 
 
 def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,

@@ -93,7 +93,7 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
 #: functions and operators, and "" / the two cost-model and capacity words
 _OWN_FORMULA = re.compile(r'^=(?:(?:Inputs|Demand)!\$[A-Z]+\$\d+|\$B\$\d+|[A-Z]{1,3}\d+|'
                           r'Scorecard!\$[A-Z]+\$\d+:\$[A-Z]+\$\d+|\$A\d+|'
-                          r'\d+(?:\.\d+)?|IF|OR|IFERROR|CEILING|PMT|MAX|INDEX|MATCH|'
+                          r'\d+(?:\.\d+)?|IF|OR|IFERROR|CEILING|PMT|MAX|MIN|INDEX|MATCH|'
                           r'"(?:tco|elastic|goodput|Little\'s law)?"|[-+*/^(),=<>])+$')
 
 
