@@ -1,0 +1,160 @@
+"""The serving model's error, measured: every measured run whose model, GPU and load are known,
+predicted by `serving.serving_point` and compared per point (error = predicted / measured - 1),
+with the mean absolute percentage error (MAPE) per metric; and the goodput range an estimate
+carries, derived from those errors instead of a fixed +-x %.
+
+The range: each validation point gives a ratio measured / predicted goodput. The estimate's
+goodput is triangular(low, mode, high) x the prediction with mode 1 (the model's own figure)
+and low, high set so that the smallest and largest observed ratio sit at the triangle's
+1 / (n + 1) and n / (n + 1) quantiles (the plotting position of the extremes of n draws): the
+observed spread is what the Monte Carlo draws, and its p5-p95 holds the validation points.
+`leave_one_out_coverage` checks that out of sample (each point against the range fitted on
+the others).
+
+Nothing here reads a file: the model and GPU reference rows are passed in
+(pipeline/inputs/estimate.py reads them). Each measured run names its source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.engine.roofline.calibration import apply_calibration, calibrate
+from pipeline.engine.roofline.reference import inputs_from_reference
+from pipeline.engine.roofline.serving import serving_point
+
+#: the metric a goodput range is derived from
+GOODPUT = "decode_tokens_per_s"
+METRICS = (GOODPUT, "tpot_ms", "ttft_s")
+
+
+@dataclass(frozen=True)
+class MeasuredSweep:
+    """A closed-loop sweep measured on known hardware: per concurrency level, the decode
+    tokens/s (C / TPOT), TPOT (ms) and TTFT (s), any of them None when not reported. The
+    roofline's rates are calibrated on the run named in `calibration` (concurrency 1, a
+    different prompt length), so no level of the sweep is fitted."""
+
+    label: str
+    engine: str
+    model: str
+    gpu: str
+    precision: str
+    prompt_tokens: int
+    output_tokens: int
+    chunk_tokens: int | None
+    serialised: bool
+    #: calibrate() keywords: tpot_ms, context, ttft_ms, prompt_tokens
+    calibration: Mapping[str, float]
+    levels: Mapping[int, tuple[float | None, float | None, float | None]]
+    source: str
+
+
+_SEED_004 = ("seed 004 (Qwen2.5-7B-Instruct on an NVIDIA A40, vLLM vs a Hugging Face loop, "
+             "8,192-token prompts, 128 output tokens; /work/shared/seeds/004_*.txt, "
+             "'Results' table 1b)")
+#: seed 004's chart 1a run at concurrency 1, 512-token prompts: TPOT 28 ms (both engines
+#: "very close"), TTFT 88 ms (vLLM) and 98 ms (HF)
+_CAL_VLLM = {"tpot_ms": 28.0, "context": 512, "ttft_ms": 88.0, "prompt_tokens": 512}
+_CAL_HF = {"tpot_ms": 28.0, "context": 512, "ttft_ms": 98.0, "prompt_tokens": 512}
+
+MEASURED: tuple[MeasuredSweep, ...] = (
+    MeasuredSweep(
+        "seed 004 vLLM (chunked prefill, 2,048-token budget)", "vLLM", "Qwen2.5-7B",
+        "A40-48GB", "bf16", 8192, 128, 2048, False, _CAL_VLLM,
+        {1: (32.61, 28.8, 1.25), 2: (52.78, 35.3, 1.75), 4: (71.13, 51.5, 2.20),
+         8: (81.38, 92.8, 2.30), 16: (83.08, 187.0, 2.54), 32: (72.32, 436.0, 3.14)},
+        _SEED_004),
+    MeasuredSweep(
+        "seed 004 HF loop (one request at a time, FIFO)", "HF transformers", "Qwen2.5-7B",
+        "A40-48GB", "bf16", 8192, 128, None, True, _CAL_HF,
+        {1: (30.38, None, 1.29), 2: (30.40, None, 6.74), 4: (30.27, None, 17.7),
+         8: (30.55, None, 39.4), 16: (30.45, None, 83.1), 32: (30.55, None, 170.0)},
+        _SEED_004),
+)
+
+
+def validation_rows(models: Mapping[str, Mapping[str, Any]],
+                    gpus: Mapping[str, Mapping[str, Any]],
+                    sweeps: Sequence[MeasuredSweep] = MEASURED) -> list[dict[str, Any]]:
+    """One row per measured figure: the run, the level, the metric, measured, predicted and
+    the error (predicted / measured - 1). `models` and `gpus` are reference rows by id."""
+    rows = []
+    for sweep in sweeps:
+        base = inputs_from_reference(models[sweep.model], gpus[sweep.gpu],
+                                     precision=sweep.precision, batch=1,
+                                     context=sweep.prompt_tokens,
+                                     prompt_tokens=sweep.prompt_tokens)
+        cal = calibrate(base, source=f"{sweep.source}, chart 1a at concurrency 1",
+                        **{k: (int(v) if k in ("context", "prompt_tokens") else v)
+                           for k, v in sweep.calibration.items()})
+        inputs = apply_calibration(base, cal)
+        for c, measured in sorted(sweep.levels.items()):
+            point = serving_point(dataclasses.replace(inputs), c,
+                                  prompt_tokens=sweep.prompt_tokens,
+                                  output_tokens=sweep.output_tokens,
+                                  budget_tokens=sweep.chunk_tokens, serialised=sweep.serialised)
+            for metric, m in zip(METRICS, measured, strict=True):
+                p = point[metric]
+                if m is None or p is None:
+                    continue
+                rows.append({"run": sweep.label, "engine": sweep.engine, "model": sweep.model,
+                             "gpu": sweep.gpu, "concurrency": c, "metric": metric,
+                             "measured": m, "predicted": p, "error": p / m - 1.0,
+                             "source": sweep.source})
+    return rows
+
+
+def mape(rows: Sequence[Mapping[str, Any]], metric: str) -> float | None:
+    """Mean absolute percentage error of one metric over the rows (None without rows)."""
+    errors = [abs(r["error"]) for r in rows if r["metric"] == metric]
+    return sum(errors) / len(errors) if errors else None
+
+
+def ratio_range(ratios: Sequence[float]) -> tuple[float, float, float]:
+    """(low, mode, high) of the triangular factor on a prediction: mode 1, and low, high such
+    that min(ratios) and max(ratios) fall at the 1 / (n + 1) and n / (n + 1) quantiles."""
+    if not ratios:
+        raise ValueError("no validation ratios")
+    n = len(ratios)
+    p = 1.0 / (n + 1)
+    lo, hi, mode = min(min(ratios), 1.0), max(max(ratios), 1.0), 1.0
+    low, high = lo, hi
+    for _ in range(200):  # a contraction: the square roots are small beside the spread
+        new_low = lo - math.sqrt(p * (high - low) * (mode - low))
+        new_high = hi + math.sqrt(p * (high - low) * (high - mode))
+        if abs(new_low - low) < 1e-12 and abs(new_high - high) < 1e-12:
+            break
+        low, high = new_low, new_high
+    return low, mode, high
+
+
+def goodput_ratios(rows: Sequence[Mapping[str, Any]]) -> list[float]:
+    """measured / predicted goodput, one per validation point."""
+    return [r["measured"] / r["predicted"] for r in rows if r["metric"] == GOODPUT]
+
+
+def triangular_quantile(q: float, low: float, mode: float, high: float) -> float:
+    """The q-quantile of triangular(low, mode, high)."""
+    cut = (mode - low) / (high - low)
+    if q <= cut:
+        return low + math.sqrt(q * (high - low) * (mode - low))
+    return high - math.sqrt((1.0 - q) * (high - low) * (high - mode))
+
+
+def leave_one_out_coverage(rows: Sequence[Mapping[str, Any]], lower: float = 0.05,
+                           upper: float = 0.95) -> tuple[int, int]:
+    """(covered, points): how many goodput points fall inside the p5-p95 of the range fitted
+    on the other points."""
+    ratios = goodput_ratios(rows)
+    covered = 0
+    for i, r in enumerate(ratios):
+        low, mode, high = ratio_range(ratios[:i] + ratios[i + 1:])
+        if triangular_quantile(lower, low, mode, high) <= r \
+                <= triangular_quantile(upper, low, mode, high):
+            covered += 1
+    return covered, len(ratios)
