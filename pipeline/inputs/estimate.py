@@ -13,12 +13,14 @@ Options are keyed by their TOML key, the flag's name with underscores (`bandwidt
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from pipeline.engine.roofline import validation
 from pipeline.engine.roofline.calibration import Calibration, apply_calibration, calibrate
 from pipeline.engine.roofline.model import REQUIRED_INPUTS, RooflineInputError, RooflineInputs
 from pipeline.engine.roofline.reference import (
@@ -314,7 +316,9 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
     if plan.get("sweep_evidence"):
         plan["measured_sweep"], plan["measured_source"] = measured_sweep(
             Path(plan["sweep_evidence"]))
+    error_range, error_source = serving_error()
     context = {
+        "error_range": error_range, "error_source": error_source,
         "plan": plan,
         "model": model["model"] if model else None,
         "gpu": gpu["gpu"] if gpu else None,
@@ -378,3 +382,24 @@ def measured_sweep(path: Path) -> tuple[dict[int, dict[str, float]], str]:
 
 def _jsonable(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+@functools.cache
+def validation_rows() -> tuple[dict[str, Any], ...]:
+    """The serving model against every measured run of its validation set
+    (pipeline/engine/roofline/validation.py), from the bundled model and GPU rows."""
+    sweeps = validation.MEASURED
+    models = {m: lookup_model(m) for m in {s.model for s in sweeps}}
+    gpus = {g: lookup_gpu(g) for g in {s.gpu for s in sweeps}}
+    return tuple(validation.validation_rows(models, gpus, sweeps))
+
+
+def serving_error() -> tuple[tuple[float, float, float], str]:
+    """The goodput range factors (low, mode, high) from the validation set's errors, and a
+    sentence saying where they come from."""
+    rows = validation_rows()
+    ratios = validation.goodput_ratios(rows)
+    mape = validation.mape(rows, validation.GOODPUT) or 0.0
+    return validation.ratio_range(ratios), (
+        f"{len(ratios)} measured goodput points of docs/roofline.md's validation table, MAPE "
+        f"{mape:.1%}; measured / predicted from {min(ratios):.3f} to {max(ratios):.3f}")

@@ -28,7 +28,8 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
     out = report(inputs, estimate(inputs), context)
     plan = context["plan"]
     try:
-        out["sizing"] = planning.sizing(inputs, plan)
+        out["serving"] = _serving(inputs, context)
+        out["sizing"] = planning.sizing(inputs, plan, out["serving"])
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
@@ -36,6 +37,22 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
         flag = "--" + err.field.replace("_", "-")
         raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
     return out
+
+
+def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
+    """The serving estimate at the batch as each replica's concurrency, when a load is given:
+    `output_tokens` and a chunk budget or a serialised server (as a proposal's serving-form
+    estimate computes it)."""
+    plan = context["plan"]
+    if plan.get("output_tokens") is None or not (plan.get("chunk_budget")
+                                                 or plan.get("serialised")):
+        return None
+    return planning.serving(
+        inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
+        output_tokens=int(plan["output_tokens"]),
+        chunk_tokens=None if plan.get("serialised") else plan["chunk_budget"],
+        serialised=bool(plan.get("serialised")), error_range=context.get("error_range"),
+        error_source=context.get("error_source"))
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]

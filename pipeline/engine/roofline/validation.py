@@ -17,7 +17,6 @@ Nothing here reads a file: the model and GPU reference rows are passed in
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,8 +47,8 @@ class MeasuredSweep:
     output_tokens: int
     chunk_tokens: int | None
     serialised: bool
-    #: calibrate() keywords: tpot_ms, context, ttft_ms, prompt_tokens
-    calibration: Mapping[str, float]
+    #: the calibration run: TPOT (ms) at `context` cached tokens, TTFT (ms) of `prompt` tokens
+    calibration: tuple[float, int, float, int]
     levels: Mapping[int, tuple[float | None, float | None, float | None]]
     source: str
 
@@ -59,8 +58,8 @@ _SEED_004 = ("seed 004 (Qwen2.5-7B-Instruct on an NVIDIA A40, vLLM vs a Hugging 
              "'Results' table 1b)")
 #: seed 004's chart 1a run at concurrency 1, 512-token prompts: TPOT 28 ms (both engines
 #: "very close"), TTFT 88 ms (vLLM) and 98 ms (HF)
-_CAL_VLLM = {"tpot_ms": 28.0, "context": 512, "ttft_ms": 88.0, "prompt_tokens": 512}
-_CAL_HF = {"tpot_ms": 28.0, "context": 512, "ttft_ms": 98.0, "prompt_tokens": 512}
+_CAL_VLLM = (28.0, 512, 88.0, 512)
+_CAL_HF = (28.0, 512, 98.0, 512)
 
 MEASURED: tuple[MeasuredSweep, ...] = (
     MeasuredSweep(
@@ -89,12 +88,12 @@ def validation_rows(models: Mapping[str, Mapping[str, Any]],
                                      precision=sweep.precision, batch=1,
                                      context=sweep.prompt_tokens,
                                      prompt_tokens=sweep.prompt_tokens)
+        tpot_ms, context, ttft_ms, prompt = sweep.calibration
         cal = calibrate(base, source=f"{sweep.source}, chart 1a at concurrency 1",
-                        **{k: (int(v) if k in ("context", "prompt_tokens") else v)
-                           for k, v in sweep.calibration.items()})
+                        tpot_ms=tpot_ms, context=context, ttft_ms=ttft_ms, prompt_tokens=prompt)
         inputs = apply_calibration(base, cal)
         for c, measured in sorted(sweep.levels.items()):
-            point = serving_point(dataclasses.replace(inputs), c,
+            point = serving_point(inputs, c,
                                   prompt_tokens=sweep.prompt_tokens,
                                   output_tokens=sweep.output_tokens,
                                   budget_tokens=sweep.chunk_tokens, serialised=sweep.serialised)

@@ -13,10 +13,17 @@ from pipeline.engine.roofline import (
     estimate,
     inputs_from_reference,
 )
+from pipeline.engine.roofline.model import RooflineInputs
+from pipeline.engine.roofline.planning import (
+    VLLM_CHUNK_SOURCE,
+    default_chunk_tokens,
+    serving,
+)
 from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.estimate import serving_error
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
 from pipeline.inputs.records import configuration_rows, file_listing, pairs
@@ -25,6 +32,7 @@ from schemas.proposal import (
     EstimatedThroughput,
     EvidenceThroughput,
     Number,
+    Range,
 )
 
 
@@ -139,15 +147,24 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
         topology["lookup_embeddings"] = e.lookup_embeddings
     demand = d.proposal.demand
     prompt = int(demand.prompt_tokens) if demand and demand.prompt_tokens else None
+    if e.concurrency is not None:
+        prompt = e.prompt_tokens
+    batch = e.concurrency or e.batch
+    context = e.prompt_tokens or e.context
+    assert batch is not None and context is not None  # the schema requires one form
     try:
         inputs = inputs_from_reference(model, d.gpu_row(), precision=e.precision,
-                                       batch=e.batch, context=e.context,
+                                       batch=batch, context=context,
                                        prompt_tokens=prompt or None, **topology)
         if e.calibration is not None:
             inputs = _calibrated(d, inputs, e.calibration)
+        if e.concurrency is not None:
+            _served(d, t, inputs, topology)
+            return
         result = estimate(inputs)
     except RooflineInputError as err:
         raise d.error("throughput.estimate", str(err)) from None
+    assert e.batch is not None and e.efficiency is not None  # the warm-decode form
     d.row["tokens_per_s_grade"] = "estimated"
     ceiling = result.tokens_per_s_total
     # Little's law beside the goodput sizing: each replica's operating concurrency is the
@@ -171,17 +188,9 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     d.inputs.add("operating_ttft_s", ttft_s / efficiency, f"{d.key}.throughput.estimate",
                  "estimated", ttft_source)
     spec = ""
-    if ceiling is not None and e.speculative_acceptance is not None:
-        step_s = result.step_ms / 1e3
-        factor = step_s / speculative_tpot_s(step_s, e.speculative_acceptance,
-                                             e.speculative_draft_tokens,
-                                             e.speculative_draft_ms / 1e3)
-        d.notes.append(f"speculative decoding (declared: {e.effects_source}): acceptance "
-                       f"{e.speculative_acceptance:g}, {e.speculative_draft_tokens} drafted "
-                       f"tokens, draft step {e.speculative_draft_ms:g} ms: the roofline "
-                       f"ceiling x {factor:.4g}")
+    if ceiling is not None:
+        factor, spec = _speculative(d, result.step_ms / 1e3)
         ceiling *= factor
-        spec = f" x speculative decoding {factor:.4g}"
     if ceiling is None:
         d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
         d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
@@ -199,6 +208,109 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
                    "measurement")
+
+
+def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
+            topology: dict[str, Any]) -> None:
+    """The serving form: goodput, TTFT and TPOT at the estimate's load from the serving model
+    `scorecard estimate` uses (planning.serving), checked against the proposal's SLO; the
+    range from the model's measured error unless an efficiency is given."""
+    e = t.estimate
+    assert e.concurrency is not None and e.prompt_tokens is not None \
+        and e.output_tokens is not None
+    serialised = bool(e.serialised)
+    chunk = None if serialised else e.chunk_tokens
+    if not serialised and chunk is None:
+        chunk = default_chunk_tokens(d.c.gpu, inputs.budget_gb)
+        d.notes.append(f"chunked prefill at {chunk:,} tokens per step: {VLLM_CHUNK_SOURCE} "
+                       "(give throughput.estimate.chunk_tokens for another engine or setting)")
+    error_range, error_source = serving_error()
+    served = serving(inputs, concurrency=e.concurrency, prompt_tokens=e.prompt_tokens,
+                     output_tokens=e.output_tokens, chunk_tokens=chunk, serialised=serialised,
+                     error_range=None if e.efficiency is not None else error_range,
+                     error_source=None if e.efficiency is not None else error_source)
+    d.row["tokens_per_s_grade"] = "estimated"
+    key = f"{d.key}.throughput.estimate"
+    replicas = topology["replicas"]
+    d.inputs.add("operating_concurrency", float(e.concurrency * replicas),
+                 f"{key}.concurrency", "estimated",
+                 f"concurrency {e.concurrency} per replica x {replicas} replica(s)")
+    d.notes.extend(served["assumptions"])
+    goodput = served["goodput_tokens_per_s"]
+    if goodput is None:
+        d.notes.append(f"no estimated goodput: {served['reason']}")
+        d.row["tokens_per_s_source"] = f"serving model: {served['reason']}"
+        d.row["no_goodput_reason"] = served["reason"]
+        return
+    _kv_bound(d, e.concurrency, estimate(inputs).kv_capacity_tokens)
+    efficiency = bounds(e.efficiency)[1] if e.efficiency is not None else 1.0
+    ttft_s = served["ttft_s"] / efficiency
+    tpot_s = served["tpot_ms"] / 1e3 / efficiency
+    ttft_source = (f"serving model TTFT for {e.prompt_tokens} prompt tokens at concurrency "
+                   f"{e.concurrency}, the prefill queue included")
+    if e.prefix_hit_rate is not None:
+        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
+        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
+                        f"({e.effects_source})")
+    if e.efficiency is not None:
+        ttft_source += f" / efficiency {efficiency:g}"
+    d.inputs.add("operating_ttft_s", ttft_s, key, "estimated", ttft_source)
+    missed = _slo_missed(d, ttft_s, tpot_s)
+    if missed:
+        reason = (f"the estimated {missed} at concurrency {e.concurrency} misses the SLO: no "
+                  "request meets it, so no goodput (lower the concurrency)")
+        d.notes.append(reason)
+        d.row["no_goodput_reason"] = reason
+        d.row["tokens_per_s_source"] = f"serving model: {reason}"
+        d.inputs.add("tokens_per_s", None, key, "estimated", reason)
+        return
+    factor, spec = _speculative(d, served["tpot_ms"] / 1e3)
+    goodput *= factor
+    tokens: Number = (scaled(e.efficiency, goodput) if e.efficiency is not None else
+                      scaled(Range(low=error_range[0], mode=error_range[1],
+                                   high=error_range[2]), goodput))
+    what = ("serialised (one request at a time)" if serialised else
+            f"chunked prefill {chunk:,} tokens per step")
+    source = (f"serving model {served['goodput_tokens_per_s']:.1f} tokens/s ({e.model} "
+              f"{e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
+              f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
+              f"{served['tpot_ms']:.1f} ms, TTFT {served['ttft_s']:.2f} s){spec} x "
+              + (f"efficiency {spread(e.efficiency)}" if e.efficiency is not None else
+                 f"measured error {error_range[0]:.3f} / 1 / {error_range[2]:.3f} "
+                 f"({error_source})"))
+    if inputs.calibration_source:
+        source += f"; calibrated on {inputs.calibration_source}"
+    d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
+                 if _total(d) else tokens, key, "estimated", source)
+    d.row["tokens_per_s_source"] = source
+    d.notes.append("goodput is a design-stage estimate (the serving model at the stated "
+                   "load), not a measurement")
+
+
+def _slo_missed(d: Draft, ttft_s: float, tpot_s: float) -> str | None:
+    """Which of the estimated TTFT and TPOT miss the proposal's SLO (None: both meet it)."""
+    slo = d.proposal.slo
+    missed = []
+    if ttft_s * 1e3 > slo.ttft_ms:
+        missed.append(f"TTFT {ttft_s * 1e3:,.0f} ms > {slo.ttft_ms:g} ms")
+    if slo.tpot_ms is not None and tpot_s * 1e3 > slo.tpot_ms:
+        missed.append(f"TPOT {tpot_s * 1e3:,.1f} ms > {slo.tpot_ms:g} ms")
+    return " and ".join(missed) or None
+
+
+def _speculative(d: Draft, tpot_s: float) -> tuple[float, str]:
+    """The goodput factor of declared speculative decoding at this TPOT (1 without it), and
+    the words for the source."""
+    e = d.c.throughput.estimate  # type: ignore[union-attr]
+    if e.speculative_acceptance is None:
+        return 1.0, ""
+    factor = tpot_s / speculative_tpot_s(tpot_s, e.speculative_acceptance,
+                                         e.speculative_draft_tokens,
+                                         e.speculative_draft_ms / 1e3)
+    d.notes.append(f"speculative decoding (declared: {e.effects_source}): acceptance "
+                   f"{e.speculative_acceptance:g}, {e.speculative_draft_tokens} drafted "
+                   f"tokens, draft step {e.speculative_draft_ms:g} ms: goodput x {factor:.4g}")
+    return factor, f" x speculative decoding {factor:.4g}"
 
 
 def kv_fit(kv_capacity_tokens: int, prompt_tokens: float, output_tokens: float) -> int:
