@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -434,7 +435,19 @@ class Calibration(_Strict):
 
 #: keys of the estimate's serving form, left out of its dump when not given
 _SERVING_KEYS = frozenset({"concurrency", "prompt_tokens", "output_tokens", "chunk_tokens",
-                           "serialised"})
+                           "serialised", "speculative_draft_model"})
+
+
+def _share_below_one() -> AfterValidator:
+    """A probability that may be a range: from 0 to below 1 (acceptance 1 drafts forever)."""
+
+    def check(value: Number) -> Number:
+        low, high = (value.low, value.high) if isinstance(value, Range) else (value, value)
+        if not (low >= 0 and high < 1) or not all(map(math.isfinite, (low, high))):
+            raise ValueError(f"must be from 0 to below 1, got {value}")
+        return value
+
+    return AfterValidator(check)
 
 
 class Estimate(_Strict):
@@ -467,7 +480,7 @@ class Estimate(_Strict):
     allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     lookup_embeddings: bool | None = None
     prefix_hit_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    speculative_acceptance: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = None
+    speculative_acceptance: Annotated[Number, _share_below_one()] | None = None
     speculative_draft_tokens: Annotated[int, Field(ge=1)] = 4
     speculative_draft_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     effects_source: str | None = None
@@ -476,6 +489,9 @@ class Estimate(_Strict):
     output_tokens: Annotated[int, Field(ge=1)] | None = None
     chunk_tokens: Annotated[int, Field(ge=1)] | None = None
     serialised: bool | None = None
+    #: a speculative draft model (an id of the model table): its roofline step on the same
+    #: GPUs is the draft step, in place of `speculative_draft_ms`
+    speculative_draft_model: str | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> Estimate:

@@ -72,6 +72,8 @@ HELP: dict[str, str] = {
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
     "spec_draft_ms": "Sizing: time of one draft step in ms (default: 0).",
+    "spec_draft_model": "Sizing: draft model id from models.csv: its roofline step on the same "
+                        "GPUs is the draft step (instead of --spec-draft-ms).",
     "calibrate_tpot_ms": "Measured TPOT at concurrency 1 (ms): calibrates bandwidth.",
     "calibrate_context": "Cached tokens during that measurement.",
     "calibrate_ttft_ms": "Measured TTFT at concurrency 1 (ms): calibrates compute.",
@@ -133,6 +135,7 @@ def estimate(
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,
     spec_draft_ms: Annotated[float | None, typer.Option(help=HELP["spec_draft_ms"])] = None,
+    spec_draft_model: Annotated[str | None, typer.Option(help=HELP["spec_draft_model"])] = None,
     calibrate_tpot_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_tpot_ms"])] = None,
     calibrate_context: Annotated[int | None, typer.Option(help=HELP["calibrate_context"])] = None,
     calibrate_ttft_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_ttft_ms"])] = None,

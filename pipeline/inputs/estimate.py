@@ -32,6 +32,7 @@ from pipeline.engine.roofline.reference import (
     WEIGHT_BYTES,
     default_reserve_gb,
     default_weights_gb,
+    with_model,
 )
 from pipeline.engine.roofline.report import EstimateError
 from pipeline.evidence.bench import inspect
@@ -84,6 +85,7 @@ _OTHER_KEYS = {
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
+    "spec_draft_model": "--spec-draft-model",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
@@ -91,7 +93,7 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
-            "measured_tokens_per_s", "sweep_evidence"}
+            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 
@@ -313,6 +315,10 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
                                                                  "licence")}})
     plan = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
             if not k.startswith("calibrat") and k not in ("model", "gpu", "precision")}
+    if plan.get("spec_draft_model"):
+        draft = _lookup("--spec-draft-model", plan["spec_draft_model"], models_csv,
+                        MODEL_ARCHITECTURES, "model", f"model table {models_csv} not found")
+        plan["spec_draft_inputs"] = with_model(inputs, draft, precision=precision)
     if plan.get("sweep_evidence"):
         plan["measured_sweep"], plan["measured_source"] = measured_sweep(
             Path(plan["sweep_evidence"]))

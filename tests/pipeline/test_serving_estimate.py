@@ -10,6 +10,7 @@ prompt)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_seed_004_in_a_proposal_follows_the_mixed_step_table(tmp_path: Path, db:
     # C = 1: the bare prefill, max(1.204e14 / 76.6e12, weights read) = 1.573 s
     ttft = [got[f"c{c}"]["detail"]["operating_ttft_s"] for c in LEVELS]
     assert ttft[0] == pytest.approx(1.573, abs=0.002)
-    assert all(a < b for a, b in zip(ttft, ttft[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(ttft))
     # the source says where the figure comes from and the calibration
     source = got["c32"]["detail"]["tokens_per_s_source"]
     assert "chunked prefill 2,048 tokens per step" in source and "seed 004" in source

@@ -17,10 +17,11 @@ from pipeline.engine.metrics import evaluate
 from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
 from pipeline.engine.roofline.serving import (
     compare_levels,
+    draft_step_ms,
     predict_sweep,
     prefix_cached_ttft_s,
     serving_point,
-    speculative_tpot_s,
+    speculative,
 )
 from pipeline.engine.sizing import binding
 
@@ -135,12 +136,19 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     acceptance = plan.get("spec_acceptance")
     if acceptance is not None:
         k = plan.get("spec_draft_tokens") or 4
-        draft_s = (plan.get("spec_draft_ms") or 0.0) / 1e3
+        draft = plan.get("spec_draft_inputs")
+        draft_ms = (draft_step_ms(draft) if draft is not None
+                    else plan.get("spec_draft_ms") or 0.0)
+        spec = speculative(inputs, acceptance=acceptance, draft_tokens=k, draft_step_ms=draft_ms)
         plain = tpot_s
-        tpot_s = speculative_tpot_s(tpot_s, acceptance, k, draft_s)
-        assumptions.append(f"Speculative decoding: {k} drafted tokens at acceptance "
-                           f"{acceptance:g}, draft step {draft_s * 1e3:g} ms: TPOT "
-                           f"{plain * 1e3:,.2f} -> {tpot_s * 1e3:,.2f} ms (a declared effect)")
+        tpot_s = tpot_s / spec["factor"]
+        assumptions.append(
+            f"Speculative decoding: {k} drafted tokens at acceptance {acceptance:g}, draft step "
+            f"{draft_ms:.3g} ms" + (f" ({plan['spec_draft_model']}'s roofline step)" if draft
+                                    is not None else " (declared)")
+            + f", verification of {k + 1} tokens per sequence {spec['verification_ms']:.3g} ms "
+            f"against the plain step {spec['plain_step_ms']:.3g} ms: TPOT {plain * 1e3:,.2f} -> "
+            f"{tpot_s * 1e3:,.2f} ms (a declared effect)")
     concurrency = inputs.batch * inputs.replicas
     evaluated = evaluate(pl.DataFrame({
         "tokens_per_s": [concurrency / tpot_s],

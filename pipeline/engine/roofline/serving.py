@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.engine.metrics import request_duration
-from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
+from pipeline.engine.roofline.model import GB, RooflineInputError, RooflineInputs, estimate
 
 
 def mixed_steps(prompt_tokens: int, budget_tokens: int) -> int:
@@ -82,6 +82,53 @@ def speculative_tpot_s(tpot_s: float, acceptance: float, draft_tokens: int,
     verification, over the expected tokens it yields."""
     passes = speculative_tokens_per_pass(acceptance, draft_tokens)
     return (tpot_s + draft_tokens * draft_step_s) / passes
+
+
+def verification_step_ms(inputs: RooflineInputs, draft_tokens: int) -> float:
+    """The target's step that checks k drafted tokens for each of the batch's sequences: a
+    prefill-like pass over batch x (k + 1) tokens at the sequences' context. It reads the
+    weights the batch x (k + 1) tokens touch (a MoE touches more experts), the batch's KV cache
+    once, writes batch x (k + 1) tokens of K/V and computes batch x (k + 1) tokens' FLOPs, so
+    it turns compute-bound at a large batch: max(memory, compute) / (1 - bubble) + the
+    collectives, as the decode step."""
+    if draft_tokens < 1:
+        raise RooflineInputError("spec_draft_tokens", f"must be at least 1, got "
+                                                      f"{draft_tokens!r}")
+    tokens = inputs.batch * (draft_tokens + 1)
+    one = estimate(inputs)
+    wide = estimate(dataclasses.replace(inputs, batch=tokens))
+    gb = wide.weights_read_gb + one.cache_gb + tokens * one.kv_bytes_per_token / GB
+    group = inputs.tensor_parallel * inputs.pipeline_parallel
+    memory_ms = gb / (group * inputs.bandwidth_gb_per_s) * 1e3
+    return (max(memory_ms, wide.compute_ms) / (1.0 - one.pp_bubble_share)
+            + one.collective_ms)
+
+
+def speculative(inputs: RooflineInputs, *, acceptance: float, draft_tokens: int,
+                draft_step_ms: float) -> dict[str, float]:
+    """Speculative decoding at the inputs' batch and context: k draft steps (each
+    `draft_step_ms`), then one verification of k + 1 tokens per sequence
+    (`verification_step_ms`), yielding 1 + a + ... + a^k tokens per sequence. TPOT =
+    (verification + k x draft) / tokens per pass; `factor` = the plain decode step / that TPOT,
+    the goodput multiplier. Since the verification computes every drafted token, the
+    tokens/s never exceeds the dense compute ceiling (batch x (k + 1) tokens per pass at the
+    GPU's FLOP/s), nor the bandwidth ceiling of the verification's reads."""
+    if draft_step_ms < 0:
+        raise RooflineInputError("spec_draft_ms", f"must be 0 or more, got {draft_step_ms!r}")
+    plain_ms = estimate(inputs).step_ms
+    verify_ms = verification_step_ms(inputs, draft_tokens)
+    tpot_ms = speculative_tpot_s(verify_ms, acceptance, draft_tokens, draft_step_ms)
+    return {"plain_step_ms": plain_ms, "verification_ms": verify_ms,
+            "draft_step_ms": draft_step_ms,
+            "tokens_per_pass": speculative_tokens_per_pass(acceptance, draft_tokens),
+            "tpot_ms": tpot_ms, "factor": plain_ms / tpot_ms,
+            "tokens_per_s": inputs.batch / tpot_ms * 1e3}
+
+
+def draft_step_ms(draft: RooflineInputs) -> float:
+    """One decode step of a draft model at the target's batch and context (its roofline
+    step on the same GPUs)."""
+    return estimate(draft).step_ms
 
 
 def batched_prefill_ttft_s(concurrency: int, prefill_s: float, decode_s: float) -> float:

@@ -4,7 +4,7 @@ optionally calibrated on a measured run at concurrency 1)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pipeline.engine.roofline import (
     RooflineInputError,
@@ -19,7 +19,8 @@ from pipeline.engine.roofline.planning import (
     default_chunk_tokens,
     serving,
 )
-from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
+from pipeline.engine.roofline.reference import with_model
+from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
@@ -187,10 +188,9 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     ttft_source += f" / efficiency {efficiency:g}"
     d.inputs.add("operating_ttft_s", ttft_s / efficiency, f"{d.key}.throughput.estimate",
                  "estimated", ttft_source)
-    spec = ""
+    spec, factor = "", cast(Number, 1.0)
     if ceiling is not None:
-        factor, spec = _speculative(d, result.step_ms / 1e3)
-        ceiling *= factor
+        factor, spec = _speculative(d, inputs)
     if ceiling is None:
         d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
         d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
@@ -203,7 +203,7 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
     d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
-                 if _total(d) else scaled(e.efficiency, ceiling),
+                 if _total(d) else _times(factor, scaled(e.efficiency, ceiling)),
                  f"{d.key}.throughput.estimate", "estimated", source)
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
@@ -264,11 +264,10 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
         d.row["tokens_per_s_source"] = f"serving model: {reason}"
         d.inputs.add("tokens_per_s", None, key, "estimated", reason)
         return
-    factor, spec = _speculative(d, served["tpot_ms"] / 1e3)
-    goodput *= factor
-    tokens: Number = (scaled(e.efficiency, goodput) if e.efficiency is not None else
-                      scaled(Range(low=error_range[0], mode=error_range[1],
-                                   high=error_range[2]), goodput))
+    factor, spec = _speculative(d, inputs)
+    tokens: Number = _times(factor, (
+        scaled(e.efficiency, goodput) if e.efficiency is not None else
+        scaled(Range(low=error_range[0], mode=error_range[1], high=error_range[2]), goodput)))
     what = ("serialised (one request at a time)" if serialised else
             f"chunked prefill {chunk:,} tokens per step")
     source = (f"serving model {served['goodput_tokens_per_s']:.1f} tokens/s ({e.model} "
@@ -298,19 +297,48 @@ def _slo_missed(d: Draft, ttft_s: float, tpot_s: float) -> str | None:
     return " and ".join(missed) or None
 
 
-def _speculative(d: Draft, tpot_s: float) -> tuple[float, str]:
-    """The goodput factor of declared speculative decoding at this TPOT (1 without it), and
-    the words for the source."""
+def _speculative(d: Draft, inputs: RooflineInputs) -> tuple[Number, str]:
+    """The goodput factor of declared speculative decoding at the inputs' batch and context
+    (1 without it): the plain decode step over the speculative TPOT, the verification of k + 1
+    tokens per sequence and the k draft steps counted (serving.speculative); a range when the
+    acceptance is one. And the words for the source."""
     e = d.c.throughput.estimate  # type: ignore[union-attr]
     if e.speculative_acceptance is None:
         return 1.0, ""
-    factor = tpot_s / speculative_tpot_s(tpot_s, e.speculative_acceptance,
-                                         e.speculative_draft_tokens,
-                                         e.speculative_draft_ms / 1e3)
-    d.notes.append(f"speculative decoding (declared: {e.effects_source}): acceptance "
-                   f"{e.speculative_acceptance:g}, {e.speculative_draft_tokens} drafted "
-                   f"tokens, draft step {e.speculative_draft_ms:g} ms: goodput x {factor:.4g}")
-    return factor, f" x speculative decoding {factor:.4g}"
+    draft_ms = e.speculative_draft_ms
+    draft_what = f"draft step {draft_ms:g} ms (declared)"
+    if e.speculative_draft_model is not None:
+        row = d.mkt.row("models", model=e.speculative_draft_model)
+        if row is None:
+            known = ", ".join(d.mkt.models["model"].to_list())
+            raise d.error("throughput.estimate.speculative_draft_model",
+                          f"unknown model {e.speculative_draft_model!r}; known: {known}")
+        draft_ms = draft_step_ms(with_model(inputs, row, precision=e.precision))
+        draft_what = (f"draft step {draft_ms:.3g} ms ({e.speculative_draft_model}'s roofline "
+                      "step on the same GPUs)")
+    elif draft_ms == 0:
+        draft_what = ("draft step 0 ms (declared free: a draft model's or head's time is not "
+                      "counted; give speculative_draft_ms or speculative_draft_model)")
+    low, mode, high = bounds(e.speculative_acceptance)
+    each = {a: speculative(inputs, acceptance=a, draft_tokens=e.speculative_draft_tokens,
+                           draft_step_ms=draft_ms) for a in {low, mode, high}}
+    at = each[mode]
+    factor: Number = (Range(low=each[low]["factor"], mode=at["factor"], high=each[high]["factor"])
+                      if low < high else at["factor"])
+    d.notes.append(
+        f"speculative decoding (declared: {e.effects_source}): acceptance "
+        f"{spread(e.speculative_acceptance)}, {e.speculative_draft_tokens} drafted tokens, "
+        f"{draft_what}; verification of {e.speculative_draft_tokens + 1} tokens per sequence "
+        f"{at['verification_ms']:.3g} ms against the plain step {at['plain_step_ms']:.3g} ms: "
+        f"{at['tokens_per_pass']:.4g} tokens per pass, goodput x {spread(factor)}")
+    return factor, f" x speculative decoding {spread(factor)}"
+
+
+def _times(a: Number, b: Number) -> Number:
+    """The product of two figures, either a range: low x low, mode x mode, high x high (both
+    move together: the conservative spread)."""
+    (al, am, ah), (bl, bm, bh) = bounds(a), bounds(b)
+    return Range(low=al * bl, mode=am * bm, high=ah * bh) if al * bl < ah * bh else am * bm
 
 
 def kv_fit(kv_capacity_tokens: int, prompt_tokens: float, output_tokens: float) -> int:
