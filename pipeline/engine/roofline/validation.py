@@ -157,3 +157,35 @@ def leave_one_out_coverage(rows: Sequence[Mapping[str, Any]], lower: float = 0.0
                 <= triangular_quantile(upper, low, mode, high):
             covered += 1
     return covered, len(ratios)
+
+
+_UNITS = {GOODPUT: "tokens/s", "tpot_ms": "ms", "ttft_s": "s"}
+_NAMES = {GOODPUT: "goodput (C / TPOT)", "tpot_ms": "TPOT", "ttft_s": "TTFT"}
+
+
+def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The validation table of docs/roofline.md: one line per measured figure, then the MAPE
+    per metric and the goodput range with its leave-one-out coverage (a test keeps the page
+    equal to this)."""
+    lines = ["| run | C | metric | measured | predicted | error |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        unit = _UNITS[r["metric"]]
+        lines.append(f"| {r['run']} | {r['concurrency']} | {_NAMES[r['metric']]} | "
+                     f"{r['measured']:,.4g} {unit} | {r['predicted']:,.4g} {unit} | "
+                     f"{r['error']:+.1%} |")
+    lines.append("")
+    for metric in METRICS:
+        n = sum(1 for r in rows if r["metric"] == metric)
+        value = mape(rows, metric)
+        if value is not None:
+            lines.append(f"- MAPE {_NAMES[metric]}: **{value:.1%}** over {n} points")
+    ratios = goodput_ratios(rows)
+    low, mode, high = ratio_range(ratios)
+    covered, points = leave_one_out_coverage(rows)
+    lines.append(f"- goodput range: triangular x ({low:.3f}, {mode:g}, {high:.3f}) of the "
+                 f"prediction (measured / predicted from {min(ratios):.3f} to "
+                 f"{max(ratios):.3f}); its p5-p95 x ({triangular_quantile(0.05, low, mode, high):.3f}"
+                 f", {triangular_quantile(0.95, low, mode, high):.3f}); leave-one-out coverage "
+                 f"of the p5-p95: **{covered} of {points}** points")
+    return "\n".join(lines)
