@@ -421,6 +421,19 @@ class Calibration(_Strict):
     context: Annotated[int, Field(ge=1)] | None = None
     prompt_tokens: Annotated[int, Field(ge=1)] | None = None
     source: str | None = None
+    #: the run was on another GPU (a reference or [hardware] id), another model (a model-table
+    #: id) or another tensor-parallel degree: its MBU and MFU (achieved over that GPU's
+    #: datasheet peaks) are applied to the candidate's GPU, instead of its rates
+    gpu: str | None = None
+    model: str | None = None
+    tensor_parallel: Annotated[int, Field(ge=1)] | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The run's gpu, model and tensor_parallel only when given (a proposal's identity
+        hashes as it did before them)."""
+        return {k: v for k, v in handler(self).items()
+                if not (k in ("gpu", "model", "tensor_parallel") and v is None)}
 
     @model_validator(mode="after")
     def _stated(self) -> Calibration:

@@ -183,9 +183,9 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     ratios = goodput_ratios(rows)
     low, mode, high = ratio_range(ratios)
     covered, points = leave_one_out_coverage(rows)
+    p5, p95 = (triangular_quantile(q, low, mode, high) for q in (0.05, 0.95))
     lines.append(f"- goodput range: triangular x ({low:.3f}, {mode:g}, {high:.3f}) of the "
                  f"prediction (measured / predicted from {min(ratios):.3f} to "
-                 f"{max(ratios):.3f}); its p5-p95 x ({triangular_quantile(0.05, low, mode, high):.3f}"
-                 f", {triangular_quantile(0.95, low, mode, high):.3f}); leave-one-out coverage "
-                 f"of the p5-p95: **{covered} of {points}** points")
+                 f"{max(ratios):.3f}); its p5-p95 x ({p5:.3f}, {p95:.3f}); leave-one-out "
+                 f"coverage of the p5-p95: **{covered} of {points}** points")
     return "\n".join(lines)

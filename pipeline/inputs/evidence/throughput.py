@@ -13,6 +13,7 @@ from pipeline.engine.roofline import (
     estimate,
     inputs_from_reference,
 )
+from pipeline.engine.roofline.calibration import transfer
 from pipeline.engine.roofline.model import RooflineInputs
 from pipeline.engine.roofline.planning import (
     VLLM_CHUNK_SOURCE,
@@ -394,9 +395,32 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
         ttft_ms = ttft_ms or (run["ttft_p50_s"] * 1000 if run["ttft_p50_s"] else None)
         source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
     assert source is not None  # the proposal model requires it without evidence
-    return apply_calibration(inputs, calibrate(
-        inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
-        ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
+    e = d.c.throughput.estimate  # type: ignore[union-attr]
+    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
+        return apply_calibration(inputs, calibrate(
+            inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+            ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
+    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
+    key = "throughput.estimate.calibration"
+    gpu = d.mkt.row("hardware", gpu=cal.gpu) if cal.gpu is not None else d.gpu_row()
+    if gpu is None:
+        raise d.error(f"{key}.gpu", f"unknown GPU {cal.gpu!r}")
+    model_id = cal.model or e.model
+    model = d.mkt.row("models", model=model_id)
+    if model is None:
+        raise d.error(f"{key}.model", f"unknown model {model_id!r}")
+    tp = cal.tensor_parallel or inputs.tensor_parallel
+    run = inputs_from_reference(model, gpu, precision=e.precision, batch=1,
+                                context=cal.context or 1, tensor_parallel=tp)
+    measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
+                         ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                         prompt_tokens=cal.prompt_tokens)
+    where = f"{model_id} on {tp} x {gpu['gpu']}"
+    d.notes.append(f"estimated (calibrated on {source}): the run of {where} reached "
+                   + ", ".join(f"{n} {v:.1%}" for n, v in (("MBU", measured.mbu),
+                                                         ("MFU", measured.mfu)) if v is not None)
+                   + f" of its datasheet peaks, applied to {d.c.gpu}'s")
+    return transfer(inputs, measured, run=where)
 
 
 def _slo(d: Draft) -> Slo:
