@@ -79,6 +79,8 @@ HELP: dict[str, str] = {
     "calibrate_ttft_ms": "Measured TTFT at concurrency 1 (ms): calibrates compute.",
     "calibrate_prompt_tokens": "Prompt tokens of that measurement.",
     "calibration_source": "The measured run (file, date) calibrated from.",
+    "calibration_gpu": "GPU id the measured run was on, if not this one: its MBU and MFU "
+                       "(over that GPU's datasheet peaks) are applied to this GPU's peaks.",
     "from_toml": "TOML file whose `estimate` table (or top level) holds the options, keys named "
                  "like the flags (q_heads, bandwidth_gbs, ...).",
     "json_output": "Print only JSON.",
@@ -142,6 +144,7 @@ def estimate(
     calibrate_prompt_tokens: Annotated[int | None, typer.Option(
         help=HELP["calibrate_prompt_tokens"])] = None,
     calibration_source: Annotated[str | None, typer.Option(help=HELP["calibration_source"])] = None,
+    calibration_gpu: Annotated[str | None, typer.Option(help=HELP["calibration_gpu"])] = None,
     from_toml: Annotated[Path | None, typer.Option(help=HELP["from_toml"])] = None,
     models_csv: Annotated[Path | None, typer.Option(hidden=True, help=HELP["models_csv"])] = None,
     hardware_csv: Annotated[Path | None, typer.Option(

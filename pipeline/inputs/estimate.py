@@ -21,7 +21,12 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.roofline import validation
-from pipeline.engine.roofline.calibration import Calibration, apply_calibration, calibrate
+from pipeline.engine.roofline.calibration import (
+    Calibration,
+    apply_calibration,
+    calibrate,
+    transfer,
+)
 from pipeline.engine.roofline.model import REQUIRED_INPUTS, RooflineInputError, RooflineInputs
 from pipeline.engine.roofline.reference import (
     COMPUTE_COLUMN,
@@ -77,6 +82,7 @@ _OTHER_KEYS = {
     "calibrate_ttft_ms": "--calibrate-ttft-ms",
     "calibrate_prompt_tokens": "--calibrate-prompt-tokens",
     "calibration_source": "--calibration-source",
+    "calibration_gpu": "--calibration-gpu",
     # request-level sizing, topologies and the serving sweep (planning.py)
     "requests_per_s": "--requests-per-s", "output_tokens": "--output-tokens",
     "peak_factor": "--peak-factor", "headroom": "--headroom", "efficiency": "--efficiency",
@@ -92,7 +98,7 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "calibrate_prompt_tokens", "experts", "experts_per_token", "pipeline_parallel",
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens"}
-_STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
+_STRINGS = {"model", "gpu", "precision", "calibration_source", "calibration_gpu", "sweep",
             "measured_tokens_per_s", "sweep_evidence", "spec_draft_model"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
@@ -303,9 +309,26 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
         where = values.where(err.field, FLAGS.get(err.field, err.field))
         raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
 
-    calibration = _calibrate(inputs, values)
-    if calibration is not None:
-        inputs = apply_calibration(inputs, calibration)
+    run_gpu_name = values.get("calibration_gpu", "--calibration-gpu")
+    run_gpu = _lookup("--calibration-gpu", run_gpu_name, hardware_csv, HARDWARE, "gpu",
+                      f"hardware table {hardware_csv} not found") if run_gpu_name else None
+    if run_gpu is not None:
+        # a run on another GPU: calibrate on that GPU's datasheet rates, then carry the shares
+        # (MBU, MFU) to this GPU's
+        column = COMPUTE_COLUMN[precision]
+        if run_gpu.get(column) is None:
+            raise EstimateError(f"--calibration-gpu: {run_gpu['gpu']} has no {column} figure")
+        run = dataclasses.replace(
+            inputs, bandwidth_gb_per_s=float(run_gpu[GPU_COLUMNS["bandwidth_gb_per_s"]]),
+            tflops=float(run_gpu[column]),
+            rates_source=f"{run_gpu['gpu']} datasheet, {run_gpu.get('source_url')}")
+        calibration = _calibrate(run, values)
+        if calibration is not None:
+            inputs = transfer(inputs, calibration, run=f"on {run_gpu['gpu']}")
+    else:
+        calibration = _calibrate(inputs, values)
+        if calibration is not None:
+            inputs = apply_calibration(inputs, calibration)
 
     sources = []
     for table, row, key in ((MODEL_ARCHITECTURES, model, "model"), (HARDWARE, gpu, "gpu")):
@@ -337,7 +360,8 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
 
 
 def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
-    get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items() if k.startswith("calib")}
+    get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
+           if k.startswith("calib") and k != "calibration_gpu"}
     if get["calibrate_tpot_ms"] is None and get["calibrate_ttft_ms"] is None:
         return None
     pairs = (("calibrate_tpot_ms", "calibrate_context"),

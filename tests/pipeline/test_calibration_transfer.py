@@ -60,3 +60,22 @@ def test_an_unknown_run_gpu_is_named(tmp_path: Path, db: Path) -> None:
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
     assert "throughput.estimate.calibration.gpu" in result.stderr and "Z9" in result.stderr
+
+
+def test_the_cli_transfers_the_same_shares() -> None:
+    # the same run and candidate as above: 2,432.7 tokens/s, MBU 72.71 % of the A40's peak
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "H100-SXM-80GB", "--batch", "16",
+        "--context", "2048", "--calibrate-tpot-ms", "28", "--calibrate-context", "512",
+        "--calibrate-ttft-ms", "88", "--calibrate-prompt-tokens", "512",
+        "--calibration-source", "seed 004", "--calibration-gpu", "A40-48GB", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["tokens_per_s_ceiling"] == pytest.approx(2_432.7, rel=1e-4)
+    assert data["calibration"]["mbu"] == pytest.approx(0.7271, abs=1e-4)
+    assert "on A40-48GB" in data["inputs"]["calibration_source"]
+    bad = runner.invoke(app, ["estimate", "--model", "Qwen2.5-7B", "--gpu", "H100-SXM-80GB",
+                              "--batch", "1", "--context", "512", "--calibrate-tpot-ms", "28",
+                              "--calibrate-context", "512", "--calibration-source", "x",
+                              "--calibration-gpu", "Z9"])
+    assert bad.exit_code == 1 and "--calibration-gpu: unknown gpu 'Z9'" in bad.stderr
