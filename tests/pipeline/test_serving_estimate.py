@@ -113,6 +113,8 @@ def test_the_chunk_budget_defaults_to_vllms(tmp_path: Path, db: Path) -> None:
     # the A40 has 48 GB (< 70 GiB): vLLM's default budget is 2,048, so the same figure
     assert c["tokens_per_s"] == pytest.approx(70.0, abs=0.1)
     assert any("vLLM's default max_num_batched_tokens" in n for n in c["notes"])
+    # and among the assumptions (the goodput input's source)
+    assert "2,048 tokens per step (vLLM's default" in c["detail"]["tokens_per_s_source"]
 
 
 REQUESTS = """
@@ -156,3 +158,13 @@ def test_the_two_forms_do_not_mix(tmp_path: Path, db: Path) -> None:
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
     assert "not both" in result.stderr
+
+
+def test_vllms_default_chunk_budget_by_gpu() -> None:
+    from pipeline.engine.roofline.planning import default_chunk_tokens
+    # 70 GiB = 75.16 GB: an 80 GB H100 is above it (8,192), a 48 GB A40 below (2,048); an
+    # 80 GB A100 is excluded by name (vLLM PR #17885: a large budget slowed it down)
+    assert default_chunk_tokens("H100-SXM-80GB", 80) == 8192
+    assert default_chunk_tokens("A40-48GB", 48) == 2048
+    assert default_chunk_tokens("A100-SXM-80GB", 80) == 2048
+    assert default_chunk_tokens("MI300X-192GB", 192) == 8192

@@ -270,7 +270,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
         scaled(e.efficiency, goodput) if e.efficiency is not None else
         scaled(Range(low=error_range[0], mode=error_range[1], high=error_range[2]), goodput)))
     what = ("serialised (one request at a time)" if serialised else
-            f"chunked prefill {chunk:,} tokens per step")
+            f"chunked prefill {chunk:,} tokens per step"
+            + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
+               if e.chunk_tokens is None else ""))
     source = (f"serving model {served['goodput_tokens_per_s']:.1f} tokens/s ({e.model} "
               f"{e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
               f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
