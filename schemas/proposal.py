@@ -472,8 +472,9 @@ class Estimate(_Strict):
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
     per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
     `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h)) and
-    speculative decoding (`speculative_acceptance` a, `speculative_draft_tokens` k,
-    `speculative_draft_ms`: TPOT x (1 + k x draft / step) / (1 + a + ... + a^k)).
+    speculative decoding (`speculative_acceptance` a, a number or a range,
+    `speculative_draft_tokens` k, `speculative_draft_ms` or `speculative_draft_model`: TPOT =
+    (verification of k + 1 tokens per sequence + k x draft step) / (1 + a + ... + a^k)).
 
     Two forms. The warm-decode form: `batch`, `context` and `efficiency` (goodput = the
     roofline ceiling x efficiency). The serving form: `concurrency` clients per replica in a

@@ -345,7 +345,7 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
     if plan.get("sweep_evidence"):
         plan["measured_sweep"], plan["measured_source"] = measured_sweep(
             Path(plan["sweep_evidence"]))
-    error_range, error_source = serving_error()
+    error_range, error_source = serving_error(inputs)
     context = {
         "error_range": error_range, "error_source": error_source,
         "plan": plan,
@@ -424,12 +424,20 @@ def validation_rows() -> tuple[dict[str, Any], ...]:
     return tuple(validation.validation_rows(models, gpus, sweeps))
 
 
-def serving_error() -> tuple[tuple[float, float, float], str]:
+def serving_error(inputs: RooflineInputs | None = None
+                  ) -> tuple[tuple[float, float, float], str]:
     """The goodput range factors (low, mode, high) from the validation set's errors, and a
-    sentence saying where they come from."""
+    sentence saying where they come from: of the predictions on the datasheet peaks when the
+    inputs' rates are a datasheet's (not calibrated), else of the calibrated ones (typed-in
+    rates are taken as effective rates)."""
+    peaks = inputs is not None and inputs.calibration_source is None \
+        and inputs.rates_source is not None
+    basis = validation.PEAK if peaks else validation.CALIBRATED
     rows = validation_rows()
-    ratios = validation.goodput_ratios(rows)
-    mape = validation.mape(rows, validation.GOODPUT) or 0.0
-    return validation.ratio_range(ratios), (
-        f"{len(ratios)} measured goodput points of docs/roofline.md's validation table, MAPE "
-        f"{mape:.1%}; measured / predicted from {min(ratios):.3f} to {max(ratios):.3f}")
+    ratios = validation.goodput_ratios(rows, basis)
+    mape = validation.mape(rows, validation.GOODPUT, basis) or 0.0
+    words = "datasheet-peak" if peaks else "calibrated"
+    return validation.basis_range(rows, basis), (
+        f"{len(ratios)} measured goodput points of docs/roofline.md's validation table, "
+        f"{words} predictions: MAPE {mape:.1%}; measured / predicted from {min(ratios):.3f} to "
+        f"{max(ratios):.3f}")

@@ -168,3 +168,18 @@ def test_vllms_default_chunk_budget_by_gpu() -> None:
     assert default_chunk_tokens("A40-48GB", 48) == 2048
     assert default_chunk_tokens("A100-SXM-80GB", 80) == 2048
     assert default_chunk_tokens("MI300X-192GB", 192) == 8192
+
+
+def test_an_uncalibrated_estimate_takes_the_datasheet_error(tmp_path: Path, db: Path) -> None:
+    text = _a40("c8", 8).replace(f", {CALIBRATION}", "")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
+    from pipeline.engine.roofline import validation as v
+    from pipeline.inputs.estimate import validation_rows
+    low, mode, high = v.basis_range(validation_rows(), v.PEAK)
+    # the model on the A40's peaks at C = 8 (in the source), x the median measured / predicted
+    # ratio of the datasheet predictions (0.64): the point goodput
+    source = c["detail"]["tokens_per_s_source"]
+    model = float(source.split("serving model ")[1].split(" tokens/s")[0])
+    assert c["tokens_per_s"] == pytest.approx(model * mode, rel=2e-3)
+    assert "datasheet-peak predictions" in source
+    assert mode == pytest.approx(0.64, abs=0.01)

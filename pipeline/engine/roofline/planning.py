@@ -49,8 +49,11 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             error_source: str | None = None) -> dict[str, Any]:
     """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
     replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
-    decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT; `goodput_range`
-    the goodput x the model's measured error range (low, mode, high factors) when given."""
+    decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. With the model's
+    measured error range (low, mode, high factors on goodput): `goodput_range` the model's
+    goodput x each, and goodput, TPOT and TTFT at its mode (x mode, / mode: the prefill reaches
+    the same share of the model as the decode); the model's own figures are kept as
+    `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`."""
     point = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, budget_tokens=chunk_tokens,
                           serialised=serialised)
@@ -83,14 +86,20 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "tpot_ms": point["tpot_ms"], "ttft_s": point["ttft_s"],
         "prefill_s": point["prefill_s"],
         "goodput_tokens_per_s": goodput, "goodput_range": None,
+        "model_goodput_tokens_per_s": goodput, "model_tpot_ms": point["tpot_ms"],
+        "model_ttft_s": point["ttft_s"],
         "error_source": error_source, "assumptions": assumptions,
     }
     if goodput is not None and error_range is not None:
         low, mode, high = error_range
         out["goodput_range"] = {"low": goodput * low, "mode": goodput * mode,
                                 "high": goodput * high}
-        assumptions.append(f"Goodput range x {low:.3f} / {mode:g} / {high:.3f} (low / mode / "
-                           f"high): the model's measured error ({error_source}).")
+        out["goodput_tokens_per_s"] = goodput * mode
+        out["tpot_ms"] = point["tpot_ms"] / mode
+        out["ttft_s"] = point["ttft_s"] / mode
+        assumptions.append(f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / "
+                           f"high): the model's measured error ({error_source})"
+                           + ("." if mode == 1 else f"; TPOT and TTFT / {mode:.3g}."))
     return out
 
 

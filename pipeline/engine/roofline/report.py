@@ -142,6 +142,20 @@ def render_text(data: dict[str, Any]) -> str:
 def _planning_text(data: dict[str, Any]) -> list[str]:
     """The sizing, topology and sweep sections, when asked for."""
     lines: list[str] = []
+    sv = data.get("serving")
+    if sv:
+        lines.append(f"Serving estimate (closed loop, concurrency {sv['concurrency']} per replica"
+                     f" x {sv['replicas']})")
+        if sv["goodput_tokens_per_s"] is None:
+            lines.append(f"  none: {sv['reason']}")
+        else:
+            band = sv["goodput_range"]
+            lines.append(f"  goodput {sv['goodput_tokens_per_s']:,.1f} tok/s"
+                         + (f" (range {band['low']:,.1f} to {band['high']:,.1f})" if band
+                            else "")
+                         + f", TPOT {sv['tpot_ms']:,.1f} ms, TTFT {sv['ttft_s']:,.2f} s "
+                         "(prefill queue included)")
+        lines.extend(f"  - {a}" for a in sv["assumptions"])
     s = data.get("sizing")
     if s and "reason" in s:
         lines += ["Sizing", f"  none: {s['reason']}"]

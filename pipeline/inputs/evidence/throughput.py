@@ -225,7 +225,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
         chunk = default_chunk_tokens(d.c.gpu, inputs.budget_gb)
         d.notes.append(f"chunked prefill at {chunk:,} tokens per step: {VLLM_CHUNK_SOURCE} "
                        "(give throughput.estimate.chunk_tokens for another engine or setting)")
-    error_range, error_source = serving_error()
+    error_range, error_source = serving_error(inputs)
     served = serving(inputs, concurrency=e.concurrency, prompt_tokens=e.prompt_tokens,
                      output_tokens=e.output_tokens, chunk_tokens=chunk, serialised=serialised,
                      error_range=None if e.efficiency is not None else error_range,
@@ -266,20 +266,21 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
         d.inputs.add("tokens_per_s", None, key, "estimated", reason)
         return
     factor, spec = _speculative(d, inputs)
+    band = served["goodput_range"]
     tokens: Number = _times(factor, (
         scaled(e.efficiency, goodput) if e.efficiency is not None else
-        scaled(Range(low=error_range[0], mode=error_range[1], high=error_range[2]), goodput)))
+        Range(low=band["low"], mode=band["mode"], high=band["high"])))
     what = ("serialised (one request at a time)" if serialised else
             f"chunked prefill {chunk:,} tokens per step"
             + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
                if e.chunk_tokens is None else ""))
-    source = (f"serving model {served['goodput_tokens_per_s']:.1f} tokens/s ({e.model} "
-              f"{e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
+    source = (f"serving model {served['model_goodput_tokens_per_s']:.1f} tokens/s "
+              f"({e.model} {e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
               f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
-              f"{served['tpot_ms']:.1f} ms, TTFT {served['ttft_s']:.2f} s){spec} x "
+              f"{served['model_tpot_ms']:.1f} ms, TTFT {served['model_ttft_s']:.2f} s){spec} x "
               + (f"efficiency {spread(e.efficiency)}" if e.efficiency is not None else
-                 f"measured error {error_range[0]:.3f} / 1 / {error_range[2]:.3f} "
-                 f"({error_source})"))
+                 f"measured error {error_range[0]:.3f} / {error_range[1]:.3g} / "
+                 f"{error_range[2]:.3f} ({error_source})"))
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
     d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
