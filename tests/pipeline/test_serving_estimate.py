@@ -175,7 +175,7 @@ def test_an_uncalibrated_estimate_takes_the_datasheet_error(tmp_path: Path, db: 
     (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
     from pipeline.engine.roofline import validation as v
     from pipeline.inputs.estimate import validation_rows
-    low, mode, high = v.basis_range(validation_rows(), v.PEAK)
+    _, mode, _ = v.basis_range(validation_rows(), v.PEAK)
     # the model on the A40's peaks at C = 8 (in the source), x the median measured / predicted
     # ratio of the datasheet predictions (0.64): the point goodput
     source = c["detail"]["tokens_per_s_source"]
