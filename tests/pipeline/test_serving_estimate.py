@@ -183,3 +183,17 @@ def test_an_uncalibrated_estimate_takes_the_datasheet_error(tmp_path: Path, db: 
     assert c["tokens_per_s"] == pytest.approx(model * mode, rel=2e-3)
     assert "datasheet-peak predictions" in source
     assert mode == pytest.approx(0.64, abs=0.01)
+
+
+def test_cli_and_proposal_agree_on_datasheet_rates(tmp_path: Path, db: Path) -> None:
+    # no calibration: both take the datasheet-peak error's mode (0.64) on the same model figure
+    text = _a40("c8", 8).replace(f", {CALIBRATION}", "")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "8",
+        "--context", "8192", "--output-tokens", "128", "--chunk-budget", "2048", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)["serving"]
+    assert cli["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
+    assert cli["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    assert cli["goodput_tokens_per_s"] < cli["model_goodput_tokens_per_s"]

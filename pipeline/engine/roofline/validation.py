@@ -159,6 +159,8 @@ def goodput_ratios(rows: Sequence[Mapping[str, Any]], basis: str = CALIBRATED) -
 
 def triangular_quantile(q: float, low: float, mode: float, high: float) -> float:
     """The q-quantile of triangular(low, mode, high)."""
+    if high == low:
+        return low
     cut = (mode - low) / (high - low)
     if q <= cut:
         return low + math.sqrt(q * (high - low) * (mode - low))
