@@ -255,6 +255,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
                         f"({e.effects_source})")
     if e.efficiency is not None:
         ttft_source += f" / efficiency {efficiency:g}"
+    elif error_range[1] != 1:
+        ttft_source += (f" / {error_range[1]:.3g}, the mode of the model's measured error on "
+                        "datasheet rates")
     d.inputs.add("operating_ttft_s", ttft_s, key, "estimated", ttft_source)
     missed = _slo_missed(d, ttft_s, tpot_s)
     if missed:
