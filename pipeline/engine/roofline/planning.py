@@ -256,8 +256,9 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
          if plan.get("chunk_budget") else
          "No chunked prefill given: decode-only steps (the plain roofline; over-predicts a "
          "server that mixes long prefills into decode)."),
-        "The prefill queue (a prompt waiting behind the one prefill holding the budget) is "
-        "not modelled: TTFT stays the prefill bound below the KV cap.",
+        "One prefill runs at a time: a prompt waits behind the prefills ahead of it, so TTFT "
+        "is the closed loop's response time at the prefill (mean value analysis) and rises "
+        "with C.",
     ]}
     if serialised:
         out["assumptions"] = [
