@@ -197,3 +197,13 @@ def test_cli_and_proposal_agree_on_datasheet_rates(tmp_path: Path, db: Path) -> 
     assert cli["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
     assert cli["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
     assert cli["goodput_tokens_per_s"] < cli["model_goodput_tokens_per_s"]
+
+
+def test_a_serialised_server_in_a_proposal(tmp_path: Path, db: Path) -> None:
+    # seed 004's HF loop, one request at a time: goodput 1 / TPOT = 1 / 28.87 ms = 34.6
+    # tokens/s at any C; TTFT at C = 32 = 31 x (1.573 + 127 x 0.02887) + 1.573 = 163.9 s
+    text = _a40("hf", 32).replace("chunk_tokens = 2048", "serialised = true")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 1000000\n").values()
+    assert c["tokens_per_s"] == pytest.approx(34.64, abs=0.01)
+    assert c["detail"]["operating_ttft_s"] == pytest.approx(163.9, abs=0.3)
+    assert "serialised (one request at a time)" in c["detail"]["tokens_per_s_source"]
