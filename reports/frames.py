@@ -312,10 +312,17 @@ _SOURCE_COLUMNS: dict[str, pl.DataType] = {
 
 
 def sources_frame(result: Result) -> pl.DataFrame:
+    """The report's Sources table: one row per source (kind, URL, date, licence and file
+    hash), its subjects joined ("DE-LU 2025-12, ES 2025-12, ..." for one price file), in the
+    order the result lists them. The result's `sources` keep one entry per subject."""
     rows = [{"kind": s.kind, "subject": s.subject, "url": s.url, "date": s.date,
              "licence": s.licence, "snapshot_sha256": s.snapshot_sha256}
             for s in result.sources]
-    return pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
+    same = [c for c in _SOURCE_COLUMNS if c != "subject"]
+    return (pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
+            .group_by(same, maintain_order=True)
+            .agg(pl.col("subject").str.join(", "))
+            .select(list(_SOURCE_COLUMNS)))
 
 
 SIZING_COLUMNS: dict[str, pl.DataType] = {

@@ -50,15 +50,16 @@ class Provenance:
     def add_files(self, files: Sequence[tuple[str, str]],
                   dates: Mapping[str, str] | None = None) -> None:
         """Evidence files, each (path, sha256): the user's own data, named relative to the
-        proposal's folder (the URL keeps the absolute path). `dates` gives a file its "as of"
+        proposal's folder and by its hash, with no URL (the analyst's absolute path stays out
+        of what a committee reads). `dates` gives a file its "as of"
         (for a benchmark file, the end of its latest run, UTC); a file listed twice (as
         throughput and power evidence) keeps the date it was first given."""
         for path, sha256 in files:
             subject = shown(path, self.folder)
             date = (dates or {}).get(path) or self.items.get(("evidence", subject), {}).get(
                 "date")
-            self.add("evidence", subject, url=f"file://{Path(path).absolute()}", date=date,
-                     licence="own data", snapshot_sha256=sha256)
+            self.add("evidence", subject, url=None, date=date, licence="own data",
+                     snapshot_sha256=sha256)
 
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]
