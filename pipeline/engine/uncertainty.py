@@ -319,23 +319,21 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
 
 def _quantiles(values: Any, rows: int, n: int) -> np.ndarray:
     """(rows, PERCENTILES) of each row of `values` (broadcast to (rows, n)) as np.percentile
-    computes them (linear), NaN for a row with a NaN: each row partitioned at the ranks the
-    percentiles fall between (`np.partition`: the values a sort would put there, in about
-    half a sort's time: benchmarks/monte_carlo.py), then numpy's own interpolation between
-    those neighbours."""
+    computes them (linear), NaN for a row with a NaN: a sort of each row, then numpy's own
+    interpolation between neighbours (several percentiles cost numpy's partition more: at
+    1,000 x 10,000 draws, 3x the sort's CPU with numpy 2.4, benchmarks/monte_carlo.py)."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim < 2 or values.shape[1] == 1:  # the same in every draw
         return np.repeat(np.broadcast_to(values, (rows, 1)), len(PERCENTILES), axis=1)
     out = np.full((rows, len(PERCENTILES)), np.nan)
     valid = ~np.isnan(values).any(axis=1)
     if valid.any():
+        ranked = np.sort(values if valid.all() else values[valid], axis=1)
         virtual = (n - 1) * (np.asarray(PERCENTILES) / 100)
         below = np.floor(virtual)
         gamma = virtual - below
         lo = below.astype(np.int64)
         hi = np.minimum(lo + 1, n - 1)
-        ranked = np.partition(values if valid.all() else values[valid],
-                              np.unique(np.concatenate([lo, hi])), axis=1)
         a, b = ranked[:, lo], ranked[:, hi]
         diff = b - a
         q = a + diff * gamma

@@ -255,9 +255,9 @@ def test_triangular_inverse_cdf_keeps_one_side_bit_for_bit() -> None:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 20, 101, 1000])
 def test_quantiles_are_numpys_percentiles(n: int) -> None:
-    # A partition at the percentiles' ranks and numpy's own interpolation give np.percentile's
-    # figures bit for bit, for any number of draws, ties included (row 4); a row with a NaN
-    # has none, a column the same in every draw is itself.
+    # A sort and numpy's own interpolation give np.percentile's figures bit for bit, for any
+    # number of draws, ties included (row 4); a row with a NaN has none, a column the same in
+    # every draw is itself.
     rng = np.random.default_rng(n)
     values = rng.lognormal(0, 1, (6, n))
     values[2, n // 2] = np.nan
