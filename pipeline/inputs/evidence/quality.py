@@ -146,9 +146,7 @@ def _setup(c: Candidate) -> tuple[str | None, str | None]:
     """A candidate's precision (canonical through the alias table, pipeline/inputs/
     identity.py) and engine (lower case), as quality is validated on them; None: not
     stated."""
-    stated = precision(c)
-    return ((None if stated is None else precision_name(stated) or stated),
-            None if c.engine is None else c.engine.strip().lower())
+    return precision(c), None if c.engine is None else c.engine.strip().lower()
 
 
 def _unvalidated_precision(d: Draft, precisions: frozenset[str]) -> None:
@@ -171,9 +169,11 @@ def precisions_of(proposal: Proposal) -> frozenset[str]:
 
 
 def precision(c: Candidate) -> str | None:
-    """A candidate's precision: its `precision` label, else its estimate's precision."""
-    if c.precision:
-        return c.precision.lower()
-    if isinstance(c.throughput, EstimatedThroughput):
-        return c.throughput.estimate.precision.lower()
-    return None
+    """A candidate's precision: its `precision` label, else its estimate's precision, through
+    the alias table (pipeline/inputs/evidence/identity.py: `BF16` and `bfloat16` are `bf16`);
+    a name the table does not know, lower case."""
+    stated = c.precision or (c.throughput.estimate.precision
+                             if isinstance(c.throughput, EstimatedThroughput) else None)
+    if not stated:
+        return None
+    return precision_name(stated) or stated.strip().lower()
