@@ -1,7 +1,8 @@
 """A benchmark run's configuration: the engine settings it was measured under, so that runs are
 pooled only within one configuration and a candidate takes the best one under the SLO.
 
-Settings (canonical names, values as text): engine, engine_version, model, precision, tp, pp,
+Settings (canonical names, values as text): engine, engine_version, model, precision,
+accelerator (the GPU's name as the file gives it), tp, pp,
 dp, ep, gpu_count, max_num_seqs, max_num_batched_tokens, chunked_prefill, spec_decoding,
 prefix_caching. They come, later sources overriding earlier ones, from
 
@@ -45,7 +46,7 @@ from sources.errors import ParseError
 
 SIDECAR = "configuration.toml"
 
-SETTINGS = ("engine", "engine_version", "model", "precision", "tp", "pp", "dp", "ep",
+SETTINGS = ("engine", "engine_version", "model", "precision", "accelerator", "tp", "pp", "dp", "ep",
             "gpu_count", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
             "spec_decoding", "prefix_caching")
 
@@ -68,6 +69,9 @@ ALIASES: dict[str, str] = {
     "data_parallel_size": "dp", "data_parallel": "dp", "dp_size": "dp",
     "expert_parallel_size": "ep", "expert_parallel": "ep", "ep_size": "ep",
     "enable_expert_parallel": "ep",
+    "hardware": "accelerator", "hw": "accelerator", "gpu": "accelerator",
+    "gpu_name": "accelerator", "gpu_type": "accelerator", "gpu_model": "accelerator",
+    "accelerator_type": "accelerator",
     "num_gpus": "gpu_count", "gpus": "gpu_count", "n_gpus": "gpu_count",
     "world_size": "gpu_count",
     "enable_chunked_prefill": "chunked_prefill",
