@@ -110,11 +110,13 @@ def precision_name(name: str) -> str | None:
 
 def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None, *,
                    declaration: str = "throughput", gpu_count: int | None = None,
-                   fewer_gpus_ok: bool = False) -> bool:
+                   fewer_gpus_ok: bool = False, accelerators: tuple[str, ...] | None = None
+                   ) -> bool:
     """Raise on evidence whose model, precision, accelerator or GPU count is not the
     candidate's, unless it is a declared proxy (then each difference is noted). `settings`
     holds what the file says (`model`, `precision`, `accelerator`: the chosen
-    configuration's, for a benchmark); `gpu_count` the GPUs it ran on, a difference when it
+    configuration's, for a benchmark), or `accelerators` the GPU names it records (a power
+    log's, each compared); `gpu_count` the GPUs it ran on, a difference when it
     is not the candidate's `gpu_count` (with `fewer_gpus_ok`, only when it is more: a
     benchmark on fewer GPUs is used as measured, not scaled). The check's outcome goes to the
     row's `identity_check` (`power_identity_check`, `quality_identity_check` for those
@@ -138,11 +140,13 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
     if said is not None and declared is not None:
         compare("precision", settings["precision"], c.precision, said == declared)
     unrecorded = []
-    if settings.get("accelerator"):
-        table_ids = d.mkt.hardware["gpu"].to_list()
-        same, how = same_accelerator(settings["accelerator"], c.gpu, table_ids)
-        compare("accelerator", repr(settings["accelerator"]), c.gpu, same, how)
-    else:
+    names = accelerators if accelerators is not None else tuple(
+        n for n in [settings.get("accelerator")] if n)
+    table_ids = d.mkt.hardware["gpu"].to_list()
+    for name in names:
+        same, how = same_accelerator(name, c.gpu, table_ids)
+        compare("accelerator", repr(name), c.gpu, same, how)
+    if not names:
         unrecorded.append("accelerator")
     if gpu_count is not None:
         compare("GPU count", gpu_count, c.gpu_count, gpu_count == c.gpu_count
