@@ -110,18 +110,20 @@ def precision_name(name: str) -> str | None:
 
 def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None, *,
                    declaration: str = "throughput", gpu_count: int | None = None,
-                   fewer_gpus_ok: bool = False, accelerators: tuple[str, ...] | None = None
-                   ) -> bool:
+                   fewer_gpus_ok: bool = False, accelerators: tuple[str, ...] | None = None,
+                   counts: bool = True) -> bool:
     """Raise on evidence whose model, precision, accelerator or GPU count is not the
-    candidate's, unless it is a declared proxy (then each difference is noted). `settings`
-    holds what the file says (`model`, `precision`, `accelerator`: the chosen
+    candidate's, unless it is a declared proxy (then each difference is noted).
+
+    `settings` holds what the file says (`model`, `precision`, `accelerator`: the chosen
     configuration's, for a benchmark), or `accelerators` the GPU names it records (a power
-    log's, each compared); `gpu_count` the GPUs it ran on, a difference when it
-    is not the candidate's `gpu_count` (with `fewer_gpus_ok`, only when it is more: a
-    benchmark on fewer GPUs is used as measured, not scaled). The check's outcome goes to the
+    log's, each compared). `gpu_count` is the GPUs it ran on, a difference when it is not the
+    candidate's `gpu_count` (with `fewer_gpus_ok`, only when it is more: a benchmark on fewer
+    GPUs is used as measured, not scaled); with `counts` False the count is no identity of
+    this evidence (quality results) and is not reported unchecked. The outcome goes to the
     row's `identity_check` (`power_identity_check`, `quality_identity_check` for those
-    declarations: the report's evidence table); returns whether it held (something compared,
-    nothing different)."""
+    declarations: the report's evidence table); returns whether it held (something
+    compared, nothing different)."""
     c = d.c
     differences: list[str] = []
     compared: list[str] = []
@@ -151,15 +153,15 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
     if gpu_count is not None:
         compare("GPU count", gpu_count, c.gpu_count, gpu_count == c.gpu_count
                 or (fewer_gpus_ok and gpu_count < c.gpu_count))
-    else:
+    elif counts:
         unrecorded.append("GPU count")
     key = f"{declaration}_identity_check" if declaration != "throughput" else "identity_check"
     not_checked = (f"; not checked: {' and '.join(unrecorded)} (the file records none)"
                    if unrecorded else "")
     if not differences:
         d.row[key] = ("held: " + ", ".join(compared) + not_checked if compared else
-                      "not checked: the file and the candidate do not both state a model, a "
-                      "precision, an accelerator or a GPU count")
+                      "not checked: the file records no accelerator or GPU count, and no "
+                      "model or precision the candidate states")
         return bool(compared)
     if proxy is None:
         raise d.error(f"{declaration}.evidence", f"{path} is not this candidate's evidence: "

@@ -28,7 +28,7 @@ from pipeline.evidence.quality import (
     summary,
 )
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.evidence.identity import precision_name
+from pipeline.inputs.evidence.identity import check_identity, precision_name
 from pipeline.inputs.records import Provenance
 from schemas.proposal import (
     Candidate,
@@ -84,8 +84,14 @@ def resolve_quality(d: Draft, reference: Reference | None,
         d.evidence_path(q.evidence, "quality.evidence"))
     d.prov.add_files(own.files, own.dates)
     d.notes.extend(f"quality: {n}" for n in own.notes)
+    # the GPUs the results were scored on (where the file says the model ran on its machine)
+    # against the candidate's; the GPU count is no identity of an accuracy
+    held = check_identity(d, {}, q.evidence, q.proxy, declaration="quality", counts=False,
+                          accelerators=tuple(dict.fromkeys(
+                              name for r in own.results for name in r.accelerators)))
+    grade = "proxy" if q.proxy is not None and not held else "measured"
     if rule is None or reference is None:
-        d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": "measured"}
+        d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": grade}
         d.notes.append("quality evidence read, not checked: no policy.quality names a "
                        "reference candidate and the tasks to hold")
         return
@@ -100,8 +106,7 @@ def resolve_quality(d: Draft, reference: Reference | None,
             row.update(drop=0.0, within_tolerance=True,
                        stderr=None if own_score is None else own_score.stderr)
         result.notes.clear()
-    d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks,
-                        "grade": "measured"}
+    d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks, "grade": grade}
     d.row["quality_validation"] = ("reference" if is_reference else
                                    "not held" if result.failures else "held")
     d.notes.extend(result.notes)
