@@ -196,8 +196,8 @@ _GPU_LINE = re.compile(r"^\s*GPU \d+: (.+?)\s*$")
 def _gpus(env: Any) -> tuple[str, ...]:
     """The GPU names of PyTorch collect_env's "GPU models and configuration" entry: one
     `GPU 0: NVIDIA GB10` on its line, several on the lines after it (`nvidia-smi -L`, the
-    UUIDs removed), or a ROCm name on its line (`AMD Instinct MI300X (gfx942:...)`, the
-    architecture dropped); distinct, in order."""
+    UUIDs removed; MIG partitions beneath a GPU skipped), or a ROCm name on its line
+    (`AMD Instinct MI300X (gfx942:...)`, the architecture dropped); distinct, in order."""
     if not isinstance(env, str) or "GPU models and configuration" not in env:
         return ()
     rest = env.split("GPU models and configuration", 1)[1].split(":", 1)[-1].splitlines()
@@ -206,6 +206,8 @@ def _gpus(env: Any) -> tuple[str, ...]:
         match = _GPU_LINE.match(line)
         if match:
             names.append(match.group(1))
+        elif line.strip().startswith("MIG "):  # a MIG partition of the GPU above
+            continue
         elif line is first and first not in ("Could not collect", "N/A"):
             names.append(re.sub(r"\s*\(gfx[^)]*\)$", "", first))
             break

@@ -117,6 +117,8 @@ def test_an_nvidia_smi_log_of_the_candidates_gpus_is_measured(tmp_path: Path, db
     assert c["detail"]["power_identity_check"] == (
         "held: accelerator 'NVIDIA H100 80GB HBM3' (the candidate's H100-SXM-80GB), GPU count "
         "8 (the candidate's 8)")
+    [busy] = [r for r in c["inputs"] if r["input"] == "busy_power_w"]
+    assert busy["mode"] == pytest.approx(2400.0) and busy["grade"] == "measured"
 
 
 def test_a_log_without_gpu_names_checks_the_count_only(tmp_path: Path, db: Path) -> None:

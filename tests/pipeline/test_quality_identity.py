@@ -107,3 +107,6 @@ def test_collect_env_gpu_entries() -> None:
     assert _gpus("GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)"
                  "\nNvidia driver version: N/A") == ("AMD Instinct MI300X",)
     assert _gpus("GPU models and configuration: Could not collect\n") == ()
+    assert _gpus("GPU models and configuration: \nGPU 0: NVIDIA A100 80GB PCIe\n  MIG 3g.40gb "
+                 "Device 0:\nGPU 1: NVIDIA H100 PCIe\nNvidia driver version: 5") == (
+        "NVIDIA A100 80GB PCIe", "NVIDIA H100 PCIe")

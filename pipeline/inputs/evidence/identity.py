@@ -32,8 +32,8 @@ _SUFFIXES = re.compile(r"(-(instruct|chat|hf|it|" + "|".join(
 #: `machine.name`, InferenceX's `hw`, teams' shorthand), in the form `_words` gives (upper
 #: case, vendor words and separators dropped), to the hardware table's ids
 #: (sources/reference/hardware.csv). The SXM H100 calls itself "NVIDIA H100 80GB HBM3" (the
-#: PCIe card "NVIDIA H100 PCIe", the NVL "NVIDIA H100 NVL"): docs/evidence.md, "Accelerator
-#: identity", says where each spelling was seen.
+#: PCIe card "NVIDIA H100 PCIe", the NVL "NVIDIA H100 NVL"): docs/evidence.md, "Evidence
+#: identity: accelerator, GPU count and precision", says where each spelling was seen.
 ACCELERATORS: dict[str, str] = {
     "H100 80GB HBM3": "H100-SXM-80GB", "H100 SXM": "H100-SXM-80GB",
     "H100 SXM5": "H100-SXM-80GB", "H100 SXM5 80GB": "H100-SXM-80GB",
@@ -41,16 +41,15 @@ ACCELERATORS: dict[str, str] = {
     "H100 PCIE": "H100-PCIe-80GB", "H100 80GB PCIE": "H100-PCIe-80GB",
     "H100 PCIE 80GB": "H100-PCIe-80GB",
     "H100 NVL": "H100-NVL-94GB", "H100 NVL 94GB": "H100-NVL-94GB",
-    "H200": "H200-SXM-141GB", "H200 SXM": "H200-SXM-141GB", "H200 141GB HBM3E": "H200-SXM-141GB",
+    "H200": "H200-SXM-141GB", "H200 SXM": "H200-SXM-141GB",
     "B200": "B200-SXM-180GB", "B300": "B300-SXM-288GB",
     "L40S": "L40S-48GB", "L4": "L4-24GB", "A40": "A40-48GB",
     "A100 SXM4 80GB": "A100-SXM-80GB", "A100 SXM 80GB": "A100-SXM-80GB",
     "A100 80GB PCIE": "A100-PCIe-80GB", "A100 PCIE 80GB": "A100-PCIe-80GB",
     "A100 SXM4 40GB": "A100-SXM-40GB", "A100 SXM 40GB": "A100-SXM-40GB",
     "MI300X": "MI300X-192GB", "MI300X OAM": "MI300X-192GB",
-    "MI325X": "MI325X-256GB", "MI325X OAM": "MI325X-256GB",
-    "MI355X": "MI355X-288GB", "MI355X OAM": "MI355X-288GB",
-    "GAUDI3": "Gaudi3-OAM-128GB", "GAUDI 3": "Gaudi3-OAM-128GB", "HL 325L": "Gaudi3-OAM-128GB",
+    "MI325X": "MI325X-256GB", "MI355X": "MI355X-288GB",
+    "GAUDI3": "Gaudi3-OAM-128GB", "GAUDI 3": "Gaudi3-OAM-128GB",
     "GH200": "GH200-96GB", "GH200 480GB": "GH200-96GB",
 }
 #: words that name a vendor or a product line, not the accelerator
