@@ -1,11 +1,15 @@
-"""Evidence identity (issue 26): a benchmark file's own metadata (the model it served and its
-precision, where the format records them) is compared with the candidate's `model` and
-`precision`, names normalised through one alias table. A mismatch is an error naming the file,
-what it says and what the candidate says; a deliberate proxy is declared
-(`throughput = { evidence = "...", proxy = "why" }`), graded `proxy` and noted. A side that
-does not state a figure is not compared. The GPU count is not an identity: a sweep's
-configurations run on different counts and the best per GPU is chosen (the run notes a count
-that differs from the candidate's)."""
+"""Evidence identity (issue 26): what a benchmark, power or quality file says it was measured
+on (the model it served and its precision, the accelerator and how many, where the format
+records them) is compared with the candidate's `model`, `precision`, `gpu` and `gpu_count`,
+names normalised through one alias table (`PRECISIONS`, `ACCELERATORS` to the hardware
+table's ids, `model_name`). A mismatch is an error naming the file, what it says and what the
+candidate says; a deliberate proxy is declared (`throughput`, `power` or `quality` =
+`{ evidence = "...", proxy = "why" }`), graded `proxy` and noted. A side that does not state
+a figure is not compared, and the outcome says what was not checked. The GPU count: a power
+log must cover the candidate's GPUs; a benchmark configuration may run on fewer (the best per
+GPU of a sweep is chosen, its goodput used as measured, with a note), not on more; quality
+results have no count. docs/evidence.md, "Evidence identity: accelerator, GPU count and
+precision", has the rules and their worked examples."""
 
 from __future__ import annotations
 
