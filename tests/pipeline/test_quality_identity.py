@@ -65,6 +65,9 @@ def test_real_results_on_another_gpu_declared_a_proxy_are_graded_proxy(tmp_path:
         "differs, a declared proxy (same checkpoint and dtype: accuracy does not depend on the "
         "GPU): accelerator: the file says 'NVIDIA GeForce RTX 5090' (a name the alias table "
         "does not know), the candidate H100-SXM-80GB")
+    # the same, as data: the identity of the quality evidence, failed (a declared proxy)
+    assert [(e["input"], e["check"], e["outcome"]) for e in c["evidence_checks"]] == [
+        ("quality", "identity", "failed")]
 
 
 def test_a_server_at_localhost_ran_on_the_machine_described(tmp_path: Path, db: Path) -> None:

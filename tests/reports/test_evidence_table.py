@@ -50,13 +50,14 @@ def test_each_input_with_its_grade_files_and_checks(tmp_path: Path, db: Path) ->
     # it, outcome then detail
     assert goodput["checks"] == (
         "identity: not checked: the file records no accelerator or GPU count, and no model "
-        "or precision the candidate states; SLO attainment: passed: the knee, the highest load level meeting the SLO "
-        "(concurrency 2): 4 of 4 offered requests (100.0%) meet the SLO at concurrency 2, at "
-        "or above the 95% slo.attainment asks; token basis: passed: the output throughput "
-        "from the requests, 80.0 tokens/s, is within 1% of the file's own 80.0 tokens/s "
-        "(+0.0%); Little's law: failed: 4 requests/s x 0.34 s mean latency = 1.36 requests "
-        "in flight, against 2 (the concurrency setting): -32%, outside the 10% tolerance; the "
-        "run is not what it says (a load level, window or latency off): graded estimated")
+        "or precision the candidate states; SLO attainment: passed: the knee, the highest "
+        "load level meeting the SLO (concurrency 2): 4 of 4 offered requests (100.0%) meet "
+        "the SLO at concurrency 2, at or above the 95% slo.attainment asks; token basis: "
+        "passed: the output throughput from the requests, 80.0 tokens/s, is within 1% of the "
+        "file's own 80.0 tokens/s (+0.0%); Little's law: failed: 4 requests/s x 0.34 s mean "
+        "latency = 1.36 requests in flight, against 2 (the concurrency setting): -32%, "
+        "outside the 10% tolerance; the run is not what it says (a load level, window or "
+        "latency off): graded estimated")
     # the same, as data in the result
     (c,) = result.candidates
     assert [(e.input, e.check, e.outcome) for e in c.evidence_checks] == [

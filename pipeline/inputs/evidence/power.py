@@ -27,7 +27,7 @@ from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread
-from pipeline.inputs.records import file_listing
+from pipeline.inputs.records import checks, file_listing
 from schemas.proposal import (
     DeclaredPower,
     EstimatedPower,
@@ -206,5 +206,7 @@ def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
     count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
     held = check_identity(d, {}, p.evidence, p.proxy, declaration="power", gpu_count=count,
                           accelerators=names)
+    d.row["evidence_checks"] = [*d.row["evidence_checks"],
+                                *checks("power", held, d.row["power_identity_check"], [])]
     return "proxy" if p.proxy is not None and not held else ev.grade
 

@@ -29,7 +29,7 @@ from pipeline.evidence.quality import (
 )
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity, precision_name
-from pipeline.inputs.records import Provenance
+from pipeline.inputs.records import Provenance, checks
 from schemas.proposal import (
     Candidate,
     EstimatedThroughput,
@@ -89,6 +89,8 @@ def resolve_quality(d: Draft, reference: Reference | None,
     held = check_identity(d, {}, q.evidence, q.proxy, declaration="quality", counts=False,
                           accelerators=tuple(dict.fromkeys(
                               name for r in own.results for name in r.accelerators)))
+    d.row["evidence_checks"] = [*d.row["evidence_checks"],
+                                *checks("quality", held, d.row["quality_identity_check"], [])]
     grade = "proxy" if q.proxy is not None and not held else "measured"
     if rule is None or reference is None:
         d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": grade}
