@@ -406,6 +406,9 @@ class EvidenceQuality(_Strict):
     against `policy.quality`: measured."""
 
     evidence: str
+    #: why results on another accelerator stand in for the candidate's (pipeline/inputs/
+    #: evidence/identity.py)
+    proxy: Annotated[str, Field(min_length=10)] | None = None
 
 
 class Calibration(_Strict):
@@ -578,6 +581,9 @@ class EvidencePower(_Strict):
     format: str | None = None
     tz: str | None = None
     idle_watts: NonNegative | None = None
+    #: why logs of another accelerator or GPU count stand in for the candidate's (graded
+    #: `proxy`; without it such logs are refused, pipeline/inputs/evidence/identity.py)
+    proxy: Annotated[str, Field(min_length=10)] | None = None
 
 
 class ParquetPower(_Strict):
@@ -950,12 +956,12 @@ class Proposal(_Strict):
         quality = document["policy"].get("quality")
         if quality is not None and quality["unvalidated"] is None:
             del quality["unvalidated"], quality["unvalidated_reason"]
-        # no proxy declared for throughput evidence: left out, as the identity was before it
+        # no proxy declared for throughput, power or quality evidence: left out, as the
+        # identity was before it
         for c in document["candidates"]:
-            throughput = c.get("throughput")
-            if isinstance(throughput, dict) and "proxy" in throughput \
-                    and throughput["proxy"] is None:
-                del throughput["proxy"]
+            for table in (c.get("throughput"), c.get("power"), c.get("quality")):
+                if isinstance(table, dict) and "proxy" in table and table["proxy"] is None:
+                    del table["proxy"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
