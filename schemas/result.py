@@ -103,6 +103,8 @@ class Policy(_Closed):
     choose: str | Weights = "cpm"
     token_basis: Literal["output", "total"] = "output"
     quality: QualityPolicy | None = None
+    #: which carbon figure the `carbon` objective ranks on (GHG Protocol Scope 2)
+    carbon_basis: Literal["location", "market"] = "location"
 
 
 class Demand(_Closed):
@@ -271,6 +273,12 @@ class CandidateResult(_Open):
     grid_gco2e_per_kwh_profile: Figure = None
     electricity_eur_per_mtok_time_matched: Figure = None
     carbon_gco2e_per_mtok_time_matched: Figure = None
+    #: market-based carbon (contracts, else the residual mix) beside the location-based one,
+    #: and the figures of one mean request (null without the demand's request shape)
+    carbon_market_gco2e_per_mtok: Figure = None
+    facility_wh_per_request: Figure = None
+    carbon_gco2e_per_request: Figure = None
+    carbon_market_gco2e_per_request: Figure = None
     #: every configuration of the benchmark evidence ([] without throughput evidence)
     evidence_configurations: list[EvidenceConfiguration] = Field(default_factory=list)
     #: the settings of the configuration taken (null without throughput evidence)

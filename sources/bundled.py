@@ -26,6 +26,7 @@ from schemas.market import (
     PROVIDERS,
     QUALIFICATIONS,
     REGIONS,
+    RESIDUAL_MIX,
 )
 from schemas.table import Table
 from sources.errors import ParseError
@@ -47,6 +48,7 @@ OFFERS_FILE = "gpu_offers.csv"
 PRICES_FILE = "electricity_prices_monthly.csv"
 INTENSITY_FILE = "grid_intensity_yearly.csv"
 EMBODIED_FILE = "embodied.csv"
+RESIDUAL_FILE = "residual_mix_yearly.csv"
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,21 @@ def parse_yearly_intensity(raw: RawFile, vintage: str) -> pl.DataFrame:
     ).drop("year")
 
 
+RESIDUAL_COLUMNS = ("country", "year", "intensity_gco2e_per_kwh", "emission_factor_basis",
+                    "source_url", "source_date", "licence")
+
+
+def parse_residual_mix(raw: RawFile, vintage: str) -> pl.DataFrame:
+    """AIB's residual mixes: one figure per country and calendar year."""
+    dtypes = _dtypes([c for c in RESIDUAL_COLUMNS if c != "year"]) | {"year": pl.Int64()}
+    frame = read_typed_csv(raw.content, raw.name, dtypes)
+    return frame.with_columns(
+        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
+        pl.lit("year").alias("resolution"),
+        pl.lit(vintage).alias("vintage"),
+    ).drop("year")
+
+
 EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
                     "kgco2e": "embodied_kgco2e", "basis": "embodied_basis"}
 
@@ -193,7 +210,9 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
     parsed.append((GRID_INTENSITY, parse_yearly_intensity(files[INTENSITY_FILE], vintage),
                    files[INTENSITY_FILE]))
     parsed.append((EMBODIED, parse_embodied(files[EMBODIED_FILE]), files[EMBODIED_FILE]))
+    parsed.append((RESIDUAL_MIX, parse_residual_mix(files[RESIDUAL_FILE], vintage),
+                   files[RESIDUAL_FILE]))
     return parsed
 
 
-FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE)
+FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE)
