@@ -99,5 +99,16 @@ RESIDUAL_MIX = Table(
     required=("intensity_gco2e_per_kwh", "emission_factor_basis", *CITED),
 )
 
+PUBLISHED_PER_REQUEST = Table(
+    "core__published_per_request",
+    "Other systems' published energy and emissions per request, with their boundaries: "
+    "context for a candidate's own figures, never compared as equals.",
+    ("system", "request_description", "per_request_boundary", "published_wh_per_request",
+     "published_gco2e_per_request", "published_accounting", "note", *CITED),
+    key=("system",),
+    required=("request_description", "per_request_boundary", "published_accounting", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
-                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX)
+                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
+                 PUBLISHED_PER_REQUEST)

@@ -159,6 +159,24 @@ class Formula(_Closed):
     formula: str
 
 
+class PublishedPerRequest(_Closed):
+    """Another system's published figures for one request, with what they count: context
+    for the candidates' per-request figures, never one of them (sources/reference/
+    per_request_published.csv)."""
+
+    system: str
+    request_description: str
+    per_request_boundary: str
+    published_wh_per_request: Number | None
+    published_gco2e_per_request: Number | None
+    published_accounting: Literal["market_based", "location_based", "lifecycle"]
+    note: str | None
+    source_url: str
+    source_date: str
+    licence: str
+    snapshot_sha256: str
+
+
 class EvidenceConfiguration(_Closed):
     """One engine configuration of a candidate's benchmark evidence (runs are pooled only
     within one): its settings (docs/evidence.md, Configurations), the GPUs it records, its
@@ -412,6 +430,9 @@ class Result(_Open):
     token_basis: Literal["output", "total"] = "output"
     #: every metric step in evaluation order ([]: a result stored before the key)
     formulas: list[Formula] = Field(default_factory=list)
+    #: other systems' published per-request figures, beside the candidates' own ([]: a
+    #: result stored before the key)
+    published_per_request: list[PublishedPerRequest] = Field(default_factory=list)
     candidates: list[CandidateResult]
 
     def document(self) -> dict[str, Any]:

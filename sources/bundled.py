@@ -24,6 +24,7 @@ from schemas.market import (
     GRID_INTENSITY,
     HARDWARE,
     PROVIDERS,
+    PUBLISHED_PER_REQUEST,
     QUALIFICATIONS,
     REGIONS,
     RESIDUAL_MIX,
@@ -43,6 +44,7 @@ TABLE_FILES: dict[str, Table] = {
     "regions.csv": REGIONS,
     "fx_rates.csv": FX_RATES,
     "models.csv": MODEL_ARCHITECTURES,
+    "per_request_published.csv": PUBLISHED_PER_REQUEST,
 }
 OFFERS_FILE = "gpu_offers.csv"
 PRICES_FILE = "electricity_prices_monthly.csv"

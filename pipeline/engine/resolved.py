@@ -89,6 +89,8 @@ class Market:
     fx: pl.DataFrame | None = None
     #: per country, the latest residual mix (market-based carbon where no contract covers)
     residual_mixes: pl.DataFrame | None = None
+    #: other systems' published per-request figures, shown beside the candidates' own
+    published_per_request: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

@@ -143,6 +143,11 @@ def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list
         con.unregister("workload_profile")
 
 
+def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT * EXCLUDE (load_id) FROM core__published_per_request "
+                      "ORDER BY system")
+
+
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute("SELECT DISTINCT zone FROM core__electricity_prices UNION "
                        "SELECT DISTINCT zone FROM core__grid_intensity ORDER BY 1").fetchall()
