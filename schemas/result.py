@@ -456,6 +456,8 @@ class DiffFigures(_Closed):
     pareto_rank: int | None
     eligible: bool
     sovereignty_level: int
+    #: (null: a result stored before market-based carbon)
+    carbon_market_gco2e_per_mtok: Figure = None
 
 
 class MetricChange(_Closed):

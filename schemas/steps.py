@@ -254,11 +254,12 @@ STEPS: tuple[Step, ...] = (
          "covered_share (default 0) x covered factor (default 0) + (1 - covered_share) x the "
          "supplier's factor, else the country's residual mix, else the location-based grid "
          "intensity (no residual mix: a cloud provider's or a country without one)",
-         excel='IF(AND({supplier_gco2e_per_kwh?}="",{residual_gco2e_per_kwh?}="",'
-               '{grid_gco2e_per_kwh?}=""),"",{covered_share:0}*{covered_gco2e_per_kwh:0}'
-               '+(1-{covered_share:0})*IF({supplier_gco2e_per_kwh?}<>"",'
-               '{supplier_gco2e_per_kwh?},IF({residual_gco2e_per_kwh?}<>"",'
-               '{residual_gco2e_per_kwh?},{grid_gco2e_per_kwh?})))'),
+         excel='IF({supplier_gco2e_per_kwh?}<>"",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{supplier_gco2e_per_kwh?},'
+               'IF({residual_gco2e_per_kwh?}<>"",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{residual_gco2e_per_kwh?},'
+               'IF({grid_gco2e_per_kwh?}="","",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{grid_gco2e_per_kwh?})))'),
     Step("carbon_market_gco2e_per_mtok",
          "facility_kwh_per_mtok x market_gco2e_per_kwh (market-based, operational only)",
          excel="{facility_kwh_per_mtok}*{market_gco2e_per_kwh}"),
