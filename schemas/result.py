@@ -453,11 +453,11 @@ class DiffFigures(_Closed):
     cpm_eur_per_mtok: Figure
     electricity_eur_per_mtok: Figure
     carbon_gco2e_per_mtok: Figure
+    #: (null: a result stored before market-based carbon)
+    carbon_market_gco2e_per_mtok: Figure = None
     pareto_rank: int | None
     eligible: bool
     sovereignty_level: int
-    #: (null: a result stored before market-based carbon)
-    carbon_market_gco2e_per_mtok: Figure = None
 
 
 class MetricChange(_Closed):
