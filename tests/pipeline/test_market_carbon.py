@@ -4,6 +4,7 @@ contracts and the policy's carbon basis through a real run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
+from pipeline.engine.diff import ELECTRICITY, GRID, changed_groups, compose
 from pipeline.engine.metrics import evaluate
+from pipeline.engine.resolved import Market
 from pipeline.ingest.bundled import load_bundled
 from schemas.proposal import parse
 from schemas.table import ValidationFailed
@@ -200,3 +203,53 @@ def test_residual_mixes_load_and_bad_rows_are_refused(db: Path) -> None:
     with pytest.raises(ParseError, match=r"residual_mix_yearly.csv: line 3, column "
                                          r"'intensity_gco2e_per_kwh': 'n/a'"):
         load_bundled(con, _altered("DE,2024,724.56", "DE,2024,n/a"))
+
+
+def test_per_request_figures_stand_beside_other_systems_published_ones(
+        tmp_path: Path, db: Path) -> None:
+    text = proposal("per request", DEMAND, candidate("fr"))
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "scorecard.json").read_text())
+    (fr,) = document["candidates"]
+    # utilisation at the demand: busy = 1e8 / 86,400 / 4,000 = 0.28935 of the one instance
+    # sized (ceil(1157.4 / (4000 x 0.8)) = 1); no idle figure, so 5,600 W throughout:
+    # 5600 / 1157.4 = 4.8384 J/token; x 1e6 / 3.6e6 x 1.3 = 1.74720 kWh/Mtok;
+    # 400 output tokens: 1.74720 x 400 / 1e6 x 1000 = 0.69888 Wh per request
+    assert fr["facility_wh_per_request"] == pytest.approx(0.69888, rel=1e-4)
+    # FR 2025 grid 31 g/kWh: 1.74720 x 31 = 54.163 g/Mtok, x 400 / 1e6 = 0.021665 g
+    assert fr["carbon_gco2e_per_request"] == pytest.approx(0.021665, rel=1e-4)
+    published = {p["system"]: p for p in document["published_per_request"]}
+    google = published["Google Gemini Apps"]
+    assert (google["published_wh_per_request"], google["published_gco2e_per_request"],
+            google["published_accounting"]) == (0.24, 0.03, "market_based")
+    mistral = published["Mistral Le Chat (Mistral Large 2)"]
+    # Mistral publishes no energy per response: null, never 0
+    assert mistral["published_wh_per_request"] is None
+    assert mistral["published_gco2e_per_request"] == 1.14
+    html = (out / "scorecard.html").read_text()
+    section = html[html.index('id="per-request"'):html.index('id="probabilities"')]
+    assert "other systems&#39; figures" in section or "other systems' figures" in section
+    assert "0.6989" in section and "Google Gemini Apps" in section
+    assert "arxiv.org/abs/2508.15734" in section
+    # the others' table is apart from the candidates' rows
+    ours = section[section.index('id="per-request-ours"'):section.index('id="per-request-others"')]
+    assert "Google" not in ours and "fr" in ours
+
+
+def test_a_new_residual_mix_is_a_grid_change_in_the_diff(market: Market) -> None:
+    assert market.residual_mixes is not None
+    newer = dataclasses.replace(market, residual_mixes=market.residual_mixes.with_columns(
+        pl.when(pl.col("country") == "DE").then(700.0)
+        .otherwise(pl.col("intensity_gco2e_per_kwh")).alias("intensity_gco2e_per_kwh")))
+    # only the residual mix moved: the grid group, not method/assumptions
+    assert changed_groups(market, newer) == [GRID]
+    swapped = compose(market, newer, frozenset({GRID}))
+    assert swapped.residual_mixes is not None
+    assert swapped.residual_mixes.filter(country="DE")["intensity_gco2e_per_kwh"][0] == 700.0
+    kept = compose(market, newer, frozenset({ELECTRICITY}))
+    assert kept.residual_mixes is not None
+    assert kept.residual_mixes.filter(country="DE")["intensity_gco2e_per_kwh"][0] == 724.56
