@@ -774,6 +774,13 @@ class Hardware(_Strict):
     source: Annotated[str, Field(min_length=3)]
 
 
+def _share_at_most_1(value: Number) -> Number:
+    high = value.high if isinstance(value, Range) else value
+    if high > 1:
+        raise ValueError(f"must be at most 1 (a share of the electricity), got {high:g}")
+    return value
+
+
 class CarbonContract(_Strict):
     """`[carbon_contracts.NAME]`: what an electricity supply contract lets the organisation
     claim in market-based carbon (GHG Protocol Scope 2): a `covered_share` of the electricity
@@ -783,16 +790,9 @@ class CarbonContract(_Strict):
     provider's published market-based factor, as `supplier_gco2e_per_kwh`."""
 
     source: Annotated[str, Field(min_length=3)]
-    covered_share: Annotated[NonNegative, AfterValidator(lambda v: _share_at_most_1(v))] = 0.0
+    covered_share: Annotated[NonNegative, AfterValidator(_share_at_most_1)] = 0.0
     covered_gco2e_per_kwh: NonNegative = 0.0
     supplier_gco2e_per_kwh: NonNegative | None = None
-
-
-def _share_at_most_1(value: Number) -> Number:
-    high = value.high if isinstance(value, Range) else value
-    if high > 1:
-        raise ValueError(f"must be at most 1 (a share of the electricity), got {high:g}")
-    return value
 
 
 class SovereigntyOverride(_Strict):

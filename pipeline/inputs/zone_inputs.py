@@ -174,15 +174,14 @@ def resolve_market_grid(d: Draft, zone: str) -> None:
         d.row["market_grid_source"] = "; ".join(parts)
         return
     country = zone_country(c.zone or zone)
-    mixes = d.mkt.residual_mixes
-    rows = mixes.filter(country=country) if mixes is not None else None
-    if rows is None or not rows.height:
+    mix = (d.mkt.row("residual_mixes", country=country)
+           if d.mkt.residual_mixes is not None else None)
+    if mix is None:
         d.notes.append(f"market-based carbon: no residual mix for {country} up to "
                        f"{d.mkt.vintage}: {stand_in}")
         parts.append(f"no residual mix for {country}: {stand_in}")
         d.row["market_grid_source"] = "; ".join(parts)
         return
-    mix = rows.row(0, named=True)
     source = (f"{country} {mix['year']} residual mix ({mix['intensity_gco2e_per_kwh']:g} "
               f"gCO2e/kWh, {mix['emission_factor_basis']}); {cite(mix)}")
     d.inputs.add("residual_gco2e_per_kwh", mix["intensity_gco2e_per_kwh"],

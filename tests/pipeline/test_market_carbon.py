@@ -253,3 +253,13 @@ def test_a_new_residual_mix_is_a_grid_change_in_the_diff(market: Market) -> None
     kept = compose(market, newer, frozenset({ELECTRICITY}))
     assert kept.residual_mixes is not None
     assert kept.residual_mixes.filter(country="DE")["intensity_gco2e_per_kwh"][0] == 724.56
+
+
+def test_a_covered_share_above_one_is_refused_naming_its_key(tmp_path: Path, db: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("bad share", '[carbon_contracts.x]\nsource = "ppa"\n'
+                             "covered_share = 1.5\n", candidate("a", carbon_contract='"x"')))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "carbon_contracts.x.covered_share" in result.stderr
+    assert "must be at most 1" in result.stderr
