@@ -209,10 +209,9 @@ def test_the_example_workbook_computes_the_engine_figures(
     result, book = example
     # 7 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
     # before issue 15's headroom_instances and headroom, redundancy and period costs; 27 since
-    # issue 26 split the goodput count, goodput_instances, from the binding `instances`; 31
-    # with the market-based carbon and the three per-request figures, null here: no request
-    # shape)
-    assert check_every_step(book, result) == 7 * 31
+    # issue 26 split the goodput count, goodput_instances, from the binding `instances`; 32
+    # with the market-based factor and carbon and the three per-request figures)
+    assert check_every_step(book, result) == 7 * 32
     no_errors_and_formulas_only_on_the_scorecard(book)
     monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
     # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
