@@ -1,5 +1,6 @@
 """Canonical tables for reference and market data: providers, their qualifications, hardware,
-region -> zone map, GPU offers, electricity prices, grid intensity and FX rates."""
+region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes and FX
+rates."""
 
 from __future__ import annotations
 
@@ -88,5 +89,26 @@ EMBODIED = Table(
     required=("embodied_kgco2e", *CITED),
 )
 
+RESIDUAL_MIX = Table(
+    "core__residual_mix",
+    "A country's residual mix: the emissions of electricity no contractual instrument claims "
+    "(guarantees of origin removed), what market-based carbon takes where nothing is covered.",
+    ("vintage", "country", "interval_start_utc", "resolution", "intensity_gco2e_per_kwh",
+     "emission_factor_basis", *CITED),
+    key=("vintage", "country", "interval_start_utc", "resolution"),
+    required=("intensity_gco2e_per_kwh", "emission_factor_basis", *CITED),
+)
+
+PUBLISHED_PER_REQUEST = Table(
+    "core__published_per_request",
+    "Other systems' published energy and emissions per request, with their boundaries: "
+    "context for a candidate's own figures, never compared as equals.",
+    ("system", "request_description", "per_request_boundary", "published_wh_per_request",
+     "published_gco2e_per_request", "published_accounting", "note", *CITED),
+    key=("system",),
+    required=("request_description", "per_request_boundary", "published_accounting", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
-                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED)
+                 ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
+                 PUBLISHED_PER_REQUEST)

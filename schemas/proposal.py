@@ -302,7 +302,7 @@ class Slo(_Strict):
     tpot_p99_ms: Annotated[float, Field(gt=0)] | None = None
 
 
-Objective = Literal["cpm", "energy", "carbon", "sovereignty", "electricity"]
+Objective = Literal["cpm", "energy", "carbon", "sovereignty", "electricity", "carbon_market"]
 DEFAULT_OBJECTIVES: tuple[Objective, ...] = ("cpm", "energy", "carbon", "sovereignty")
 
 
@@ -366,7 +366,7 @@ class Policy(_Strict):
                                         min_length=1)
     #: how the recommendation picks among the frontier (pipeline/engine/recommend.py)
     choose: Annotated[
-        Annotated[Literal["cpm", "carbon", "energy"], Tag(_tag("name"))]
+        Annotated[Literal["cpm", "carbon", "energy", "carbon_market"], Tag(_tag("name"))]
         | Annotated[Weights, Tag(_tag("weights"))],
         Discriminator(_choose_shape)] = "cpm"
     #: the tokens every per-token figure (and the demand) counts: output tokens of requests
@@ -374,6 +374,33 @@ class Policy(_Strict):
     token_basis: Literal["output", "total"] = "output"
     #: the quality a candidate must hold against a reference candidate (None: not checked)
     quality: QualityPolicy | None = None
+    #: which carbon figure `carbon` names in objectives and choose (GHG Protocol Scope 2):
+    #: location-based (the zone's grid) or market-based (the declared contracts, else the
+    #: country's residual mix); both are always computed and shown
+    carbon_basis: Literal["location", "market"] = "location"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _carbon_basis(cls, data: Any) -> Any:
+        """With the market basis, `carbon` is the market-based figure wherever the policy
+        names it (objectives, choose, weights): the objective is named `carbon_market`."""
+        if not (isinstance(data, dict) and data.get("carbon_basis") == "market"):
+            return data
+
+        def swap(name: Any) -> Any:
+            return "carbon_market" if name == "carbon" else name
+
+        data = dict(data)
+        objectives = data.get("objectives", list(DEFAULT_OBJECTIVES))
+        if isinstance(objectives, list):
+            data["objectives"] = list(dict.fromkeys(swap(o) for o in objectives))
+        choose = data.get("choose")
+        if isinstance(choose, dict) and isinstance(choose.get("weights"), dict):
+            data["choose"] = {**choose, "weights": {swap(k): v
+                                                    for k, v in choose["weights"].items()}}
+        elif choose is not None:
+            data["choose"] = swap(choose)
+        return data
 
 
 class Defaults(_Strict):
@@ -833,6 +860,27 @@ class Hardware(_Strict):
     source: Annotated[str, Field(min_length=3)]
 
 
+def _share_at_most_1(value: Number) -> Number:
+    high = value.high if isinstance(value, Range) else value
+    if high > 1:
+        raise ValueError(f"must be at most 1 (a share of the electricity), got {high:g}")
+    return value
+
+
+class CarbonContract(_Strict):
+    """`[carbon_contracts.NAME]`: what an electricity supply contract lets the organisation
+    claim in market-based carbon (GHG Protocol Scope 2): a `covered_share` of the electricity
+    backed by guarantees of origin or a PPA, at `covered_gco2e_per_kwh` (0 for renewable
+    sources), and the rest at the supplier's own factor `supplier_gco2e_per_kwh` when the
+    supplier discloses one, else at the country's residual mix. For a cloud candidate: the
+    provider's published market-based factor, as `supplier_gco2e_per_kwh`."""
+
+    source: Annotated[str, Field(min_length=3)]
+    covered_share: Annotated[NonNegative, AfterValidator(_share_at_most_1)] = 0.0
+    covered_gco2e_per_kwh: NonNegative = 0.0
+    supplier_gco2e_per_kwh: NonNegative | None = None
+
+
 class SovereigntyOverride(_Strict):
     level: Annotated[int, Field(ge=0, le=4)]
     justification: Annotated[str, Field(min_length=20)]
@@ -868,6 +916,8 @@ class Candidate(_Strict):
     plausibility: Literal["override"] | None = None
     plausibility_reason: Annotated[str, Field(min_length=10)] | None = None
     example_data: bool = False
+    #: the [carbon_contracts.NAME] its electricity is bought under (market-based carbon)
+    carbon_contract: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Candidate:
@@ -935,6 +985,8 @@ class Proposal(_Strict):
     embodied: Embodied = Field(default_factory=Embodied)
     workload: Workload | None = None
     store: StoreTable | None = None
+    #: electricity contracts' carbon claims, by the name a candidate's `carbon_contract` gives
+    carbon_contracts: dict[str, CarbonContract] = Field(default_factory=dict)
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
     candidates: Annotated[list[Candidate], Field(min_length=1)]
@@ -962,6 +1014,14 @@ class Proposal(_Strict):
             for table in (c.get("throughput"), c.get("power"), c.get("quality")):
                 if isinstance(table, dict) and "proxy" in table and table["proxy"] is None:
                     del table["proxy"]
+        # no carbon contracts, location-based carbon: left out, as the identity was before
+        if not document["carbon_contracts"]:
+            del document["carbon_contracts"]
+        if document["policy"]["carbon_basis"] == "location":
+            del document["policy"]["carbon_basis"]
+        for c in document["candidates"]:
+            if c.get("carbon_contract", "") is None:
+                del c["carbon_contract"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
@@ -981,6 +1041,11 @@ class Proposal(_Strict):
                 known = ", ".join(sorted(self.tco)) or "none defined"
                 raise ValueError(f"candidate {c.id!r}: cost.tco = {c.cost.tco!r} names no "
                                  f"[tco.{c.cost.tco}] table (defined: {known})")
+            if c.carbon_contract is not None and c.carbon_contract not in self.carbon_contracts:
+                known = ", ".join(sorted(self.carbon_contracts)) or "none defined"
+                raise ValueError(f"candidate {c.id!r}: carbon_contract = {c.carbon_contract!r} "
+                                 f"names no [carbon_contracts.{c.carbon_contract}] table "
+                                 f"(defined: {known})")
         return self
 
 

@@ -103,6 +103,8 @@ class Policy(_Closed):
     choose: str | Weights = "cpm"
     token_basis: Literal["output", "total"] = "output"
     quality: QualityPolicy | None = None
+    #: which carbon figure the `carbon` objective ranks on (GHG Protocol Scope 2)
+    carbon_basis: Literal["location", "market"] = "location"
 
 
 class Demand(_Closed):
@@ -155,6 +157,24 @@ class Formula(_Closed):
     name: str
     unit: str
     formula: str
+
+
+class PublishedPerRequest(_Closed):
+    """Another system's published figures for one request, with what they count: context
+    for the candidates' per-request figures, never one of them (sources/reference/
+    per_request_published.csv)."""
+
+    system: str
+    request_description: str
+    per_request_boundary: str
+    published_wh_per_request: Number | None
+    published_gco2e_per_request: Number | None
+    published_accounting: Literal["market_based", "location_based", "lifecycle"]
+    note: str | None
+    source_url: str
+    source_date: str
+    licence: str
+    snapshot_sha256: str
 
 
 class EvidenceConfiguration(_Closed):
@@ -284,6 +304,12 @@ class CandidateResult(_Open):
     grid_gco2e_per_kwh_profile: Figure = None
     electricity_eur_per_mtok_time_matched: Figure = None
     carbon_gco2e_per_mtok_time_matched: Figure = None
+    #: market-based carbon (contracts, else the residual mix) beside the location-based one,
+    #: and the figures of one mean request (null without the demand's request shape)
+    carbon_market_gco2e_per_mtok: Figure = None
+    facility_wh_per_request: Figure = None
+    carbon_gco2e_per_request: Figure = None
+    carbon_market_gco2e_per_request: Figure = None
     #: every configuration of the benchmark evidence ([] without throughput evidence)
     evidence_configurations: list[EvidenceConfiguration] = Field(default_factory=list)
     #: the settings of the configuration taken (null without throughput evidence)
@@ -420,6 +446,9 @@ class Result(_Open):
     token_basis: Literal["output", "total"] = "output"
     #: every metric step in evaluation order ([]: a result stored before the key)
     formulas: list[Formula] = Field(default_factory=list)
+    #: other systems' published per-request figures, beside the candidates' own ([]: a
+    #: result stored before the key)
+    published_per_request: list[PublishedPerRequest] = Field(default_factory=list)
     candidates: list[CandidateResult]
 
     def document(self) -> dict[str, Any]:
@@ -440,6 +469,8 @@ class DiffFigures(_Closed):
     cpm_eur_per_mtok: Figure
     electricity_eur_per_mtok: Figure
     carbon_gco2e_per_mtok: Figure
+    #: (null: a result stored before market-based carbon)
+    carbon_market_gco2e_per_mtok: Figure = None
     pareto_rank: int | None
     eligible: bool
     sovereignty_level: int

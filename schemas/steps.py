@@ -7,7 +7,14 @@ declaration in schemas/outputs.toml.
 
 Inputs (one column each, INPUT_COLUMNS): goodput, utilisation, power, PUE, electricity tariff,
 grid intensity, the price of the hours paid for or the on-prem TCO lines, embodied emissions,
-and the declared demand (tokens per day, peak factor, headroom, redundancy instances).
+the declared demand (tokens per day, peak factor, headroom, redundancy instances), the carbon
+claims of the electricity contract (covered share and its factor, the supplier's factor) with
+the country's residual mix, and the tokens one request counts.
+
+Carbon is computed both ways of the GHG Protocol's Scope 2, side by side and never mixed:
+location-based (`carbon_gco2e_per_mtok`, the zone's grid intensity) and market-based
+(`carbon_market_gco2e_per_mtok`, the contracts, else the residual mix); `policy.carbon_basis`
+says which one the `carbon` objective ranks on.
 
 One utilisation model. With a demand, the fleet is sized for the peak (`instances`) and the
 utilisation of the hours paid for follows from it: mean demand over the capacity billed. The
@@ -77,6 +84,8 @@ INPUT_COLUMNS = (
     "redundancy_instances",
     "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
     "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
+    "covered_share", "covered_gco2e_per_kwh", "supplier_gco2e_per_kwh", "residual_gco2e_per_kwh",
+    "request_tokens",
 )
 
 
@@ -249,4 +258,27 @@ STEPS: tuple[Step, ...] = (
          "embodied kgCO2e x 1000 / (lifetime years x 8760 x served_tokens_per_s x 3600 / 1e6)",
          excel="{embodied_kgco2e}*1000"
                "/({lifetime_years}*8760*{served_tokens_per_s}*3600/1000000)"),
+    Step("market_gco2e_per_kwh",
+         "covered_share (default 0) x covered factor (default 0) + (1 - covered_share) x the "
+         "supplier's factor, else the country's residual mix, else the location-based grid "
+         "intensity (no residual mix: a cloud provider's or a country without one)",
+         excel='IF({supplier_gco2e_per_kwh?}<>"",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{supplier_gco2e_per_kwh?},'
+               'IF({residual_gco2e_per_kwh?}<>"",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{residual_gco2e_per_kwh?},'
+               'IF({grid_gco2e_per_kwh?}="","",{covered_share:0}*{covered_gco2e_per_kwh:0}'
+               '+(1-{covered_share:0})*{grid_gco2e_per_kwh?})))'),
+    Step("carbon_market_gco2e_per_mtok",
+         "facility_kwh_per_mtok x market_gco2e_per_kwh (market-based, operational only)",
+         excel="{facility_kwh_per_mtok}*{market_gco2e_per_kwh}"),
+    # per request: the demand's mean request on the token basis (null without its shape)
+    Step("facility_wh_per_request",
+         "facility_kwh_per_mtok x request_tokens / 1e6 x 1000",
+         excel="{facility_kwh_per_mtok}*{request_tokens}/1000"),
+    Step("carbon_gco2e_per_request",
+         "carbon_gco2e_per_mtok x request_tokens / 1e6 (location-based)",
+         excel="{carbon_gco2e_per_mtok}*{request_tokens}/1000000"),
+    Step("carbon_market_gco2e_per_request",
+         "carbon_market_gco2e_per_mtok x request_tokens / 1e6 (market-based)",
+         excel="{carbon_market_gco2e_per_mtok}*{request_tokens}/1000000"),
 )

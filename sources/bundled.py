@@ -24,8 +24,10 @@ from schemas.market import (
     GRID_INTENSITY,
     HARDWARE,
     PROVIDERS,
+    PUBLISHED_PER_REQUEST,
     QUALIFICATIONS,
     REGIONS,
+    RESIDUAL_MIX,
 )
 from schemas.table import Table
 from sources.errors import ParseError
@@ -42,11 +44,13 @@ TABLE_FILES: dict[str, Table] = {
     "regions.csv": REGIONS,
     "fx_rates.csv": FX_RATES,
     "models.csv": MODEL_ARCHITECTURES,
+    "per_request_published.csv": PUBLISHED_PER_REQUEST,
 }
 OFFERS_FILE = "gpu_offers.csv"
 PRICES_FILE = "electricity_prices_monthly.csv"
 INTENSITY_FILE = "grid_intensity_yearly.csv"
 EMBODIED_FILE = "embodied.csv"
+RESIDUAL_FILE = "residual_mix_yearly.csv"
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,21 @@ def parse_yearly_intensity(raw: RawFile, vintage: str) -> pl.DataFrame:
     ).drop("year")
 
 
+RESIDUAL_COLUMNS = ("country", "year", "intensity_gco2e_per_kwh", "emission_factor_basis",
+                    "source_url", "source_date", "licence")
+
+
+def parse_residual_mix(raw: RawFile, vintage: str) -> pl.DataFrame:
+    """AIB's residual mixes: one figure per country and calendar year."""
+    dtypes = _dtypes([c for c in RESIDUAL_COLUMNS if c != "year"]) | {"year": pl.Int64()}
+    frame = read_typed_csv(raw.content, raw.name, dtypes)
+    return frame.with_columns(
+        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
+        pl.lit("year").alias("resolution"),
+        pl.lit(vintage).alias("vintage"),
+    ).drop("year")
+
+
 EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
                     "kgco2e": "embodied_kgco2e", "basis": "embodied_basis"}
 
@@ -193,7 +212,9 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
     parsed.append((GRID_INTENSITY, parse_yearly_intensity(files[INTENSITY_FILE], vintage),
                    files[INTENSITY_FILE]))
     parsed.append((EMBODIED, parse_embodied(files[EMBODIED_FILE]), files[EMBODIED_FILE]))
+    parsed.append((RESIDUAL_MIX, parse_residual_mix(files[RESIDUAL_FILE], vintage),
+                   files[RESIDUAL_FILE]))
     return parsed
 
 
-FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE)
+FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE)

@@ -122,6 +122,8 @@ def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
         "offers": offers,
         "prices": b.prices if electricity else a.prices,
         "intensities": b.intensities if grid else a.intensities,
+        # the residual mix is the market-based side of the grid group
+        "residual_mixes": b.residual_mixes if grid else a.residual_mixes,
         "profile": _compose_profile(a.profile, b.profile, electricity, grid),
         "fx": b.fx if fx else a.fx,  # declared amounts in other currencies
     }
@@ -147,6 +149,9 @@ def changed_groups(a: Market, b: Market) -> list[str]:
             (GRID, (a.intensities, b.intensities),
              ["zone", "year", "intensity_gco2e_per_kwh", "emission_factor_basis"])):
         same = _same(*frames, columns)
+        ra, rb = a.residual_mixes, b.residual_mixes
+        if group == GRID and ra is not None and rb is not None:
+            same = same and _same(ra, rb, ["country", "year", "intensity_gco2e_per_kwh"])
         if (pa is None) != (pb is None):
             same = False
         elif pa is not None and pb is not None:
@@ -154,7 +159,8 @@ def changed_groups(a: Market, b: Market) -> list[str]:
         if not same:
             out.append(group)
     for f in dataclasses.fields(Market):
-        if f.name in ("vintage", "offers", "prices", "intensities", "profile"):
+        if f.name in ("vintage", "offers", "prices", "intensities", "residual_mixes",
+                      "profile"):
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)

@@ -37,6 +37,7 @@ DAYS_PER_MONTH = 365.0 / MONTHS_PER_YEAR
 TOKENS_PER_MTOK = 1e6
 J_PER_KWH = 3.6e6
 KWH_PER_MWH = 1000.0
+WH_PER_KWH = 1000.0
 W_PER_KW = 1000.0
 G_PER_KG = 1000.0
 G_PER_TONNE = 1e6
@@ -242,6 +243,20 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
         lambda c: c("embodied_kgco2e") * G_PER_KG
         / (c("lifetime_years") * HOURS_PER_YEAR * c("served_tokens_per_s")
            * SECONDS_PER_HOUR / TOKENS_PER_MTOK),
+    "market_gco2e_per_kwh":
+        lambda c: c("covered_share").fill_null(0.0) * c("covered_gco2e_per_kwh").fill_null(0.0)
+        + (1.0 - c("covered_share").fill_null(0.0))
+        * c.coalesce(c("supplier_gco2e_per_kwh"), c("residual_gco2e_per_kwh"),
+                     c("grid_gco2e_per_kwh")),
+    "carbon_market_gco2e_per_mtok":
+        lambda c: c("facility_kwh_per_mtok") * c("market_gco2e_per_kwh"),
+    "facility_wh_per_request":
+        lambda c: c("facility_kwh_per_mtok") * c("request_tokens") / TOKENS_PER_MTOK
+        * WH_PER_KWH,
+    "carbon_gco2e_per_request":
+        lambda c: c("carbon_gco2e_per_mtok") * c("request_tokens") / TOKENS_PER_MTOK,
+    "carbon_market_gco2e_per_request":
+        lambda c: c("carbon_market_gco2e_per_mtok") * c("request_tokens") / TOKENS_PER_MTOK,
 }
 
 

@@ -28,6 +28,7 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     "pue_source": pl.String(),
     "electricity_grade": pl.String(), "electricity_source": pl.String(),
     "grid_grade": pl.String(), "grid_basis": pl.String(), "grid_source": pl.String(),
+    "market_grid_source": pl.String(),
     "embodied_source": pl.String(),
     "sovereignty_level": pl.Int64(), "sovereignty_reason": pl.String(),
     "example_data": pl.Boolean(), "notes": pl.List(pl.String()),
@@ -92,6 +93,10 @@ class Market:
     profile: pl.DataFrame | None = None  # per zone, weighted by the workload's hourly profile
     #: ECB rates up to the vintage's last day: declared amounts in other currencies
     fx: pl.DataFrame | None = None
+    #: per country, the latest residual mix (market-based carbon where no contract covers)
+    residual_mixes: pl.DataFrame | None = None
+    #: other systems' published per-request figures, shown beside the candidates' own
+    published_per_request: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

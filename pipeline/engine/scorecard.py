@@ -8,7 +8,7 @@ contract (DESIGN section 9) and every report are rendered from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -41,6 +41,8 @@ class Scorecard:
     sizing: pl.DataFrame | None
     break_even: list[dict[str, Any]]
     recommendation: dict[str, Any]
+    #: other systems' published per-request figures (context for the candidates' own)
+    published_per_request: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def sources(self) -> list[dict[str, Any]]:
@@ -86,7 +88,11 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
         has_demand=proposal.demand is not None)
-    return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice)
+    published = ([] if mkt.published_per_request is None else
+                  [{**r, "source_date": str(r["source_date"])}
+                   for r in mkt.published_per_request.iter_rows(named=True)])
+    return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
+                     published)
 
 
 def _choose(proposal: Proposal) -> str | dict[str, Any]:
@@ -255,5 +261,6 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "recommendation": card.recommendation,
         "token_basis": card.proposal.policy.token_basis,
         "formulas": formulas(),
+        "published_per_request": card.published_per_request,
         "candidates": candidates,
     })

@@ -27,6 +27,7 @@ from pipeline.inputs.zone_inputs import (
     check_known_zone,
     resolve_electricity,
     resolve_grid,
+    resolve_market_grid,
 )
 from schemas.proposal import Proposal, ProposalError
 
@@ -61,6 +62,7 @@ def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
     resolve_pue(d)
     resolve_electricity(d, zone)
     resolve_grid(d, zone)
+    resolve_market_grid(d, zone)
     resolve_embodied(d)
     check_plausible(d)
     _sovereignty(d, zone)

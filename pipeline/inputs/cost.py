@@ -186,6 +186,9 @@ def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
     if demand.output_tokens is not None:
         out.append(("request_output_tokens", demand.output_tokens, "demand.output_tokens",
                     "proposal [demand]"))
+    if shape:
+        out.append(("request_tokens", per_request, "demand",
+                    f"proposal [demand]: {per_request:g} {basis} tokens per request"))
     out += [("peak_factor", demand.peak_factor, "demand.peak_factor", "proposal [demand]"),
             ("headroom", demand.headroom, "demand.headroom", "proposal [demand]"),
             ("redundancy_instances", float(demand.redundancy_instances),

@@ -21,7 +21,8 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   market.zone_intensities(con, vintage), market.regions(con),
                   market.hardware(con), market.models(con), market.embodied(con),
                   provider_facts(market.providers(con), market.qualifications(con)),
-                  market.known_zones(con), profile, market.fx_rates(con, vintage))
+                  market.known_zones(con), profile, market.fx_rates(con, vintage),
+                  market.residual_mixes(con, vintage), market.published_per_request(con))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:

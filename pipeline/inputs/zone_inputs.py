@@ -1,6 +1,7 @@
 """What a candidate's zone gives: its electricity price (the month's day-ahead mean, times a
-TCO tariff's retail multiplier plus grid fee) and its grid carbon intensity (the year's annual
-mean), each from the vintage unless the candidate or its TCO contract states it.
+TCO tariff's retail multiplier plus grid fee), its grid carbon intensity (the year's annual
+mean), each from the vintage unless the candidate or its TCO contract states it, and the
+market-based carbon inputs: the candidate's carbon contract and its country's residual mix.
 
 A zone may be written as a country's ISO code: prices are a bidding zone's (DE and LU are the
 one zone DE-LU), carbon stays national (the country's own grid row when the store has one).
@@ -15,7 +16,7 @@ from pipeline.engine.sovereignty import zone_country
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.records import cite
-from schemas.proposal import ContractTariff, TcoCost
+from schemas.proposal import ContractTariff, Range, TcoCost
 
 #: ISO codes of countries that share one bidding zone with another: prices by that zone
 COUNTRY_PRICE_ZONE: dict[str, str] = {"DE": "DE-LU", "LU": "DE-LU"}
@@ -137,3 +138,61 @@ def resolve_grid(d: Draft, zone: str) -> None:
     d.row["grid_basis"] = f"{intensity['emission_factor_basis']}, location-based, annual"
     d.row["grid_source"] = source
     d.prov.cite("grid_intensity", f"{zone} {intensity['year']}", intensity)
+
+
+def resolve_market_grid(d: Draft, zone: str) -> None:
+    """Market-based carbon (GHG Protocol Scope 2): the carbon contract's covered share and
+    factors, and for the uncovered rest without a supplier's factor the residual mix of an own
+    site's country. A cloud candidate has no residual mix of its own (its provider buys the
+    instruments): without a declared provider factor its location-based intensity stands in,
+    and the notes say so."""
+    c = d.c
+    name = c.carbon_contract
+    contract = d.proposal.carbon_contracts[name] if name is not None else None
+    parts: list[str] = []
+    if contract is not None:
+        k = f"carbon_contracts.{name}"
+        what = f"carbon contract {name}: {contract.source}"
+        d.inputs.add("covered_share", contract.covered_share, f"{k}.covered_share",
+                     "declared", what)
+        d.inputs.add("covered_gco2e_per_kwh", contract.covered_gco2e_per_kwh,
+                     f"{k}.covered_gco2e_per_kwh", "declared", what)
+        d.inputs.add("supplier_gco2e_per_kwh", contract.supplier_gco2e_per_kwh,
+                     f"{k}.supplier_gco2e_per_kwh", "declared", what)
+        parts.append(f"{what} (covered share {_shown(contract.covered_share)} at "
+                     f"{_shown(contract.covered_gco2e_per_kwh)} gCO2e/kWh)")
+        if contract.supplier_gco2e_per_kwh is not None:
+            parts.append(f"uncovered at the supplier's "
+                         f"{_shown(contract.supplier_gco2e_per_kwh)} gCO2e/kWh")
+            d.row["market_grid_source"] = "; ".join(parts)
+            return
+    stand_in = "the location-based grid intensity stands in for the uncovered electricity"
+    if c.deployment == "cloud":
+        d.notes.append(f"market-based carbon: no market-based factor of {c.provider} is cited "
+                       f"(declare one in a [carbon_contracts] table): {stand_in}")
+        parts.append(f"no provider factor: {stand_in}")
+        d.row["market_grid_source"] = "; ".join(parts)
+        return
+    country = zone_country(c.zone or zone)
+    mix = (d.mkt.row("residual_mixes", country=country)
+           if d.mkt.residual_mixes is not None else None)
+    if mix is None:
+        d.notes.append(f"market-based carbon: no residual mix for {country} up to "
+                       f"{d.mkt.vintage}: {stand_in}")
+        parts.append(f"no residual mix for {country}: {stand_in}")
+        d.row["market_grid_source"] = "; ".join(parts)
+        return
+    source = (f"{country} {mix['year']} residual mix ({mix['intensity_gco2e_per_kwh']:g} "
+              f"gCO2e/kWh, {mix['emission_factor_basis']}); {cite(mix)}")
+    d.inputs.add("residual_gco2e_per_kwh", mix["intensity_gco2e_per_kwh"],
+                 f"market.residual_mix.{country}", "reference", source)
+    parts.append(f"uncovered at the {source}")
+    d.row["market_grid_source"] = "; ".join(parts)
+    d.prov.cite("residual_mix", f"{country} {mix['year']}", mix)
+
+
+def _shown(value: Any) -> str:
+    """A declared number as a source names it: the number, or a range's low-mode-high."""
+    if isinstance(value, Range):
+        return f"{value.low:g}-{value.mode:g}-{value.high:g}"
+    return f"{value:g}"

@@ -89,6 +89,21 @@ def zone_intensities(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFra
         WHERE rn = 1 ORDER BY zone""", [vintage, vintage])
 
 
+def residual_mixes(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """Per country: the residual mix of the latest year <= the vintage's year."""
+    return frame(con, """
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT country, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
+                 intensity_gco2e_per_kwh, emission_factor_basis, source_url, source_date,
+                 licence, snapshot_sha256,
+                 row_number() OVER (PARTITION BY country ORDER BY
+                   year(interval_start_utc AT TIME ZONE 'UTC') DESC, vintage DESC) AS rn
+          FROM core__residual_mix
+          WHERE vintage <= ? AND resolution = 'year'
+            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
+        WHERE rn = 1 ORDER BY country""", [vintage, vintage])
+
+
 def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list[float],
                      timezone: str) -> pl.DataFrame:
     """Per zone, the vintage month's sub-daily prices and intensities weighted by the
@@ -126,6 +141,11 @@ def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list
             GROUP BY zone ORDER BY zone""", [vintage, vintage, timezone, vintage])
     finally:
         con.unregister("workload_profile")
+
+
+def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return frame(con, "SELECT * EXCLUDE (load_id) FROM core__published_per_request "
+                      "ORDER BY system")
 
 
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:

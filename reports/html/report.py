@@ -76,6 +76,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
         scorecard=Markup(scorecard_html(listed, shown.scorecard)),
         cost=_cost_breakdown(listed),
+        per_request=_per_request(listed),
         p_frontier=[[c.id, c.p_frontier, status(c)] for c in listed.candidates]
         if has_p_frontier(result) else None,
         break_even=[[b.candidate, b.versus,
@@ -147,6 +148,28 @@ def _cost_breakdown(result: Result) -> dict[str, Any]:
                      None if sizing is None else sizing.monthly_cost_eur,
                      d.get("monthly_capital_eur")])
     return {"heads": heads, "rows": rows}
+
+
+def _per_request(result: Result) -> dict[str, Any]:
+    """The candidates' figures of one mean request, and other systems' published ones with
+    their boundaries (never mixed into the candidates' rows)."""
+    names = ("facility_wh_per_request", "carbon_gco2e_per_request",
+             "carbon_market_gco2e_per_request")
+    ours = [[c.id, *(getattr(c, n) for n in names)] for c in result.candidates
+            if c.facility_wh_per_request is not None]
+    tokens = next((i.mode for c in result.candidates for i in c.inputs
+                   if i.input == "request_tokens"), None)
+    return {
+        "heads": ["Candidate", *(OUTPUTS[n].label for n in names)],
+        "ours": ours,
+        "tokens": f"{tokens:g} tokens on the {result.token_basis} basis" if tokens else "",
+        "other_heads": ["System", "Request", "Energy (Wh/request)",
+                        "Carbon (gCO2e/request)", "Accounting", "Boundary", "Source"],
+        "others": [[p.system, p.request_description, p.published_wh_per_request,
+                    p.published_gco2e_per_request, p.published_accounting.replace("_", "-"),
+                    p.per_request_boundary, f"{p.source_url} ({p.source_date})"]
+                   for p in result.published_per_request],
+    }
 
 
 def short_url(url: str, limit: int = 60) -> str:

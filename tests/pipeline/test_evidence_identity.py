@@ -98,12 +98,12 @@ def test_the_identity_check_is_recorded_for_the_evidence_table(tmp_path: Path, d
         "differs, a declared proxy (no 70B run yet: the 3B shows the engine settings): model: "
         "the file says 'meta-llama/Llama-3.2-3B-Instruct', the candidate 'Llama-3.1-70B'")
     # the first screen's sentence names the proxy figures: the goodput and its operating
-    # point (concurrency, TTFT, TPOT) of the 3B file; the other 8 of 12 inputs are the
+    # point (concurrency, TTFT, TPOT) of the 3B file; the other 9 of 13 inputs are the
     # declared price, utilisation, power, PUE and lifetime and the reference electricity,
-    # grid and embodied figures
+    # grid, residual mix (market-based carbon) and embodied figures
     assert measured_text(Result.model_validate_json(result.stdout).candidates[0]) == (
-        "0 of 12 inputs of llama70b are measured; proxy: tokens_per_s, operating_concurrency, "
-        "operating_ttft_s, operating_tpot_s; the other 8 declared or market reference data")
+        "0 of 13 inputs of llama70b are measured; proxy: tokens_per_s, operating_concurrency, "
+        "operating_ttft_s, operating_tpot_s; the other 9 declared or market reference data")
 
 
 def test_the_alias_table() -> None:

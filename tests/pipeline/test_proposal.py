@@ -144,7 +144,7 @@ TCO = ('cost = { tco = "x" }\n[tco.x]\nsource = "s"\namortisation_months = 48\n'
         ((DECLARED_COST, TCO + 'hosting = { kind = "garage", eur_per_year = 3 }'),
          "tco.x.hosting.kind", "'own_site' or 'colocation', got 'garage'"),
         (("ttft_ms = 1500", "ttft_ms = 1500\n[policy]\nchoose = \"cheap\""), "policy.choose",
-         "allowed: 'cpm', 'carbon' or 'energy'"),
+         "allowed: 'cpm', 'carbon', 'energy' or 'carbon_market'"),
         (("ttft_ms = 1500", "ttft_ms = 1500\n[policy]\nchoose = { weights = { speed = 1 } }"),
          "policy.choose.weights.speed", "'speed' is not allowed"),
         (("pue = 1.3", "pue = { low = 1.2, mode = 1.3 }"), "candidates[0] (id 'A').pue.high",

@@ -355,4 +355,5 @@ def test_every_ranged_figure_has_its_percentiles_drawn() -> None:
     assert set(RANGED) <= set(uncertainty.METRICS)
     assert set(uncertainty.METRICS) == {
         "cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
-        "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok"}
+        "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok",
+        "carbon_market_gco2e_per_mtok"}

@@ -79,13 +79,14 @@ def test_each_input_with_its_grade_files_and_checks(tmp_path: Path, db: Path) ->
 
 def test_the_first_screen_says_how_much_is_measured(tmp_path: Path, db: Path) -> None:
     result = _result(tmp_path, db)
-    # 13 inputs of `lab` (no demand): busy and idle power from the log: 2 measured; goodput
+    # 14 inputs of `lab` (no demand): busy and idle power from the log: 2 measured; goodput
     # and its operating point (concurrency, TTFT, TPOT) from the sweep, graded estimated by
     # the Little's-law check (above): 4; the price, utilisation, PUE and lifetime declared,
-    # electricity, grid and embodied figures reference data: 7 others
-    said = ("2 of 13 inputs of lab are measured (busy_power_w, idle_power_w); estimated: "
+    # electricity, grid, residual mix (FR, market-based carbon) and embodied figures
+    # reference data: 8 others
+    said = ("2 of 14 inputs of lab are measured (busy_power_w, idle_power_w); estimated: "
             "tokens_per_s, operating_concurrency, operating_ttft_s, operating_tpot_s; the "
-            "other 7 declared or market reference data")
+            "other 8 declared or market reference data")
     assert measured_text(result.candidates[0]) == said
     assert f'id="measured">Evidence: {said} (<a href="#evidence">' in summary(result, ())
 

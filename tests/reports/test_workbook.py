@@ -209,8 +209,9 @@ def test_the_example_workbook_computes_the_engine_figures(
     result, book = example
     # 7 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
     # before issue 15's headroom_instances and headroom, redundancy and period costs; 27 since
-    # issue 26 split the goodput count, goodput_instances, from the binding `instances`)
-    assert check_every_step(book, result) == 7 * 27
+    # issue 26 split the goodput count, goodput_instances, from the binding `instances`; 32
+    # with the market-based factor and carbon and the three per-request figures)
+    assert check_every_step(book, result) == 7 * 32
     no_errors_and_formulas_only_on_the_scorecard(book)
     monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
     # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
@@ -245,7 +246,8 @@ def test_a_proposal_without_demand_computes_too(
     assert ids == ["own-declared", "own-tco", "ovh-elastic", "scaleway-no-power", "own-site"]
     # 5 candidates x the 16 steps a proposal without demand has figures for: the 21 of the
     # example but instances, busy and billed instances, monthly cost and monthly capital
-    assert check_every_step(book, result) == 5 * 16
+    # and with the market-based factor and carbon and the three per-request figures (21)
+    assert check_every_step(book, result) == 5 * 21
     no_errors_and_formulas_only_on_the_scorecard(book)
     cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
     used = book.column("Scorecard", OUTPUTS["billed_utilisation"].label)
@@ -324,8 +326,9 @@ def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
     assert est["detail"]["littles_law_instances"] is not None
     # 1 candidate x 26 steps: the 30 but the four TCO-only ones a declared price leaves null
     # (capital, maintenance, monthly capital, cost over the amortisation); one cell more
-    # since issue 26's goodput_instances step (27 before it)
-    assert check_every_step(book, result) == 28
+    # since issue 26's goodput_instances step (27 before it); five more with the market-based
+    # factor and carbon and the three per-request figures
+    assert check_every_step(book, result) == 33
     no_errors_and_formulas_only_on_the_scorecard(book)
     for name in ("request_tpot_s", "request_duration_s", "request_duration_p95_s",
                  "replica_requests_per_s", "littles_law_instances"):

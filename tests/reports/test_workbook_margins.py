@@ -31,8 +31,9 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
         assert OUTPUTS[name].label in headers, name
     # every step cell of the 3 candidates equals the engine's ("" where it is null): 3 x the
     # 25 steps but the 5 of Little's law (no request shape), the TCO ones "" for the others;
-    # one step more since issue 26's goodput_instances (3 x 26 before it)
-    assert check_every_step(book, result) == 3 * 27
+    # one step more since issue 26's goodput_instances (3 x 26 before it), five more with the
+    # market-based factor and carbon and the three per-request figures
+    assert check_every_step(book, result) == 3 * 32
     no_errors_and_formulas_only_on_the_scorecard(book)
 
     col = {name: book.column("Scorecard", OUTPUTS[name].label)

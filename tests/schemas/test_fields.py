@@ -23,6 +23,7 @@ SUFFIXES = {
     "EUR/(GPU h)": ("_eur_per_gpu_hour",), "EUR/MWh": ("_eur_per_mwh",),
     "gCO2e/kWh": ("_gco2e_per_kwh",), "kgCO2e": ("_kgco2e",), "requests/s": ("_per_s",),
     "tokens/s": ("_per_s",), "currency/EUR": ("_per_eur",),
+    "Wh/request": ("_wh_per_request",), "gCO2e/request": ("_gco2e_per_request",),
 }
 COUNTS = {"parameters", "experts", "GPU", "dimensions", "tokens", "heads", "layers",
           "requests"}

@@ -33,6 +33,7 @@ UNIT_IN_NAME = {
     "EUR/month": ("monthly_", "_eur"), "MWh/year": ("annual_", "_mwh"),
     "tCO2e/year": ("annual_", "_tco2e"),
     "requests/s": ("_per_s",), "tokens": ("_tokens",), "s": ("_s",),
+    "Wh/request": ("_wh_per_request",), "gCO2e/request": ("_gco2e_per_request",),
 }
 UNITLESS = {"share", "ratio", "probability", "count"}
 
@@ -105,7 +106,8 @@ def test_the_roles_give_each_output_its_columns_in_the_files_order() -> None:
                                       "carbon_gco2e_per_mtok")
     assert columns_for("json") == CONTRACT_FIGURES
     assert RANGED == ("cpm_eur_per_mtok", "energy_j_per_token", "electricity_eur_per_mtok",
-                      "carbon_gco2e_per_mtok")
+                      "carbon_gco2e_per_mtok", "carbon_market_gco2e_per_mtok")
+    assert OBJECTIVES["carbon_market"] == ("carbon_market_gco2e_per_mtok", -1)
     assert OBJECTIVES["sovereignty"] == ("sovereignty_level", 1)
     assert OBJECTIVES["cpm"] == ("cpm_eur_per_mtok", -1)
     order = list(OUTPUTS)
