@@ -79,7 +79,7 @@ def parse_objectives(raw: RawFile) -> pl.DataFrame:
                          f"{frame['objective'].to_list()}")
     _check(frame, raw.name, "weight_pct", pl.col("weight_pct").is_between(0, 100),
            "a weight in percent")
-    total = frame["weight_pct"].sum()
+    total = float(frame["weight_pct"].sum())
     if abs(total - 100) > 1e-9:
         raise ParseError(SOURCE, raw.name, "column 'weight_pct'",
                          f"the weights add up to {total:g}, not 100")

@@ -178,7 +178,7 @@ def evaluate(deployment: str, country: str, site: SiteFacts, rules: Sequence[Rul
     return out
 
 
-def seal_gates(rubric: Sequence[Mapping[str, Any]], minimum: Mapping[str, int] | None,
+def seal_gates(rubric: Sequence[Mapping[str, Any]], minimum: Mapping[Any, int] | None,
                source_url: str, version: str) -> list[dict[str, Any]]:
     """The policy's SEAL minimum per objective against the SEAL the candidate's rubric
     supports (None: not established by the facts held, so the gate needs data)."""
