@@ -38,8 +38,8 @@ class Rule:
     """A row of regulatory_rules.csv: `metric` compared with `limit` (`direction` max: at most,
     min: at least) for data centres of `country` (`EU`: the member states) whose `scope` fact
     reaches `scope_min_kw`, started between `commissioned_from` (inclusive) and
-    `commissioned_before` (exclusive) where given, in force from `in_force_from` (None: from
-    the start of operation: the site must be built to meet it)."""
+    `commissioned_before` (exclusive) where given, in force from `in_force_from` (None: it
+    binds the site as built, whatever the assessment day)."""
 
     rule_id: str
     instrument: str
@@ -135,7 +135,9 @@ def _rule_outcome(rule: Rule, site: SiteFacts, as_of: date) -> dict[str, Any] | 
         return None
     value = getattr(site, rule.metric)
     figure = None if value is None else float(value)
-    in_force = rule.in_force_from or started
+    # a rule without an in-force date binds the site from its construction (it is to be
+    # built and operated to meet it), so a site not yet started is checked too
+    in_force = rule.in_force_from
     if in_force is not None and in_force > as_of:
         would = ("" if figure is None else
                  f"; the declared {_shown(rule.metric, figure)} would "

@@ -82,6 +82,16 @@ def test_a_german_site_at_pue_1_3_started_after_july_2026_fails_the_pue_gate(
     assert row(sc, "fr-13")["eligible"] is True
 
 
+def test_a_site_not_yet_started_is_checked_against_what_it_must_be_built_to(
+        market: Market) -> None:
+    planned = SITE.replace("2026-09-01", "2027-03-01")
+    de = gates_of(card(market, proposal("planned", POLICY, candidate(
+        "de", zone='"DE-LU"', pue="1.3", site=planned))), "de")
+    # starting 2027-03-01, after the assessment day 2026-12-01: § 11(2) still binds the
+    # site being built (no in-force date of its own), so PUE 1.3 > 1.2 fails already
+    assert de["enefg-11-2-pue-1.2"]["status"] == "fail"
+
+
 def test_an_older_site_meets_1_5_now_and_is_told_of_the_2030_limit(market: Market) -> None:
     older = SITE.replace("2026-09-01", "2019-03-01")
     text = proposal("older", "[policy]\nregulation_as_of = 2027-08-01\n",
