@@ -19,7 +19,7 @@ from pipeline.inputs import resolve
 from schemas.proposal import ProposalError, parse
 from sources.bundled import RawFile, read
 from sources.errors import ParseError
-from sources.regulation import RULES_FILE, parse_rules
+from sources.regulation import OBJECTIVES_FILE, RULES_FILE, parse_objectives, parse_rules
 
 #: a German own site's facts, started 1 September 2026 (after the 1 July 2026 cut-off of
 #: EnEfG § 11(2)), 800 kW connected (EnEfG scope >= 300 kW), 600 kW IT (EED scope >= 500 kW)
@@ -247,3 +247,13 @@ def test_the_rule_table_is_checked_row_by_row() -> None:
     bad = raw.content.replace(b",pue,max,1.5,", b",pue2,max,1.5,", 1)
     with pytest.raises(ParseError, match=r"line 2, column 'metric'"):
         parse_rules(RawFile(raw.name, bad))
+
+
+def test_the_objectives_table_is_checked() -> None:
+    raw = read(OBJECTIVES_FILE)
+    # the framework's weights 15 + 10 + 10 + 15 + 20 + 15 + 10 + 5 = 100 %
+    assert parse_objectives(raw)["weight_pct"].to_list() == [15, 10, 10, 15, 20, 15, 10, 5]
+    # SOV-5 at 25 %: the weights add up to 105, which the parser refuses
+    bad = raw.content.replace(b"Supply chain sovereignty,20,", b"Supply chain sovereignty,25,")
+    with pytest.raises(ParseError, match="add up to 105"):
+        parse_objectives(RawFile(raw.name, bad))
