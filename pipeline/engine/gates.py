@@ -93,7 +93,7 @@ def _outcome(rule: Rule, status: str, reason: str, scope: str | None = None
 
 def _shown(metric: str, value: float) -> str:
     if metric == "eu_reporting":
-        return "reports" if value else "does not report"
+        return "operator reporting " + ("declared" if value else "declared absent")
     if metric in ("renewable_share", "energy_reuse_factor"):
         return f"{metric} {value:.0%}"
     return f"{metric} {value:g}"
@@ -101,7 +101,7 @@ def _shown(metric: str, value: float) -> str:
 
 def _limit(rule: Rule) -> str:
     if rule.metric == "eu_reporting":
-        return "reporting required"
+        return "(reporting required)"
     sign = "<=" if rule.direction == "max" else ">="
     shown = f"{rule.limit:.0%}" if rule.metric in ("renewable_share", "energy_reuse_factor") \
         else f"{rule.limit:g}"

@@ -257,3 +257,26 @@ def test_the_objectives_table_is_checked() -> None:
     bad = raw.content.replace(b"Supply chain sovereignty,20,", b"Supply chain sovereignty,25,")
     with pytest.raises(ParseError, match="add up to 105"):
         parse_objectives(RawFile(raw.name, bad))
+
+
+def test_the_eu_reporting_duty_by_it_power() -> None:
+    from datetime import date
+
+    from pipeline.engine import gates
+    from pipeline.inputs.regulation import rules
+
+    def outcome(**site: object) -> tuple[str, str]:
+        [o] = gates.evaluate("on_prem", "ES", gates.SiteFacts(**site),  # type: ignore[arg-type]
+                             rules(), date(2026, 12, 1))
+        return o["status"], o["reason"]
+
+    # 600 kW IT >= 500 kW: the duty applies; not reporting breaks it, reporting meets it
+    assert outcome(it_power_kw=600, eu_reporting=False) == (
+        "fail", "operator reporting declared absent breaks (reporting required)")
+    assert outcome(it_power_kw=600, eu_reporting=True)[0] == "pass"
+    assert outcome(it_power_kw=600)[0] == "needs_data"
+    # 499 kW < 500 kW: out of scope
+    assert outcome(it_power_kw=499, eu_reporting=False)[0] == "not_applicable"
+    # Norway is in the EEA, not the EU: the directive's rule is not applied there
+    assert gates.evaluate("on_prem", "NO", gates.SiteFacts(it_power_kw=600), rules(),
+                          date(2026, 12, 1)) == []
