@@ -8,11 +8,23 @@ In a temporary folder (its own store), each round runs, one after the other:
      data and the charts rendered by the first run);
   3. run, charts re-rendered: the example with its demand changed every round, so every chart's
      spec is new and vl-convert renders it (what a monthly rerun with fresh prices pays);
-  4. run, bytecode written: as 2. with PYTHONDONTWRITEBYTECODE unset, so the project's own
-     modules are compiled once and read back as a normal environment does (uv compiles the
-     installed libraries at install, `[tool.uv] compile-bytecode`; the project's sources are an
-     editable install it does not compile; this machine's sessions set the variable);
-  5. `scorecard --help`.
+  4. run, bytecode written: as 2. with PYTHONDONTWRITEBYTECODE unset, so whatever is not
+     compiled yet is compiled once and read back as a normal environment does (uv compiles
+     the installed libraries at install, `[tool.uv] compile-bytecode`, and setup.py the
+     project's own modules; this machine's sessions set the variable). Its bytecode goes to a
+     temporary folder (PYTHONPYCACHEPREFIX), not into the tree: written there, it made the
+     later rounds of 2. measure the compiled case;
+  5. run, project not compiled: as 2. with the project's packages imported from a copy
+     without `__pycache__` (PYTHONPATH), as before setup.py compiled them at install: every
+     process compiles the project's own modules (issue 33);
+  6. `scorecard --help`;
+  7. `scorecard --version`, `uv run scorecard --version` and `uv run --no-sync scorecard
+     --version`: what `uv run` adds (it syncs the environment first, and with
+     `compile-bytecode` compiles the whole environment again on every call,
+     astral-sh/uv#12202; `--no-sync` skips both).
+
+The script checks that it leaves nothing in the tree (no file appears under the project
+folder, `.venv` aside) and fails naming what it left.
 
 One cold run (new store) precedes the rounds and is printed apart. Medians over --rounds, and
 each median's ratio to the baseline's, for the wall time (the target) and for the CPU time
@@ -27,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +53,34 @@ BASELINE = [sys.executable, "-c", "import duckdb, polars, pydantic, numpy"]
 SCORECARD = [str(BIN / "scorecard")]
 
 
-WRITING = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def writing(folder: Path) -> dict[str, str]:
+    """The environment with bytecode written, to `folder` rather than the tree."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return env | {"PYTHONPYCACHEPREFIX": str(folder / "pycache")}
+
+
+def uncompiled(folder: Path) -> dict[str, str]:
+    """The environment importing the project's packages from a copy in `folder` without
+    their bytecode."""
+    copy = folder / "uncompiled"
+    if not copy.exists():
+        for package in ("pipeline", "sources", "schemas", "reports"):
+            shutil.copytree(ROOT / package, copy / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    return os.environ | {"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def tree_files() -> set[Path]:
+    """Every file under the project folder but the virtual environment's."""
+    found = set()
+    for top, dirs, files in os.walk(ROOT):
+        if Path(top) == ROOT:
+            dirs[:] = [d for d in dirs if d != ".venv"]
+        found.update(Path(top) / f for f in files)
+    return found
 
 
 def _cpu(usage: resource.struct_rusage) -> float:
@@ -78,12 +118,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     rounds = parser.parse_args().rounds
+    before = tree_files()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         load_before = os.getloadavg()[0]
         cold, cold_cpu, cold_rss = timed([*SCORECARD, "run"], folder)
         names = ("baseline", "run", "run, charts re-rendered", "run, bytecode written",
-                 "--help")
+                 "run, project not compiled", "--help", "--version", "uv run --version",
+                 "uv run --no-sync --version")
         walls: dict[str, list[float]] = {name: [] for name in names}
         cpus: dict[str, list[float]] = {name: [] for name in names}
 
@@ -97,8 +139,13 @@ def main() -> None:
             record("run", [*SCORECARD, "run"])
             record("run, charts re-rendered",
                    [*SCORECARD, "run", str(varied_example(folder, i))])
-            record("run, bytecode written", [*SCORECARD, "run"], WRITING)
+            record("run, bytecode written", [*SCORECARD, "run"], writing(folder))
+            record("run, project not compiled", [*SCORECARD, "run"], uncompiled(folder))
             record("--help", [*SCORECARD, "--help"])
+            record("--version", [*SCORECARD, "--version"])
+            uv = ["uv", "run", "--project", str(ROOT), "--quiet"]
+            record("uv run --version", [*uv, "scorecard", "--version"])
+            record("uv run --no-sync --version", [*uv, "--no-sync", "scorecard", "--version"])
     base = statistics.median(walls["baseline"])
     base_cpu = statistics.median(cpus["baseline"])
     print(f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after; {rounds} "
@@ -114,6 +161,25 @@ def main() -> None:
     run = statistics.median(walls["run"])
     print(f"target: run <= 2 s ({'met' if run <= 2 else 'not met'}) and <= 3x baseline "
           f"({'met' if run <= 3 * base else 'not met'})")
+    plain, uv = statistics.median(walls["--version"]), statistics.median(walls["uv run --version"])
+    no_sync = statistics.median(walls["uv run --no-sync --version"])
+    print(f"uv run overhead: uv run scorecard --version {uv:.3f} s against {plain:.3f} s for "
+          f".venv/bin/scorecard --version: +{uv - plain:.3f} s ({uv / plain:.2f}x), CPU "
+          f"{statistics.median(cpus['uv run --version']):.3f} s against "
+          f"{statistics.median(cpus['--version']):.3f} s; with --no-sync {no_sync:.3f} s "
+          f"(+{no_sync - plain:.3f} s)")
+    compiled = statistics.median(cpus["run"])
+    not_compiled = statistics.median(cpus["run, project not compiled"])
+    wall_ratio = (statistics.median(walls["run"])
+                  / statistics.median(walls["run, project not compiled"]))
+    print(f"the project's modules compiled at install: run CPU {compiled:.3f} s against "
+          f"{not_compiled:.3f} s with them compiled in every process "
+          f"({compiled / not_compiled:.2f}x; wall {wall_ratio:.2f}x)")
+    left = sorted(str(p.relative_to(ROOT)) for p in tree_files() - before)
+    if left:
+        raise SystemExit(f"the benchmark left {len(left)} file(s) in the tree: "
+                         + ", ".join(left[:10]))
+    print("left nothing in the tree")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ Prints, with the load average before and after:
   candidates x draws float32 matrix (the size of one metric's draws), and the previous
   implementation (polars frames of candidates x draws rows, `git show` of commit PREVIOUS,
   unless --no-previous), whose percentiles and probabilities must match;
+- the percentiles by `np.partition` (issue 33 proposed it) against the full sort in use, on
+  a candidates x draws matrix (interleaved rounds) and in the whole Monte Carlo, with the
+  ratio and whether every value is the same;
 - the bundled example (7 candidates): its Monte Carlo and tornado, the main job's share;
 - P(frontier) of overlapping candidates, peeling against the earlier pair-by-pair blocks;
 - a per-draw loop on a small size, against the vectorised engine.
@@ -161,6 +164,63 @@ def sort_baseline(k: int, n: int, repeat: int = 3) -> float:
     return statistics.median(times)
 
 
+def quantiles_by_partition(values: Any, rows: int, n: int) -> np.ndarray:
+    """`uncertainty._quantiles` with `np.partition` at the percentiles' ranks in place of its
+    full sort of each row (issue 33 proposed it): the same order statistics, so the same
+    values, bit for bit."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim < 2 or values.shape[1] == 1:
+        return np.repeat(np.broadcast_to(values, (rows, 1)), len(uncertainty.PERCENTILES),
+                         axis=1)
+    out = np.full((rows, len(uncertainty.PERCENTILES)), np.nan)
+    valid = ~np.isnan(values).any(axis=1)
+    if valid.any():
+        virtual = (n - 1) * (np.asarray(uncertainty.PERCENTILES) / 100)
+        below = np.floor(virtual)
+        gamma = virtual - below
+        lo = below.astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        ranked = np.partition(values if valid.all() else values[valid],
+                              np.unique(np.concatenate([lo, hi])), axis=1)
+        a, b = ranked[:, lo], ranked[:, hi]
+        diff = b - a
+        q = a + diff * gamma
+        upper = np.broadcast_to(gamma >= 0.5, q.shape)
+        q[upper] = (b - diff * (1 - gamma))[upper]
+        out[valid] = q
+    return out
+
+
+def percentiles_by_partition(k: int, n: int, rounds: int = 5) -> str:
+    """`uncertainty._quantiles` (a full sort of each row) against `np.partition` at the
+    percentiles' ranks, on a (k, n) matrix of draws with some NaN rows, interleaved round by
+    round: the median wall and CPU seconds of each, their ratio, and whether every value is
+    the same; and numpy's partition at one rank alone, the case it is fast in."""
+    rng = np.random.default_rng(5)
+    values = rng.lognormal(3, 1, (k, n))
+    values[::97, 7] = np.nan  # a row with a NaN draw gives NaN percentiles on both paths
+    times: dict[str, list[tuple[float, float]]] = {"sort": [], "partition": [], "one": []}
+    results = {}
+    for _ in range(rounds):
+        for name, call in (("sort", uncertainty._quantiles),
+                           ("partition", quantiles_by_partition),
+                           ("one", lambda v, k, n: np.partition(v, n // 2, axis=1))):
+            w0, c0 = time.perf_counter(), time.process_time()
+            results[name] = call(values, k, n)
+            times[name].append((time.perf_counter() - w0, time.process_time() - c0))
+    same = np.array_equal(results["sort"], results["partition"], equal_nan=True)
+    wall = {m: statistics.median(t[0] for t in v) for m, v in times.items()}
+    cpu = {m: statistics.median(t[1] for t in v) for m, v in times.items()}
+    return (f"percentiles of {k} x {n} draws (median of {rounds} interleaved rounds): "
+            f"full sort (in use) {wall['sort']:.3f} s wall, {cpu['sort']:.3f} s CPU; "
+            f"np.partition at the {len(uncertainty.PERCENTILES) * 2} ranks "
+            f"{wall['partition']:.3f} s wall, {cpu['partition']:.3f} s CPU; ratio partition / "
+            f"sort: wall {wall['partition'] / wall['sort']:.2f}, CPU "
+            f"{cpu['partition'] / cpu['sort']:.2f}; "
+            + ("every value identical" if same else "VALUES DIFFER")
+            + f"; (np.partition at one rank alone: {cpu['one']:.3f} s CPU)")
+
+
 def bundled_example(repeat: int = 5) -> str:
     """The bundled example's Monte Carlo and tornado as `scorecard run` calls them (medians),
     beside the whole engine (scorecard.compute)."""
@@ -271,6 +331,18 @@ def main() -> None:
     print(f"  in one thread: {single['monte_carlo_s']:.2f} s wall ({single['steps']}); "
           f"threads x{single['monte_carlo_s'] / full['monte_carlo_s']:.2f}; "
           + same_figures(full["mc"], single["mc"]))
+    print("  " + percentiles_by_partition(args.candidates, args.draws))
+    in_use = uncertainty._quantiles
+    uncertainty._quantiles = quantiles_by_partition  # the Monte Carlo as issue 33 proposed
+    try:
+        partitioned = vectorised(static, inputs, args.draws)
+    finally:
+        uncertainty._quantiles = in_use
+    print(f"  with np.partition for the percentiles: {partitioned['monte_carlo_s']:.2f} s "
+          f"wall, {partitioned['monte_carlo_cpu_s']:.2f} s CPU ({partitioned['steps']}); "
+          f"partition / sort: wall {partitioned['monte_carlo_s'] / full['monte_carlo_s']:.2f}"
+          f", CPU {partitioned['monte_carlo_cpu_s'] / full['monte_carlo_cpu_s']:.2f}; "
+          + same_figures(full["mc"], partitioned["mc"]))
     sort_s = sort_baseline(args.candidates, args.draws)
     print(f"  baseline np.sort of a {args.candidates} x {args.draws} float32 matrix "
           f"{sort_s:.3f} s: Monte Carlo = {full['monte_carlo_s'] / sort_s:.0f}x that sort")

@@ -4,6 +4,7 @@
 Run by hand (not collected by pytest):
 
     uv run python benchmarks/power_log.py [--hours 36] [--keep DIR] [--runs 3] [--phases]
+        [--inspect]
 
 It writes the log with a seeded generator, then, `runs` times, each in a fresh child process
 (wall time, CPU time (user + sys) and peak RSS of that process, imports included):
@@ -19,9 +20,14 @@ It writes the log with a seeded generator, then, `runs` times, each in a fresh c
      command does), each stage it reports (checking, hashing when not done yet, reading and
      loading the rows with the snapshot kept meanwhile, closing) timed in wall and CPU
      seconds by its progress callback.
+  5. with `--inspect` (issue 27, R15), `scorecard evidence inspect --tz UTC FILE --json`
+     (the log computed part by part: `pipeline.evidence.power.streamed`) and the same with
+     the log read whole (the path before: its threshold set past the file's size), their
+     peak RSS beside `add`'s and the relative difference of their energies.
 
 and prints each figure, the ratio of ours to the baseline of the same run, and the medians.
-Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s.
+Targets (issue 18): wall ratio <= 1.5, peak RSS <= 1 GB, unchanged < 1 s; (issue 27) inspect's
+peak near add's (a 2 GB log under about 3 GB).
 """
 
 from __future__ import annotations
@@ -76,6 +82,26 @@ def child(what: str, log: Path, db: Path) -> None:
         rows = con.execute("SELECT count(*) FROM t").fetchall()[0][0]
         con.close()
         status = f"{rows} rows"
+    elif what in ("inspect", "inspect_whole"):
+        from typer.testing import CliRunner
+
+        import pipeline.evidence.power.streamed as streamed
+        from pipeline.cli import app
+        from pipeline.evidence import inspection  # noqa: F401  (what the command imports)
+
+        if what == "inspect_whole":  # the path before R15: the log read whole, then its energy
+            streamed.STREAM_BYTES = log.stat().st_size + 1
+        imported = time.perf_counter()
+        result = CliRunner().invoke(app, ["evidence", "inspect", "--tz", "UTC", str(log),
+                                          "--json"])
+        if result.exit_code:
+            raise SystemExit(f"evidence inspect failed: {result.output}")
+        found = json.loads(result.stdout)["power_log"]
+        end = time.perf_counter()
+        figures(begin, imports_s=imported - begin, work_s=end - imported,
+                status=f"{found['samples']} samples", energy_j=found["energy_j"],
+                peak_power_w=found["peak_power_w"])
+        return
     elif what == "phases":
         import resource
 
@@ -135,6 +161,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--phases", action="store_true",
                         help="also time each stage of an add in one more process per run")
+    parser.add_argument("--inspect", action="store_true",
+                        help="also `evidence inspect LOG` part by part and read whole (R15)")
     parser.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -154,6 +182,15 @@ def main() -> None:
             run: dict[str, Any] = {"duckdb": measured("duckdb", log, base_db),
                    "ours": measured("ours", log, our_db),
                    "unchanged": measured("ours", log, our_db)}
+            if args.inspect:
+                run["inspect"] = measured("inspect", log, our_db)
+                run["inspect_whole"] = measured("inspect_whole", log, our_db)
+                run["inspect_rss_to_add"] = (run["inspect"]["peak_rss_gb"]
+                                             / run["ours"]["peak_rss_gb"])
+                run["inspect_rss_to_whole"] = (run["inspect"]["peak_rss_gb"]
+                                               / run["inspect_whole"]["peak_rss_gb"])
+                run["inspect_energy_rel_diff"] = abs(
+                    run["inspect"]["energy_j"] / run["inspect_whole"]["energy_j"] - 1)
             if args.phases:
                 phase_db = Path(tmp) / f"phases{k}.duckdb"
                 run["phases"] = measured("phases", log, phase_db)["phases_wall_cpu_s"]
@@ -181,6 +218,15 @@ def main() -> None:
               f"after {median('unchanged', 'imports_s'):.2f} s of imports; "
               f"{median('unchanged', 'process_s'):.2f} s whole process "
               f"({runs[-1]['unchanged']['status']})")
+        if args.inspect:
+            print(f"evidence inspect LOG --json: {median('inspect', 'process_s'):.2f} s wall, "
+                  f"{max(r['inspect']['peak_rss_gb'] for r in runs):.2f} GB peak RSS (max), "
+                  f"{median('inspect_rss_to_add'):.2f}x add's peak (median); read whole (the "
+                  f"path before): {median('inspect_whole', 'process_s'):.2f} s wall, "
+                  f"{max(r['inspect_whole']['peak_rss_gb'] for r in runs):.2f} GB peak RSS "
+                  f"(max); part by part / whole: memory {median('inspect_rss_to_whole'):.2f}, "
+                  f"energy differs by {max(r['inspect_energy_rel_diff'] for r in runs):.1e} "
+                  "relative (max)")
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
 
 

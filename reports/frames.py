@@ -247,34 +247,15 @@ def _declaration(key: str) -> str | None:
     return found.group(1) if found else None
 
 
-def evidence_checks(result: Result, c: CandidateResult, declaration: str | None
-                    ) -> list[tuple[str, str]]:
-    """What was checked on a candidate's evidence of `declaration` and the result, as the
-    result records it: the benchmark's identity (pipeline/inputs/evidence/identity.py), its SLO
-    attainment (the knee of a sweep: the highest load level meeting `slo.attainment`), token
-    basis and Little's law; a check the result does not record is `NOT_CHECKED`."""
-    if declaration != "throughput":
+def evidence_checks(c: CandidateResult, declaration: str | None) -> list[tuple[str, str]]:
+    """What was checked on a candidate's evidence of `declaration` and the outcome, as the
+    result records it (`CandidateResult.evidence_checks`): "passed: <detail>" per check; an
+    input whose checks the result does not record shows its identity as `NOT_CHECKED`."""
+    recorded = [e for e in c.evidence_checks if e.input == declaration]
+    if not recorded:
         return [("identity", NOT_CHECKED)]
-    chosen = next((e for e in c.evidence_configurations if e.chosen), None)
-    reason = c.detail.get("no_goodput_reason")
-    if reason:
-        slo = f"not met: {reason}"
-    elif chosen is not None and chosen.knee_concurrency is not None:
-        slo = (f"met: the knee at concurrency {chosen.knee_concurrency:g} is the highest "
-               f"load level where {result.slo.attainment:.0%} of requests meet the SLO")
-    else:
-        slo = NOT_CHECKED
-    return [("identity", str(c.detail.get("identity_check") or NOT_CHECKED)),
-            ("SLO attainment", slo), ("token basis", _noted(c, "token basis: ")),
-            ("Little's law", _noted(c, "Little's law: "))]
-
-
-def _noted(c: CandidateResult, check: str) -> str:
-    """A check the evidence readers report only when it fails (pipeline/evidence/goodput.py:
-    a note `<file>: token basis: ...` or `<file>: Little's law: ...`): the failure, else
-    NOT_CHECKED (the result does not say it held)."""
-    failed = [n for n in c.notes if check in n]
-    return f"outside tolerance: {'; '.join(failed)}" if failed else NOT_CHECKED
+    return [(e.check, e.outcome if e.detail is None else f"{e.outcome}: {e.detail}")
+            for e in recorded]
 
 
 _EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
@@ -299,7 +280,7 @@ def evidence_frame(result: Result) -> pl.DataFrame:
                 "id": c.id, "input": i["input"], "grade": i["grade"], "key": i["column"],
                 "files": files if own else None,
                 "checks": "; ".join(f"{name}: {said}" for name, said in evidence_checks(
-                    result, c, declaration)) if own else None})
+                    c, declaration)) if own else None})
     return pl.DataFrame(rows, schema=_EVIDENCE_COLUMNS)
 
 
@@ -331,10 +312,17 @@ _SOURCE_COLUMNS: dict[str, pl.DataType] = {
 
 
 def sources_frame(result: Result) -> pl.DataFrame:
+    """The report's Sources table: one row per source (kind, URL, date, licence and file
+    hash), its subjects joined ("DE-LU 2025-12, ES 2025-12, ..." for one price file), in the
+    order the result lists them. The result's `sources` keep one entry per subject."""
     rows = [{"kind": s.kind, "subject": s.subject, "url": s.url, "date": s.date,
              "licence": s.licence, "snapshot_sha256": s.snapshot_sha256}
             for s in result.sources]
-    return pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
+    same = [c for c in _SOURCE_COLUMNS if c != "subject"]
+    return (pl.DataFrame(rows, schema=_SOURCE_COLUMNS)
+            .group_by(same, maintain_order=True)
+            .agg(pl.col("subject").str.join(", "))
+            .select(list(_SOURCE_COLUMNS)))
 
 
 SIZING_COLUMNS: dict[str, pl.DataType] = {

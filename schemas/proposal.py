@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 import tomllib
 from datetime import date
@@ -430,6 +431,19 @@ class Calibration(_Strict):
     context: Annotated[int, Field(ge=1)] | None = None
     prompt_tokens: Annotated[int, Field(ge=1)] | None = None
     source: str | None = None
+    #: the run was on another GPU (a reference or [hardware] id), another model (a model-table
+    #: id) or another tensor-parallel degree: its MBU and MFU (achieved over that GPU's
+    #: datasheet peaks) are applied to the candidate's GPU, instead of its rates
+    gpu: str | None = None
+    model: str | None = None
+    tensor_parallel: Annotated[int, Field(ge=1)] | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The run's gpu, model and tensor_parallel only when given (a proposal's identity
+        hashes as it did before them)."""
+        return {k: v for k, v in handler(self).items()
+                if not (k in ("gpu", "model", "tensor_parallel") and v is None)}
 
     @model_validator(mode="after")
     def _stated(self) -> Calibration:
@@ -442,6 +456,23 @@ class Calibration(_Strict):
         return self
 
 
+#: keys of the estimate's serving form, left out of its dump when not given
+_SERVING_KEYS = frozenset({"concurrency", "prompt_tokens", "output_tokens", "chunk_tokens",
+                           "serialised", "speculative_draft_model"})
+
+
+def _share_below_one() -> AfterValidator:
+    """A probability that may be a range: from 0 to below 1 (acceptance 1 drafts forever)."""
+
+    def check(value: Number) -> Number:
+        low, high = (value.low, value.high) if isinstance(value, Range) else (value, value)
+        if not (low >= 0 and high < 1) or not all(map(math.isfinite, (low, high))):
+            raise ValueError(f"must be from 0 to below 1, got {value}")
+        return value
+
+    return AfterValidator(check)
+
+
 class Estimate(_Strict):
     """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs times an
     efficiency range. Graded `estimated`. The GPUs are split into replicas of
@@ -451,24 +482,73 @@ class Estimate(_Strict):
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
     per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
     `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h)) and
-    speculative decoding (`speculative_acceptance` a, `speculative_draft_tokens` k,
-    `speculative_draft_ms`: TPOT x (1 + k x draft / step) / (1 + a + ... + a^k))."""
+    speculative decoding (`speculative_acceptance` a, a number or a range,
+    `speculative_draft_tokens` k, `speculative_draft_ms` or `speculative_draft_model`: TPOT =
+    (verification of k + 1 tokens per sequence + k x draft step) / (1 + a + ... + a^k)).
+
+    Two forms. The warm-decode form: `batch`, `context` and `efficiency` (goodput = the
+    roofline ceiling x efficiency). The serving form: `concurrency` clients per replica in a
+    closed loop, each request `prompt_tokens` in and `output_tokens` out, chunked prefill at
+    `chunk_tokens` per step (default: vLLM's, by GPU memory) or a `serialised` server: goodput,
+    TTFT and TPOT come from the serving model `scorecard estimate --sweep` uses, and the range
+    from the model's measured error unless an `efficiency` is given."""
 
     model: str
     precision: Literal["bf16", "fp8"] = "bf16"
-    batch: Annotated[int, Field(ge=1)]
-    context: Annotated[int, Field(ge=1)]
-    efficiency: Positive
+    batch: Annotated[int, Field(ge=1)] | None = None
+    context: Annotated[int, Field(ge=1)] | None = None
+    efficiency: Positive | None = None
     calibration: Calibration | None = None
     tensor_parallel: Annotated[int, Field(ge=1)] | None = None
     pipeline_parallel: Annotated[int, Field(ge=1)] = 1
     allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     lookup_embeddings: bool | None = None
     prefix_hit_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    speculative_acceptance: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = None
+    speculative_acceptance: Annotated[Number, _share_below_one()] | None = None
     speculative_draft_tokens: Annotated[int, Field(ge=1)] = 4
     speculative_draft_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     effects_source: str | None = None
+    concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    prompt_tokens: Annotated[int, Field(ge=1)] | None = None
+    output_tokens: Annotated[int, Field(ge=1)] | None = None
+    chunk_tokens: Annotated[int, Field(ge=1)] | None = None
+    serialised: bool | None = None
+    #: a speculative draft model (an id of the model table): its roofline step on the same
+    #: GPUs is the draft step, in place of `speculative_draft_ms`
+    speculative_draft_model: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Estimate:
+        serving = ("concurrency", "prompt_tokens", "output_tokens")
+        warm = ("batch", "context")
+        given = [k for k in (*serving, "chunk_tokens", "serialised")
+                 if getattr(self, k) is not None]
+        if given:
+            missing = [k for k in serving if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"the serving form ({', '.join(given)}) needs "
+                                 f"{', '.join(missing)}")
+            both = [k for k in warm if getattr(self, k) is not None]
+            if both:
+                raise ValueError("give the serving form (concurrency, prompt_tokens, "
+                                 "output_tokens) or the warm-decode form (batch, context), "
+                                 f"not both ({', '.join(both)} given)")
+            if self.serialised and self.chunk_tokens is not None:
+                raise ValueError("a serialised server runs one request at a time: no "
+                                 "chunk_tokens")
+            return self
+        missing = [k for k in (*warm, "efficiency") if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"give {', '.join(missing)} (or the serving form: concurrency, "
+                             "prompt_tokens, output_tokens)")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The serving-form keys only when given, so a warm-decode estimate dumps (and a
+        proposal's identity hashes) as it did before them."""
+        return {k: v for k, v in handler(self).items()
+                if not (k in _SERVING_KEYS and v is None)}
 
     @model_validator(mode="after")
     def _effects_cited(self) -> Estimate:

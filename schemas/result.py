@@ -179,6 +179,18 @@ class EvidenceConfiguration(_Closed):
     runs: int
 
 
+class EvidenceCheck(_Closed):
+    """One check on the evidence a candidate's input is read from (docs/evidence.md, "Evidence
+    that fits"): the input's declaration (`throughput`), the check (`identity`, `SLO
+    attainment`, `SLO p99 TTFT`, `SLO p99 TPOT`, `token basis`, `Little's law`), its outcome
+    and what it found (the figures compared, or why it could not be checked)."""
+
+    input: str
+    check: str
+    outcome: Literal["passed", "failed", "not checked"]
+    detail: str | None
+
+
 class QualityTask(_Closed):
     """One task of policy.quality: the candidate's score, the reference's, the drop (positive
     = worse; reference - value, or value - reference where lower is better), the combined
@@ -309,6 +321,9 @@ class CandidateResult(_Open):
     sovereignty_rubric: list[RubricRow] = Field(default_factory=list)
     #: the regulatory gates of the candidate's data centre and the policy's SEAL minimum
     gates: list[GateOutcome] = Field(default_factory=list)
+    #: the checks on the candidate's evidence, per input ([] without evidence files, or in a
+    #: result stored before the key)
+    evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
     #: the fleet at the demand (absent without a demand)
     sizing: CandidateSizing | None = None
     inputs: list[Input] = Field(default_factory=list)

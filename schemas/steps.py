@@ -152,24 +152,32 @@ STEPS: tuple[Step, ...] = (
                'IF({littles_law_instances?}="",0,CEILING({demand_requests_per_s?}'
                '*{peak_factor:1}/{replica_requests_per_s?},1)))'),
     Step("busy_instances",
-         "demand_tokens_per_day / 86400 / tokens_per_s",
-         excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
+         "max(demand_tokens_per_day / 86400 / tokens_per_s, demand_requests_per_s / "
+         "replica_requests_per_s): the instances the mean demand keeps busy on the binding "
+         "count, as `instances` (without the peak, margins or rounding)",
+         excel='IF({littles_law_instances?}="",{demand_tokens_per_day}/86400/{tokens_per_s},'
+               'MAX({demand_tokens_per_day}/86400/{tokens_per_s},'
+               '{demand_requests_per_s?}/{replica_requests_per_s?}))'),
     Step("billed_instances",
          "provisioned: instances; elastic: max(busy_instances, min_instances)",
          excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
     Step("billed_utilisation",
-         "busy share of the instance-hours paid for: with a demand, busy_instances / "
-         "billed_instances; without, 1 when elastic, else the declared utilisation",
-         excel='IF({demand_tokens_per_day?}<>"",{busy_instances?}/{billed_instances?},'
+         "share of the goodput paid for that the mean demand uses: with a demand, "
+         "demand_tokens_per_day / 86400 / (tokens_per_s x billed_instances); without, 1 when "
+         "elastic, else the declared utilisation",
+         excel='IF({demand_tokens_per_day?}<>"",{demand_tokens_per_day?}/86400/'
+               '({tokens_per_s}*{billed_instances?}),'
                'IF({capacity}="elastic",1,IF({utilisation?}="","",{utilisation?})))'),
     Step("served_tokens_per_s",
          "tokens_per_s x billed_utilisation (average over the hours paid for)",
          excel="{tokens_per_s}*{billed_utilisation}"),
     Step("average_power_w",
-         "busy_power_w x billed_utilisation + idle_power_w x (1 - billed_utilisation); "
-         "without an idle figure, idle hours at busy power (an upper bound)",
+         "busy_power_w x billed_utilisation + min(idle_power_w, busy_power_w) x (1 - "
+         "billed_utilisation); without an idle figure, idle hours at busy power (an upper "
+         "bound)",
          excel='IF({billed_utilisation}=1,{busy_power_w},{busy_power_w}*{billed_utilisation}'
-               '+IF({idle_power_w?}="",{busy_power_w},{idle_power_w?})*(1-{billed_utilisation}))'),
+               '+IF({idle_power_w?}="",{busy_power_w},MIN({idle_power_w?},{busy_power_w}))'
+               '*(1-{billed_utilisation}))'),
     Step("capital_eur_per_hour",
          "annuity: (capex - residual / (1 + r)^n) x r / (1 - (1 + r)^-n) with r = annual "
          "rate / 12 and n = months, x 12 / 8760",

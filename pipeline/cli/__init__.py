@@ -111,7 +111,7 @@ app = _Scorecard(
     help="Which LLM-inference deployment should we buy? Cost, energy, carbon and sovereignty "
          "per million tokens for each candidate, as a Pareto scorecard with its sources.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},

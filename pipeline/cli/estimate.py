@@ -62,7 +62,9 @@ HELP: dict[str, str] = {
     "tpot_ms": "Sizing: TPOT in ms as a planning input (default: the step / efficiency).",
     "compare_gpus": "Compare TP x replicas topologies on this many GPUs.",
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
-    "chunk_budget": "Sweep: chunked-prefill token budget per step (default: no chunking).",
+    "chunk_budget": "Sweep and serving estimate: chunked-prefill token budget per step "
+                    "(default: no chunking); with --output-tokens, the serving estimate at "
+                    "--batch clients per replica (as a proposal's).",
     "measured_tokens_per_s": "Sweep: measured decode tokens/s per level, to compare.",
     "sweep_evidence": "Sweep: benchmark files (a file or folder) of a measured closed-loop "
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "
@@ -72,11 +74,15 @@ HELP: dict[str, str] = {
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
     "spec_draft_ms": "Sizing: time of one draft step in ms (default: 0).",
+    "spec_draft_model": "Sizing: draft model id from models.csv: its roofline step on the same "
+                        "GPUs is the draft step (instead of --spec-draft-ms).",
     "calibrate_tpot_ms": "Measured TPOT at concurrency 1 (ms): calibrates bandwidth.",
     "calibrate_context": "Cached tokens during that measurement.",
     "calibrate_ttft_ms": "Measured TTFT at concurrency 1 (ms): calibrates compute.",
     "calibrate_prompt_tokens": "Prompt tokens of that measurement.",
     "calibration_source": "The measured run (file, date) calibrated from.",
+    "calibration_gpu": "GPU id the measured run was on, if not this one: its MBU and MFU "
+                       "(over that GPU's datasheet peaks) are applied to this GPU's peaks.",
     "from_toml": "TOML file whose `estimate` table (or top level) holds the options, keys named "
                  "like the flags (q_heads, bandwidth_gbs, ...).",
     "json_output": "Print only JSON.",
@@ -133,12 +139,14 @@ def estimate(
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,
     spec_draft_ms: Annotated[float | None, typer.Option(help=HELP["spec_draft_ms"])] = None,
+    spec_draft_model: Annotated[str | None, typer.Option(help=HELP["spec_draft_model"])] = None,
     calibrate_tpot_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_tpot_ms"])] = None,
     calibrate_context: Annotated[int | None, typer.Option(help=HELP["calibrate_context"])] = None,
     calibrate_ttft_ms: Annotated[float | None, typer.Option(help=HELP["calibrate_ttft_ms"])] = None,
     calibrate_prompt_tokens: Annotated[int | None, typer.Option(
         help=HELP["calibrate_prompt_tokens"])] = None,
     calibration_source: Annotated[str | None, typer.Option(help=HELP["calibration_source"])] = None,
+    calibration_gpu: Annotated[str | None, typer.Option(help=HELP["calibration_gpu"])] = None,
     from_toml: Annotated[Path | None, typer.Option(help=HELP["from_toml"])] = None,
     models_csv: Annotated[Path | None, typer.Option(hidden=True, help=HELP["models_csv"])] = None,
     hardware_csv: Annotated[Path | None, typer.Option(

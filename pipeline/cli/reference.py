@@ -24,6 +24,11 @@ bug: one line, the traceback with `--debug`), 130 interrupted (Ctrl-C: "interrup
 stderr; a load cut short is rolled back, nothing recorded), 143 terminated (SIGTERM, undone
 as a Ctrl-C is, "terminated" on stderr). A report folder is replaced whole: the old set of
 files or the new one, never a mix.
+
+Shell completion of commands, subcommands and options (bash, zsh, fish, PowerShell):
+`scorecard --install-completion` adds it to your shell's start-up file; or load it for the
+current bash session with `source <(scorecard --show-completion bash)` (tested in
+tests/pipeline/test_completion.py).
 """
 
 

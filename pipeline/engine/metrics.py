@@ -50,9 +50,9 @@ INPUTS: dict[str, tuple[str, str]] = {
 
 class Columns(Protocol):
     """What a step's formula is written against: `c("name")` is a column (an input or an
-    earlier step) and `c.when`, `c.coalesce`, `c.max_horizontal` are polars' functions of the
-    same names. POLARS builds polars expressions from a formula; evaluate_arrays computes the
-    same formula over numpy arrays."""
+    earlier step) and `c.when`, `c.coalesce`, `c.max_horizontal`, `c.min_horizontal` are
+    polars' functions of the same names. POLARS builds polars expressions from a formula;
+    evaluate_arrays computes the same formula over numpy arrays."""
 
     def __call__(self, name: str) -> Any: ...
 
@@ -61,6 +61,8 @@ class Columns(Protocol):
     def coalesce(self, *columns: Any) -> Any: ...
 
     def max_horizontal(self, *columns: Any) -> Any: ...
+
+    def min_horizontal(self, *columns: Any) -> Any: ...
 
 
 class _PolarsColumns:
@@ -75,6 +77,9 @@ class _PolarsColumns:
 
     def max_horizontal(self, *columns: Any) -> pl.Expr:
         return pl.max_horizontal(*columns)
+
+    def min_horizontal(self, *columns: Any) -> pl.Expr:
+        return pl.min_horizontal(*columns)
 
 
 POLARS: Columns = _PolarsColumns()
@@ -172,21 +177,26 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
             (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
              / c("replica_requests_per_s")).ceil()),
     "busy_instances":
-        lambda c: _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
+        lambda c: c.max_horizontal(
+            _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
+            c.when(c("littles_law_instances").is_not_null()).then(
+                c("demand_requests_per_s") / c("replica_requests_per_s"))),
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
             c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
         .otherwise(c("instances")),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
-        .then(c("busy_instances") / c("billed_instances"))
+        .then(_mean_demand_tokens_per_s(c) / (c("tokens_per_s") * c("billed_instances")))
         .when(_elastic(c)).then(1.0).otherwise(c("utilisation")),
     "served_tokens_per_s":
         lambda c: c("tokens_per_s") * c("billed_utilisation"),
     "average_power_w":
         lambda c: c.when(c("billed_utilisation") == 1.0).then(c("busy_power_w")).otherwise(
             c("busy_power_w") * c("billed_utilisation")
-            + c.coalesce(c("idle_power_w"), c("busy_power_w"))
+            # idle never above busy: ranges drawn apart (a derived idle fraction's high end
+            # passes the busy fraction's low end) must not make idle hours the dearer
+            + c.min_horizontal(c("idle_power_w"), c("busy_power_w"))
             * (1.0 - c("billed_utilisation"))),
     "capital_eur_per_hour":
         lambda c: _annuity_eur_per_month(c) * MONTHS_PER_YEAR / HOURS_PER_YEAR,
@@ -532,12 +542,18 @@ class _ArrayColumns:
         return _Column(lambda: first(columns), self.power)
 
     def max_horizontal(self, *columns: Any) -> _Column:
-        def fmax() -> Any:
+        return self._fold(np.fmax, columns)
+
+    def min_horizontal(self, *columns: Any) -> _Column:
+        return self._fold(np.fmin, columns)
+
+    def _fold(self, pick: Any, columns: Sequence[Any]) -> _Column:
+        def fold() -> Any:
             out = _plain(columns[0])
             for x in columns[1:]:
-                out = np.fmax(out, _plain(x))  # a null is skipped, as polars does
+                out = pick(out, _plain(x))  # a null is skipped, as polars does
             return out
-        return _Column(fmax, self.power)
+        return _Column(fold, self.power)
 
 
 PriceT = TypeVar("PriceT", float, pl.Expr)

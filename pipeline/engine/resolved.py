@@ -63,6 +63,10 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
         "status": pl.String(), "reason": pl.String(), "source_url": pl.String(),
         "source_date": pl.String()})),
     "gate_exclusion": pl.String(),
+    # every check on the candidate's evidence, per input (`pipeline.inputs.records.checks`)
+    "evidence_checks": pl.List(pl.Struct({
+        "input": pl.String(), "check": pl.String(), "outcome": pl.String(),
+        "detail": pl.String()})),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),

@@ -232,6 +232,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         item["quality"] = row["quality"]
         item["sovereignty_rubric"] = row["sovereignty_rubric"]
         item["gates"] = row["gates"]
+        item["evidence_checks"] = row["evidence_checks"]
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs_of.get(row["id"], [])

@@ -320,7 +320,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
 def _quantiles(values: Any, rows: int, n: int) -> np.ndarray:
     """(rows, PERCENTILES) of each row of `values` (broadcast to (rows, n)) as np.percentile
     computes them (linear), NaN for a row with a NaN: a sort of each row, then numpy's own
-    interpolation between neighbours (several percentiles cost numpy's partition more)."""
+    interpolation between neighbours (several percentiles cost numpy's partition more: at
+    1,000 x 10,000 draws, 3x the sort's CPU with numpy 2.4, benchmarks/monte_carlo.py)."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim < 2 or values.shape[1] == 1:  # the same in every draw
         return np.repeat(np.broadcast_to(values, (rows, 1)), len(PERCENTILES), axis=1)

@@ -7,7 +7,8 @@ API (what the scorecard and `scorecard evidence inspect` use):
   the run's token goodput for a single run (the mean over runs when several runs share one load
   level); None with a reason in `notes` when it cannot be computed (e.g. an aggregate-only
   file), and None with `no_goodput_reason` when the run's requests meet the SLO less often than
-  `slo.attainment` asks (`goodput.attainment_shortfall`). `output_tokens_per_s` is the raw
+  `slo.attainment` asks or its p99 is over a bound of the SLO
+  (`goodput.operating_point_shortfall`). `output_tokens_per_s` is the raw
   throughput of the same run(s), shown beside it, never instead of it. `grade` is "measured"
   for benchmark files and "production" for vLLM /metrics scrapes (which give raw throughput and
   bucket percentile estimates, never goodput), "estimated" when a run of the operating point
@@ -56,10 +57,16 @@ from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, walk
 from pipeline.evidence.goodput import (
+    NOT_CHECKED,
+    P99_BOUNDS,
+    TOLERANCE_S,
+    Check,
     Slo,
-    attainment_shortfall,
     no_goodput_reason,
+    operating_point_shortfall,
+    run_checks,
     run_metrics,
+    slo_checks,
     sweep_metrics,
 )
 from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
@@ -121,6 +128,9 @@ class ThroughputEvidence:
     #: each benchmark file's "as of": the end of its latest run, UTC (ISO 8601, `Z`), for the
     #: files whose runs say when they ran (`run_ends`)
     file_dates: dict[str, str] = field(default_factory=dict)
+    #: what was checked at the operating point (or the level that failed the SLO), as
+    #: (check, outcome, detail): `goodput.slo_checks` and `goodput.run_checks`
+    checks: tuple[Check, ...] = ()
 
 
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
@@ -442,6 +452,7 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
     """The operating point of one configuration's runs: the knee of their sweep, else the run
     (or the mean of runs at one level)."""
     notes: list[str] = []
+    knee_said = ""
     chosen = list(zip(metrics, config_runs, strict=True))
     if sweep is not None and sweep["load_variable"] is not None:
         notes.extend(sweep["notes"])
@@ -451,28 +462,27 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             judged = all(m["passed"] is not None for m in metrics)
-            lowest = min(float(m[key]) for m in metrics if m[key] is not None)
-            short = attainment_shortfall(
-                [m for m in metrics if m[key] is not None and float(m[key]) == lowest], slo)
-            reason = (no_goodput_reason(metrics, slo)
-                      if judged and not any(m["passed"] for m in metrics) else
-                      f"no load level of the sweep reaches the SLO's attainment "
-                      f"{slo.attainment:g}" + ("" if short is None else
-                                               f"; at the lowest level tested, {short}"))
+            reason, level = _no_knee_reason(metrics, sweep, key, slo)
+            if judged and not any(m["passed"] for m in metrics):
+                reason = no_goodput_reason(metrics, slo)
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, files,
-                slo=slo, notes=tuple(notes), no_goodput_reason=reason)
+                slo=slo, notes=tuple(notes), no_goodput_reason=reason,
+                checks=(*slo_checks(level, slo), *_NO_POINT))
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
+        knee_said = (f"the knee, the highest load level meeting the SLO "
+                     f"({key.replace('_', ' ')} {knee:g}): ")
     else:
         if len(chosen) > 1:
             notes.append(f"{len(chosen)} runs at one load level: their mean is used")
         zero = all(m["passed"] == 0 for m in metrics)  # no request passed: the reason below
-        short = None if zero else attainment_shortfall(metrics, slo)
+        short = None if zero else operating_point_shortfall(metrics, slo)
         if short is not None:
             return ThroughputEvidence(
                 None, "measured", _mean([m["output_tokens_per_s"] for m in metrics]), source,
-                files, slo=slo, notes=(*notes, short), no_goodput_reason=short)
+                files, slo=slo, notes=(*notes, short), no_goodput_reason=short,
+                checks=(*slo_checks(metrics, slo), *run_checks(metrics)))
     # at a knee, the sweep's own pooled figure (the mean over the level's runs)
     tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
               is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))
@@ -509,7 +519,39 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
         input_per_output=_input_per_output([m for m, _ in chosen]),
         ttft_p50_s=_mean([m["ttft_p50_s"] for m, _ in chosen]),
         tpot_p50_s=_mean([m["tpot_p50_s"] for m, _ in chosen]),
+        checks=(*[(name, outcome, knee_said + detail) for name, outcome, detail
+                  in slo_checks([m for m, _ in chosen], slo)],
+                *run_checks([m for m, _ in chosen])),
     )
+
+
+#: the checks of an operating point when there is none
+_NO_POINT: tuple[Check, ...] = tuple(
+    (name, NOT_CHECKED, "no load level is an operating point")
+    for name in ("token basis", "Little's law"))
+
+
+def _no_knee_reason(metrics: list[dict[str, Any]], sweep: dict[str, Any], key: str,
+                    slo: Slo) -> tuple[str, list[dict[str, Any]]]:
+    """Why no level of a sweep is an operating point, and the runs of the level it is said
+    at: no level reaches the attainment (said at the lowest level tested), or the levels that
+    reach it are over a p99 bound (said at the lowest of them)."""
+    attained = [lv["load"] for lv in sweep["levels"] if lv["attainment"] is not None
+                and lv["attainment"] >= slo.attainment - TOLERANCE_S]
+    if attained:
+        bounds = ", ".join(f"slo.{f} {getattr(slo, f):g} ms" for f, _, _ in P99_BOUNDS
+                           if getattr(slo, f) is not None)
+        head = (f"no load level of the sweep meets the SLO's p99 bounds ({bounds}): "
+                f"{len(attained)} level(s) reach the attainment {slo.attainment:g} but are "
+                "over a bound")
+        at, where = min(attained), "the lowest of them"
+    else:
+        head = f"no load level of the sweep reaches the SLO's attainment {slo.attainment:g}"
+        at = min(float(m[key]) for m in metrics if m[key] is not None)
+        where = "the lowest level tested"
+    level = [m for m in metrics if m[key] is not None and float(m[key]) == at]
+    short = operating_point_shortfall(level, slo)
+    return head + ("" if short is None else f"; at {where}, {short}"), level
 
 
 def _input_per_output(metrics: list[dict[str, Any]]) -> float | None:

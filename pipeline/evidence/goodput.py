@@ -24,8 +24,9 @@ attainment (passed / offered) reaches `slo.attainment` and whose p99s meet
 `ttft_p99_ms`/`tpot_p99_ms` when set; several runs at one level are pooled (attainment from
 summed counts, mean goodput, worst p99).
 
-Checks on every run (docs/evidence.md, "Evidence that fits"): `attainment_shortfall`, the SLO
-rule an operating point must meet (a share of requests under `slo.attainment` is not one);
+Checks on every run (docs/evidence.md, "Evidence that fits"): `operating_point_shortfall`, the
+SLO rule an operating point must meet (a share of requests under `slo.attainment`, or a p99
+over `ttft_p99_ms`/`tpot_p99_ms`, is not one);
 `_basis_check`, a note when the throughput from the requests differs from the file's own by
 over `BASIS_TOLERANCE`; `littles_law`, requests/s x mean latency against mean concurrency
 within `LITTLE_TOLERANCE`.
@@ -108,6 +109,7 @@ def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = No
         out.update(_aggregate_metrics(run, slo, window, notes))
     else:
         out.update(_request_metrics(run, run.requests, slo, window, notes))
+    out.setdefault("token_basis", None)  # compared only with per-request data
     out["percentile_limits_met"] = _percentile_limits_met(out, slo)
     out["littles_law"] = littles_law(run, out, notes)
     out["notes"] = notes
@@ -255,30 +257,37 @@ def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
         out["passed"] = None
         out["attainment"] = None
     out["goodput_null_reason"] = reason
+    out["token_basis"] = None
     if window is None:  # the file's own figures are over its own window
-        _basis_check(out["output_tokens_per_s"], int(counts["completed_tokens"]), run.reported,
-                     notes)
+        out["token_basis"] = _basis_check(out["output_tokens_per_s"],
+                                          int(counts["completed_tokens"]), run.reported, notes)
     return out
 
 
 def _basis_check(ours: float | None, tokens: int, reported: Mapping[str, Any],
-                 notes: list[str]) -> None:
-    """A note when the output throughput from the requests differs from the file's own
-    summary figure by more than `BASIS_TOLERANCE`, with both token totals when the file has
+                 notes: list[str]) -> dict[str, Any] | None:
+    """The output throughput from the requests against the file's own summary figure: None
+    when the file has none; else both, their difference and whether it is within
+    `BASIS_TOLERANCE`, and a note when it is not, with both token totals when the file has
     one (totals that differ: the token basis; equal totals: the window)."""
     theirs = reported.get("output_tokens_per_s")
     if ours is None or not theirs:
-        return
+        return None
     off = ours / theirs - 1.0
-    if abs(off) <= BASIS_TOLERANCE:
-        return
+    within = abs(off) <= BASIS_TOLERANCE
     total = reported.get("total_output_tokens")
     totals = "" if total is None else f" ({tokens:,} output tokens counted, {int(total):,} in " \
         "the file's summary)"
-    notes.append(f"token basis: the output throughput from the requests, {ours:,.1f} tokens/s, "
+    detail = (f"the output throughput from the requests, {ours:,.1f} tokens/s, "
+              + (f"is within {BASIS_TOLERANCE:.0%} of the file's own {theirs:,.1f} tokens/s "
+                 f"({off:+.1%})" if within else
                  f"differs from the file's own {theirs:,.1f} tokens/s by {off:+.1%}, over the "
                  f"{BASIS_TOLERANCE:.0%} tolerance{totals}: the token basis or the window "
-                 "differ; the requests' figure is used")
+                 "differ; the requests' figure is used"))
+    if not within:
+        notes.append(f"token basis: {detail}")
+    return {"requests_tokens_per_s": ours, "file_tokens_per_s": theirs, "off": off,
+            "within": within, "detail": detail}
 
 
 def littles_law(run: BenchRun, m: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
@@ -312,14 +321,16 @@ def littles_law(run: BenchRun, m: dict[str, Any], notes: list[str]) -> dict[str,
     product = rate * latency
     off = product / held - 1.0
     within = abs(off) <= LITTLE_TOLERANCE
+    detail = (f"{rate:.4g} requests/s x {latency:.4g} s mean latency{derived} = {product:.4g} "
+              f"requests in flight, against {held:.4g} ({basis}): {off:+.0%}, "
+              + (f"within the {LITTLE_TOLERANCE:.0%} tolerance" if within else
+                 f"outside the {LITTLE_TOLERANCE:.0%} tolerance; the run is not what it says "
+                 "(a load level, window or latency off): graded estimated"))
     if not within:
-        notes.append(f"Little's law: {rate:.4g} requests/s x {latency:.4g} s mean latency"
-                     f"{derived} = {product:.4g} requests in flight, against {held:.4g} "
-                     f"({basis}): {off:+.0%}, outside the {LITTLE_TOLERANCE:.0%} tolerance; "
-                     "the run is not what it says (a load level, window or latency off): "
-                     "graded estimated")
+        notes.append(f"Little's law: {detail}")
     return {"requests_per_s": rate, "mean_latency_s": latency, "in_flight": product,
-            "mean_concurrency": held, "basis": basis, "off": off, "within": within}
+            "mean_concurrency": held, "basis": basis, "off": off, "within": within,
+            "detail": detail}
 
 
 def _percentiles(frame: pl.DataFrame, column: str, name: str) -> dict[str, Any]:
@@ -622,27 +633,94 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
     }
 
 
-def attainment_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
-    """The SLO rule for an operating point: runs (from `run_metrics`; several at one load level
-    are pooled, from summed counts) whose share of offered requests meeting the SLO is below
-    `slo.attainment` are not an operating point. Returns why, with the share attained, the
-    share asked and what would help, or None when the share is reached or cannot be judged
-    (a summary-only run's share is its percentile bound, which refuses its goodput itself)."""
-    if any(m.get("passed") is None or not m.get("offered") for m in metrics):
-        return None
-    passed = sum(int(m["passed"]) for m in metrics)
-    offered = sum(int(m["offered"]) for m in metrics)
-    share = passed / offered
-    if share >= slo.attainment - TOLERANCE_S:
-        return None
+#: what an operating point refused by the SLO rule says would help
+_WOULD_HELP = ("not an operating point, the candidate is not sized on it; a lower load level "
+               "(concurrency or request rate) would help, or a sweep whose knee is found")
+
+#: the SLO's p99 bounds: its field, the run's figure, the latency named
+P99_BOUNDS = (("ttft_p99_ms", "ttft_p99_s", "TTFT"), ("tpot_p99_ms", "tpot_p99_s", "TPOT"))
+
+#: the outcomes of a check on evidence (schemas/result.py EvidenceCheck)
+PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not checked"
+#: a check's (name, outcome, detail)
+Check = tuple[str, str, str]
+
+
+def slo_checks(metrics: list[dict[str, Any]], slo: Slo) -> list[Check]:
+    """The SLO rule's checks on runs at one load level (from `run_metrics`; several are
+    pooled: summed counts, the worst p99): "SLO attainment", the share of offered requests
+    meeting the SLO against `slo.attainment` (a summary-only run's share is what its
+    percentile bound proves: a bound short of it proves nothing, not checked), and "SLO p99
+    TTFT"/"SLO p99 TPOT" against the bounds the SLO declares."""
     m0 = metrics[0]
     level = (f" at concurrency {m0['concurrency']}" if m0.get("concurrency") is not None else
              f" at {m0['request_rate']:g} requests/s" if m0.get("request_rate") is not None
              else "")
-    return (f"{passed} of {offered} offered requests ({share:.1%}) meet the SLO{level}, under "
-            f"the {slo.attainment:.0%} slo.attainment asks: not an operating point, the "
-            "candidate is not sized on it; a lower load level (concurrency or request rate) "
-            "would help, or a sweep whose knee is found")
+    checks: list[Check] = []
+    if all(m.get("passed") is not None and m.get("offered") for m in metrics):
+        passed = sum(int(m["passed"]) for m in metrics)
+        offered = sum(int(m["offered"]) for m in metrics)
+        share = passed / offered
+        met = share >= slo.attainment - TOLERANCE_S
+        checks.append(("SLO attainment", PASSED if met else FAILED,
+                       f"{passed} of {offered} offered requests ({share:.1%}) meet the SLO"
+                       f"{level}, {'at or above' if met else 'under'} the "
+                       f"{slo.attainment:.0%} slo.attainment asks"))
+    elif all(m.get("goodput_basis") for m in metrics):
+        checks.append(("SLO attainment", PASSED, f"{level.strip() or 'the run'}: basis "
+                       f"\"{m0['goodput_basis']}\", at least the {slo.attainment:.0%} "
+                       "slo.attainment asks is proven"))
+    else:
+        reasons = sorted({str(m.get("goodput_null_reason") or "no per-request data")
+                          for m in metrics})
+        checks.append(("SLO attainment", NOT_CHECKED, "; ".join(reasons)))
+    for field, key, name in P99_BOUNDS:
+        bound = getattr(slo, field)
+        if bound is None:
+            continue
+        values = [m.get(key) for m in metrics]
+        if any(v is None for v in values):
+            checks.append((f"SLO p99 {name}", NOT_CHECKED, f"the p99 {name}{level} is not "
+                           "known"))
+            continue
+        worst = max(float(v) for v in values if v is not None)
+        within = worst <= bound / 1000.0 + TOLERANCE_S
+        checks.append((f"SLO p99 {name}", PASSED if within else FAILED,
+                       f"the p99 {name}{level} is {worst * 1000:,.1f} ms, "
+                       f"{'within' if within else 'over'} the {bound:g} ms slo.{field} bound"))
+    return checks
+
+
+def operating_point_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
+    """The SLO rule for an operating point (`slo_checks`): runs at one level whose share of
+    offered requests meeting the SLO is below `slo.attainment`, or whose p99 TTFT or TPOT is
+    over `slo.ttft_p99_ms`/`slo.tpot_p99_ms`, are not an operating point. Returns why, with
+    the share attained and asked and each p99 over its bound, and what would help; None when
+    every rule is met or cannot be judged (a summary-only run's share is its percentile
+    bound, which refuses its goodput itself; a p99 not measured is not judged)."""
+    failed = [detail for _, outcome, detail in slo_checks(metrics, slo) if outcome == FAILED]
+    return "; ".join(failed) + f": {_WOULD_HELP}" if failed else None
+
+
+def run_checks(metrics: list[dict[str, Any]]) -> list[Check]:
+    """The token-basis and Little's-law checks of runs (`run_metrics`), one each, over the
+    runs: failed when a run fails it, else passed when a run passes it, else not checked;
+    the detail names each run's file when there are several."""
+    checks: list[Check] = []
+    for name, key, missing in (
+            ("token basis", "token_basis", "the file gives no output throughput of its own to "
+                                           "compare (or no per-request data)"),
+            ("Little's law", "littles_law", "a figure it needs (requests/s, mean latency, "
+                                            "mean concurrency) is not known")):
+        found = [(m["path"], m.get(key)) for m in metrics]
+        outcomes = [NOT_CHECKED if f is None else PASSED if f["within"] else FAILED
+                    for _, f in found]
+        outcome = (FAILED if FAILED in outcomes else PASSED if PASSED in outcomes
+                   else NOT_CHECKED)
+        details = [missing if f is None else f["detail"] for _, f in found]
+        checks.append((name, outcome, details[0] if len(found) == 1 else "; ".join(
+            f"{path}: {d}" for (path, _), d in zip(found, details, strict=True))))
+    return checks
 
 
 #: a run's count of completed requests over each limit, and the limit's SLO field

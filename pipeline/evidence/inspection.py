@@ -34,6 +34,7 @@ from pipeline.evidence.goodput import Slo
 from pipeline.evidence.power.energy import EnergyError, window_energy
 from pipeline.evidence.power.logs import power_from_evidence, power_from_snapshots, read_power_files
 from pipeline.evidence.power.measured import PowerEvidence
+from pipeline.evidence.power.streamed import streamed_energy
 from schemas.table import ValidationFailed
 
 
@@ -74,25 +75,33 @@ def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | No
                   ) -> dict[str, Any]:
     """What power logs alone give (`evidence inspect POWERLOG`): under "power_log", the GPUs
     (devices), samples, the span every device covers, its gaps, mean and peak power (W) and
-    energy (J) over that span, at the boundary and by the method `window_energy` picks."""
-    frames: list[pl.DataFrame] = []
+    energy (J) over that span, at the boundary and by the method `window_energy` picks (a
+    single big log part by part: `pipeline.evidence.power.streamed`, to the same figures)."""
     files: list[Any] = []
     notes: list[str] = []
-    for path in paths:
-        samples, read, skipped = read_power_files(Path(path), tz=tz, format=fmt)
-        frames.append(samples)
-        files.extend(read)
-        notes.extend(skipped)
-    samples = pl.concat(frames)
-    origin = ", ".join(f.path for f in files)
-    result = window_energy(samples, None, origin=origin)
-    chosen = samples.filter(pl.col("measurement_boundary") == result.boundary)
-    peak = chosen.drop_nulls("power_w").group_by("sample_utc").agg(
-        pl.col("power_w").sum())["power_w"].max()
+    streamed = streamed_energy(Path(paths[0]), None, tz=tz, fmt=fmt) if len(paths) == 1 else None
+    peak: Any
+    if streamed is not None:  # a big log, part by part
+        result, peak, count = streamed.result, streamed.peak_power_w, streamed.samples
+        files.append(streamed.file)
+    else:
+        frames: list[pl.DataFrame] = []
+        for path in paths:
+            samples, read, skipped = read_power_files(Path(path), tz=tz, format=fmt)
+            frames.append(samples)
+            files.extend(read)
+            notes.extend(skipped)
+        samples = pl.concat(frames)
+        origin = ", ".join(f.path for f in files)
+        result = window_energy(samples, None, origin=origin)
+        chosen = samples.filter(pl.col("measurement_boundary") == result.boundary)
+        peak = chosen.drop_nulls("power_w").group_by("sample_utc").agg(
+            pl.col("power_w").sum())["power_w"].max()
+        count = chosen.filter(pl.col("power_w").is_not_null()
+                              | pl.col("energy_counter_j").is_not_null()).height
     summary = {
         "devices": list(result.gpus),
-        "samples": chosen.filter(pl.col("power_w").is_not_null()
-                                 | pl.col("energy_counter_j").is_not_null()).height,
+        "samples": count,
         "span_start_utc": result.window.start_utc.isoformat(),
         "span_end_utc": result.window.end_utc.isoformat(),
         "span_s": result.window.duration_s,

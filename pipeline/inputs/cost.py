@@ -112,22 +112,23 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
                  _with(profile.source, "; ".join(words for _, words in lines if words)))
     d.inputs.add("amortisation_months", float(profile.amortisation_months),
                  f"{k}.amortisation_months", "declared", profile.source)
-    for name, value in (("cost_of_capital_per_year", profile.cost_of_capital),
-                        ("residual_eur", profile.residual_eur),
-                        ("maintenance_share_per_year", profile.maintenance_share_per_year),
-                        ("staff_eur_per_year", profile.staff_eur_per_year)):
-        eur, converted = in_eur(d, value, f"{k}.{name}")
-        d.inputs.add(name, eur, f"{k}.{name}", "declared", _with(profile.source, converted))
+    # each input keyed as the proposal file writes it (the input's own name may differ)
+    for name, field in (("cost_of_capital_per_year", "cost_of_capital"),
+                        ("residual_eur", "residual_eur"),
+                        ("maintenance_share_per_year", "maintenance_share_per_year"),
+                        ("staff_eur_per_year", "staff_eur_per_year")):
+        eur, converted = in_eur(d, getattr(profile, field), f"{k}.{field}")
+        d.inputs.add(name, eur, f"{k}.{field}", "declared", _with(profile.source, converted))
     if profile.hosting is not None:
         if profile.hosting.kind == "own_site":
             eur, converted = in_eur(d, profile.hosting.eur_per_year, f"{k}.hosting.eur_per_year")
-            d.inputs.add("hosting_eur_per_year", eur, f"{k}.hosting", "declared",
+            d.inputs.add("hosting_eur_per_year", eur, f"{k}.hosting.eur_per_year", "declared",
                          _with(profile.source, converted))
         else:
             eur, converted = in_eur(d, profile.hosting.eur_per_kw_month,
                                     f"{k}.hosting.eur_per_kw_month")
-            d.inputs.add("hosting_eur_per_kw_month", eur, f"{k}.hosting", "declared",
-                         _with(profile.source, converted))
+            d.inputs.add("hosting_eur_per_kw_month", eur, f"{k}.hosting.eur_per_kw_month",
+                         "declared", _with(profile.source, converted))
     if utilisation is None:
         explicit = "utilisation" in profile.model_fields_set
         utilisation = profile.utilisation
@@ -199,8 +200,12 @@ def resolve_capacity(d: Draft) -> None:
     d.row["capacity"] = d.c.capacity
     demand = d.proposal.demand
     if demand is not None:
+        given = demand.model_fields_set
         for name, value, key, source in _demand_inputs(d):
-            d.inputs.add(name, value, key, "declared", source)
+            if key.removeprefix("demand.") in given:
+                d.inputs.add(name, value, key, "declared", source)
+            else:  # the model's default, where the proposal would write it
+                d.inputs.add(name, value, key, "assumed", "default: not in the proposal")
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")

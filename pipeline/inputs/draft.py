@@ -32,7 +32,7 @@ class Draft:
             "precision": c.precision, "engine": c.engine, "example_data": c.example_data,
             "evidence_configurations": [], "evidence_configuration": None,
             "quality": None, "quality_exclusion": None,
-            "quality_validation": None, "identity_check": None,
+            "quality_validation": None, "identity_check": None, "evidence_checks": [],
         }
 
     def error(self, key: str, problem: str) -> ProposalError:

@@ -13,13 +13,20 @@ Options are keyed by their TOML key, the flag's name with underscores (`bandwidt
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from pipeline.engine.roofline.calibration import Calibration, apply_calibration, calibrate
+from pipeline.engine.roofline import validation
+from pipeline.engine.roofline.calibration import (
+    Calibration,
+    apply_calibration,
+    calibrate,
+    transfer,
+)
 from pipeline.engine.roofline.model import REQUIRED_INPUTS, RooflineInputError, RooflineInputs
 from pipeline.engine.roofline.reference import (
     COMPUTE_COLUMN,
@@ -30,6 +37,7 @@ from pipeline.engine.roofline.reference import (
     WEIGHT_BYTES,
     default_reserve_gb,
     default_weights_gb,
+    with_model,
 )
 from pipeline.engine.roofline.report import EstimateError
 from pipeline.evidence.bench import inspect
@@ -74,6 +82,7 @@ _OTHER_KEYS = {
     "calibrate_ttft_ms": "--calibrate-ttft-ms",
     "calibrate_prompt_tokens": "--calibrate-prompt-tokens",
     "calibration_source": "--calibration-source",
+    "calibration_gpu": "--calibration-gpu",
     # request-level sizing, topologies and the serving sweep (planning.py)
     "requests_per_s": "--requests-per-s", "output_tokens": "--output-tokens",
     "peak_factor": "--peak-factor", "headroom": "--headroom", "efficiency": "--efficiency",
@@ -82,14 +91,15 @@ _OTHER_KEYS = {
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
+    "spec_draft_model": "--spec-draft-model",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
              "calibrate_prompt_tokens", "experts", "experts_per_token", "pipeline_parallel",
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens"}
-_STRINGS = {"model", "gpu", "precision", "calibration_source", "sweep",
-            "measured_tokens_per_s", "sweep_evidence"}
+_STRINGS = {"model", "gpu", "precision", "calibration_source", "calibration_gpu", "sweep",
+            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 
@@ -299,9 +309,26 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
         where = values.where(err.field, FLAGS.get(err.field, err.field))
         raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
 
-    calibration = _calibrate(inputs, values)
-    if calibration is not None:
-        inputs = apply_calibration(inputs, calibration)
+    run_gpu_name = values.get("calibration_gpu", "--calibration-gpu")
+    run_gpu = _lookup("--calibration-gpu", run_gpu_name, hardware_csv, HARDWARE, "gpu",
+                      f"hardware table {hardware_csv} not found") if run_gpu_name else None
+    if run_gpu is not None:
+        # a run on another GPU: calibrate on that GPU's datasheet rates, then carry the shares
+        # (MBU, MFU) to this GPU's
+        column = COMPUTE_COLUMN[precision]
+        if run_gpu.get(column) is None:
+            raise EstimateError(f"--calibration-gpu: {run_gpu['gpu']} has no {column} figure")
+        run = dataclasses.replace(
+            inputs, bandwidth_gb_per_s=float(run_gpu[GPU_COLUMNS["bandwidth_gb_per_s"]]),
+            tflops=float(run_gpu[column]),
+            rates_source=f"{run_gpu['gpu']} datasheet, {run_gpu.get('source_url')}")
+        calibration = _calibrate(run, values)
+        if calibration is not None:
+            inputs = transfer(inputs, calibration, run=f"on {run_gpu['gpu']}")
+    else:
+        calibration = _calibrate(inputs, values)
+        if calibration is not None:
+            inputs = apply_calibration(inputs, calibration)
 
     sources = []
     for table, row, key in ((MODEL_ARCHITECTURES, model, "model"), (HARDWARE, gpu, "gpu")):
@@ -311,10 +338,16 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
                                                                  "licence")}})
     plan = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
             if not k.startswith("calibrat") and k not in ("model", "gpu", "precision")}
+    if plan.get("spec_draft_model"):
+        draft = _lookup("--spec-draft-model", plan["spec_draft_model"], models_csv,
+                        MODEL_ARCHITECTURES, "model", f"model table {models_csv} not found")
+        plan["spec_draft_inputs"] = with_model(inputs, draft, precision=precision)
     if plan.get("sweep_evidence"):
         plan["measured_sweep"], plan["measured_source"] = measured_sweep(
             Path(plan["sweep_evidence"]))
+    error_range, error_source = serving_error(inputs)
     context = {
+        "error_range": error_range, "error_source": error_source,
         "plan": plan,
         "model": model["model"] if model else None,
         "gpu": gpu["gpu"] if gpu else None,
@@ -327,7 +360,8 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
 
 
 def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
-    get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items() if k.startswith("calib")}
+    get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
+           if k.startswith("calib") and k != "calibration_gpu"}
     if get["calibrate_tpot_ms"] is None and get["calibrate_ttft_ms"] is None:
         return None
     pairs = (("calibrate_tpot_ms", "calibrate_context"),
@@ -378,3 +412,32 @@ def measured_sweep(path: Path) -> tuple[dict[int, dict[str, float]], str]:
 
 def _jsonable(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+@functools.cache
+def validation_rows() -> tuple[dict[str, Any], ...]:
+    """The serving model against every measured run of its validation set
+    (pipeline/engine/roofline/validation.py), from the bundled model and GPU rows."""
+    sweeps = validation.MEASURED
+    models = {m: lookup_model(m) for m in {s.model for s in sweeps}}
+    gpus = {g: lookup_gpu(g) for g in {s.gpu for s in sweeps}}
+    return tuple(validation.validation_rows(models, gpus, sweeps))
+
+
+def serving_error(inputs: RooflineInputs | None = None
+                  ) -> tuple[tuple[float, float, float], str]:
+    """The goodput range factors (low, mode, high) from the validation set's errors, and a
+    sentence saying where they come from: of the predictions on the datasheet peaks when the
+    inputs' rates are a datasheet's (not calibrated), else of the calibrated ones (typed-in
+    rates are taken as effective rates)."""
+    peaks = inputs is not None and inputs.calibration_source is None \
+        and inputs.rates_source is not None
+    basis = validation.PEAK if peaks else validation.CALIBRATED
+    rows = validation_rows()
+    ratios = validation.goodput_ratios(rows, basis)
+    mape = validation.mape(rows, validation.GOODPUT, basis) or 0.0
+    words = "datasheet-peak" if peaks else "calibrated"
+    return validation.basis_range(rows, basis), (
+        f"{len(ratios)} measured goodput points of docs/roofline.md's validation table, "
+        f"{words} predictions: MAPE {mape:.1%}; measured / predicted from {min(ratios):.3f} to "
+        f"{max(ratios):.3f}")

@@ -50,15 +50,16 @@ class Provenance:
     def add_files(self, files: Sequence[tuple[str, str]],
                   dates: Mapping[str, str] | None = None) -> None:
         """Evidence files, each (path, sha256): the user's own data, named relative to the
-        proposal's folder (the URL keeps the absolute path). `dates` gives a file its "as of"
+        proposal's folder and by its hash, with no URL (the analyst's absolute path stays out
+        of what a committee reads). `dates` gives a file its "as of"
         (for a benchmark file, the end of its latest run, UTC); a file listed twice (as
         throughput and power evidence) keeps the date it was first given."""
         for path, sha256 in files:
             subject = shown(path, self.folder)
             date = (dates or {}).get(path) or self.items.get(("evidence", subject), {}).get(
                 "date")
-            self.add("evidence", subject, url=f"file://{Path(path).absolute()}", date=date,
-                     licence="own data", snapshot_sha256=sha256)
+            self.add("evidence", subject, url=None, date=date, licence="own data",
+                     snapshot_sha256=sha256)
 
     def as_list(self) -> list[dict[str, Any]]:
         return [self.items[k] for k in sorted(self.items)]
@@ -79,6 +80,21 @@ def configuration_rows(configs: Sequence[dict[str, Any]]) -> list[dict[str, Any]
         "passes": bool(c["tokens_per_s"]), "chosen": bool(c["best"]),
         "runs": c.get("run_count"),
     } for c in configs]
+
+
+def checks(declaration: str, identity_held: bool, identity: str | None,
+           evidence: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The static row's `evidence_checks` for one input's evidence: its identity check
+    (pipeline/inputs/evidence/identity.py: held, else "not checked: ..." when nothing could be
+    compared, else a declared proxy that differs: failed) and the evidence's own checks
+    (`ThroughputEvidence.checks`)."""
+    said = identity or ""
+    outcome = ("passed" if identity_held else
+               "not checked" if not said or said.startswith("not checked") else "failed")
+    # "held: ..." and "not checked: ..." say the outcome again
+    detail = said.split(": ", 1)[1] if said.startswith(("held: ", "not checked: ")) else said
+    return [{"input": declaration, "check": name, "outcome": result, "detail": detail}
+            for name, result, detail in [("identity", outcome, detail or None), *evidence]]
 
 
 def pairs(settings: dict[str, str]) -> list[dict[str, str]]:

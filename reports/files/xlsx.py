@@ -1,22 +1,26 @@
 """The workbook procurement teams open, written with xlsxwriter: About, Scorecard, Inputs,
-Breakdown, Assumptions, Sources, Sizing, Break-even, P(frontier), Pairwise.
+Demand, Breakdown, Assumptions, Evidence, Sources, Sizing, Break-even, P(frontier), Pairwise.
 
 The workbook computes. Inputs holds one row per candidate (same order as the Scorecard): its
 cost model and capacity, then every input column some candidate's figures use, at the engine's
-point values (the modes of ranges), an empty cell where the input is null. The Scorecard's CPM,
-cost per hour, monthly cost, energy, facility energy, electricity, carbon and embodied carbon,
-and the steps between (billed instances, billed utilisation, served tokens/s, average power,
-the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel` template each step
-declares in schemas/steps.py (the engine computes the same declared steps), so changing an
-input on Inputs moves them. A formula over a null input gives "" (an empty cell),
-never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier), Pareto
-rank, sovereignty, time-matched figures) hold the engine's values, and their headers say so.
-References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row relative,
-so sorting the Scorecard keeps every row's figures its own; Inputs is read by position, so it
-has no filter buttons (sorting it would mix candidates), as its header comment says.
+point values (the modes of ranges), an empty cell where the input is null; the proposal's
+demand, the same for every candidate, is one cell per input on the Demand sheet. The
+Scorecard's CPM, cost per hour, monthly cost, energy, facility energy, electricity, carbon and
+embodied carbon, and the steps between (billed instances, billed utilisation, served tokens/s,
+average power, the TCO lines, ...) are Excel formulas over Inputs, filled from the `excel`
+template each step declares in schemas/steps.py (the engine computes the same declared steps),
+so changing an input on Inputs moves them. A formula over a null input gives "" (an empty
+cell), never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier),
+Pareto rank, sovereignty, time-matched figures) hold the engine's values, and their headers say
+so. References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row
+relative, so sorting the Scorecard keeps every row's figures its own; Inputs is read by
+position, so it has no filter buttons (sorting it would mix candidates), as its header comment
+says.
 
-Every formula cell also stores the engine's value as its cached result, so a viewer that does
-not recalculate shows the engine's figures; Excel and LibreOffice recalculate on opening.
+A formula cell stores no cached result and the workbook names this project as its producer
+(`_Packager`), so Excel (`fullCalcOnLoad`) and LibreOffice compute every figure on opening,
+from the Inputs as they are then; a viewer that does not calculate (a file previewer, openpyxl's
+`data_only`) shows those cells empty: the CSV and Parquet files hold the figures as values.
 
 Numbers are written as numbers (each the engine's double exactly) with a format per unit (EUR
 with thousands separators, shares and probabilities as %, tokens/s as whole numbers, small
@@ -49,10 +53,11 @@ from typing import Any, ClassVar
 import polars as pl
 import xlsxwriter
 from xlsxwriter.format import Format
+from xlsxwriter.packager import Packager
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from reports.cells import plain, spreadsheet_text
+from reports.cells import spreadsheet_text
 from reports.frames import (
     BREAK_EVEN_HEADERS,
     HEADERS,
@@ -250,7 +255,7 @@ class _Sheet(Worksheet):
     holding what xlsxwriter's own `write_number`, `write_string`, `write_boolean`,
     `write_blank` and `write_formula` write: numbers (the floats formatted by polars, each read
     back as the same double), strings through `spreadsheet_text` into the shared-string table
-    (cut to Excel's 32,767 units), a formula's cached result beside it, a None or non-finite
+    (cut to Excel's 32,767 units), a formula with no cached result, a None or non-finite
     number as a formatted empty cell (no cell without a format).
     tests/reports/test_workbook_format.py reads a sheet written both ways back and finds the
     same cells. The header row above the body is xlsxwriter's (cells, row height, comments).
@@ -304,7 +309,8 @@ class _Sheet(Worksheet):
                      formula: str | None = None, first_row: int = 1) -> None:
         """Column `col` of the body, from row `first_row` (0-based) down, one item a row:
         `fmt` for each (or one format per row). With `formula` (its row number written
-        ROW), each row's cell is that formula, the item its cached result ("" for None)."""
+        ROW), each row's cell is that formula, with no cached result (the items size the
+        column only): Excel and LibreOffice compute it on opening (see `_Packager`)."""
         if not items:
             return
         if self._first is None:
@@ -324,21 +330,10 @@ class _Sheet(Worksheet):
         rows = range(first_row + 1, last + 2)  # Excel's row numbers
         cells: list[str] = []
         add = cells.append
-        if formula is not None:
+        if formula is not None:  # no cached result: every reader that calculates computes it
             parts = _xml_text(formula[1:] if formula.startswith("=") else formula).split(ROW)
-            for row, item, text, s in zip(rows, items, _float_texts(items), styles,
-                                          strict=True):
-                kind, cached = "", item
-                if text is not None:
-                    cached = text if math.isfinite(item) else ""
-                elif item is None:
-                    cached = ""
-                elif isinstance(item, bool):
-                    kind, cached = ' t="b"', int(item)
-                elif isinstance(item, str):
-                    kind, cached = (' t="str"' if item else ""), _xml_text(plain(item))
-                add(f'<c r="{letter}{row}"{s}{kind}><f>{str(row).join(parts)}</f>'
-                    f'<v>{cached}</v></c>')
+            for row, s in zip(rows, styles, strict=True):
+                add(f'<c r="{letter}{row}"{s}><f>{str(row).join(parts)}</f></c>')
             self._body[col] = cells
             return
         texts = _float_texts(items)
@@ -458,6 +453,11 @@ def fill(template: str, cell: Callable[[str], str | None]) -> str:
 _CORE_INPUTS = ("tokens_per_s", "utilisation", "busy_power_w", "idle_power_w", "pue",
                 "grid_gco2e_per_kwh")
 _FIRST_COLUMNS = ("id", "label", "cost_model", "capacity")
+#: the proposal's [demand], the same for every candidate: one cell each on the Demand sheet,
+#: which every candidate's formulas read
+DEMAND_INPUTS = ("demand_tokens_per_day", "demand_requests_per_s", "request_output_tokens",
+                 "request_output_tokens_p95", "peak_factor", "headroom",
+                 "redundancy_instances")
 #: the Scorecard's columns that name the candidate (no header comment)
 _IDENTITY = ("id", "label", "deployment", "provider", "zone", "gpu", "gpu_count")
 _STEP = {s.name: s for s in STEPS}
@@ -473,6 +473,7 @@ class Layout:
 
     inputs: list[str]  # Inputs sheet columns, in order
     scorecard: list[str]  # Scorecard sheet columns, in order
+    demand: list[str]  # the Demand sheet's rows, in order (from its row 2)
     #: whether the Scorecard's figures are formulas: every candidate carries the evaluated
     #: row (`detail`, with its cost model), as the engine writes it; a result without (a
     #: hand-made one) gets its values only
@@ -480,7 +481,9 @@ class Layout:
 
     def input_ref(self, name: str, row: str = ROW) -> str | None:
         """Absolute reference to an Inputs cell in Excel row `row` (sorting the Scorecard
-        keeps it)."""
+        keeps it), or to the Demand sheet's one cell of a demand input."""
+        if name in self.demand:
+            return f"Demand!$B${self.demand.index(name) + 2}"
         if name not in self.inputs:
             return None
         return f"Inputs!${xl_col_to_name(self.inputs.index(name))}${row}"
@@ -524,14 +527,17 @@ def layout(result: Result, card: pl.DataFrame, points: Points) -> Layout:
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))
 
+    demand = [n for n in DEMAND_INPUTS
+              if used(n) and len(set(points(n))) == 1]  # one value for all: one cell
     inputs = [*_FIRST_COLUMNS,
-              *[n for n in INPUT_COLUMNS if n in _CORE_INPUTS or used(n)]]
+              *[n for n in INPUT_COLUMNS
+                if (n in _CORE_INPUTS or used(n)) and n not in demand]]
     main = list(card.columns)
     if used("monthly_cost_eur"):
         main.insert(main.index("cpm_eur_per_mtok") + 1, "monthly_cost_eur")
     extra = [s.name for s in STEPS if s.name not in main and used(s.name)]
     computes = all(value(c, "cost_model") is not None for c in candidates)
-    return Layout(inputs, main + extra, computes)
+    return Layout(inputs, main + extra, demand, computes)
 
 
 #: the string inputs and the values the formulas know
@@ -573,10 +579,59 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
     sheet.freeze_panes(1, 1)
 
 
+def _derived_demand(result: Result, places: Layout) -> dict[str, str]:
+    """The demand input the engine derived from the other (tokens/day from a request rate,
+    or the request rate from tokens/day with the request's shape), as a formula over it on
+    the Demand sheet, so changing the given one moves both. The tokens per request (output,
+    or prompt + output on a total token basis) is their ratio, as the engine set it."""
+    names = ("demand_tokens_per_day", "demand_requests_per_s")
+    if not result.candidates or not all(n in places.demand for n in names):
+        return {}
+    given = {i.input: i for i in result.candidates[0].inputs if i.input in names}
+    tokens, rate = (given[n].mode for n in names)
+    if not tokens or not rate:
+        return {}
+    per_request = f"{tokens / (rate * 86_400):.12g}"
+    row = {n: places.demand.index(n) + 2 for n in names}
+    if given["demand_tokens_per_day"].key == "demand.requests_per_s":  # from the rate
+        return {"demand_tokens_per_day":
+                f"=$B${row['demand_requests_per_s']}*86400*{per_request}"}
+    return {"demand_requests_per_s":
+            f"=$B${row['demand_tokens_per_day']}/86400/{per_request}"}
+
+
+def _write_demand(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
+                  places: Layout, points: Points) -> None:
+    """The proposal's demand, one cell per input, which every candidate's formulas read."""
+    if not places.demand:
+        return
+    sheet = book.add_worksheet("Demand")  # a few cells: xlsxwriter's own, cell by cell
+    _header_row(sheet, ["Demand input", "Value", "Meaning"],
+                [styles.header("plain"), styles.header("input"), styles.header("plain")])
+    _comment(sheet, 1, "Change a value and every candidate's sizing and figures on the "
+             "Scorecard move.")
+    derived = _derived_demand(result, places)
+    for row, name in enumerate(places.demand, start=1):
+        fmt = styles.number(number_format(name), font_color="#1F4E79")
+        sheet.write_string(row, 0, spreadsheet_text(header(name, "Inputs")),
+                           styles.get(bold=True))
+        if name in derived:
+            sheet.write_formula(row, 1, derived[name], fmt)
+        else:
+            sheet.write_number(row, 1, points(name)[0], fmt)
+        sheet.write_string(row, 2, spreadsheet_text(
+            OUTPUTS[name].meaning + (" (computed from the other demand input)"
+                                     if name in derived else "")))
+    sheet.set_column(0, 0, 36)
+    sheet.set_column(1, 1, 16)
+    sheet.set_column(2, 2, 90)
+    sheet.freeze_panes(1, 0)
+
+
 #: the only functions the step templates use: none needs xlsxwriter's future-function
 #: expansion (the `_xlfn.` prefixes of Excel 2010+ functions), so `_Sheet` writes formulas
 #: as they are
-TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX")
+TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX", "MIN")
 
 
 def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
@@ -626,7 +681,9 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
 # --- the other sheets
 
 def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
-                 frame: pl.DataFrame) -> None:
+                 frame: pl.DataFrame, formulas: dict[str, str] | None = None) -> None:
+    """A sheet of `frame`'s values; a column of `formulas` is that formula on every row (its
+    row number written ROW), the frame's values only sizing the column."""
     sheet = _add_sheet(book, name)
     if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
         sheet.write_string(0, 0, f"{name}: {NOT_COMPUTED}")
@@ -644,10 +701,52 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
         fmt = styles.number(number_format(column, name, dtype)) if numeric else None
         formats = ([by_unit[u] for u in units] if per_row_unit and column in
                    ("value", "low", "high") else fmt)
-        sheet.write_column(col, items, formats)
+        sheet.write_column(col, items, formats, formula=(formulas or {}).get(column))
         sheet.set_column(col, col, _width(header(column, name), items, numeric))
     sheet.freeze_panes(1, 1)
     sheet.autofilter(0, 0, frame.height, len(columns) - 1)
+
+
+#: the Sizing sheet's columns that are the Scorecard's figures of the same candidate (its
+#: "utilisation" is the billed one)
+_SIZING_STEPS = {"utilisation": "billed_utilisation"}
+_MTOK_PER_YEAR = "*365/1000000"
+#: Sizing's yearly totals: a Scorecard figure per Mtok x the demand's Mtok a year, / 1,000
+_SIZING_YEARLY = {"annual_mwh": ("facility_kwh_per_mtok", "/1000"),
+                  "annual_tco2e": ("carbon_gco2e_per_mtok", "/1000000")}
+
+
+def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int) -> dict[str, str]:
+    """The Sizing sheet's figures as formulas reading the Scorecard's row of the same
+    candidate by its id (INDEX/MATCH, so sorting the Scorecard keeps them right) and the
+    Demand sheet's tokens/day: they move with the inputs. `count`: the candidates."""
+    if not places.computes or "candidate" not in frame.columns:
+        return {}
+    last = count + 1
+
+    def look_up(step: str) -> str | None:
+        if step not in places.scorecard or step not in _STEP:
+            return None
+        col = xl_col_to_name(places.scorecard.index(step))
+        return (f"INDEX(Scorecard!${col}$2:${col}${last},"
+                f"MATCH($A{ROW},Scorecard!$A$2:$A${last},0))")
+
+    out: dict[str, str] = {}
+    demand = places.input_ref("demand_tokens_per_day")
+    for column in frame.columns:
+        if column in _SIZING_YEARLY and demand is not None:
+            step, scale = _SIZING_YEARLY[column]
+            found = look_up(step)
+            if found is not None:
+                out[column] = (f'=IFERROR(IF({found}="","",'
+                               f'{found}*{demand}{_MTOK_PER_YEAR}{scale}),"")')
+        elif (found := look_up(_SIZING_STEPS.get(column, column))) is not None:
+            out[column] = f'=IFERROR({found},"")'
+    goodput, littles = look_up("goodput_instances"), look_up("littles_law_instances")
+    if "binding" in frame.columns and goodput is not None and littles is not None:
+        out["binding"] = (f'=IFERROR(IF({goodput}="","",IF({littles}="","goodput",'
+                          f'IF({littles}>{goodput},"Little\'s law","goodput"))),"")')
+    return out
 
 
 def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
@@ -671,14 +770,48 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
         ("Inputs", "one row per candidate, in the Scorecard's order, at the engine's point "
          "values; an empty cell is an input not given (the figures it feeds stay empty). "
          "Do not sort it: the Scorecard reads it row by row"),
+        ("Demand", "with a demand: one cell per demand input, which every candidate's "
+         "formulas read (change it there, once)"),
+        ("Sizing", "with a demand: formulas over the Scorecard's row of each candidate and "
+         "the Demand sheet: they move with the inputs"),
         ("Other sheets", "the engine's values as computed, for the record"),
     ]
+
+
+#: the producer the workbook names (docProps/app.xml `Application`)
+GENERATOR = "inference-scorecard"
+
+
+class _Packager(Packager):
+    """xlsxwriter's packager, naming this project as the workbook's producer instead of
+    "Microsoft Excel". LibreOffice keeps the cached formula results of a file Microsoft Excel
+    (or LibreOffice) wrote and by default never recalculates it on load; a file from another
+    producer with no cached result but 0 it recalculates in full (sc/source/filter/oox/
+    workbookhelper.cxx `mbGeneratorKnownGood`, workbookfragment.cxx `recalcFormulaCells`),
+    and a formula cell without a cached result (as `_Sheet` writes them) it computes on load
+    in any case. Excel recalculates on load either way (`fullCalcOnLoad`, which xlsxwriter
+    writes)."""
+
+    def _write_app_file(self) -> None:
+        super()._write_app_file()
+        buffer, name, _ = self.filenames[-1]  # in memory: the app.xml just written
+        assert name == "docProps/app.xml"
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        buffer.write(text.replace("<Application>Microsoft Excel</Application>",
+                                  f"<Application>{GENERATOR}</Application>", 1))
+
+
+class _Book(xlsxwriter.Workbook):
+    def _get_packager(self) -> Packager:
+        return _Packager()
 
 
 def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None:
     """The workbook of `result`; `frames`: the result's, when the caller has built them
     (`write_outputs` does)."""
-    book = xlsxwriter.Workbook(str(path), {
+    book = _Book(str(path), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
         "in_memory": True})
     stamp = datetime.fromisoformat(result.generated_at).replace(tzinfo=None)
@@ -696,6 +829,8 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     about.set_column(1, 1, 90)
     _write_scorecard(book, styles, result, card, places, points)
     _write_inputs(book, styles, places, points)
+    _write_demand(book, styles, result, places, points)
     for name, frame in tables.items():
-        _write_table(book, styles, name, frame)
+        _write_table(book, styles, name, frame, _sizing_formulas(
+            frame, places, len(result.candidates)) if name == "Sizing" else None)
     book.close()

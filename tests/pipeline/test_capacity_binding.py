@@ -109,3 +109,25 @@ def test_estimate_and_a_proposal_size_the_same_inputs_the_same(
     assert e["request_duration_s"] == pytest.approx(1.44651 / efficiency, abs=1e-5)
     keys = ("instances", "goodput_instances", "littles_law_instances", "binding")
     assert [c["sizing"][k] for k in keys] == [e[k] for k in keys] == [6, 5, 6, "Little's law"]
+
+
+def test_an_elastic_fleet_is_billed_on_the_binding_count() -> None:
+    # the long requests at the mean demand (no peak factor, no headroom): goodput keeps
+    # 402 / 200 = 2.01 instances busy, Little's law 2 / (16 / 30 s) = 3.75: elastic capacity
+    # pays for the larger, 3.75 instance-hours an hour: 3.75 x 10 EUR/h x 730 h = 27,375
+    # EUR/month (billing the goodput count's 2.01 gave 14,673). Those 3.75 instances use
+    # 402 / (200 x 3.75) = 0.536 of their goodput, so CPM = 10 / (200 x 0.536 x 3,600 / 1e6)
+    # = 25.91 EUR/Mtok = 27,375 EUR / 1,056.456 Mtok a month
+    row = _long_requests(capacity="elastic").row(0, named=True)
+    assert row["busy_instances"] == pytest.approx(3.75)
+    assert row["billed_instances"] == pytest.approx(3.75)
+    assert row["monthly_cost_eur"] == pytest.approx(27_375.0)
+    assert row["billed_utilisation"] == pytest.approx(0.536)
+    assert row["cpm_eur_per_mtok"] == pytest.approx(27_375 / (402 * 86_400 * 365 / 12 / 1e6))
+    # requests short enough that goodput binds: at TTFT 0.1 s and TPOT 0.05 s a request lasts
+    # 0.1 + 200 x 0.05 = 10.1 s, Little's law keeps 2 x 10.1 / 16 = 1.2625 < 2.01 busy:
+    # billed 2.01, all of their goodput used
+    short = _long_requests(capacity="elastic", operating_ttft_s=0.1,
+                           operating_tpot_s=0.05).row(0, named=True)
+    assert short["billed_instances"] == pytest.approx(2.01)
+    assert short["billed_utilisation"] == pytest.approx(1.0)

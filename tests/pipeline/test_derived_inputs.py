@@ -141,3 +141,23 @@ def test_nodes_of_other_sizes_keep_their_own_derived_power_range(db: Path, tmp_p
     # 1 GPU: 700 W x 0.2 / 0.43 / 1.0 = 140 / 301 / 700 W
     power = _input(doc["candidates"][1], "busy_power_w")
     assert (power["low"], power["mode"], power["high"]) == pytest.approx((140, 301, 700))
+
+
+def test_a_derived_power_has_an_idle_figure_too(db: Path, tmp_path: Path) -> None:
+    # the cloud node busy half its paid hours (no demand: its declared utilisation 0.5);
+    # idle power = 8 x 700 W x the idle fraction 0.136 / 0.155 / 0.238 (the context held
+    # between requests over the boards' bare idle, sources/reference/README.md)
+    # = 761.6 / 868 / 1,332.8 W, graded estimated, keyed by its wattage
+    doc = _run(db, tmp_path, CLOUD.replace('provider = "ovhcloud"\n',
+                                           'provider = "ovhcloud"\nutilisation = 0.5\n'))
+    (cloud,) = doc["candidates"]
+    idle = _input(cloud, "idle_power_w")
+    assert (idle["low"], idle["mode"], idle["high"]) == pytest.approx((761.6, 868, 1332.8))
+    assert idle["grade"] == "estimated" and idle["key"] == \
+        "power_defaults.idle_tdp_fraction.any[5600 W]"
+    assert not any(n.startswith("no idle power") for n in cloud["notes"])
+    # average power at the modes: 2,408 x 0.5 + 868 x 0.5 = 1,638 W over 4,000 x 0.5 =
+    # 2,000 tokens/s served: 0.819 J/token (idle hours at busy power gave 2,408 / 2,000 =
+    # 1.204)
+    assert cloud["energy_j_per_token"] == pytest.approx(1638 / 2000)
+    assert any(s["subject"] == "power_defaults.idle_tdp_fraction.any" for s in doc["sources"])

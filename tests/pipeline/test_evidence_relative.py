@@ -1,6 +1,6 @@
 """The report names evidence files relative to the proposal's folder: the sources list and
 the per-candidate source text show `evidence/sweep/<file>`, never the folder the command ran
-from or the absolute path (the URL keeps the absolute path)."""
+from or the absolute path (no URL: the path and the sha256 name the file)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def test_the_report_lists_evidence_relative_to_the_proposal(
     assert {f"evidence/sweep/{n}" for n in names} <= set(evidence)
     assert "evidence/power.csv" in evidence
     assert all(not s.startswith(("proposals", "/", "..")) for s in evidence)
-    power_url = evidence["evidence/power.csv"]["url"]
-    assert power_url == f"file://{(folder / 'evidence' / 'power.csv').absolute()}"
+    assert evidence["evidence/power.csv"]["url"] is None  # named by path and hash only
+    # nothing the committee reads carries the analyst's folders
+    assert str(tmp_path) not in result.stdout
     # the candidate's own source lines name the files the same way, never from the cwd
     [candidate] = doc["candidates"]
     for key in ("tokens_per_s_source", "power_source"):

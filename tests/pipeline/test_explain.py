@@ -142,3 +142,40 @@ def test_the_proposal_is_positional_as_in_run_and_diff(db: Path, tmp_path: Path)
     both = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm", proposal, "--proposal",
                                str(tmp_path / "other.toml"), "--db", str(db)])
     assert both.exit_code == 1 and both.stderr.startswith("error: give the proposal once")
+
+
+def _found(document: object, key: str) -> bool:
+    """Whether the dotted `key` (with `candidates[i]` indices) names a value or table of the
+    proposal `document`."""
+    node = document
+    for part in key.split("."):
+        name, _, index = part.partition("[")
+        if not isinstance(node, dict) or name not in node:
+            return False
+        node = node[name]
+        if index:
+            position = int(index.rstrip("]"))
+            if not isinstance(node, list) or position >= len(node):
+                return False
+            node = node[position]
+    return True
+
+
+def test_explain_names_keys_as_the_proposal_file_writes_them(db: Path) -> None:
+    """Every declared input of every chain is keyed by a path the proposal file has: it named
+    `tco.hgx-h200.cost_of_capital_per_year` for the file's `cost_of_capital`, and
+    `tco.hgx-h200.hosting` for `hosting.eur_per_kw_month`; a default the file leaves out
+    (`demand.redundancy_instances`) is graded `assumed`, not `declared`."""
+    import tomllib
+    from importlib import resources
+
+    document = tomllib.loads(
+        resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8"))
+    missing = []
+    for candidate in document["candidates"]:
+        result = runner.invoke(app, ["explain", candidate["id"], "cpm_eur_per_mtok",
+                                     "--db", str(db), "--json"])
+        assert result.exit_code == 0, result.output
+        missing += [(candidate["id"], i["key"]) for i in json.loads(result.stdout)["inputs"]
+                    if i["grade"] == "declared" and not _found(document, i["key"])]
+    assert missing == [], missing

@@ -181,3 +181,18 @@ def test_float32_inputs_are_widened_before_any_arithmetic() -> None:
             a = np.asarray(expected[name], dtype=np.float64)
             b = np.asarray(got[name], dtype=np.float64)
             assert np.array_equal(a, b, equal_nan=True), (model, name)
+
+
+def test_idle_hours_never_draw_more_than_busy_ones() -> None:
+    """A derived power's busy and idle fractions are drawn apart (busy 0.2-1.0 x TDP, idle
+    0.136-0.238 x TDP), so a draw can put idle above busy: the idle hours then count at busy
+    power. 1,000 W busy, 2,000 W idle, busy half the billed hours (no demand: the declared
+    utilisation is the billed one): 1,000 x 0.5 + min(2,000, 1,000) x 0.5 = 1,000 W, in the
+    arrays (the Monte Carlo) and in polars alike; 400 W idle stays 400: 700 W."""
+    cols = {"busy_power_w": np.array([1000.0, 1000.0]), "idle_power_w": np.array([2000.0, 400.0]),
+            "utilisation": 0.5, "tokens_per_s": 100.0, "price_eur_per_hour": 1.0}
+    got = evaluate_arrays(cols, ["average_power_w"])["average_power_w"]
+    assert got.tolist() == [1000.0, 700.0]
+    frame = evaluate(pl.DataFrame({k: np.broadcast_to(v, 2) for k, v in cols.items()}),
+                     ["average_power_w"])
+    assert frame["average_power_w"].to_list() == [1000.0, 700.0]

@@ -256,10 +256,12 @@ def test_triangular_inverse_cdf_keeps_one_side_bit_for_bit() -> None:
 @pytest.mark.parametrize("n", [1, 2, 3, 20, 101, 1000])
 def test_quantiles_are_numpys_percentiles(n: int) -> None:
     # A sort and numpy's own interpolation give np.percentile's figures bit for bit, for any
-    # number of draws; a row with a NaN has none, a column the same in every draw is itself.
+    # number of draws, ties included (row 4); a row with a NaN has none, a column the same in
+    # every draw is itself.
     rng = np.random.default_rng(n)
     values = rng.lognormal(0, 1, (6, n))
     values[2, n // 2] = np.nan
+    values[4] = np.round(values[4])
     got = uncertainty._quantiles(values, 6, n)
     expected = np.percentile(values, uncertainty.PERCENTILES, axis=1).T
     assert np.array_equal(got, expected, equal_nan=True)

@@ -508,6 +508,33 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_store_keeps_its_loads(
             ("evidence", "ok")]
 
 
+def test_a_read_only_store_folder_is_one_line_naming_the_store_and_readers_answer(
+        full_disk: Path, tmp_path: Path) -> None:
+    """R9: a store whose folder is read-only exited 3 ("a bug"). The tests run as root, for
+    whom a folder's mode stops no write, so the folder is a tmpfs remounted read-only: a
+    writer (`run`, `evidence add` to the store or to a new one beside it) is one line naming
+    the store and the cause, exit 1; a reader (`sources`, opened read-only) still answers;
+    the store is left as it was."""
+    db = full_disk / "s.duckdb"
+    code, _, err = process("evidence", "add", str(BENCH), "--db", str(db))
+    assert code == 0, err
+    before = db.read_bytes()
+    remounted = subprocess.run(["mount", "-o", "remount,ro", str(full_disk)],
+                               capture_output=True, check=False)
+    assert remounted.returncode == 0, remounted.stderr
+    more = ROOT / "tests" / "fixtures" / "bench" / "vllm_append_result.jsonl"
+    for command, store in ((("run", "--json", "--out", str(tmp_path / "out")), db),
+                           (("evidence", "add", str(more)), db),
+                           (("evidence", "add", str(more)), full_disk / "new.duckdb")):
+        code, _, err = process(*command, "--db", str(store))
+        assert code == 1, err
+        assert f"{store}: cannot open the store" in err and "Read-only file system" in err
+        assert "bug" not in err and err.count("\n") == 1, err
+    code, out, err = process("sources", "--db", str(db))
+    assert code == 0 and "ecb: provides core_ecb__fx_rates" in out, err
+    assert db.read_bytes() == before and not (full_disk / "new.duckdb").exists()
+
+
 def test_the_readme_tours_evidence_inspect_runs_as_written_on_a_fresh_clone(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The tour's `evidence inspect` line, taken from README.md as written and run from the

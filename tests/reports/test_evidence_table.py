@@ -32,7 +32,8 @@ def _result(tmp_path: Path, db: Path) -> Result:
 
 
 def test_each_input_with_its_grade_files_and_checks(tmp_path: Path, db: Path) -> None:
-    rows = {r["input"]: r for r in evidence_frame(_result(tmp_path, db)).iter_rows(named=True)}
+    result = _result(tmp_path, db)
+    rows = {r["input"]: r for r in evidence_frame(result).iter_rows(named=True)}
     goodput = rows["tokens_per_s"]
     # graded estimated by the Little's-law check (pipeline/evidence/goodput.py): the knee's
     # run has 4 requests/s x 0.34 s = 1.36 in flight against its concurrency 2, -32 %, past
@@ -42,18 +43,24 @@ def test_each_input_with_its_grade_files_and_checks(tmp_path: Path, db: Path) ->
     assert goodput["files"].count("(sha256 ") == 3
     assert "vllm-infqps-concurrency2-m-20260816-160101.json (sha256 " in goodput["files"]
     # the candidate states no model or precision, so identity is not compared; the knee is
-    # concurrency 2 (concurrency 4 fails attainment, test_goodput.py); the token basis is
-    # reported only when it fails, and did not: "not checked", never guessed; Little's law
-    # failed, in the readers' own words
-    knee = SWEEP / "vllm-infqps-concurrency2-m-20260816-160101.json"
+    # concurrency 2 (concurrency 4 fails attainment, test_goodput.py) where all 4 offered
+    # requests meet the SLO; its token basis held (the requests' 4 x 20 tokens / 1 s = 80.0
+    # tokens/s, the file's own 80.0); Little's law failed: each check as the result records
+    # it, outcome then detail
     assert goodput["checks"] == (
         "identity: not checked: the file and the candidate do not both state a model or a "
-        "precision; SLO attainment: met: the knee at concurrency 2 is the highest load level "
-        "where 95% of requests meet the SLO; token basis: not checked; Little's law: outside "
-        f"tolerance: {knee}: Little's law: 4 requests/s x 0.34 s mean latency = 1.36 "
-        "requests in flight, against 2 (the concurrency setting): -32%, outside the 10% "
-        "tolerance; the run is not what it says (a load level, window or latency off): "
-        "graded estimated")
+        "precision; SLO attainment: passed: the knee, the highest load level meeting the SLO "
+        "(concurrency 2): 4 of 4 offered requests (100.0%) meet the SLO at concurrency 2, at "
+        "or above the 95% slo.attainment asks; token basis: passed: the output throughput "
+        "from the requests, 80.0 tokens/s, is within 1% of the file's own 80.0 tokens/s "
+        "(+0.0%); Little's law: failed: 4 requests/s x 0.34 s mean latency = 1.36 requests "
+        "in flight, against 2 (the concurrency setting): -32%, outside the 10% tolerance; the "
+        "run is not what it says (a load level, window or latency off): graded estimated")
+    # the same, as data in the result
+    (c,) = result.candidates
+    assert [(e.input, e.check, e.outcome) for e in c.evidence_checks] == [
+        ("throughput", "identity", "not checked"), ("throughput", "SLO attainment", "passed"),
+        ("throughput", "token basis", "passed"), ("throughput", "Little's law", "failed")]
     power = rows["busy_power_w"]
     assert power["grade"] == "measured" and "nvidia_smi_sweep_window.csv (sha256 " in \
         power["files"]
@@ -76,3 +83,15 @@ def test_the_first_screen_says_how_much_is_measured(tmp_path: Path, db: Path) ->
             "other 7 declared or market reference data")
     assert measured_text(result.candidates[0]) == said
     assert f'id="measured">Evidence: {said} (<a href="#evidence">' in summary(result, ())
+
+
+def test_a_result_stored_before_the_checks_still_reads(tmp_path: Path, db: Path) -> None:
+    # a result written before `evidence_checks` existed has no such key: it validates, and
+    # its evidence table says nothing was recorded rather than guess from its notes
+    document = _result(tmp_path, db).document()
+    for c in document["candidates"]:
+        del c["evidence_checks"]
+    old = Result.model_validate_json(json.dumps(document))
+    assert old.candidates[0].evidence_checks == []
+    rows = {r["input"]: r for r in evidence_frame(old).iter_rows(named=True)}
+    assert rows["tokens_per_s"]["checks"] == "identity: not checked"

@@ -330,3 +330,15 @@ def test_the_demand_is_said_in_words(full: dict[str, Any]) -> None:
     sizing = section(render_html(typed(full)), "sizing")
     assert ("Demand: 500,000,000 output tokens a day, peak 2 x the daily mean, 25% headroom."
             in sizing)
+
+
+def test_the_sources_table_has_one_row_per_source(full: dict[str, Any]) -> None:
+    """One row per source file and URL, its subjects joined: the result lists one entry per
+    subject (10 in this result), the table one per source (4: the four zones' prices come
+    from one Ember file and URL, the four zones' grid intensities from one co2.js file; two
+    GPU offers from two URLs stay two)."""
+    page = render_html(typed(full))
+    rows = re.findall(r"<tr>.*?</tr>", section(page, "sources").split("<tbody>")[1], re.S)
+    assert len(full["sources"]) == 10 and len(rows) == 4
+    prices = [r for r in rows if "electricity_price" in r]
+    assert len(prices) == 1 and "DE-LU 2025-12, ES 2025-12, FR 2025-12, SE 2025-12" in prices[0]

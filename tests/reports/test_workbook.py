@@ -25,7 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from pipeline.engine.metrics import STEPS
 from pipeline.run import execute
-from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, write_xlsx
+from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, header, write_xlsx
 from reports.frames import value
 from schemas.outputs import OUTPUTS
 from tests.proposals import candidate, proposal
@@ -173,7 +173,7 @@ def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
               if isinstance(v.value[0][0], str) and v.value[0][0].startswith("#")]
     assert errors == []
     elsewhere = [ws.title for ws in book.cells for row in ws.iter_rows() for c in row
-                 if c.data_type == "f" and ws.title != "Scorecard"]
+                 if c.data_type == "f" and ws.title not in ("Scorecard", "Demand", "Sizing")]
     assert elsewhere == []
 
 
@@ -311,11 +311,15 @@ def test_templates_use_only_functions_that_need_no_prefix() -> None:
     called = {name for s in STEPS if s.excel
               for name in re.findall(r"([A-Z][A-Z0-9.]*)\(", s.excel)}
     assert called <= set(TEMPLATE_FUNCTIONS)
-    assert called == {"IF", "CEILING", "PMT", "MAX"}  # OR and IFERROR come from fill()
+    assert called == {"IF", "CEILING", "PMT", "MAX", "MIN"}  # OR and IFERROR come from fill()
 
 
 def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
     result, book = scored(REQUESTS, tmp_path)
+    # the Sizing sheet's formulas too, the binding and both counts among them: instances,
+    # billed instances, utilisation, monthly cost, headroom instances and cost, MWh and tCO2e
+    # a year, Little's-law and goodput instances, and which of the two binds
+    assert check_sizing(book, result) == 11
     (est,) = result["candidates"]
     assert est["detail"]["littles_law_instances"] is not None
     # 1 candidate x 26 steps: the 30 but the four TCO-only ones a declared price leaves null
@@ -326,3 +330,94 @@ def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
     for name in ("request_tpot_s", "request_duration_s", "request_duration_p95_s",
                  "replica_requests_per_s", "littles_law_instances"):
         assert OUTPUTS[name].label in [c.value for c in book.cells["Scorecard"][1]], name
+
+
+def demand_cell(book: Book, name: str) -> str:
+    """The Demand sheet's value cell of demand input `name`."""
+    labels = [row[0].value for row in book.cells["Demand"].iter_rows()]
+    return f"B{labels.index(OUTPUTS[name].label) + 1}"
+
+
+def test_the_demand_is_one_cell_every_candidate_reads(
+        example: tuple[dict[str, Any], Book]) -> None:
+    result, book = example
+    inputs = [c.value for c in book.cells["Inputs"][1]]
+    assert OUTPUTS["demand_tokens_per_day"].label not in inputs  # not a column per candidate
+    cell = demand_cell(book, "demand_tokens_per_day")
+    assert book.cells["Demand"][cell].value == 500_000_000
+    solution = book.changed("Demand", cell, 1e9)
+    instances = book.column("Scorecard", OUTPUTS["instances"].label)
+    monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
+    cpm = book.column("Scorecard", OUTPUTS["cpm_eur_per_mtok"].label)
+    # FR H100 (row 2): the peak of 1e9 tokens/day at peak factor 2 is 1e9 / 86,400 x 2 =
+    # 23,148.1 tokens/s; an instance gives 2,800 x (1 - 0.25 headroom) = 2,100: ceil(11.02)
+    # = 12 instances (6 at 500 Mtok/day: 11,574.1 / 2,100 = 5.51); 11 EUR/h x 12 x 730 h =
+    # 96,360 EUR a month; CPM 96,360 / (1e9 x 365 / 12 / 1e6 = 30,416.7 Mtok) = 3.168,
+    # as at 500 Mtok/day (48,180 / 15,208.3): twice the fleet for twice the tokens
+    assert book.computed("Scorecard", f"{instances}2", solution) == 12
+    assert book.computed("Scorecard", f"{monthly}2", solution) == pytest.approx(96_360.0,
+                                                                                rel=1e-12)
+    assert book.computed("Scorecard", f"{cpm}2", solution) == pytest.approx(3.168, rel=1e-12)
+    # every provisioned candidate's fleet moves with the one cell
+    moved = [row for row, c in enumerate(result["candidates"], start=2)
+             if c["detail"].get("instances") is not None
+             and book.computed("Scorecard", f"{instances}{row}", solution)
+             != book.computed("Scorecard", f"{instances}{row}")]
+    assert len(moved) == sum(1 for c in result["candidates"]
+                             if c["detail"].get("instances") is not None)
+
+
+def test_a_request_rate_demand_drives_the_tokens_per_day_cell(tmp_path: Path) -> None:
+    _, book = scored(REQUESTS, tmp_path)
+    rate, tokens = (demand_cell(book, n) for n in ("demand_requests_per_s",
+                                                   "demand_tokens_per_day"))
+    assert book.cells["Demand"][tokens].data_type == "f"  # derived from the rate
+    # 20 requests/s x 86,400 s x 250 output tokens (the output token basis) = 432 Mtok/day
+    assert book.computed("Demand", tokens) == pytest.approx(432_000_000.0, rel=1e-12)
+    solution = book.changed("Demand", rate, 40.0)
+    assert book.computed("Demand", tokens, solution) == pytest.approx(864_000_000.0,
+                                                                      rel=1e-12)
+
+
+def check_sizing(book: Book, result: dict[str, Any]) -> int:
+    """Every figure on the Sizing sheet is a formula giving the engine's sizing row (rel
+    1e-9; "" where null). Returns the cells checked."""
+    sheet = book.cells["Sizing"]
+    headers = [c.value for c in sheet[1]]
+    rows = {r["candidate"]: r for r in result["sizing"]}
+    checked, wrong = 0, []
+    for col, title in enumerate(headers, start=1):
+        letter = get_column_letter(col)
+        for row in range(2, sheet.max_row + 1):
+            cell = sheet[f"{letter}{row}"]
+            if cell.data_type != "f":
+                continue
+            name = next(n for n in rows[sheet[f"A{row}"].value] if title == header(n, "Sizing"))
+            expected = rows[sheet[f"A{row}"].value][name]
+            got = book.computed("Sizing", f"{letter}{row}")
+            checked += 1
+            if not (got == expected if isinstance(expected, str) else same(got, expected)):
+                wrong.append((name, row, got, expected))
+    assert wrong == []
+    return checked
+
+
+def test_the_sizing_sheet_computes_from_the_inputs(
+        example: tuple[dict[str, Any], Book]) -> None:
+    result, book = example
+    # 7 candidates x 9 figures: instances, billed instances, utilisation, monthly cost,
+    # headroom instances, headroom cost, period cost, MWh and tCO2e a year (the spares' cost,
+    # the binding and the two counts are left off: no spares, no request shape)
+    assert check_sizing(book, result) == 7 * 9
+    sheet = book.cells["Sizing"]
+    headers = [c.value for c in sheet[1]]
+    fr = next(r for r in range(2, sheet.max_row + 1)
+              if sheet[f"A{r}"].value == "onprem-fr-h100-fp16")
+    instances = get_column_letter(headers.index(header("instances", "Sizing")) + 1)
+    mwh = get_column_letter(headers.index(header("annual_mwh", "Sizing")) + 1)
+    solution = book.changed("Demand", demand_cell(book, "demand_tokens_per_day"), 1e9)
+    # twice the demand: 6 -> 12 instances (test above); the facility energy per Mtok stays
+    # (the same utilisation), so the MWh a year double
+    assert book.computed("Sizing", f"{instances}{fr}", solution) == 12
+    assert book.computed("Sizing", f"{mwh}{fr}", solution) == pytest.approx(
+        2 * book.computed("Sizing", f"{mwh}{fr}"), rel=1e-12)

@@ -1,7 +1,8 @@
 """The workbook computes the margins too (issue 15): headroom instances, the headroom's and the
 redundancy's monthly cost and a TCO fleet's cost over its amortisation are formulas over the
-Inputs sheet equal to the engine's figures, and changing `redundancy_instances` there moves
-the fleet, its monthly cost and the redundancy's cost by the hand-computed amount."""
+Inputs sheet equal to the engine's figures, and changing `redundancy_instances` (one cell on
+the Demand sheet) moves the fleets, their monthly cost and the redundancy's cost by the
+hand-computed amount."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from schemas.outputs import OUTPUTS
 from tests.pipeline.test_margins import MARGINS
 from tests.reports.test_workbook import (
     check_every_step,
+    demand_cell,
     no_errors_and_formulas_only_on_the_scorecard,
     scored,
 )
@@ -50,11 +52,12 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
     assert book.computed("Scorecard", f"{col['monthly_headroom_cost_eur']}4") == 0
     assert book.computed("Scorecard", f"{col['monthly_redundancy_cost_eur']}4") == 0
 
-    # N+1 -> N+2 on the declared candidate's Inputs row: 6 instances, 6 x 8,030 = 48,180
-    # EUR/month, the redundancy 2 x 8,030 = 16,060; the headroom stays at 1 instance, 8,030
-    spare = book.column("Inputs", OUTPUTS["redundancy_instances"].label)
-    assert book.cells["Inputs"][f"{spare}2"].value == 1
-    solution = book.changed("Inputs", f"{spare}2", 2.0)
+    # N+1 -> N+2 in the Demand sheet's one cell ([demand] redundancy_instances, every
+    # candidate's): declared, 6 instances, 6 x 8,030 = 48,180 EUR/month, the redundancy
+    # 2 x 8,030 = 16,060; the headroom stays at 1 instance, 8,030
+    spare = demand_cell(book, "redundancy_instances")
+    assert book.cells["Demand"][spare].value == 1
+    solution = book.changed("Demand", spare, 2.0)
     assert book.computed("Scorecard", f"{col['instances']}2", solution) == 6
     assert book.computed("Scorecard", f"{col['monthly_cost_eur']}2", solution) == (
         pytest.approx(48_180.0, rel=1e-12))
@@ -62,6 +65,10 @@ def test_the_margins_are_formulas_equal_to_the_engine(tmp_path: Path) -> None:
                          solution) == pytest.approx(16_060.0, rel=1e-12)
     assert book.computed("Scorecard", f"{col['monthly_headroom_cost_eur']}2",
                          solution) == pytest.approx(8_030.0, rel=1e-12)
-    # the TCO row's own redundancy cell is untouched: its period cost does not move
+    # own-tco, row 3: 5 -> 6 instances, 6 x 10,531.44 EUR/month x 48 months = 3,033,054.72
+    assert book.computed("Scorecard", f"{col['instances']}3") == 5
+    assert book.computed("Scorecard", f"{col['instances']}3", solution) == 6
     assert book.computed("Scorecard", f"{col['period_cost_eur']}3", solution) == (
-        pytest.approx(2_527_545.6, rel=1e-9))
+        pytest.approx(3_033_054.72, rel=1e-9))
+    # elastic, row 4: spares are not billed, so still nothing
+    assert book.computed("Scorecard", f"{col['monthly_redundancy_cost_eur']}4", solution) == 0

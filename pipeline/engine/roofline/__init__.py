@@ -33,12 +33,16 @@ and options it takes are read by pipeline/inputs/):
 
 Scorecard use (pipeline/inputs/evidence/throughput.py): `estimate` runs once per estimated
 candidate, and its goodput is `tokens_per_s_ceiling` x efficiency, the proposal's `{low, mode,
-high}` range (so the Monte Carlo draws the efficiency, never the roofline's inputs).
+high}` range (so the Monte Carlo draws the efficiency, never the roofline's inputs); in the
+serving form `planning.serving` (the same as `scorecard estimate`) gives goodput, TTFT and TPOT
+at the stated load, the range from the model's measured error (validation.py).
 
 Modules: model.py (the formulas, inputs, result, assumptions), reference.py (the reference
 defaults, the model and GPU columns that feed the inputs), calibration.py (effective rates
-from a measured run), planning.py and serving.py (request sizing, topologies, the serving
-sweep) and report.py (`scorecard estimate`'s JSON object and text table; its flags, TOML and
+from a measured run, or its MBU/MFU carried to another GPU), planning.py and serving.py
+(request sizing, topologies, the serving model and sweep, speculative decoding's costs),
+validation.py (the serving model against measured runs: errors, MAPE, the goodput range) and
+report.py (`scorecard estimate`'s JSON object and text table; its flags, TOML and
 reference files are resolved into inputs by pipeline/inputs/estimate.py).
 """
 

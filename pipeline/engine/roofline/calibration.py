@@ -114,3 +114,25 @@ def apply_calibration(inputs: RooflineInputs, calibration: Calibration) -> Roofl
         tflops=calibration.tflops or inputs.tflops,
         calibration_source=f"{calibration.source} ({what}, concurrency 1)",
     )
+
+
+def transfer(inputs: RooflineInputs, calibration: Calibration, *, run: str) -> RooflineInputs:
+    """Inputs whose rates are the calibration's MBU and MFU (achieved over the measured run's
+    own peaks) times the inputs' peaks: a run of the same engine on another GPU (or model)
+    carries its efficiency, not its rates, to the candidate's GPU. A share not measured keeps
+    the peak. `run` names the run's model and GPU for the assumptions."""
+    parts = []
+    bandwidth, tflops = inputs.bandwidth_gb_per_s, inputs.tflops
+    if calibration.mbu is not None:
+        bandwidth = calibration.mbu * inputs.bandwidth_gb_per_s
+        parts.append(f"MBU {calibration.mbu:.1%} from TPOT {calibration.tpot_ms:g} ms at "
+                     f"{calibration.context} cached tokens")
+    if calibration.mfu is not None:
+        tflops = calibration.mfu * inputs.tflops
+        parts.append(f"MFU {calibration.mfu:.1%} from TTFT {calibration.ttft_ms:g} ms for "
+                     f"{calibration.prompt_tokens} prompt tokens")
+    what = "; ".join(parts) if parts else "no measurement"
+    return dataclasses.replace(
+        inputs, bandwidth_gb_per_s=bandwidth, tflops=tflops,
+        calibration_source=(f"{calibration.source} ({run}: {what}, concurrency 1; the shares "
+                            "applied to this GPU's peaks)"))

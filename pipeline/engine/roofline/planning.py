@@ -17,18 +17,99 @@ from pipeline.engine.metrics import evaluate
 from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
 from pipeline.engine.roofline.serving import (
     compare_levels,
+    draft_step_ms,
     predict_sweep,
     prefix_cached_ttft_s,
-    speculative_tpot_s,
+    serving_point,
+    speculative,
 )
 from pipeline.engine.sizing import binding
 
+#: vLLM's default chunked-prefill budget (max_num_batched_tokens) for its OpenAI server:
+#: 8,192 tokens on a GPU of at least 70 GiB that is not an A100, else 2,048
+#: (EngineArgs.get_batch_defaults, vllm/engine/arg_utils.py,
+#: https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py, read 2026-12-02)
+VLLM_CHUNK_SOURCE = ("vLLM's default max_num_batched_tokens for its OpenAI server "
+                     "(EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py, "
+                     "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py, "
+                     "read 2026-12-02): 8,192 on a GPU of at least 70 GiB other than an A100, "
+                     "else 2,048")
+_GIB = 2 ** 30
 
-def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+
+def default_chunk_tokens(gpu: str | None, budget_gb: float) -> int:
+    """vLLM's default chunked-prefill budget on this GPU (VLLM_CHUNK_SOURCE)."""
+    large = budget_gb * 1e9 >= 70 * _GIB and "a100" not in (gpu or "").lower()
+    return 8192 if large else 2048
+
+
+def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
+            output_tokens: int, chunk_tokens: int | None, serialised: bool,
+            error_range: tuple[float, float, float] | None = None,
+            error_source: str | None = None) -> dict[str, Any]:
+    """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
+    replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
+    decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. With the model's
+    measured error range (low, mode, high factors on goodput): `goodput_range` the model's
+    goodput x each, and goodput, TPOT and TTFT at its mode (x mode, / mode: the prefill reaches
+    the same share of the model as the decode); the model's own figures are kept as
+    `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`."""
+    point = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
+                          output_tokens=output_tokens, budget_tokens=chunk_tokens,
+                          serialised=serialised)
+    per_replica = point["decode_tokens_per_s"]
+    goodput = per_replica * inputs.replicas if per_replica is not None else None
+    reason = None if point["kv_fits"] else (
+        f"{1 if serialised else concurrency} sequences of {prompt_tokens:,} tokens exceed the "
+        f"KV capacity of a replica ({point['max_batch']} at that length)")
+    assumptions = [
+        f"Closed loop of {concurrency} clients per replica x {inputs.replicas} replica(s): each "
+        f"sends its next request ({prompt_tokens:,} prompt, {output_tokens:,} output tokens) "
+        "when its last one ends; every sequence holds the prompt's KV (generated tokens not "
+        "counted).",
+        ("Serialised server: one request at a time (batch 1, FIFO): TTFT = (C - 1) x (TTFT + "
+         "(N - 1) x TPOT) + its own; decode tokens/s = 1 / TPOT." if serialised else
+         (f"Chunked prefill at {chunk_tokens:,} tokens per step: each prompt takes "
+          f"{math.ceil(prompt_tokens / chunk_tokens)} mixed steps as slow as a prefill chunk, "
+          "during which the other sequences advance one token; TPOT averages them in"
+          if chunk_tokens else "No chunked prefill: decode-only steps")
+         + "; goodput = C / TPOT per replica. One prefill runs at a time: a new prompt "
+         "queues behind the prefills ahead of it (closed-loop mean value analysis), so TTFT "
+         "rises with C."),
+    ]
+    out: dict[str, Any] = {
+        "concurrency": concurrency, "replicas": inputs.replicas,
+        "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
+        "chunk_tokens": chunk_tokens, "serialised": serialised,
+        "kv_fits": point["kv_fits"], "reason": reason,
+        "decode_step_ms": point["decode_step_ms"], "mixed_step_ms": point["mixed_step_ms"],
+        "tpot_ms": point["tpot_ms"], "ttft_s": point["ttft_s"],
+        "prefill_s": point["prefill_s"],
+        "goodput_tokens_per_s": goodput, "goodput_range": None,
+        "model_goodput_tokens_per_s": goodput, "model_tpot_ms": point["tpot_ms"],
+        "model_ttft_s": point["ttft_s"],
+        "error_source": error_source, "assumptions": assumptions,
+    }
+    if goodput is not None and error_range is not None:
+        low, mode, high = error_range
+        out["goodput_range"] = {"low": goodput * low, "mode": goodput * mode,
+                                "high": goodput * high}
+        out["goodput_tokens_per_s"] = goodput * mode
+        out["tpot_ms"] = point["tpot_ms"] / mode
+        out["ttft_s"] = point["ttft_s"] / mode
+        assumptions.append(f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / "
+                           f"high): the model's measured error ({error_source})"
+                           + ("." if mode == 1 else f"; TPOT and TTFT / {mode:.3g}."))
+    return out
+
+
+def sizing(inputs: RooflineInputs, plan: dict[str, Any],
+           served: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Replicas for a request rate (`requests_per_s`, `output_tokens`; the prompt is the
     inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
     estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
-    step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`))."""
+    step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`)); with
+    `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included."""
     if plan.get("requests_per_s") is None:
         return None
     if plan.get("output_tokens") is None:
@@ -38,32 +119,45 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | Non
         return {"reason": r.ceiling_reason}
     efficiency = plan.get("efficiency") or 1.0
     out_tokens = float(plan["output_tokens"])
+    if served is not None and served["tpot_ms"] is None:
+        return {"reason": served["reason"]}
+    step_s = served["tpot_ms"] / 1e3 if served is not None else r.step_ms / 1e3
     tpot_s = (plan["tpot_ms"] / 1e3 if plan.get("tpot_ms") is not None
-              else r.step_ms / 1e3 / efficiency)
+              else step_s / efficiency)
     assumptions = [
         f"Operating concurrency = batch {inputs.batch} per replica x {inputs.replicas} "
         "replica(s); a planner's operational figure sits below the KV ceiling (max batch "
         f"{r.max_batch}).",
         f"TPOT {tpot_s * 1e3:,.2f} ms: " + ("typed in (--tpot-ms), a planning input" if
                                           plan.get("tpot_ms") is not None else
-                                          f"the decode step / efficiency {efficiency:g}"),
+                                          ("the serving model's TPOT" if served else
+                                           "the decode step") + f" / efficiency {efficiency:g}"),
     ]
-    cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
+    cold_ttft_s = (served["ttft_s"] if served is not None
+                   else r.ttft_lower_bound_ms / 1e3) / efficiency
     hit = plan.get("prefix_hit_rate")
     ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
     assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
                        f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
-                       "no queueing" + (f", a prefix-cache hit rate {hit:g} on the prefill "
+                       + ("the prefill queue included" if served else "no queueing")
+                       + (f", a prefix-cache hit rate {hit:g} on the prefill "
                                         f"(cold {cold_ttft_s * 1e3:,.1f} ms)" if hit else ""))
     acceptance = plan.get("spec_acceptance")
     if acceptance is not None:
         k = plan.get("spec_draft_tokens") or 4
-        draft_s = (plan.get("spec_draft_ms") or 0.0) / 1e3
+        draft = plan.get("spec_draft_inputs")
+        draft_ms = (draft_step_ms(draft) if draft is not None
+                    else plan.get("spec_draft_ms") or 0.0)
+        spec = speculative(inputs, acceptance=acceptance, draft_tokens=k, draft_step_ms=draft_ms)
         plain = tpot_s
-        tpot_s = speculative_tpot_s(tpot_s, acceptance, k, draft_s)
-        assumptions.append(f"Speculative decoding: {k} drafted tokens at acceptance "
-                           f"{acceptance:g}, draft step {draft_s * 1e3:g} ms: TPOT "
-                           f"{plain * 1e3:,.2f} -> {tpot_s * 1e3:,.2f} ms (a declared effect)")
+        tpot_s = tpot_s / spec["factor"]
+        assumptions.append(
+            f"Speculative decoding: {k} drafted tokens at acceptance {acceptance:g}, draft step "
+            f"{draft_ms:.3g} ms" + (f" ({plan['spec_draft_model']}'s roofline step)" if draft
+                                    is not None else " (declared)")
+            + f", verification of {k + 1} tokens per sequence {spec['verification_ms']:.3g} ms "
+            f"against the plain step {spec['plain_step_ms']:.3g} ms: TPOT {plain * 1e3:,.2f} -> "
+            f"{tpot_s * 1e3:,.2f} ms (a declared effect)")
     concurrency = inputs.batch * inputs.replicas
     evaluated = evaluate(pl.DataFrame({
         "tokens_per_s": [concurrency / tpot_s],
@@ -162,8 +256,9 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
          if plan.get("chunk_budget") else
          "No chunked prefill given: decode-only steps (the plain roofline; over-predicts a "
          "server that mixes long prefills into decode)."),
-        "The prefill queue (a prompt waiting behind the one prefill holding the budget) is "
-        "not modelled: TTFT stays the prefill bound below the KV cap.",
+        "One prefill runs at a time: a prompt waits behind the prefills ahead of it, so TTFT "
+        "is the closed loop's response time at the prefill (mean value analysis) and rises "
+        "with C.",
     ]}
     if serialised:
         out["assumptions"] = [

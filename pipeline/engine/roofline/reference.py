@@ -113,3 +113,17 @@ def inputs_from_reference(model_row: Mapping[str, Any], gpu_row: Mapping[str, An
         if values.get(k) is not None:
             values[k] = int(values[k])
     return RooflineInputs(**values)
+
+
+def with_model(inputs: RooflineInputs, model_row: Mapping[str, Any], *,
+               precision: str) -> RooflineInputs:
+    """The same GPUs, topology, batch and context with another model (a core__model_architectures
+    row, e.g. a speculative draft): its architecture and its weights at the precision's bytes;
+    the calibration and rates stay the target's."""
+    fields: dict[str, Any] = {k: model_row.get(k) for k in MODEL_FIELDS}
+    for k in ("experts", "experts_per_token"):
+        if fields.get(k) is not None:
+            fields[k] = int(fields[k])
+    return dataclasses.replace(
+        inputs, **fields, prompt_tokens=None, microbatches=None,
+        weights_gb=default_weights_gb(float(model_row["params"]), WEIGHT_BYTES[precision]))

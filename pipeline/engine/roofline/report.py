@@ -28,7 +28,8 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
     out = report(inputs, estimate(inputs), context)
     plan = context["plan"]
     try:
-        out["sizing"] = planning.sizing(inputs, plan)
+        out["serving"] = _serving(inputs, context)
+        out["sizing"] = planning.sizing(inputs, plan, out["serving"])
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
@@ -36,6 +37,22 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
         flag = "--" + err.field.replace("_", "-")
         raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
     return out
+
+
+def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
+    """The serving estimate at the batch as each replica's concurrency, when a load is given:
+    `output_tokens` and a chunk budget or a serialised server (as a proposal's serving-form
+    estimate computes it)."""
+    plan = context["plan"]
+    if plan.get("output_tokens") is None or not (plan.get("chunk_budget")
+                                                 or plan.get("serialised")):
+        return None
+    return planning.serving(
+        inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
+        output_tokens=int(plan["output_tokens"]),
+        chunk_tokens=None if plan.get("serialised") else plan["chunk_budget"],
+        serialised=bool(plan.get("serialised")), error_range=context.get("error_range"),
+        error_source=context.get("error_source"))
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]
@@ -125,6 +142,20 @@ def render_text(data: dict[str, Any]) -> str:
 def _planning_text(data: dict[str, Any]) -> list[str]:
     """The sizing, topology and sweep sections, when asked for."""
     lines: list[str] = []
+    sv = data.get("serving")
+    if sv:
+        lines.append(f"Serving estimate (closed loop, concurrency {sv['concurrency']} per replica"
+                     f" x {sv['replicas']})")
+        if sv["goodput_tokens_per_s"] is None:
+            lines.append(f"  none: {sv['reason']}")
+        else:
+            band = sv["goodput_range"]
+            lines.append(f"  goodput {sv['goodput_tokens_per_s']:,.1f} tok/s"
+                         + (f" (range {band['low']:,.1f} to {band['high']:,.1f})" if band
+                            else "")
+                         + f", TPOT {sv['tpot_ms']:,.1f} ms, TTFT {sv['ttft_s']:,.2f} s "
+                         "(prefill queue included)")
+        lines.extend(f"  - {a}" for a in sv["assumptions"])
     s = data.get("sizing")
     if s and "reason" in s:
         lines += ["Sizing", f"  none: {s['reason']}"]

@@ -12,9 +12,15 @@ request's prefill chunk about ceil(prompt / budget) x (C - 1) times (at most N -
 
 and decode throughput is C / TPOT(C) (the running sequences over TPOT, prefill time not in the
 denominator, as the seed's chart). A serialised server (one request at a time under a FIFO lock)
-makes a new request wait C - 1 full requests: TTFT = (C - 1) x T_req + its own TTFT. The model
-ignores the prefill queue of a batched server (TTFT rising with C when prompts wait behind the
-one prefill holding the budget), which is where seed 004's measurements depart from it.
+makes a new request wait C - 1 full requests: TTFT = (C - 1) x T_req + its own TTFT. A batched
+server runs one prefill at a time (the first waiting prompt takes the whole leftover budget,
+seed 004), so a new prompt queues behind the prefills ahead of it: `batched_prefill_ttft_s`
+solves that closed loop by mean value analysis (C clients alternating between one queue, the
+prefill, and a delay, their N - 1 decode tokens).
+
+`serving_point` is the one place a load (concurrency, prompt and output lengths, chunk budget,
+batched or serialised) becomes TPOT, decode tokens/s and TTFT: `scorecard estimate --sweep`,
+its sizing and a proposal's `throughput.estimate` all call it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.engine.metrics import request_duration
-from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
+from pipeline.engine.roofline.model import GB, RooflineInputError, RooflineInputs, estimate
 
 
 def mixed_steps(prompt_tokens: int, budget_tokens: int) -> int:
@@ -78,46 +84,128 @@ def speculative_tpot_s(tpot_s: float, acceptance: float, draft_tokens: int,
     return (tpot_s + draft_tokens * draft_step_s) / passes
 
 
+def verification_step_ms(inputs: RooflineInputs, draft_tokens: int) -> float:
+    """The target's step that checks k drafted tokens for each of the batch's sequences: a
+    prefill-like pass over batch x (k + 1) tokens at the sequences' context. It reads the
+    weights the batch x (k + 1) tokens touch (a MoE touches more experts), the batch's KV cache
+    once, writes batch x (k + 1) tokens of K/V and computes batch x (k + 1) tokens' FLOPs, so
+    it turns compute-bound at a large batch: max(memory, compute) / (1 - bubble) + the
+    collectives, as the decode step."""
+    if draft_tokens < 1:
+        raise RooflineInputError("spec_draft_tokens", f"must be at least 1, got "
+                                                      f"{draft_tokens!r}")
+    tokens = inputs.batch * (draft_tokens + 1)
+    one = estimate(inputs)
+    wide = estimate(dataclasses.replace(inputs, batch=tokens))
+    gb = wide.weights_read_gb + one.cache_gb + tokens * one.kv_bytes_per_token / GB
+    group = inputs.tensor_parallel * inputs.pipeline_parallel
+    memory_ms = gb / (group * inputs.bandwidth_gb_per_s) * 1e3
+    return (max(memory_ms, wide.compute_ms) / (1.0 - one.pp_bubble_share)
+            + one.collective_ms)
+
+
+def speculative(inputs: RooflineInputs, *, acceptance: float, draft_tokens: int,
+                draft_step_ms: float) -> dict[str, float]:
+    """Speculative decoding at the inputs' batch and context: k draft steps (each
+    `draft_step_ms`), then one verification of k + 1 tokens per sequence
+    (`verification_step_ms`), yielding 1 + a + ... + a^k tokens per sequence. TPOT =
+    (verification + k x draft) / tokens per pass; `factor` = the plain decode step / that TPOT,
+    the goodput multiplier. Since the verification computes every drafted token, the
+    tokens/s never exceeds the dense compute ceiling (batch x (k + 1) tokens per pass at the
+    GPU's FLOP/s), nor the bandwidth ceiling of the verification's reads."""
+    if draft_step_ms < 0:
+        raise RooflineInputError("spec_draft_ms", f"must be 0 or more, got {draft_step_ms!r}")
+    plain_ms = estimate(inputs).step_ms
+    verify_ms = verification_step_ms(inputs, draft_tokens)
+    tpot_ms = speculative_tpot_s(verify_ms, acceptance, draft_tokens, draft_step_ms)
+    return {"plain_step_ms": plain_ms, "verification_ms": verify_ms,
+            "draft_step_ms": draft_step_ms,
+            "tokens_per_pass": speculative_tokens_per_pass(acceptance, draft_tokens),
+            "tpot_ms": tpot_ms, "factor": plain_ms / tpot_ms,
+            "tokens_per_s": inputs.batch / tpot_ms * 1e3}
+
+
+def draft_step_ms(draft: RooflineInputs) -> float:
+    """One decode step of a draft model at the target's batch and context (its roofline
+    step on the same GPUs)."""
+    return estimate(draft).step_ms
+
+
+def batched_prefill_ttft_s(concurrency: int, prefill_s: float, decode_s: float) -> float:
+    """TTFT of a batched server that runs one prefill at a time, under a closed loop of C
+    clients: each request queues for the prefill (service time `prefill_s`, deterministic),
+    then decodes for `decode_s` (its N - 1 tokens, a delay that does not queue). Mean value
+    analysis over n = 1 .. C clients with the deterministic-service correction (a prompt that
+    arrives during another's prefill waits half of it on average, one queued whole):
+
+        R(n) = P x (1 + Q(n - 1) - U(n - 1) / 2),  X(n) = n / (R(n) + Z),
+        Q(n) = X(n) x R(n),  U(n) = X(n) x P
+
+    C = 1 gives the bare prefill; the wait grows as the prefill server fills (seed 004:
+    1.25 s measured at C = 1, 3.14 s at C = 32)."""
+    if concurrency < 1:
+        raise RooflineInputError("concurrency", f"must be at least 1, got {concurrency!r}")
+    queue = busy = 0.0
+    response = prefill_s
+    for n in range(1, concurrency + 1):
+        response = prefill_s * (1.0 + queue - busy / 2.0)
+        rate = n / (response + decode_s)
+        queue, busy = rate * response, min(rate * prefill_s, 1.0)
+    return response
+
+
+def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: int,
+                  output_tokens: int, budget_tokens: int | None,
+                  serialised: bool = False) -> dict[str, Any]:
+    """One replica under a closed loop of `concurrency` clients: the decode-only step at batch
+    C (every sequence holding the prompt's KV), the mixed step (one budget's prefill chunk at
+    the inputs' compute rate), TPOT, decode throughput C / TPOT and TTFT (the prefill queue
+    included). `budget_tokens` None: no chunked prefill (decode-only steps). `serialised`: one
+    request at a time (batch 1, FIFO). Beyond the KV capacity (`kv_fits` false) the figures
+    are null."""
+    if output_tokens < 1:
+        raise RooflineInputError("output_tokens", f"must be at least 1, got {output_tokens!r}")
+    one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
+                                       prompt_tokens=prompt_tokens, microbatches=None))
+    prefill_s = one.ttft_lower_bound_ms / 1e3
+    chunks = mixed_steps(prompt_tokens, budget_tokens) if budget_tokens else None
+    mixed_s = one.prefill_compute_ms / 1e3 / chunks if chunks else None
+    batch = 1 if serialised else concurrency
+    r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
+                                     prompt_tokens=prompt_tokens, microbatches=None))
+    fits = r.max_batch is not None and r.max_batch >= batch
+    decode_s = r.step_ms / 1e3
+    if serialised:
+        tpot = decode_s
+        ttft = serialised_ttft_s(concurrency, prefill_s, tpot, output_tokens)
+        tokens = 1.0 / tpot
+    else:
+        tpot = decode_s
+        if mixed_s is not None and budget_tokens is not None:
+            tpot = chunked_prefill_tpot_s(decode_s, mixed_s, prompt_tokens=prompt_tokens,
+                                          output_tokens=output_tokens, concurrency=concurrency,
+                                          budget_tokens=budget_tokens)
+        ttft = batched_prefill_ttft_s(concurrency, prefill_s, (output_tokens - 1) * tpot)
+        tokens = concurrency / tpot
+    return {
+        "concurrency": concurrency, "kv_fits": fits,
+        "max_batch": r.max_batch,
+        "decode_step_ms": decode_s * 1e3 if fits else None,
+        "mixed_step_ms": mixed_s * 1e3 if mixed_s is not None and fits else None,
+        "tpot_ms": tpot * 1e3 if fits else None,
+        "decode_tokens_per_s": tokens if fits else None,
+        "prefill_s": prefill_s,
+        "ttft_s": ttft if fits else None,
+    }
+
+
 def predict_sweep(inputs: RooflineInputs, concurrencies: Sequence[int], *,
                   prompt_tokens: int, output_tokens: int, budget_tokens: int | None,
                   serialised: bool = False) -> list[dict[str, Any]]:
-    """One row per concurrency level of a closed-loop sweep: the decode-only step at batch C
-    (every sequence holding the prompt's KV), the mixed step (one budget's prefill chunk at
-    the inputs' compute rate), TPOT, decode throughput C / TPOT and TTFT. `budget_tokens`
-    None: no chunked prefill (decode-only steps). `serialised`: one request at a time (batch 1,
-    FIFO). A level beyond the KV capacity is marked and its figures are null."""
-    one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
-                                       prompt_tokens=prompt_tokens, microbatches=None))
-    ttft_s = one.ttft_lower_bound_ms / 1e3
-    chunks = mixed_steps(prompt_tokens, budget_tokens) if budget_tokens else None
-    mixed_s = one.prefill_compute_ms / 1e3 / chunks if chunks else None
-    rows = []
-    for c in concurrencies:
-        batch = 1 if serialised else c
-        r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
-                                         prompt_tokens=prompt_tokens, microbatches=None))
-        fits = r.max_batch is not None and r.max_batch >= batch
-        decode_s = r.step_ms / 1e3
-        if serialised:
-            tpot = decode_s
-            ttft = serialised_ttft_s(c, ttft_s, tpot, output_tokens)
-            tokens = 1.0 / tpot
-        elif mixed_s is not None and budget_tokens is not None:
-            tpot = chunked_prefill_tpot_s(decode_s, mixed_s, prompt_tokens=prompt_tokens,
-                                          output_tokens=output_tokens, concurrency=c,
-                                          budget_tokens=budget_tokens)
-            ttft, tokens = ttft_s, c / tpot
-        else:
-            tpot, ttft, tokens = decode_s, ttft_s, c / decode_s
-        rows.append({
-            "concurrency": c, "kv_fits": fits,
-            "decode_step_ms": decode_s * 1e3 if fits else None,
-            "mixed_step_ms": mixed_s * 1e3 if mixed_s is not None and fits else None,
-            "tpot_ms": tpot * 1e3 if fits else None,
-            "decode_tokens_per_s": tokens if fits else None,
-            "ttft_s": ttft if fits else None,
-        })
-    return rows
+    """One `serving_point` row per concurrency level of a closed-loop sweep."""
+    return [serving_point(inputs, c, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                          budget_tokens=budget_tokens, serialised=serialised)
+            for c in concurrencies]
 
 
 def compare_levels(predicted: Sequence[dict[str, Any]], measured: dict[int, dict[str, float]],

@@ -22,7 +22,8 @@ tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
   over a window, what `evidence add --parquet` and `power = { parquet = "DIR" }` take, from
   `fleet_energy`.
 - `fleet_energy`: the `EnergyResult` of the fleet over a window (None: the span every GPU
-  covers), and the Parquet files read. On
+  covers), and the Parquet files read; with the window's uncertainty u, the energy over it
+  shifted by -u and +u gives `energy_range_j`, as in energy.py. On
   one machine DuckDB gives energy_sql's rows a UTC day at a time (`_chunk_sql`: one window
   sorting that day's readings, where one over the whole folder spills), combined across the
   days' edges (`_combine_sql`); the one query runs only where the chunks cannot give the
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -589,10 +590,12 @@ def _method(devices: list[dict[str, Any]], origin: str, notes: list[str]) -> str
 
 
 def fleet_energy(folder: Path, window: Window | None = None, *,
-                 params: EnergyParams | None = None) -> tuple[EnergyResult, list[str]]:
+                 params: EnergyParams | None = None, origin: str | None = None
+                 ) -> tuple[EnergyResult, list[str]]:
+    """`origin` names the samples in errors (the folder when None)."""
     params = params or EnergyParams()
     folder = Path(folder)
-    origin = str(folder)
+    origin = origin or str(folder)
     con = _connect()
     try:
         files, columns = _files(con, folder)
@@ -614,14 +617,39 @@ def fleet_energy(folder: Path, window: Window | None = None, *,
                 raise EnergyError(f"{origin}: the devices' logs do not overlap in time")
             window = Window(datetime.fromtimestamp(a, UTC), datetime.fromtimestamp(b, UTC))
         a, b = window.start_utc.timestamp(), window.end_utc.timestamp()
-        if window.uncertainty_s:
-            notes.append("no energy range from Parquet samples: the window's uncertainty "
-                         "is not applied")
         method = _method(devices, origin, notes)
         rows = _near(con, folder, scan, a, b, method, params, has_counter)
+        u = window.uncertainty_s
+        if u > 0:  # idle power: the readings more than u outside the window (energy.py)
+            busy = _busy(con, folder, scan, a - u, b + u)
+            for r in rows:
+                r["busy_sum_w"], r["busy_n"] = busy.get(r["device_id"], (0.0, 0))
+        result = _result(rows, devices, window, method, params, origin, notes)
+        if u > 0:  # as energy.py: the energy over the window shifted by -u and +u
+            try:
+                shifted = [_result(
+                    _near(con, folder, scan, a + s, b + s, method, params, has_counter),
+                    devices, Window(utc_of(a + s), utc_of(b + s)), method, params, origin,
+                    []).energy_j for s in (-u, u)]
+                result = replace(result, energy_range_j=(min(*shifted, result.energy_j),
+                                                         max(*shifted, result.energy_j)))
+            except EnergyError:
+                result = replace(result, notes=(
+                    *result.notes, f"the log does not cover the window shifted by +/-{u} s: "
+                    "no energy range"))
     finally:
         con.close()
-    return _result(rows, devices, window, method, params, origin, notes), files
+    return result, files
+
+
+def _busy(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, lo: float, hi: float
+          ) -> dict[str, tuple[float, int]]:
+    """Per GPU the sum and count of its power readings within [lo, hi]."""
+    t = "epoch_us(timestamp_utc) / 1e6"
+    days = _days_read(scan.day_column, lo, hi)
+    return {gpu: (total or 0.0, n) for gpu, total, n in con.execute(
+        f"SELECT gpu_uuid, sum(power_w), count(power_w) FROM {_source(folder)} "
+        f"WHERE {t} >= {_num(lo)} AND {t} <= {_num(hi)}{days} GROUP BY gpu_uuid").fetchall()}
 
 
 #: the most rows one chunk's window sorts (a day with more is cut into equal parts of time)
@@ -791,7 +819,8 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
     duration = b - a
     in_window = sum(r["in_window"] for r in rows)
     reasons = stability_reasons(min(r["in_window"] for r in rows), duration,
-                                sum(g.duration_s for g in gaps), len(devices), 0.0,
+                                sum(g.duration_s for g in gaps), len(devices),
+                                window.uncertainty_s,
                                 len(resets), params)
     total = sum(d["n"] - d["empty"] for d in devices)
     if not math.isfinite(energy):

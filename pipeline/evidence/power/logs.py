@@ -18,6 +18,10 @@ power logs over a benchmark window. Its arguments:
 - `cache`: a store whose logs loaded by `evidence add` are read back instead of parsed
   (`read_power_files`); None reads every file.
 
+A single log of `pipeline.evidence.power.streamed.STREAM_BYTES` or more that a part reader
+reads (nvidia-smi) is computed part by part instead (`streamed_energy`: its samples never all
+in memory, the cache not used), to the same figures.
+
 `PowerEvidence` (`pipeline.evidence.power.measured`) carries `average_power_w` over the window (=
 energy / window seconds, the figure `energy [J/token] = average_power [W] / tokens_per_s`
 uses), `energy_j`, `boundary`, `grade` ("measured"), `method` (counter or trapezoid), `notes`,
@@ -68,6 +72,7 @@ from pipeline.evidence.files import head, walk
 from pipeline.evidence.power.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.power.hashing import HashedAhead, file_sha256
 from pipeline.evidence.power.measured import EvidenceFile, PowerEvidence
+from pipeline.evidence.power.streamed import streamed_energy
 from pipeline.store import evidence as evidence_store
 from pipeline.store import power_samples, sha256
 from pipeline.store.loads import LoadResult, load_parts, previous_fingerprint
@@ -139,9 +144,17 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
         raise ValueError("give both window_start_utc and window_end_utc, or neither")
     window = (Window(window_start_utc, window_end_utc, uncertainty_s)
               if window_start_utc is not None and window_end_utc is not None else None)
-    samples, files, notes = read_power_files(Path(path), tz=tz, format=format, cache=cache)
-    origin = ", ".join(f.path for f in files)
-    result = window_energy(samples, window, origin=origin, boundary=boundary, params=params)
+    streamed = (streamed_energy(Path(path), window, tz=tz, fmt=format, params=params)
+                if boundary in (None, "gpu_board") else None)
+    files: tuple[EvidenceFile, ...]
+    notes: list[str]
+    if streamed is not None:  # a big log, part by part
+        result, files, notes = streamed.result, (streamed.file,), []
+    else:
+        samples, files, notes = read_power_files(Path(path), tz=tz, format=format, cache=cache)
+        origin = ", ".join(f.path for f in files)
+        result = window_energy(samples, window, origin=origin, boundary=boundary,
+                               params=params)
     if window is None:
         notes.append("no benchmark window given: energy over the span all devices cover")
     if not result.stable:

@@ -4,7 +4,8 @@ log (or a fleet's Parquet samples, `power = { parquet = "DIR" }`, computed by Du
 files) aligned to the throughput evidence's window; the PUE is the candidate's or [defaults].
 
 A figure the proposal leaves out is derived, never a reason to exclude (issue 26): the busy
-power from the hardware table's TDP times the bundled busy fraction (graded `estimated`), the
+and idle power from the hardware table's TDP times the bundled busy and idle fractions (graded
+`estimated`), the
 PUE from the bundled default of the kind of site (own room, colocation, cloud provider, or the
 provider's published figure), graded `assumed`; each a range from
 sources/reference/power_defaults.csv, drawn in the Monte Carlo and noted. Under
@@ -95,8 +96,8 @@ def _default(d: Draft, figure: str, site: str) -> tuple[Range, str, str]:
 
 def _derived(d: Draft) -> None:
     """No power declared: the GPUs' TDP (hardware table or [hardware.NAME]) times the bundled
-    busy fraction, at the GPU boards, graded `estimated`. No idle fraction is bundled (no
-    public source found): idle hours count at busy power, as the note below says."""
+    busy fraction, and for the idle hours times the bundled idle fraction, at the GPU boards,
+    graded `estimated`."""
     c, tdp = d.c, d.gpu_row()["tdp_w"]
     fraction, cited, key = _default(d, "busy_tdp_fraction", "any")
     source = (f"derived: {c.gpu_count} x {tdp:g} W TDP ({c.gpu}) x busy fraction "
@@ -108,9 +109,15 @@ def _derived(d: Draft) -> None:
     d.row["power_grade"] = "estimated"
     d.row["energy_boundary"] = "gpu_board"
     d.row["power_source"] = source
+    idle, idle_cited, idle_key = _default(d, "idle_tdp_fraction", "any")
+    d.inputs.add("idle_power_w", scaled(idle, tdp * c.gpu_count),
+                 f"{idle_key}[{tdp * c.gpu_count:g} W]", "estimated",
+                 f"derived: {c.gpu_count} x {tdp:g} W TDP ({c.gpu}) x idle fraction "
+                 f"{spread(idle)}; {idle_cited}")
     d.notes.append(f"power not declared: estimated from the TDP, {c.gpu_count} x {tdp:g} W x "
-                   f"{spread(fraction)} at the GPU boards (sources/reference/"
-                   f"{DEFAULTS_FILE}); declare power or give a power log to replace it")
+                   f"{spread(fraction)} busy and x {spread(idle)} idle at the GPU boards "
+                   f"(sources/reference/{DEFAULTS_FILE}); declare power or give a power log "
+                   "to replace it")
 
 
 def _measured(d: Draft, p: Any, window: Any) -> None:

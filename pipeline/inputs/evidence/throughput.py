@@ -4,7 +4,7 @@ optionally calibrated on a measured run at concurrency 1)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pipeline.engine.roofline import (
     RooflineInputError,
@@ -13,18 +13,28 @@ from pipeline.engine.roofline import (
     estimate,
     inputs_from_reference,
 )
-from pipeline.engine.roofline.serving import prefix_cached_ttft_s, speculative_tpot_s
+from pipeline.engine.roofline.calibration import transfer
+from pipeline.engine.roofline.model import RooflineInputs
+from pipeline.engine.roofline.planning import (
+    VLLM_CHUNK_SOURCE,
+    default_chunk_tokens,
+    serving,
+)
+from pipeline.engine.roofline.reference import with_model
+from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.estimate import serving_error
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
-from pipeline.inputs.records import configuration_rows, file_listing, pairs
+from pipeline.inputs.records import checks, configuration_rows, file_listing, pairs
 from schemas.proposal import (
     Calibration,
     EstimatedThroughput,
     EvidenceThroughput,
     Number,
+    Range,
 )
 
 
@@ -93,6 +103,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
+    d.row["evidence_checks"] = checks("throughput", held, d.row["identity_check"], ev.checks)
     if ev.tokens_per_s is None:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
                        "energy and carbon are null")
@@ -139,15 +150,24 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
         topology["lookup_embeddings"] = e.lookup_embeddings
     demand = d.proposal.demand
     prompt = int(demand.prompt_tokens) if demand and demand.prompt_tokens else None
+    if e.concurrency is not None:
+        prompt = e.prompt_tokens
+    batch = e.concurrency or e.batch
+    context = e.prompt_tokens or e.context
+    assert batch is not None and context is not None  # the schema requires one form
     try:
         inputs = inputs_from_reference(model, d.gpu_row(), precision=e.precision,
-                                       batch=e.batch, context=e.context,
+                                       batch=batch, context=context,
                                        prompt_tokens=prompt or None, **topology)
         if e.calibration is not None:
             inputs = _calibrated(d, inputs, e.calibration)
+        if e.concurrency is not None:
+            _served(d, t, inputs, topology)
+            return
         result = estimate(inputs)
     except RooflineInputError as err:
         raise d.error("throughput.estimate", str(err)) from None
+    assert e.batch is not None and e.efficiency is not None  # the warm-decode form
     d.row["tokens_per_s_grade"] = "estimated"
     ceiling = result.tokens_per_s_total
     # Little's law beside the goodput sizing: each replica's operating concurrency is the
@@ -170,18 +190,9 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     ttft_source += f" / efficiency {efficiency:g}"
     d.inputs.add("operating_ttft_s", ttft_s / efficiency, f"{d.key}.throughput.estimate",
                  "estimated", ttft_source)
-    spec = ""
-    if ceiling is not None and e.speculative_acceptance is not None:
-        step_s = result.step_ms / 1e3
-        factor = step_s / speculative_tpot_s(step_s, e.speculative_acceptance,
-                                             e.speculative_draft_tokens,
-                                             e.speculative_draft_ms / 1e3)
-        d.notes.append(f"speculative decoding (declared: {e.effects_source}): acceptance "
-                       f"{e.speculative_acceptance:g}, {e.speculative_draft_tokens} drafted "
-                       f"tokens, draft step {e.speculative_draft_ms:g} ms: the roofline "
-                       f"ceiling x {factor:.4g}")
-        ceiling *= factor
-        spec = f" x speculative decoding {factor:.4g}"
+    spec, factor = "", cast(Number, 1.0)
+    if ceiling is not None:
+        factor, spec = _speculative(d, inputs)
     if ceiling is None:
         d.notes.append(f"no estimated goodput: {result.ceiling_reason}")
         d.row["tokens_per_s_source"] = f"roofline: {result.ceiling_reason}"
@@ -194,11 +205,148 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
     d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
-                 if _total(d) else scaled(e.efficiency, ceiling),
+                 if _total(d) else _times(factor, scaled(e.efficiency, ceiling)),
                  f"{d.key}.throughput.estimate", "estimated", source)
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
                    "measurement")
+
+
+def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
+            topology: dict[str, Any]) -> None:
+    """The serving form: goodput, TTFT and TPOT at the estimate's load from the serving model
+    `scorecard estimate` uses (planning.serving), checked against the proposal's SLO; the
+    range from the model's measured error unless an efficiency is given."""
+    e = t.estimate
+    assert e.concurrency is not None and e.prompt_tokens is not None \
+        and e.output_tokens is not None
+    serialised = bool(e.serialised)
+    chunk = None if serialised else e.chunk_tokens
+    if not serialised and chunk is None:
+        chunk = default_chunk_tokens(d.c.gpu, inputs.budget_gb)
+        d.notes.append(f"chunked prefill at {chunk:,} tokens per step: {VLLM_CHUNK_SOURCE} "
+                       "(give throughput.estimate.chunk_tokens for another engine or setting)")
+    error_range, error_source = serving_error(inputs)
+    served = serving(inputs, concurrency=e.concurrency, prompt_tokens=e.prompt_tokens,
+                     output_tokens=e.output_tokens, chunk_tokens=chunk, serialised=serialised,
+                     error_range=None if e.efficiency is not None else error_range,
+                     error_source=None if e.efficiency is not None else error_source)
+    d.row["tokens_per_s_grade"] = "estimated"
+    key = f"{d.key}.throughput.estimate"
+    replicas = topology["replicas"]
+    d.inputs.add("operating_concurrency", float(e.concurrency * replicas),
+                 f"{key}.concurrency", "estimated",
+                 f"concurrency {e.concurrency} per replica x {replicas} replica(s)")
+    d.notes.extend(served["assumptions"])
+    goodput = served["goodput_tokens_per_s"]
+    if goodput is None:
+        d.notes.append(f"no estimated goodput: {served['reason']}")
+        d.row["tokens_per_s_source"] = f"serving model: {served['reason']}"
+        d.row["no_goodput_reason"] = served["reason"]
+        return
+    _kv_bound(d, e.concurrency, estimate(inputs).kv_capacity_tokens)
+    efficiency = bounds(e.efficiency)[1] if e.efficiency is not None else 1.0
+    ttft_s = served["ttft_s"] / efficiency
+    tpot_s = served["tpot_ms"] / 1e3 / efficiency
+    ttft_source = (f"serving model TTFT for {e.prompt_tokens} prompt tokens at concurrency "
+                   f"{e.concurrency}, the prefill queue included")
+    if e.prefix_hit_rate is not None:
+        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
+        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
+                        f"({e.effects_source})")
+    if e.efficiency is not None:
+        ttft_source += f" / efficiency {efficiency:g}"
+    elif error_range[1] != 1:
+        ttft_source += (f" / {error_range[1]:.3g}, the mode of the model's measured error on "
+                        "datasheet rates")
+    d.inputs.add("operating_ttft_s", ttft_s, key, "estimated", ttft_source)
+    missed = _slo_missed(d, ttft_s, tpot_s)
+    if missed:
+        reason = (f"the estimated {missed} at concurrency {e.concurrency} misses the SLO: no "
+                  "request meets it, so no goodput (lower the concurrency)")
+        d.notes.append(reason)
+        d.row["no_goodput_reason"] = reason
+        d.row["tokens_per_s_source"] = f"serving model: {reason}"
+        d.inputs.add("tokens_per_s", None, key, "estimated", reason)
+        return
+    factor, spec = _speculative(d, inputs)
+    band = served["goodput_range"]
+    tokens: Number = _times(factor, (
+        scaled(e.efficiency, goodput) if e.efficiency is not None else
+        Range(low=band["low"], mode=band["mode"], high=band["high"])))
+    what = ("serialised (one request at a time)" if serialised else
+            f"chunked prefill {chunk:,} tokens per step"
+            + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
+               if e.chunk_tokens is None else ""))
+    source = (f"serving model {served['model_goodput_tokens_per_s']:.1f} tokens/s "
+              f"({e.model} {e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
+              f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
+              f"{served['model_tpot_ms']:.1f} ms, TTFT {served['model_ttft_s']:.2f} s){spec} x "
+              + (f"efficiency {spread(e.efficiency)}" if e.efficiency is not None else
+                 f"measured error {error_range[0]:.3f} / {error_range[1]:.3g} / "
+                 f"{error_range[2]:.3f} ({error_source})"))
+    if inputs.calibration_source:
+        source += f"; calibrated on {inputs.calibration_source}"
+    d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
+                 if _total(d) else tokens, key, "estimated", source)
+    d.row["tokens_per_s_source"] = source
+    d.notes.append("goodput is a design-stage estimate (the serving model at the stated "
+                   "load), not a measurement")
+
+
+def _slo_missed(d: Draft, ttft_s: float, tpot_s: float) -> str | None:
+    """Which of the estimated TTFT and TPOT miss the proposal's SLO (None: both meet it)."""
+    slo = d.proposal.slo
+    missed = []
+    if ttft_s * 1e3 > slo.ttft_ms:
+        missed.append(f"TTFT {ttft_s * 1e3:,.0f} ms > {slo.ttft_ms:g} ms")
+    if slo.tpot_ms is not None and tpot_s * 1e3 > slo.tpot_ms:
+        missed.append(f"TPOT {tpot_s * 1e3:,.1f} ms > {slo.tpot_ms:g} ms")
+    return " and ".join(missed) or None
+
+
+def _speculative(d: Draft, inputs: RooflineInputs) -> tuple[Number, str]:
+    """The goodput factor of declared speculative decoding at the inputs' batch and context
+    (1 without it): the plain decode step over the speculative TPOT, the verification of k + 1
+    tokens per sequence and the k draft steps counted (serving.speculative); a range when the
+    acceptance is one. And the words for the source."""
+    e = d.c.throughput.estimate  # type: ignore[union-attr]
+    if e.speculative_acceptance is None:
+        return 1.0, ""
+    draft_ms = e.speculative_draft_ms
+    draft_what = f"draft step {draft_ms:g} ms (declared)"
+    if e.speculative_draft_model is not None:
+        row = d.mkt.row("models", model=e.speculative_draft_model)
+        if row is None:
+            known = ", ".join(d.mkt.models["model"].to_list())
+            raise d.error("throughput.estimate.speculative_draft_model",
+                          f"unknown model {e.speculative_draft_model!r}; known: {known}")
+        draft_ms = draft_step_ms(with_model(inputs, row, precision=e.precision))
+        draft_what = (f"draft step {draft_ms:.3g} ms ({e.speculative_draft_model}'s roofline "
+                      "step on the same GPUs)")
+    elif draft_ms == 0:
+        draft_what = ("draft step 0 ms (declared free: a draft model's or head's time is not "
+                      "counted; give speculative_draft_ms or speculative_draft_model)")
+    low, mode, high = bounds(e.speculative_acceptance)
+    each = {a: speculative(inputs, acceptance=a, draft_tokens=e.speculative_draft_tokens,
+                           draft_step_ms=draft_ms) for a in {low, mode, high}}
+    at = each[mode]
+    factor: Number = (Range(low=each[low]["factor"], mode=at["factor"], high=each[high]["factor"])
+                      if low < high else at["factor"])
+    d.notes.append(
+        f"speculative decoding (declared: {e.effects_source}): acceptance "
+        f"{spread(e.speculative_acceptance)}, {e.speculative_draft_tokens} drafted tokens, "
+        f"{draft_what}; verification of {e.speculative_draft_tokens + 1} tokens per sequence "
+        f"{at['verification_ms']:.3g} ms against the plain step {at['plain_step_ms']:.3g} ms: "
+        f"{at['tokens_per_pass']:.4g} tokens per pass, goodput x {spread(factor)}")
+    return factor, f" x speculative decoding {spread(factor)}"
+
+
+def _times(a: Number, b: Number) -> Number:
+    """The product of two figures, either a range: low x low, mode x mode, high x high (both
+    move together: the conservative spread)."""
+    (al, am, ah), (bl, bm, bh) = bounds(a), bounds(b)
+    return Range(low=al * bl, mode=am * bm, high=ah * bh) if al * bl < ah * bh else am * bm
 
 
 def kv_fit(kv_capacity_tokens: int, prompt_tokens: float, output_tokens: float) -> int:
@@ -254,9 +402,32 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
         ttft_ms = ttft_ms or (run["ttft_p50_s"] * 1000 if run["ttft_p50_s"] else None)
         source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
     assert source is not None  # the proposal model requires it without evidence
-    return apply_calibration(inputs, calibrate(
-        inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
-        ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
+    e = d.c.throughput.estimate  # type: ignore[union-attr]
+    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
+        return apply_calibration(inputs, calibrate(
+            inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+            ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
+    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
+    key = "throughput.estimate.calibration"
+    gpu = d.mkt.row("hardware", gpu=cal.gpu) if cal.gpu is not None else d.gpu_row()
+    if gpu is None:
+        raise d.error(f"{key}.gpu", f"unknown GPU {cal.gpu!r}")
+    model_id = cal.model or e.model
+    model = d.mkt.row("models", model=model_id)
+    if model is None:
+        raise d.error(f"{key}.model", f"unknown model {model_id!r}")
+    tp = cal.tensor_parallel or inputs.tensor_parallel
+    run = inputs_from_reference(model, gpu, precision=e.precision, batch=1,
+                                context=cal.context or 1, tensor_parallel=tp)
+    measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
+                         ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                         prompt_tokens=cal.prompt_tokens)
+    where = f"{model_id} on {tp} x {gpu['gpu']}"
+    d.notes.append(f"estimated (calibrated on {source}): the run of {where} reached "
+                   + ", ".join(f"{n} {v:.1%}" for n, v in (("MBU", measured.mbu),
+                                                         ("MFU", measured.mfu)) if v is not None)
+                   + f" of its datasheet peaks, applied to {d.c.gpu}'s")
+    return transfer(inputs, measured, run=where)
 
 
 def _slo(d: Draft) -> Slo:

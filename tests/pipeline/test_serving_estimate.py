@@ -1,0 +1,209 @@
+"""The serving form of a proposal's estimate (issue 28, item 1): goodput, TTFT and TPOT at a
+load from the same serving model as `scorecard estimate --sweep` (mixed prefill/decode steps
+under the chunk budget, the prefill queue of a batched server, the KV cap), the SLO checked
+on the estimated TTFT and TPOT, and the same figures from the CLI and a proposal.
+
+Seed 004 (../shared/seeds/004_*.txt): Qwen2.5-7B BF16 on an A40 under vLLM, 8,192-token
+prompts, 128 output tokens, a 2,048-token chunk budget, the rates calibrated on the seed's
+chart 1a run at concurrency 1 (TPOT 28 ms at 512 cached tokens, TTFT 88 ms for a 512-token
+prompt)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+runner = CliRunner()
+
+CALIBRATION = ('calibration = { tpot_ms = 28, context = 512, ttft_ms = 88, prompt_tokens = 512, '
+               'source = "seed 004 chart 1a, concurrency 1" }')
+
+
+def _a40(cid: str, concurrency: int, extra: str = "") -> str:
+    return candidate(
+        cid, gpu='"A40-48GB"', gpu_count="1",
+        throughput=('{ estimate = { model = "Qwen2.5-7B", precision = "bf16", concurrency = '
+                    f'{concurrency}, prompt_tokens = 8192, output_tokens = 128, '
+                    f'chunk_tokens = 2048, {CALIBRATION}{extra} }} }}'),
+        power='{ watts = 300, boundary = "gpu_board", source = "TDP" }',
+        cost='{ eur_per_hour = 1.0, source = "quote" }')
+
+
+def _run(tmp_path: Path, db: Path, *blocks: str, slo: str = "") -> dict:
+    path = tmp_path / "p.toml"
+    text = proposal("serving", *blocks)
+    if slo:
+        text = text.replace("ttft_ms = 1500\n", slo)
+    path.write_text(text)
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
+
+
+LEVELS = (1, 2, 4, 8, 16, 32)
+
+
+def test_seed_004_in_a_proposal_follows_the_mixed_step_table(tmp_path: Path, db: Path) -> None:
+    got = _run(tmp_path, db, *(_a40(f"c{c}", c) for c in LEVELS),
+               slo="ttft_ms = 10000\n")
+    # Calibrated rates: bandwidth = (14.14 GB of weights read + 512 x 57,344 B of KV + one
+    # token's K/V) / 28 ms = 506.1 GB/s; compute = 6.74e12 FLOP / 88 ms = 76.6 TFLOP/s.
+    # Mixed step t_mix = 1.204e14 / 4 chunks / 76.6e12 = 0.393 s; decode step at C = 32 =
+    # (14.14 + 32 x 0.4698) GB / 506.1 = 57.6 ms; shared = min(4 x 31, 127) = 124 steps:
+    # TPOT = (124 x 0.393 + 3 x 0.0576) / 127 = 0.385 s -> 32 / 0.385 = 83.1 tokens/s.
+    # Seed 004's mixed-step table: 34.6 / 48.4 / 60.7 / 70.0 / 76.8 / 83.1.
+    table = {1: 34.6, 2: 48.4, 4: 60.7, 8: 70.0, 16: 76.8, 32: 83.1}
+    for c in LEVELS:
+        assert got[f"c{c}"]["tokens_per_s"] == pytest.approx(table[c], abs=0.1), c
+        assert got[f"c{c}"]["tokens_per_s_grade"] == "estimated"
+    # not the warm-decode roofline's 555 tokens/s at C = 32 (issue 28)
+    assert got["c32"]["tokens_per_s"] < 100
+    # TTFT rises with concurrency (seed 004 measured 1.25 -> 3.14 s): the prefill queue.
+    # C = 1: the bare prefill, max(1.204e14 / 76.6e12, weights read) = 1.573 s
+    ttft = [got[f"c{c}"]["detail"]["operating_ttft_s"] for c in LEVELS]
+    assert ttft[0] == pytest.approx(1.573, abs=0.002)
+    assert all(a < b for a, b in itertools.pairwise(ttft))
+    # the source says where the figure comes from and the calibration
+    source = got["c32"]["detail"]["tokens_per_s_source"]
+    assert "chunked prefill 2,048 tokens per step" in source and "seed 004" in source
+
+
+def test_the_range_comes_from_the_measured_error(tmp_path: Path, db: Path) -> None:
+    (c,) = _run(tmp_path, db, _a40("c32", 32), slo="ttft_ms = 10000\n").values()
+    # the goodput is triangular(low, 1, high) x 83.06 with low, high fitted to the 12
+    # validation ratios (docs/roofline.md): the smallest, 72.32 / 83.06 = 0.871 (this very
+    # point), sits at the 1/13 quantile, so the p5 of goodput is below the measured 72.32
+    # -> CPM's p95 (cost / goodput's p5, the only range here) is above 1 EUR/h / 72.32
+    # (no [demand], a declared 1 EUR/h: CPM = 1e6 / (goodput x 3,600 s), only goodput varies)
+    band = c["uncertainty"]["cpm_eur_per_mtok"]
+    assert c["cpm_eur_per_mtok"] == pytest.approx(1e6 / (83.06 * 3600), rel=1e-3)
+    cpm_at_measured = 1e6 / (72.32 * 3600)
+    assert band["p5"] < cpm_at_measured < band["p95"]
+    assert "measured error" in c["detail"]["tokens_per_s_source"]
+
+
+def test_the_slo_is_checked_on_the_estimated_ttft(tmp_path: Path, db: Path) -> None:
+    # TTFT at C = 1 is 1.573 s: under a 1,500 ms SLO no request meets it, so no goodput
+    got = _run(tmp_path, db, _a40("c1", 1), _a40("c2", 2))
+    for c in got.values():
+        assert c["tokens_per_s"] is None
+        assert "misses the SLO" in c["detail"]["no_goodput_reason"]
+        assert "TTFT 1,573 ms > 1500 ms" in c["detail"]["no_goodput_reason"] \
+            or c["id"] == "c2"
+
+
+def test_the_kv_cap_leaves_no_goodput(tmp_path: Path, db: Path) -> None:
+    # 48 GB x 0.9 - 15.23 GB weights = 27.97 GB of KV at 57,344 B/token = 487,700 tokens:
+    # 59 sequences of 8,192 tokens; 64 do not fit
+    (c,) = _run(tmp_path, db, _a40("c64", 64), slo="ttft_ms = 100000\n").values()
+    assert c["tokens_per_s"] is None
+    assert "exceed the KV capacity" in c["detail"]["no_goodput_reason"]
+
+
+def test_the_chunk_budget_defaults_to_vllms(tmp_path: Path, db: Path) -> None:
+    text = _a40("c8", 8).replace("chunk_tokens = 2048, ", "")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
+    # the A40 has 48 GB (< 70 GiB): vLLM's default budget is 2,048, so the same figure
+    assert c["tokens_per_s"] == pytest.approx(70.0, abs=0.1)
+    assert any("vLLM's default max_num_batched_tokens" in n for n in c["notes"])
+    # and among the assumptions (the goodput input's source)
+    assert "2,048 tokens per step (vLLM's default" in c["detail"]["tokens_per_s_source"]
+
+
+REQUESTS = """
+[demand]
+requests_per_s = 2
+prompt_tokens = 8192
+output_tokens = 128
+headroom = 0
+"""
+
+
+def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path,
+                                                                db: Path) -> None:
+    (c,) = _run(tmp_path, db, REQUESTS, _a40("c16", 16), slo="ttft_ms = 10000\n").values()
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
+        "--context", "8192", "--output-tokens", "128", "--chunk-budget", "2048",
+        "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
+        "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
+        "--requests-per-s", "2", "--headroom", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)
+    assert cli["serving"]["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
+    assert cli["serving"]["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    s = c["sizing"]
+    assert cli["sizing"]["ttft_ms"] / 1e3 == pytest.approx(c["detail"]["operating_ttft_s"])
+    assert cli["sizing"]["request_duration_s"] == pytest.approx(s["request_duration_s"])
+    assert cli["sizing"]["goodput_instances"] == s["goodput_instances"]
+    assert cli["sizing"]["littles_law_instances"] == s["littles_law_instances"]
+    assert cli["sizing"]["instances"] == s["instances"]
+    # 2 requests/s x 128 tokens = 256 tokens/s over 76.8 per replica: ceil(3.33) = 4 by
+    # goodput; a request lasts TTFT + 127 x 0.208 s, so Little's law needs more
+    assert s["goodput_instances"] == 4
+    assert s["littles_law_instances"] >= s["goodput_instances"]
+
+
+def test_the_two_forms_do_not_mix(tmp_path: Path, db: Path) -> None:
+    text = _a40("c8", 8).replace("concurrency = 8", "concurrency = 8, batch = 8")
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("serving", text))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1
+    assert "not both" in result.stderr
+
+
+def test_vllms_default_chunk_budget_by_gpu() -> None:
+    from pipeline.engine.roofline.planning import default_chunk_tokens
+    # 70 GiB = 75.16 GB: an 80 GB H100 is above it (8,192), a 48 GB A40 below (2,048); an
+    # 80 GB A100 is excluded by name (vLLM PR #17885: a large budget slowed it down)
+    assert default_chunk_tokens("H100-SXM-80GB", 80) == 8192
+    assert default_chunk_tokens("A40-48GB", 48) == 2048
+    assert default_chunk_tokens("A100-SXM-80GB", 80) == 2048
+    assert default_chunk_tokens("MI300X-192GB", 192) == 8192
+
+
+def test_an_uncalibrated_estimate_takes_the_datasheet_error(tmp_path: Path, db: Path) -> None:
+    text = _a40("c8", 8).replace(f", {CALIBRATION}", "")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
+    from pipeline.engine.roofline import validation as v
+    from pipeline.inputs.estimate import validation_rows
+    _, mode, _ = v.basis_range(validation_rows(), v.PEAK)
+    # the model on the A40's peaks at C = 8 (in the source), x the median measured / predicted
+    # ratio of the datasheet predictions (0.64): the point goodput
+    source = c["detail"]["tokens_per_s_source"]
+    model = float(source.split("serving model ")[1].split(" tokens/s")[0])
+    assert c["tokens_per_s"] == pytest.approx(model * mode, rel=2e-3)
+    assert "datasheet-peak predictions" in source
+    assert mode == pytest.approx(0.64, abs=0.01)
+
+
+def test_cli_and_proposal_agree_on_datasheet_rates(tmp_path: Path, db: Path) -> None:
+    # no calibration: both take the datasheet-peak error's mode (0.64) on the same model figure
+    text = _a40("c8", 8).replace(f", {CALIBRATION}", "")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "8",
+        "--context", "8192", "--output-tokens", "128", "--chunk-budget", "2048", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)["serving"]
+    assert cli["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
+    assert cli["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    assert cli["goodput_tokens_per_s"] < cli["model_goodput_tokens_per_s"]
+
+
+def test_a_serialised_server_in_a_proposal(tmp_path: Path, db: Path) -> None:
+    # seed 004's HF loop, one request at a time: goodput 1 / TPOT = 1 / 28.87 ms = 34.6
+    # tokens/s at any C; TTFT at C = 32 = 31 x (1.573 + 127 x 0.02887) + 1.573 = 163.9 s
+    text = _a40("hf", 32).replace("chunk_tokens = 2048", "serialised = true")
+    (c,) = _run(tmp_path, db, text, slo="ttft_ms = 1000000\n").values()
+    assert c["tokens_per_s"] == pytest.approx(34.64, abs=0.01)
+    assert c["detail"]["operating_ttft_s"] == pytest.approx(163.9, abs=0.3)
+    assert "serialised (one request at a time)" in c["detail"]["tokens_per_s_source"]

@@ -1,0 +1,110 @@
+"""LibreOffice computes the workbook on opening: a price changed in the file (as a script or
+another tool would change it, with no recalculation) moves CPM and the monthly cost when
+LibreOffice opens it, and the untouched file gives the engine's figures.
+
+LibreOffice keeps the cached results of a file whose producer is Microsoft Excel and never
+recalculates it by default; the workbook stores no cached results and names this project as
+its producer (reports/files/xlsx.py `_Packager`), so every formula is computed on loading.
+Headless LibreOffice (`soffice`, Debian's libreoffice-calc-nogui, which .ci/run installs)
+converts the Scorecard sheet to CSV; skipped when it is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from openpyxl.utils import get_column_letter
+
+from reports.files.xlsx import GENERATOR, write_xlsx
+from schemas.outputs import OUTPUTS
+from tests.reports.conftest import FIXTURES, typed
+
+SOFFICE = shutil.which("soffice")
+pytestmark = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not "
+                                "installed: apt-get install libreoffice-calc-nogui")
+
+
+def scorecard_csv(book: Path, folder: Path) -> list[dict[str, str]]:
+    """The Scorecard sheet (the second) as LibreOffice computes it on opening, as CSV: comma,
+    double quote, UTF-8 (76), values as stored, not as shown (token 9 false), sheet 2."""
+    options = "44,34,76,1,,0,false,true,false,false,false,2"
+    subprocess.run(
+        [str(SOFFICE), "--headless", "--norestore",
+         f"-env:UserInstallation={(folder / 'profile').as_uri()}",
+         "--convert-to", f"csv:Text - txt - csv (StarCalc):{options}",
+         "--outdir", str(folder), str(book)],
+        check=True, capture_output=True, timeout=120)
+    written = folder / f"{book.stem}-Scorecard.csv"
+    with written.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def with_input(book: Path, out: Path, cell: str, value: float) -> None:
+    """A copy of `book` with the Inputs sheet's `cell` set to `value` in its XML, nothing else
+    touched (no recalculation: what openpyxl or a script leaves)."""
+    sheets = [s.title for s in load_workbook(book, read_only=True).worksheets]
+    part = f"xl/worksheets/sheet{sheets.index('Inputs') + 1}.xml"
+    with zipfile.ZipFile(book) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == part:
+                text, found = re.subn(rf'(<c r="{cell}"[^>]*><v>)[^<]*(</v>)',
+                                      rf"\g<1>{value!r}\g<2>", data.decode("utf-8"))
+                assert found == 1
+                data = text.encode("utf-8")
+            dst.writestr(info, data)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    result = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
+    path = tmp_path_factory.mktemp("lo") / "example.xlsx"
+    write_xlsx(typed(result), path)
+    return result, path
+
+
+def test_the_workbook_names_this_project_as_its_producer(example: tuple[dict, Path]) -> None:
+    with zipfile.ZipFile(example[1]) as book:
+        app = book.read("docProps/app.xml").decode("utf-8")
+    assert f"<Application>{GENERATOR}</Application>" in app and "Microsoft" not in app
+
+
+def test_libreoffice_gives_the_engine_s_figures(example: tuple[dict, Path],
+                                                tmp_path: Path) -> None:
+    result, path = example
+    rows = scorecard_csv(path, tmp_path)
+    cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
+    assert [r["Candidate id"] for r in rows] == [c["id"] for c in result["candidates"]]
+    for row, candidate in zip(rows, result["candidates"], strict=True):
+        engine = candidate["cpm_eur_per_mtok"]
+        assert (row[cpm] == "") if engine is None else (
+            float(row[cpm]) == pytest.approx(engine, rel=1e-9)), candidate["id"]
+    # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month
+    assert float(rows[0][monthly]) == pytest.approx(48_180.0, rel=1e-12)
+
+
+def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dict, Path],
+                                                              tmp_path: Path) -> None:
+    result, path = example
+    headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
+    price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
+    changed = tmp_path / "changed.xlsx"
+    with_input(path, changed, f"{price}2", 22.0)
+    rows = scorecard_csv(changed, tmp_path)
+    cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
+    # FR H100 serves 964.506 tokens/s per billed instance = 3.472222 Mtok per billed hour:
+    # 22 EUR/h / 3.472222 = 6.336 EUR/Mtok (3.168 at 11); 22 x 6 x 730 = 96,360 EUR a month
+    assert rows[0]["Candidate id"] == "onprem-fr-h100-fp16"
+    assert float(rows[0][cpm]) == pytest.approx(6.336, rel=1e-12)
+    assert float(rows[0][monthly]) == pytest.approx(96_360.0, rel=1e-12)
+    # the next candidate does not move
+    assert float(rows[1][cpm]) == pytest.approx(result["candidates"][1]["cpm_eur_per_mtok"],
+                                                rel=1e-9)
