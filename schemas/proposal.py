@@ -416,6 +416,9 @@ class EvidenceQuality(_Strict):
     against `policy.quality`: measured."""
 
     evidence: str
+    #: why results on another accelerator stand in for the candidate's (pipeline/inputs/
+    #: evidence/identity.py)
+    proxy: Annotated[str, Field(min_length=10)] | None = None
 
 
 class Calibration(_Strict):
@@ -588,6 +591,9 @@ class EvidencePower(_Strict):
     format: str | None = None
     tz: str | None = None
     idle_watts: NonNegative | None = None
+    #: why logs of another accelerator or GPU count stand in for the candidate's (graded
+    #: `proxy`; without it such logs are refused, pipeline/inputs/evidence/identity.py)
+    proxy: Annotated[str, Field(min_length=10)] | None = None
 
 
 class ParquetPower(_Strict):
@@ -993,12 +999,12 @@ class Proposal(_Strict):
                            *((c, "site") for c in document["candidates"])):
             if table.get(key, 0) is None:
                 del table[key]
-        # no proxy declared for throughput evidence: left out, as the identity was before it
+        # no proxy declared for throughput, power or quality evidence: left out, as the
+        # identity was before it
         for c in document["candidates"]:
-            throughput = c.get("throughput")
-            if isinstance(throughput, dict) and "proxy" in throughput \
-                    and throughput["proxy"] is None:
-                del throughput["proxy"]
+            for table in (c.get("throughput"), c.get("power"), c.get("quality")):
+                if isinstance(table, dict) and "proxy" in table and table["proxy"] is None:
+                    del table["proxy"]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()

@@ -212,7 +212,8 @@ class Quality(_Closed):
 
     reference: str | None
     tasks: list[QualityTask]
-    grade: Literal["measured"]
+    #: `proxy`: results on another accelerator declared to stand in (`quality.proxy`)
+    grade: Literal["measured", "proxy"]
 
 
 class CandidateSizing(_Closed):

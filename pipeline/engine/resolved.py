@@ -67,6 +67,8 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     "evidence_checks": pl.List(pl.Struct({
         "input": pl.String(), "check": pl.String(), "outcome": pl.String(),
         "detail": pl.String()})),
+    # the power logs' and the quality results' identity checks (the same module), or null
+    "power_identity_check": pl.String(), "quality_identity_check": pl.String(),
 }
 INPUT_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(), "input": pl.String(), "key": pl.String(), "low": pl.Float64(),

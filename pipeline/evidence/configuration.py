@@ -1,7 +1,8 @@
 """A benchmark run's configuration: the engine settings it was measured under, so that runs are
 pooled only within one configuration and a candidate takes the best one under the SLO.
 
-Settings (canonical names, values as text): engine, engine_version, model, precision, tp, pp,
+Settings (canonical names, values as text): engine, engine_version, model, precision,
+accelerator (the GPU's name as the file gives it), tp, pp,
 dp, ep, gpu_count, max_num_seqs, max_num_batched_tokens, chunked_prefill, spec_decoding,
 prefix_caching. They come, later sources overriding earlier ones, from
 
@@ -14,6 +15,10 @@ prefix_caching. They come, later sources overriding earlier ones, from
 3. a sidecar the user writes, `configuration.toml`, in the file's folder or any folder above
    it up to the evidence root (nearer folders override): top-level keys apply to every file
    below, a `[files."GLOB"]` table to the file names matching GLOB.
+
+A run's precision is its quantisation when one is named (`quantization`, `quant`, ...), its
+dtype (`dtype`, `torch_dtype`) only when none is, and a `precision` given as such over both:
+`dtype=bfloat16, quantization=fp8` is fp8 in whatever order the keys come (`_precision`).
 
 `gpus` gives the GPU count of a run's settings: `gpu_count` when given, else tp x pp x dp when
 any of them is (EP shares the TP x DP GPUs), else None.
@@ -41,9 +46,14 @@ from sources.errors import ParseError
 
 SIDECAR = "configuration.toml"
 
-SETTINGS = ("engine", "engine_version", "model", "precision", "tp", "pp", "dp", "ep",
+SETTINGS = ("engine", "engine_version", "model", "precision", "accelerator", "tp", "pp", "dp", "ep",
             "gpu_count", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
             "spec_decoding", "prefix_caching")
+
+#: the two halves of a precision, kept apart while the settings are read (`_precision`)
+_DTYPE, _QUANTIZATION = "dtype", "quantization"
+#: quantisation values that name none (the engine's default of no quantisation)
+_NO_QUANTIZATION = {"", "none", "null", "false", "no"}
 
 #: names the tools and teams use, to the canonical setting
 ALIASES: dict[str, str] = {
@@ -51,12 +61,17 @@ ALIASES: dict[str, str] = {
     "framework": "engine", "inference_engine": "engine", "engine_name": "engine",
     "version": "engine_version", "vllm_version": "engine_version",
     "sglang_version": "engine_version", "trtllm_version": "engine_version",
-    "dtype": "precision", "quantization": "precision", "precision_mode": "precision",
+    "precision_mode": "precision",
+    "dtype": _DTYPE, "torch_dtype": _DTYPE, "quantization": _QUANTIZATION,
+    "quantization_method": _QUANTIZATION, "quant": _QUANTIZATION,
     "tensor_parallel_size": "tp", "tensor_parallel": "tp", "tp_size": "tp",
     "pipeline_parallel_size": "pp", "pipeline_parallel": "pp", "pp_size": "pp",
     "data_parallel_size": "dp", "data_parallel": "dp", "dp_size": "dp",
     "expert_parallel_size": "ep", "expert_parallel": "ep", "ep_size": "ep",
     "enable_expert_parallel": "ep",
+    "hardware": "accelerator", "hw": "accelerator", "gpu": "accelerator",
+    "gpu_name": "accelerator", "gpu_type": "accelerator", "gpu_model": "accelerator",
+    "accelerator_type": "accelerator",
     "num_gpus": "gpu_count", "gpus": "gpu_count", "n_gpus": "gpu_count",
     "world_size": "gpu_count",
     "enable_chunked_prefill": "chunked_prefill",
@@ -92,6 +107,23 @@ def configuration(run: BenchRun, root: Path | None = None) -> dict[str, str]:
         sidecar = folder / SIDECAR
         if sidecar.is_file():
             settings.update(_sidecar(str(sidecar), path.name))
+    return _precision(settings)
+
+
+def _precision(settings: dict[str, str]) -> dict[str, str]:
+    """One `precision` from the two halves a run may record: the quantisation, when one is
+    named, is the precision (`dtype=bfloat16, quantization=fp8` ran in fp8: the dtype is
+    then the activations' or the unquantised layers'); the dtype only when no quantisation
+    is named. A `precision` given as such (InferenceX's, a sidecar's) is kept over both.
+    Each half is read in the order above (a later source overrides the same half), so the
+    order the keys come in does not decide the precision."""
+    dtype = settings.pop(_DTYPE, None)
+    quantization = settings.pop(_QUANTIZATION, None)
+    if quantization is not None and quantization.lower() in _NO_QUANTIZATION:
+        quantization = None
+    chosen = quantization or dtype
+    if chosen is not None:
+        settings.setdefault("precision", chosen)
     return settings
 
 

@@ -33,6 +33,7 @@ class Draft:
             "evidence_configurations": [], "evidence_configuration": None,
             "quality": None, "quality_exclusion": None,
             "quality_validation": None, "identity_check": None, "evidence_checks": [],
+            "power_identity_check": None, "quality_identity_check": None,
         }
 
     def error(self, key: str, problem: str) -> ProposalError:

@@ -8,7 +8,9 @@ The file (written by `lm_eval --output_path`): `results` holds, per task (and pe
 `groups`. `n-shot` (task -> int), `higher_is_better` (task -> metric -> bool), `n-samples`
 (task -> {original, effective}), `versions`, `group_subtasks` (group -> subtasks), `config`
 (`model`, `model_args` as a table or as lm-eval's `"k=v,k=v"` text), `model_name`,
-`lm_eval_version` and `date` (epoch seconds, 0.4.1+) are read when present.
+`lm_eval_version` and `date` (epoch seconds, 0.4.1+) are read when present, and the GPUs
+`pretty_env_info` names ("GPU models and configuration", PyTorch's collect_env) when the
+model ran on that machine (an in-process backend, or an API backend at localhost).
 
 - `detect`: whether a file's head is a JSON object with a `"results"` key and one of lm-eval's
   own keys (`"n-shot"`, `"lm_eval_version"`, `"group_subtasks"`, `"higher_is_better"`,
@@ -28,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from sources.bench.jsondoc import decode_text, number
 from sources.errors import ParseError, reading
@@ -71,6 +74,9 @@ class EvalResults:
     #: the subtasks of each group (`group_subtasks`): a group's own score is its summary
     subtasks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: the GPUs the model ran on, from `pretty_env_info` (PyTorch's collect_env of the machine
+    #: lm-eval ran on), when the model ran there (`_ran_here`); () when unknown
+    accelerators: tuple[str, ...] = ()
 
     def tasks(self) -> list[str]:
         """The tasks scored, in the file's order."""
@@ -163,7 +169,51 @@ def _parse(data: bytes, path: str) -> EvalResults:
         path=path, lm_eval_version=_text(doc.get("lm_eval_version")),
         model=_text(config.get("model")), model_args=_model_args(config.get("model_args")),
         model_name=_text(doc.get("model_name")), date_utc=_date(doc.get("date")),
-        scores=tuple(scores), subtasks=subtasks, notes=tuple(notes))
+        scores=tuple(scores), subtasks=subtasks, notes=tuple(notes),
+        accelerators=_gpus(doc.get("pretty_env_info"))
+        if _ran_here(_text(config.get("model")), _model_args(config.get("model_args"))) else ())
+
+
+#: lm-eval backends that run the model in lm-eval's own process (on the machine whose
+#: environment `pretty_env_info` describes); the others call a server by `base_url`
+_IN_PROCESS = {"hf", "huggingface", "hf-auto", "hf-multimodal", "vllm", "vllm-vlm", "sglang",
+               "hf-mistral3", "steered"}
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def _ran_here(backend: str | None, args: dict[str, str]) -> bool:
+    """Whether the model ran on the machine `pretty_env_info` describes: an in-process
+    backend, or an API backend whose `base_url` is this machine (localhost)."""
+    if backend in _IN_PROCESS:
+        return True
+    host = urlsplit(args.get("base_url", "")).hostname
+    return host is not None and host in _LOCAL_HOSTS
+
+
+_GPU_LINE = re.compile(r"^\s*GPU \d+: (.+?)\s*$")
+
+
+def _gpus(env: Any) -> tuple[str, ...]:
+    """The GPU names of PyTorch collect_env's "GPU models and configuration" entry: one
+    `GPU 0: NVIDIA GB10` on its line, several on the lines after it (`nvidia-smi -L`, the
+    UUIDs removed; MIG partitions beneath a GPU skipped), or a ROCm name on its line
+    (`AMD Instinct MI300X (gfx942:...)`, the architecture dropped); distinct, in order."""
+    if not isinstance(env, str) or "GPU models and configuration" not in env:
+        return ()
+    rest = env.split("GPU models and configuration", 1)[1].split(":", 1)[-1].splitlines()
+    first, names = (rest[0].strip() if rest else ""), []
+    for line in ([first] if first else []) + rest[1:]:
+        match = _GPU_LINE.match(line)
+        if match:
+            names.append(match.group(1))
+        elif line.strip().startswith("MIG "):  # a MIG partition of the GPU above
+            continue
+        elif line is first and first not in ("Could not collect", "N/A"):
+            names.append(re.sub(r"\s*\(gfx[^)]*\)$", "", first))
+            break
+        else:
+            break
+    return tuple(dict.fromkeys(n for n in names if n))
 
 
 _STDERR = re.compile(r"^[^,]*_stderr(,|$)")

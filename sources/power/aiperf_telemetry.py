@@ -11,6 +11,8 @@ energy computation counts the device once.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from sources.bench.jsondoc import json_lines
@@ -72,3 +74,11 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> pl.DataFrame:
     if bad.height:
         raise ParseError(TOOL, path, f"line {bad['line'][0]}", "no gpu_uuid or gpu_index")
     return canonical(out)
+
+
+def gpu_names(data: bytes) -> tuple[str, ...]:
+    """The GPU names of the records' `gpu_model_name` ("NVIDIA RTX 6000 Ada Generation"), from
+    the first 64 kB, in order of first appearance."""
+    found = re.findall(rb'"gpu_model_name"\s*:\s*"([^"]*)"', data[:65536])
+    return tuple(dict.fromkeys(n.decode("utf-8", errors="replace") for n in found if n))
+

@@ -14,6 +14,8 @@ A naive ISO time needs `tz`; a labelled time that cannot be read is an error. Bl
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from sources.errors import ParseError
@@ -128,4 +130,11 @@ def samples(wide: pl.DataFrame, series: str) -> pl.DataFrame:
         .then(pl.lit(f"power from {POWER_INSTANT}")),
     )
     return canonical(out)
+
+
+def gpu_names(data: bytes) -> tuple[str, ...]:
+    """The GPU names of the scrapes' `modelName` label ("NVIDIA H100 80GB HBM3"), from the
+    first 64 kB, in order of first appearance."""
+    found = re.findall(rb'[{,]\s*modelName="([^"]*)"', data[:65536])
+    return tuple(dict.fromkeys(n.decode("utf-8", errors="replace") for n in found if n))
 

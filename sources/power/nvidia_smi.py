@@ -242,3 +242,25 @@ def parts(file: BufferedIOBase, *, path: str, tz: str | None, part_bytes: int
             yield parse(block, path=path, tz=tz)
 
     return read()
+
+
+def gpu_names(data: bytes) -> tuple[str, ...]:
+    """The GPU names of the log's `name` column (`--query-gpu=timestamp,index,name,...`), from
+    its first 64 kB (a name does not change within a log; the first samples list every GPU
+    logged), in order of first appearance; () when the query has no `name`. Reads nothing
+    else: the samples are `parse`'s."""
+    lines = data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff").lstrip().splitlines()
+    if len(lines) < 2 or not _HEADER.match(lines[0]):
+        return ()
+    header = [field.strip() for field in lines[0].split(",")]
+    names = [_HEADER_UNIT.match(field) for field in header]
+    position = next((i for i, m in enumerate(names) if m and m["name"].lower() == "name"), None)
+    if position is None:
+        return ()
+    seen: dict[str, None] = {}
+    for line in lines[1:-1] if len(data) > 65536 else lines[1:]:  # a cut last line is left out
+        cells = line.split(",")
+        if len(cells) == len(header) and cells[position].strip() not in NOT_AVAILABLE:
+            seen.setdefault(cells[position].strip(), None)
+    return tuple(seen)
+

@@ -1,6 +1,7 @@
 """Which reader reads a power log: detection, a forced format, and the checks every frame gets
 (samples in time order per stream, no duplicated samples, the table's schema and bounds).
 
+- `gpu_names`: the GPU names a log records, for the evidence identity check.
 - `read_power`: one file's bytes, whole, to the tool that wrote them and their frame.
 - `read_power_parts`: the tool and the checked parts of a file read part by part (the formats
   with a part reader: nvidia-smi), each part checked as `read_power` checks a file, and in time
@@ -39,6 +40,15 @@ from sources.power import (
 READERS: tuple[ModuleType, ...] = (aiperf_telemetry, prometheus_range, dcgm, nvidia_smi,
                                    nvidia_smi_dmon, zeus, codecarbon, amd_smi, ptdaemon)
 FORMATS: dict[str, ModuleType] = {reader.TOOL: reader for reader in READERS}
+
+
+def gpu_names(tool: str, head: bytes) -> tuple[str, ...]:
+    """The GPU names a log of `tool` records in its first 64 kB (nvidia-smi's `name` column,
+    DCGM's `modelName` label, AIPerf's `gpu_model_name`), () for a format or a file that
+    records none."""
+    reader = FORMATS.get(tool)
+    names = getattr(reader, "gpu_names", None)
+    return tuple(names(head)) if names is not None else ()
 
 
 def detect_format(data: bytes, path: str) -> str:

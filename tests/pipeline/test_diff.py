@@ -312,7 +312,9 @@ def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection
     and electricity price, and the log's figure is listed as the changed input."""
     log = _power_log(tmp_path / "power.csv", (300.0, 400.0))
     declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
-    measured = f'power = {{ evidence = "{log}", tz = "UTC" }}\ncost = {{ tco'
+    # a log of 2 GPUs for the 8-GPU node: declared a proxy (evidence identity, issue 26)
+    measured = (f'power = {{ evidence = "{log}", tz = "UTC", proxy = "two GPUs of the node '
+                'for the test" }\ncost = { tco')
     text = "allow_outside = true  # the log is in tmp_path, the proposal in the fixtures\n" + (
         PROPOSAL.read_text(encoding="utf-8").replace(declared, measured, 1))
     assert text != PROPOSAL.read_text(encoding="utf-8")

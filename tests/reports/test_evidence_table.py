@@ -42,29 +42,34 @@ def test_each_input_with_its_grade_files_and_checks(tmp_path: Path, db: Path) ->
     # the sweep's three runs, each with its sha256 (12 hex digits shown)
     assert goodput["files"].count("(sha256 ") == 3
     assert "vllm-infqps-concurrency2-m-20260816-160101.json (sha256 " in goodput["files"]
-    # the candidate states no model or precision, so identity is not compared; the knee is
+    # the candidate states no model or precision and the files record no GPU, so identity
+    # is not compared; the knee is
     # concurrency 2 (concurrency 4 fails attainment, test_goodput.py) where all 4 offered
     # requests meet the SLO; its token basis held (the requests' 4 x 20 tokens / 1 s = 80.0
     # tokens/s, the file's own 80.0); Little's law failed: each check as the result records
     # it, outcome then detail
     assert goodput["checks"] == (
-        "identity: not checked: the file and the candidate do not both state a model or a "
-        "precision; SLO attainment: passed: the knee, the highest load level meeting the SLO "
-        "(concurrency 2): 4 of 4 offered requests (100.0%) meet the SLO at concurrency 2, at "
-        "or above the 95% slo.attainment asks; token basis: passed: the output throughput "
-        "from the requests, 80.0 tokens/s, is within 1% of the file's own 80.0 tokens/s "
-        "(+0.0%); Little's law: failed: 4 requests/s x 0.34 s mean latency = 1.36 requests "
-        "in flight, against 2 (the concurrency setting): -32%, outside the 10% tolerance; the "
-        "run is not what it says (a load level, window or latency off): graded estimated")
+        "identity: not checked: the file records no accelerator or GPU count, and no model "
+        "or precision the candidate states; SLO attainment: passed: the knee, the highest "
+        "load level meeting the SLO (concurrency 2): 4 of 4 offered requests (100.0%) meet "
+        "the SLO at concurrency 2, at or above the 95% slo.attainment asks; token basis: "
+        "passed: the output throughput from the requests, 80.0 tokens/s, is within 1% of the "
+        "file's own 80.0 tokens/s (+0.0%); Little's law: failed: 4 requests/s x 0.34 s mean "
+        "latency = 1.36 requests in flight, against 2 (the concurrency setting): -32%, "
+        "outside the 10% tolerance; the run is not what it says (a load level, window or "
+        "latency off): graded estimated")
     # the same, as data in the result
     (c,) = result.candidates
     assert [(e.input, e.check, e.outcome) for e in c.evidence_checks] == [
         ("throughput", "identity", "not checked"), ("throughput", "SLO attainment", "passed"),
-        ("throughput", "token basis", "passed"), ("throughput", "Little's law", "failed")]
+        ("throughput", "token basis", "passed"), ("throughput", "Little's law", "failed"),
+        ("power", "identity", "passed")]
     power = rows["busy_power_w"]
     assert power["grade"] == "measured" and "nvidia_smi_sweep_window.csv (sha256 " in \
         power["files"]
-    assert power["checks"] == "identity: not checked"
+    # the log covers two GPUs at the boards, the candidate's 2; it names none
+    assert power["checks"] == ("identity: passed: GPU count 2 (the candidate's 2); not "
+                               "checked: accelerator (the file records none)")
     # a declared figure, market data: no files, nothing checked here; the demand is left out
     assert (rows["pue"]["grade"], rows["pue"]["files"], rows["pue"]["checks"]) == (
         "declared", None, None)

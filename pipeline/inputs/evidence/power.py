@@ -15,18 +15,29 @@ energy and carbon (pipeline/engine/scorecard.py `_gate`)."""
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from pipeline.evidence.files import head
 from pipeline.evidence.power.fleet import power_from_parquet
 from pipeline.evidence.power.logs import power_from_evidence
 from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread
-from pipeline.inputs.records import file_listing
-from schemas.proposal import DeclaredPower, EstimatedPower, ParquetPower, Range, TcoCost
+from pipeline.inputs.records import checks, file_listing
+from schemas.proposal import (
+    DeclaredPower,
+    EstimatedPower,
+    EvidencePower,
+    ParquetPower,
+    Range,
+    TcoCost,
+)
 from sources.bundled import read, read_typed_csv
+from sources.power.registry import gpu_names
 
 DEFAULTS_FILE = "power_defaults.csv"
 
@@ -135,11 +146,12 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
         path = d.evidence_path(p.evidence, key)
         ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
                                  format=p.format, cache=d.cache)
-    d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", ev.grade, str(path))
+    grade = ev.grade if isinstance(p, ParquetPower) else _identity(d, p, ev)
+    d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", grade, str(path))
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
-        d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", ev.grade,
+        d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", grade,
                      f"{path} (samples outside the benchmark window)")
-    d.row["power_grade"] = ev.grade
+    d.row["power_grade"] = grade
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
     d.row["power_source"] = f"{given} ({ev.method}): {file_listing(files, d.prov.folder)}"
@@ -181,3 +193,20 @@ def _assumed_pue(d: Draft) -> None:
     d.row["pue_source"] = source
     d.notes.append(f"PUE not declared: assumed {spread(pue)}, the default for site kind "
                    f"{site} (sources/reference/{DEFAULTS_FILE}); set `pue` to replace it")
+
+
+def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
+    """The logs' GPUs against the candidate's (pipeline/inputs/evidence/identity.py): the
+    names the logs record (nvidia-smi's `name` column, DCGM's `modelName`, AIPerf's
+    `gpu_model_name`) and, for logs at the GPU boards, how many GPUs they cover, which must
+    be the candidate's `gpu_count` (the busy power is the candidate's GPUs'). A mismatch
+    raises naming the logs; a declared `proxy` grades the power `proxy`. Returns the grade."""
+    names = tuple(dict.fromkeys(name for f in ev.files
+                                for name in gpu_names(f.tool, head(Path(f.path)))))
+    count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
+    held = check_identity(d, {}, p.evidence, p.proxy, declaration="power", gpu_count=count,
+                          accelerators=names)
+    d.row["evidence_checks"] = [*d.row["evidence_checks"],
+                                *checks("power", held, d.row["power_identity_check"], [])]
+    return "proxy" if p.proxy is not None and not held else ev.grade
+

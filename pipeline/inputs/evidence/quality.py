@@ -28,8 +28,8 @@ from pipeline.evidence.quality import (
     summary,
 )
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.evidence.identity import precision_name
-from pipeline.inputs.records import Provenance
+from pipeline.inputs.evidence.identity import check_identity, precision_name
+from pipeline.inputs.records import Provenance, checks
 from schemas.proposal import (
     Candidate,
     EstimatedThroughput,
@@ -84,8 +84,16 @@ def resolve_quality(d: Draft, reference: Reference | None,
         d.evidence_path(q.evidence, "quality.evidence"))
     d.prov.add_files(own.files, own.dates)
     d.notes.extend(f"quality: {n}" for n in own.notes)
+    # the GPUs the results were scored on (where the file says the model ran on its machine)
+    # against the candidate's; the GPU count is no identity of an accuracy
+    held = check_identity(d, {}, q.evidence, q.proxy, declaration="quality", counts=False,
+                          accelerators=tuple(dict.fromkeys(
+                              name for r in own.results for name in r.accelerators)))
+    d.row["evidence_checks"] = [*d.row["evidence_checks"],
+                                *checks("quality", held, d.row["quality_identity_check"], [])]
+    grade = "proxy" if q.proxy is not None and not held else "measured"
     if rule is None or reference is None:
-        d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": "measured"}
+        d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": grade}
         d.notes.append("quality evidence read, not checked: no policy.quality names a "
                        "reference candidate and the tasks to hold")
         return
@@ -100,8 +108,7 @@ def resolve_quality(d: Draft, reference: Reference | None,
             row.update(drop=0.0, within_tolerance=True,
                        stderr=None if own_score is None else own_score.stderr)
         result.notes.clear()
-    d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks,
-                        "grade": "measured"}
+    d.row["quality"] = {"reference": rule.reference, "tasks": result.tasks, "grade": grade}
     d.row["quality_validation"] = ("reference" if is_reference else
                                    "not held" if result.failures else "held")
     d.notes.extend(result.notes)
@@ -146,9 +153,7 @@ def _setup(c: Candidate) -> tuple[str | None, str | None]:
     """A candidate's precision (canonical through the alias table, pipeline/inputs/
     identity.py) and engine (lower case), as quality is validated on them; None: not
     stated."""
-    stated = precision(c)
-    return ((None if stated is None else precision_name(stated) or stated),
-            None if c.engine is None else c.engine.strip().lower())
+    return precision(c), None if c.engine is None else c.engine.strip().lower()
 
 
 def _unvalidated_precision(d: Draft, precisions: frozenset[str]) -> None:
@@ -171,9 +176,11 @@ def precisions_of(proposal: Proposal) -> frozenset[str]:
 
 
 def precision(c: Candidate) -> str | None:
-    """A candidate's precision: its `precision` label, else its estimate's precision."""
-    if c.precision:
-        return c.precision.lower()
-    if isinstance(c.throughput, EstimatedThroughput):
-        return c.throughput.estimate.precision.lower()
-    return None
+    """A candidate's precision: its `precision` label, else its estimate's precision, through
+    the alias table (pipeline/inputs/evidence/identity.py: `BF16` and `bfloat16` are `bf16`);
+    a name the table does not know, lower case."""
+    stated = c.precision or (c.throughput.estimate.precision
+                             if isinstance(c.throughput, EstimatedThroughput) else None)
+    if not stated:
+        return None
+    return precision_name(stated) or stated.strip().lower()

@@ -70,7 +70,8 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
     ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
                                   gpu_count=d.c.gpu_count, cache=d.cache)
-    held = check_identity(d, ev.configuration, t.evidence, t.proxy)
+    held = check_identity(d, ev.configuration, t.evidence, t.proxy,
+                          gpu_count=ev.configuration_gpus, fewer_gpus_ok=True)
     # a declared proxy grades evidence whose identity did not hold (or could not be checked)
     # `proxy`; a grade the evidence's own checks lowered (estimated) stays what it is
     grade = ("proxy" if t.proxy is not None and not held and ev.grade != "estimated"

@@ -20,7 +20,9 @@ the basis of AIPerf's own `output_token_throughput` (total OSL / duration); the 
 Summary: flat `"<tag>": {"unit", "avg", "p50", ...}` blocks (before 2025-10-10 under
 `records`); `request_count` is the successful requests, errors come from
 `error_request_count` or `error_summary`; `goodput` is AIPerf's own (req/s under the SLO given
-with `--goodput`). Units are read from each block's `unit` (ms, ns, us, sec). When both files
+with `--goodput`); the GPUs' `gpu_name` in `telemetry_data` (schema 1.5, with
+`--gpu-telemetry`) is the `accelerator` setting. Units are read from each block's `unit` (ms,
+ns, us, sec). When both files
 of one run are given (`X.jsonl` and `X_aiperf.json`), `combine` joins them: the per-request
 rows with the summary's aggregates and load settings.
 """
@@ -85,6 +87,7 @@ def combine(records: BenchRun, summary: BenchRun) -> BenchRun:
     return replace(
         records, reported=dict(summary.reported), concurrency=summary.concurrency,
         request_rate_per_s=summary.request_rate_per_s, model=summary.model,
+        params={**records.params, **summary.params},
         notes=(*records.notes, f"aggregates and load settings from {summary.path}"),
     )
 
@@ -289,8 +292,29 @@ def _summary(doc: dict[str, Any], path: str, tz: str | None) -> BenchRun:
         window_end_s=duration, duration_s=duration, started_at_utc=started,
         ended_at_utc=ended, clock_uncertainty_s=0.0 if started else None,
         itl_definition="chunk", tpot_definition="last_minus_first_over_n_minus_1",
-        model=_model(config), notes=tuple(notes),
+        model=_model(config), params=_accelerator(doc.get("telemetry_data"), notes),
+        notes=tuple(notes),
     )
+
+
+def _accelerator(telemetry: Any, notes: list[str]) -> dict[str, str]:
+    """The `accelerator` setting from the summary's GPU telemetry (`telemetry_data`, schema
+    1.5: per endpoint, per GPU, with `gpu_name`; the nesting is walked, not assumed): the
+    one name its GPUs share; several names are noted and not taken."""
+    names: dict[str, None] = {}
+    stack = [telemetry]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("gpu_name"), str) and item["gpu_name"]:
+                names.setdefault(item["gpu_name"], None)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    if len(names) > 1:
+        notes.append(f"GPU telemetry names {len(names)} GPU models ({', '.join(names)}): no "
+                     "accelerator taken")
+    return {"accelerator": next(iter(names))} if len(names) == 1 else {}
 
 
 def _total_generated(avg: Any) -> int | None:

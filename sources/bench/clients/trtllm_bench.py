@@ -6,7 +6,8 @@ Read: `engine` (model, version, backend, dtype, quantization, kv_cache_dtype),
 configuration), `request_info` (num_requests, avg_num_concurrent_requests: the load, rounded
 to the concurrency), `performance` (total_latency_ms: the window; request and output
 throughput; request latency percentiles in ms), `streaming_metrics` (ttft_percentiles and
-tpot_percentiles in ms, p50/p90/p95/p99), when the run streamed. trtllm-bench's TPOT is
+tpot_percentiles in ms, p50/p90/p95/p99), when the run streamed; `machine.name` (the GPU
+nvidia-smi names, kept as the `accelerator` setting). trtllm-bench's TPOT is
 (e2e - TTFT) / (N - 1) per request, as ours.
 """
 
@@ -71,6 +72,7 @@ def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
         "gpu_count": world.get("world_size"), "max_num_seqs": world.get("max_batch_size"),
         "max_num_batched_tokens": world.get("max_num_tokens"),
         "trtllm_backend": engine.get("backend"), "kv_cache_dtype": engine.get("kv_cache_dtype"),
+        "accelerator": table("machine").get("name"),
     }.items() if v is not None}
     notes = [f"trtllm-bench report (TensorRT-LLM {engine.get('version')}, backend "
              f"{engine.get('backend')}): aggregates only; window = total_latency_ms"]

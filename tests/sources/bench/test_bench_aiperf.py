@@ -206,3 +206,26 @@ def test_the_real_summary_only_sample_is_refused_by_its_percentile_bound() -> No
     assert ev.output_tokens_per_s == pytest.approx(158.54)
     assert any("TTFT: the lowest percentile reported, p1 = 1.037e+04 ms, is over 1500 ms" in n
                for n in ev.notes)
+
+
+def test_the_summarys_gpu_telemetry_names_the_accelerator() -> None:
+    """The real summary with schema 1.5's `telemetry_data` added as FORMATS.md section 3.3
+    describes it (per endpoint, per GPU, each with `gpu_index`, `gpu_name`, `gpu_uuid`): the
+    one GPU name is the run's `accelerator` setting; two names are noted, none taken."""
+    if not SAMPLE.exists():
+        pytest.skip("sample absent")
+    doc = json.loads(SAMPLE.read_text())
+
+    def gpu(i: int, name: str) -> dict[str, object]:
+        return {"gpu_index": i, "gpu_name": name, "gpu_uuid": f"GPU-{i}",
+                "metrics": {"gpu_power_usage": {"unit": "W", "avg": 400.0}}}
+
+    same = {"endpoints": {"http://localhost:9401/metrics": {
+        "gpus": {f"GPU-{i}": gpu(i, "NVIDIA H100 80GB HBM3") for i in range(2)}}}}
+    (run,) = aiperf.parse(json.dumps({**doc, "telemetry_data": same}).encode(), path="s.json")
+    assert run.params == {"accelerator": "NVIDIA H100 80GB HBM3"}
+    mixed = {"endpoints": {"u": {"gpus": {"a": gpu(0, "NVIDIA H100 80GB HBM3"),
+                                          "b": gpu(1, "NVIDIA L40S")}}}}
+    (run,) = aiperf.parse(json.dumps({**doc, "telemetry_data": mixed}).encode(), path="s.json")
+    assert run.params == {}
+    assert any("GPU telemetry names 2 GPU models" in n for n in run.notes)
