@@ -418,6 +418,26 @@ def break_even_frame(result: Result) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=BREAK_EVEN_COLUMNS)
 
 
+RUBRIC_COLUMNS = {"id": pl.String(), "objective": pl.String(), "title": pl.String(),
+                  "weight_pct": pl.Float64(), "seal": pl.Int64(), "evidence": pl.String()}
+GATE_COLUMNS = {"id": pl.String(), "gate": pl.String(), "legal_basis": pl.String(),
+                "requirement": pl.String(), "status": pl.String(), "reason": pl.String(),
+                "source_url": pl.String(), "source_date": pl.String()}
+
+
+def rubric_frame(result: Result) -> pl.DataFrame:
+    """One row per candidate and objective of the EU Cloud Sovereignty Framework: the SEAL
+    the facts held support (null: not established) and the evidence."""
+    return pl.DataFrame([{"id": c.id, **r.model_dump()} for c in result.candidates
+                         for r in c.sovereignty_rubric], schema=RUBRIC_COLUMNS)
+
+
+def gates_frame(result: Result) -> pl.DataFrame:
+    """One row per candidate and regulatory gate, with its outcome, reason and citation."""
+    return pl.DataFrame([{"id": c.id, **g.model_dump()} for c in result.candidates
+                         for g in c.gates], schema=GATE_COLUMNS)
+
+
 @dataclass(frozen=True)
 class Frames:
     """The result's frames, built once per run (`frames_of`) and handed to every renderer
@@ -431,6 +451,8 @@ class Frames:
     sizing: pl.DataFrame
     pairwise: pl.DataFrame
     break_even: pl.DataFrame
+    rubric: pl.DataFrame
+    gates: pl.DataFrame
 
     def only(self, ids: Collection[str]) -> Frames:
         """The frames of a result keeping only the candidates `ids` and their sizing rows (the
@@ -439,6 +461,7 @@ class Frames:
         return replace(
             self, scorecard=self.scorecard.filter(kept), breakdown=self.breakdown.filter(kept),
             assumptions=self.assumptions.filter(kept), evidence=self.evidence.filter(kept),
+            rubric=self.rubric.filter(kept), gates=self.gates.filter(kept),
             sizing=_present(self.sizing.filter(pl.col("candidate").is_in(list(ids)))))
 
 
@@ -447,7 +470,8 @@ def frames_of(result: Result) -> Frames:
                   assumptions=assumptions_frame(result), evidence=evidence_frame(result),
                   sources=sources_frame(result),
                   sizing=sizing_frame(result), pairwise=pairwise_frame(result),
-                  break_even=break_even_frame(result))
+                  break_even=break_even_frame(result), rubric=rubric_frame(result),
+                  gates=gates_frame(result))
 
 
 #: a declared column name standing alone in an engine sentence (not inside a key path such as

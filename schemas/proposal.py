@@ -17,6 +17,7 @@ import json
 import math
 import re
 import tomllib
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -359,6 +360,10 @@ class QualityPolicy(_Strict):
         return self
 
 
+#: the EU Cloud Sovereignty Framework's objectives (v1.2.1)
+SovObjective = Literal["SOV-1", "SOV-2", "SOV-3", "SOV-4", "SOV-5", "SOV-6", "SOV-7", "SOV-8"]
+
+
 class Policy(_Strict):
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
     allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
@@ -401,6 +406,11 @@ class Policy(_Strict):
         elif choose is not None:
             data["choose"] = swap(choose)
         return data
+    #: the EU Cloud Sovereignty Framework's SEAL minimum per objective (`{ "SOV-2" = 2 }`):
+    #: a candidate whose rubric supports less is not eligible (docs/sovereignty.md)
+    min_seal: dict[SovObjective, Annotated[int, Field(ge=0, le=4)]] | None = None
+    #: the day the regulatory gates are assessed on (None: the vintage's first day)
+    regulation_as_of: date | None = None
 
 
 class Defaults(_Strict):
@@ -886,6 +896,27 @@ class SovereigntyOverride(_Strict):
     justification: Annotated[str, Field(min_length=20)]
 
 
+class Site(_Strict):
+    """`site`: the data centre an on-prem candidate's hardware runs in (the organisation's own
+    room or a colocation site), with the facts the regulatory gates read
+    (docs/sovereignty.md, Regulatory gates). A fact left out makes a gate that needs it say
+    so instead of passing."""
+
+    source: Annotated[str, Field(min_length=3)]
+    #: the day the data centre started (or starts) operation
+    commissioned_on: date | None = None
+    #: the data centre's non-redundant nominal connected power (EnEfG scope: 300 kW)
+    connected_power_kw: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    #: the data centre's installed IT power demand (EED art. 12 scope: 500 kW)
+    it_power_kw: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    #: share of the electricity covered on balance by unsubsidised renewable electricity
+    renewable_share: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    #: energy reuse factor (DIN EN 50600-4-6), a share
+    energy_reuse_factor: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    #: whether the operator reports to the European database on data centres
+    eu_reporting: bool | None = None
+
+
 class Candidate(_Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
     label: str
@@ -906,6 +937,8 @@ class Candidate(_Strict):
     electricity_eur_per_kwh: PositiveMoney | None = None
     grid_gco2e_per_kwh: NonNegative | None = None
     sovereignty_override: SovereigntyOverride | None = None
+    #: the data centre of an on-prem candidate, for the regulatory gates
+    site: Site | None = None
     #: quality evidence (lm-eval results), checked against policy.quality when it is set
     quality: Quality | None = None
     #: how a cloud candidate's instances are held: every sized instance billed every hour
@@ -923,6 +956,9 @@ class Candidate(_Strict):
     def _consistent(self) -> Candidate:
         if self.deployment == "on_prem" and self.provider != "self":
             raise ValueError("an on_prem candidate has provider = \"self\"")
+        if self.deployment == "cloud" and self.site is not None:
+            raise ValueError("site describes the data centre of own or colocated hardware: a "
+                             "cloud provider's data centre is the provider's to report")
         if self.deployment == "cloud" and self.provider == "self":
             raise ValueError("a cloud candidate names its provider (scaleway, ovhcloud, ...)")
         if self.deployment == "on_prem" and self.zone is None:
@@ -1008,6 +1044,13 @@ class Proposal(_Strict):
         quality = document["policy"].get("quality")
         if quality is not None and quality["unvalidated"] is None:
             del quality["unvalidated"], quality["unvalidated_reason"]
+        # no regulatory keys (site, SEAL minimum, assessment day): left out, so the identity
+        # is what it was before them
+        for table, key in ((document["policy"], "min_seal"),
+                           (document["policy"], "regulation_as_of"),
+                           *((c, "site") for c in document["candidates"])):
+            if table.get(key, 0) is None:
+                del table[key]
         # no proxy declared for throughput, power or quality evidence: left out, as the
         # identity was before it
         for c in document["candidates"]:

@@ -13,6 +13,7 @@ narrowed); every other object is closed.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -105,6 +106,8 @@ class Policy(_Closed):
     quality: QualityPolicy | None = None
     #: which carbon figure the `carbon` objective ranks on (GHG Protocol Scope 2)
     carbon_basis: Literal["location", "market"] = "location"
+    min_seal: dict[str, int] | None = None
+    regulation_as_of: date | None = None
 
 
 class Demand(_Closed):
@@ -265,6 +268,30 @@ class SizingRow(CandidateSizing):
     candidate: str
 
 
+class RubricRow(_Closed):
+    """One objective of the EU Cloud Sovereignty Framework for a candidate: the SEAL level the
+    facts held support (null: not established, it needs the framework's own assessment) and
+    the evidence (docs/sovereignty.md)."""
+
+    objective: str
+    title: str
+    weight_pct: Number
+    seal: int | None = Field(ge=0, le=4)
+    evidence: str
+
+
+class GateOutcome(_Closed):
+    """A regulatory gate on a candidate (pipeline/engine/gates.py): a `fail` excludes it."""
+
+    gate: str
+    legal_basis: str
+    requirement: str
+    status: Literal["pass", "fail", "needs_data", "not_applicable"]
+    reason: str
+    source_url: str
+    source_date: str | None
+
+
 class CandidateResult(_Open):
     """One candidate: the contract keys (pipeline/engine/scorecard.py CONTRACT_KEYS), then
     what the reports read. Defaults: keys a result stored before them lacks."""
@@ -316,6 +343,11 @@ class CandidateResult(_Open):
     evidence_configuration: dict[str, str] | None = None
     #: quality evidence against the reference (null without quality evidence)
     quality: Quality | None = None
+    #: the EU Cloud Sovereignty Framework rubric, one row per objective ([]: a result stored
+    #: before the key)
+    sovereignty_rubric: list[RubricRow] = Field(default_factory=list)
+    #: the regulatory gates of the candidate's data centre and the policy's SEAL minimum
+    gates: list[GateOutcome] = Field(default_factory=list)
     #: the checks on the candidate's evidence, per input ([] without evidence files, or in a
     #: result stored before the key)
     evidence_checks: list[EvidenceCheck] = Field(default_factory=list)

@@ -92,6 +92,9 @@ def _sovereignty(facts: dict[str, Any]) -> dict[str, Any]:
             "cost_model": facts["cost_model"], "inputs": [], "steps": [],
             "reasons": [facts["sovereignty_reason"]],
             "rubric": [{"level": level, "rule": rule} for level, rule in RUBRIC.items()],
+            # the EU Cloud Sovereignty Framework objectives and the regulatory gates
+            # (pipeline/engine/gates.py), as the run reports them
+            "framework": facts["sovereignty_rubric"], "gates": facts["gates"],
             "notes": facts["notes"]}
 
 
@@ -101,7 +104,14 @@ def render(chain: dict[str, Any]) -> str:
             f"{chain['candidate']}: {chain['metric']} = {chain['value']} {chain['unit']}", "",
             "Reasons", *(f"  {r}" for r in chain["reasons"]), "", "Rubric",
             *(f"  {'>' if r['level'] == chain['value'] else ' '} {r['level']}  {r['rule']}"
-              for r in chain["rubric"])])
+              for r in chain["rubric"]),
+            "", "EU Cloud Sovereignty Framework v1.2.1: SEAL the facts support",
+            *(f"  {r['objective']}  {'-' if r['seal'] is None else r['seal']}  "
+              f"{r['evidence']}" for r in chain.get("framework") or []),
+            "", "Regulatory gates",
+            *(f"  {g['status']}: {g['legal_basis']}: {g['reason']}"
+              for g in chain.get("gates") or []),
+            *([] if chain.get("gates") else ["  none applies"])])
     lines = [f"{chain['candidate']}: {chain['metric']} = {_fmt(chain['value'])} "
              f"{chain['unit']} (cost model {chain['cost_model']})", "", "Inputs"]
     for i in chain["inputs"]:

@@ -54,6 +54,16 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     "quality_validation": pl.String(),
     # the benchmark evidence's identity check (pipeline/inputs/evidence/identity.py), or null
     "identity_check": pl.String(),
+    # the EU Cloud Sovereignty Framework rubric (one row per objective) and the regulatory
+    # gates with their outcomes (pipeline/engine/gates.py), and the exclusion failures make
+    "sovereignty_rubric": pl.List(pl.Struct({
+        "objective": pl.String(), "title": pl.String(), "weight_pct": pl.Float64(),
+        "seal": pl.Int64(), "evidence": pl.String()})),
+    "gates": pl.List(pl.Struct({
+        "gate": pl.String(), "legal_basis": pl.String(), "requirement": pl.String(),
+        "status": pl.String(), "reason": pl.String(), "source_url": pl.String(),
+        "source_date": pl.String()})),
+    "gate_exclusion": pl.String(),
     # every check on the candidate's evidence, per input (`pipeline.inputs.records.checks`)
     "evidence_checks": pl.List(pl.Struct({
         "input": pl.String(), "check": pl.String(), "outcome": pl.String(),

@@ -146,7 +146,8 @@ COST = "cpm_eur_per_mtok"
 
 
 def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
-    """Eligible = sovereignty at or above the policy minimum, a computable cost (CPM; the
+    """Eligible = sovereignty at or above the policy minimum, no failed regulatory gate
+    (pipeline/engine/gates.py), a computable cost (CPM; the
     recommendation and P(cheapest) compare every candidate on it), (under
     policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
     quality held against the reference candidate, or not needed (the reference's precision
@@ -167,6 +168,7 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col("no_goodput_reason").is_not_null()).then(
             pl.format("no operating point under the SLO: {}", "no_goodput_reason")),
         pl.when(pl.col("quality_exclusion").is_not_null()).then(pl.col("quality_exclusion")),
+        pl.when(pl.col("gate_exclusion").is_not_null()).then(pl.col("gate_exclusion")),
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
     ]
@@ -234,6 +236,8 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         item["evidence_configuration"] = (None if row["evidence_configuration"] is None
                                           else _settings(row["evidence_configuration"]))
         item["quality"] = row["quality"]
+        item["sovereignty_rubric"] = row["sovereignty_rubric"]
+        item["gates"] = row["gates"]
         item["evidence_checks"] = row["evidence_checks"]
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}

@@ -23,6 +23,7 @@ from pipeline.inputs.evidence.quality import (
 from pipeline.inputs.evidence.throughput import resolve_throughput
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
+from pipeline.inputs.regulation import resolve_regulation
 from pipeline.inputs.zone_inputs import (
     check_known_zone,
     resolve_electricity,
@@ -66,6 +67,7 @@ def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
     resolve_embodied(d)
     check_plausible(d)
     _sovereignty(d, zone)
+    resolve_regulation(d, zone)
     d.row["notes"] = d.notes
     return d.row, d.inputs.rows
 

@@ -8,7 +8,7 @@ import duckdb
 import polars as pl
 
 from pipeline.engine.resolved import Market
-from pipeline.engine.sovereignty import ProviderFacts
+from pipeline.engine.sovereignty import ProviderFacts, Qualification
 from pipeline.store import market
 from schemas.proposal import Workload
 
@@ -43,5 +43,10 @@ def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, Pr
                                              if c})),
             other_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
                                                if not c})),
+            qualifications=tuple(Qualification(
+                scheme=q["scheme"], version=q["scheme_version"], scope=q["scope"],
+                covers_gpu_offers=q["covers_gpu_offers"],
+                qualified_on=None if q["qualified_on"] is None else str(q["qualified_on"]),
+                source_url=q["source_url"]) for q in mine.iter_rows(named=True)),
         )
     return facts

@@ -179,5 +179,6 @@ def providers(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def qualifications(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers "
-                      "FROM core__qualifications ORDER BY provider_id, scheme")
+    return frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers, scope, "
+                      "qualified_on, source_url "
+                      "FROM core__qualifications ORDER BY provider_id, scheme, scope")

@@ -81,6 +81,11 @@ _OTHER_HEADERS = {
     "snapshot_sha256": "Content sha256", "a": "A", "b": "B", "metric": "Metric",
     "p_a_lower": "P(A lower) (probability)", "cost_model": "Cost model",
     "capacity": "Capacity (provisioned or elastic)",
+    "objective": "Objective (EU Cloud Sovereignty Framework)", "title": "Title",
+    "weight_pct": "Weight (%)", "seal": "SEAL supported (0-4)", "evidence": "Evidence",
+    "gate": "Gate", "legal_basis": "Legal basis", "requirement": "Requirement",
+    "status": "Outcome", "reason": "Reason", "source_url": "Source URL",
+    "source_date": "Source date",
 }
 
 
@@ -101,6 +106,8 @@ def sheets(result: Result, frames: Frames) -> dict[str, pl.DataFrame]:
         "Break-even": frames.break_even,
         "P(frontier)": probabilities,
         "Pairwise": frames.pairwise.select(list(PAIRWISE_COLUMNS)),
+        "Sovereignty rubric": frames.rubric,
+        "Gates": frames.gates,
     }
 
 

@@ -37,6 +37,7 @@ from reports.freshness import freshness
 from reports.html.diff_report import diff_view
 from reports.html.first_screen import demand_text, sizing_of, slo_text, summary
 from reports.html.methodology import CONVERSIONS, DEFINITIONS
+from reports.html.regulation import regulation_view
 from reports.html.scorecard_table import NOT_COMPUTED, scorecard_html, status
 from reports.page import num, render
 from schemas.outputs import OUTPUTS
@@ -49,7 +50,8 @@ APPENDIX = (
     ("probabilities", "Probabilities"), ("tornado", "Sensitivity (tornado)"),
     ("break-even", "Break-even"), ("configurations", "Configurations"),
     ("sizing", "Demand sizing"), ("diff", "Change since last vintage"),
-    ("candidates", "Candidates"), ("evidence", "Evidence"), ("assumptions", "Assumptions"),
+    ("candidates", "Candidates"), ("regulation", "Regulatory gates and sovereignty rubric"),
+    ("evidence", "Evidence"), ("assumptions", "Assumptions"),
     ("data-freshness", "Data freshness"), ("methodology", "Methodology"),
     ("sources", "Sources"),
 )
@@ -88,7 +90,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
         sizing={"heads": [SIZING_HEADERS[c] for c in sizing.columns], "rows": sizing.rows()}
         if sizing.height else None,
         diff=None if diff is None else diff_view(diff),
-        candidates=listed.candidates, words=words,
+        candidates=listed.candidates, words=words, regulation=regulation_view(shown),
         evidence=[["–" if cell is None else cell for cell in row]
                   for row in shown.evidence.rows()],
         assumptions=shown.assumptions.select(

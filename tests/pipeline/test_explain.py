@@ -121,6 +121,13 @@ def test_sovereignty_is_explained_by_the_rubric(db: Path) -> None:
     chain = json.loads(runner.invoke(app, ["explain", "scaleway-h100x8-fp8", "sovereignty",
                                            "--db", str(db), "--json"]).stdout)
     assert chain["value"] == 2 and [r["level"] for r in chain["rubric"]] == [4, 3, 2, 1, 0]
+    # beside it, the framework rubric: an EU provider in an EU region supports SEAL-2 on
+    # SOV-1 .. SOV-3; a cloud offer has no site gates
+    assert [(r["objective"], r["seal"]) for r in chain["framework"][:4]] == [
+        ("SOV-1", 2), ("SOV-2", 2), ("SOV-3", 2), ("SOV-4", None)]
+    assert chain["gates"] == []
+    assert "  SOV-2  2  EU provider and parent, EU region in FR" in result.stdout
+    assert "Regulatory gates\n  none applies" in result.stdout
 
 
 def test_the_proposal_is_positional_as_in_run_and_diff(db: Path, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 `result_full.json` is the bundled example's result (generated at a fixed time) with every
 optional decision-engine key added by hand under the engine's names (uncertainty,
 P(frontier), pairwise, tornado, sizing, break-even; busy_power_w and average_power_w equal, as
-at full utilisation) and the engine's `formulas` list (pipeline.engine.scorecard.formulas()); its
+at full utilisation), the engine's `formulas` list (pipeline.engine.scorecard.formulas()) and
+each candidate's `sovereignty_rubric` and `gates` as the example's run gives them; its
 figures are illustrative, only their rendering is under test.
 
 Snapshots live in tests/fixtures/reports/. To accept a deliberate change of output, rerun

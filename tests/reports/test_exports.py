@@ -40,7 +40,11 @@ def test_xlsx_cell_values_snapshot_and_repeatable(full: dict[str, Any], tmp_path
                    json.dumps(values, indent=1, ensure_ascii=False, default=str) + "\n")
     assert list(values) == ["About", "Scorecard", "Inputs", "Breakdown", "Assumptions",
                             "Evidence", "Sources", "Sizing", "Break-even", "P(frontier)",
-                            "Pairwise"]
+                            "Pairwise", "Sovereignty rubric", "Gates"]
+    # the rubric and gates sheets hold the result's rows: 7 candidates x 8 objectives, and
+    # the example's 5 own sites' scope rows (4 EED, 1 EnEfG) with their outcome
+    assert len(values["Sovereignty rubric"]) == 1 + 7 * 8
+    assert [r[4] for r in values["Gates"][1:]] == ["needs_data"] * 5
 
 
 def test_xlsx_numbers_are_numbers_and_headers_carry_units(full: dict[str, Any],

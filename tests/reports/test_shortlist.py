@@ -76,14 +76,14 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
         return {c["id"] for c in result["candidates"] if f">{c['id']}<" in body}
 
     # each per-candidate table of the appendix holds the same 10 candidates, no other
-    for table_id in ("cost-breakdown-table", "p-frontier", "sizing-table",
-                     "evidence-table", "assumptions-table"):
+    for table_id in ("cost-breakdown-table", "p-frontier", "sizing-table", "rubric-table",
+                     "rubric-evidence-table", "evidence-table", "assumptions-table"):
         assert ids_in(table_id) == kept, table_id
     listed = page.split('<section id="candidates">', 1)[1].split("</section>", 1)[0]
     assert listed.count('<h3 id="candidate-') == 10
-    # said in each of those six sections, the per-request one and the full scorecard's:
-    # 10 of 42 listed
-    assert page.count("10 of 42 candidates are listed") == 8
+    # said in each of those six sections, the per-request one, the gates' and the full
+    # scorecard's: 10 of 42 listed
+    assert page.count("10 of 42 candidates are listed") == 9
     # and the summary, which lists 30 (GLANCE_ROWS), in the same sentence once
     assert page.count("30 of 42 candidates are listed, chosen in this priority: the "
                       "recommendation, the runner-up") == 1

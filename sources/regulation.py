@@ -1,0 +1,86 @@
+"""The bundled rule tables of the regulatory gates and the sovereignty rubric
+(sources/reference/regulatory_rules.csv, sovereignty_objectives.csv): parsed from their bytes
+into typed frames and checked row by row, a bad value a ParseError naming the file, line and
+column (sources/reference/README.md describes both tables and their sources)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from sources.bundled import SOURCE, RawFile, read_typed_csv
+from sources.errors import ParseError
+
+RULES_FILE = "regulatory_rules.csv"
+OBJECTIVES_FILE = "sovereignty_objectives.csv"
+
+_TEXT, _NUMBER, _DATE = pl.String(), pl.Float64(), pl.Date()
+RULE_COLUMNS: dict[str, pl.DataType] = {
+    "rule_id": _TEXT, "instrument": _TEXT, "country": _TEXT, "legal_basis": _TEXT,
+    "requirement": _TEXT, "metric": _TEXT, "direction": _TEXT, "limit": _NUMBER,
+    "commissioned_from": _DATE, "commissioned_before": _DATE, "in_force_from": _DATE,
+    "scope": _TEXT, "scope_min_kw": _NUMBER, "source_url": _TEXT, "source_date": _TEXT,
+    "licence": _TEXT,
+}
+#: the site facts a rule may compare, and those that set its scope
+METRICS = ("pue", "energy_reuse_factor", "renewable_share", "eu_reporting")
+SCOPES = ("connected_power_kw", "it_power_kw")
+OBJECTIVE_COLUMNS: dict[str, pl.DataType] = {
+    "objective": _TEXT, "title": _TEXT, "weight_pct": _NUMBER, "assesses": _TEXT,
+    "source_url": _TEXT, "source_date": _TEXT, "licence": _TEXT,
+}
+OBJECTIVES = tuple(f"SOV-{n}" for n in range(1, 9))
+
+
+def _check(frame: pl.DataFrame, path: str, column: str, ok: pl.Expr, expected: str) -> None:
+    bad = frame.with_row_index("line", offset=2).filter(~ok.fill_null(False))
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise ParseError(SOURCE, path, f"line {row['line']}, column {column!r}",
+                         f"{row[column]!r}: expected {expected}")
+
+
+def _required(frame: pl.DataFrame, path: str, columns: tuple[str, ...]) -> None:
+    for column in columns:
+        _check(frame, path, column, pl.col(column).is_not_null(), "a value (required)")
+
+
+def parse_rules(raw: RawFile) -> pl.DataFrame:
+    frame = read_typed_csv(raw.content, raw.name, RULE_COLUMNS)
+    _required(frame, raw.name, ("rule_id", "instrument", "country", "legal_basis",
+                                "requirement", "metric", "direction", "limit", "scope",
+                                "scope_min_kw", "source_url", "source_date", "licence"))
+    _check(frame, raw.name, "rule_id", pl.col("rule_id").is_unique(), "a unique rule id")
+    _check(frame, raw.name, "country", pl.col("country").str.contains(r"^(EU|[A-Z]{2})$"),
+           "EU or an ISO country code")
+    _check(frame, raw.name, "metric", pl.col("metric").is_in(METRICS), f"one of {METRICS}")
+    _check(frame, raw.name, "direction", pl.col("direction").is_in(("max", "min")),
+           "max or min")
+    _check(frame, raw.name, "scope", pl.col("scope").is_in(SCOPES), f"one of {SCOPES}")
+    _check(frame, raw.name, "limit", pl.col("limit").ge(0), "a limit >= 0")
+    _check(frame, raw.name, "scope_min_kw", pl.col("scope_min_kw").ge(0), "kW >= 0")
+    _check(frame, raw.name, "commissioned_before",
+           pl.col("commissioned_from").is_null() | pl.col("commissioned_before").is_null()
+           | (pl.col("commissioned_from") < pl.col("commissioned_before")),
+           "a day after commissioned_from")
+    # one scope per instrument: the gates read it once per instrument
+    _check(frame, raw.name, "scope",
+           pl.col("scope").n_unique().over("instrument").eq(1)
+           & pl.col("scope_min_kw").n_unique().over("instrument").eq(1),
+           "the same scope and threshold as the instrument's other rules")
+    return frame
+
+
+def parse_objectives(raw: RawFile) -> pl.DataFrame:
+    frame = read_typed_csv(raw.content, raw.name, OBJECTIVE_COLUMNS)
+    _required(frame, raw.name, tuple(OBJECTIVE_COLUMNS))
+    if frame["objective"].to_list() != list(OBJECTIVES):
+        raise ParseError(SOURCE, raw.name, "column 'objective'",
+                         f"expected the rows {', '.join(OBJECTIVES)} in order, got "
+                         f"{frame['objective'].to_list()}")
+    _check(frame, raw.name, "weight_pct", pl.col("weight_pct").is_between(0, 100),
+           "a weight in percent")
+    total = float(frame["weight_pct"].sum())
+    if abs(total - 100) > 1e-9:
+        raise ParseError(SOURCE, raw.name, "column 'weight_pct'",
+                         f"the weights add up to {total:g}, not 100")
+    return frame
