@@ -134,6 +134,41 @@ def _annuity_eur_per_month(c: Columns) -> Any:
             .otherwise(financed * r / (1.0 - (1.0 + r) ** (-n))))
 
 
+def levelled_commitment_eur_per_hour(price_eur_per_hour: float, term_months: int,
+                                     horizon_months: int, escalation_per_year: float,
+                                     upfront_eur: float, cost_of_capital_per_year: float
+                                     ) -> float:
+    """The level hourly price whose monthly payments have the same present value, at the cost
+    of capital, as a commitment's over the horizon: every hour of every month billed at
+    `price_eur_per_hour` (after its discount) x (1 + escalation)^(years since the horizon
+    began), paid at each month's end as the TCO annuity's payments are; `upfront_eur` at the
+    start of each term (renewed until the horizon ends; a last term the horizon cuts counts
+    the share of its months inside it). The level payment is the annuity of that present
+    value over the horizon, as `capital_eur_per_hour` levels capex; at a rate of 0 it is the
+    payments' mean."""
+    i = cost_of_capital_per_year / MONTHS_PER_YEAR
+    months = np.arange(1, horizon_months + 1, dtype=np.float64)
+    bills = (price_eur_per_hour * HOURS_PER_MONTH
+             * (1.0 + escalation_per_year) ** np.floor((months - 1.0) / MONTHS_PER_YEAR))
+    starts = np.arange(0, horizon_months, term_months, dtype=np.float64)
+    upfront = upfront_eur * np.minimum(term_months, horizon_months - starts) / term_months
+    if i == 0:
+        monthly = (bills.sum() + upfront.sum()) / horizon_months
+    else:
+        present = (bills * (1.0 + i) ** -months).sum() + (upfront * (1.0 + i) ** -starts).sum()
+        monthly = present * i / (1.0 - (1.0 + i) ** -horizon_months)
+    return float(monthly / HOURS_PER_MONTH)
+
+
+def api_eur_per_mtok(input_eur_per_mtok: float, output_eur_per_mtok: float,
+                     prompt_tokens: float, output_tokens: float, total_basis: bool) -> float:
+    """An API's price per million tokens of the token basis for the proposal's request mix:
+    one request's prompt at the input price and its output at the output price, over its
+    output tokens (or its prompt + output tokens under the total basis)."""
+    request_eur = input_eur_per_mtok * prompt_tokens + output_eur_per_mtok * output_tokens
+    return request_eur / (output_tokens + (prompt_tokens if total_basis else 0.0))
+
+
 #: each declared step's formula, by name
 FORMULAS: dict[str, Callable[[Columns], Any]] = {
     "electricity_eur_per_kwh":

@@ -89,7 +89,7 @@ def _check_gpu(d: Draft) -> None:
 def _sovereignty(d: Draft, zone: str) -> None:
     c = d.c
     facts = d.mkt.providers.get(c.provider)
-    if c.deployment == "cloud" and facts is None:
+    if c.deployment != "on_prem" and facts is None:
         d.notes.append(f"provider {c.provider!r} has no facts in the reference data")
     computed = level_for(c.deployment, zone_country(zone), facts)
     if c.sovereignty_override is not None:
