@@ -715,6 +715,10 @@ class Term(_Strict):
     commitment: Literal["reserved"] = "reserved"
     discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.0
     upfront_eur: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    #: the least the contract bills a month (EUR, at the term's first-year prices), whatever
+    #: the fleet: a floor of `min_commit_eur_per_month / (730 h x the levelled price)`
+    #: instances billed
+    min_commit_eur_per_month: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     escalation_per_year: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     source: Annotated[str, Field(min_length=3)]
 

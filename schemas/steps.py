@@ -155,8 +155,10 @@ STEPS: tuple[Step, ...] = (
          "demand_tokens_per_day / 86400 / tokens_per_s",
          excel="{demand_tokens_per_day}/86400/{tokens_per_s}"),
     Step("billed_instances",
-         "provisioned: instances; elastic: max(busy_instances, min_instances)",
-         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
+         "provisioned: max(instances, min_instances) (a term's minimum commitment, in "
+         "instances' worth of its price); elastic: max(busy_instances, min_instances)",
+         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),'
+               'MAX({instances?},{min_instances:0}))'),
     Step("billed_utilisation",
          "busy share of the instance-hours paid for: with a demand, busy_instances / "
          "billed_instances; without, 1 when elastic, else the declared utilisation",

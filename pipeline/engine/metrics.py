@@ -211,7 +211,7 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
             c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
-        .otherwise(c("instances")),
+        .otherwise(c.max_horizontal(c("instances"), c("min_instances"))),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
         .then(c("busy_instances") / c("billed_instances"))

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.metrics import (
+    HOURS_PER_MONTH,
     SECONDS_PER_HOUR,
     TOKENS_PER_MTOK,
     api_eur_per_mtok,
@@ -118,6 +119,20 @@ def _committed(d: Draft, price: Number, term: Term, source: str) -> tuple[Number
         b, term.months, horizon, term.escalation_per_year, term.upfront_eur, rate)
         for b in bounds(discounted))
     level: Number = Range(low=low, mode=mode, high=high) if low < high else mode
+    if term.min_commit_eur_per_month is not None:
+        if isinstance(level, Range):
+            raise d.error("cost.term.min_commit_eur_per_month", "a minimum commitment goes "
+                          "with a price given as a number (its floor in instances follows it)")
+        # a level stream of the floor is the floor: it compares with the levelled price as it
+        # is (flat, not escalated)
+        floor = term.min_commit_eur_per_month / (HOURS_PER_MONTH * level)
+        d.inputs.add("min_instances", floor, f"{d.key}.cost.term.min_commit_eur_per_month",
+                     "declared", f"{term.source}: minimum commitment "
+                     f"{term.min_commit_eur_per_month:g} EUR a month / (730 h x {level:.6g} "
+                     f"EUR/h) = {floor:.4g} instances billed at least")
+        if d.proposal.demand is None:
+            d.notes.append("cost.term.min_commit_eur_per_month is read with a [demand] only "
+                           "(it bills a floor under the sized fleet)")
     renewals = -(-horizon // term.months)
     d.notes.append(f"committed for {term.months} months ({term.commitment}): every sized "
                    "instance is billed every hour of the term whatever the demand"

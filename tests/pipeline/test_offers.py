@@ -203,6 +203,22 @@ def test_a_term_without_discount_escalation_or_upfront_changes_nothing(tmp_path:
     assert doc["cost_eur_per_hour"] == pytest.approx(25.3308, rel=1e-12)
 
 
+def test_a_minimum_commitment_bills_a_floor_under_the_fleet(tmp_path: Path) -> None:
+    floor = RESERVED.replace("escalation_per_year = 0.03,",
+                             "escalation_per_year = 0.03, min_commit_eur_per_month = 20000,")
+    out = tmp_path / "out"
+    code, output = _run(tmp_path, HEADER + floor, "--out", str(out))
+    assert code == 0, output
+    (c,) = json.loads((out / "scorecard.json").read_text("utf-8"))["candidates"]
+    # the levelled price 14.7414 EUR/h (test above) x 730 h = 10,761.2 EUR a month per
+    # instance: the 20,000 EUR floor is 20,000 / 10,761.2 = 1.85853 instances' worth, above
+    # the one instance the demand needs, so the bill is the floor, 20,000 EUR a month, and
+    # CPM = 20,000 / (100 Mtok x 365 / 12 = 3,041.667 Mtok) = 6.57534 EUR/Mtok
+    assert c["detail"]["billed_instances"] == pytest.approx(1.85853, rel=1e-4)
+    assert c["detail"]["monthly_cost_eur"] == pytest.approx(20000.0)
+    assert c["cpm_eur_per_mtok"] == pytest.approx(6.57534, rel=1e-5)
+
+
 @pytest.mark.parametrize(("text", "key", "problem"), [
     (RESERVED.replace("discount = 0.45", "discount = 1.2"),
      "candidates[0] (id 'reserved').cost.term.discount", "less than 1"),
