@@ -798,6 +798,33 @@ Cost = Annotated[
             "`source`, or `api` = 'provider:model' from the bundled API prices)")]
 
 
+class EvidenceLatency(_Strict):
+    """An API's latency measured against its endpoint: benchmark files (GuideLLM, AIPerf,
+    vLLM bench, ...) read under the proposal's SLO like any other evidence."""
+
+    evidence: str
+    format: str | None = None
+    tz: str | None = None
+
+
+class PublishedLatency(_Strict):
+    """An API's latency as its provider publishes it (a typical TTFT and TPOT), checked
+    against the SLO's limits."""
+
+    ttft_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    tpot_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    source: Annotated[str, Field(min_length=3)]
+
+
+#: an API candidate's latency: measured against the endpoint, or published
+Latency = Annotated[
+    Annotated[EvidenceLatency, Tag(_tag("evidence"))]
+    | Annotated[PublishedLatency, Tag(_tag("ttft_ms"))],
+    _by_key("latency", {"evidence": EvidenceLatency, "ttft_ms": PublishedLatency},
+            "an API's latency is measured against its endpoint (`evidence`, benchmark files) or "
+            "published (`ttft_ms` with `source`)")]
+
+
 class Hardware(_Strict):
     """`[hardware.NAME]`: an accelerator the reference table (sources/reference/hardware.csv)
     lacks, declared with its datasheet figures and their `source`; a candidate names it as
@@ -840,6 +867,8 @@ class Candidate(_Strict):
     sovereignty_override: SovereigntyOverride | None = None
     #: quality evidence (lm-eval results), checked against policy.quality when it is set
     quality: Quality | None = None
+    #: an API's latency against the SLO: measured at its endpoint or published (api only)
+    latency: Latency | None = None
     #: how a cloud candidate's instances are held: every sized instance billed every hour
     #: (provisioned), or only busy instance-hours, at least `min_instances` (elastic)
     capacity: Literal["provisioned", "elastic"] = "provisioned"
@@ -865,6 +894,9 @@ class Candidate(_Strict):
                 self.cost.api.split(":", 1)[0] != self.provider:
             raise ValueError(f"cost.api is from {self.cost.api.split(':', 1)[0]!r} but provider "
                              f"is {self.provider!r}")
+        if self.latency is not None and self.deployment != "api":
+            raise ValueError("latency is an API's, measured at its endpoint or published: a "
+                             "node's latency is its throughput evidence under the SLO")
         if self.deployment == "api" and ("capacity" in self.model_fields_set
                                          or self.min_instances is not None):
             raise ValueError("an api candidate is billed per token used (elastic by nature): "
@@ -964,8 +996,10 @@ class Proposal(_Strict):
         quality = document["policy"].get("quality")
         if quality is not None and quality["unvalidated"] is None:
             del quality["unvalidated"], quality["unvalidated_reason"]
-        # no term on a cost: left out, as the identity was before terms
+        # no term on a cost, no latency: left out, as the identity was before them
         for c in document["candidates"]:
+            if c.get("latency", 0) is None:
+                del c["latency"]
             cost = c.get("cost")
             if isinstance(cost, dict) and "term" in cost and cost["term"] is None:
                 del cost["term"]

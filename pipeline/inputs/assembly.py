@@ -21,6 +21,7 @@ from pipeline.inputs.evidence.quality import (
     resolve_quality,
 )
 from pipeline.inputs.evidence.throughput import resolve_throughput
+from pipeline.inputs.latency import resolve_latency
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
 from pipeline.inputs.zone_inputs import (
@@ -55,6 +56,7 @@ def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
     resolve_quality(d, reference, precisions)
     zone = resolve_cost(d)
     resolve_capacity(d)
+    resolve_latency(d)
     check_known_zone(d, zone)
     d.row["zone"] = zone
     resolve_power(d, window)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,8 @@ def test_a_minimum_commitment_bills_a_floor_under_the_fleet(tmp_path: Path) -> N
     (API.replace('deployment = "api"', 'deployment = "cloud"'),
      "candidates[0] (id 'api')", "deployment = \"api\" with a cost per million tokens"),
     (API + 'capacity = "provisioned"\n', "candidates[0] (id 'api')", "elastic by nature"),
+    (ON_DEMAND + 'latency = { ttft_ms = 200, source = "page" }\n',
+     "candidates[0] (id 'on-demand')", "latency is an API's"),
     (API.replace('cost = { api = "scaleway:llama-3.3-70b-instruct" }',
                  'cost = { input_eur_per_mtok = 0.9, output_eur_per_mtok = -1, source = "x" }'),
      "candidates[0] (id 'api').cost.output_eur_per_mtok", "must be positive"),
@@ -254,6 +257,47 @@ def test_bad_values_exit_1_naming_the_key(tmp_path: Path, text: str, key: str,
     assert f"proposal.toml: {key}" in output, output
     assert problem in output, output
     assert not out.exists()
+
+
+BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench" / "vllm_detailed_small.json"
+
+
+@pytest.mark.parametrize(("attainment", "eligible"), [(0.95, False), (0.8, True)])
+def test_an_api_benchmarked_at_its_endpoint_counts_its_slo_attainment(
+        tmp_path: Path, attainment: float, eligible: bool) -> None:
+    # the vLLM run at concurrency 2: 4 of its 5 requests meet TTFT <= 1500 ms and TPOT <= 60
+    # ms, 80 %: an operating point when the SLO asks 80 %, none when it asks 95 %
+    shutil.copy(BENCH, tmp_path / "endpoint.json")
+    text = (HEADER.replace("tpot_ms = 60", f"tpot_ms = 60\nattainment = {attainment}")
+            + API + 'latency = { evidence = "endpoint.json" }\n')
+    out = tmp_path / "out"
+    code, output = _run(tmp_path, text, "--out", str(out))
+    assert code == 0, output
+    (c,) = json.loads((out / "scorecard.json").read_text("utf-8"))["candidates"]
+    assert c["eligible"] is eligible
+    if eligible:
+        assert any("measured against the endpoint" in n for n in c["notes"])
+    else:
+        assert c["exclusion_reason"].startswith(
+            "no operating point under the SLO: the API endpoint's benchmark")
+        assert "4 of 5 offered requests (80.0%) meet the SLO" in c["exclusion_reason"]
+    # the CPM is the price either way; the files are cited
+    assert c["cpm_eur_per_mtok"] == pytest.approx(4.5)
+    assert any(s["kind"] == "evidence" for s in json.loads(
+        (out / "scorecard.json").read_text("utf-8"))["sources"])
+
+
+def test_an_api_whose_published_latency_exceeds_the_slo_is_not_eligible(tmp_path: Path
+                                                                        ) -> None:
+    text = HEADER + API + 'latency = { ttft_ms = 2000, tpot_ms = 40, source = "status page" }\n'
+    out = tmp_path / "out"
+    code, output = _run(tmp_path, text, "--out", str(out))
+    assert code == 0, output
+    (c,) = json.loads((out / "scorecard.json").read_text("utf-8"))["candidates"]
+    # 2,000 ms TTFT against the SLO's 1,500; the TPOT, 40 ms, is within its 60
+    assert c["eligible"] is False
+    assert "published latency exceeds the SLO (TTFT 2000 ms > 1500 ms; status page)" in \
+        c["exclusion_reason"]
 
 
 def test_an_api_needs_the_request_mix(tmp_path: Path) -> None:
