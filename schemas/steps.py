@@ -37,7 +37,8 @@ p95-length request is reported beside it.
 
 Two string columns say how hours are paid for:
   `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +
-  electricity) or a price per hour (declared, on_demand, reserved);
+  electricity), a price per hour (declared, on_demand, reserved), or per_token (an API's
+  price per million tokens, billed per token used: elastic);
   `capacity` (CAPACITIES): provisioned (default: every hour of every sized instance is billed,
   so fixed costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour,
   holding at least `min_instances`; without a demand, only busy hours are paid).
@@ -61,9 +62,10 @@ from dataclasses import dataclass
 from schemas.outputs import OUTPUTS
 
 #: the values of `cost_model` and `capacity`; the first of each is the default
-COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+COST_MODELS = ("declared", "on_demand", "reserved", "tco", "per_token")
 CAPACITIES = ("provisioned", "elastic")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
+PER_TOKEN = ("per_token",)  # tokens bought from an API: a price per million tokens
 
 #: the formulas' numeric input columns, in the workbook's Inputs order; their units and
 #: meanings are declared in schemas/outputs.toml
@@ -77,6 +79,7 @@ INPUT_COLUMNS = (
     "redundancy_instances",
     "demand_requests_per_s", "request_output_tokens", "operating_concurrency",
     "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
+    "price_eur_per_mtok",
 )
 
 
@@ -196,12 +199,18 @@ STEPS: tuple[Step, ...] = (
          "average_power_w / 1000 x PUE x electricity tariff",
          TCO_ONLY,
          excel="{average_power_w}/1000*{pue}*{electricity_eur_per_kwh}"),
+    Step("token_cost_eur_per_hour",
+         "price_eur_per_mtok x tokens_per_s x 3600 / 1e6: the tokens one replica of the "
+         "serving hardware assumed serves in an hour, at an API's token price",
+         PER_TOKEN,
+         excel="{price_eur_per_mtok}*{tokens_per_s}*3600/1000000"),
     Step("cost_eur_per_hour",
-         "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
-         "declared: price_eur_per_hour",
+         "tco: capital + maintenance + staff + hosting + electricity; per_token: "
+         "token_cost_eur_per_hour; on-demand, reserved, declared: price_eur_per_hour",
          excel='IF({cost_model}="tco",{capital_eur_per_hour?}+{maintenance_eur_per_hour?}'
                '+{staff_eur_per_hour?}+{hosting_eur_per_hour?}+{electricity_eur_per_hour?},'
-               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?}))'),
+               'IF({cost_model}="per_token",{token_cost_eur_per_hour?},'
+               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?})))'),
     Step("monthly_cost_eur",
          "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
          excel="{cost_eur_per_hour}*{billed_instances}*730"),

@@ -235,11 +235,16 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
         * MONTHS_PER_YEAR / HOURS_PER_YEAR,
     "electricity_eur_per_hour":
         lambda c: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
+    "token_cost_eur_per_hour":
+        lambda c: c("price_eur_per_mtok") * c("tokens_per_s") * SECONDS_PER_HOUR
+        / TOKENS_PER_MTOK,
     "cost_eur_per_hour":
         lambda c: c.when(_is(c, "tco")).then(
             c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
             + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
-            + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour")),
+            + c("electricity_eur_per_hour"))
+        .when(_is(c, "per_token")).then(c("token_cost_eur_per_hour"))
+        .otherwise(c("price_eur_per_hour")),
     "monthly_cost_eur":
         lambda c: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
     "monthly_headroom_cost_eur":

@@ -7,14 +7,13 @@ an API are priced per million tokens of the proposal's request mix (docs/decisio
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import polars as pl
 
 from pipeline.engine.metrics import (
     HOURS_PER_MONTH,
-    SECONDS_PER_HOUR,
-    TOKENS_PER_MTOK,
     api_eur_per_mtok,
     levelled_commitment_eur_per_hour,
     tokens_per_day_from_requests,
@@ -146,24 +145,25 @@ def _committed(d: Draft, price: Number, term: Term, source: str) -> tuple[Number
     return level, words
 
 
-def _api_prices() -> pl.DataFrame:
-    """The bundled public per-token prices of API offers (sources/reference/api_prices.csv)."""
+def _api_prices() -> tuple[pl.DataFrame, str]:
+    """The bundled public per-token prices of API offers (sources/reference/api_prices.csv),
+    and the sha256 of the file they were read from."""
     raw = read(API_PRICES_FILE)
     number, text = pl.Float64(), pl.String()
     return read_typed_csv(raw.content, raw.name, {
         "provider_id": text, "model": text, "region": text, "zone": text,
         "input_price_per_mtok": number,
         "output_price_per_mtok": number, "currency": text, "min_billing_tokens": number,
-        "note": text, "source_url": text, "source_date": text, "licence": text})
+        "note": text, "source_url": text, "source_date": text, "licence": text}), \
+        hashlib.sha256(raw.content).hexdigest()
 
 
 def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
     """Tokens bought from an API: the price per million tokens of the token basis for the
-    proposal's request mix, billed per busy token (elastic). The hourly price is what the
-    tokens one replica of the candidate's serving hardware (its `throughput`, the basis of its
-    energy estimate) serves in an hour cost, on the same Monte Carlo draw as that goodput, so
-    CPM is the per-token price in every draw. Returns the zone a bundled price is served
-    from."""
+    proposal's request mix, billed per busy token (elastic): the chain prices an hour of one
+    replica of the serving hardware assumed (its `throughput`, the basis of the energy
+    estimate) at it, so CPM is the token price in every draw. Returns the zone a bundled price
+    is served from."""
     c, demand = d.c, d.proposal.demand
     if demand is None or demand.prompt_tokens is None or demand.output_tokens is None:
         raise d.error("cost", "an API is priced per input and per output token: give the "
@@ -188,31 +188,14 @@ def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
                                         total) for i, o in both)
     per_mtok: Number = Range(low=low, mode=mode, high=high) if low < high else mode
     basis = "prompt + output" if total else "output"
-    d.row["cost_model"] = "on_demand"
+    d.row["cost_model"] = "per_token"
     d.row["cost_grade"] = grade
     d.row["cost_source"] = (
         f"{source}: {spread(prices[0])} EUR per million input tokens, {spread(prices[1])} "
         f"per million output tokens; request mix of [demand] {demand.prompt_tokens:g} prompt + "
         f"{demand.output_tokens:g} output tokens -> {spread(per_mtok)} EUR per million "
         f"{basis} tokens")
-    goodput = next((r for r in d.inputs.rows if r["input"] == "tokens_per_s"), None)
-    if goodput is None:
-        d.notes.append("API: no price per hour without the serving hardware's goodput, so no "
-                       "CPM (its goodput is what the per-token price is spread over)")
-    elif isinstance(per_mtok, Range) and goodput["low"] < goodput["high"]:
-        raise d.error("cost", "give the API's prices as numbers when its throughput is a "
-                              "range (the hourly price follows the goodput's draw)")
-    else:
-        per_token_hour = SECONDS_PER_HOUR / TOKENS_PER_MTOK
-        if goodput["low"] < goodput["high"]:
-            value: Number = Range(low=goodput["low"], mode=goodput["mode"],
-                                  high=goodput["high"])
-            hourly, hkey = scaled(value, mode * per_token_hour), goodput["key"]
-        else:
-            hourly, hkey = scaled(per_mtok, goodput["mode"] * per_token_hour), key
-        d.inputs.add("price_eur_per_hour", hourly, hkey, grade,
-                     d.row["cost_source"] + "; per hour: the tokens of one replica's goodput "
-                     "at that price")
+    d.inputs.add("price_eur_per_mtok", per_mtok, key, grade, d.row["cost_source"])
     d.notes.append(f"API: billed per token used ({spread(per_mtok)} EUR per million {basis} "
                    "tokens, the CPM); energy and carbon are estimated from the serving hardware "
                    f"assumed ({c.gpu_count} x {c.gpu}: its throughput and power)")
@@ -225,7 +208,7 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
     """A bundled API price row: (input and output EUR per Mtok, source, minimum billing unit,
     the zone it is served from)."""
     provider, model = cost.api.split(":", 1)
-    table = _api_prices()
+    table, sha256 = _api_prices()
     rows = table.filter(pl.col("provider_id") == provider, pl.col("model") == model)
     if d.c.region is not None:
         rows = rows.filter(pl.col("region") == d.c.region)
@@ -247,7 +230,7 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
         converted = converted or words
     d.row["region"] = row["region"]
     d.prov.add("api_price", f"{cost.api}@{row['region']}", url=row["source_url"],
-               date=row["source_date"], licence=row["licence"], snapshot_sha256=None)
+               date=row["source_date"], licence=row["licence"], snapshot_sha256=sha256)
     source = _with(f"{cost.api} in {row['region']}, published {row['source_date']}: "
                    f"{row['source_url']} ({row['note']})", converted)
     return prices, source, row["min_billing_tokens"], row["zone"]
