@@ -92,7 +92,7 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
 #: what the Scorecard's own formulas are made of: references, numbers, the step templates'
 #: functions and operators, and "" / the two cost-model and capacity words
 _OWN_FORMULA = re.compile(r'^=(?:Inputs!\$[A-Z]+\$\d+|[A-Z]{1,3}\d+|\d+(?:\.\d+)?|IF|OR|'
-                          r'IFERROR|CEILING|PMT|MAX|"(?:tco|elastic)?"|[-+*/^(),=<>])+$')
+                          r'IFERROR|CEILING|PMT|MAX|"(?:tco|elastic|per_token)?"|[-+*/^(),=<>])+$')
 
 
 def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None:

@@ -207,10 +207,11 @@ def no_demand(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
 def test_the_example_workbook_computes_the_engine_figures(
         example: tuple[dict[str, Any], Book]) -> None:
     result, book = example
-    # 7 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
+    # 9 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
     # before issue 15's headroom_instances and headroom, redundancy and period costs; 27 since
-    # issue 26 split the goodput count, goodput_instances, from the binding `instances`)
-    assert check_every_step(book, result) == 7 * 27
+    # issue 26 split the goodput count, goodput_instances, from the binding `instances`; 28
+    # since issue 30's API candidate brought token_cost_eur_per_hour)
+    assert check_every_step(book, result) == 9 * 28
     no_errors_and_formulas_only_on_the_scorecard(book)
     monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
     # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
