@@ -191,6 +191,30 @@ def test_four_ways_to_buy_on_one_first_screen(tmp_path: Path) -> None:
         assert re.search(rf"{cid} .*? {cpm} {energy} {carbon} {level} ·", text), (cid, text)
 
 
+def test_an_api_costs_its_token_price_in_every_draw_of_an_estimated_replica(
+        tmp_path: Path) -> None:
+    # the serving replica as a roofline estimate (a goodput range) at a share of TDP (a
+    # power range): energy and carbon spread, the CPM stays the token price, 4.5, in every
+    # Monte Carlo draw (the hourly cost follows the drawn goodput)
+    estimated = API.replace(
+        'throughput = { tokens_per_s = 3000, source = "bench" }',
+        'throughput = { estimate = { model = "Llama-3.3-70B-Instruct", precision = "fp8", '
+        'batch = 64, context = 4096, efficiency = { low = 0.3, mode = 0.45, high = 0.6 } } }'
+    ).replace('power = { watts = 5600, idle_watts = 800, boundary = "gpu_board", source = '
+              '"TDP" }', "power = { estimate = { tdp_fraction = { low = 0.6, mode = 0.75, "
+              "high = 0.9 } } }")
+    assert "estimate" in estimated and "5600" not in estimated
+    out = tmp_path / "out"
+    code, output = _run(tmp_path, HEADER + estimated, "--out", str(out))
+    assert code == 0, output
+    (c,) = json.loads((out / "scorecard.json").read_text("utf-8"))["candidates"]
+    assert c["tokens_per_s_grade"] == "estimated"
+    band = c["uncertainty"]
+    assert band["cpm_eur_per_mtok"]["p5"] == pytest.approx(4.5, rel=1e-12)
+    assert band["cpm_eur_per_mtok"]["p95"] == pytest.approx(4.5, rel=1e-12)
+    assert band["energy_j_per_token"]["p5"] < band["energy_j_per_token"]["p95"]
+
+
 def test_a_term_without_discount_escalation_or_upfront_changes_nothing(tmp_path: Path
                                                                       ) -> None:
     flat = ON_DEMAND.replace('cost = { offer = "scaleway:H100-SXM-8-80G" }',
