@@ -639,10 +639,39 @@ class DeclaredCost(_Strict):
     eur_per_hour: PositiveMoney
     source: str
     pricing: Literal["on_demand", "reserved"] = "reserved"
+    #: a commitment to this price for a term (None: billed at it by the hour)
+    term: Term | None = None
 
 
 class TcoCost(_Strict):
     tco: str
+
+
+class ApiCost(_Strict):
+    """Tokens bought from an API (`deployment = "api"`), priced per million input and output
+    tokens: typed in with their `source`. `min_billing_tokens` (the provider's minimum billing
+    unit) and `rate_limit_tokens_per_min` are noted against the demand."""
+
+    input_eur_per_mtok: NonNegativeMoney
+    output_eur_per_mtok: PositiveMoney
+    source: Annotated[str, Field(min_length=3)]
+    min_billing_tokens: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
+    rate_limit_tokens_per_min: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+
+
+class ApiPriceCost(_Strict):
+    """Tokens bought from an API at a bundled public price
+    (sources/reference/api_prices.csv): `api = "provider:model"`."""
+
+    api: str
+    rate_limit_tokens_per_min: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _qualified(self) -> ApiPriceCost:
+        if ":" not in self.api:
+            raise ValueError("api must be written 'provider:model', e.g. "
+                             "'scaleway:llama-3.3-70b-instruct'")
+        return self
 
 
 class Capex(_Strict):
@@ -797,9 +826,40 @@ class Workload(_Strict):
     timezone: str = "Europe/Paris"
 
 
+class Term(_Strict):
+    """`cost.term`: a commitment to rented capacity for `months`, provisioned and billed every
+    hour of the term whatever the demand, at the price less `discount`, escalating by
+    `escalation_per_year` (compounding by year), with an `upfront_eur` per instance at the
+    start of each term; compared over the proposal's horizon at its cost of capital
+    (docs/decision.md, "Contract terms"). Plain numbers: the levelled price is not monotone
+    in them, so a range would not map to one."""
+
+    months: Annotated[int, Field(ge=1, le=240)]
+    commitment: Literal["reserved"] = "reserved"
+    discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.0
+    upfront_eur: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    #: the least the contract bills a month (EUR, at the term's first-year prices), whatever
+    #: the fleet: a floor of `min_commit_eur_per_month / (730 h x the levelled price)`
+    #: instances billed
+    min_commit_eur_per_month: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    escalation_per_year: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    source: Annotated[str, Field(min_length=3)]
+
+
+class Horizon(_Strict):
+    """`[horizon]`: the months every candidate is compared over (default: the longest term or
+    amortisation in the proposal) and the yearly cost of capital a commitment's payments are
+    levelled at (default: the TCO profiles' own rate when they all give one, else 0)."""
+
+    months: Annotated[int, Field(ge=1, le=240)] | None = None
+    cost_of_capital: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+
+
 class OfferCost(_Strict):
     offer: str
     pricing: Literal["on_demand", "reserved", "spot"] = "on_demand"
+    #: a commitment to the offer for a term (None: billed at the offer's price by the hour)
+    term: Term | None = None
 
     @property
     def provider_id(self) -> str:
@@ -845,14 +905,47 @@ Quality = Annotated[
     _by_key("quality", {"evidence": EvidenceQuality},
             "a quality is measured (`evidence`, lm-evaluation-harness results files)")]
 
-#: a candidate's cost: typed in, a cloud offer of the vintage, or a [tco.NAME] profile
+#: a candidate's cost: typed in, a cloud offer of the vintage, a [tco.NAME] profile, or
+#: tokens bought from an API (typed in per million tokens, or a bundled API price)
 Cost = Annotated[
     Annotated[DeclaredCost, Tag(_tag("eur_per_hour"))]
     | Annotated[OfferCost, Tag(_tag("offer"))]
-    | Annotated[TcoCost, Tag(_tag("tco"))],
-    _by_key("cost", {"eur_per_hour": DeclaredCost, "offer": OfferCost, "tco": TcoCost},
+    | Annotated[TcoCost, Tag(_tag("tco"))]
+    | Annotated[ApiCost, Tag(_tag("output_eur_per_mtok"))]
+    | Annotated[ApiPriceCost, Tag(_tag("api"))],
+    _by_key("cost", {"eur_per_hour": DeclaredCost, "offer": OfferCost, "tco": TcoCost,
+                     "output_eur_per_mtok": ApiCost, "api": ApiPriceCost},
             "a cost is typed in (`eur_per_hour` with its `source`), a cloud offer (`offer` = "
-            "'provider:offer_id') or a TCO profile (`tco` = the name of a [tco.NAME] table)")]
+            "'provider:offer_id'), a TCO profile (`tco` = the name of a [tco.NAME] table), or "
+            "an API's token prices (`output_eur_per_mtok` with `input_eur_per_mtok` and "
+            "`source`, or `api` = 'provider:model' from the bundled API prices)")]
+
+
+class EvidenceLatency(_Strict):
+    """An API's latency measured against its endpoint: benchmark files (GuideLLM, AIPerf,
+    vLLM bench, ...) read under the proposal's SLO like any other evidence."""
+
+    evidence: str
+    format: str | None = None
+    tz: str | None = None
+
+
+class PublishedLatency(_Strict):
+    """An API's latency as its provider publishes it (a typical TTFT and TPOT), checked
+    against the SLO's limits."""
+
+    ttft_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    tpot_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    source: Annotated[str, Field(min_length=3)]
+
+
+#: an API candidate's latency: measured against the endpoint, or published
+Latency = Annotated[
+    Annotated[EvidenceLatency, Tag(_tag("evidence"))]
+    | Annotated[PublishedLatency, Tag(_tag("ttft_ms"))],
+    _by_key("latency", {"evidence": EvidenceLatency, "ttft_ms": PublishedLatency},
+            "an API's latency is measured against its endpoint (`evidence`, benchmark files) or "
+            "published (`ttft_ms` with `source`)")]
 
 
 class Hardware(_Strict):
@@ -920,7 +1013,7 @@ class Site(_Strict):
 class Candidate(_Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
     label: str
-    deployment: Literal["on_prem", "cloud"]
+    deployment: Literal["on_prem", "cloud", "api"]
     provider: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
     zone: str | None = None
     region: str | None = None
@@ -941,6 +1034,8 @@ class Candidate(_Strict):
     site: Site | None = None
     #: quality evidence (lm-eval results), checked against policy.quality when it is set
     quality: Quality | None = None
+    #: an API's latency against the SLO: measured at its endpoint or published (api only)
+    latency: Latency | None = None
     #: how a cloud candidate's instances are held: every sized instance billed every hour
     #: (provisioned), or only busy instance-hours, at least `min_instances` (elastic)
     capacity: Literal["provisioned", "elastic"] = "provisioned"
@@ -959,8 +1054,36 @@ class Candidate(_Strict):
         if self.deployment == "cloud" and self.site is not None:
             raise ValueError("site describes the data centre of own or colocated hardware: a "
                              "cloud provider's data centre is the provider's to report")
-        if self.deployment == "cloud" and self.provider == "self":
-            raise ValueError("a cloud candidate names its provider (scaleway, ovhcloud, ...)")
+        if self.deployment in ("cloud", "api") and self.provider == "self":
+            raise ValueError(f"a {self.deployment} candidate names its provider (scaleway, "
+                             "ovhcloud, ...)")
+        api_cost = isinstance(self.cost, ApiCost | ApiPriceCost)
+        if api_cost != (self.deployment == "api"):
+            raise ValueError("tokens bought by API go together: deployment = \"api\" with a "
+                             "cost per million tokens (`output_eur_per_mtok` ... or `api`), and "
+                             "a cost per million tokens only on an api candidate")
+        if isinstance(self.cost, ApiPriceCost) and \
+                self.cost.api.split(":", 1)[0] != self.provider:
+            raise ValueError(f"cost.api is from {self.cost.api.split(':', 1)[0]!r} but provider "
+                             f"is {self.provider!r}")
+        if self.latency is not None and self.deployment != "api":
+            raise ValueError("latency is an API's, measured at its endpoint or published: a "
+                             "node's latency is its throughput evidence under the SLO")
+        if self.deployment == "api" and ("capacity" in self.model_fields_set
+                                         or self.min_instances is not None):
+            raise ValueError("an api candidate is billed per token used (elastic by nature): "
+                             "leave out capacity and min_instances")
+        term = getattr(self.cost, "term", None)
+        if term is not None and self.deployment != "cloud":
+            raise ValueError("cost.term is a commitment to rented capacity: give it on a cloud "
+                             "candidate (own hardware is costed by a [tco.NAME] profile)")
+        if term is not None and self.capacity == "elastic":
+            raise ValueError("cost.term commits to provisioned capacity, billed every hour of "
+                             "the term: it cannot go with capacity = \"elastic\"")
+        if term is not None and isinstance(self.cost, OfferCost) \
+                and self.cost.pricing == "spot":
+            raise ValueError("cost.term cannot commit to a spot price: use pricing = "
+                             "\"on_demand\" (the discount applies to it) or \"reserved\"")
         if self.deployment == "on_prem" and self.zone is None:
             raise ValueError("an on_prem candidate needs a zone (e.g. \"FR\")")
         if isinstance(self.cost, OfferCost) and self.cost.provider_id != self.provider:
@@ -1023,6 +1146,8 @@ class Proposal(_Strict):
     store: StoreTable | None = None
     #: electricity contracts' carbon claims, by the name a candidate's `carbon_contract` gives
     carbon_contracts: dict[str, CarbonContract] = Field(default_factory=dict)
+    #: the months every candidate is compared over, and the cost of capital of commitments
+    horizon: Horizon | None = None
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
     candidates: Annotated[list[Candidate], Field(min_length=1)]
@@ -1032,7 +1157,8 @@ class Proposal(_Strict):
         canonical JSON (defaults filled in), so comments and layout do not change it and
         every figure does; where the store is kept is not part of it."""
         # no [hardware] tables: left out, so a proposal's identity is what it was before them
-        unused = {"store"} | (set() if self.hardware else {"hardware"})
+        unused = ({"store"} | (set() if self.hardware else {"hardware"})
+                  | (set() if self.horizon else {"horizon"}))
         document = self.model_dump(mode="json", exclude=unused)
         # no quality keys: left out when unset, so a proposal's identity is what it was
         # before them
@@ -1051,6 +1177,13 @@ class Proposal(_Strict):
                            *((c, "site") for c in document["candidates"])):
             if table.get(key, 0) is None:
                 del table[key]
+        # no term on a cost, no latency: left out, as the identity was before them
+        for c in document["candidates"]:
+            if c.get("latency", 0) is None:
+                del c["latency"]
+            cost = c.get("cost")
+            if isinstance(cost, dict) and "term" in cost and cost["term"] is None:
+                del cost["term"]
         # no proxy declared for throughput, power or quality evidence: left out, as the
         # identity was before it
         for c in document["candidates"]:
@@ -1089,7 +1222,39 @@ class Proposal(_Strict):
                 raise ValueError(f"candidate {c.id!r}: carbon_contract = {c.carbon_contract!r} "
                                  f"names no [carbon_contracts.{c.carbon_contract}] table "
                                  f"(defined: {known})")
+            term = getattr(c.cost, "term", None)
+            if term is not None and self.horizon is not None and self.horizon.months is not None \
+                    and self.horizon.months < term.months:
+                raise ValueError(f"horizon.months = {self.horizon.months} is shorter than "
+                                 f"candidate {c.id!r}'s cost.term.months = {term.months}: a "
+                                 "commitment is owed for its whole term, so compare over at "
+                                 "least its months")
         return self
+
+    def horizon_months(self) -> int | None:
+        """The months every candidate is compared over: `[horizon] months`, else the longest
+        term or amortisation in the proposal; None when the proposal has no term."""
+        terms = [t.months for c in self.candidates
+                 if (t := getattr(c.cost, "term", None)) is not None]
+        if self.horizon is not None and self.horizon.months is not None:
+            return self.horizon.months
+        if not terms:
+            return None
+        return max([*terms, *(p.amortisation_months for p in self.tco.values())])
+
+    def horizon_cost_of_capital(self) -> tuple[float, str]:
+        """The yearly rate a commitment's payments are levelled at, and where it comes from:
+        `[horizon] cost_of_capital`, else the rate every TCO profile gives (the same point
+        figure), else 0."""
+        if self.horizon is not None and self.horizon.cost_of_capital is not None:
+            return self.horizon.cost_of_capital, "horizon.cost_of_capital"
+        rates = {point(p.cost_of_capital) for p in self.tco.values()}
+        if len(rates) == 1:
+            rate = rates.pop()
+            assert rate is not None
+            return rate, f"the TCO profiles' cost_of_capital ({', '.join(sorted(self.tco))})"
+        return 0.0, ("0: no [horizon] cost_of_capital" + (
+            ", and the TCO profiles give different rates" if rates else ""))
 
 
 def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:

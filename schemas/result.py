@@ -300,7 +300,7 @@ class CandidateResult(_Open):
 
     id: str
     label: str
-    deployment: Literal["on_prem", "cloud"]
+    deployment: Literal["on_prem", "cloud", "api"]
     provider: str
     zone: str
     tokens_per_s: Figure

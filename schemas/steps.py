@@ -44,7 +44,8 @@ p95-length request is reported beside it.
 
 Two string columns say how hours are paid for:
   `cost_model` (COST_MODELS): tco (annuity of capex + maintenance + staff + hosting +
-  electricity) or a price per hour (declared, on_demand, reserved);
+  electricity), a price per hour (declared, on_demand, reserved), or per_token (an API's
+  price per million tokens, billed per token used: elastic);
   `capacity` (CAPACITIES): provisioned (default: every hour of every sized instance is billed,
   so fixed costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour,
   holding at least `min_instances`; without a demand, only busy hours are paid).
@@ -68,9 +69,10 @@ from dataclasses import dataclass
 from schemas.outputs import OUTPUTS
 
 #: the values of `cost_model` and `capacity`; the first of each is the default
-COST_MODELS = ("declared", "on_demand", "reserved", "tco")
+COST_MODELS = ("declared", "on_demand", "reserved", "tco", "per_token")
 CAPACITIES = ("provisioned", "elastic")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
+PER_TOKEN = ("per_token",)  # tokens bought from an API: a price per million tokens
 
 #: the formulas' numeric input columns, in the workbook's Inputs order; their units and
 #: meanings are declared in schemas/outputs.toml
@@ -86,6 +88,7 @@ INPUT_COLUMNS = (
     "operating_ttft_s", "operating_tpot_s", "request_output_tokens_p95",
     "covered_share", "covered_gco2e_per_kwh", "supplier_gco2e_per_kwh", "residual_gco2e_per_kwh",
     "request_tokens",
+    "price_eur_per_mtok",
 )
 
 
@@ -163,13 +166,17 @@ STEPS: tuple[Step, ...] = (
     Step("busy_instances",
          "max(demand_tokens_per_day / 86400 / tokens_per_s, demand_requests_per_s / "
          "replica_requests_per_s): the instances the mean demand keeps busy on the binding "
-         "count, as `instances` (without the peak, margins or rounding)",
-         excel='IF({littles_law_instances?}="",{demand_tokens_per_day}/86400/{tokens_per_s},'
+         "count, as `instances` (without the peak, margins or rounding); per_token (billed "
+         "per token): the first only",
+         excel='IF(OR({cost_model}="per_token",{littles_law_instances?}=""),'
+               '{demand_tokens_per_day}/86400/{tokens_per_s},'
                'MAX({demand_tokens_per_day}/86400/{tokens_per_s},'
                '{demand_requests_per_s?}/{replica_requests_per_s?}))'),
     Step("billed_instances",
-         "provisioned: instances; elastic: max(busy_instances, min_instances)",
-         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),{instances?})'),
+         "provisioned: max(instances, min_instances) (a term's minimum commitment, in "
+         "instances' worth of its price); elastic: max(busy_instances, min_instances)",
+         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),'
+               'MAX({instances?},{min_instances:0}))'),
     Step("billed_utilisation",
          "share of the goodput paid for that the mean demand uses: with a demand, "
          "demand_tokens_per_day / 86400 / (tokens_per_s x billed_instances); without, 1 when "
@@ -211,12 +218,18 @@ STEPS: tuple[Step, ...] = (
          "average_power_w / 1000 x PUE x electricity tariff",
          TCO_ONLY,
          excel="{average_power_w}/1000*{pue}*{electricity_eur_per_kwh}"),
+    Step("token_cost_eur_per_hour",
+         "price_eur_per_mtok x tokens_per_s x 3600 / 1e6: the tokens one replica of the "
+         "serving hardware assumed serves in an hour, at an API's token price",
+         PER_TOKEN,
+         excel="{price_eur_per_mtok}*{tokens_per_s}*3600/1000000"),
     Step("cost_eur_per_hour",
-         "tco: capital + maintenance + staff + hosting + electricity; on-demand, reserved, "
-         "declared: price_eur_per_hour",
+         "tco: capital + maintenance + staff + hosting + electricity; per_token: "
+         "token_cost_eur_per_hour; on-demand, reserved, declared: price_eur_per_hour",
          excel='IF({cost_model}="tco",{capital_eur_per_hour?}+{maintenance_eur_per_hour?}'
                '+{staff_eur_per_hour?}+{hosting_eur_per_hour?}+{electricity_eur_per_hour?},'
-               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?}))'),
+               'IF({cost_model}="per_token",{token_cost_eur_per_hour?},'
+               'IF({price_eur_per_hour?}="","",{price_eur_per_hour?})))'),
     Step("monthly_cost_eur",
          "cost_eur_per_hour x billed_instances x 730 h (at the demand)",
          excel="{cost_eur_per_hour}*{billed_instances}*730"),

@@ -140,6 +140,41 @@ def _annuity_eur_per_month(c: Columns) -> Any:
             .otherwise(financed * r / (1.0 - (1.0 + r) ** (-n))))
 
 
+def levelled_commitment_eur_per_hour(price_eur_per_hour: float, term_months: int,
+                                     horizon_months: int, escalation_per_year: float,
+                                     upfront_eur: float, cost_of_capital_per_year: float
+                                     ) -> float:
+    """The level hourly price whose monthly payments have the same present value, at the cost
+    of capital, as a commitment's over the horizon: every hour of every month billed at
+    `price_eur_per_hour` (after its discount) x (1 + escalation)^(years since the horizon
+    began), paid at each month's end as the TCO annuity's payments are; `upfront_eur` at the
+    start of each term (renewed until the horizon ends; a last term the horizon cuts counts
+    the share of its months inside it). The level payment is the annuity of that present
+    value over the horizon, as `capital_eur_per_hour` levels capex; at a rate of 0 it is the
+    payments' mean."""
+    i = cost_of_capital_per_year / MONTHS_PER_YEAR
+    months = np.arange(1, horizon_months + 1, dtype=np.float64)
+    bills = (price_eur_per_hour * HOURS_PER_MONTH
+             * (1.0 + escalation_per_year) ** np.floor((months - 1.0) / MONTHS_PER_YEAR))
+    starts = np.arange(0, horizon_months, term_months, dtype=np.float64)
+    upfront = upfront_eur * np.minimum(term_months, horizon_months - starts) / term_months
+    if i == 0:
+        monthly = (bills.sum() + upfront.sum()) / horizon_months
+    else:
+        present = (bills * (1.0 + i) ** -months).sum() + (upfront * (1.0 + i) ** -starts).sum()
+        monthly = present * i / (1.0 - (1.0 + i) ** -horizon_months)
+    return float(monthly / HOURS_PER_MONTH)
+
+
+def api_eur_per_mtok(input_eur_per_mtok: float, output_eur_per_mtok: float,
+                     prompt_tokens: float, output_tokens: float, total_basis: bool) -> float:
+    """An API's price per million tokens of the token basis for the proposal's request mix:
+    one request's prompt at the input price and its output at the output price, over its
+    output tokens (or its prompt + output tokens under the total basis)."""
+    request_eur = input_eur_per_mtok * prompt_tokens + output_eur_per_mtok * output_tokens
+    return request_eur / (output_tokens + (prompt_tokens if total_basis else 0.0))
+
+
 #: each declared step's formula, by name
 FORMULAS: dict[str, Callable[[Columns], Any]] = {
     "electricity_eur_per_kwh":
@@ -178,14 +213,16 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
             (c("demand_requests_per_s") * c("peak_factor").fill_null(1.0)
              / c("replica_requests_per_s")).ceil()),
     "busy_instances":
-        lambda c: c.max_horizontal(
-            _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
-            c.when(c("littles_law_instances").is_not_null()).then(
-                c("demand_requests_per_s") / c("replica_requests_per_s"))),
+        # tokens bought by API are billed per token: the replicas' request count never bills
+        lambda c: c.when(_is(c, "per_token")).then(
+            _mean_demand_tokens_per_s(c) / c("tokens_per_s")).otherwise(c.max_horizontal(
+                _mean_demand_tokens_per_s(c) / c("tokens_per_s"),
+                c.when(c("littles_law_instances").is_not_null()).then(
+                    c("demand_requests_per_s") / c("replica_requests_per_s")))),
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
             c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
-        .otherwise(c("instances")),
+        .otherwise(c.max_horizontal(c("instances"), c("min_instances"))),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
         .then(_mean_demand_tokens_per_s(c) / (c("tokens_per_s") * c("billed_instances")))
@@ -211,11 +248,16 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
         * MONTHS_PER_YEAR / HOURS_PER_YEAR,
     "electricity_eur_per_hour":
         lambda c: c("average_power_w") / W_PER_KW * c("pue") * c("electricity_eur_per_kwh"),
+    "token_cost_eur_per_hour":
+        lambda c: c("price_eur_per_mtok") * c("tokens_per_s") * SECONDS_PER_HOUR
+        / TOKENS_PER_MTOK,
     "cost_eur_per_hour":
         lambda c: c.when(_is(c, "tco")).then(
             c("capital_eur_per_hour") + c("maintenance_eur_per_hour")
             + c("staff_eur_per_hour") + c("hosting_eur_per_hour")
-            + c("electricity_eur_per_hour")).otherwise(c("price_eur_per_hour")),
+            + c("electricity_eur_per_hour"))
+        .when(_is(c, "per_token")).then(c("token_cost_eur_per_hour"))
+        .otherwise(c("price_eur_per_hour")),
     "monthly_cost_eur":
         lambda c: c("cost_eur_per_hour") * c("billed_instances") * HOURS_PER_MONTH,
     "monthly_headroom_cost_eur":

@@ -21,6 +21,7 @@ from pipeline.inputs.evidence.quality import (
     resolve_quality,
 )
 from pipeline.inputs.evidence.throughput import resolve_throughput
+from pipeline.inputs.latency import resolve_latency
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
 from pipeline.inputs.regulation import resolve_regulation
@@ -57,6 +58,7 @@ def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
     resolve_quality(d, reference, precisions)
     zone = resolve_cost(d)
     resolve_capacity(d)
+    resolve_latency(d)
     check_known_zone(d, zone)
     d.row["zone"] = zone
     resolve_power(d, window)
@@ -93,7 +95,7 @@ def _check_gpu(d: Draft) -> None:
 def _sovereignty(d: Draft, zone: str) -> None:
     c = d.c
     facts = d.mkt.providers.get(c.provider)
-    if c.deployment == "cloud" and facts is None:
+    if c.deployment != "on_prem" and facts is None:
         d.notes.append(f"provider {c.provider!r} has no facts in the reference data")
     computed = level_for(c.deployment, zone_country(zone), facts)
     if c.sovereignty_override is not None:

@@ -1,20 +1,42 @@
 """A candidate's cost inputs and its zone. A cloud offer of the vintage gives the hourly price
 (converted to EUR at the offer's dated ECB rate) and the region; a TCO profile gives an
-on-prem instance's capex, running costs and utilisation; or an hourly cost is declared."""
+on-prem instance's capex, running costs and utilisation; or an hourly cost is declared. A
+rented price committed for a term is levelled over the proposal's horizon; tokens bought from
+an API are priced per million tokens of the proposal's request mix (docs/decision.md,
+"Contract terms" and "Tokens bought by API")."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import polars as pl
 
-from pipeline.engine.metrics import tokens_per_day_from_requests
+from pipeline.engine.metrics import (
+    HOURS_PER_MONTH,
+    api_eur_per_mtok,
+    levelled_commitment_eur_per_hour,
+    tokens_per_day_from_requests,
+)
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.ranges import scaled, spread, sum_numbers
+from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
 from pipeline.inputs.records import cite
 from pipeline.inputs.zone_inputs import bidding_zone
-from schemas.proposal import DeclaredCost, Number, OfferCost, TcoCost
+from schemas.proposal import (
+    ApiCost,
+    ApiPriceCost,
+    DeclaredCost,
+    ForeignMoney,
+    Number,
+    OfferCost,
+    Range,
+    TcoCost,
+    Term,
+)
+from sources.bundled import read, read_typed_csv
+
+API_PRICES_FILE = "api_prices.csv"
 
 
 def resolve_cost(d: Draft) -> str:
@@ -27,16 +49,21 @@ def resolve_cost(d: Draft) -> str:
         zone = zone or offer_zone
     elif isinstance(cost, TcoCost):
         _tco_cost(d, cost, utilisation)
+    elif isinstance(cost, ApiCost | ApiPriceCost):
+        zone = zone or _api_cost(d, cost)
     else:
         assert isinstance(cost, DeclaredCost)
         d.row["cost_model"] = "on_demand" if cost.pricing == "on_demand" else "declared"
         d.row["cost_grade"] = "declared"
-        d.row["cost_source"] = cost.source
         key = f"{d.key}.cost.eur_per_hour"
         price, converted = in_eur(d, cost.eur_per_hour, key)
-        d.inputs.add("price_eur_per_hour", price, key, "declared",
-                     _with(cost.source, converted))
-        d.row["cost_source"] = _with(cost.source, converted)
+        assert price is not None
+        source = _with(cost.source, converted)
+        if cost.term is not None:
+            d.row["cost_model"] = "reserved"
+            price, source = _committed(d, price, cost.term, source)
+        d.inputs.add("price_eur_per_hour", price, key, "declared", source)
+        d.row["cost_source"] = source
     if not isinstance(cost, TcoCost):
         _utilisation(d, utilisation, f"{d.key}.utilisation",
                      "proposal" if utilisation is not None else "default 1")
@@ -66,12 +93,180 @@ def _offer_cost(d: Draft, cost: OfferCost) -> str | None:
     d.row["cost_source"] = (f"{cost.offer} {cost.pricing} in {offer['region']}: "
                             f"{offer['price_eur_per_hour']:.4g} EUR/h{fx}, observed "
                             f"{offer['source_date']}; {cite(offer)}")
-    d.inputs.add("price_eur_per_hour", offer["price_eur_per_hour"],
+    price: Number = offer["price_eur_per_hour"]
+    if cost.term is not None:
+        d.row["cost_model"] = "reserved"
+        price, d.row["cost_source"] = _committed(d, price, cost.term, d.row["cost_source"])
+    d.inputs.add("price_eur_per_hour", price,
                  f"market.offer.{cost.offer}.{offer['region']}.{cost.pricing}", "reference",
                  d.row["cost_source"])
     d.prov.cite("gpu_offer", f"{cost.offer}@{offer['region']}", offer)
     zone: str | None = offer["zone"]
     return zone
+
+
+def _committed(d: Draft, price: Number, term: Term, source: str) -> tuple[Number, str]:
+    """The price per instance-hour of a commitment: the price less the term's discount,
+    escalating by year, with its upfront payment, levelled over the proposal's horizon at its
+    cost of capital (metrics.levelled_commitment_eur_per_hour); each bound of a ranged price
+    alike (the level price rises with the price). Returns it with its source."""
+    horizon = d.proposal.horizon_months()
+    assert horizon is not None  # a term gives the proposal a horizon
+    rate, rate_source = d.proposal.horizon_cost_of_capital()
+    discounted = scaled(price, 1.0 - term.discount)
+    low, mode, high = (levelled_commitment_eur_per_hour(
+        b, term.months, horizon, term.escalation_per_year, term.upfront_eur, rate)
+        for b in bounds(discounted))
+    level: Number = Range(low=low, mode=mode, high=high) if low < high else mode
+    if term.min_commit_eur_per_month is not None:
+        if isinstance(level, Range):
+            raise d.error("cost.term.min_commit_eur_per_month", "a minimum commitment goes "
+                          "with a price given as a number (its floor in instances follows it)")
+        # a level stream of the floor is the floor: it compares with the levelled price as it
+        # is (flat, not escalated)
+        floor = term.min_commit_eur_per_month / (HOURS_PER_MONTH * level)
+        d.inputs.add("min_instances", floor, f"{d.key}.cost.term.min_commit_eur_per_month",
+                     "declared", f"{term.source}: minimum commitment "
+                     f"{term.min_commit_eur_per_month:g} EUR a month / (730 h x {level:.6g} "
+                     f"EUR/h) = {floor:.4g} instances billed at least")
+        if d.proposal.demand is None:
+            d.notes.append("cost.term.min_commit_eur_per_month is read with a [demand] only "
+                           "(it bills a floor under the sized fleet)")
+    renewals = -(-horizon // term.months)
+    d.notes.append(f"committed for {term.months} months ({term.commitment}): every sized "
+                   "instance is billed every hour of the term whatever the demand"
+                   + (f"; renewed on the same terms to cover the {horizon}-month horizon "
+                      f"({renewals} terms)" if renewals > 1 else ""))
+    words = (f"{source}; {term.commitment} for {term.months} months ({term.source}): "
+             f"{term.discount:.4g} off -> {spread(discounted)} EUR/h, escalation "
+             f"{term.escalation_per_year:.4g} a year, upfront {term.upfront_eur:g} EUR per "
+             f"instance and term, levelled over the {horizon}-month horizon at a cost of "
+             f"capital of {rate:.4g} a year ({rate_source}): {spread(level)} EUR/h")
+    return level, words
+
+
+def _api_prices() -> tuple[pl.DataFrame, str]:
+    """The bundled public per-token prices of API offers (sources/reference/api_prices.csv),
+    and the sha256 of the file they were read from."""
+    raw = read(API_PRICES_FILE)
+    number, text = pl.Float64(), pl.String()
+    return read_typed_csv(raw.content, raw.name, {
+        "provider_id": text, "model": text, "region": text, "zone": text,
+        "input_price_per_mtok": number,
+        "output_price_per_mtok": number, "currency": text, "min_billing_tokens": number,
+        "note": text, "source_url": text, "source_date": text, "licence": text}), \
+        hashlib.sha256(raw.content).hexdigest()
+
+
+def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
+    """Tokens bought from an API: the price per million tokens of the token basis for the
+    proposal's request mix, billed per busy token (elastic): the chain prices an hour of one
+    replica of the serving hardware assumed (its `throughput`, the basis of the energy
+    estimate) at it, so CPM is the token price in every draw. Returns the zone a bundled price
+    is served from."""
+    c, demand = d.c, d.proposal.demand
+    if demand is None or demand.prompt_tokens is None or demand.output_tokens is None:
+        raise d.error("cost", "an API is priced per input and per output token: give the "
+                              "request mix as [demand] prompt_tokens and output_tokens (the "
+                              "mean tokens of one request)")
+    key = f"{d.key}.cost"
+    zone: str | None = None
+    if isinstance(cost, ApiCost):
+        grade, source = "declared", cost.source
+        prices = []
+        for name in ("input_eur_per_mtok", "output_eur_per_mtok"):
+            eur, converted = in_eur(d, getattr(cost, name), f"{key}.{name}")
+            assert eur is not None
+            prices.append(eur)
+            source = _with(source, converted)
+        minimum = cost.min_billing_tokens
+    else:
+        grade, (prices, source, minimum, zone) = "reference", _api_price(d, cost, key)
+    total = d.proposal.policy.token_basis == "total"
+    both = list(zip(bounds(prices[0]), bounds(prices[1]), strict=True))
+    low, mode, high = (api_eur_per_mtok(i, o, demand.prompt_tokens, demand.output_tokens,
+                                        total) for i, o in both)
+    per_mtok: Number = Range(low=low, mode=mode, high=high) if low < high else mode
+    basis = "prompt + output" if total else "output"
+    d.row["cost_model"] = "per_token"
+    d.row["cost_grade"] = grade
+    d.row["cost_source"] = (
+        f"{source}: {spread(prices[0])} EUR per million input tokens, {spread(prices[1])} "
+        f"per million output tokens; request mix of [demand] {demand.prompt_tokens:g} prompt + "
+        f"{demand.output_tokens:g} output tokens -> {spread(per_mtok)} EUR per million "
+        f"{basis} tokens")
+    d.inputs.add("price_eur_per_mtok", per_mtok, key, grade, d.row["cost_source"])
+    d.notes.append(f"API: billed per token used ({spread(per_mtok)} EUR per million {basis} "
+                   "tokens, the CPM); energy and carbon are estimated from the serving hardware "
+                   f"assumed ({c.gpu_count} x {c.gpu}: its throughput and power)")
+    _api_limits(d, cost, minimum)
+    return zone
+
+
+def _api_price(d: Draft, cost: ApiPriceCost, key: str
+               ) -> tuple[list[Number], str, float | None, str | None]:
+    """A bundled API price row: (input and output EUR per Mtok, source, minimum billing unit,
+    the zone it is served from)."""
+    provider, model = cost.api.split(":", 1)
+    table, sha256 = _api_prices()
+    rows = table.filter(pl.col("provider_id") == provider, pl.col("model") == model)
+    if d.c.region is not None:
+        rows = rows.filter(pl.col("region") == d.c.region)
+    if rows.height == 0:
+        listing = ", ".join(table.select(pl.format("{}:{} ({})", "provider_id", "model",
+                                                   "region")).to_series().to_list())
+        raise d.error("cost.api", f"no bundled API price {cost.api!r}"
+                      + (f" in region {d.c.region}" if d.c.region else "")
+                      + f"; available: {listing}")
+    row = rows.sort("region").row(0, named=True)
+    prices: list[Number] = []
+    converted = ""
+    for name in ("input_price_per_mtok", "output_price_per_mtok"):
+        money = row[name] if row["currency"] == "EUR" else ForeignMoney(
+            amount=row[name], currency=row["currency"])
+        eur, words = in_eur(d, money, f"{key}.api")
+        assert eur is not None
+        prices.append(eur)
+        converted = converted or words
+    d.row["region"] = row["region"]
+    d.prov.add("api_price", f"{cost.api}@{row['region']}", url=row["source_url"],
+               date=row["source_date"], licence=row["licence"], snapshot_sha256=sha256)
+    source = _with(f"{cost.api} in {row['region']}, published {row['source_date']}: "
+                   f"{row['source_url']} ({row['note']})", converted)
+    return prices, source, row["min_billing_tokens"], row["zone"]
+
+
+def _api_limits(d: Draft, cost: ApiCost | ApiPriceCost, minimum: float | None) -> None:
+    """The minimum billing unit and the rate limit, against the demand, as notes."""
+    demand = d.proposal.demand
+    assert demand is not None
+    if minimum is not None:
+        d.notes.append(f"API: billed in units of {minimum:,.0f} tokens per model and token type "
+                       "(rounding up a month's volume; not counted in the CPM)")
+    limit = cost.rate_limit_tokens_per_min
+    tokens_per_day = point_tokens_per_day(d)
+    if limit is not None and tokens_per_day is not None:
+        # a rate limit counts prompt and output tokens: the basis's daily tokens in requests
+        prompt, output = demand.prompt_tokens or 0.0, demand.output_tokens or 1.0
+        per_request = output + (prompt if d.proposal.policy.token_basis == "total" else 0.0)
+        peak = (tokens_per_day / per_request * (prompt + output) / 1440.0
+                * bounds(demand.peak_factor)[1])
+        if peak > limit:
+            d.notes.append(f"API: the demand's peak, {peak:,.0f} prompt + output tokens a "
+                           "minute, exceeds the "
+                           f"rate limit of {limit:,.0f}: the provider must raise it")
+        else:
+            d.notes.append(f"API: the demand's peak, {peak:,.0f} prompt + output tokens a "
+                           "minute, is within "
+                           f"the rate limit of {limit:,.0f}")
+
+
+def point_tokens_per_day(d: Draft) -> float | None:
+    """The demand's daily tokens on the token basis, at the point estimate."""
+    for name, value, _key, _source in _demand_inputs(d):
+        if name == "demand_tokens_per_day":
+            return bounds(value)[1]
+    return None
 
 
 def _offer(d: Draft, cost: OfferCost) -> dict[str, Any]:
@@ -197,10 +392,10 @@ def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
 
 
 def resolve_capacity(d: Draft) -> None:
-    """How the instances are held (provisioned or elastic) and the demand they are sized for:
-    its inputs are the same keys for every candidate, so they move together in the Monte
-    Carlo."""
-    d.row["capacity"] = d.c.capacity
+    """How the instances are held (provisioned or elastic: an API is billed per token used)
+    and the demand they are sized for: its inputs are the same keys for every candidate, so
+    they move together in the Monte Carlo."""
+    d.row["capacity"] = "elastic" if d.c.deployment == "api" else d.c.capacity
     demand = d.proposal.demand
     if demand is not None:
         given = demand.model_fields_set
@@ -212,7 +407,7 @@ def resolve_capacity(d: Draft) -> None:
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")
-    if d.c.capacity == "elastic":
+    if d.c.capacity == "elastic" and d.c.deployment != "api":
         d.notes.append("elastic capacity: only busy instance-hours are billed"
                        + (f", at least {d.c.min_instances} instance(s) held"
                           if d.c.min_instances else "")

@@ -548,7 +548,8 @@ _INPUT_NOTE = ("Do not sort this sheet: the Scorecard reads it row by row (row 2
 _INPUT_NOTES = {
     "utilisation": "Read only without a demand: with one, the billed utilisation follows "
                    "from the sizing (change the demand, peak factor or headroom instead).",
-    "min_instances": "Read only for elastic capacity with a demand.",
+    "min_instances": "Read only with a demand: an elastic fleet's floor, or a term's minimum "
+                     "commitment in instances.",
 }
 
 

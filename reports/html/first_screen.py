@@ -92,6 +92,8 @@ def _split_text(rec: Recommendation, chosen: CandidateResult | None) -> str | No
         return None
     if chosen is not None and chosen.deployment == "cloud":
         return "all opex: rented by the hour, no capex"
+    if chosen is not None and chosen.deployment == "api":
+        return "all opex: bought per token, no capex"
     return "not split: the cost is declared per hour"
 
 

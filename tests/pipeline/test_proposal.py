@@ -56,7 +56,7 @@ def test_range_uses_its_mode_for_point_estimates() -> None:
         (("source = \"s\" }\ncost", "source = \"s\", extra = 1 }\ncost"),
          "candidates[0] (id 'A').throughput.extra", "unknown key"),
         (("deployment = \"on_prem\"", "deployment = \"rented\""),
-         "candidates[0] (id 'A').deployment", "'on_prem' or 'cloud'"),
+         "candidates[0] (id 'A').deployment", "'on_prem', 'cloud' or 'api'"),
         (("pue = 1.3", "pue = { low = 2, mode = 1.3, high = 1.6 }"),
          "candidates[0] (id 'A').pue", "low <= mode <= high"),
     ],

@@ -69,15 +69,31 @@ def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
     assert c["scaleway-h100x8-fp8"]["cpm_eur_per_mtok"] == pytest.approx(6.07939, rel=1e-4)
     assert c["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"] == pytest.approx(2.07407, rel=1e-4)
     assert c["ovhcloud-h100x4-fp8"]["energy_j_per_token"] == pytest.approx(0.93333, rel=1e-4)
-    # Frontier: FR H200 (level 4, cheapest and cleanest of own hardware) and OVHcloud (level
-    # 2, cheapest, least energy and carbon). FR H100, ES H200 lose to FR H200; Scaleway loses
-    # to both; DE H200 loses to FR and ES H200 (rank 3).
+    # The 36-month Scaleway commitment (docs/decision.md, "Contract terms"): 25.3308 x 0.65 =
+    # 16.46502 EUR/h levelled over the TCO's 48 months at its 5 % with 3 % escalation: factor
+    # 1.043981, 17.1892 EUR/h; 5 instances as on demand: 17.1892 x 5 / 20.8333 Mtok an hour =
+    # 4.1254 EUR/Mtok. The API (docs/decision.md, "Tokens bought by API"): 0.9 EUR per Mtok in
+    # and out, requests of 1,000 + 250 tokens: 0.9 x 1,250 / 250 = 4.5 EUR/Mtok; its serving
+    # replica assumed at 4,966 tokens/s and 4,200 W: 4,200 / 4,966 = 0.845751 J/token.
+    term = c["scaleway-h100x8-fp8-36m"]
+    assert term["cost_eur_per_hour"] == pytest.approx(17.1892, rel=1e-5)
+    assert term["cpm_eur_per_mtok"] == pytest.approx(4.12540, rel=1e-5)
+    api = c["scaleway-api-llama-70b"]
+    assert api["cpm_eur_per_mtok"] == pytest.approx(4.5)
+    assert api["energy_j_per_token"] == pytest.approx(0.845751, rel=1e-5)
+    # Frontier: FR H200 (level 4, cheapest and cleanest of own hardware), OVHcloud (level 2,
+    # cheapest) and the API (level 2, least energy and carbon). FR H100, ES H200 lose to FR
+    # H200; Scaleway on demand loses to both those, the API and its own 36-month commitment
+    # (cheaper at the same energy); the commitment loses to FR H200 and OVHcloud; DE H200
+    # loses to FR and ES H200 (rank 3).
     frontier = {k for k, v in c.items() if v["pareto_rank"] == 1}
-    assert frontier == {"onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8"}
+    assert frontier == {"onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b"}
     assert c["onprem-es-h200-fp8"]["pareto_rank"] == 2
     assert c["onprem-es-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
-    assert c["scaleway-h100x8-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8",
-                                                       "ovhcloud-h100x4-fp8"]
+    assert c["scaleway-h100x8-fp8"]["dominated_by"] == [
+        "onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b",
+        "scaleway-h100x8-fp8-36m"]
+    assert term["dominated_by"] == ["onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8"]
     assert c["onprem-de-h200-fp8"]["pareto_rank"] == 3
     assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-es-h200-fp8",
                                                       "onprem-fr-h200-fp8"]

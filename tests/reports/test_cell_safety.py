@@ -94,7 +94,7 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
 _OWN_FORMULA = re.compile(r'^=(?:(?:Inputs|Demand)!\$[A-Z]+\$\d+|\$B\$\d+|[A-Z]{1,3}\d+|'
                           r'Scorecard!\$[A-Z]+\$\d+:\$[A-Z]+\$\d+|\$A\d+|'
                           r'\d+(?:\.\d+)?|IF|OR|IFERROR|CEILING|PMT|MAX|MIN|INDEX|MATCH|'
-                          r'"(?:tco|elastic|goodput|Little\'s law)?"|[-+*/^(),=<>])+$')
+                          r'"(?:tco|elastic|per_token|goodput|Little\'s law)?"|[-+*/^(),=<>])+$')
 
 
 def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None:

@@ -207,11 +207,12 @@ def no_demand(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
 def test_the_example_workbook_computes_the_engine_figures(
         example: tuple[dict[str, Any], Book]) -> None:
     result, book = example
-    # 7 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
+    # 9 candidates x every step on the sheet (25 with a demand, no Little's law: the 21
     # before issue 15's headroom_instances and headroom, redundancy and period costs; 27 since
     # issue 26 split the goodput count, goodput_instances, from the binding `instances`; 32
-    # with the market-based factor and carbon and the three per-request figures)
-    assert check_every_step(book, result) == 7 * 32
+    # with the market-based factor and carbon and the three per-request figures; 33 since
+    # issue 30's API candidate brought token_cost_eur_per_hour)
+    assert check_every_step(book, result) == 9 * 33
     no_errors_and_formulas_only_on_the_scorecard(book)
     monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
     # FR H100: 11 EUR/h x 6 instances x 730 h = 48,180 EUR/month (the engine's, computed)
@@ -313,7 +314,8 @@ def test_templates_use_only_functions_that_need_no_prefix() -> None:
     called = {name for s in STEPS if s.excel
               for name in re.findall(r"([A-Z][A-Z0-9.]*)\(", s.excel)}
     assert called <= set(TEMPLATE_FUNCTIONS)
-    assert called == {"IF", "CEILING", "PMT", "MAX", "MIN"}  # OR and IFERROR come from fill()
+    # (IFERROR and more ORs come from fill())
+    assert called == {"IF", "OR", "CEILING", "PMT", "MAX", "MIN"}
 
 
 def test_the_little_s_law_steps_compute_too(tmp_path: Path) -> None:
@@ -408,10 +410,10 @@ def check_sizing(book: Book, result: dict[str, Any]) -> int:
 def test_the_sizing_sheet_computes_from_the_inputs(
         example: tuple[dict[str, Any], Book]) -> None:
     result, book = example
-    # 7 candidates x 9 figures: instances, billed instances, utilisation, monthly cost,
+    # 9 candidates x 9 figures: instances, billed instances, utilisation, monthly cost,
     # headroom instances, headroom cost, period cost, MWh and tCO2e a year (the spares' cost,
-    # the binding and the two counts are left off: no spares, no request shape)
-    assert check_sizing(book, result) == 7 * 9
+    # the binding and the two counts are left off: no spares, no operating concurrency)
+    assert check_sizing(book, result) == 9 * 9
     sheet = book.cells["Sizing"]
     headers = [c.value for c in sheet[1]]
     fr = next(r for r in range(2, sheet.max_row + 1)

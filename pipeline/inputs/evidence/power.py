@@ -176,7 +176,7 @@ def site_kind(d: Draft) -> str:
     published figure when the bundled defaults have one), a colocation site (an on-prem
     candidate whose TCO hosting is `colocation`), or the organisation's own room."""
     c = d.c
-    if c.deployment == "cloud":
+    if c.deployment != "on_prem":  # a cloud, or the one serving an API
         sites = power_defaults().filter(pl.col("figure") == "pue")["site"].to_list()
         return c.provider if c.provider in sites else "cloud"
     hosting = d.proposal.tco[c.cost.tco].hosting if isinstance(c.cost, TcoCost) else None
