@@ -165,7 +165,7 @@ def test_the_spark_and_trino_queries_are_the_ones_docs_show() -> None:
     a = datetime(2026, 11, 8, 6, tzinfo=UTC).timestamp()
     b = datetime(2026, 11, 8, 12, tzinfo=UTC).timestamp()
     for dialect, source in DOCS_SOURCES.items():
-        assert energy_sql(dialect, source, a, b, a - 60, b + 60, "trapezoid") in docs, dialect
+        assert energy_sql(source, a, b, a - 60, b + 60, "trapezoid") in docs, dialect
 
 
 DOCS_SOURCES = {"duckdb": "read_parquet('fleet/**/*.parquet', hive_partitioning = true)",
@@ -294,7 +294,7 @@ def _rows_both_ways(folder: Path, window: Window, chunk_rows: int = 8_000_000):
     lo, hi = a - 3600, b + 3600
     _, chunked = fleet._chunked(con, folder, scan, a, b, lo, hi, method, EnergyParams(),
                                 has_counter, chunk_rows)
-    cursor = con.execute(energy_sql("duckdb", fleet._source(folder), a, b, lo, hi, method,
+    cursor = con.execute(energy_sql(fleet._source(folder), a, b, lo, hi, method,
                                     has_counter=has_counter, day_column=scan.day_column))
     names = [c[0] for c in cursor.description]
     single = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
