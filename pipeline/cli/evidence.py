@@ -4,7 +4,10 @@
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
   point (pipeline.evidence.inspection).
 - `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add); with
-  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.power.fleet).
+  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.power.fleet);
+  with `--fleet-result`, the result of the fleet query run elsewhere
+  (pipeline.evidence.power.fleet_sql).
+- `sql`: the fleet energy query for a window in DuckDB, Spark or Trino SQL.
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
 is fast; pipeline/cli/__init__.py mounts `evidence_app` as `scorecard evidence`. The format
@@ -221,10 +224,25 @@ def add_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --parquet: print only JSON.")
                        ] = False,
+    fleet_result: Annotated[Path | None, typer.Option(
+        "--fleet-result", help="The one-row result (CSV with a header, or JSON) of the query "
+        "`scorecard evidence sql` printed, as an engine wrote it (with --fleet-query): print "
+        "its energy and a candidate's `power = { ... }` line citing the query's sha256.",
+        show_default=False)] = None,
+    fleet_query: Annotated[Path | None, typer.Option(
+        "--fleet-query", help="With --fleet-result: the query's text, as `scorecard evidence "
+        "sql` printed it.", show_default=False)] = None,
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
-    skipped. With --parquet, the energy of a fleet's Parquet power samples instead."""
+    skipped. With --parquet, the energy of a fleet's Parquet power samples instead; with
+    --fleet-result, that of a fleet query run elsewhere (Spark, Trino)."""
+    if fleet_result is not None or fleet_query is not None:
+        if fleet_result is None or fleet_query is None or paths or parquet is not None:
+            raise _fail("--fleet-result and --fleet-query go together, without files or "
+                        "--parquet")
+        _fleet_result(fleet_result, fleet_query, as_json)
+        return
     if parquet is not None:  # before the readers' imports: the fleet's path needs none
         if paths or db is not None or fmt is not None or power_fmt is not None:
             raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
@@ -290,6 +308,71 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
                f"window, {len(report['gaps'])} gap(s), {len(report['files'])} file(s)")
     for note in report["notes"]:
         typer.echo(f"note: {note}")
+
+
+def _fleet_result(result: Path, query: Path, as_json: bool) -> None:
+    """`evidence add --fleet-result`: a fleet query's result, as text or JSON."""
+    from pipeline.evidence.power.fleet_sql import fleet_result, power_line
+
+    try:
+        evidence = fleet_result(result, query)
+    except (ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    report = evidence.as_dict() | {"power": power_line(evidence, query)}
+    if as_json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        return
+    typer.echo(f"{result}: {report['energy_j']:,.1f} J over {report['window_s']:,.0f} s "
+               f"({report['average_power_w']:,.1f} W average) by {report['method']}, "
+               f"{report['samples_in_window']:,} samples in the window")
+    for note in report["notes"]:
+        typer.echo(f"note: {note}")
+    typer.echo(report["power"])
+
+
+class Dialect(StrEnum):
+    """pipeline.evidence.power.fleet_sql.DIALECTS: the choices of `evidence sql --dialect`."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+    trino = "trino"
+
+
+@evidence_app.command("sql")
+def sql_command(
+    path: Annotated[str, typer.Argument(
+        help="The fleet's Parquet folder (DuckDB, Spark), or the Trino table over it "
+             "(catalog.schema.table).")],
+    window_start: Annotated[str, typer.Option(
+        help="The window's start, ISO 8601 with offset.", show_default=False)],
+    window_end: Annotated[str, typer.Option(
+        help="The window's end, ISO 8601 with offset.", show_default=False)],
+    dialect: Annotated[Dialect, typer.Option(help="The engine the query is for.")
+                       ] = Dialect.duckdb,
+    method: Annotated[str, typer.Option(
+        help="trapezoid (power) or counter (energy_j, every GPU with two readings).")
+    ] = "trapezoid",
+    margin_s: Annotated[float, typer.Option(
+        help="Samples read on either side of the window, s.")] = 3600.0,
+) -> None:
+    """Print the fleet energy query (one row: energy, idle power, gaps, GPUs not covered) for
+    a window, in the engine's SQL, to run where the samples lie; `evidence add --fleet-result
+    R --fleet-query Q` takes its result back."""
+    from datetime import datetime
+
+    from pipeline.evidence.power.fleet_sql import query_text
+
+    try:
+        moments = [datetime.fromisoformat(text) for text in (window_start, window_end)]
+        if any(m.tzinfo is None for m in moments):
+            raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
+        if not (math.isfinite(margin_s) and margin_s >= 0):
+            raise ValueError("--margin-s must be a number of seconds, 0 or more")
+        text = query_text(dialect.value, path, moments[0].timestamp(), moments[1].timestamp(),
+                          method, margin_s=margin_s)
+    except ValueError as err:
+        raise _fail(str(err)) from None
+    sys.stdout.write(text)
 
 
 def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:

@@ -137,10 +137,14 @@ def energy_ctes(source: str, a: float, b: float, lo: float, hi: float, method: s
     days = _days_read(day_column, lo, hi)
     # the median period from each GPU's distinct intervals and their counts (exact, and a
     # handful of rows per GPU where median() would hold every interval: 1.5 million each)
-    typical = "CAST(NULL AS DOUBLE)"
+    # and the median counter power joined to it (not a correlated subquery: Spark refuses one
+    # inside an aggregate)
+    typical, joined = "CAST(NULL AS DOUBLE)", ""
     if counter:
-        typical = ("(SELECT median((c1 - c) / dt) FROM intervals j WHERE "
-                   "j.device_id = ranked.device_id AND NOT j.reset AND j.dt > 0)")
+        typical = "w.typical_w"
+        joined = ("\n  LEFT JOIN (SELECT device_id, median((c1 - c) / dt) AS typical_w "
+                  "FROM intervals\n    WHERE NOT reset AND dt > 0 GROUP BY device_id) w "
+                  "ON k.device_id = w.device_id")
     e, clipped, reset = _formulas(method)
     return f"""WITH samples AS (
   SELECT gpu_uuid AS device_id, {t} AS t, power_w AS p, {energy} AS c
@@ -176,10 +180,10 @@ ranked AS (
   FROM periods
 ),
 typical AS (
-  SELECT device_id,
-         {MEDIAN} AS period,
-         {typical} AS typical_w
-  FROM ranked GROUP BY device_id
+  SELECT k.device_id, k.period, {typical} AS typical_w
+  FROM (SELECT device_id,
+               {MEDIAN} AS period
+        FROM ranked GROUP BY device_id) k{joined}
 ),
 energies AS (
   SELECT i.device_id, i.t, i.t1, i.dt, i.reset, i.c, i.c1, y.period,

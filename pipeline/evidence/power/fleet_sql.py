@@ -30,7 +30,6 @@ import json
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -96,7 +95,7 @@ def fleet_query(a: float, b: float, method: str, *, margin_s: float = MARGIN_S,
     if not (math.isfinite(a) and math.isfinite(b) and b > a):
         raise ValueError("the window's end must be after its start")
     counter = method == "counter" if has_counter is None else has_counter
-    A, B, G = _num(a), _num(b), _num(gap_factor)
+    G = _num(gap_factor)
     ctes = energy_ctes(TABLE, a, b, a - margin_s, b + margin_s, method, gap_factor=gap_factor,
                        has_counter=counter, day_column="day")
     start, end = TIMESTAMP.format(_iso(a)), TIMESTAMP.format(_iso(b))
@@ -284,7 +283,7 @@ def fleet_result(result: Path, query: Path, params: EnergyParams | None = None
 def power_line(evidence: PowerEvidence, query: Path) -> str:
     """A candidate's declared power from the result, cited by the query's text and hash (for
     the proposal's `[candidates.measured]`)."""
-    digest = next(f.sha256 for f in evidence.files if f.format == "fleet-sql")
+    digest = next(f.sha256 for f in evidence.files if f.tool == "fleet-sql")
     idle = evidence.energy.idle_power_w if evidence.energy is not None else None
     idle_part = f", idle_watts = {idle!r}" if idle is not None else ""
     cite = json.dumps(f"fleet energy query {query.name} sha256:{digest}")
