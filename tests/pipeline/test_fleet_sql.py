@@ -180,3 +180,38 @@ def test_evidence_sql_refuses_a_naive_window(tmp_path: Path) -> None:
                                       "2026-11-21T02:00:00"])
     assert result.exit_code == 1 and "offset" in result.output
 
+
+
+def test_export_then_add_gives_the_same_energy(tmp_path: Path) -> None:
+    """The round trip: an nvidia-smi log added to a store, `export --parquet`, then `evidence
+    add --parquet` of the exported fleet folder: the same energy as the log's own, over the
+    window. Two GPUs at 1 Hz for 10 s (11:00:00 .. 11:00:10 UTC): A 100 + 10 t W, B 200 W
+    silent from t = 4 to 8. Over [2.5 s, 7.5 s]: A 100 x 5 + 5 x (7.5^2 - 2.5^2) = 750 J,
+    B 200 W x 5 s = 1,000 J: 1,750 J."""
+    from pipeline.evidence.power.logs import power_from_evidence
+
+    readings = [("A", s, 100.0 + 10 * s) for s in range(11)] + [
+        ("B", s, 200.0) for s in (0, 1, 2, 3, 4, 8, 9, 10)]
+    log = tmp_path / "smi.csv"
+    log.write_text("timestamp, uuid, power.draw [W]\n" + "".join(
+        f"2026/11/20 11:00:{s:02d}.000, {gpu}, {watts:.2f} W\n"
+        for s, gpu, watts in sorted((s, g, w) for g, s, w in readings)))
+    db, out = tmp_path / "store.duckdb", tmp_path / "out"
+    runner = CliRunner()
+    added = runner.invoke(app, ["evidence", "add", str(log), "--tz", "UTC", "--db", str(db)])
+    assert added.exit_code == 0, added.output
+    exported = runner.invoke(app, ["export", "--parquet", str(out), "--db", str(db)])
+    assert exported.exit_code == 0, exported.output
+    assert f"{out / 'fleet_power_samples'}: 19 rows" in exported.output
+    assert (out / "fleet_power_samples" / "day=2026-11-20").is_dir()
+    start, end = "2026-11-20T11:00:02.500000+00:00", "2026-11-20T11:00:07.500000+00:00"
+    back = runner.invoke(app, ["evidence", "add", "--parquet", str(out / "fleet_power_samples"),
+                               "--window-start", start, "--window-end", end, "--json"])
+    assert back.exit_code == 0, back.output
+    fleet = json.loads(back.stdout)
+    own = power_from_evidence(log, datetime.fromisoformat(start), datetime.fromisoformat(end),
+                              "UTC").energy
+    assert fleet["energy_j"] == pytest.approx(1750.0, rel=1e-12)
+    assert fleet["energy_j"] == pytest.approx(own.energy_j, rel=1e-12)
+    assert fleet["idle_power_w"] == pytest.approx(own.idle_power_w, rel=1e-12)
+    assert fleet["gpus"] == ["A", "B"]

@@ -379,6 +379,26 @@ SELECT *, {_edges(a, b)}
 FROM per_gpu"""
 
 
+def export_samples(con: duckdb.DuckDBPyConnection, folder: Path) -> int:
+    """The store's GPU-board power samples (`core__power_samples`) in the fleet layout
+    (schemas/fleet.py: `folder/day=YYYY-MM-DD/*.parquet`, gpu_uuid = device_id, timestamp_utc
+    = sample_utc, energy_j = energy_counter_j), replacing what `folder` held; the rows
+    written. `scorecard export --parquet DIR` writes it as DIR/fleet_power_samples, which
+    `evidence add --parquet`, `power = { parquet = ... }` and `evidence sql` read as they are."""
+    import shutil
+
+    rows = ("SELECT device_id AS gpu_uuid, sample_utc AS timestamp_utc, power_w, "
+            "energy_counter_j AS energy_j, CAST(timezone('UTC', sample_utc) AS DATE) AS day "
+            "FROM core__power_samples WHERE measurement_boundary = 'gpu_board'")
+    (count,), = con.execute(f"SELECT count(*) FROM ({rows})").fetchall()
+    if folder.exists():
+        shutil.rmtree(folder)
+    if count:
+        con.execute(f"COPY ({rows} ORDER BY gpu_uuid, timestamp_utc) TO ? "
+                    "(FORMAT parquet, PARTITION_BY (day))", [str(folder)])
+    return int(count)
+
+
 def _glob(folder: Path) -> str:
     return str(folder / "**" / "*.parquet")
 
