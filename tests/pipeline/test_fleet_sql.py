@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.evidence.power.energy import Window
 from pipeline.evidence.power.fleet import fleet_energy
-from pipeline.evidence.power.fleet_sql import RESULT_COLUMNS, query_text
+from pipeline.evidence.power.fleet_sql import RESULT_COLUMNS, fleet_result, query_text
 
 WINDOW = Window(datetime(2026, 11, 20, 22, tzinfo=UTC), datetime(2026, 11, 21, 2, tzinfo=UTC))
 
@@ -113,8 +113,13 @@ def test_the_spark_text_gives_the_same_joules_on_pyspark(tmp_path: Path) -> None
             ours = _run_duckdb(query_text("duckdb", str(folder), a, b, method))
             text = query_text("spark", str(folder), a, b, method)
             assert "unix_micros" in text.lower() and "read_parquet" not in text
-            (row,) = spark.sql(text.split("\n", 1)[1]).collect()
+            (row,) = spark.sql(text).collect()  # the text as printed, its header comment too
             theirs = row.asDict()
+            # fed back as docs/energy.md shows: the row as JSON, with the query's text
+            (tmp_path / "fleet.sql").write_text(text)
+            (tmp_path / "result.json").write_text(json.dumps(theirs))
+            back = fleet_result(tmp_path / "result.json", tmp_path / "fleet.sql")
+            assert back.energy_j == pytest.approx(EXPECTED_J, rel=1e-12)
             assert theirs["energy_j"] == pytest.approx(EXPECTED_J, rel=1e-12)
             for key in RESULT_COLUMNS:
                 if isinstance(ours[key], float):
