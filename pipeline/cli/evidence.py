@@ -232,6 +232,20 @@ def add_command(
     fleet_query: Annotated[Path | None, typer.Option(
         "--fleet-query", help="With --fleet-result: the query's text, as `scorecard evidence "
         "sql` printed it.", show_default=False)] = None,
+    prometheus: Annotated[str | None, typer.Option(
+        "--prometheus", help="A Prometheus server's URL: run the range queries of vLLM's "
+        "counters and histograms and DCGM's power over --query-window and add the answers "
+        "as saved query_range files are (token, if any, in $SCORECARD_PROMETHEUS_TOKEN).",
+        show_default=False)] = None,
+    query_window: Annotated[str | None, typer.Option(
+        "--query-window", help="With --prometheus: START..END, ISO 8601 with offset.",
+        show_default=False)] = None,
+    step_s: Annotated[float | None, typer.Option(
+        "--step-s", help="With --prometheus: the queries' resolution, s (default: the finest "
+        "within Prometheus' 11,000 points, 1 s at least).", show_default=False)] = None,
+    save_to: Annotated[Path | None, typer.Option(
+        "--save-to", help="With --prometheus: the folder the answers are kept in (default: a "
+        "new temporary folder, printed).", show_default=False)] = None,
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
@@ -243,6 +257,14 @@ def add_command(
                         "--parquet")
         _fleet_result(fleet_result, fleet_query, as_json)
         return
+    if prometheus is not None or query_window is not None:
+        if prometheus is None or query_window is None or paths or parquet is not None:
+            raise _fail("--prometheus and --query-window go together, without files or "
+                        "--parquet")
+        _prometheus(prometheus, query_window, step_s, save_to, db)
+        return
+    if step_s is not None or save_to is not None:
+        raise _fail("--step-s and --save-to go with --prometheus URL")
     if parquet is not None:  # before the readers' imports: the fleet's path needs none
         if paths or db is not None or fmt is not None or power_fmt is not None:
             raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
@@ -308,6 +330,42 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
                f"window, {len(report['gaps'])} gap(s), {len(report['files'])} file(s)")
     for note in report["notes"]:
         typer.echo(f"note: {note}")
+
+
+def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
+                db: Path | None) -> None:
+    """`evidence add --prometheus`: the range queries' answers added to the store."""
+    import tempfile
+    from datetime import datetime
+
+    import duckdb
+
+    from pipeline.evidence.add import add_prometheus
+    from pipeline.store import LoadFailed, StoreError, connect, db_path
+    from schemas.table import ValidationFailed
+    from sources.errors import ParseError
+    from sources.http import FetchError
+
+    try:
+        start_text, sep, end_text = window.partition("..")
+        if not sep:
+            raise ValueError(f"--query-window expects START..END, got {window!r}")
+        moments = [datetime.fromisoformat(t.strip()) for t in (start_text, end_text)]
+        if any(m.tzinfo is None for m in moments):
+            raise ValueError("--query-window needs offsets (e.g. +00:00)")
+        folder = save_to or Path(tempfile.mkdtemp(prefix="scorecard-prometheus-"))
+        con = connect(db_path(db))
+        results, notes = _with_progress(lambda progress: add_prometheus(
+            con, url, moments[0].timestamp(), moments[1].timestamp(), step=step,
+            folder=folder, progress=progress))
+    except (FetchError, ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error,
+            ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    typer.echo(f"answers kept in {folder}", err=True)
+    for note in notes:
+        typer.echo(note, err=True)
+    for name, result in results:
+        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
 
 
 def _fleet_result(result: Path, query: Path, as_json: bool) -> None:
