@@ -6,12 +6,18 @@ series, `[unix seconds, "value"]` (`point`)."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
+
+import requests
 
 from sources.bench.jsondoc import json_values
 from sources.errors import ParseError
+from sources.http import DEFAULT_POLICY, FetchPolicy, fetch
 from sources.power.frame import EPOCH_LIMIT_S
 from sources.text import one_line
 
@@ -97,20 +103,13 @@ def step_s(start: float, end: float, step: float | None = None) -> float:
 
 
 def query_range(base_url: str, name: str, start: float, end: float, step: float, *,
-                session: Any = None, policy: Any = None) -> bytes:
+                session: requests.Session | None = None,
+                policy: FetchPolicy | None = None) -> bytes:
     """The answer of `QUERIES[name]` over [start, end] (unix s) from the Prometheus at
     `base_url` (its /api/v1/query_range), by sources.http.fetch: bounded (deadline, retries,
     MAX_BYTES), the token of TOKEN_ENV sent and redacted; a FetchError names the URL."""
-    import os
-
-    import requests
-
-    from sources.http import DEFAULT_POLICY, fetch
-
     chosen = policy or DEFAULT_POLICY
     if chosen.max_bytes > MAX_BYTES:
-        from dataclasses import replace
-
         chosen = replace(chosen, max_bytes=MAX_BYTES)
     token = os.environ.get(TOKEN_ENV)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -124,8 +123,6 @@ def query_range(base_url: str, name: str, start: float, end: float, step: float,
 
 def has_series(data: bytes) -> bool:
     """Whether an answer holds any series (an empty matrix: no such metric in the window)."""
-    import json
-
     try:
         doc = json.loads(data)
     except ValueError:

@@ -22,6 +22,7 @@ from pipeline.evidence.bench import add_bench_files
 from pipeline.evidence.files import split_files
 from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
+from sources import prometheus
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
@@ -48,8 +49,6 @@ def add_prometheus(con: Any, url: str, start: float, end: float, *, step: float 
     `folder` (`prometheus-<query>-<start>-<end>.json`, what `curl .../query_range` would have
     saved) and added as such a file is, by the same readers. An answer without series (no
     such metric in the window) is noted, not added; none with any is a ValueError."""
-    from sources import prometheus
-
     resolution = prometheus.step_s(start, end, step)
     folder.mkdir(parents=True, exist_ok=True)
     files, notes = [], []
