@@ -37,7 +37,6 @@ from sqlglot import exp
 from pipeline.evidence.power.energy import (
     EnergyParams,
     EnergyResult,
-    Gap,
     Window,
     stability_reasons,
 )
@@ -268,7 +267,7 @@ def fleet_result(result: Path, query: Path, params: EnergyParams | None = None
     window = Window(a.astimezone(UTC), b.astimezone(UTC))
     energy_result = EnergyResult(
         energy_j=energy, average_power_w=energy / duration, boundary="gpu_board", method=method,
-        gpus=(), window=window, gaps=tuple[Gap, ...](), resets=(),
+        gpus=(), window=window, gaps=(), resets=(),
         samples_in_window=int(figures["samples_in_window"] or 0), samples_outside_window=0,
         idle_power_w=figures["idle_power_w"], energy_range_j=None, stable=not reasons,
         stability_reasons=tuple(reasons), notes=())
