@@ -220,3 +220,20 @@ def test_export_then_add_gives_the_same_energy(tmp_path: Path) -> None:
     assert fleet["energy_j"] == pytest.approx(own.energy_j, rel=1e-12)
     assert fleet["idle_power_w"] == pytest.approx(own.idle_power_w, rel=1e-12)
     assert fleet["gpus"] == ["A", "B"]
+
+
+def test_a_result_with_nan_or_another_layout_is_refused(tmp_path: Path) -> None:
+    """A result that is not the query's one row is an error naming the file and key, and
+    nothing is printed but the error."""
+    a, b = WINDOW.start_utc.timestamp(), WINDOW.end_utc.timestamp()
+    query = tmp_path / "q.sql"
+    query.write_text(query_text("duckdb", "fleet", a, b, "trapezoid"))
+    runner = CliRunner()
+    (tmp_path / "nan.json").write_text('{"energy_j": NaN}')
+    nan = runner.invoke(app, ["evidence", "add", "--fleet-result", str(tmp_path / "nan.json"),
+                              "--fleet-query", str(query)])
+    assert nan.exit_code == 1 and "NaN is not a number" in nan.output
+    (tmp_path / "short.csv").write_text("energy_j\n5\n")
+    short = runner.invoke(app, ["evidence", "add", "--fleet-result", str(tmp_path / "short.csv"),
+                                "--fleet-query", str(query)])
+    assert short.exit_code == 1 and "no column 'window_start_utc'" in short.output

@@ -191,9 +191,11 @@ def _rows(data: bytes, origin: str) -> dict[str, str]:
     text = data.decode("utf-8-sig")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
+        def refuse(constant: str) -> None:
+            raise FleetSqlError(f"{origin}: {constant} is not a number (strict JSON)")
+
         try:
-            value = json.loads(stripped, parse_constant=lambda c: (_ for _ in ()).throw(
-                FleetSqlError(f"{origin}: {c} is not a number")))
+            value = json.loads(stripped, parse_constant=refuse)
         except json.JSONDecodeError as err:
             raise FleetSqlError(f"{origin}: line {err.lineno}: not JSON ({err.msg})") from None
         rows = value if isinstance(value, list) else [value]
