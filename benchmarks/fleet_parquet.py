@@ -190,7 +190,8 @@ def main() -> None:
                       f"{median(what, 'cpu_s'):.2f} s CPU, "
                       f"{max(r[what]['peak_rss_gb'] for r in runs):.2f} GB peak RSS (max)")
             print(f"{window}: ours / DuckDB scan {median('ratio_to_scan'):.2f}, ours / DuckDB "
-                  f"bare trapezoid {median('ratio_to_bare'):.2f} (targets <= 2, over the span <= 1.5); energy "
+                  f"bare trapezoid {median('ratio_to_bare'):.2f} (targets <= 2, over the span "
+                  "<= 1.5); energy "
                   f"{runs[-1]['ours']['answer']:.6g} J ours, {runs[-1]['bare']['answer']:.6g} "
                   "J bare" + (f", {runs[-1]['spark']['answer']:.6g} J Spark"
                               if "spark" in engines else ""))
