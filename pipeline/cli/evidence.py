@@ -4,7 +4,10 @@
   goodput, the knee), and with `--power` the power log's energy and J/token at the operating
   point (pipeline.evidence.inspection).
 - `add`: benchmark results and power logs into the DuckDB store (pipeline.evidence.add); with
-  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.power.fleet).
+  `--parquet DIR`, a fleet's Parquet power samples' window energy (pipeline.evidence.power.fleet);
+  with `--fleet-result`, the result of the fleet query run elsewhere
+  (pipeline.evidence.power.fleet_sql).
+- `sql`: the fleet energy query for a window in DuckDB, Spark or Trino SQL.
 
 Heavy imports (polars, duckdb, the readers) happen inside the commands so `scorecard --help`
 is fast; pipeline/cli/__init__.py mounts `evidence_app` as `scorecard evidence`. The format
@@ -221,10 +224,47 @@ def add_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --parquet: print only JSON.")
                        ] = False,
+    fleet_result: Annotated[Path | None, typer.Option(
+        "--fleet-result", help="The one-row result (CSV with a header, or JSON) of the query "
+        "`scorecard evidence sql` printed, as an engine wrote it (with --fleet-query): print "
+        "its energy and a candidate's `power = { ... }` line citing the query's sha256.",
+        show_default=False)] = None,
+    fleet_query: Annotated[Path | None, typer.Option(
+        "--fleet-query", help="With --fleet-result: the query's text, as `scorecard evidence "
+        "sql` printed it.", show_default=False)] = None,
+    prometheus: Annotated[str | None, typer.Option(
+        "--prometheus", help="A Prometheus server's URL: run the range queries of vLLM's "
+        "counters and histograms and DCGM's power over --query-window and add the answers "
+        "as saved query_range files are (token, if any, in $SCORECARD_PROMETHEUS_TOKEN).",
+        show_default=False)] = None,
+    query_window: Annotated[str | None, typer.Option(
+        "--query-window", help="With --prometheus: START..END, ISO 8601 with offset.",
+        show_default=False)] = None,
+    step_s: Annotated[float | None, typer.Option(
+        "--step-s", help="With --prometheus: the queries' resolution, s (default: the finest "
+        "within Prometheus' 11,000 points, 1 s at least).", show_default=False)] = None,
+    save_to: Annotated[Path | None, typer.Option(
+        "--save-to", help="With --prometheus: the folder the answers are kept in (default: a "
+        "new temporary folder, printed).", show_default=False)] = None,
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
-    skipped. With --parquet, the energy of a fleet's Parquet power samples instead."""
+    skipped. With --parquet, the energy of a fleet's Parquet power samples instead; with
+    --fleet-result, that of a fleet query run elsewhere (Spark, Trino)."""
+    if fleet_result is not None or fleet_query is not None:
+        if fleet_result is None or fleet_query is None or paths or parquet is not None:
+            raise _fail("--fleet-result and --fleet-query go together, without files or "
+                        "--parquet")
+        _fleet_result(fleet_result, fleet_query, as_json)
+        return
+    if prometheus is not None or query_window is not None:
+        if prometheus is None or query_window is None or paths or parquet is not None:
+            raise _fail("--prometheus and --query-window go together, without files or "
+                        "--parquet")
+        _prometheus(prometheus, query_window, step_s, save_to, db)
+        return
+    if step_s is not None or save_to is not None:
+        raise _fail("--step-s and --save-to go with --prometheus URL")
     if parquet is not None:  # before the readers' imports: the fleet's path needs none
         if paths or db is not None or fmt is not None or power_fmt is not None:
             raise _fail("--parquet computes a fleet's energy from its files and adds nothing: "
@@ -290,6 +330,107 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
                f"window, {len(report['gaps'])} gap(s), {len(report['files'])} file(s)")
     for note in report["notes"]:
         typer.echo(f"note: {note}")
+
+
+def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
+                db: Path | None) -> None:
+    """`evidence add --prometheus`: the range queries' answers added to the store."""
+    import tempfile
+    from datetime import datetime
+
+    import duckdb
+
+    from pipeline.evidence.add import add_prometheus
+    from pipeline.store import LoadFailed, StoreError, connect, db_path
+    from schemas.table import ValidationFailed
+    from sources.errors import ParseError
+    from sources.http import FetchError
+
+    try:
+        start_text, sep, end_text = window.partition("..")
+        if not sep:
+            raise ValueError(f"--query-window expects START..END, got {window!r}")
+        moments = [datetime.fromisoformat(t.strip()) for t in (start_text, end_text)]
+        if any(m.tzinfo is None for m in moments):
+            raise ValueError("--query-window needs offsets (e.g. +00:00)")
+        folder = save_to or Path(tempfile.mkdtemp(prefix="scorecard-prometheus-"))
+        con = connect(db_path(db))
+        results, notes = _with_progress(lambda progress: add_prometheus(
+            con, url, moments[0].timestamp(), moments[1].timestamp(), step=step,
+            folder=folder, progress=progress))
+    except (FetchError, ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error,
+            ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    typer.echo(f"answers kept in {folder}", err=True)
+    for note in notes:
+        typer.echo(note, err=True)
+    for name, result in results:
+        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+
+
+def _fleet_result(result: Path, query: Path, as_json: bool) -> None:
+    """`evidence add --fleet-result`: a fleet query's result, as text or JSON."""
+    from pipeline.evidence.power.fleet_sql import fleet_result, power_line
+
+    try:
+        evidence = fleet_result(result, query)
+    except (ValueError, OSError) as err:
+        raise _fail(str(err)) from None
+    report = evidence.as_dict() | {"power": power_line(evidence, query)}
+    if as_json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        return
+    typer.echo(f"{result}: {report['energy_j']:,.1f} J over {report['window_s']:,.0f} s "
+               f"({report['average_power_w']:,.1f} W average) by {report['method']}, "
+               f"{report['samples_in_window']:,} samples in the window")
+    for note in report["notes"]:
+        typer.echo(f"note: {note}")
+    typer.echo(report["power"])
+
+
+class Dialect(StrEnum):
+    """pipeline.evidence.power.fleet_sql.DIALECTS: the choices of `evidence sql --dialect`."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+    trino = "trino"
+
+
+@evidence_app.command("sql")
+def sql_command(
+    path: Annotated[str, typer.Argument(
+        help="The fleet's Parquet folder (DuckDB, Spark), or the Trino table over it "
+             "(catalog.schema.table).")],
+    window_start: Annotated[str, typer.Option(
+        help="The window's start, ISO 8601 with offset.", show_default=False)],
+    window_end: Annotated[str, typer.Option(
+        help="The window's end, ISO 8601 with offset.", show_default=False)],
+    dialect: Annotated[Dialect, typer.Option(help="The engine the query is for.")
+                       ] = Dialect.duckdb,
+    method: Annotated[str, typer.Option(
+        help="trapezoid (power) or counter (energy_j, every GPU with two readings).")
+    ] = "trapezoid",
+    margin_s: Annotated[float, typer.Option(
+        help="Samples read on either side of the window, s.")] = 3600.0,
+) -> None:
+    """Print the fleet energy query (one row: energy, idle power, gaps, GPUs not covered) for
+    a window, in the engine's SQL, to run where the samples lie; `evidence add --fleet-result
+    R --fleet-query Q` takes its result back."""
+    from datetime import datetime
+
+    from pipeline.evidence.power.fleet_sql import query_text
+
+    try:
+        moments = [datetime.fromisoformat(text) for text in (window_start, window_end)]
+        if any(m.tzinfo is None for m in moments):
+            raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
+        if not (math.isfinite(margin_s) and margin_s >= 0):
+            raise ValueError("--margin-s must be a number of seconds, 0 or more")
+        text = query_text(dialect.value, path, moments[0].timestamp(), moments[1].timestamp(),
+                          method, margin_s=margin_s)
+    except ValueError as err:
+        raise _fail(str(err)) from None
+    sys.stdout.write(text)
 
 
 def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:

@@ -2,9 +2,10 @@
 files without loading them into memory (`evidence add --parquet DIR`, `power = { parquet =
 "DIR" }`).
 
-Layout: `DIR/**/*.parquet`, Hive partitions (e.g. `day=2026-11-08/`), columns `gpu_uuid`
-(text), `timestamp_utc` (timestamp with time zone), `power_w` (W) and, optionally, `energy_j`
-(a cumulative energy counter, J). Every GPU is one stream at the `gpu_board` boundary.
+Layout (schemas/fleet.py, `FLEET_SAMPLES`): `DIR/**/*.parquet`, Hive partitions (e.g.
+`day=2026-11-08/`), columns `gpu_uuid` (text), `timestamp_utc` (timestamp with time zone),
+`power_w` (W) and, optionally, `energy_j` (a cumulative energy counter, J). Every GPU is one
+stream at the `gpu_board` boundary.
 
 The rules are those of `pipeline.evidence.power.energy` (DESIGN section 7): counter when every GPU
 has two counter readings, else trapezoid; a reading interval longer than `gap_factor` x the
@@ -16,8 +17,9 @@ clipped interval, counter pro-rated, reset fill, edge power); `stability_reasons
 tests/pipeline/test_fleet_energy.py checks both paths equal on the same samples.
 
 - `energy_sql`: the text of the energy query over the samples within [lo, hi] (s since the
-  epoch) for the window [a, b], in `duckdb`, `spark` or `trino` SQL (the same query;
-  docs/energy.md shows it in each): one row per GPU.
+  epoch) for the window [a, b], in DuckDB SQL: one row per GPU, its edges applied (`_edges`);
+  pipeline.evidence.power.fleet_sql builds the fleet query on its CTEs (`energy_ctes`) and
+  renders it for Spark SQL and Trino.
 - `power_from_parquet`: a fleet folder's `PowerEvidence` (`pipeline.evidence.power.measured`)
   over a window, what `evidence add --parquet` and `power = { parquet = "DIR" }` take, from
   `fleet_energy`.
@@ -57,41 +59,25 @@ from pipeline.evidence.power.energy import (
 )
 from pipeline.evidence.power.measured import EvidenceFile, PowerEvidence
 from schemas.fields import FIELDS
+from schemas.fleet import OPTIONAL as FLEET_OPTIONAL
+from schemas.fleet import PARQUET_TYPES
+from schemas.fleet import REQUIRED as FLEET_REQUIRED
 
 #: DuckDB's memory while it reads a fleet's files (it spills to a temporary folder beyond).
 MEMORY_LIMIT = "1GB"
-REQUIRED = {"gpu_uuid": "VARCHAR", "timestamp_utc": "TIMESTAMP WITH TIME ZONE",
-            "power_w": "DOUBLE"}
-OPTIONAL = {"energy_j": "DOUBLE"}
+#: the layout's columns and their types (schemas/fleet.py, the one declaration)
+REQUIRED = {name: PARQUET_TYPES[name] for name in FLEET_REQUIRED}
+OPTIONAL = {name: PARQUET_TYPES[name] for name in FLEET_OPTIONAL}
 
 
 class FleetError(EnergyError):
     """A Parquet folder that cannot be read as a fleet's power samples; names the file."""
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between the engines: seconds since the epoch of a timestamp, an exact (or
-    approximate) median, the minimum of a value by a key, an array collected, a timestamp
-    literal."""
-
-    epoch: str
-    median: str
-    min_by: str
-    max_by: str
-    collect: str
-    array: str
-    timestamp: str
-
-
-DIALECTS = {
-    "duckdb": Dialect("epoch_us({}) / 1e6", "median({})", "arg_min({}, {})", "arg_max({}, {})",
-                      "list({})", "[{}]", "TIMESTAMPTZ '{}+00'"),
-    "spark": Dialect("unix_micros({}) / 1e6", "percentile({}, 0.5)", "min_by({}, {})",
-                     "max_by({}, {})", "collect_list({})", "array({})", "TIMESTAMP '{}'"),
-    "trino": Dialect("to_unixtime({})", "approx_percentile({}, 0.5)", "min_by({}, {})",
-                     "max_by({}, {})", "array_agg({})", "ARRAY[{}]", "TIMESTAMP '{} UTC'"),
-}
+#: DuckDB's spellings, the one definition's (pipeline.evidence.power.fleet_sql renders the
+#: query for Spark SQL and Trino from this text with sqlglot)
+EPOCH = "epoch_us({}) / 1e6"
+TIMESTAMP = "TIMESTAMPTZ '{}+00:00'"
 
 
 def _num(x: float) -> str:
@@ -127,32 +113,45 @@ def _formulas(method: str) -> tuple[str, str, str]:
             "FALSE")
 
 
-def energy_sql(dialect: str, source: str, a: float, b: float, lo: float, hi: float,
-               method: str, *, gap_factor: float = 3.0, has_counter: bool = True,
-               day_column: str | None = "day") -> str:
-    """The energy query: one row per GPU with the reading intervals' energy over [a, b] and
-    what qualifies it; the edges (a log starting or ending inside the window) are applied to
-    these rows by `fleet_energy`. `source` is the samples' relation (a table, or DuckDB's
-    read_parquet(...)); `day_column` a Hive partition of days pruned to [lo, hi]."""
-    d = DIALECTS[dialect]
+def _edges(a: float, b: float) -> str:
+    """The edge correction of a GPU's row (`first`, `last`, `e_window`, `p_first`, `p_last`):
+    a log starting after a (ending before b) is extended at its first (last) interval's power
+    over `lead_s` (`trail_s`); `energy_j` is the GPU's energy over [a, b]. Whether an edge is
+    short enough (3 x the period) is `fleet_energy`'s check, and the full query's."""
+    A, B = _num(a), _num(b)
+    lead, trail = f"GREATEST(first - {A}, 0.0)", f"GREATEST({B} - last, 0.0)"
+    return (f"{lead} AS lead_s, {trail} AS trail_s,\n"
+            f"       coalesce(e_window, 0.0) + {lead} * coalesce(p_first, 0.0)\n"
+            f"         + {trail} * coalesce(p_last, 0.0) AS energy_j")
+
+
+def energy_ctes(source: str, a: float, b: float, lo: float, hi: float, method: str, *,
+                gap_factor: float = 3.0, has_counter: bool = True,
+                day_column: str | None = "day") -> str:
+    """The energy query's common table expressions in DuckDB SQL (`energy_sql` selects from
+    `per_gpu`; pipeline.evidence.power.fleet_sql builds the fleet query on them)."""
     A, B, G, H = _num(a), _num(b), _num(gap_factor), _num((b - a) / 2)
-    t = d.epoch.format("timestamp_utc")
+    t = EPOCH.format("timestamp_utc")
     counter = method == "counter"
     value = "c" if counter else "p"
     energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
     days = _days_read(day_column, lo, hi)
     # the median period from each GPU's distinct intervals and their counts (exact, and a
     # handful of rows per GPU where median() would hold every interval: 1.5 million each)
-    typical = "CAST(NULL AS DOUBLE)"
+    # and the median counter power joined to it (not a correlated subquery: Spark refuses one
+    # inside an aggregate)
+    typical, joined = "CAST(NULL AS DOUBLE)", ""
     if counter:
-        typical = ("(SELECT " + d.median.format("(c1 - c) / dt") + " FROM intervals j WHERE "
-                   "j.device_id = ranked.device_id AND NOT j.reset AND j.dt > 0)")
+        typical = "w.typical_w"
+        joined = ("\n  LEFT JOIN (SELECT device_id, median((c1 - c) / dt) AS typical_w "
+                  "FROM intervals\n    WHERE NOT reset AND dt > 0 GROUP BY device_id) w "
+                  "ON k.device_id = w.device_id")
     e, clipped, reset = _formulas(method)
     return f"""WITH samples AS (
   SELECT gpu_uuid AS device_id, {t} AS t, power_w AS p, {energy} AS c
   FROM {source}
-  WHERE timestamp_utc >= {d.timestamp.format(_iso(lo))}
-    AND timestamp_utc <= {d.timestamp.format(_iso(hi))}{days}
+  WHERE timestamp_utc >= {TIMESTAMP.format(_iso(lo))}
+    AND timestamp_utc <= {TIMESTAMP.format(_iso(hi))}{days}
     AND (power_w IS NOT NULL OR {energy} IS NOT NULL)
 ),
 counted AS (
@@ -182,10 +181,10 @@ ranked AS (
   FROM periods
 ),
 typical AS (
-  SELECT device_id,
-         {MEDIAN} AS period,
-         {typical} AS typical_w
-  FROM ranked GROUP BY device_id
+  SELECT k.device_id, k.period, {typical} AS typical_w
+  FROM (SELECT device_id,
+               {MEDIAN} AS period
+        FROM ranked GROUP BY device_id) k{joined}
 ),
 energies AS (
   SELECT i.device_id, i.t, i.t1, i.dt, i.reset, i.c, i.c1, y.period,
@@ -197,21 +196,32 @@ clipped AS (
   SELECT *, CASE WHEN r > l THEN {clipped} END AS e_window,
          r > l AND dt > {G} * period AS gap
   FROM energies
-)
+),
+per_gpu AS (
 SELECT device_id, min(t) AS first, max(t1) AS last, max(period) AS period,
-       {d.min_by.format("CASE WHEN dt > 0 THEN e / dt END", "CASE WHEN dt > 0 THEN t END")}
-         AS p_first,
-       {d.max_by.format("CASE WHEN dt > 0 THEN e / dt END", "CASE WHEN dt > 0 THEN t END")}
-         AS p_last,
+       arg_min(CASE WHEN dt > 0 THEN e / dt END, CASE WHEN dt > 0 THEN t END) AS p_first,
+       arg_max(CASE WHEN dt > 0 THEN e / dt END, CASE WHEN dt > 0 THEN t END) AS p_last,
        sum(e_window) AS e_window,
        count(CASE WHEN r > l AND e IS NULL THEN 1 END) AS unknown,
        count(CASE WHEN dt = 0 THEN 1 END) AS duplicates,
        count(CASE WHEN r > l AND (t < {A} OR t1 > {B}) AND dt > {H} THEN 1 END)
          AS prorated,
-       {d.collect.format(d.array.format("t, t1"))} FILTER (WHERE gap) AS gaps,
-       {d.collect.format(d.array.format("t1, c, c1"))} FILTER (WHERE r > l AND reset)
-         AS resets
-FROM clipped GROUP BY device_id"""
+       list([t, t1]) FILTER (WHERE gap) AS gaps,
+       list([t1, c, c1]) FILTER (WHERE r > l AND reset) AS resets
+FROM clipped GROUP BY device_id
+)"""
+
+
+def energy_sql(source: str, a: float, b: float, lo: float, hi: float, method: str, *,
+               gap_factor: float = 3.0, has_counter: bool = True,
+               day_column: str | None = "day") -> str:
+    """The energy query in DuckDB SQL: one row per GPU with the reading intervals' energy over
+    [a, b], what qualifies it, and its energy with the edges (`_edges`). `source` is the
+    samples' relation (a table, or DuckDB's read_parquet(...)); `day_column` a Hive partition
+    of days pruned to [lo, hi]."""
+    ctes = energy_ctes(source, a, b, lo, hi, method, gap_factor=gap_factor,
+                       has_counter=has_counter, day_column=day_column)
+    return f"{ctes}\nSELECT *, {_edges(a, b)}\nFROM per_gpu"
 
 
 #: the mean power of the first and of the last interval of positive length, with their start
@@ -247,7 +257,6 @@ def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: 
     intervals give to the energy over [a, b], with the histogram of their lengths (`periods`)
     and those long enough to be a gap at any period up to the chunk's shortest interval
     (`long`). `_combine_sql` adds the intervals between chunks and finishes the rows."""
-    d = DIALECTS["duckdb"]
     A, B, G, H = _num(a), _num(b), _num(gap_factor), _num((b - a) / 2)
     e, clipped, reset = _formulas(method)
     energy = "energy_j" if has_counter else "CAST(NULL AS DOUBLE)"
@@ -255,10 +264,10 @@ def _chunk_sql(source: str, key: str, chunk: int, lo: float, hi: float, closed: 
     # [lo, hi] within one day, but hi may be the next midnight: its readings are filed there
     days = _days_read(day_column, lo, hi)
     return f"""WITH samples AS (
-  SELECT {key} AS h, {d.epoch.format("timestamp_utc")} AS t, power_w AS p, {energy} AS c
+  SELECT {key} AS h, {EPOCH.format("timestamp_utc")} AS t, power_w AS p, {energy} AS c
   FROM {source}
-  WHERE timestamp_utc >= {d.timestamp.format(_iso(lo))}
-    AND timestamp_utc {"<=" if closed else "<"} {d.timestamp.format(_iso(hi))}{days}
+  WHERE timestamp_utc >= {TIMESTAMP.format(_iso(lo))}
+    AND timestamp_utc {"<=" if closed else "<"} {TIMESTAMP.format(_iso(hi))}{days}
     AND {value} IS NOT NULL
 ),
 readings AS (
@@ -352,7 +361,8 @@ chunks AS (
          flatten(list(resets) FILTER (WHERE resets IS NOT NULL)) AS resets,
          sum(in_window) AS in_window, sum(busy_sum_w) AS busy_sum_w, sum(busy_n) AS busy_n
   FROM parts GROUP BY h
-)
+),
+per_gpu AS (
 SELECT c.h, c.first, c.last, y.period,
        CASE WHEN w.pf_t < c.pf_t OR c.pf_t IS NULL THEN w.pf ELSE c.pf END AS p_first,
        CASE WHEN w.pl_t > c.pl_t OR c.pl_t IS NULL THEN w.pl ELSE c.pl END AS p_last,
@@ -364,7 +374,30 @@ SELECT c.h, c.first, c.last, y.period,
        c.n_intervals + coalesce(w.n_intervals, 0) AS n_intervals,
        c.fills + coalesce(w.fills, 0) AS fills, c.m, c.in_window, c.busy_sum_w, c.busy_n
 FROM chunks c LEFT JOIN crossing w ON c.h = w.h LEFT JOIN typical y ON c.h = y.h
-LEFT JOIN gapped g ON c.h = g.h"""
+LEFT JOIN gapped g ON c.h = g.h
+)
+SELECT *, {_edges(a, b)}
+FROM per_gpu"""
+
+
+def export_samples(con: duckdb.DuckDBPyConnection, folder: Path) -> int:
+    """The store's GPU-board power samples (`core__power_samples`) in the fleet layout
+    (schemas/fleet.py: `folder/day=YYYY-MM-DD/*.parquet`, gpu_uuid = device_id, timestamp_utc
+    = sample_utc, energy_j = energy_counter_j), replacing what `folder` held; the rows
+    written. `scorecard export --parquet DIR` writes it as DIR/fleet_power_samples, which
+    `evidence add --parquet`, `power = { parquet = ... }` and `evidence sql` read as they are."""
+    import shutil
+
+    rows = ("SELECT device_id AS gpu_uuid, sample_utc AS timestamp_utc, power_w, "
+            "energy_counter_j AS energy_j, CAST(timezone('UTC', sample_utc) AS DATE) AS day "
+            "FROM core__power_samples WHERE measurement_boundary = 'gpu_board'")
+    (count,), = con.execute(f"SELECT count(*) FROM ({rows})").fetchall()
+    if folder.exists():
+        shutil.rmtree(folder)
+    if count:
+        con.execute(f"COPY ({rows} ORDER BY gpu_uuid, timestamp_utc) TO ? "
+                    "(FORMAT parquet, PARTITION_BY (day))", [str(folder)])
+    return int(count)
 
 
 def _glob(folder: Path) -> str:
@@ -705,7 +738,9 @@ def _chunked(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float
             continue  # one reading: no interval, as energy_sql has no row for it
         rows.append({"device_id": by_key[r["h"]], "first": r["first"], "last": r["last"],
                      "period": r["period"], "p_first": r["p_first"], "p_last": r["p_last"],
-                     "e_window": r["e_window"], "unknown": 0, "duplicates": r["duplicates"],
+                     "e_window": r["e_window"], "lead_s": r["lead_s"],
+                     "trail_s": r["trail_s"], "energy_j": r["energy_j"],
+                     "unknown": 0, "duplicates": r["duplicates"],
                      "prorated": r["prorated"],
                      "gaps": (r["long_gaps"] or []) + (r["gaps"] or []),
                      "resets": (r["resets"] or []) + (r["between_resets"] or [])})
@@ -727,7 +762,7 @@ def _near(con: duckdb.DuckDBPyConnection, folder: Path, scan: _Scan, a: float, b
     rows: list[dict[str, Any]] | None = None
     while True:
         lo, hi = max(a - margin, start), min(b + margin, end)
-        sql = energy_sql("duckdb", _source(folder), a, b, lo, hi, method,
+        sql = energy_sql(_source(folder), a, b, lo, hi, method,
                          gap_factor=params.gap_factor, has_counter=has_counter,
                          day_column=day_column)
         if readings_only:
@@ -783,15 +818,14 @@ def _result(rows: list[dict[str, Any]], devices: list[dict[str, Any]], window: W
                               "runs): energy unknown")
     energy, gaps, resets, edges = 0.0, [], [], []
     for r in sorted(rows, key=lambda r: r["device_id"]):
-        lead, trail = max(r["first"] - a, 0.0), max(b - r["last"], 0.0)
+        lead, trail = r["lead_s"], r["trail_s"]
         tolerance = 0.0 if r["n_method"] == 2 else params.gap_factor * r["period"]
         if lead > tolerance or trail > tolerance:
             raise EnergyError(
                 f"{origin}: power log does not cover the window for device {r['device_id']}: "
                 f"it covers {utc_of(r['first']).isoformat()} .. {utc_of(r['last']).isoformat()}, "
                 f"window {utc_of(a).isoformat()} .. {utc_of(b).isoformat()}")
-        energy += ((r["e_window"] or 0.0) + lead * (r["p_first"] or 0.0)
-                   + trail * (r["p_last"] or 0.0))
+        energy += r["energy_j"]
         gaps += [Gap(r["device_id"], utc_of(t), utc_of(t1), t1 - t, "gap")
                  for t, t1 in sorted(r["gaps"] or [])]
         resets += [Reset(r["device_id"], utc_of(at), before, after)

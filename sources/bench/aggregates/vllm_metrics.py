@@ -34,8 +34,6 @@ from sources.scrape_time import SCRAPE_TIME_COMMENT
 
 TOOL = "vllm-metrics"
 
-_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+(-?\d+))?\s*$")
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 _SCRAPED = re.compile(SCRAPE_TIME_COMMENT)
 _OK_REASONS = ("stop", "length", "repetition")
 _HISTOGRAMS = {"ttft": ("vllm:time_to_first_token_seconds",),
@@ -150,44 +148,63 @@ def _time(text: str, path: str, where: str) -> float:
 
 
 def _scrapes(text: str, path: str) -> list[Scrape]:
-    scrapes: list[Scrape] = []
-    current: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
-    when: float | None = None
-    stamps: list[float] = []
-    started = False
+    """The scrapes of the file, split at its scrape-time comments, each parsed by
+    prometheus_client's parser of the text exposition (sample names, labels, values and
+    timestamps as Prometheus reads them)."""
+    chunks: list[tuple[float | None, int, list[str]]] = [(None, 1, [])]  # time, line, lines
     for n, line in enumerate(text.splitlines(), start=1):
         marker = _SCRAPED.match(line)
         if marker:
-            if started:
-                scrapes.append((when if when is not None else _max(stamps), current))
-            current, stamps, started = {}, [], True
-            when = _time(marker.group(1), path, f"line {n}")
-            continue
-        if not line.strip() or line.startswith("#"):
-            continue
-        match = _SAMPLE.match(line)
-        if match is None:
-            raise ParseError(TOOL, path, f"line {n}", "not a Prometheus sample line")
-        started = True
-        name, labels, value, stamp = match.groups()
-        try:
-            number = float(value)
-        except ValueError:
-            raise ParseError(TOOL, path, f"line {n}", f"bad value {value!r}") from None
-        if stamp is not None:
-            if not 0 <= int(stamp) < 1e14:
-                raise ParseError(TOOL, path, f"line {n}", f"timestamp {stamp} out of range")
-            stamps.append(int(stamp) / 1000.0)
-        key = (name, frozenset(_LABEL.findall(labels or "")))
-        if math.isfinite(number):
-            current[key] = number
-    if not started:
+            chunks.append((_time(marker.group(1), path, f"line {n}"), n + 1, []))
+        else:
+            chunks[-1][2].append(line)
+    scrapes: list[Scrape] = []
+    for when, first, lines in chunks:
+        current: Counts = {}
+        stamps: list[float] = []
+        for name, labels, number, stamp in _samples(lines, first, path):
+            if stamp is not None:
+                stamps.append(stamp)
+            if math.isfinite(number):
+                current[(name, labels)] = number
+        if current or stamps:
+            scrapes.append((when if when is not None else _max(stamps), current))
+    if not scrapes:
         raise ParseError(TOOL, path, "line 1", "no samples")
-    scrapes.append((when if when is not None else _max(stamps), current))
     if not any(k[0] == "vllm:generation_tokens_total" for k in scrapes[-1][1]):
         raise ParseError(TOOL, path, "vllm:generation_tokens_total", "missing: not a vLLM "
                          "/metrics scrape")
     return scrapes
+
+
+def _samples(lines: list[str], first: int, path: str
+             ) -> list[tuple[str, frozenset[tuple[str, str]], float, float | None]]:
+    """(name, labels, value, timestamp in s) of one scrape's lines (the first is line
+    `first` of the file), by prometheus_client's parser; a line it refuses is a ParseError
+    naming it."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        families = list(text_string_to_metric_families("\n".join(lines) + "\n"))
+    except (ValueError, TypeError, IndexError):
+        for i, line in enumerate(lines):  # which line: each alone (only on a failure)
+            if line.strip() and not line.startswith("#"):
+                try:
+                    list(text_string_to_metric_families(line + "\n"))
+                except (ValueError, TypeError, IndexError):
+                    raise ParseError(TOOL, path, f"line {first + i}",
+                                     "not a Prometheus sample line") from None
+        raise ParseError(TOOL, path, f"line {first}", "not a Prometheus text exposition "
+                         "(a TYPE or HELP line it refuses)") from None
+    out = []
+    for family in families:
+        for sample in family.samples:
+            stamp = None if sample.timestamp is None else float(sample.timestamp)
+            if stamp is not None and not 0 <= stamp < 1e11:
+                raise ParseError(TOOL, path, sample.name, f"timestamp {stamp} out of range")
+            out.append((sample.name, frozenset(sample.labels.items()), float(sample.value),
+                        stamp))
+    return out
 
 
 def _max(values: list[float]) -> float | None:

@@ -104,3 +104,16 @@ def test_each_scrape_time_spelling(label: str) -> None:
     # 100 tokens over 10:00:00 .. 10:00:20 = 20 s: 5 tokens/s
     assert run.started_at_utc == datetime(2026, 8, 17, 10, 0, tzinfo=UTC)
     assert run.reported["output_tokens_per_s"] == pytest.approx(5.0)
+
+
+def test_label_values_are_unescaped_as_prometheus_reads_them() -> None:
+    """The exposition escapes a quote and a backslash in a label value (`\\"`, `\\\\`):
+    prometheus_client's parser gives the value Prometheus stores, `my "big" model\\v2` (the
+    regexes it replaced kept the escapes, so a model named so was reported escaped). Two
+    scrapes 10 s apart, 50 then 250 tokens: 200 tokens."""
+    text = ('# scraped_at: 1000\nvllm:generation_tokens_total{model_name="my \\"big\\" '
+            'model\\\\v2"} 50\n# scraped_at: 1010\nvllm:generation_tokens_total{model_name='
+            '"my \\"big\\" model\\\\v2"} 250\n')
+    (run,) = vllm_metrics.parse(text.encode(), path="escaped.txt")
+    assert run.model == 'my "big" model\\v2'
+    assert run.reported["total_output_tokens"] == 200
