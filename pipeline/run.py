@@ -130,9 +130,7 @@ def _keep(o: Opened, result: Result, sha: str, source: str, document: str,
     def task() -> None:
         con = o.con.cursor()
         try:
-            store.save_run(con, result, sha, source, document)
-            if publish_it:
-                store.publish_scorecard(con, result, sha, document)
+            store.save_run(con, result, sha, source, document, publish=publish_it)
         finally:
             con.close()
     return task

@@ -17,11 +17,12 @@ ranges, token volumes). The great-tables scorecard formats its own columns
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from reports.cells import plain
@@ -36,10 +37,30 @@ def _printed(value: Any) -> Markup:
     return Markup(html.escape(plain("" if value is None else str(value))))
 
 
+class _CompiledTemplates(FileSystemBytecodeCache):
+    """Jinja2's cache of compiled templates, which never fails a report: a folder that cannot
+    be written (or that vanished) costs the compile only."""
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> FileSystemBytecodeCache | None:
+    try:
+        return _CompiledTemplates()
+    except (OSError, RuntimeError):  # no temporary folder of our own: compile every time
+        return None
+
+
 @functools.cache
 def templates() -> Environment:
-    """The templates of reports/templates/, loaded once per process."""
+    """The templates of reports/templates/, loaded once per process; each compiled once per
+    template text and Python version, not in every process: Jinja2 keeps the compiled code in
+    the user's own folder of the temporary directory (its `FileSystemBytecodeCache`, which
+    checks the template's checksum and refuses a folder another user owns)."""
     environment = Environment(loader=PackageLoader("reports", "templates"), autoescape=True,
+                              bytecode_cache=_compiled_templates(),
                               undefined=StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, finalize=_printed)
     environment.filters["num"] = num

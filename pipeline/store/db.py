@@ -29,7 +29,8 @@ STORE_WAIT_S = 10.0
 #: as fetched, content-addressed: `raw_snapshots`, made by `ensure_snapshot_tables`).
 #: load_fetches: each response an ingest load read (URL, parameters, time), so two requests
 #: answered with the same bytes stay two (no key: a load writes its fetches once).
-#: out__scorecard: each rendered scorecard.
+#: out__scorecard: each published scorecard; its document is its run's (out__scorecard_run,
+#: `candidates_json` NULL) unless a later run of the same identity replaced that run.
 _META_DDL = (
     """CREATE TABLE IF NOT EXISTS loads (
         load_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, vintage VARCHAR NOT NULL,
@@ -44,7 +45,7 @@ _META_DDL = (
         params_json VARCHAR NOT NULL, fetched_at_utc TIMESTAMPTZ NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS out__scorecard (
         vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
-        generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR NOT NULL,
+        generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR,
         PRIMARY KEY (vintage, proposal))""",
 )
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import duckdb
 
+from pipeline.store.transactions import rollback
 from schemas.result import Result
 
 _RUNS_DDL = """CREATE TABLE IF NOT EXISTS out__scorecard_run (
@@ -37,26 +38,50 @@ class StoredRun:
 
 
 def save_run(con: duckdb.DuckDBPyConnection, result: Result, proposal_sha256: str,
-             source: str, document: str) -> None:
+             source: str, document: str, *, publish: bool = False) -> None:
     """Keep `document` (the result's JSON) as the run of its vintage and proposal identity
-    (replacing only a run of the same identity)."""
+    (replacing only a run of the same identity), and with `publish` make it the published
+    scorecard of its vintage and proposal name, in one transaction.
+
+    The document is stored once: a published row holds no copy (`candidates_json` NULL) and
+    reads the run of its identity. A run that replaces that run without publishing first
+    gives the published row its own copy, so the published scorecard stays what it was."""
     con.execute(_RUNS_DDL)
-    con.execute(
-        "INSERT OR REPLACE INTO out__scorecard_run (vintage, proposal, proposal_sha256, "
-        "proposal_source, generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?, ?)",
-        [result.vintage, result.proposal, proposal_sha256, source,
-         datetime.fromisoformat(result.generated_at), document])
+    if publish:
+        _published_reads_runs(con)
+    key = [result.vintage, result.proposal, proposal_sha256]
+    generated = datetime.fromisoformat(result.generated_at)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if not publish:
+            con.execute(
+                "UPDATE out__scorecard p SET candidates_json = r.candidates_json FROM "
+                "out__scorecard_run r WHERE p.candidates_json IS NULL AND r.vintage = "
+                "p.vintage AND r.proposal = p.proposal AND r.proposal_sha256 = "
+                "p.proposal_sha256 AND p.vintage = ? AND p.proposal = ? AND "
+                "p.proposal_sha256 = ?", key)
+        con.execute(
+            "INSERT OR REPLACE INTO out__scorecard_run (vintage, proposal, proposal_sha256, "
+            "proposal_source, generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?, ?)",
+            [*key, source, generated, document])
+        if publish:
+            con.execute(
+                "INSERT OR REPLACE INTO out__scorecard (vintage, proposal, proposal_sha256, "
+                "generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, NULL)",
+                [*key, generated])
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
 
 
-def publish_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
-                      proposal_sha256: str, document: str) -> None:
-    """Make `document` the published scorecard of its vintage and proposal name."""
-    con.execute(
-        "INSERT OR REPLACE INTO out__scorecard (vintage, proposal, proposal_sha256, "
-        "generated_at_utc, candidates_json) VALUES (?, ?, ?, ?, ?)",
-        [result.vintage, result.proposal, proposal_sha256,
-         datetime.fromisoformat(result.generated_at), document],
-    )
+def _published_reads_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """A store made before published rows read their run holds `candidates_json NOT NULL`."""
+    [(nullable,)] = con.execute(
+        "SELECT is_nullable FROM information_schema.columns WHERE table_name = "
+        "'out__scorecard' AND column_name = 'candidates_json'").fetchall()
+    if nullable != "YES":
+        con.execute("ALTER TABLE out__scorecard ALTER COLUMN candidates_json DROP NOT NULL")
 
 
 def save_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
@@ -65,8 +90,7 @@ def save_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
     """Store `document` as a run and publish it (identity: `proposal_sha256`, else the
     sha256 of the proposal's text)."""
     sha = proposal_sha256 or hashlib.sha256(proposal_text.encode()).hexdigest()
-    save_run(con, result, sha, source, document)
-    publish_scorecard(con, result, sha, document)
+    save_run(con, result, sha, source, document, publish=True)
 
 
 def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
@@ -88,8 +112,14 @@ def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
 def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
                      ) -> Result | None:
     """The scorecard published for `vintage` and `proposal`, read back, if any."""
-    rows = con.execute("SELECT candidates_json FROM out__scorecard WHERE vintage = ? AND "
-                       "proposal = ?", [vintage, proposal]).fetchall()
+    runs = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = "
+                       "'out__scorecard_run'").fetchall()[0][0]
+    # a store made before runs were kept holds every published document in its own row
+    query = ("SELECT coalesce(p.candidates_json, r.candidates_json) FROM out__scorecard p "
+             "LEFT JOIN out__scorecard_run r USING (vintage, proposal, proposal_sha256) "
+             if runs else "SELECT p.candidates_json FROM out__scorecard p ")
+    rows = con.execute(query + "WHERE p.vintage = ? AND p.proposal = ?",
+                       [vintage, proposal]).fetchall()
     return Result.model_validate_json(rows[0][0]) if rows else None
 
 

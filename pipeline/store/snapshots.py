@@ -40,14 +40,16 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from pipeline.store.staging import staged
 from pipeline.store.transactions import rollback
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 META = "raw_snapshot_meta"
 PARTS = "raw_snapshot_parts"
@@ -172,6 +174,8 @@ def _insert_parts(con: duckdb.DuckDBPyConnection, digest: str,
     Arrow stream (each chunk's parts are slices of it: no copy in Python; a stream, not an
     Arrow table, which DuckDB's scan of it held twice in memory); returns the bytes written.
     An empty snapshot is one empty part, so every snapshot has one."""
+    import pyarrow as pa  # here: a `scorecard run` keeps no snapshot and need not load it
+
     written = 0
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -287,6 +291,8 @@ def snapshot_content(con: duckdb.DuckDBPyConnection, digest: str) -> bytes:
 
 def _values(column: pa.Array) -> memoryview:
     """The bytes of a binary Arrow array's values, end to end, without copying them."""
+    import pyarrow as pa
+
     _, offsets, data = column.buffers()
     width = np.int64 if pa.types.is_large_binary(column.type) else np.int32
     ends = np.frombuffer(offsets, dtype=width)[column.offset:column.offset + len(column) + 1]
