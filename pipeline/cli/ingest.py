@@ -23,8 +23,9 @@ def ingest(
         show_default=False)] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Load nothing: say for each source whether it is configured (its "
-                        "key set when it needs one) and its host answers; exit 2 if any "
-                        "is not.")] = False,
+                        "key set when it needs one) and a cheap request of its API "
+                        "answers 2xx (401/403: key refused; other: failing); exit 2 if "
+                        "any is not.")] = False,
     record: Annotated[Path | None, typer.Option(
         help="Also write every fetched response into this folder, one subfolder per source "
              "(to refresh test fixtures where network exists).")] = None,
