@@ -104,7 +104,7 @@ def test_written_to_a_pipe_nothing_is_wrapped(december: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     args = ["2026-11", "2026-12", str(PROPOSAL), "--db", str(december)]
     text = subprocess.run([sys.executable, "-m", "pipeline.cli", "diff", *args],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=True,
+                          capture_output=True, env=env, check=True,
                           text=True, encoding="utf-8").stdout
     document = json.loads(subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "diff", *args, "--json"],
