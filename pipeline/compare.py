@@ -72,10 +72,6 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             partial[v] = PartialMonth(
                 through=covered.through.isoformat(), days_covered=covered.days,
                 days_in_month=covered.days_in_month, share_of_month=covered.share)
-            notes.insert(0, f"{v} is a partial month: its data were fetched up to "
-                         f"{covered.through}, {covered.days} of its {covered.days_in_month} "
-                         f"days ({covered.share:.0%}); monthly figures may move when the "
-                         "month is complete")
     borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
                 for v in dict.fromkeys((vintage_a, vintage_b))}
     for v, lent in borrowed.items():

@@ -58,16 +58,13 @@ def test_a_partial_month_is_flagged_with_its_share(december: Path, tmp_path: Pat
     assert document["partial_months"] == {"2026-12": {
         "through": "2026-12-02", "days_covered": 2, "days_in_month": 31,
         "share_of_month": 2 / 31}}
-    assert document["notes"][0] == (
-        "2026-12 is a partial month: its data were fetched up to 2026-12-02, 2 of its 31 "
-        "days (6%); monthly figures may move when the month is complete")
     page = tmp_path / "diff.html"
     result = runner.invoke(app, [*args, "--html", str(page)])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("warning: 2026-12 is a partial month: data up to "
-                                    "2026-12-02, 2 of 31 days (6% of the month)\n")
-    assert ("<strong>Partial month:</strong> 2026-12 is a partial month: data up to "
-            "2026-12-02, 2 of 31 days (6% of the month).") in page.read_text(encoding="utf-8")
+    said = ("2026-12 is a partial month: data up to 2026-12-02, 2 of 31 days (6% of the "
+            "month); its monthly figures may move when the month is complete")
+    assert result.stdout.startswith(f"warning: {said}\n")
+    assert (f"<strong>Partial month:</strong> {said}.") in page.read_text(encoding="utf-8")
 
 
 def test_float_noise_is_not_an_input_change(december: Path, tmp_path: Path) -> None:
