@@ -116,8 +116,9 @@ def sources_cmd(
         "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
         show_default=False)] = None,
 ) -> None:
-    """List each source: what it provides, licence, key needed, last good load (rows), and
-    its last attempt with its error when it failed."""
+    """List each source: what it provides, licence, key, last good load, last attempt.
+
+    The last attempt is the latest load whatever came of it, with its error when it failed."""
     import os
 
     import duckdb
