@@ -159,8 +159,14 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         batches = []
         for raw in sorted(raws, key=lambda r: r.fetched_at):
             raw = dataclasses.replace(raw, data=store.snapshot_content(con, raw.sha256))
-            with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
-                frames = source.parse(raw, ctx, result.notes)
+            try:
+                with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
+                    frames = source.parse(raw, ctx, result.notes)
+            except ParseError as error:  # which answer: its URL (zone) and its fetch time
+                raise ParseError(error.source, error.path, error.where,
+                                 f"{error.reason} (answer fetched "
+                                 f"{raw.fetched_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
+                                 ) from None
             for table, frame in frames:
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
         if source.ACCUMULATE:

@@ -98,6 +98,31 @@ def test_nothing_to_load_names_zone_day_and_url_and_sources_shows_the_attempt(
     assert lines[ecb + 3:ecb + 5] == ["  last good load: never", "  last attempt: never"]
 
 
+def test_a_parse_failure_names_the_zone_the_url_and_the_fetch_time(
+        httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """ES answers with its `datetime` field renamed: the failure names ES's URL (its zone)
+    and when that answer was fetched."""
+    httpserver.expect_request("/v4/carbon-intensity/history", query_string={
+        "zone": "ES", "disableCallerLookup": "true", "emissionFactorType": "lifecycle",
+    }).respond_with_json({"zone": "ES", "history": [{
+        "zone": "ES", "carbonIntensity": 120, "time": "2026-11-26T09:00:00.000Z",
+        "emissionFactorType": "lifecycle"}]})
+    _serve_every_zone(httpserver)
+    monkeypatch.setenv("SCORECARD_ELECTRICITY_MAPS_BASE_URL",
+                       httpserver.url_for("").rstrip("/"))
+    monkeypatch.setenv("ELECTRICITYMAPS_API_KEY", "test-key")
+    result = runner.invoke(app, ["ingest", "electricity_maps", "--vintage", "2026-11",
+                                 "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 2, result.output
+    failed = next(line for line in result.stderr.splitlines()
+                  if line.startswith("electricity_maps: failed"))
+    url = httpserver.url_for("/v4/carbon-intensity/history")
+    assert re.fullmatch(
+        r"electricity_maps: failed: parse error: electricity_maps: " + re.escape(url)
+        + r"\?zone=ES&disableCallerLookup=true&emissionFactorType=lifecycle: \[0\]\.datetime: "
+        r"missing \(answer fetched \d{4}-\d\d-\d\d \d\d:\d\d UTC\)", failed), failed
+
+
 def test_fold_sums_numbers_of_one_kind_and_keeps_other_kinds_apart() -> None:
     notes = ["https://a/x?zone=FR: 3 of 24 value(s) are estimates",
              "https://a/x?zone=DE: 1 of 23 value(s) are estimates",
