@@ -14,9 +14,9 @@ from pipeline.engine.diff import CAUSES, METRICS, attribute, changed_groups, coa
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve
-from pipeline.store.vintages import sources_of
+from pipeline.store.vintages import coverage, sources_of
 from schemas.proposal import Proposal
-from schemas.result import BaselineRun, Diff
+from schemas.result import BaselineRun, Diff, PartialMonth
 
 POINT_DRAWS = 100
 
@@ -65,6 +65,13 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             notes.append(f"the proposal differs from the one published for {vintage_a} "
                          f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
                          "changes include the proposal's")
+    partial = {}
+    for v in dict.fromkeys((vintage_a, vintage_b)):
+        covered = coverage(con, v)
+        if covered is not None and covered.partial:
+            partial[v] = PartialMonth(
+                through=covered.through.isoformat(), days_covered=covered.days,
+                days_in_month=covered.days_in_month, share_of_month=covered.share)
     borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
                 for v in dict.fromkeys((vintage_a, vintage_b))}
     for v, lent in borrowed.items():
@@ -86,7 +93,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         rows_used={v: {u.source: u.used for u in sources_of(con, v)}
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
-        candidates=attribute(groups, results, stored, code_version))
+        candidates=attribute(groups, results, stored, code_version), partial_months=partial)
 
 
 def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal

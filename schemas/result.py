@@ -548,6 +548,17 @@ class BaselineRun(_Closed):
     generated_at: str
 
 
+class PartialMonth(_Closed):
+    """A vintage whose own market data were fetched before its month ended."""
+
+    #: the UTC day of the latest fetch
+    through: str
+    days_covered: int
+    days_in_month: int
+    #: days_covered / days_in_month
+    share_of_month: float
+
+
 class Diff(_Closed):
     """The `scorecard diff --json` document (pipeline/compare.py): per candidate, the metrics
     at vintages A and B, the change and its attribution to each cause, rank and frontier
@@ -569,6 +580,8 @@ class Diff(_Closed):
     metrics: list[str]
     notes: list[str]
     candidates: list[DiffCandidate]
+    #: vintage (A or B) -> how much of its month its own data cover, for a partial month only
+    partial_months: dict[str, PartialMonth] = {}
 
     def document(self) -> dict[str, Any]:
         """The document as plain data: `pipeline.workspace.dumps` writes it."""

@@ -43,6 +43,17 @@ class Source(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A cheap real request of the source's API that answers 2xx when the service is healthy
+    (`scorecard ingest --check`): `path` (with its query) under the base URL, and where the
+    key goes when ENV_VAR is set (a query parameter or a header, kept out of every line)."""
+
+    path: str
+    key_param: str | None = None
+    key_header: str | None = None
+
+
+@dataclass(frozen=True)
 class Raw:
     """A stored raw snapshot, as parse sees it."""
 
@@ -152,6 +163,9 @@ class MarketSource(Protocol):
     @property
     def ACCUMULATE(self) -> bool:
         """Each load re-includes the vintage's earlier snapshots."""
+    @property
+    def PROBE(self) -> Probe:
+        """What `scorecard ingest --check` asks (a separate constant, not in `Source`)."""
 
     def fetch(self, session: requests.Session, ctx: Context) -> Iterator[Fetched]: ...
 

@@ -23,11 +23,15 @@ def ingest(
         show_default=False)] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Load nothing: say for each source whether it is configured (its "
-                        "key set when it needs one) and its host answers; exit 2 if any "
-                        "is not.")] = False,
+                        "key set when it needs one) and a cheap request of its API "
+                        "answers 2xx (401/403: key refused; other: failing); exit 2 if "
+                        "any is not.")] = False,
     record: Annotated[Path | None, typer.Option(
         help="Also write every fetched response into this folder, one subfolder per source "
              "(to refresh test fixtures where network exists).")] = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Print every note as written (URLs included), not folded "
+                                "by kind with a count.")] = False,
     timeout: Annotated[float | None, typer.Option(
         help="Each request's total deadline in seconds (connect and every read; default "
              "$SCORECARD_HTTP_TIMEOUT_S, else 60); a source gets 5x that, at least 300.")
@@ -41,6 +45,7 @@ def ingest(
 
     from pipeline import store
     from pipeline.ingest import start
+    from pipeline.ingest.notes import fold
     from pipeline.ingest.pull import FAILED, LOADED, NOTHING, UNCHANGED, exit_code
     from pipeline.ingest.pull import ingest as run_ingest
 
@@ -69,7 +74,7 @@ def ingest(
         style = {LOADED: "green", UNCHANGED: "cyan", FAILED: "red"}.get(result.status, "yellow")
         # foreign text (server bodies) as Text, never markup; one line, never wrapped
         err.print(Text(result.line(), style=style), soft_wrap=True)
-        for note in result.notes:
+        for note in result.notes if verbose else fold(result.notes):
             err.print(Text(f"    note: {note}"), soft_wrap=True)
     if offline and all(result.status == NOTHING for result in results):
         err.print(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
@@ -111,22 +116,28 @@ def sources_cmd(
         "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
         show_default=False)] = None,
 ) -> None:
-    """List each source: what it provides, licence, key needed, last good fetch, rows."""
+    """List each source: what it provides, licence, key, last good load, last attempt.
+
+    The last attempt is the latest load whatever came of it, with its error when it failed."""
     import os
 
     import duckdb
 
     from pipeline import store
+    from pipeline.ingest.pull import MAX_ERROR_CHARS
     from sources.registry import SOURCES
+    from sources.text import one_line
 
     path = store.db_path(db)
     status: dict[str, store.LastLoad] = {}
+    attempts: dict[str, store.Attempt] = {}
     if path.exists():
         con = store.connect(path, read_only=True)  # only reads: other readers share it
         try:
             status = store.last_good_loads(con)
+            attempts = store.last_attempts(con)
         except duckdb.CatalogException:  # a store no load ever wrote to
-            status = {}
+            status, attempts = {}, {}
         con.close()
 
     def last(name: str) -> str:
@@ -135,6 +146,16 @@ def sources_cmd(
         done = status[name]
         return (f"{done.finished_at:%Y-%m-%d %H:%M} UTC (vintage {done.vintage}, "
                 f"{done.row_count} rows)")
+
+    def attempt(name: str) -> str:
+        """The latest load whatever came of it: its error when it failed."""
+        if name not in attempts:
+            return "never"
+        tried = attempts[name]
+        said = f"{tried.started_at:%Y-%m-%d %H:%M} UTC (vintage {tried.vintage}): "
+        return said + (tried.status if tried.status == "ok" else
+                       f"{tried.status}: "
+                       f"{one_line(tried.error or 'no error recorded', MAX_ERROR_CHARS)}")
 
     for name, module in SOURCES.items():
         env = module.ENV_VAR
@@ -145,6 +166,7 @@ def sources_cmd(
         typer.echo(f"  licence: {module.LICENCE}")
         typer.echo(f"  key: {key}")
         typer.echo(f"  last good load: {last(name)}")
+        typer.echo(f"  last attempt: {attempt(name)}")
     typer.echo("bundled: reference data shipped with the package (sources/reference/*.csv), "
                "loaded by `scorecard run`")
     typer.echo("  licence: per row (sources/reference/README.md)")

@@ -1,41 +1,82 @@
 """`scorecard ingest --check`: for each source, whether it is configured (its key set when it
-needs one) and its host answers (any HTTP status counts: the host is there), loading nothing
-and writing nothing to the store."""
+needs one) and its service answers its probe (`PROBE`, a cheap real request of its API) with a
+2xx, loading nothing and writing nothing to the store. A bare base URL may answer 404 on a
+healthy API, so it is not what is asked; 401/403 say the key is refused, any other non-2xx
+that the service is failing."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
 from pipeline.ingest.start import session
+from sources.http import redact_url
 from sources.registry import SOURCES
+from sources.text import one_line, redact
+
+MAX_REDIRECTS = 5
+
+OK = "ok"
+NOT_CONFIGURED = "not configured"
+UNREACHABLE = "unreachable"
+KEY_REFUSED = "key refused"
+FAILING = "failing"
 
 
 @dataclass(frozen=True)
 class Check:
     source: str
-    url: str
+    url: str  # the probe's URL, its key redacted
     configured: bool
     key: str  # "no key needed", "EMBER_API_KEY set", "EMBER_API_KEY not set", ...
-    reachable: bool
+    status: int | None  # the final HTTP status, None when nothing answered
     answer: str  # "HTTP 200" or the connection error
 
     @property
+    def state(self) -> str:
+        if not self.configured:
+            return NOT_CONFIGURED
+        if self.status is None:
+            return UNREACHABLE
+        if 200 <= self.status < 300:
+            return OK
+        return KEY_REFUSED if self.status in (401, 403) else FAILING
+
+    @property
     def ok(self) -> bool:
-        return self.configured and self.reachable
+        return self.state == OK
 
     def line(self) -> str:
-        state = "ok" if self.ok else ("not configured" if not self.configured
-                                      else "unreachable")
-        return f"{self.source}: {state}: {self.key}; {self.url}: {self.answer}"
+        why = {KEY_REFUSED: " (the key is refused)",
+               FAILING: " (the service is failing)"}.get(self.state, "")
+        return f"{self.source}: {self.state}: {self.key}; {self.url}: {self.answer}{why}"
 
 
 def base_url(name: str) -> str:
     """The source's base URL: $SCORECARD_<SOURCE>_BASE_URL, else the module's BASE_URL."""
-    return os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL") or SOURCES[name].BASE_URL
+    return (os.environ.get(f"SCORECARD_{name.upper()}_BASE_URL")
+            or SOURCES[name].BASE_URL).rstrip("/")
+
+
+def _get(http: requests.Session, url: str, params: dict[str, str], headers: dict[str, str],
+         timeout_s: float) -> requests.Response:
+    """GET, following redirects by hand: to another host the key (header) is not sent."""
+    host = urlsplit(url).netloc
+    for _ in range(MAX_REDIRECTS + 1):
+        answer = http.get(url, params=params or None, headers=headers, timeout=timeout_s,
+                          allow_redirects=False, stream=True)
+        answer.close()  # the status is all a probe needs: the body is never read
+        location = answer.headers.get("location")
+        if not answer.is_redirect or not location:
+            return answer
+        url, params = urljoin(answer.url, location), {}
+        if urlsplit(url).netloc != host:
+            headers = {}
+    return answer
 
 
 def check(chosen: Sequence[str], timeout_s: float = 10.0) -> list[Check]:
@@ -44,18 +85,23 @@ def check(chosen: Sequence[str], timeout_s: float = 10.0) -> list[Check]:
     found = []
     for name in chosen:
         module = SOURCES[name]
-        env = module.ENV_VAR
-        has_key = env is not None and bool(os.environ.get(env))
-        configured = has_key or not module.NEEDS_KEY
+        env, probe = module.ENV_VAR, module.PROBE
+        secret = os.environ.get(env, "") if env else ""
+        configured = bool(secret) or not module.NEEDS_KEY
         key = ("no key needed" if env is None else
-               f"{env} {'set' if has_key else 'not set'}"
+               f"{env} {'set' if secret else 'not set'}"
                + ("" if module.NEEDS_KEY else " (optional)"))
-        url = base_url(name)
+        params = {probe.key_param: secret} if secret and probe.key_param else {}
+        headers = {probe.key_header: secret} if secret and probe.key_header else {}
+        url = base_url(name) + probe.path
+        shown = redact_url(requests.Request("GET", url, params=params or None).prepare().url
+                           or url, [probe.key_param] if probe.key_param else [])
+        status: int | None
         try:
-            answer = http.get(url, timeout=timeout_s, allow_redirects=False, stream=True)
-            answer.close()
-            reachable, said = True, f"HTTP {answer.status_code}"
+            answer = _get(http, url, params, headers, timeout_s)
+            status, said = answer.status_code, f"HTTP {answer.status_code}"
         except requests.RequestException as error:
-            reachable, said = False, f"no answer ({type(error).__name__})"
-        found.append(Check(name, url, configured, key, reachable, said))
+            status, said = None, f"no answer ({type(error).__name__})"
+        found.append(Check(name, shown, configured, key, status,
+                           one_line(redact(said, [secret] if secret else []))))
     return found

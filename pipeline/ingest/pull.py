@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -158,8 +159,14 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         batches = []
         for raw in sorted(raws, key=lambda r: r.fetched_at):
             raw = dataclasses.replace(raw, data=store.snapshot_content(con, raw.sha256))
-            with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
-                frames = source.parse(raw, ctx, result.notes)
+            try:
+                with reading(name, raw.url):  # overflow, recursion, a type error: a ParseError
+                    frames = source.parse(raw, ctx, result.notes)
+            except ParseError as error:  # which answer: its URL (zone) and its fetch time
+                raise ParseError(error.source, error.path, error.where,
+                                 f"{error.reason} (answer fetched "
+                                 f"{raw.fetched_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
+                                 ) from None
             for table, frame in frames:
                 batches.append(store.Batch(table, frame, raw.sha256, raw.url))
         if source.ACCUMULATE:
@@ -168,7 +175,8 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         if not any(batch.frame.height for batch in batches):
             # a valid but empty answer (a month the API no longer serves) must not replace the
             # month's good rows with none
-            raise ParseError(name, "(all snapshots)", "(rows)", "nothing to load")
+            raise ParseError(name, f"{len(raws)} answer(s)", f"vintage {ctx.vintage}",
+                             nothing_to_load(raws, ctx.vintage))
         complete.check_coverage(con, name, ctx.vintage, source.PROVIDES, batches)
         progress(name, "loading")
         loaded = store.load(con, name, ctx.vintage, batches, clean=clean,
@@ -197,6 +205,25 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         sweep_orphans(con)
     progress(name, result.status)
     return result
+
+
+#: The answers a "nothing to load" failure names one by one.
+NAMED_ANSWERS = 3
+#: Request parameters that say which zone an answer is about.
+_ZONE_PARAMS = ("zone", "bzn", "in_Domain", "region")
+
+
+def nothing_to_load(raws: Sequence[Raw], vintage: str) -> str:
+    """Why a source has nothing to load, naming each answer's zone, fetch day and URL (an
+    Electricity Maps history fetched on the 1st at 00:30 holds only the month before)."""
+    named = []
+    for raw in raws[:NAMED_ANSWERS]:
+        zone = next((f"zone {raw.params[k]}, " for k in _ZONE_PARAMS if k in raw.params), "")
+        named.append(f"{zone}fetched {raw.fetched_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC "
+                     f"from {raw.url}")
+    more = len(raws) - NAMED_ANSWERS
+    return (f"nothing to load: none holds a row of {vintage} ("
+            + "; ".join(named) + (f"; and {more} more" if more > 0 else "") + ")")
 
 
 def fetch_and_store(con: duckdb.DuckDBPyConnection, responses: Iterable[Fetched], name: str,

@@ -19,6 +19,7 @@ from pipeline.store.db import (
     frame,
 )
 from pipeline.store.loads import (
+    Attempt,
     Batch,
     Fetch,
     LastLoad,
@@ -26,6 +27,7 @@ from pipeline.store.loads import (
     LoadResult,
     coverage,
     has_loads_up_to,
+    last_attempts,
     last_good_loads,
     latest_vintage,
     load,
@@ -51,6 +53,7 @@ from pipeline.store.snapshots import (
 
 __all__ = [
     "DEFAULT_DB",
+    "Attempt",
     "Batch",
     "Fetch",
     "LastLoad",
@@ -67,6 +70,7 @@ __all__ = [
     "ensure_tables",
     "frame",
     "has_loads_up_to",
+    "last_attempts",
     "last_good_loads",
     "latest_load_snapshots",
     "latest_vintage",

@@ -307,6 +307,25 @@ def last_good_loads(con: duckdb.DuckDBPyConnection) -> dict[str, LastLoad]:
             for source, finished, count, vintage in rows}
 
 
+@dataclass(frozen=True)
+class Attempt:
+    started_at: datetime
+    vintage: str
+    status: str  # "ok", "failed", ...
+    error: str | None
+
+
+def last_attempts(con: duckdb.DuckDBPyConnection) -> dict[str, Attempt]:
+    """Per source, its latest load whatever came of it (start time in UTC, vintage, status,
+    error): a failure after the last good load shows here."""
+    rows = con.execute(
+        "SELECT source, started_at_utc, vintage, status, error FROM loads QUALIFY "
+        "row_number() OVER (PARTITION BY source ORDER BY started_at_utc DESC) = 1"
+    ).fetchall()
+    return {source: Attempt(started.astimezone(UTC), vintage, status, error)
+            for source, started, vintage, status, error in rows}
+
+
 def coverage(con: duckdb.DuckDBPyConnection, source: str, vintage: str, table: str,
              zone: str, counted: str) -> dict[str, int]:
     """Per `zone` value, how many distinct `counted` values (intervals, rate days, offers)

@@ -11,11 +11,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from reports.frames import HEADERS, METRICS
 from reports.page import render, significant
 from schemas.result import Diff, MetricChange
 
+#: The console width off a terminal: wide enough that no table row is ever folded.
+_UNWRAPPED = 100_000
 #: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
 _SHORT = {k: m.short_label for k, m in METRICS.items()}
 
@@ -40,8 +43,23 @@ def main_causes(change: MetricChange) -> str:
     return "; ".join(parts)
 
 
+def partial_lines(diff: Diff) -> list[str]:
+    """One warning per partial month (A or B): the share of the month its data cover."""
+    return [f"{vintage} is a partial month: data up to {p.through}, {p.days_covered} of "
+            f"{p.days_in_month} days ({p.share_of_month:.0%} of the month); its monthly "
+            "figures may move when the month is complete"
+            for vintage, p in diff.partial_months.items()]
+
+
 def print_diff(diff: Diff, console: Console | None = None) -> None:
-    console = console or Console()
+    """The diff as a table, then its events and notes. Off a terminal (`scorecard diff >
+    diff.txt`, a pipe) nothing is wrapped: each row and note is one line however long."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=_UNWRAPPED, highlight=False)
+    for line in partial_lines(diff):
+        console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
     table = Table(title=f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}")
     table.add_column("id", overflow="fold")
     table.add_column("metric")
@@ -63,11 +81,12 @@ def print_diff(diff: Diff, console: Console | None = None) -> None:
     for c in diff.candidates:
         for what in (c.rank_change and f"Pareto rank {c.rank_change}", c.frontier_change):
             if what:
-                console.print(f"{c.id}: {what}")
+                console.print(Text(f"{c.id}: {what}"), soft_wrap=True)
         if c.changed_inputs:
-            console.print(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}")
+            console.print(Text(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}"),
+                          soft_wrap=True)
     for note in diff.notes:
-        console.print(f"[dim]note: {note}[/]")
+        console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
 def diff_view(diff: Diff) -> dict[str, Any]:
@@ -96,7 +115,8 @@ def diff_view(diff: Diff) -> dict[str, Any]:
     return {"proposal": diff.proposal, "vintage_a": diff.vintage_a,
             "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",
             "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *diff.causes],
-            "rows": rows, "events": events, "notes": diff.notes}
+            "rows": rows, "events": events, "notes": diff.notes,
+            "partial": partial_lines(diff)}
 
 
 def write_diff_html(diff: Diff, path: Path) -> None:

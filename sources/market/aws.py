@@ -24,7 +24,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 from sources.offers import finish_offers, instance_columns, instance_types
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
@@ -44,6 +44,10 @@ DEFAULT_LOCATIONS = ("EU (Paris)", "EU (Frankfurt)", "EU (Stockholm)", "EU (Irel
 #: Instance type -> (hardware id, GPUs per instance), from sources/market/instance_types.csv.
 INSTANCE_TYPES = instance_types(PROVIDER_ID)
 GPU_MODELS = {name: gpu for name, (gpu, _) in INSTANCE_TYPES.items()}
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe(PATH.format("EU%20(Paris)"))
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -25,7 +25,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 from sources.offers import finish_offers, instance_columns, instance_types
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
@@ -46,6 +46,12 @@ def price_filter(region: str, skus: tuple[str, ...]) -> str:
     wanted = " or ".join(f"armSkuName eq '{sku}'" for sku in skus)
     return (f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}' and "
             f"priceType eq 'Consumption' and ({wanted})")
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe(f"/api/retail/prices?api-version={API_VERSION}&currencyCode=USD"
+              "&$filter=armRegionName eq 'francecentral' and armSkuName eq "
+              "'Standard_NC40ads_H100_v5'")
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

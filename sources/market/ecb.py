@@ -23,7 +23,7 @@ from sources import http
 from sources.decode import load_xml, unzip_first
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source
+from sources.job import Context, Frames, Probe, Raw, Source
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "ecb", "https://www.ecb.europa.eu/stats/eurofxref", provides=(FX_RATES,),
@@ -34,6 +34,10 @@ LOOKBACK_DAYS = 10  # rates before the month start, so day 1 has a rate to carry
 RECENT_DAYS = 80  # a month that started this long ago may be past the 90-day file
 
 _NS = "{http://www.ecb.int/vocabulary/2002-08-01/eurofxref}"
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/eurofxref-daily.xml")  # the day's rates, 2 KB
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -27,7 +27,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited
+from sources.job import Context, Frames, Probe, Raw, Source, cited
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "electricity_maps", "https://api.electricitymaps.com", provides=(GRID_INTENSITY,),
@@ -42,6 +42,10 @@ DEFAULT_ZONES = ("FR", "DE", "ES", "PT", "NL", "BE", "AT", "PL", "IE", "SE-SE3",
 #: Electricity Maps zone -> our zone, where they differ (same codes as Energy-Charts' zones).
 ZONES = {"DE": "DE-LU", "IT-NO": "IT-NORTH"}
 _GRANULARITY = {"hourly": "hour", "15_minutes": "15min"}
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/v4/carbon-intensity/latest?zone=FR", key_header=TOKEN_HEADER)
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -25,7 +25,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "ember", "https://files.ember-energy.org", provides=(ELECTRICITY_PRICES, GRID_INTENSITY),
@@ -48,6 +48,10 @@ ZONES = {
 SHARED = {"LUX": "DE-LU"}  # same zone as another row: skipped with a note
 INTENSITY_ENTITIES = ("FRA", "DEU", "ESP", "PRT", "NLD", "BEL", "AUT", "POL", "ITA", "SWE",
                       "IRL", "FIN", "DNK")
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe(WHOLESALE_PATH)  # the keyless CSV host ingest always reads
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -24,7 +24,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "energy_charts", "https://api.energy-charts.info", provides=(ELECTRICITY_PRICES,),
@@ -43,6 +43,10 @@ DEFAULT_ZONES = ("FR", "DE-LU", "BE", "NL", "AT", "PL", "ES", "PT", "IT-North", 
                  "FI")
 RESTRICTED = "RESTRICTED (not CC BY, not for public or commercial reuse): "
 _STEPS = {900: "15min", 3600: "hour"}
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/price?bzn=DE-LU")  # today's prices of one zone
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -30,7 +30,7 @@ from sources import http
 from sources.decode import load_xml
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited
+from sources.job import Context, Frames, Probe, Raw, Source, cited
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "entsoe", "https://web-api.tp.entsoe.eu", provides=(ELECTRICITY_PRICES,),
@@ -48,6 +48,12 @@ EIC = {
 SDAC_POSITION_ZONES = ("DE-LU", "AT")
 DEFAULT_ZONES = tuple(EIC)
 _RESOLUTIONS = {"PT15M": (15, "15min"), "PT60M": (60, "hour")}
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/api?documentType=A44&in_Domain=10YFR-RTE------C"
+              "&out_Domain=10YFR-RTE------C&periodStart=202501010000"
+              "&periodEnd=202501020000", key_param="securityToken")  # one past day of FR
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

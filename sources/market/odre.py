@@ -26,7 +26,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "odre", "https://odre.opendatasoft.com", provides=(GRID_INTENSITY,),
@@ -35,6 +35,10 @@ SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
 DATASET = "eco2mix-national-tr"
 PAGE = 100
 MAX_ROWS = 10_000
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe(f"/api/explore/v2.1/catalog/datasets/{DATASET}/records?limit=1")
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -24,7 +24,7 @@ from schemas.market import ELECTRICITY_PRICES
 from sources import http
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
     "omie", "https://www.omie.es", provides=(ELECTRICITY_PRICES,),
@@ -46,6 +46,10 @@ def day_hours(day: date) -> int:
 
 def file_name(day: date) -> str:
     return f"marginalpdbc_{day:%Y%m%d}.1"
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/es/file-download?parents=marginalpdbc&filename=marginalpdbc_20250101.1")
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

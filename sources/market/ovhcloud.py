@@ -27,7 +27,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 from sources.offers import HOURS_PER_MONTH, finish_offers, gpu_ids, no_fx
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
@@ -47,6 +47,10 @@ GPU_MODELS = {
 }
 _SUFFIXES = {".consumption": "on_demand", ".monthly.postpaid": "reserved"}
 _SHOWN = re.compile(r"([0-9]+(?:[.,][0-9]{1,2})?)")
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe(f"/1.0/order/catalog/public/cloud?ovhSubsidiary={SUBSIDIARY}")
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

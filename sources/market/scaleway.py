@@ -22,7 +22,7 @@ from sources import http
 from sources.decode import load_json_object
 from sources.errors import ParseError
 from sources.http import DEFAULT_POLICY, Fetched, FetchPolicy
-from sources.job import Context, Frames, Raw, Source, cited, single_table
+from sources.job import Context, Frames, Probe, Raw, Source, cited, single_table
 from sources.offers import finish_offers, gpu_ids, no_fx
 
 SOURCE, BASE_URL, LICENCE, PROVIDES, ENV_VAR, NEEDS_KEY, ACCUMULATE = Source(
@@ -42,6 +42,10 @@ GPU_MODELS = {
     "B300-SXM": "B300-SXM-288GB",
 }
 _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/")
+
+
+#: What `scorecard ingest --check` asks: a cheap request answering 2xx when healthy.
+PROBE = Probe("/instance/v1/zones/fr-par-1/products/servers?per_page=1&page=1")
 
 
 def fetch(session: requests.Session, ctx: Context) -> Iterator[Fetched]:

@@ -15,7 +15,7 @@ import requests
 
 from schemas.table import Table
 from sources.http import Fetched
-from sources.job import Context, Frames, MarketSource, Raw, Source
+from sources.job import Context, Frames, MarketSource, Probe, Raw, Source
 from sources.registry import SOURCES
 
 MODULES = list(SOURCES.values())
@@ -27,7 +27,7 @@ def test_source_declares_the_constants_ingest_reads() -> None:
     """Source's fields, in order, are the constants of the MarketSource shape."""
     properties = {name for name, value in vars(MarketSource).items()
                   if isinstance(value, property)}
-    assert properties == set(CONSTANTS)
+    assert properties == {*CONSTANTS, "PROBE"}  # PROBE: a constant of its own
     assert len(Source._fields) == len(CONSTANTS)
     assert [f.upper() for f in Source._fields[1:]] == list(CONSTANTS[1:])
 
@@ -42,6 +42,9 @@ def test_constants(module) -> None:  # type: ignore[no-untyped-def]
     assert isinstance(module.NEEDS_KEY, bool) and isinstance(module.ACCUMULATE, bool)
     assert not module.NEEDS_KEY or module.ENV_VAR, "a key it needs is named in ENV_VAR"
     assert SOURCES[module.SOURCE] is module
+    probe = module.PROBE  # what `ingest --check` asks: a path under the base URL
+    assert isinstance(probe, Probe) and probe.path.startswith("/")
+    assert (probe.key_param or probe.key_header) is None or module.ENV_VAR
 
 
 def test_the_registry_runs_ecb_first() -> None:
