@@ -617,7 +617,7 @@ def _write_demand(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
         sheet.write_string(row, 0, spreadsheet_text(header(name, "Inputs")),
                            styles.get(bold=True))
         if name in derived:
-            sheet.write_formula(row, 1, derived[name], fmt)
+            sheet.write_formula(row, 1, derived[name], fmt, "")  # no cached result: computed
         else:
             sheet.write_number(row, 1, points(name)[0], fmt)
         sheet.write_string(row, 2, spreadsheet_text(

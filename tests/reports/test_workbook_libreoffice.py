@@ -32,17 +32,19 @@ pytestmark = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) i
                                 "installed: apt-get install libreoffice-calc-nogui")
 
 
-def scorecard_csv(book: Path, folder: Path) -> list[dict[str, str]]:
-    """The Scorecard sheet (the second) as LibreOffice computes it on opening, as CSV: comma,
-    double quote, UTF-8 (76), values as stored, not as shown (token 9 false), sheet 2."""
-    options = "44,34,76,1,,0,false,true,false,false,false,2"
+def scorecard_csv(book: Path, folder: Path, sheet: str = "Scorecard") -> list[dict[str, str]]:
+    """A sheet (the Scorecard by default) as LibreOffice computes it on opening, as CSV: comma,
+    double quote, UTF-8 (76), values as stored, not as shown (token 9 false), the sheet's
+    number last."""
+    number = [s.title for s in load_workbook(book, read_only=True).worksheets].index(sheet) + 1
+    options = f"44,34,76,1,,0,false,true,false,false,false,{number}"
     subprocess.run(
         [str(SOFFICE), "--headless", "--norestore",
          f"-env:UserInstallation={(folder / 'profile').as_uri()}",
          "--convert-to", f"csv:Text - txt - csv (StarCalc):{options}",
          "--outdir", str(folder), str(book)],
         check=True, capture_output=True, timeout=120)
-    written = folder / f"{book.stem}-Scorecard.csv"
+    written = folder / f"{book.stem}-{sheet}.csv"
     with written.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
 
@@ -108,3 +110,22 @@ def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dic
     # the next candidate does not move
     assert float(rows[1][cpm]) == pytest.approx(result["candidates"][1]["cpm_eur_per_mtok"],
                                                 rel=1e-9)
+
+
+def test_libreoffice_computes_a_derived_demand_and_what_reads_it(tmp_path: Path) -> None:
+    """A request-shaped demand: tokens/day is a formula over the request rate on the Demand
+    sheet; LibreOffice computes it on opening (a cached 0 there made every figure reading it
+    wrong), and the Scorecard's CPM and instances are the engine's."""
+    from tests.reports.test_workbook import REQUESTS, scored
+
+    result, book = scored(REQUESTS, tmp_path)
+    demand = {row["Demand input"]: row["Value"] for row in
+              scorecard_csv(book.path, tmp_path, "Demand")}
+    # 20 requests/s x 86,400 s x 250 output tokens = 432,000,000 tokens/day
+    assert float(demand[OUTPUTS["demand_tokens_per_day"].label]) == pytest.approx(432e6,
+                                                                                   rel=1e-12)
+    (row,) = scorecard_csv(book.path, tmp_path)
+    (engine,) = result["candidates"]
+    assert float(row[OUTPUTS["cpm_eur_per_mtok"].label]) == pytest.approx(
+        engine["cpm_eur_per_mtok"], rel=1e-9)
+    assert float(row[OUTPUTS["instances"].label]) == engine["detail"]["instances"]
