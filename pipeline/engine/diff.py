@@ -164,7 +164,7 @@ def changed_groups(a: Market, b: Market) -> list[str]:
             out.append(group)
     for f in dataclasses.fields(Market):
         if f.name in ("vintage", "offers", "prices", "intensities", "residual_mixes",
-                      "profile"):
+                      "profile") or not f.compare:  # (a lookup cache is not a figure)
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)

@@ -110,8 +110,8 @@ def test_written_to_a_pipe_nothing_is_wrapped(december: Path) -> None:
     for note in document["notes"]:
         assert f"note: {note}" in lines, note
     body = [line for line in lines if line.startswith("│")]
-    # one line per candidate and metric: 3 candidates x 3 metrics, and no folded line
-    # (a continuation line has an empty id cell)
-    assert len(body) == 3 * 3, "\n".join(body)
+    # one line per candidate and metric: 3 candidates x 4 metrics (CPM, electricity,
+    # carbon both ways), and no folded line (a continuation line has an empty id cell)
+    assert len(body) == 3 * 4, "\n".join(body)
     assert not [line for line in body if re.match(r"│\s+│", line)]
     assert max(len(line) for line in lines) > 80
