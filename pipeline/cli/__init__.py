@@ -278,9 +278,9 @@ def init(
         json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     results = directory / "results"
     results.mkdir(exist_ok=True)
-    for example in resources.files("pipeline").joinpath("example_results").iterdir():
-        if example.name.endswith(".json"):
-            (results / example.name).write_bytes(example.read_bytes())
+    for shipped in resources.files("pipeline").joinpath("example_results").iterdir():
+        if shipped.name.endswith(".json"):
+            (results / shipped.name).write_bytes(shipped.read_bytes())
     typer.echo(f"wrote {target}, {directory / SCHEMA_FILE} and {results}/ (example benchmark "
                f"results: `scorecard evidence inspect {results} --ttft-ms 1500 --tpot-ms 60`): "
                f"edit the proposal, then `scorecard run {target}`")
