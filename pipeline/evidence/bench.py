@@ -44,9 +44,11 @@ place; a missing path raises FileNotFoundError.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as fields_of
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -152,6 +154,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     notes: list[str] = []
     roots: dict[str, Path] = {}
     scraped = [0]  # how many raw scrapes took a time given in order
+    seen: dict[str, str] = {}  # the runs' content -> the first file that gave them
     for root in paths:
         in_folder = Path(root).is_dir()
         for path in walk(Path(root)):
@@ -195,12 +198,36 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                                  "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
+            same = seen.setdefault(run_content(runs), name) if runs else name
+            if same != name:  # one benchmark given twice (JSON and YAML): counted once
+                notes.append(f"{name}: the same runs as {same} (one benchmark given twice, "
+                             "as JSON and YAML say): counted once")
+                continue
             parsed.append((path, tool, runs))
             files.append((name, digest))
             roots[name] = Path(root)
     runs = _pair(parsed, notes)
     settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
     return Loaded(runs, files, notes, settings)
+
+
+def run_content(runs: Sequence[BenchRun]) -> str:
+    """What a file's runs say, whatever file they came from: the sha256 of every field but
+    the path and the notes (a reader may name the file in them), the requests by row hash.
+    Two files of one benchmark in two formats (GuideLLM JSON and YAML) give the same."""
+    digest = hashlib.sha256()
+    for run in runs:
+        fields = {f.name: getattr(run, f.name) for f in fields_of(run)
+                  if f.name not in ("path", "notes", "requests")}
+        digest.update(repr(sorted((k, _plain(v)) for k, v in fields.items())).encode())
+        if run.requests is not None:
+            digest.update(repr(run.requests.schema).encode())
+            digest.update(run.requests.hash_rows(seed=0).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    return sorted(value.items()) if isinstance(value, Mapping) else value
 
 
 def _scrape_time(path: Path, tool: str | None, data: bytes, given: Sequence[str],
