@@ -50,6 +50,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as fields_of
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ import polars as pl
 
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
-from pipeline.evidence.files import head, walk
+from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.goodput import (
     NOT_CHECKED,
     P99_BOUNDS,
@@ -138,7 +139,8 @@ class ThroughputEvidence:
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
-              scraped_at: Sequence[str] = (), cache: Any | None = None) -> Loaded:
+              scraped_at: Sequence[str] = (), cache: Any | None = None,
+              advance: Callable[[str, int, int], None] | None = None) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
     add keeps them as raw snapshots) and its digest is the one recorded. With a store as
     `cache`, a file whose sha256 is in its evidence cache (`pipeline.evidence.cache`) is not
@@ -148,7 +150,8 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     every file (a `--window` needs the gaps, which the cache does not keep). `scraped_at`:
     when raw Prometheus text (vLLM /metrics) carries no scrape-time comment, the time of each
     such file, in the order read (`TIME`), or by file name (`NAME=TIME`); it is read as the
-    `# scraped_at:` line the file lacks."""
+    `# scraped_at:` line the file lacks. `advance(file, done, total)` hears the bytes of
+    each file read so far."""
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -174,7 +177,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                 continue
             if progress:
                 progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
-            data = path.read_bytes()
+            data = read_bytes(path, None if advance is None else partial(advance, name))
             digest = keep(path, data) if keep else sha256(data)
             stamp = _scrape_time(path, tool, data, scraped_at, scraped)
             runs = (evidence_cache.lookup(cache, digest, name, fmt, tz)
@@ -614,7 +617,8 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                     tz: str | None = None, notes: list[str] | None = None,
-                    progress: Callable[[str, str], None] | None = None
+                    progress: Callable[[str, str], None] | None = None,
+                    advance: Callable[[str, int, int], None] | None = None
                     ) -> list[tuple[str, Any]]:
     """`notes` (when given) receives the files of folders that could not be read and were
     skipped; without it such a file raises its ParseError."""
@@ -623,7 +627,7 @@ def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     # the parsed runs go to the store's cache, so later commands do not parse the file again
     loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
         con, data, source="bench", url=path.resolve().as_uri()),
-        skip_bad=notes is not None, progress=progress, cache=con)
+        skip_bad=notes is not None, progress=progress, cache=con, advance=advance)
     if notes is not None:
         notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
     runs_frame, requests_frame = bench_frames(loaded)
