@@ -301,7 +301,7 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
         typer.echo(f"note: {note}")
 
 
-def _with_progress(work: Callable[[Callable[[str, str], None], Advance], T]) -> T:
+def _with_progress(work: Callable[[Callable[[str, str], None], Advance | None], T]) -> T:
     """Run `work(progress, advance)` with a spinner on stderr saying what it is doing, and for
     how long, and for a file of `BAR_BYTES` or more a bar of its bytes read with the
     percentage (all gone when done). Not on a stderr that is no terminal, where rich would
@@ -309,7 +309,7 @@ def _with_progress(work: Callable[[Callable[[str, str], None], Advance], T]) -> 
     SCORECARD_PROGRESS=1 says to draw it as on a terminal."""
     forced = os.environ.get(PROGRESS_ENV)
     if forced == "0" or (forced != "1" and not sys.stderr.isatty()):
-        return work(lambda what, stage: None, lambda what, done, total: None)
+        return work(lambda what, stage: None, None)  # None: files read whole, uncounted
     from rich.console import Console
     from rich.progress import (
         BarColumn,
