@@ -38,6 +38,6 @@ def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     in_folder = any(Path(p).is_dir() for p in paths)
     results = add_bench_files(con, bench, fmt=fmt, tz=tz, progress=progress,
                               notes=notes if in_folder else None,
-                              advance=advance) if bench else []
+                              advance=advance, said=notes) if bench else []
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
                                     hashed=hashed, advance=advance), notes

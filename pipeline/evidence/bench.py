@@ -618,10 +618,12 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
 def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                     tz: str | None = None, notes: list[str] | None = None,
                     progress: Callable[[str, str], None] | None = None,
-                    advance: Callable[[str, int, int], None] | None = None
-                    ) -> list[tuple[str, Any]]:
+                    advance: Callable[[str, int, int], None] | None = None,
+                    said: list[str] | None = None) -> list[tuple[str, Any]]:
     """`notes` (when given) receives the files of folders that could not be read and were
-    skipped; without it such a file raises its ParseError."""
+    skipped; without it such a file raises its ParseError. `said` receives the files whose
+    runs an earlier file gave (one benchmark in two formats: its raw snapshot kept, its runs
+    not loaded twice)."""
     ensure_tables(con, EVIDENCE_TABLES)
     # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once;
     # the parsed runs go to the store's cache, so later commands do not parse the file again
@@ -630,6 +632,8 @@ def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
         skip_bad=notes is not None, progress=progress, cache=con, advance=advance)
     if notes is not None:
         notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
+    if said is not None:  # a file whose runs another file gave: kept, not loaded again
+        said.extend(n for n in loaded.notes if n.endswith(": counted once"))
     runs_frame, requests_frame = bench_frames(loaded)
     results = []
     for name, digest in loaded.files:

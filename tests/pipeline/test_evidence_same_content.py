@@ -8,9 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import yaml
 from samples import sample
+from typer.testing import CliRunner
 
+from pipeline.cli.evidence import evidence_app
 from pipeline.evidence.bench import load_runs
 
 YAML = "guidellm/guidellm_0.8.1_GENERATED_mock-server_concurrent-1-4_benchmarks.yaml"
@@ -42,3 +45,19 @@ def test_runs_that_differ_are_all_kept(tmp_path: Path) -> None:
     loaded = load_runs([tmp_path / "sweep"])
     assert sorted(r.concurrency for r in loaded.runs) == [1, 2, 4]
     assert not [n for n in loaded.notes if "counted once" in n]
+
+
+def test_evidence_add_loads_one_benchmark_given_twice_once_and_says_so(tmp_path: Path) -> None:
+    # the same report as YAML and JSON, named on the command line: the YAML's runs (2) are
+    # loaded, the JSON is named on stderr as counted once, and the store holds 2 runs
+    report = yaml.safe_load(sample(YAML).read_text())
+    shutil.copy(sample(YAML), tmp_path / "a.yaml")
+    (tmp_path / "b.json").write_text(json.dumps(report))
+    db = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(evidence_app, ["add", str(tmp_path / "a.yaml"),
+                                               str(tmp_path / "b.json"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert f"{tmp_path / 'b.json'}: the same runs as {tmp_path / 'a.yaml'}" in result.stderr
+    assert result.stdout.count(": loaded, ") == 1
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM core__bench_runs").fetchone() == (2,)
