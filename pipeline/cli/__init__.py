@@ -260,7 +260,8 @@ def init(
 ) -> None:
     """Write the commented example proposal (proposal.toml) to start from, with its JSON
     Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
-    TOML)."""
+    TOML), and an example results folder (results/: a small vLLM concurrency sweep, synthetic)
+    to try `scorecard evidence inspect` on before your own benchmark files."""
     import json
     from importlib import resources
 
@@ -275,8 +276,14 @@ def init(
     target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
     (directory / SCHEMA_FILE).write_text(
         json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    typer.echo(f"wrote {target} and {directory / SCHEMA_FILE}: edit the proposal, then "
-               f"`scorecard run {target}`")
+    results = directory / "results"
+    results.mkdir(exist_ok=True)
+    for shipped in resources.files("pipeline").joinpath("example_results").iterdir():
+        if shipped.name.endswith(".json"):
+            (results / shipped.name).write_bytes(shipped.read_bytes())
+    typer.echo(f"wrote {target}, {directory / SCHEMA_FILE} and {results}/ (example benchmark "
+               f"results: `scorecard evidence inspect {results} --ttft-ms 1500 --tpot-ms 60`): "
+               f"edit the proposal, then `scorecard run {target}`")
 
 
 class SchemaKind(StrEnum):

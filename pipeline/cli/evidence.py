@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -28,6 +29,14 @@ from typing import Annotated, TypeVar
 import typer
 
 T = TypeVar("T")
+
+#: a file at least this big gets a bar of its bytes with a percentage while it is added
+#: (smaller ones are done before a bar would say anything)
+BAR_BYTES = 4 << 20
+#: "1" shows the progress display when stderr is no terminal (as drawn on a terminal), "0"
+#: hides it on a terminal; unset, it is shown on a terminal only
+PROGRESS_ENV = "SCORECARD_PROGRESS"
+Advance = Callable[[str, int, int], None]
 
 
 class BenchFormat(StrEnum):
@@ -288,9 +297,9 @@ def add_command(
         raise _fail("--window-start, --window-end and --json go with --parquet DIR")
     try:
         con = connect(db_path(db))
-        results, notes = _with_progress(lambda progress: add_evidence(
+        results, notes = _with_progress(lambda progress, advance: add_evidence(
             con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
-            progress=progress, hashed=hashed))
+            progress=progress, hashed=hashed, advance=advance))
     except (ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error, ValueError,
             OSError) as err:
         raise _fail(str(err)) from None
@@ -316,7 +325,7 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
                    for text in (start, end)]
         if any(m is not None and m.tzinfo is None for m in moments):
             raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
-        evidence = _with_progress(lambda progress: power_from_parquet(
+        evidence = _with_progress(lambda progress, advance: power_from_parquet(
             folder, moments[0], moments[1]))
     except (ValueError, OSError, duckdb.Error, EnergyError) as err:
         raise _fail(str(err)) from None
@@ -355,7 +364,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
             raise ValueError("--query-window needs offsets (e.g. +00:00)")
         folder = save_to or Path(tempfile.mkdtemp(prefix="scorecard-prometheus-"))
         con = connect(db_path(db))
-        results, notes = _with_progress(lambda progress: add_prometheus(
+        results, notes = _with_progress(lambda progress, _advance: add_prometheus(
             con, url, moments[0].timestamp(), moments[1].timestamp(), step=step,
             folder=folder, progress=progress))
     except (FetchError, ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error,
@@ -433,16 +442,43 @@ def sql_command(
     sys.stdout.write(text)
 
 
-def _with_progress(work: Callable[[Callable[[str, str], None]], T]) -> T:
-    """Run `work(progress)` with a spinner on stderr saying what it is doing, and for how long
-    (gone when done). Not on a stderr that is no terminal, where rich would draw nothing (and
-    importing it would be time spent for nothing)."""
-    if not sys.stderr.isatty():
-        return work(lambda what, stage: None)
+def _with_progress(work: Callable[[Callable[[str, str], None], Advance | None], T]) -> T:
+    """Run `work(progress, advance)` with a spinner on stderr saying what it is doing, and for
+    how long, and for a file of `BAR_BYTES` or more a bar of its bytes read with the
+    percentage (all gone when done). Not on a stderr that is no terminal, where rich would
+    draw nothing (and importing it would be time spent for nothing), unless
+    SCORECARD_PROGRESS=1 says to draw it as on a terminal."""
+    forced = os.environ.get(PROGRESS_ENV)
+    if forced == "0" or (forced != "1" and not sys.stderr.isatty()):
+        return work(lambda what, stage: None, None)  # None: files read whole, uncounted
     from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Column
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("reading", total=None)
-        return work(lambda what, stage: bar.update(task, description=f"{what}: {stage}"))
+    # the figures keep their width: a long description is cut at the line's end, not them
+    with Progress(SpinnerColumn(), TaskProgressColumn(table_column=Column(min_width=4,
+                                                                        no_wrap=True)),
+                  BarColumn(bar_width=20), TextColumn("{task.fields[size]}", table_column=Column(
+                      no_wrap=True)), TimeElapsedColumn(),
+                  TextColumn("{task.description}", table_column=Column(
+                      ratio=1, no_wrap=True, overflow="ellipsis")), expand=True,
+                  console=Console(stderr=True, force_terminal=forced == "1" or None),
+                  transient=True) as bar:
+        task = bar.add_task("reading", total=None, size="")
+
+        def advance(what: str, done: int, total: int) -> None:
+            if total < BAR_BYTES:  # a small file: the spinner alone
+                bar.update(task, total=None, completed=0, size="")
+            else:
+                bar.update(task, total=total, completed=done,
+                           size=f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB")
+
+        return work(lambda what, stage: bar.update(task, description=f"{what}: {stage}"),
+                    advance)

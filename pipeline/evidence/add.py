@@ -28,16 +28,20 @@ from sources import prometheus
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                  power_fmt: str | None = None, tz: str | None = None,
                  progress: Callable[[str, str], None] | None = None,
-                 hashed: HashedAhead | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
-    """`progress(what, stage)` is told what is being done (a big power log takes seconds)."""
+                 hashed: HashedAhead | None = None,
+                 advance: Callable[[str, int, int], None] | None = None
+                 ) -> tuple[list[tuple[str, Any]], list[str]]:
+    """`progress(what, stage)` is told what is being done (a big power log takes seconds),
+    `advance(file, done, total)` how many of a file's bytes are read (the progress bar)."""
     bench, power, notes = split_files(paths, fmt=fmt, power_fmt=power_fmt)
     if progress and bench:
         progress(f"{len(bench)} benchmark file(s)", "reading and loading")
     in_folder = any(Path(p).is_dir() for p in paths)
     results = add_bench_files(con, bench, fmt=fmt, tz=tz, progress=progress,
-                              notes=notes if in_folder else None) if bench else []
+                              notes=notes if in_folder else None,
+                              advance=advance, said=notes) if bench else []
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
-                                    hashed=hashed), notes
+                                    hashed=hashed, advance=advance), notes
 
 
 def add_prometheus(con: Any, url: str, start: float, end: float, *, step: float | None = None,

@@ -44,10 +44,13 @@ place; a missing path raises FileNotFoundError.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as fields_of
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +58,7 @@ import polars as pl
 
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
-from pipeline.evidence.files import head, walk
+from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.goodput import (
     NOT_CHECKED,
     P99_BOUNDS,
@@ -136,7 +139,8 @@ class ThroughputEvidence:
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
-              scraped_at: Sequence[str] = (), cache: Any | None = None) -> Loaded:
+              scraped_at: Sequence[str] = (), cache: Any | None = None,
+              advance: Callable[[str, int, int], None] | None = None) -> Loaded:
     """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
     add keeps them as raw snapshots) and its digest is the one recorded. With a store as
     `cache`, a file whose sha256 is in its evidence cache (`pipeline.evidence.cache`) is not
@@ -146,12 +150,14 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     every file (a `--window` needs the gaps, which the cache does not keep). `scraped_at`:
     when raw Prometheus text (vLLM /metrics) carries no scrape-time comment, the time of each
     such file, in the order read (`TIME`), or by file name (`NAME=TIME`); it is read as the
-    `# scraped_at:` line the file lacks."""
+    `# scraped_at:` line the file lacks. `advance(file, done, total)` hears the bytes of
+    each file read so far."""
     parsed: list[tuple[Path, str | None, list[BenchRun]]] = []
     files: list[tuple[str, str]] = []
     notes: list[str] = []
     roots: dict[str, Path] = {}
     scraped = [0]  # how many raw scrapes took a time given in order
+    seen: dict[str, str] = {}  # the runs' content -> the first file that gave them
     for root in paths:
         in_folder = Path(root).is_dir()
         for path in walk(Path(root)):
@@ -171,7 +177,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                 continue
             if progress:
                 progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
-            data = path.read_bytes()
+            data = read_bytes(path, None if advance is None else partial(advance, name))
             digest = keep(path, data) if keep else sha256(data)
             stamp = _scrape_time(path, tool, data, scraped_at, scraped)
             runs = (evidence_cache.lookup(cache, digest, name, fmt, tz)
@@ -195,12 +201,36 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                                  "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
+            same = seen.setdefault(run_content(runs), name) if runs else name
+            if same != name:  # one benchmark given twice (JSON and YAML): counted once
+                notes.append(f"{name}: the same runs as {same} (one benchmark given twice, "
+                             "as JSON and YAML say): counted once")
+                continue
             parsed.append((path, tool, runs))
             files.append((name, digest))
             roots[name] = Path(root)
     runs = _pair(parsed, notes)
     settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
     return Loaded(runs, files, notes, settings)
+
+
+def run_content(runs: Sequence[BenchRun]) -> str:
+    """What a file's runs say, whatever file they came from: the sha256 of every field but
+    the path and the notes (a reader may name the file in them), the requests by row hash.
+    Two files of one benchmark in two formats (GuideLLM JSON and YAML) give the same."""
+    digest = hashlib.sha256()
+    for run in runs:
+        fields = {f.name: getattr(run, f.name) for f in fields_of(run)
+                  if f.name not in ("path", "notes", "requests")}
+        digest.update(repr(sorted((k, _plain(v)) for k, v in fields.items())).encode())
+        if run.requests is not None:
+            digest.update(repr(run.requests.schema).encode())
+            digest.update(run.requests.hash_rows(seed=0).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    return sorted(value.items()) if isinstance(value, Mapping) else value
 
 
 def _scrape_time(path: Path, tool: str | None, data: bytes, given: Sequence[str],
@@ -587,18 +617,23 @@ def bench_frames(loaded: Loaded) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
                     tz: str | None = None, notes: list[str] | None = None,
-                    progress: Callable[[str, str], None] | None = None
-                    ) -> list[tuple[str, Any]]:
+                    progress: Callable[[str, str], None] | None = None,
+                    advance: Callable[[str, int, int], None] | None = None,
+                    said: list[str] | None = None) -> list[tuple[str, Any]]:
     """`notes` (when given) receives the files of folders that could not be read and were
-    skipped; without it such a file raises its ParseError."""
+    skipped; without it such a file raises its ParseError. `said` receives the files whose
+    runs an earlier file gave (one benchmark in two formats: its raw snapshot kept, its runs
+    not loaded twice)."""
     ensure_tables(con, EVIDENCE_TABLES)
     # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once;
     # the parsed runs go to the store's cache, so later commands do not parse the file again
     loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
         con, data, source="bench", url=path.resolve().as_uri()),
-        skip_bad=notes is not None, progress=progress, cache=con)
+        skip_bad=notes is not None, progress=progress, cache=con, advance=advance)
     if notes is not None:
         notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
+    if said is not None:  # a file whose runs another file gave: kept, not loaded again
+        said.extend(n for n in loaded.notes if n.endswith(": counted once"))
     runs_frame, requests_frame = bench_frames(loaded)
     results = []
     for name, digest in loaded.files:

@@ -6,6 +6,8 @@ family (benchmark result or power log) each file is, for benchmark results and p
   beside `vllm bench sweep` `run=N.json` files and `configuration.toml` sidecars
   (`pipeline.evidence.configuration`) are left out.
 - `head`: a file's first 64 kB, all any detector, benchmark or power, looks at.
+- `read_bytes`: a file whole, read in 8 MB pieces telling `advance(done, total)` the bytes
+  read so far (`evidence add`'s progress bar).
 - `split_files`: splits files and folders into benchmark files and power logs, with notes,
   each file recognised by its head through `sources.bench.registry` then
   `sources.power.registry`; see its docstring for files neither recognises.
@@ -16,7 +18,7 @@ Errors: a missing path raises FileNotFoundError; a named file neither family rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pipeline.evidence.configuration import SIDECAR
@@ -52,6 +54,26 @@ def head(path: Path) -> bytes:
     """A file's first 64 kB: all that any detector, benchmark or power, looks at."""
     with path.open("rb") as file:
         return file.read(HEAD_BYTES)
+
+
+#: the piece `read_bytes` reads at a time
+PIECE_BYTES = 8 << 20
+
+
+def read_bytes(path: Path, advance: Callable[[int, int], None] | None = None) -> bytes:
+    """The file's bytes; `advance(done, total)` hears the bytes read after each 8 MB piece."""
+    if advance is None:
+        return path.read_bytes()
+    total = path.stat().st_size
+    pieces: list[bytes] = []
+    done = 0
+    advance(0, total)
+    with path.open("rb") as file:
+        while piece := file.read(PIECE_BYTES):
+            pieces.append(piece)
+            done += len(piece)
+            advance(done, max(total, done))
+    return b"".join(pieces)
 
 
 def split_files(paths: Sequence[Path], *, fmt: str | None = None,

@@ -31,7 +31,7 @@ import polars as pl
 
 from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
 from pipeline.evidence.goodput import Slo
-from pipeline.evidence.power.energy import EnergyError, window_energy
+from pipeline.evidence.power.energy import EnergyError, EnergyResult, window_energy
 from pipeline.evidence.power.logs import power_from_evidence, power_from_snapshots, read_power_files
 from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.evidence.power.streamed import streamed_energy
@@ -81,6 +81,7 @@ def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | No
     notes: list[str] = []
     streamed = streamed_energy(Path(paths[0]), None, tz=tz, fmt=fmt) if len(paths) == 1 else None
     peak: Any
+    runs: list[tuple[str, EnergyResult | str]] = []
     if streamed is not None:  # a big log, part by part
         result, peak, count = streamed.result, streamed.peak_power_w, streamed.samples
         files.append(streamed.file)
@@ -94,6 +95,7 @@ def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | No
         samples = pl.concat(frames)
         origin = ", ".join(f.path for f in files)
         result = window_energy(samples, None, origin=origin)
+        runs = _runs(samples, result.boundary, origin)
         chosen = samples.filter(pl.col("measurement_boundary") == result.boundary)
         peak = chosen.drop_nulls("power_w").group_by("sample_utc").agg(
             pl.col("power_w").sum())["power_w"].max()
@@ -117,7 +119,64 @@ def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | No
         "notes": [*notes, *result.notes,
                   "energy over the span every device covers (no benchmark window given)"],
     }
+    if runs:
+        over = _over_runs(runs, result.boundary)
+        summary.update(over, notes=[*notes, *over["notes"]])
     return {"power_log": summary}
+
+
+def _runs(samples: pl.DataFrame, boundary: str, origin: str
+          ) -> list[tuple[str, EnergyResult | str]]:
+    """A log of several runs one after the other (a CodeCarbon file's `run_id`s, Zeus
+    windows: series that never overlap in time) gives each run's energy at `boundary` (or why
+    it has none); a log of one series, or of series read at the same time (two collectors of
+    one GPU: `window_energy` keeps one), gives []."""
+    at = samples.filter(pl.col("measurement_boundary") == boundary)
+    spans = at.group_by("series_id").agg(start=pl.col("sample_utc").min(),
+                                         end=pl.col("sample_utc").max()).sort("start", "end")
+    if spans.height < 2 or (spans["start"].slice(1) < spans["end"].slice(0, spans.height - 1)
+                            ).any():
+        return []
+    runs: list[tuple[str, EnergyResult | str]] = []
+    for run in spans["series_id"]:
+        try:
+            runs.append((run, window_energy(at.filter(pl.col("series_id") == run), None,
+                                            origin=f"{origin} run {run}", boundary=boundary)))
+        except EnergyError as err:
+            runs.append((run, str(err)))
+    return runs
+
+
+def _over_runs(runs: list[tuple[str, EnergyResult | str]], boundary: str) -> dict[str, Any]:
+    """The summary's figures over runs in sequence: each run's span and energy, the span from
+    the first run's start to the last one's end, the energy as the sum of the runs' (null
+    when a run has none) and the mean power over the runs' summed durations."""
+    measured = [r for _, r in runs if isinstance(r, EnergyResult)]
+    complete = len(measured) == len(runs)
+    total = sum(r.energy_j for r in measured) if complete else None
+    seconds = sum(r.window.duration_s for r in measured)
+    start = min(r.window.start_utc for r in measured)
+    end = max(r.window.end_utc for r in measured)
+    missing = [f"run {run}: no energy ({why})" for run, why in runs if isinstance(why, str)]
+    return {
+        "runs": [{"run": run, "start_utc": r.window.start_utc.isoformat(),
+                  "end_utc": r.window.end_utc.isoformat(), "duration_s": r.window.duration_s,
+                  "energy_j": r.energy_j, "mean_power_w": r.average_power_w}
+                 if isinstance(r, EnergyResult) else
+                 {"run": run, "start_utc": None, "end_utc": None, "duration_s": None,
+                  "energy_j": None, "mean_power_w": None} for run, r in runs],
+        "span_start_utc": start.isoformat(), "span_end_utc": end.isoformat(),
+        "span_s": (end - start).total_seconds(),
+        "gaps": [{"device_id": g.device_id, "start_utc": g.start_utc.isoformat(),
+                  "end_utc": g.end_utc.isoformat(), "duration_s": g.duration_s,
+                  "kind": g.kind} for r in measured for g in r.gaps],
+        "energy_j": total,
+        "mean_power_w": total / seconds if total is not None and seconds > 0 else None,
+        "notes": [f"{len(runs)} runs one after the other: energy at boundary {boundary} is "
+                  "the sum of the runs' (nothing is measured between runs), mean power over "
+                  "their summed duration", *missing,
+                  *dict.fromkeys(n for r in measured for n in r.notes)],
+    }
 
 
 def power_table(report: dict[str, Any]) -> str:
@@ -128,6 +187,9 @@ def power_table(report: dict[str, Any]) -> str:
              f"s), {len(p['gaps'])} gap(s)",
              f"mean {_fmt(p['mean_power_w'])} W, peak {_fmt(p['peak_power_w'])} W, energy "
              f"{_fmt(p['energy_j'])} J"]
+    lines.extend(f"  run {r['run']}: {r['start_utc']} .. {r['end_utc']} "
+                 f"({_fmt(r['duration_s'], digits=1)} s), energy {_fmt(r['energy_j'])} J, "
+                 f"mean {_fmt(r['mean_power_w'])} W" for r in p.get("runs", []))
     lines.extend(f"  gap on {g['device_id']}: {g['start_utc']} .. {g['end_utc']} "
                  f"({_fmt(g['duration_s'])} s, {g['kind']})" for g in p["gaps"])
     lines.extend(f"  - {note}" for note in p["notes"])

@@ -536,16 +536,18 @@ def test_a_read_only_store_folder_is_one_line_naming_the_store_and_readers_answe
 
 
 def test_the_readme_tours_evidence_inspect_runs_as_written_on_a_fresh_clone(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tour's `evidence inspect` line, taken from README.md as written and run from the
-    clone's root, finds its files (it named a `results/` folder no clone has) and reports the
-    sweep's knee: concurrency 4 at 80 tokens/s under TTFT 1500 ms and TPOT 60 ms."""
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tour's `evidence inspect` line, taken from README.md as written and run after the
+    tour's `init my-proposal` in a fresh folder, finds its files (it named a `results/` folder
+    nothing wrote; `init` now writes the example results) and reports the sweep's knee:
+    concurrency 4 at 80 tokens/s under TTFT 1500 ms and TPOT 60 ms."""
     import shlex
     tour = (ROOT / "README.md").read_text().split("## A five-minute tour", 1)[1]
     [line] = [line for line in tour.splitlines()
               if line.startswith("uv run scorecard evidence inspect")]
     args = shlex.split(line.split("#", 1)[0])[3:]  # after `uv run scorecard`
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(tmp_path)
+    ok("init", "my-proposal")
     code, out, err = scorecard(*args)
     assert code == 0, err
     assert "knee 4 at 80.0 tokens/s goodput" in out

@@ -195,8 +195,9 @@ def _choose_series(usable: pl.DataFrame, a: float | None, b: float | None
     notes = []
     dropped = ranked.join(chosen.select("device_id", "series_id"), how="anti",
                           on=["device_id", "series_id"])
-    for row in dropped.join(chosen.select("device_id", used="series_id"),
-                            on="device_id").iter_rows(named=True):
+    # a series outside the window (another run of a CodeCarbon file) is not worth a note
+    for row in dropped.filter(pl.col("overlap") > 0).join(
+            chosen.select("device_id", used="series_id"), on="device_id").iter_rows(named=True):
         notes.append(f"device {row['device_id']} also read by {row['series_id']!r}; "
                      f"used {row['used']!r} only")
     return chosen, notes, dropped.height > 0

@@ -59,7 +59,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from datetime import datetime
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,7 @@ import polars as pl
 import schemas.power
 import sources.power
 from pipeline.evidence import cache as evidence_cache
-from pipeline.evidence.files import head, walk
+from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.power.energy import EnergyParams, Window, window_energy
 from pipeline.evidence.power.hashing import HashedAhead, file_sha256
 from pipeline.evidence.power.measured import EvidenceFile, PowerEvidence
@@ -80,7 +80,7 @@ from schemas.power import POWER_SAMPLES
 from sources.errors import ParseError
 from sources.power import amd_smi
 from sources.power.frame import canonical
-from sources.power.registry import detect_format, read_power, read_power_parts
+from sources.power.registry import PART_BYTES, detect_format, read_power, read_power_parts
 
 
 def read_power_files(path: Path, tz: str | None = None, format: str | None = None, *,
@@ -167,7 +167,10 @@ def power_from_evidence(path: Path, window_start_utc: datetime | None,
 
 def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
                    tz: str | None = None, progress: Callable[[str, str], None] | None = None,
-                   hashed: HashedAhead | None = None) -> list[tuple[str, Any]]:
+                   hashed: HashedAhead | None = None,
+                   advance: Callable[[str, int, int], None] | None = None
+                   ) -> list[tuple[str, Any]]:
+    """`advance(file, done, total)` hears the bytes of each log read and loaded so far."""
     def say(file: Path, stage: str) -> None:
         if progress:
             progress(str(file), stage)
@@ -176,12 +179,14 @@ def add_power_logs(con: Any, files: Sequence[Path], *, fmt: str | None = None,
     results = []
     for file in files:
         say(file, "checking")
-        results.append((str(file), _add_power_log(con, file, fmt, tz, say, hashed)))
+        moved = None if advance is None else partial(advance, str(file))
+        results.append((str(file), _add_power_log(con, file, fmt, tz, say, hashed, moved)))
     return results
 
 
 def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
-                   say: Callable[[Path, str], None], hashed: HashedAhead | None) -> Any:
+                   say: Callable[[Path, str], None], hashed: HashedAhead | None,
+                   advance: Callable[[int, int], None] | None = None) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
     is answered from its recorded sha256, without reading it; else its bytes are hashed
     (streamed; or ahead, by `hashed`) while the first parts are parsed, and a log already
@@ -208,7 +213,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
             evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
             return LoadResult(loaded[0], "unchanged", loaded[1])
         if read_ahead is None:  # no part reader for this format: the file whole
-            data = file.read_bytes()
+            data = read_bytes(file, advance)
             if sha256(data) != digest:
                 raise OSError(f"{file}: the file changed while it was being added; add it "
                               "again")
@@ -216,7 +221,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                                                        format=fmt)[1]]
             del data
         else:
-            rows = read_ahead
+            rows = read_ahead if advance is None else _counted(read_ahead, st.st_size, advance)
         say(file, f"reading and loading its samples, keeping its {st.st_size / 1e6:,.1f} MB "
                   "as a raw snapshot meanwhile")
         with evidence_store.bounded_memory(con), evidence_store.snapshot_meanwhile(
@@ -226,6 +231,17 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                                 fingerprint=_fingerprint(digest, fmt, tz), snapshot_kept=kept)
     evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
     return result
+
+
+def _counted(parts: Iterator[pl.DataFrame], size: int, advance: Callable[[int, int], None]
+             ) -> Iterator[pl.DataFrame]:
+    """`parts` as they are, telling `advance` the bytes behind those loaded (a part is read
+    from `PART_BYTES` of the file, cut at a line: the count is within a line of the truth)."""
+    advance(0, size)
+    for count, part in enumerate(parts, 1):
+        yield part
+        advance(min(count * PART_BYTES, size), size)
+    advance(size, size)
 
 
 @contextlib.contextmanager
