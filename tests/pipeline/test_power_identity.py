@@ -204,3 +204,38 @@ def test_a_candidates_own_nvidia_smi_log_cut_inside_a_name_holds(tmp_path: Path,
     assert c["detail"]["power_identity_check"] == (
         "held: accelerator 'NVIDIA H100 80GB HBM3' (the candidate's H100-SXM-80GB), GPU count "
         "8 (the candidate's 8)")
+
+
+def test_a_proxy_log_on_fewer_gpus_is_scaled_to_the_candidates(tmp_path: Path, db: Path
+                                                                ) -> None:
+    """The reviewer's defect: a 2-GPU log declared a proxy for an 8-GPU node stood in as the
+    node's power unscaled, its energy per token 4x too low."""
+    from proposals import measured
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    text = measured("proxy", f'{{ evidence = "{fixtures / "bench" / "vllm_sweep"}", tz = "UTC" }}',
+                    f'{{ evidence = "{fixtures / "scorecard" / "nvidia_smi_sweep_window.csv"}", '
+                    'tz = "UTC", proxy = "our 2-GPU box stands in for the node" }',
+                    allow_outside=True)
+    assert text.count("gpu_count = 2\n") == 1
+    (tmp_path / "p.toml").write_text(text.replace("gpu_count = 2\n", "gpu_count = 8\n"))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "p.toml"), "--db", str(db),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    # test_measured_candidate.py's figures: the knee's window 16:01:00-16:01:01 UTC, GPU 0
+    # at 300 W and GPU 1 at 400 W = 700 W on 2 GPUs; idle outside it 2 x 50 W = 100 W; the
+    # knee's 80 tokens/s (its benchmark ran on 2 GPUs: fewer than 8, used as measured).
+    # Scaled to 8 GPUs: 700 x 8/2 = 2,800 W busy, 100 x 8/2 = 400 W idle;
+    # 2,800 W / 80 tokens/s = 35 J/token (unscaled it was 700 / 80 = 8.75, 4x too low)
+    inputs = {r["input"]: r for r in c["inputs"]}
+    assert inputs["busy_power_w"]["mode"] == pytest.approx(2800.0)
+    assert inputs["idle_power_w"]["mode"] == pytest.approx(400.0)
+    assert inputs["busy_power_w"]["grade"] == inputs["idle_power_w"]["grade"] == "proxy"
+    assert inputs["busy_power_w"]["source"].endswith(
+        "(x 8/2: 2 GPUs logged, the candidate's 8)")
+    assert c["energy_j_per_token"] == pytest.approx(35.0)
+    assert c["detail"]["power_grade"] == "proxy"
+    assert ("proxy power scaled to the candidate's GPUs: the log covers 2 GPUs (700 W), the "
+            "candidate has 8: x 8/2 = 2,800 W (an idle power read from it likewise); the "
+            "per-GPU power is the proxy's") in c["notes"]
