@@ -219,7 +219,8 @@ def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
     names the logs record (nvidia-smi's `name` column, DCGM's `modelName`, AIPerf's
     `gpu_model_name`) and, for logs at the GPU boards, how many GPUs they cover, which must
     be the candidate's `gpu_count` (the busy power is the candidate's GPUs'). A mismatch
-    raises naming the logs; a declared `proxy` grades the power `proxy`. Returns the grade."""
+    raises naming the logs; a declared `proxy` grades the power `proxy` (on another count,
+    scaled by `_to_candidate_gpus`). Returns the grade."""
     names = tuple(dict.fromkeys(name for f in ev.files
                                 for name in gpu_names(f.tool, head(Path(f.path)))))
     count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
