@@ -308,8 +308,9 @@ def _power_log(path: Path, watts: tuple[float, float]) -> Path:
 def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection,
                                          tmp_path: Path) -> None:
     """FR's power comes from a power log: 300 + 400 W when vintage A was stored, 500 + 700 W
-    in the log read today, each the node's 8 GPUs as x 8/2 of the log's 2 (a proxy). The change from the stored figure splits into evidence (the log)
-    and electricity price, and the log's figure is listed as the changed input."""
+    in the log read today, each scaled to the node's 8 GPUs, x 8/2 of the log's 2 (a proxy).
+    The change from the stored figure splits into evidence (the log) and electricity price,
+    and the log's figure is listed as the changed input."""
     log = _power_log(tmp_path / "power.csv", (300.0, 400.0))
     declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
     # a log of 2 GPUs for the 8-GPU node: declared a proxy (evidence identity, issue 26)
