@@ -249,7 +249,8 @@ def gpu_names(data: bytes) -> tuple[str, ...]:
     its first 64 kB (a name does not change within a log; the first samples list every GPU
     logged), in order of first appearance; () when the query has no `name`. Reads nothing
     else: the samples are `parse`'s."""
-    lines = data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff").lstrip().splitlines()
+    top = data[:65536]
+    lines = top.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip().splitlines()
     if len(lines) < 2 or not _HEADER.match(lines[0]):
         return ()
     header = [field.strip() for field in lines[0].split(",")]
@@ -258,7 +259,10 @@ def gpu_names(data: bytes) -> tuple[str, ...]:
     if position is None:
         return ()
     seen: dict[str, None] = {}
-    for line in lines[1:-1] if len(data) > 65536 else lines[1:]:  # a cut last line is left out
+    # a head of 64 kB (or more) may end inside a line: that line, cut ("NVIDIA H100 80GB HBM"
+    # for "NVIDIA H100 80GB HBM3"), is left out unless the head ends at a line end
+    cut = len(data) >= 65536 and not top.endswith((b"\n", b"\r"))
+    for line in lines[1:-1] if cut else lines[1:]:
         cells = line.split(",")
         if len(cells) == len(header) and cells[position].strip() not in NOT_AVAILABLE:
             seen.setdefault(cells[position].strip(), None)

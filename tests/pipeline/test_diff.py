@@ -308,8 +308,9 @@ def _power_log(path: Path, watts: tuple[float, float]) -> Path:
 def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection,
                                          tmp_path: Path) -> None:
     """FR's power comes from a power log: 300 + 400 W when vintage A was stored, 500 + 700 W
-    in the log read today. The change from the stored figure splits into evidence (the log)
-    and electricity price, and the log's figure is listed as the changed input."""
+    in the log read today, each scaled to the node's 8 GPUs, x 8/2 of the log's 2 (a proxy).
+    The change from the stored figure splits into evidence (the log) and electricity price,
+    and the log's figure is listed as the changed input."""
     log = _power_log(tmp_path / "power.csv", (300.0, 400.0))
     declared = 'power = { watts = 5600, boundary = "gpu_board", source = "test" }\ncost = { tco'
     # a log of 2 GPUs for the 8-GPU node: declared a proxy (evidence identity, issue 26)
@@ -319,31 +320,33 @@ def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection
         PROPOSAL.read_text(encoding="utf-8").replace(declared, measured, 1))
     assert text != PROPOSAL.read_text(encoding="utf-8")
     stored = by_id(_stored_run(two_vintages, "2026-09", text))["onprem-fr"]
-    # a constant 300 W + 400 W over the whole log: 700 W at the boards
-    assert stored["detail"]["busy_power_w"] == pytest.approx(700.0)
-    _power_log(log, (500.0, 700.0))  # the same file, now 1200 W
+    # a constant 300 W + 400 W over the whole log: 700 W at the boards on 2 GPUs, scaled to
+    # the node's 8 (a proxy on fewer GPUs, pipeline/inputs/evidence/power.py): 700 x 8/2
+    # = 2,800 W
+    assert stored["detail"]["busy_power_w"] == pytest.approx(2800.0)
+    _power_log(log, (500.0, 700.0))  # the same file, now 1200 W: 1200 x 8/2 = 4,800 W
     document = diff(two_vintages, "2026-09", "2026-11", parse(text), str(PROPOSAL),
                     generated_at=STAMP, code_version="test").document()
     fr = by_id(document)["onprem-fr"]
-    assert fr["changed_inputs"] == ["busy_power_w: 700.0 -> 1200.0"]
+    assert fr["changed_inputs"] == ["busy_power_w: 2800.0 -> 4800.0"]
     cpm = fr["change"]["cpm_eur_per_mtok"]
     # At utilisation 1 only the electricity part of the TCO's hourly cost depends on power:
     # power [kW] x PUE 1.3 x tariff [EUR/kWh] / 14.4 Mtok/h (4000 tokens/s x 3600 / 1e6).
-    # Evidence (at A's 0.058 EUR/kWh): (1.2 - 0.7) x 1.3 x 0.058 / 14.4 = 0.0377 / 14.4
-    # = 0.00261806 EUR/Mtok.
-    assert cpm["by_cause"][EVIDENCE] == pytest.approx(0.00261806, rel=1e-5)
-    # Electricity price (at B's 1.2 kW): 1.2 x 1.3 x (0.087 - 0.058) / 14.4 = 0.04524 / 14.4
-    # = 0.00314167 EUR/Mtok.
-    assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.00314167, rel=1e-5)
+    # Evidence (at A's 0.058 EUR/kWh): (4.8 - 2.8) x 1.3 x 0.058 / 14.4 = 0.1508 / 14.4
+    # = 0.01047222 EUR/Mtok.
+    assert cpm["by_cause"][EVIDENCE] == pytest.approx(0.01047222, rel=1e-5)
+    # Electricity price (at B's 4.8 kW): 4.8 x 1.3 x (0.087 - 0.058) / 14.4 = 0.18096 / 14.4
+    # = 0.01256667 EUR/Mtok.
+    assert cpm["by_cause"][ELECTRICITY] == pytest.approx(0.01256667, rel=1e-5)
     # nothing is left to method/assumptions, and the shares add up to the change
-    # (0.00261806 + 0.00314167 = 0.00575972)
+    # (0.01047222 + 0.01256667 = 0.02303889)
     assert cpm["by_cause"]["method/assumptions"] == 0.0
-    assert cpm["change"] == pytest.approx(0.00575972, rel=1e-5)
-    # carbon: (1.2 - 0.7) kW x 1.3 / 14.4 Mtok/h x FR's 31 gCO2e/kWh = 1.39931 gCO2e/Mtok,
+    assert cpm["change"] == pytest.approx(0.02303889, rel=1e-5)
+    # carbon: (4.8 - 2.8) kW x 1.3 / 14.4 Mtok/h x FR's 31 gCO2e/kWh = 5.59722 gCO2e/Mtok,
     # all of it evidence (the grid intensity did not change)
     carbon = fr["change"]["carbon_gco2e_per_mtok"]
-    assert carbon["by_cause"][EVIDENCE] == pytest.approx(1.39931, rel=1e-5)
-    assert carbon["change"] == pytest.approx(1.39931, rel=1e-5)
+    assert carbon["by_cause"][EVIDENCE] == pytest.approx(5.59722, rel=1e-5)
+    assert carbon["change"] == pytest.approx(5.59722, rel=1e-5)
 
 
 def test_a_changed_tco_parameter_is_method(two_vintages: duckdb.DuckDBPyConnection) -> None:

@@ -159,3 +159,83 @@ def test_a_proposal_without_a_power_or_quality_proxy_keeps_its_identity() -> Non
         "5d23077bfd4e3ce1dedcb583afa7e287bf4299eeaf74c7f0fa908d243d2653e4")
     proxied = text.replace('tz = "UTC" }', 'tz = "UTC", proxy = "a smaller sibling" }')
     assert parse(proxied, "p.toml").sha256() != parse(text, "p.toml").sha256()
+
+
+def _cut_in_the_name(path: Path) -> bytes:
+    """An nvidia-smi `--query-gpu=timestamp,index,power.draw,name` log of 8 H100s (the
+    reviewer's column order: `name` last), 200 s: 2 s idle at 75.50 W, then 300.00 W. Its
+    64 kB head ends inside a GPU name, worked by hand:
+    header "timestamp, index, power.draw [W], name\\n" = 9+2+5+2+14+2+4+1 = 39 bytes;
+    a busy line "2026/12/01 10:00:02.000, 0, 300.00 W, NVIDIA H100 80GB HBM3\\n" =
+    23+3+10+23+1 = 60 bytes (the name at bytes 38..58), an idle one (75.50 W) 59;
+    16 idle lines and N-16 busy ones fill 39 + 16*59 + 60*(N-16) = 23 + 60N <= 65,536 up
+    to N = 1,091 (65,483 bytes); the head's last 65,536 - 65,483 = 53 bytes are sample
+    1,092's (GPU 1,091 % 8 = 3 at second 136), cut after the name's bytes 38..52:
+    "NVIDIA H100 80G", which names no accelerator."""
+    lines = ["timestamp, index, power.draw [W], name"]
+    for second in range(200):
+        watts = "75.50" if second < 2 else "300.00"
+        lines += [f"2026/12/01 10:{second // 60:02d}:{second % 60:02d}.000, {i}, {watts} W, "
+                  "NVIDIA H100 80GB HBM3" for i in range(8)]
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data)
+    assert data[65536 - 53:65536] == b"2026/12/01 10:02:16.000, 3, 300.00 W, NVIDIA H100 80G"
+    return data
+
+
+def test_an_nvidia_smi_head_cut_inside_a_name_reads_the_whole_names(tmp_path: Path) -> None:
+    from pipeline.evidence.files import head
+    from sources.power.registry import gpu_names
+
+    _cut_in_the_name(tmp_path / "gpu.csv")
+    # the cut line is left out: every GPU's name was read whole in the lines before it
+    assert gpu_names("nvidia-smi", head(tmp_path / "gpu.csv")) == ("NVIDIA H100 80GB HBM3",)
+
+
+def test_a_candidates_own_nvidia_smi_log_cut_inside_a_name_holds(tmp_path: Path, db: Path
+                                                                 ) -> None:
+    """The reviewer's defect: the candidate's own 8 x H100 log was refused as "not this
+    candidate's evidence" (accelerator 'NVIDIA H100 80G'), exit 1."""
+    _cut_in_the_name(tmp_path / "gpu.csv")
+    result = _run(tmp_path, db, '{ evidence = "gpu.csv", tz = "UTC" }')
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    assert c["detail"]["power_grade"] == "measured"
+    assert c["detail"]["power_identity_check"] == (
+        "held: accelerator 'NVIDIA H100 80GB HBM3' (the candidate's H100-SXM-80GB), GPU count "
+        "8 (the candidate's 8)")
+
+
+def test_a_proxy_log_on_fewer_gpus_is_scaled_to_the_candidates(tmp_path: Path, db: Path
+                                                                ) -> None:
+    """The reviewer's defect: a 2-GPU log declared a proxy for an 8-GPU node stood in as the
+    node's power unscaled, its energy per token 4x too low."""
+    from proposals import measured
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    text = measured("proxy", f'{{ evidence = "{fixtures / "bench" / "vllm_sweep"}", tz = "UTC" }}',
+                    f'{{ evidence = "{fixtures / "scorecard" / "nvidia_smi_sweep_window.csv"}", '
+                    'tz = "UTC", proxy = "our 2-GPU box stands in for the node" }',
+                    allow_outside=True)
+    assert text.count("gpu_count = 2\n") == 1
+    (tmp_path / "p.toml").write_text(text.replace("gpu_count = 2\n", "gpu_count = 8\n"))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "p.toml"), "--db", str(db),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    [c] = json.loads(result.stdout)["candidates"]
+    # test_measured_candidate.py's figures: the knee's window 16:01:00-16:01:01 UTC, GPU 0
+    # at 300 W and GPU 1 at 400 W = 700 W on 2 GPUs; idle outside it 2 x 50 W = 100 W; the
+    # knee's 80 tokens/s (its benchmark ran on 2 GPUs: fewer than 8, used as measured).
+    # Scaled to 8 GPUs: 700 x 8/2 = 2,800 W busy, 100 x 8/2 = 400 W idle;
+    # 2,800 W / 80 tokens/s = 35 J/token (unscaled it was 700 / 80 = 8.75, 4x too low)
+    inputs = {r["input"]: r for r in c["inputs"]}
+    assert inputs["busy_power_w"]["mode"] == pytest.approx(2800.0)
+    assert inputs["idle_power_w"]["mode"] == pytest.approx(400.0)
+    assert inputs["busy_power_w"]["grade"] == inputs["idle_power_w"]["grade"] == "proxy"
+    assert inputs["busy_power_w"]["source"].endswith(
+        "(x 8/2: 2 GPUs logged, the candidate's 8)")
+    assert c["energy_j_per_token"] == pytest.approx(35.0)
+    assert c["detail"]["power_grade"] == "proxy"
+    assert ("proxy power scaled to the candidate's GPUs: the log covers 2 GPUs (700 W), the "
+            "candidate has 8: x 8/2 = 2,800 W (an idle power read from it likewise); the "
+            "per-GPU power is the proxy's") in c["notes"]

@@ -6,7 +6,8 @@ table's ids, `model_name`). A mismatch is an error naming the file, what it says
 candidate says; a deliberate proxy is declared (`throughput`, `power` or `quality` =
 `{ evidence = "...", proxy = "why" }`), graded `proxy` and noted. A side that does not state
 a figure is not compared, and the outcome says what was not checked. The GPU count: a power
-log must cover the candidate's GPUs; a benchmark configuration may run on fewer (the best per
+log must cover the candidate's GPUs (a declared proxy on another count is scaled to them,
+pipeline/inputs/evidence/power.py); a benchmark configuration may run on fewer (the best per
 GPU of a sweep is chosen, its goodput used as measured, with a note), not on more; quality
 results have no count. docs/evidence.md, "Evidence identity: accelerator, GPU count and
 precision", has the rules and their worked examples."""

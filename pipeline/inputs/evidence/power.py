@@ -147,16 +147,35 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
         ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
                                  format=p.format, cache=d.cache)
     grade = ev.grade if isinstance(p, ParquetPower) else _identity(d, p, ev)
-    d.inputs.add("busy_power_w", ev.average_power_w, f"{d.key}.power", grade, str(path))
+    factor, scaling = _to_candidate_gpus(d, ev, grade)
+    d.inputs.add("busy_power_w", ev.average_power_w * factor, f"{d.key}.power", grade,
+                 f"{path}{scaling}")
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
-        d.inputs.add("idle_power_w", ev.energy.idle_power_w, f"{d.key}.power.idle", grade,
-                     f"{path} (samples outside the benchmark window)")
+        d.inputs.add("idle_power_w", ev.energy.idle_power_w * factor, f"{d.key}.power.idle",
+                     grade, f"{path} (samples outside the benchmark window){scaling}")
     d.row["power_grade"] = grade
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
     d.row["power_source"] = f"{given} ({ev.method}): {file_listing(files, d.prov.folder)}"
     d.notes.extend(ev.notes)
     d.prov.add_files(files)
+
+
+def _to_candidate_gpus(d: Draft, ev: PowerEvidence, grade: str) -> tuple[float, str]:
+    """The factor that makes a proxy log's power the candidate's node's, and the words saying
+    so: a log at the GPU boards on other GPUs than the candidate's `gpu_count` (accepted only
+    as a declared proxy, `_identity`) is scaled by the candidate's count over the log's, 2
+    GPUs at 600 W standing in for 8 as 600 x 8/2 = 2,400 W (its idle power likewise), and
+    noted; 1 otherwise (a log of the candidate's count, or at a boundary that has none)."""
+    logged, wanted = len(ev.energy.gpus), d.c.gpu_count
+    if grade != "proxy" or ev.boundary != "gpu_board" or not logged or logged == wanted:
+        return 1.0, ""
+    factor = wanted / logged
+    d.notes.append(f"proxy power scaled to the candidate's GPUs: the log covers {logged} GPUs "
+                   f"({ev.average_power_w:,.6g} W), the candidate has {wanted}: x "
+                   f"{wanted}/{logged} = {ev.average_power_w * factor:,.6g} W (an idle power "
+                   "read from it likewise); the per-GPU power is the proxy's")
+    return factor, f" (x {wanted}/{logged}: {logged} GPUs logged, the candidate's {wanted})"
 
 
 def resolve_pue(d: Draft) -> None:
@@ -200,7 +219,8 @@ def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
     names the logs record (nvidia-smi's `name` column, DCGM's `modelName`, AIPerf's
     `gpu_model_name`) and, for logs at the GPU boards, how many GPUs they cover, which must
     be the candidate's `gpu_count` (the busy power is the candidate's GPUs'). A mismatch
-    raises naming the logs; a declared `proxy` grades the power `proxy`. Returns the grade."""
+    raises naming the logs; a declared `proxy` grades the power `proxy` (on another count,
+    scaled by `_to_candidate_gpus`). Returns the grade."""
     names = tuple(dict.fromkeys(name for f in ev.files
                                 for name in gpu_names(f.tool, head(Path(f.path)))))
     count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
