@@ -809,6 +809,44 @@ class _Book(xlsxwriter.Workbook):
         return _Packager()
 
 
+#: a candidate id as a proposal may write it (schemas/proposal.py Candidate.id)
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _write_recommendation(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
+                          places: Layout) -> None:
+    """The Recommendation sheet: the engine's choice (static: it comes with the Monte Carlo
+    and the rank; re-run to choose again) and its CPM and monthly cost as formulas reading
+    its Scorecard row by id (INDEX/MATCH), so they move with the inputs. Only for an id as a
+    proposal may write it (a hand-made result's id is never put inside a formula)."""
+    chosen = result.recommendation.candidate if result.recommendation else None
+    if chosen is None or not places.computes or not _PLAIN_ID.fullmatch(chosen):
+        return
+    sheet = book.add_worksheet("Recommendation")  # a few cells: xlsxwriter's own
+    bold = styles.get(bold=True)
+    sheet.write_string(0, 0, "Recommended", bold)
+    sheet.write_string(0, 1, chosen)
+    sheet.write_string(0, 2, "the engine's choice by the policy's rule, with the Monte Carlo "
+                       "and the rank: it does not move when an input changes (re-run to "
+                       "choose again)")
+    last = len(result.candidates) + 1
+    row = 1
+    for step in ("cpm_eur_per_mtok", "monthly_cost_eur"):
+        if step not in places.scorecard:
+            continue
+        col = xl_col_to_name(places.scorecard.index(step))
+        sheet.write_string(row, 0, header(step, "Scorecard"), bold)
+        sheet.write_formula(row, 1, f'=IFERROR(INDEX(Scorecard!${col}$2:${col}${last},MATCH('
+                            f'"{chosen}",Scorecard!$A$2:$A${last},0)),"")',
+                            styles.number(number_format(step)), "")  # computed on opening
+        sheet.write_string(row, 2, "a formula over the candidate's Scorecard row: it moves "
+                           "with the inputs")
+        row += 1
+    sheet.set_column(0, 0, 24)
+    sheet.set_column(1, 1, 24)
+    sheet.set_column(2, 2, 90)
+
+
 def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None:
     """The workbook of `result`; `frames`: the result's, when the caller has built them
     (`write_outputs` does)."""
@@ -831,6 +869,7 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     _write_scorecard(book, styles, result, card, places, points)
     _write_inputs(book, styles, places, points)
     _write_demand(book, styles, result, places, points)
+    _write_recommendation(book, styles, result, places)
     for name, frame in tables.items():
         _write_table(book, styles, name, frame, _sizing_formulas(
             frame, places, len(result.candidates)) if name == "Sizing" else None)

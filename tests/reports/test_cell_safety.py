@@ -94,7 +94,8 @@ def test_no_output_runs_or_reorders_hostile_text(full: dict[str, Any], tmp_path:
 _OWN_FORMULA = re.compile(r'^=(?:(?:Inputs|Demand)!\$[A-Z]+\$\d+|\$B\$\d+|[A-Z]{1,3}\d+|'
                           r'Scorecard!\$[A-Z]+\$\d+:\$[A-Z]+\$\d+|\$A\d+|'
                           r'\d+(?:\.\d+)?|IF|OR|IFERROR|CEILING|PMT|MAX|MIN|INDEX|MATCH|'
-                          r'"(?:tco|elastic|per_token|goodput|Little\'s law)?"|[-+*/^(),=<>])+$')
+                          r'"(?:tco|elastic|per_token|goodput|Little\'s law)?"|'
+                          r'"[A-Za-z0-9][A-Za-z0-9_.-]*"|[-+*/^(),=<>])+$')
 
 
 def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None:
@@ -109,7 +110,8 @@ def test_a_computing_workbook_keeps_hostile_text_as_text(tmp_path: Path) -> None
     book = load_workbook(path)
     formulas = [(ws.title, c.value) for ws in book for row in ws.iter_rows() for c in row
                 if c.data_type == "f"]
-    assert formulas and {title for title, _ in formulas} <= {"Scorecard", "Demand", "Sizing"}
+    assert formulas and {title for title, _ in formulas} <= {"Scorecard", "Demand", "Sizing",
+                                                             "Recommendation"}
     assert [f for _, f in formulas if not _OWN_FORMULA.match(f)] == []
     for sheet in ("Scorecard", "Inputs"):
         assert book[sheet]["A2"].value == "'" + DDE + "[31mtxt.exe"

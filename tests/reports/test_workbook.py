@@ -173,7 +173,8 @@ def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
               if isinstance(v.value[0][0], str) and v.value[0][0].startswith("#")]
     assert errors == []
     elsewhere = [ws.title for ws in book.cells for row in ws.iter_rows() for c in row
-                 if c.data_type == "f" and ws.title not in ("Scorecard", "Demand", "Sizing")]
+                 if c.data_type == "f" and ws.title not in ("Scorecard", "Demand", "Sizing",
+                                                            "Recommendation")]
     assert elsewhere == []
 
 
@@ -426,3 +427,29 @@ def test_the_sizing_sheet_computes_from_the_inputs(
     assert book.computed("Sizing", f"{instances}{fr}", solution) == 12
     assert book.computed("Sizing", f"{mwh}{fr}", solution) == pytest.approx(
         2 * book.computed("Sizing", f"{mwh}{fr}"), rel=1e-12)
+
+
+def test_the_recommendation_s_cost_moves_with_the_inputs(
+        example: tuple[dict[str, Any], Book]) -> None:
+    """The Recommendation sheet names the engine's choice (static) and gives its CPM and
+    monthly cost as formulas over its Scorecard row (found by id): they are the engine's, and
+    move when its price on Inputs changes."""
+    result, book = example
+    chosen = result["recommendation"]["candidate"]
+    sheet = {row[0].value: row[1] for row in book.cells["Recommendation"].iter_rows()}
+    assert sheet["Recommended"].value == chosen
+    cpm_cell = sheet[OUTPUTS["cpm_eur_per_mtok"].label].coordinate
+    monthly_cell = sheet[OUTPUTS["monthly_cost_eur"].label].coordinate
+    engine = next(c for c in result["candidates"] if c["id"] == chosen)
+    assert book.computed("Recommendation", cpm_cell) == pytest.approx(
+        engine["cpm_eur_per_mtok"], rel=1e-9)
+    row = [c["id"] for c in result["candidates"]].index(chosen) + 2
+    price = book.column("Inputs", OUTPUTS["price_eur_per_hour"].label)
+    old = book.cells["Inputs"][f"{price}{row}"].value
+    solution = book.changed("Inputs", f"{price}{row}", 2 * old)
+    # a price per hour twice as dear: the same fleet and served tokens, so CPM and the monthly
+    # cost double exactly
+    assert book.computed("Recommendation", cpm_cell, solution) == pytest.approx(
+        2 * engine["cpm_eur_per_mtok"], rel=1e-9)
+    assert book.computed("Recommendation", monthly_cell, solution) == pytest.approx(
+        2 * book.computed("Recommendation", monthly_cell), rel=1e-9)
