@@ -8,7 +8,8 @@ output. `uv run X` runs X from the environment these tests run in (the one `uv r
 clone), so `uv` itself is never called.
 
 The marker for a command that cannot run here: a shell comment on it that says `(network)`
-(it fetches from the internet) or `(API key)` (it needs a key). Such a command is left out of
+(it fetches from the internet), `(API key)` (it needs a key) or `(fleet data)` (it runs on a
+fleet team's own Parquet samples and engine). Such a command is left out of
 its block and reported as a skipped test with that reason; `uv run pytest` is skipped too (it
 is the suite this test belongs to). Everything else must exit 0.
 
@@ -32,7 +33,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"sh", "bash", "console"}
-MARKERS = {"(network)": "needs the network", "(API key)": "needs an API key"}
+MARKERS = {"(network)": "needs the network", "(API key)": "needs an API key",
+           "(fleet data)": "runs on a fleet's own Parquet samples and engine (Spark, Trino)"}
 BIN = Path(sys.executable).parent  # the environment's scripts: scorecard
 
 
