@@ -15,11 +15,7 @@ from pipeline.engine.roofline import (
 )
 from pipeline.engine.roofline.calibration import transfer
 from pipeline.engine.roofline.model import RooflineInputs
-from pipeline.engine.roofline.planning import (
-    VLLM_CHUNK_SOURCE,
-    default_chunk_tokens,
-    serving,
-)
+from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
 from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
@@ -222,14 +218,10 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     assert e.concurrency is not None and e.prompt_tokens is not None \
         and e.output_tokens is not None
     serialised = bool(e.serialised)
-    chunk = None if serialised else e.chunk_tokens
-    if not serialised and chunk is None:
-        chunk = default_chunk_tokens(d.c.gpu, inputs.budget_gb)
-        d.notes.append(f"chunked prefill at {chunk:,} tokens per step: {VLLM_CHUNK_SOURCE} "
-                       "(give throughput.estimate.chunk_tokens for another engine or setting)")
     error_range, error_source = serving_error(inputs)
     served = serving(inputs, concurrency=e.concurrency, prompt_tokens=e.prompt_tokens,
-                     output_tokens=e.output_tokens, chunk_tokens=chunk, serialised=serialised,
+                     output_tokens=e.output_tokens, chunk_tokens=e.chunk_tokens,
+                     serialised=serialised, gpu=d.c.gpu,
                      error_range=None if e.efficiency is not None else error_range,
                      error_source=None if e.efficiency is not None else error_source)
     d.row["tokens_per_s_grade"] = "estimated"
@@ -238,6 +230,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     d.inputs.add("operating_concurrency", float(e.concurrency * replicas),
                  f"{key}.concurrency", "estimated",
                  f"concurrency {e.concurrency} per replica x {replicas} replica(s)")
+    chunk = served["chunk_tokens"]
     d.notes.extend(served["assumptions"])
     goodput = served["goodput_tokens_per_s"]
     if goodput is None:
@@ -278,7 +271,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     what = ("serialised (one request at a time)" if serialised else
             f"chunked prefill {chunk:,} tokens per step"
             + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
-               if e.chunk_tokens is None else ""))
+               if served["chunk_default"] else ""))
     source = (f"serving model {served['model_goodput_tokens_per_s']:.1f} tokens/s "
               f"({e.model} {e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
               f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
