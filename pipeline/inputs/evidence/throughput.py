@@ -397,12 +397,16 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
         source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
     assert source is not None  # the proposal model requires it without evidence
     e = d.c.throughput.estimate  # type: ignore[union-attr]
-    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
-        return apply_calibration(inputs, calibrate(
-            inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
-            ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
-    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
     key = "throughput.estimate.calibration"
+    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
+        try:
+            return apply_calibration(inputs, calibrate(
+                inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+                ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                prompt_tokens=cal.prompt_tokens))
+        except RooflineInputError as err:
+            raise d.error(key, str(err)) from None
+    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
     gpu = d.mkt.row("hardware", gpu=cal.gpu) if cal.gpu is not None else d.gpu_row()
     if gpu is None:
         raise d.error(f"{key}.gpu", f"unknown GPU {cal.gpu!r}")
@@ -413,9 +417,12 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
     tp = cal.tensor_parallel or inputs.tensor_parallel
     run = inputs_from_reference(model, gpu, precision=e.precision, batch=1,
                                 context=cal.context or 1, tensor_parallel=tp)
-    measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
-                         ttft_ms=ttft_ms if cal.prompt_tokens else None,
-                         prompt_tokens=cal.prompt_tokens)
+    try:
+        measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
+                             ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                             prompt_tokens=cal.prompt_tokens)
+    except RooflineInputError as err:
+        raise d.error(key, f"{err} (the run of {model_id} on {tp} x {gpu['gpu']})") from None
     where = f"{model_id} on {tp} x {gpu['gpu']}"
     d.notes.append(f"estimated (calibrated on {source}): the run of {where} reached "
                    + ", ".join(f"{n} {v:.1%}" for n, v in (("MBU", measured.mbu),
