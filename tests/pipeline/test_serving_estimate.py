@@ -235,7 +235,7 @@ def test_short_prompts_stay_under_the_roofline_ceiling(tmp_path: Path, db: Path)
     # GB/s. Decode step at C = 512, context 16: memory (15.0098 + 1.0737 + 0.0671) / 3,015.4 =
     # 5.356 ms; compute 512 x (2 x 7.5050e9 + 4 x 32 x 32 x 128 x 16) / 989.5e12 = 7.771 ms:
     # 7.771 ms, ceiling 512 / 7.771 ms = 65,887 tokens/s. The 16-token chunk computes in
-    # ~0.24 ms, so the mixed step is the decode step: goodput = the ceiling (it was 1.25e6 x
+    # 0.23 ms, so the mixed step is the decode step: goodput = the ceiling (it was 2.26e6 x
     # the speculative factor with the chunk's compute alone), and the calibrated range's high
     # (x 1.272) is capped at it.
     (c,) = _run(tmp_path, db, _h100_short_prompts(), slo="ttft_ms = 100000\n").values()
