@@ -235,9 +235,9 @@ def test_short_prompts_stay_under_the_roofline_ceiling(tmp_path: Path, db: Path)
     # GB/s. Decode step at C = 512, context 16: memory (15.0098 + 1.0737 + 0.0671) / 3,015.4 =
     # 5.356 ms; compute 512 x (2 x 7.5050e9 + 4 x 32 x 32 x 128 x 16) / 989.5e12 = 7.771 ms:
     # 7.771 ms, ceiling 512 / 7.771 ms = 65,887 tokens/s. The 16-token chunk computes in
-    # 0.23 ms, so the mixed step is the decode step: goodput = the ceiling (it was 2.26e6 x
-    # the speculative factor with the chunk's compute alone), and the calibrated range's high
-    # (x 1.272) is capped at it.
+    # 0.23 ms, so the mixed step is the decode step: goodput = the ceiling (the chunk's
+    # compute alone gave 2.26e6; the review's 1.25e6 was that x its speculative factor 0.555),
+    # and the calibrated range's high (x 1.272) is capped at it.
     (c,) = _run(tmp_path, db, _h100_short_prompts(), slo="ttft_ms = 100000\n").values()
     assert c["tokens_per_s"] == pytest.approx(65_887, rel=1e-3)
     [capped] = [n for n in c["notes"] if "capped at the roofline ceiling" in n]

@@ -269,8 +269,9 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
         f"Closed loop: C clients, each sends its next request when its last one ends; every "
         f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",
         (f"Chunked prefill at {plan['chunk_budget']} tokens per step: a prompt takes "
-         f"{math.ceil(prompt / plan['chunk_budget'])} mixed steps, each the prefill chunk's "
-         "compute time, during which each decoding sequence advances one token; TPOT averages "
+         f"{math.ceil(prompt / plan['chunk_budget'])} mixed steps, each max(the decode step, "
+         "the prefill chunk's compute time), during which each decoding sequence advances one "
+         "token; TPOT averages "
          "them in; throughput = C / TPOT (prefill wall time not in the denominator)."
          if plan.get("chunk_budget") else
          "No chunked prefill given: decode-only steps (the plain roofline; over-predicts a "
