@@ -64,8 +64,9 @@ HELP: dict[str, str] = {
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
     "chunk_budget": "Chunked-prefill token budget per step: for the sweep (default: no "
                     "chunking) and the serving estimate that --output-tokens gives at --batch "
-                    "clients per replica, as a proposal's (default: vLLM's on the GPU, 8,192 "
-                    "from 70 GiB except an A100, else 2,048).",
+                    "clients per replica when --context is the prompt, as a proposal's "
+                    "(default: vLLM's on the GPU, 8,192 from 70 GiB except an A100, else "
+                    "2,048).",
     "measured_tokens_per_s": "Sweep: measured decode tokens/s per level, to compare.",
     "sweep_evidence": "Sweep: benchmark files (a file or folder) of a measured closed-loop "
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "

@@ -29,10 +29,7 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
     plan = context["plan"]
     try:
         out["serving"] = _serving(inputs, context)
-        # a typed TPOT (--tpot-ms) is the planner's figure in place of the model's: the
-        # worksheet sizes from it and the prefill bound (seed 001), not from the serving model
-        out["sizing"] = planning.sizing(inputs, plan, None if plan.get("tpot_ms") is not None
-                                        else out["serving"])
+        out["sizing"] = planning.sizing(inputs, plan, out["serving"])
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
@@ -45,10 +42,15 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
 def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
     """The serving estimate at the batch as each replica's concurrency, when a load is given
     (`output_tokens`): chunked prefill at the chunk budget (vLLM's default on the GPU when
-    none is given) or a serialised server, as a proposal's serving-form estimate computes
-    it."""
+    none is given) or a serialised server, as a proposal's serving-form estimate computes it.
+    None for the warm-decode form's inputs: no chunk budget, not serialised, and a context
+    other than the prompt (a batch at a stated context, as a proposal's `batch`, `context`;
+    the serving model holds every sequence at the prompt's KV)."""
     plan = context["plan"]
     if plan.get("output_tokens") is None:
+        return None
+    prompt = inputs.prompt_tokens or inputs.context
+    if not (plan.get("chunk_budget") or plan.get("serialised")) and prompt != inputs.context:
         return None
     return planning.serving(
         inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
