@@ -62,9 +62,11 @@ HELP: dict[str, str] = {
     "tpot_ms": "Sizing: TPOT in ms as a planning input (default: the step / efficiency).",
     "compare_gpus": "Compare TP x replicas topologies on this many GPUs.",
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
-    "chunk_budget": "Sweep and serving estimate: chunked-prefill token budget per step "
-                    "(default: no chunking); with --output-tokens, the serving estimate at "
-                    "--batch clients per replica (as a proposal's).",
+    "chunk_budget": "Chunked-prefill token budget per step: for the sweep (default: no "
+                    "chunking) and the serving estimate that --output-tokens gives at --batch "
+                    "clients per replica when --context is the prompt, as a proposal's "
+                    "(default: vLLM's on the GPU, 8,192 from 70 GiB except an A100, else "
+                    "2,048).",
     "measured_tokens_per_s": "Sweep: measured decode tokens/s per level, to compare.",
     "sweep_evidence": "Sweep: benchmark files (a file or folder) of a measured closed-loop "
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "

@@ -322,11 +322,15 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
             inputs, bandwidth_gb_per_s=float(run_gpu[GPU_COLUMNS["bandwidth_gb_per_s"]]),
             tflops=float(run_gpu[column]),
             rates_source=f"{run_gpu['gpu']} datasheet, {run_gpu.get('source_url')}")
-        calibration = _calibrate(run, values)
-        if calibration is not None:
-            inputs = transfer(inputs, calibration, run=f"on {run_gpu['gpu']}")
+        calibration = _calibrate(run, values, run_flag="--calibration-gpu")
+        if calibration is None:
+            raise EstimateError(f"{values.where('calibration_gpu', '--calibration-gpu')}: "
+                                "needs the run's measurement: --calibrate-tpot-ms (with "
+                                "--calibrate-context) or --calibrate-ttft-ms (with "
+                                "--calibrate-prompt-tokens)")
+        inputs = transfer(inputs, calibration, run=f"on {run_gpu['gpu']}")
     else:
-        calibration = _calibrate(inputs, values)
+        calibration = _calibrate(inputs, values, run_flag="--model")
         if calibration is not None:
             inputs = apply_calibration(inputs, calibration)
 
@@ -359,7 +363,10 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
     return inputs, context
 
 
-def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
+def _calibrate(inputs: RooflineInputs, values: _Values, *, run_flag: str
+               ) -> Calibration | None:
+    """The calibration the options give (None: no measurement); an error names the flag at
+    fault, `run_flag` when the measured run's model does not fit its GPUs."""
     get = {k: values.get(k, flag) for k, flag in _OTHER_KEYS.items()
            if k.startswith("calib") and k != "calibration_gpu"}
     if get["calibrate_tpot_ms"] is None and get["calibrate_ttft_ms"] is None:
@@ -380,7 +387,8 @@ def _calibrate(inputs: RooflineInputs, values: _Values) -> Calibration | None:
                          prompt_tokens=get["calibrate_prompt_tokens"])
     except RooflineInputError as err:
         key = {"tpot_ms": "calibrate_tpot_ms", "ttft_ms": "calibrate_ttft_ms"}.get(err.field)
-        where = values.where(key, _OTHER_KEYS[key]) if key else err.field
+        where = (values.where(key, _OTHER_KEYS[key]) if key else
+                 run_flag if err.field == "model" else err.field)
         raise EstimateError(f"{where}: {str(err).split(': ', 1)[1]}") from None
 
 

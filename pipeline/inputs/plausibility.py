@@ -4,7 +4,11 @@ below as well as above, or the candidate says `plausibility = "override"` with a
 `plausibility_reason`. A PUE of 135, a tariff of 180 EUR/kWh or 0.02 EUR/h for 8 x H100 is a
 typo far more often than a fact. A goodput per GPU is held, above, to the candidate's own
 accelerator's compute ceiling for the smallest model served (`SMALLEST_MODEL_PARAMS` at 2
-FLOPs per parameter per token) when that is below the range's."""
+FLOPs per parameter per token) when that is below the range's. An `estimated` goodput (the
+roofline or serving model) is held to the same ceiling, above only: past it the model or its
+inputs (a calibration, an efficiency, a declared speculative effect) are wrong, and the run
+refuses it as it refuses the figure declared, rather than clamp it to a number no input
+gives; below, a small estimate is arithmetic, not a typo."""
 
 from __future__ import annotations
 
@@ -34,11 +38,14 @@ def check_plausible(d: Draft) -> None:
     when the candidate overrides plausibility."""
     for row in d.inputs.rows:
         declared = OUTPUTS[row["input"]]
-        if row["grade"] != "declared" or declared.plausible is None:
+        estimated = row["grade"] == "estimated" and row["input"] == "tokens_per_s"
+        if (row["grade"] != "declared" and not estimated) or declared.plausible is None:
             continue
         per_gpu = declared.plausible_per == "gpu"
         scale = d.c.gpu_count if per_gpu else 1
         low, high = declared.plausible
+        if estimated:
+            low = 0.0
         why = ""
         if row["input"] == "tokens_per_s" and (ceiling := _ceiling(d)) < high:
             high = ceiling
@@ -49,6 +56,8 @@ def check_plausible(d: Draft) -> None:
             continue
         what = (f"{figure:g} {declared.unit} per GPU ({d.c.gpu_count} GPUs)" if per_gpu
                 else f"{figure:g} {declared.unit}")
+        if estimated:
+            what = f"the estimated {what}"
         problem = (f"{what} is outside the plausible range of a {declared.title.lower()}, "
                    f"{low:g} to {high:g} {declared.unit}" + (" per GPU" if per_gpu else "") + why)
         if d.c.plausibility == "override":

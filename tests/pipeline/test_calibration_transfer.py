@@ -79,3 +79,51 @@ def test_the_cli_transfers_the_same_shares() -> None:
                               "--calibrate-context", "512", "--calibration-source", "x",
                               "--calibration-gpu", "Z9"])
     assert bad.exit_code == 1 and "--calibration-gpu: unknown gpu 'Z9'" in bad.stderr
+
+
+def _a40_serving(calibration: str) -> str:
+    # the review's repro (issue 28): Qwen2.5-7B serving form on one A40, C = 4, 100 + 100 tokens
+    return candidate(
+        "a40", gpu='"A40-48GB"', gpu_count="1",
+        power='{ watts = 300, boundary = "gpu_board", source = "TDP" }',
+        throughput=('{ estimate = { model = "Qwen2.5-7B", concurrency = 4, prompt_tokens = 100, '
+                    f'output_tokens = 100, calibration = {{ {calibration}, source = "x" }} }} }}'))
+
+
+@pytest.mark.parametrize(("calibration", "problem"), [
+    # Llama-3.1-405B at TP 8 on A40s: 405.85e9 x 2 B = 811.71 GB of weights + 8 x 4.8 GB
+    # reserve + 512 x 516,096 B of KV = 850.37 GB over 8 x 48 = 384 GB (it was accepted at
+    # "MBU 518.1%")
+    ('tpot_ms = 28, context = 512, model = "Llama-3.1-405B", tensor_parallel = 8',
+     "model: the measured run's model does not fit its GPUs at batch 1: required 850.37 GB"),
+    # the candidate's own A40: (14.14 GB + 512 x 57,344 B + 57,344 B) / 5 ms = 14.1706 / 0.005
+    # = 2,834.1 GB/s, 407.2 % of the A40's 696 GB/s
+    ("tpot_ms = 5, context = 512",
+     "tpot_ms: implies 2,834.1 GB/s per GPU, MBU 407.2% of the 696.0 GB/s peak"),
+    # a prefill of 512 tokens (6.736e12 FLOP, seed 004's 6.74e12) in 10 ms: 673.6 TFLOP/s,
+    # 450 % of the A40's 149.7
+    ("ttft_ms = 10, prompt_tokens = 512",
+     "ttft_ms: implies 673.6 TFLOP/s per GPU, MFU 450.0% of the 149.7 TFLOP/s peak"),
+])
+def test_an_impossible_calibration_is_refused(tmp_path: Path, db: Path, calibration: str,
+                                              problem: str) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("transfer", _a40_serving(calibration)))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1, result.output
+    assert "candidates[0] (id 'a40').throughput.estimate.calibration: " + problem \
+        in result.stderr, result.stderr
+
+
+def test_the_cli_refuses_the_same_and_an_unmeasured_run_gpu() -> None:
+    base = ["estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "4",
+            "--context", "512", "--calibration-gpu", "H100-SXM-80GB"]
+    # no measurement: the run's GPU was ignored
+    result = runner.invoke(app, base)
+    assert result.exit_code == 1
+    assert "--calibration-gpu: needs the run's measurement" in result.stderr
+    # 2 ms on an H100: (14.14 + 0.0294 + 0.0001) GB / 2 ms = 7,085.3 GB/s, 211.5 % of 3,350
+    result = runner.invoke(app, [*base, "--calibrate-tpot-ms", "2", "--calibrate-context", "512",
+                                 "--calibration-source", "x"])
+    assert result.exit_code == 1
+    assert "--calibrate-tpot-ms: implies 7,085.3 GB/s per GPU, MBU 211.5%" in result.stderr

@@ -101,3 +101,25 @@ def test_a_declared_gpu_without_peak_flops_has_no_goodput_ceiling(tmp_path: Path
     assert code == 0, err
     (c,) = json.loads(out)["candidates"]
     assert c["tokens_per_s"] == 2000.0
+
+
+def test_an_estimate_above_the_gpus_ceiling_is_refused(tmp_path: Path, db: Path) -> None:
+    # The plausibility check holds an estimated goodput too (issue 28 review). Accel-X declared
+    # with an FP8 rate of 5 TFLOP/s (the check's ceiling takes FP8 first): 5e12 / (2 x 1e9) =
+    # 2,500 tokens/s per GPU for a 1B-parameter model, below the 3,314.9 tokens/s the roofline
+    # estimates on its BF16 rate (test above): exit 1 naming the estimate's key
+    weak_fp8 = HARDWARE.replace("tdp_w = 800", "fp8_dense_tflops = 5\ntdp_w = 800")
+    text = proposal("declared", "[policy]\nallow_estimates = true\n", weak_fp8, ON_ACCEL_X)
+    code, _, err = _run(tmp_path, db, text)
+    assert code == 1
+    assert ("candidates[0] (id 'accel-x-8b').throughput.estimate: the estimated 3314.87 tokens/s "
+            "per GPU (1 GPUs) is outside the plausible range of a goodput, 0 to 2500 tokens/s "
+            "per GPU (Accel-X's compute ceiling for a 1B-parameter model)") in err, err
+    # an override accepts it, noted with its reason
+    code, out, err = _run(tmp_path, db, text.replace(
+        'gpu = "Accel-X"', 'gpu = "Accel-X"\nplausibility = "override"\n'
+        'plausibility_reason = "FP8 is emulated on Accel-X"'))
+    assert code == 0, err
+    (c,) = json.loads(out)["candidates"]
+    assert c["tokens_per_s"] == pytest.approx(3314.9, rel=1e-4)
+    assert any("accepted by plausibility override: FP8 is emulated" in n for n in c["notes"])

@@ -148,3 +148,36 @@ def test_seed_004_ttft_rises_with_concurrency():
     # 1.25 -> 3.14 s; the error per level is in docs/roofline.md's validation table)
     assert ttft[0] == pytest.approx(1.572, abs=0.002)
     assert ttft == sorted(ttft) and ttft[-1] == pytest.approx(5.22, abs=0.02)
+
+
+def test_a_mixed_step_never_beats_the_decode_step_nor_the_ceiling():
+    # Issue 28 review: short prompts under a large budget made the mixed step the chunk's
+    # compute alone, faster than the decode step, and goodput ran past the roofline ceiling.
+    # The issue-6 worked example's 8B-class model (docs/roofline.md) on one 80 GB GPU at
+    # 3,350 GB/s and 989 TFLOP/s, C = 512 clients, 16-token prompts, 512 output tokens,
+    # an 8,192-token budget:
+    # - decode step at batch 512, context 16: memory (16 + 512 x 16 x 131,072 / 1e9 + 512 x
+    #   131,072 / 1e9) GB / 3,350 = 17.1408 / 3,350 = 5.1167 ms; compute 512 x (2 x 8e9 +
+    #   4 x 32 x 32 x 128 x 16) / 989e12 = 512 x 1.60084e10 / 989e12 = 8.2875 ms: 8.2875 ms,
+    #   the ceiling 512 / 8.2875 ms = 61,780.1 tokens/s
+    # - the 16-token chunk's compute: (16 x 2 x 8e9 + 4 x 32 x 32 x 128 x 16 x 17 / 2) /
+    #   989e12 = 0.2589 ms. Alone (the old mixed step) every decode token shares one of these
+    #   (min(1 x 511, 511) = 511): TPOT 0.2589 ms, 512 / 0.2589 ms = 1,977,441 tokens/s
+    # - the mixed step still reads the weights and KV: max(8.2875, 0.2589) = 8.2875 ms, so
+    #   TPOT = 8.2875 ms and goodput = the ceiling, 61,780.1 tokens/s; the measured error's
+    #   high factor (1.272) is capped there too
+    from pipeline.engine.roofline.planning import serving
+    inputs = RooflineInputs(params=8e9, layers=32, q_heads=32, kv_heads=8, head_dim=128,
+                            cache_bytes=2, batch=512, context=16, weights_gb=16, reserve_gb=8,
+                            budget_gb=80, bandwidth_gb_per_s=3350, tflops=989)
+    got = serving(inputs, concurrency=512, prompt_tokens=16, output_tokens=512,
+                  chunk_tokens=8192, serialised=False, error_range=(0.779, 1.0, 1.272),
+                  error_source="the validation table")
+    assert got["decode_step_ms"] == pytest.approx(8.2875, abs=1e-4)
+    assert got["mixed_step_ms"] == pytest.approx(8.2875, abs=1e-4)
+    assert got["tpot_ms"] == pytest.approx(8.2875, abs=1e-4)
+    assert got["ceiling_tokens_per_s"] == pytest.approx(61_780.1, abs=0.1)
+    assert got["model_goodput_tokens_per_s"] == pytest.approx(61_780.1, abs=0.1)
+    assert got["goodput_range"]["low"] == pytest.approx(0.779 * 61_780.1, abs=0.1)
+    assert got["goodput_range"]["high"] == pytest.approx(61_780.1, abs=0.1)
+    assert any("capped at the roofline ceiling 61,780.1" in a for a in got["assumptions"])

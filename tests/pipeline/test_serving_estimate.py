@@ -126,12 +126,19 @@ headroom = 0
 """
 
 
-def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path,
-                                                                db: Path) -> None:
-    (c,) = _run(tmp_path, db, REQUESTS, _a40("c16", 16), slo="ttft_ms = 10000\n").values()
+@pytest.mark.parametrize("chunk", [True, False], ids=["chunk-budget-given", "no-chunk-budget"])
+def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path, db: Path,
+                                                                chunk: bool) -> None:
+    # Without a chunk budget both take vLLM's default on the A40 (48 GB < 70 GiB: 2,048 tokens,
+    # planning.default_chunk_tokens), so the figures below hold either way; the CLI used to fall
+    # back to the plain roofline there (42.8 ms steps at C = 16: 1 instance where the proposal
+    # sized 4).
+    block = _a40("c16", 16) if chunk else _a40("c16", 16).replace("chunk_tokens = 2048, ", "")
+    (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 10000\n").values()
     result = runner.invoke(app, [
         "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
-        "--context", "8192", "--output-tokens", "128", "--chunk-budget", "2048",
+        "--context", "8192", "--output-tokens", "128",
+        *(["--chunk-budget", "2048"] if chunk else []),
         "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
         "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
         "--requests-per-s", "2", "--headroom", "0", "--json"])
@@ -207,3 +214,32 @@ def test_a_serialised_server_in_a_proposal(tmp_path: Path, db: Path) -> None:
     assert c["tokens_per_s"] == pytest.approx(34.64, abs=0.01)
     assert c["detail"]["operating_ttft_s"] == pytest.approx(163.9, abs=0.3)
     assert "serialised (one request at a time)" in c["detail"]["tokens_per_s_source"]
+
+
+def _h100_short_prompts(extra: str = "") -> str:
+    # the review's repro (issue 28), speculative decoding left out: Llama-3.1-8B on one H100,
+    # 512 clients, 16-token prompts, 512 output tokens, an 8,192-token budget, calibrated on a
+    # 5 ms TPOT at 512 cached tokens
+    return candidate(
+        "h100", gpu_count="1",
+        throughput=('{ estimate = { model = "Llama-3.1-8B", concurrency = 512, prompt_tokens = '
+                    '16, output_tokens = 512, chunk_tokens = 8192, calibration = { tpot_ms = 5, '
+                    f'context = 512, source = "a run at C=1" }}{extra} }} }}'),
+        power='{ watts = 700, boundary = "gpu_board", source = "TDP" }',
+        cost='{ eur_per_hour = 1.0, source = "quote" }')
+
+
+def test_short_prompts_stay_under_the_roofline_ceiling(tmp_path: Path, db: Path) -> None:
+    # Calibrated bandwidth: (15.0098 GB of weights read (16.0605 less the 128,256 x 4,096 x 2 B
+    # looked-up embedding) + 512 x 131,072 B + 131,072 B) / 5 ms = 15.0771 / 0.005 = 3,015.4
+    # GB/s. Decode step at C = 512, context 16: memory (15.0098 + 1.0737 + 0.0671) / 3,015.4 =
+    # 5.356 ms; compute 512 x (2 x 7.5050e9 + 4 x 32 x 32 x 128 x 16) / 989.5e12 = 7.771 ms:
+    # 7.771 ms, ceiling 512 / 7.771 ms = 65,887 tokens/s. The 16-token chunk computes in
+    # 0.23 ms, so the mixed step is the decode step: goodput = the ceiling (the chunk's
+    # compute alone gave 2.26e6; the review's 1.25e6 was that x its speculative factor 0.555),
+    # and the calibrated range's high (x 1.272) is capped at it.
+    (c,) = _run(tmp_path, db, _h100_short_prompts(), slo="ttft_ms = 100000\n").values()
+    assert c["tokens_per_s"] == pytest.approx(65_887, rel=1e-3)
+    [capped] = [n for n in c["notes"] if "capped at the roofline ceiling" in n]
+    assert float(capped.split("ceiling ")[1].split(" tokens/s")[0].replace(",", "")) \
+        == pytest.approx(65_887, rel=1e-3)

@@ -61,13 +61,26 @@ def implied_tflops(inputs: RooflineInputs, *, ttft_ms: float, prompt_tokens: int
     return flops / (inputs.tensor_parallel * TERA * ttft_ms / 1e3)
 
 
+def _check_fits(inputs: RooflineInputs, context: int) -> None:
+    """A measured run of a model that does not fit its GPUs (weights, reserve and one
+    sequence's KV cache over the memory budget) cannot have happened: refused."""
+    at_one = estimate(dataclasses.replace(inputs, batch=1, context=context, prompt_tokens=None,
+                                          microbatches=None, replicas=1))
+    if at_one.headroom_gb < 0:
+        raise RooflineInputError("model", f"the measured run's model does not fit its GPUs at "
+                                        f"batch 1: {at_one.ceiling_reason}")
+
+
 def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = None,
               context: int | None = None, ttft_ms: float | None = None,
               prompt_tokens: int | None = None) -> Calibration:
     """Implied effective bandwidth (from TPOT) and compute rate (from TTFT) of a measured run at
-    concurrency 1; `source` names the run (file, date) and is kept with the figures."""
+    concurrency 1; `source` names the run (file, date) and is kept with the figures. Refused
+    (RooflineInputError) when the run's model does not fit its GPUs (field `model`) or a rate
+    comes out above the peak it replaces, MBU or MFU over 100 % (field `tpot_ms`, `ttft_ms`)."""
     if not source.strip():
         raise RooflineInputError("source", "name the measured run the calibration comes from")
+    _check_fits(inputs, context or prompt_tokens or 1)
     bandwidth = tflops = None
     if tpot_ms is not None:
         if context is None:
@@ -79,10 +92,20 @@ def calibrate(inputs: RooflineInputs, *, source: str, tpot_ms: float | None = No
         tflops = implied_tflops(inputs, ttft_ms=ttft_ms, prompt_tokens=prompt_tokens)
     mbu = bandwidth / inputs.bandwidth_gb_per_s if bandwidth is not None else None
     mfu = tflops / inputs.tflops if tflops is not None else None
+    peaks = inputs.rates_source or "planning inputs (not a datasheet peak)"
+    for field, share, rate, peak, unit in (
+            ("tpot_ms", mbu, bandwidth, inputs.bandwidth_gb_per_s, "GB/s"),
+            ("ttft_ms", mfu, tflops, inputs.tflops, "TFLOP/s")):
+        if share is not None and rate is not None and share > 1:
+            raise RooflineInputError(field, f"implies {rate:,.1f} {unit} per GPU, "
+                                     f"{'MBU' if unit == 'GB/s' else 'MFU'} {share:.1%} of the "
+                                     f"{peak:,.1f} {unit} peak ({peaks}): above 100 %, no run "
+                                     "is that fast; check the measurement and the run's model, "
+                                     "GPU and tensor parallel")
     return Calibration(bandwidth, tflops, source, tpot_ms, context, ttft_ms, prompt_tokens,
                        mbu=mbu, mfu=mfu, peak_bandwidth_gb_per_s=inputs.bandwidth_gb_per_s,
                        peak_tflops=inputs.tflops,
-                       peaks=inputs.rates_source or "planning inputs (not a datasheet peak)",
+                       peaks=peaks,
                        headroom=headroom_rule(mbu))
 
 

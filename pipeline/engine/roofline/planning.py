@@ -45,23 +45,36 @@ def default_chunk_tokens(gpu: str | None, budget_gb: float) -> int:
 
 def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             output_tokens: int, chunk_tokens: int | None, serialised: bool,
+            gpu: str | None = None,
             error_range: tuple[float, float, float] | None = None,
             error_source: str | None = None) -> dict[str, Any]:
     """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
     replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
-    decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. With the model's
+    decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. A batched server
+    without `chunk_tokens` takes vLLM's default budget on `gpu` (`default_chunk_tokens`, the
+    one place that default is applied; `chunk_default` says it was). With the model's
     measured error range (low, mode, high factors on goodput): `goodput_range` the model's
     goodput x each, and goodput, TPOT and TTFT at its mode (x mode, / mode: the prefill reaches
     the same share of the model as the decode); the model's own figures are kept as
-    `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`."""
+    `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`. Every goodput is capped at
+    `ceiling_tokens_per_s`, the roofline ceiling at that load (C / decode step x replicas):
+    an error factor above 1 does not lift a figure past what the GPUs can give."""
+    chunk_default = not serialised and chunk_tokens is None
+    if serialised:
+        chunk_tokens = None
+    elif chunk_tokens is None:
+        chunk_tokens = default_chunk_tokens(gpu, inputs.budget_gb)
     point = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, budget_tokens=chunk_tokens,
                           serialised=serialised)
     per_replica = point["decode_tokens_per_s"]
     goodput = per_replica * inputs.replicas if per_replica is not None else None
+    ceiling = (point["ceiling_tokens_per_s"] * inputs.replicas
+               if point["ceiling_tokens_per_s"] is not None else None)
     reason = None if point["kv_fits"] else (
         f"{1 if serialised else concurrency} sequences of {prompt_tokens:,} tokens exceed the "
         f"KV capacity of a replica ({point['max_batch']} at that length)")
+    steps = math.ceil(prompt_tokens / chunk_tokens) if chunk_tokens else None
     assumptions = [
         f"Closed loop of {concurrency} clients per replica x {inputs.replicas} replica(s): each "
         f"sends its next request ({prompt_tokens:,} prompt, {output_tokens:,} output tokens) "
@@ -70,9 +83,10 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         ("Serialised server: one request at a time (batch 1, FIFO): TTFT = (C - 1) x (TTFT + "
          "(N - 1) x TPOT) + its own; decode tokens/s = 1 / TPOT." if serialised else
          (f"Chunked prefill at {chunk_tokens:,} tokens per step: each prompt takes "
-          f"{math.ceil(prompt_tokens / chunk_tokens)} mixed steps as slow as a prefill chunk, "
+          f"{steps} mixed steps, each max(the decode step, "
+          "the prefill chunk's compute) (it still reads the weights and the batch's KV), "
           "during which the other sequences advance one token; TPOT averages them in"
-          if chunk_tokens else "No chunked prefill: decode-only steps")
+          + (f" (no budget given: {VLLM_CHUNK_SOURCE})" if chunk_default else ""))
          + "; goodput = C / TPOT per replica. One prefill runs at a time: a new prompt "
          "queues behind the prefills ahead of it (closed-loop mean value analysis), so TTFT "
          "rises with C."),
@@ -80,7 +94,8 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
     out: dict[str, Any] = {
         "concurrency": concurrency, "replicas": inputs.replicas,
         "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
-        "chunk_tokens": chunk_tokens, "serialised": serialised,
+        "chunk_tokens": chunk_tokens, "chunk_default": chunk_default,
+        "serialised": serialised, "ceiling_tokens_per_s": ceiling,
         "kv_fits": point["kv_fits"], "reason": reason,
         "decode_step_ms": point["decode_step_ms"], "mixed_step_ms": point["mixed_step_ms"],
         "tpot_ms": point["tpot_ms"], "ttft_s": point["ttft_s"],
@@ -90,16 +105,20 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "model_ttft_s": point["ttft_s"],
         "error_source": error_source, "assumptions": assumptions,
     }
-    if goodput is not None and error_range is not None:
+    if goodput is not None and ceiling is not None and error_range is not None:
         low, mode, high = error_range
-        out["goodput_range"] = {"low": goodput * low, "mode": goodput * mode,
-                                "high": goodput * high}
-        out["goodput_tokens_per_s"] = goodput * mode
+        out["goodput_range"] = {"low": min(goodput * low, ceiling),
+                                "mode": min(goodput * mode, ceiling),
+                                "high": min(goodput * high, ceiling)}
+        out["goodput_tokens_per_s"] = out["goodput_range"]["mode"]
         out["tpot_ms"] = point["tpot_ms"] / mode
         out["ttft_s"] = point["ttft_s"] / mode
         assumptions.append(f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / "
                            f"high): the model's measured error ({error_source})"
-                           + ("." if mode == 1 else f"; TPOT and TTFT / {mode:.3g}."))
+                           + ("" if mode == 1 else f"; TPOT and TTFT / {mode:.3g}")
+                           + (f"; capped at the roofline ceiling {ceiling:,.1f} tokens/s (C / "
+                              "decode step x replicas)" if goodput * high > ceiling else "")
+                           + ".")
     return out
 
 
@@ -250,8 +269,9 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
         f"Closed loop: C clients, each sends its next request when its last one ends; every "
         f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",
         (f"Chunked prefill at {plan['chunk_budget']} tokens per step: a prompt takes "
-         f"{math.ceil(prompt / plan['chunk_budget'])} mixed steps, each the prefill chunk's "
-         "compute time, during which each decoding sequence advances one token; TPOT averages "
+         f"{math.ceil(prompt / plan['chunk_budget'])} mixed steps, each max(the decode step, "
+         "the prefill chunk's compute time), during which each decoding sequence advances one "
+         "token; TPOT averages "
          "them in; throughput = C / TPOT (prefill wall time not in the denominator)."
          if plan.get("chunk_budget") else
          "No chunked prefill given: decode-only steps (the plain roofline; over-predicts a "

@@ -40,19 +40,26 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
 
 
 def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
-    """The serving estimate at the batch as each replica's concurrency, when a load is given:
-    `output_tokens` and a chunk budget or a serialised server (as a proposal's serving-form
-    estimate computes it)."""
+    """The serving estimate at the batch as each replica's concurrency, when a load is given
+    (`output_tokens`): chunked prefill at the chunk budget (vLLM's default on the GPU when
+    none is given) or a serialised server, as a proposal's serving-form estimate computes it.
+    None for the warm-decode form's inputs: no chunk budget, not serialised, and a context
+    other than the prompt (a batch at a stated context, as a proposal's `batch`, `context`;
+    the serving model holds every sequence at the prompt's KV)."""
     plan = context["plan"]
-    if plan.get("output_tokens") is None or not (plan.get("chunk_budget")
-                                                 or plan.get("serialised")):
+    if plan.get("output_tokens") is None:
+        return None
+    prompt = inputs.prompt_tokens or inputs.context
+    if not (plan.get("chunk_budget") or plan.get("serialised")) and prompt != inputs.context:
         return None
     return planning.serving(
         inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
-        output_tokens=int(plan["output_tokens"]),
-        chunk_tokens=None if plan.get("serialised") else plan["chunk_budget"],
-        serialised=bool(plan.get("serialised")), error_range=context.get("error_range"),
-        error_source=context.get("error_source"))
+        output_tokens=int(plan["output_tokens"]), chunk_tokens=plan.get("chunk_budget"),
+        serialised=bool(plan.get("serialised")), gpu=context.get("gpu"),
+        # an efficiency replaces the model's measured error, as in a proposal
+        error_range=None if plan.get("efficiency") is not None else context.get("error_range"),
+        error_source=None if plan.get("efficiency") is not None
+        else context.get("error_source"))
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]
@@ -154,7 +161,8 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                          + (f" (range {band['low']:,.1f} to {band['high']:,.1f})" if band
                             else "")
                          + f", TPOT {sv['tpot_ms']:,.1f} ms, TTFT {sv['ttft_s']:,.2f} s "
-                         "(prefill queue included)")
+                         "(prefill queue included); roofline ceiling at this load "
+                         f"{sv['ceiling_tokens_per_s']:,.1f} tok/s")
         lines.extend(f"  - {a}" for a in sv["assumptions"])
     s = data.get("sizing")
     if s and "reason" in s:

@@ -15,11 +15,7 @@ from pipeline.engine.roofline import (
 )
 from pipeline.engine.roofline.calibration import transfer
 from pipeline.engine.roofline.model import RooflineInputs
-from pipeline.engine.roofline.planning import (
-    VLLM_CHUNK_SOURCE,
-    default_chunk_tokens,
-    serving,
-)
+from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
 from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
@@ -222,14 +218,10 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     assert e.concurrency is not None and e.prompt_tokens is not None \
         and e.output_tokens is not None
     serialised = bool(e.serialised)
-    chunk = None if serialised else e.chunk_tokens
-    if not serialised and chunk is None:
-        chunk = default_chunk_tokens(d.c.gpu, inputs.budget_gb)
-        d.notes.append(f"chunked prefill at {chunk:,} tokens per step: {VLLM_CHUNK_SOURCE} "
-                       "(give throughput.estimate.chunk_tokens for another engine or setting)")
     error_range, error_source = serving_error(inputs)
     served = serving(inputs, concurrency=e.concurrency, prompt_tokens=e.prompt_tokens,
-                     output_tokens=e.output_tokens, chunk_tokens=chunk, serialised=serialised,
+                     output_tokens=e.output_tokens, chunk_tokens=e.chunk_tokens,
+                     serialised=serialised, gpu=d.c.gpu,
                      error_range=None if e.efficiency is not None else error_range,
                      error_source=None if e.efficiency is not None else error_source)
     d.row["tokens_per_s_grade"] = "estimated"
@@ -238,6 +230,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     d.inputs.add("operating_concurrency", float(e.concurrency * replicas),
                  f"{key}.concurrency", "estimated",
                  f"concurrency {e.concurrency} per replica x {replicas} replica(s)")
+    chunk = served["chunk_tokens"]
     d.notes.extend(served["assumptions"])
     goodput = served["goodput_tokens_per_s"]
     if goodput is None:
@@ -278,7 +271,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     what = ("serialised (one request at a time)" if serialised else
             f"chunked prefill {chunk:,} tokens per step"
             + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
-               if e.chunk_tokens is None else ""))
+               if served["chunk_default"] else ""))
     source = (f"serving model {served['model_goodput_tokens_per_s']:.1f} tokens/s "
               f"({e.model} {e.precision}, concurrency {e.concurrency} x {replicas} replica(s), "
               f"{e.prompt_tokens} prompt + {e.output_tokens} output tokens, {what}; TPOT "
@@ -404,12 +397,16 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
         source = source or f"{run['path']} (sha256 {run['sha256'][:12]}, p50)"
     assert source is not None  # the proposal model requires it without evidence
     e = d.c.throughput.estimate  # type: ignore[union-attr]
-    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
-        return apply_calibration(inputs, calibrate(
-            inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
-            ttft_ms=ttft_ms if cal.prompt_tokens else None, prompt_tokens=cal.prompt_tokens))
-    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
     key = "throughput.estimate.calibration"
+    if cal.gpu is None and cal.model is None and cal.tensor_parallel is None:
+        try:
+            return apply_calibration(inputs, calibrate(
+                inputs, source=source, tpot_ms=tpot_ms, context=cal.context,
+                ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                prompt_tokens=cal.prompt_tokens))
+        except RooflineInputError as err:
+            raise d.error(key, str(err)) from None
+    # a run elsewhere: its MBU and MFU over its own GPU's peaks, applied to this GPU
     gpu = d.mkt.row("hardware", gpu=cal.gpu) if cal.gpu is not None else d.gpu_row()
     if gpu is None:
         raise d.error(f"{key}.gpu", f"unknown GPU {cal.gpu!r}")
@@ -420,9 +417,12 @@ def _calibrated(d: Draft, inputs: Any, cal: Calibration) -> Any:
     tp = cal.tensor_parallel or inputs.tensor_parallel
     run = inputs_from_reference(model, gpu, precision=e.precision, batch=1,
                                 context=cal.context or 1, tensor_parallel=tp)
-    measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
-                         ttft_ms=ttft_ms if cal.prompt_tokens else None,
-                         prompt_tokens=cal.prompt_tokens)
+    try:
+        measured = calibrate(run, source=source, tpot_ms=tpot_ms, context=cal.context,
+                             ttft_ms=ttft_ms if cal.prompt_tokens else None,
+                             prompt_tokens=cal.prompt_tokens)
+    except RooflineInputError as err:
+        raise d.error(key, f"{err} (the run of {model_id} on {tp} x {gpu['gpu']})") from None
     where = f"{model_id} on {tp} x {gpu['gpu']}"
     d.notes.append(f"estimated (calibrated on {source}): the run of {where} reached "
                    + ", ".join(f"{n} {v:.1%}" for n, v in (("MBU", measured.mbu),
