@@ -159,7 +159,7 @@ def evaluate(deployment: str, country: str, site: SiteFacts, rules: Sequence[Rul
     """The outcomes of the rules covering a candidate's data centre on `as_of`, in the rules'
     order: one row per instrument when the site's scope fact is missing or below the
     threshold, else one per rule that covers the site's start of operation."""
-    if deployment == "cloud":
+    if deployment in ("cloud", "api"):  # the provider's data centre, the provider's duties
         return []
     out: list[dict[str, Any]] = []
     instruments: dict[str, list[Rule]] = {}
@@ -210,7 +210,12 @@ def seal_gates(rubric: Sequence[Mapping[str, Any]], minimum: Mapping[Any, int] |
 
 
 def exclusion(outcomes: Sequence[Mapping[str, Any]]) -> str | None:
-    """The exclusion reason of the failed gates, each with its legal basis and citation."""
+    """The exclusion reason of the failed gates, each with its legal basis and citation; a
+    policy's SEAL minimum the facts do not establish excludes too (the policy asked for it:
+    unknown is not met), where a law's gate that needs data only says so."""
     failed = [f"fails {o['legal_basis']}: {o['reason']} ({o['source_url']})"
               for o in outcomes if o["status"] == "fail"]
+    failed += [f"does not establish {o['legal_basis']}: {o['reason']} ({o['source_url']})"
+               for o in outcomes if o["status"] == "needs_data"
+               and str(o["gate"]).startswith("seal ")]
     return "; ".join(failed) or None

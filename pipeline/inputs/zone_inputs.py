@@ -167,7 +167,7 @@ def resolve_market_grid(d: Draft, zone: str) -> None:
             d.row["market_grid_source"] = "; ".join(parts)
             return
     stand_in = "the location-based grid intensity stands in for the uncovered electricity"
-    if c.deployment == "cloud":
+    if c.deployment in ("cloud", "api"):  # the provider buys the instruments, not the buyer
         d.notes.append(f"market-based carbon: no market-based factor of {c.provider} is cited "
                        f"(declare one in a [carbon_contracts] table): {stand_in}")
         parts.append(f"no provider factor: {stand_in}")

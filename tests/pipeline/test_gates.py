@@ -150,11 +150,14 @@ def test_a_seal_minimum_excludes_by_the_rubric_of_each_objective(market: Market)
                     cloud("scw", "scaleway", "fr-par-2"), cloud("az", "azure", "swedencentral"))
     sc = card(market, text)
     # Scaleway: EU provider and parent, EU region, no exposure: SOV-2 supports SEAL-2 >= 2;
-    # no qualification recorded: SOV-7 not established, so that gate needs data
+    # no qualification recorded: SOV-7 not established, so that gate needs data, and the
+    # policy's minimum, unknown, is not met: not eligible, the reason says which objective
     scw = gates_of(sc, "scw")
     assert scw["seal SOV-2"]["status"] == "pass"
     assert scw["seal SOV-7"]["status"] == "needs_data"
-    assert row(sc, "scw")["eligible"] is True
+    assert row(sc, "scw")["eligible"] is False
+    assert "does not establish EU Cloud Sovereignty Framework v1.2.1, SOV-7 at least SEAL-1" \
+        in str(row(sc, "scw")["exclusion_reason"])
     # Azure: US company under the CLOUD Act in an EU region: SOV-2 supports SEAL-1 < 2
     az = gates_of(sc, "az")
     assert az["seal SOV-2"]["status"] == "fail"

@@ -149,12 +149,12 @@ def test_four_ways_to_buy_on_one_first_screen(tmp_path: Path) -> None:
     # once to cover the 60-month horizon (the TCO's amortisation, the longest), levelled at
     # the TCO's 6 % a year: i = 0.005, v = 1/1.005; one year's payments at the start of the
     # year weigh a = (1 - v^12) / i = (1 - 0.941905) / 0.005 = 11.61893; the five years
-    # (1.03 v^12 = 0.970162 a year) sum to (1 - 0.970162^5) / (1 - 0.970162) = 4.71050, so
-    # the present value of 1 EUR a month escalating is 54.7310; levelled by i / (1 - v^60) =
-    # 0.005 / 0.258628 = 0.0193328: 1.058103. 13.93194 x 1.058103 = 14.7414 EUR/h, CPM
-    # 14.7414 / 4.166667 = 3.5379 EUR/Mtok.
-    assert c["reserved"]["cost_eur_per_hour"] == pytest.approx(14.7414, rel=1e-4)
-    assert c["reserved"]["cpm_eur_per_mtok"] == pytest.approx(3.5379, rel=1e-4)
+    # (1.03 v^12 = 0.9701617 a year) sum to (1 - 0.9701617^5) / (1 - 0.9701617) = 4.710396,
+    # so the present value of 1 EUR a month escalating is 11.61893 x 4.710396 = 54.72977;
+    # levelled by i / (1 - v^60) = 0.005 / 0.2586278 = 0.01933281: 1.0580797. 13.93194 x
+    # 1.0580797 = 14.74110 EUR/h, CPM 14.74110 / 4.166667 = 3.537865 EUR/Mtok.
+    assert c["reserved"]["cost_eur_per_hour"] == pytest.approx(14.74110, rel=1e-6)
+    assert c["reserved"]["cpm_eur_per_mtok"] == pytest.approx(3.537865, rel=1e-6)
     assert c["reserved"]["capacity"] == "provisioned"
     # API: 0.90 EUR per Mtok in and out, 1,000 + 250 tokens a request: 0.9 x 1,250 / 250 =
     # 4.5 EUR per million output tokens, in every Monte Carlo draw; 100 Mtok a day x 365 / 12
@@ -235,11 +235,11 @@ def test_a_minimum_commitment_bills_a_floor_under_the_fleet(tmp_path: Path) -> N
     code, output = _run(tmp_path, HEADER + floor, "--out", str(out))
     assert code == 0, output
     (c,) = json.loads((out / "scorecard.json").read_text("utf-8"))["candidates"]
-    # the levelled price 14.7414 EUR/h (test above) x 730 h = 10,761.2 EUR a month per
-    # instance: the 20,000 EUR floor is 20,000 / 10,761.2 = 1.85853 instances' worth, above
+    # the levelled price 14.74110 EUR/h (test above) x 730 h = 10,761.0 EUR a month per
+    # instance: the 20,000 EUR floor is 20,000 / 10,761.0 = 1.85856 instances' worth, above
     # the one instance the demand needs, so the bill is the floor, 20,000 EUR a month, and
     # CPM = 20,000 / (100 Mtok x 365 / 12 = 3,041.667 Mtok) = 6.57534 EUR/Mtok
-    assert c["detail"]["billed_instances"] == pytest.approx(1.85853, rel=1e-4)
+    assert c["detail"]["billed_instances"] == pytest.approx(1.85856, rel=1e-5)
     assert c["detail"]["monthly_cost_eur"] == pytest.approx(20000.0)
     assert c["cpm_eur_per_mtok"] == pytest.approx(6.57534, rel=1e-5)
 
@@ -329,3 +329,19 @@ def test_an_api_needs_the_request_mix(tmp_path: Path) -> None:
     code, output = _run(tmp_path, no_mix + API, "--json")
     assert code == 1
     assert "candidates[0] (id 'api').cost: an API is priced per input and per output" in output
+
+
+def test_an_api_is_the_provider_s_data_centre_for_carbon_and_gates(db: Path) -> None:
+    """Tokens bought by API run in the provider's data centre: no residual mix of the
+    buyer's (the provider buys the instruments, as for a cloud candidate: market-based is the
+    location-based figure with a note) and no site gates (the provider's duties). The bundled
+    example's Scaleway API in FR: 9.4677 gCO2e/Mtok both ways (it took FR's residual mix,
+    23.52 against the grid's 31, and showed 7.18), and no gate (it asked the buyer for the
+    provider's IT power)."""
+    result = CliRunner().invoke(app, ["run", "--json", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    (api,) = [c for c in document["candidates"] if c["deployment"] == "api"]
+    assert api["carbon_market_gco2e_per_mtok"] == pytest.approx(api["carbon_gco2e_per_mtok"])
+    assert api["detail"]["residual_gco2e_per_kwh"] is None
+    assert api["gates"] == []

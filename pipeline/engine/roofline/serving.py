@@ -181,7 +181,8 @@ def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: in
     one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
                                        prompt_tokens=prompt_tokens, microbatches=None))
     prefill_s = one.ttft_lower_bound_ms / 1e3
-    chunks = mixed_steps(prompt_tokens, budget_tokens) if budget_tokens else None
+    chunks = (mixed_steps(prompt_tokens, budget_tokens) if budget_tokens is not None
+              else None)
     batch = 1 if serialised else concurrency
     r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
                                      prompt_tokens=prompt_tokens, microbatches=None))
