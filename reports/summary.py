@@ -21,7 +21,7 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.page import figure_text
 from schemas.outputs import columns_for
-from schemas.result import Result
+from schemas.result import Result, ScanSummary
 
 
 def _header(column: str) -> str:
@@ -69,6 +69,8 @@ def print_summary(result: Result, console: Console | None = None) -> None:
             if "not computable" in (c.exclusion_reason or ""):  # "(see notes)": shown here
                 for note in c.notes:
                     console.print(Text(f"  - {note}", style="dim"))
+    for scan in result.scans:
+        console.print(Text(scan_sentence(scan)))
     headline, lines = recommendation_lines(result)
     console.print(Text(headline, style="bold green"))
     for line in lines:
@@ -80,3 +82,13 @@ def print_summary(result: Result, console: Console | None = None) -> None:
         console.print(f"[yellow]{len(stale)} source figure(s) stale at vintage "
                       f"{result.vintage}: {', '.join(f.subject for f in stale)} "
                       "(see the report's data freshness table)[/]")
+
+
+def scan_sentence(s: ScanSummary) -> str:
+    """A scan's counts in one sentence: offers considered, fitting, kept, candidates
+    generated and eligible."""
+    return (f"scan[{s.scan}] of the market for {s.model} ({', '.join(s.precisions)}, "
+            f"{s.context_tokens} tokens of context): {s.offers_considered} offers considered, "
+            f"{s.offers_fitting} fit the model in memory, {s.offers_kept} kept by the scan's "
+            f"filters -> {s.candidates_generated} candidates generated, "
+            f"{s.candidates_eligible} eligible under the policy")
