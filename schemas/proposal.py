@@ -1136,6 +1136,9 @@ def _check_share(value: Number | None, name: str) -> None:
 _SCAN_SETS = ("model", "precision", "tensor_parallel", "pipeline_parallel")
 
 
+_ScanPricing = Literal["on_demand", "reserved", "spot"]
+
+
 class ScanThroughput(_Strict):
     """`scan.throughput`: a roofline `estimate` applied to every offer (its model and precision
     are the scan's, one replica over the offer's GPUs), or `by_gpu` benchmark evidence per
@@ -1164,8 +1167,8 @@ class Scan(_Strict):
     gpus: Literal["any"] | Annotated[list[str], Field(min_length=1)] = "any"
     providers: Annotated[list[str], Field(min_length=1)] | None = None
     regions: Annotated[list[str], Field(min_length=1)] | None = None
-    pricing: Annotated[list[Literal["on_demand", "reserved", "spot"]],
-                       Field(min_length=1)] = Field(default_factory=lambda: ["on_demand"])
+    pricing: Annotated[list[_ScanPricing], Field(min_length=1)] = Field(
+        default_factory=lambda: list[_ScanPricing](["on_demand"]))
     min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
     #: tokens of one sequence the KV cache must hold (default: the estimate's context, or its
     #: prompt + output tokens, else [demand] prompt_tokens + output_tokens)
@@ -1182,9 +1185,9 @@ class Scan(_Strict):
         if not isinstance(data, dict):
             return data
         throughput = data.get("throughput")
-        estimate = throughput.get("estimate") if isinstance(throughput, dict) else None
-        if not isinstance(estimate, dict):
+        if not isinstance(throughput, dict) or not isinstance(throughput.get("estimate"), dict):
             return data
+        estimate = throughput["estimate"]
         given = [k for k in _SCAN_SETS if k in estimate]
         if given:
             raise PydanticCustomError(

@@ -12,6 +12,7 @@ eligible ones (pipeline/engine/scorecard.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,11 +136,11 @@ def _context(s: Scan, proposal: Proposal) -> int | None:
         return None
     prompt = d.prompt_tokens_p95 if d.prompt_tokens_p95 is not None else d.prompt_tokens
     output = d.output_tokens_p95 if d.output_tokens_p95 is not None else d.output_tokens
-    return int(round(prompt + output))
+    return round(prompt + output)
 
 
 def _fit(offers: pl.DataFrame, model: dict[str, Any], hardware: pl.DataFrame,
-         precisions: list[str], context: int) -> list[dict[str, tuple[bool, str]]]:
+         precisions: Sequence[str], context: int) -> list[dict[str, tuple[bool, str]]]:
     """Per offer, per precision: whether the model fits (one sequence of `context` tokens
     beside the weights and the reserve, one replica over the offer's GPUs), and in words."""
     shapes = offers.select("gpu", "gpu_count").unique().join(
