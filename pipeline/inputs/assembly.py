@@ -42,13 +42,17 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None
     logs parsed before are read back from the store `cache` (when given)."""
     proposal, scans = expand(proposal, path, mkt)
     generated = {cid: note for s in scans for cid, note in s.notes.items()}
+    scan_of = {cid: s.summary["scan"] for s in scans for cid in s.notes}
     prov = Provenance()
     statics, inputs = [], []
     reference = reference_quality(proposal, str(path), mkt, prov)
     precisions = precisions_of(proposal)
     for i, c in enumerate(proposal.candidates):
-        static, rows = _candidate(Draft(i, c, proposal, str(path), mkt, prov, cache),
-                                  reference, precisions)
+        draft = Draft(i, c, proposal, str(path), mkt, prov, cache)
+        if c.id in scan_of:  # its inputs and errors name the scan it comes from
+            draft.key = f"scan[{scan_of[c.id]}].{c.id}"
+            draft.where = f"scan[{scan_of[c.id]}] (generated candidate {c.id!r})"
+        static, rows = _candidate(draft, reference, precisions)
         if c.id in generated:
             static["notes"] = [generated[c.id], *static["notes"]]
         statics.append(static)
