@@ -20,8 +20,9 @@ from reports.frames import (
 )
 from reports.freshness import freshness
 from reports.page import figure_text
+from reports.scans import scan_sentence
 from schemas.outputs import columns_for
-from schemas.result import Result, ScanSummary
+from schemas.result import Result
 
 
 def _header(column: str) -> str:
@@ -83,12 +84,3 @@ def print_summary(result: Result, console: Console | None = None) -> None:
                       f"{result.vintage}: {', '.join(f.subject for f in stale)} "
                       "(see the report's data freshness table)[/]")
 
-
-def scan_sentence(s: ScanSummary) -> str:
-    """A scan's counts in one sentence: offers considered, fitting, kept, candidates
-    generated and eligible."""
-    return (f"scan[{s.scan}] of the market for {s.model} ({', '.join(s.precisions)}, "
-            f"{s.context_tokens} tokens of context): {s.offers_considered} offers considered, "
-            f"{s.offers_fitting} fit the model in memory, {s.offers_kept} kept by the scan's "
-            f"filters -> {s.candidates_generated} candidates generated, "
-            f"{s.candidates_eligible} eligible under the policy")

@@ -11,6 +11,7 @@ an fp8 compute figure), >= 158.3 GB in bf16."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,23 @@ def test_evidence_per_accelerator_leaves_the_other_accelerators_out(tmp_path: Pa
     assert left["scaleway:H100-1-80G"] == (
         "no throughput evidence for H100-PCIe-80GB in the scan's throughput.by_gpu")
     assert sum("no throughput evidence" in why for why in left.values()) == 13 - 3
+
+
+def test_the_report_and_the_terminal_say_the_counts(tmp_path: Path) -> None:
+    text = proposal("scan", candidate("own"), scan(gpus='["L40S-48GB"]',
+                                                   providers='["scaleway"]'))
+    path = tmp_path / "proposal.toml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--offline", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    # the counts of the hand-worked scan above; no policy minimum: the five generated
+    # candidates are all eligible unless their estimate has no operating point (none here:
+    # batch 8 <= the 11 sequences the smallest, L40S-2 fp8, holds)
+    sentence = ("scan[0] of the market for Llama-3.1-70B (bf16, fp8, 4096 tokens of context): "
+                "33 offers considered, 27 fit the model in memory, 3 kept by the scan's "
+                "filters -> 5 candidates generated, 5 eligible under the policy")
+    report = (out / "scorecard.html").read_text(encoding="utf-8")
+    assert html.escape(sentence) in report
+    assert sentence in " ".join(result.output.split())
