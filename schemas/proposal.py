@@ -1139,12 +1139,41 @@ _SCAN_SETS = ("model", "precision", "tensor_parallel", "pipeline_parallel")
 _ScanPricing = Literal["on_demand", "reserved", "spot"]
 
 
+def _scan_estimate_schema(schema: dict[str, Any], model: type) -> None:
+    """JSON Schema hook: the keys a scan sets itself are not a scan estimate's."""
+    _currency_schema(schema, model)
+    for key in _SCAN_SETS:
+        schema.get("properties", {}).pop(key, None)
+        if key in schema.get("required", []):
+            schema["required"].remove(key)
+
+
+class ScanEstimate(Estimate):
+    """`scan.throughput.estimate`: a roofline estimate (either form) whose model is the scan's,
+    precision each generated candidate's and topology one replica over each offer's GPUs:
+    those keys are refused here."""
+
+    model_config = ConfigDict(json_schema_extra=_scan_estimate_schema)
+
+    #: the scan's model, filled in for each generated candidate
+    model: str = ""
+
+    @model_validator(mode="after")
+    def _set_by_the_scan(self) -> ScanEstimate:
+        given = [k for k in _SCAN_SETS if k in self.model_fields_set]
+        if given:
+            raise ValueError(f"{given[0]} is set by the scan (model: the scan's `model`; "
+                             "precision: each of `precisions`; one replica over each offer's "
+                             "GPUs): leave it out")
+        return self
+
+
 class ScanThroughput(_Strict):
     """`scan.throughput`: a roofline `estimate` applied to every offer (its model and precision
     are the scan's, one replica over the offer's GPUs), or `by_gpu` benchmark evidence per
     accelerator type (an offer whose accelerator has none is left out, said so)."""
 
-    estimate: Estimate | None = None
+    estimate: ScanEstimate | None = None
     by_gpu: Annotated[dict[str, EvidenceThroughput], Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
@@ -1177,27 +1206,6 @@ class Scan(_Strict):
     power: Power | None = None
     engine: str | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _estimate_of_the_scan(cls, data: Any) -> Any:
-        """The estimate is the scan's: its model is the scan's `model` (filled in), its
-        precision and topology each offer's."""
-        if not isinstance(data, dict):
-            return data
-        throughput = data.get("throughput")
-        if not isinstance(throughput, dict) or not isinstance(throughput.get("estimate"), dict):
-            return data
-        estimate = throughput["estimate"]
-        given = [k for k in _SCAN_SETS if k in estimate]
-        if given:
-            raise PydanticCustomError(
-                "scan_sets", "throughput.estimate.{key} is set by the scan (model: the scan's "
-                "`model`; precision: each of `precisions`; one replica over each offer's "
-                "GPUs): leave it out", {"key": given[0]})
-        model = data.get("model")
-        return {**data, "throughput": {**throughput, "estimate": {
-            **estimate, **({"model": model} if isinstance(model, str) else {})}}}
-
     @model_validator(mode="after")
     def _distinct(self) -> Scan:
         for key in ("precisions", "providers", "regions", "pricing", "gpus"):
@@ -1207,7 +1215,16 @@ class Scan(_Strict):
         return self
 
 
+def _proposal_schema(schema: dict[str, Any], model: type) -> None:
+    """JSON Schema hook: at least one hand-listed candidate or one scan of the market."""
+    _currency_schema(schema, model)
+    schema["anyOf"] = [{"required": [key], "properties": {key: {"minItems": 1}}}
+                       for key in ("candidates", "scan")]
+
+
 class Proposal(_Strict):
+    model_config = ConfigDict(json_schema_extra=_proposal_schema)
+
     proposal: ProposalMeta
     slo: Slo
     policy: Policy = Field(default_factory=Policy)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +156,11 @@ def test_a_proposal_without_a_scan_has_no_scans_key(tmp_path: Path) -> None:
     (scan(regions='["mars-1"]'), "scan[0].regions", "unknown region with offers 'mars-1'"),
     (scan(min_sovereignty="5"), "scan[0].min_sovereignty", "less than or equal to 4"),
     (scan(throughput='{ estimate = { precision = "fp8", batch = 8, context = 4096, '
-                     'efficiency = 0.4 } }'), "scan[0]",
-     "throughput.estimate.precision is set by the scan"),
+                     'efficiency = 0.4 } }'), "scan[0].throughput.estimate",
+     "precision is set by the scan"),
+    (scan(throughput='{ estimate = { model = "Qwen3-8B", batch = 8, context = 4096, '
+                     'efficiency = 0.4 } }'), "scan[0].throughput.estimate",
+     "model is set by the scan"),
     (scan(throughput='{ estimate = { batch = 8, efficiency = 0.4 } }'),
      "scan[0].throughput.estimate", "give context"),
     (scan(throughput='{ by_gpu = { H1000 = { evidence = "b.json" } } }'),
@@ -237,3 +241,24 @@ def test_the_report_and_the_terminal_say_the_counts(tmp_path: Path) -> None:
     report = (out / "scorecard.html").read_text(encoding="utf-8")
     assert html.escape(sentence) in report
     assert sentence in " ".join(result.output.split())
+
+
+def test_the_json_schemas_describe_a_scan_and_its_counts(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    printed = runner.invoke(app, ["schema", "proposal"])
+    validator = jsonschema.Draft202012Validator(json.loads(printed.stdout))
+    text = proposal("scan", scan(gpus='["L40S-48GB"]', providers='["scaleway"]'))
+    assert list(validator.iter_errors(tomllib.loads(text))) == []
+    # the keys a scan sets itself are refused by the schema as by the parser, and a proposal
+    # with neither candidates nor a scan is refused
+    bad = tomllib.loads(proposal("bad", scan(throughput='{ estimate = { model = "Qwen3-8B", '
+                                             'batch = 8, context = 4096, efficiency = 0.4 } }')))
+    assert list(validator.iter_errors(bad))
+    assert list(validator.iter_errors(tomllib.loads(proposal("empty"))))
+    # a run's scans validate against the result schema
+    result_schema = json.loads(runner.invoke(app, ["schema", "result"]).stdout)
+    code, output = _run(tmp_path, text)
+    assert code == 0, output
+    document = _document(output)
+    assert document["scans"][0]["candidates_generated"] == 5
+    assert list(jsonschema.Draft202012Validator(result_schema).iter_errors(document)) == []
