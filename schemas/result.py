@@ -512,7 +512,8 @@ class Result(_Open):
     #: other systems' published per-request figures, beside the candidates' own ([]: a
     #: result stored before the key)
     published_per_request: list[PublishedPerRequest] = Field(default_factory=list)
-    #: the proposal's [[scan]]s, each with its counts (absent: a proposal without a scan)
+    #: the proposal's [[scan]]s, each with its counts ([]: none, or a result stored before
+    #: the key)
     scans: list[ScanSummary] = Field(default_factory=list)
     candidates: list[CandidateResult]
 

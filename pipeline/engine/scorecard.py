@@ -267,7 +267,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "formulas": formulas(),
         "published_per_request": card.published_per_request,
         "candidates": candidates,
-        **({"scans": _scans(card)} if card.resolved.scans else {}),
+        "scans": _scans(card),
     })
 
 
