@@ -20,6 +20,7 @@ from reports.frames import (
 )
 from reports.freshness import freshness
 from reports.page import figure_text
+from reports.scans import scan_sentence
 from schemas.outputs import columns_for
 from schemas.result import Result
 
@@ -69,6 +70,8 @@ def print_summary(result: Result, console: Console | None = None) -> None:
             if "not computable" in (c.exclusion_reason or ""):  # "(see notes)": shown here
                 for note in c.notes:
                     console.print(Text(f"  - {note}", style="dim"))
+    for scan in result.scans:
+        console.print(Text(scan_sentence(scan)))
     headline, lines = recommendation_lines(result)
     console.print(Text(headline, style="bold green"))
     for line in lines:
@@ -80,3 +83,4 @@ def print_summary(result: Result, console: Console | None = None) -> None:
         console.print(f"[yellow]{len(stale)} source figure(s) stale at vintage "
                       f"{result.vintage}: {', '.join(f.subject for f in stale)} "
                       "(see the report's data freshness table)[/]")
+

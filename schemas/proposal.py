@@ -1131,7 +1131,100 @@ def _check_share(value: Number | None, name: str) -> None:
         raise ValueError(f"{name} must lie in (0, 1], got {value}")
 
 
+#: the estimate keys a scan sets itself: each generated candidate's model and precision, and
+#: one replica over all the offer's GPUs
+_SCAN_SETS = ("model", "precision", "tensor_parallel", "pipeline_parallel")
+
+
+_ScanPricing = Literal["on_demand", "reserved", "spot"]
+
+
+def _scan_estimate_schema(schema: dict[str, Any], model: type) -> None:
+    """JSON Schema hook: the keys a scan sets itself are not a scan estimate's."""
+    _currency_schema(schema, model)
+    for key in _SCAN_SETS:
+        schema.get("properties", {}).pop(key, None)
+        if key in schema.get("required", []):
+            schema["required"].remove(key)
+
+
+class ScanEstimate(Estimate):
+    """`scan.throughput.estimate`: a roofline estimate (either form) whose model is the scan's,
+    precision each generated candidate's and topology one replica over each offer's GPUs:
+    those keys are refused here."""
+
+    model_config = ConfigDict(json_schema_extra=_scan_estimate_schema)
+
+    #: the scan's model, filled in for each generated candidate
+    model: str = ""
+
+    @model_validator(mode="after")
+    def _set_by_the_scan(self) -> ScanEstimate:
+        given = [k for k in _SCAN_SETS if k in self.model_fields_set]
+        if given:
+            raise ValueError(f"{given[0]} is set by the scan (model: the scan's `model`; "
+                             "precision: each of `precisions`; one replica over each offer's "
+                             "GPUs): leave it out")
+        return self
+
+
+class ScanThroughput(_Strict):
+    """`scan.throughput`: a roofline `estimate` applied to every offer (its model and precision
+    are the scan's, one replica over the offer's GPUs), or `by_gpu` benchmark evidence per
+    accelerator type (an offer whose accelerator has none is left out, said so)."""
+
+    estimate: ScanEstimate | None = None
+    by_gpu: Annotated[dict[str, EvidenceThroughput], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ScanThroughput:
+        if (self.estimate is None) == (self.by_gpu is None):
+            raise ValueError("give `estimate` (a roofline estimate for every offer) or "
+                             "`by_gpu` (evidence per accelerator type), exactly one")
+        return self
+
+
+class Scan(_Strict):
+    """`[[scan]]`: every offer of the vintage that fits `model` in memory (weights + KV cache
+    at `context` tokens) at one of `precisions`, among the allowed accelerators, providers,
+    regions, pricings and sovereignty minimum, as generated candidates (pipeline/inputs/
+    scan.py, docs/proposal.md "The market as candidates")."""
+
+    model: str
+    precisions: Annotated[list[Literal["bf16", "fp8"]], Field(min_length=1)]
+    #: accelerators allowed (names of sources/reference/hardware.csv), or "any" that fits
+    gpus: Literal["any"] | Annotated[list[str], Field(min_length=1)] = "any"
+    providers: Annotated[list[str], Field(min_length=1)] | None = None
+    regions: Annotated[list[str], Field(min_length=1)] | None = None
+    pricing: Annotated[list[_ScanPricing], Field(min_length=1)] = Field(
+        default_factory=lambda: list[_ScanPricing](["on_demand"]))
+    min_sovereignty: Annotated[int, Field(ge=0, le=4)] = 0
+    #: tokens of one sequence the KV cache must hold (default: the estimate's context, or its
+    #: prompt + output tokens, else [demand] prompt_tokens + output_tokens)
+    context: Annotated[int, Field(ge=1)] | None = None
+    throughput: ScanThroughput
+    power: Power | None = None
+    engine: str | None = None
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Scan:
+        for key in ("precisions", "providers", "regions", "pricing", "gpus"):
+            values = getattr(self, key)
+            if isinstance(values, list) and len(set(values)) < len(values):
+                raise ValueError(f"{key} lists a value twice")
+        return self
+
+
+def _proposal_schema(schema: dict[str, Any], model: type) -> None:
+    """JSON Schema hook: at least one hand-listed candidate or one scan of the market."""
+    _currency_schema(schema, model)
+    schema["anyOf"] = [{"required": [key], "properties": {key: {"minItems": 1}}}
+                       for key in ("candidates", "scan")]
+
+
 class Proposal(_Strict):
+    model_config = ConfigDict(json_schema_extra=_proposal_schema)
+
     proposal: ProposalMeta
     slo: Slo
     policy: Policy = Field(default_factory=Policy)
@@ -1150,7 +1243,9 @@ class Proposal(_Strict):
     horizon: Horizon | None = None
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
-    candidates: Annotated[list[Candidate], Field(min_length=1)]
+    candidates: list[Candidate] = Field(default_factory=list)
+    #: every offer of the vintage that fits, as generated candidates (pipeline/inputs/scan.py)
+    scan: list[Scan] = Field(default_factory=list)
 
     def sha256(self) -> str:
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
@@ -1158,7 +1253,8 @@ class Proposal(_Strict):
         every figure does; where the store is kept is not part of it."""
         # no [hardware] tables: left out, so a proposal's identity is what it was before them
         unused = ({"store"} | (set() if self.hardware else {"hardware"})
-                  | (set() if self.horizon else {"horizon"}))
+                  | (set() if self.horizon else {"horizon"})
+                  | (set() if self.scan else {"scan"}))
         document = self.model_dump(mode="json", exclude=unused)
         # no quality keys: left out when unset, so a proposal's identity is what it was
         # before them
@@ -1204,6 +1300,9 @@ class Proposal(_Strict):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Proposal:
+        if not self.candidates and not self.scan:
+            raise ValueError("give at least one [[candidates]] table (or a [[scan]] of the "
+                             "market)")
         seen: set[str] = set()
         for c in self.candidates:
             if c.id in seen:

@@ -451,6 +451,37 @@ class Recommendation(_Closed):
     monthly_cost_reason: str | None = None
 
 
+class ScanLeftOut(_Closed):
+    """An offer a scan considered and left out, with why (it does not fit the model in
+    memory at any of the scan's precisions, or a filter of the scan keeps it out)."""
+
+    offer: str
+    region: str
+    pricing: str
+    reason: str
+
+
+class ScanSummary(_Closed):
+    """One `[[scan]]` of the proposal (pipeline/inputs/scan.py): the offers of the vintage it
+    considered, those that fit the model in memory, those its filters kept, the candidates
+    generated from them (one per kept offer and fitting precision) and how many of those the
+    policy left eligible."""
+
+    scan: int
+    model: str
+    precisions: list[str]
+    #: tokens of one sequence the KV cache had to hold beside the weights
+    context_tokens: int
+    offers_considered: int
+    offers_fitting: int
+    offers_kept: int
+    candidates_generated: int
+    candidates_eligible: int
+    #: the generated candidates' ids
+    generated: list[str]
+    left_out: list[ScanLeftOut]
+
+
 class Result(_Open):
     """The `scorecard run --json` document (scorecard.json). Defaults: keys a result stored
     before them lacks."""
@@ -481,6 +512,9 @@ class Result(_Open):
     #: other systems' published per-request figures, beside the candidates' own ([]: a
     #: result stored before the key)
     published_per_request: list[PublishedPerRequest] = Field(default_factory=list)
+    #: the proposal's [[scan]]s, each with its counts ([]: none, or a result stored before
+    #: the key)
+    scans: list[ScanSummary] = Field(default_factory=list)
     candidates: list[CandidateResult]
 
     def document(self) -> dict[str, Any]:

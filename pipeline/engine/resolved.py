@@ -84,6 +84,9 @@ class Resolved:
     static: pl.DataFrame  # one row per candidate: identity, grades, sources, notes
     inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
     sources: list[dict[str, Any]]
+    #: per [[scan]] of the proposal: its counts, generated ids and offers left out
+    #: (pipeline/inputs/scan.py)
+    scans: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -267,4 +267,13 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "formulas": formulas(),
         "published_per_request": card.published_per_request,
         "candidates": candidates,
+        "scans": _scans(card),
     })
+
+
+def _scans(card: Scorecard) -> list[dict[str, Any]]:
+    """Each scan's counts, with how many of its generated candidates the policy left
+    eligible."""
+    eligible = set(card.table.filter(pl.col("eligible"))["id"].to_list())
+    return [{**s, "candidates_eligible": len(eligible.intersection(s["generated"]))}
+            for s in card.resolved.scans]

@@ -30,6 +30,7 @@ from reports.freshness import freshness
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.scorecard_table import better_text
 from reports.page import eur, figure_text, num, render
+from reports.scans import scan_sentence
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
@@ -54,7 +55,8 @@ def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
                   oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
                   recommendation=_recommendation(result), excluded=_excluded(result),
                   fewer_axes=_fewer_axes(result), waived=_waived(result),
-                  glance=_scorecard(result), appendix=appendix)
+                  glance=_scorecard(result), appendix=appendix,
+                  scans=[scan_sentence(s) for s in result.scans])
 
 
 def slo_text(slo: Slo) -> str:
