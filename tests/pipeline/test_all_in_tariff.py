@@ -207,3 +207,24 @@ def test_the_band_must_be_one_of_eurostats() -> None:
     with pytest.raises(ProposalError, match="band"):
         parse(proposal("t", TCO.format(tariff='{ basis = "all_in", band = "IH" }'), OWN),
               "p.toml")
+
+
+def test_the_bundled_components_price_a_german_own_site(market: Market) -> None:
+    # the packaged rows (sources/reference/tariff_components_yearly.csv): Eurostat
+    # nrg_pc_205_c 2023, band IC, DE network 0.0548 and taxes 0.0151 + 0.0205 = 0.0356 (VAT
+    # left out); FR 0.0252 and 0.0018 + 0.0006 = 0.0024
+    assert market.tariff_components is not None
+    assert market.tariff_components.select(
+        "country", "consumption_band", "year", "network_eur_per_kwh",
+        "taxes_levies_eur_per_kwh").rows() == [("DE", "IC", 2023, 0.0548, 0.0356),
+                                               ("FR", "IC", 2023, 0.0252, 0.0024)]
+    de = candidate("de", zone='"DE-LU"', cost='{ tco = "site" }')
+    tariff = '{ basis = "all_in", band = "IC" }'
+    row = _score(market, tariff, de)["de"]
+    day_ahead = _inputs(market, tariff, de)["wholesale_eur_per_kwh"]["mode"]
+    # DE-LU's day-ahead mean of the vintage + 0.0548 + 0.0356 = + 0.0904 EUR/kWh
+    assert row["electricity_eur_per_kwh"] == pytest.approx(day_ahead + 0.0904)
+    assert "Eurostat nrg_pc_205_c DE 2023, band IC" in row["electricity_source"]
+    # Spain has no bundled components: no figure, and the note names what is missing
+    es = candidate("es", zone='"ES"', cost='{ tco = "site" }')
+    assert _score(market, tariff, es)["es"]["electricity_eur_per_kwh"] is None
