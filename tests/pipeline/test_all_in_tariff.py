@@ -13,11 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openpyxl
 import polars as pl
 import pytest
 from proposals import candidate, proposal
+from typer.testing import CliRunner
 
 from pipeline import store
+from pipeline.cli import app
 from pipeline.engine.metrics import evaluate
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute
@@ -228,3 +231,22 @@ def test_the_bundled_components_price_a_german_own_site(market: Market) -> None:
     # Spain has no bundled components: no figure, and the note names what is missing
     es = candidate("es", zone='"ES"', cost='{ tco = "site" }')
     assert _score(market, tariff, es)["es"]["electricity_eur_per_kwh"] is None
+
+
+def test_the_example_report_shows_the_german_tariff_in_its_parts(tmp_path: Path,
+                                                                 db: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(example), "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "scorecard.html").read_text(encoding="utf-8")
+    # the own German node (band IC): the parts and the VAT treatment, as the report prints them
+    assert "all-in tariff, band IC: energy (day-ahead mean DE-LU" in html
+    assert "network costs 0.0548 EUR/kWh + taxes and levies 0.0356 EUR/kWh" in html
+    assert "VAT excluded (recoverable by a business)" in html
+    # the workbook's Assumptions sheet lists each part as an input of its own
+    sheet = openpyxl.load_workbook(out / "scorecard.xlsx")["Assumptions"]
+    parts = {(r[0], r[1]): r[3] for r in sheet.iter_rows(values_only=True)
+             if r and r[1] in ("network_eur_per_kwh", "taxes_levies_eur_per_kwh")}
+    assert parts == {("onprem-de-h200-fp8", "network_eur_per_kwh"): 0.0548,
+                     ("onprem-de-h200-fp8", "taxes_levies_eur_per_kwh"): 0.0356}
