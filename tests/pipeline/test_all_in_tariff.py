@@ -9,6 +9,7 @@ the bundled table holds only cited rows (sources/reference/README.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
+from pipeline.engine.diff import ELECTRICITY, METHOD, changed_groups
 from pipeline.engine.metrics import evaluate
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute
@@ -250,3 +252,15 @@ def test_the_example_report_shows_the_german_tariff_in_its_parts(tmp_path: Path,
              if r and r[1] in ("network_eur_per_kwh", "taxes_levies_eur_per_kwh")}
     assert parts == {("onprem-de-h200-fp8", "network_eur_per_kwh"): 0.0548,
                      ("onprem-de-h200-fp8", "taxes_levies_eur_per_kwh"): 0.0356}
+
+
+def test_a_change_of_components_is_an_electricity_price_change(market: Market) -> None:
+    assert market.tariff_components is not None
+    # Germany's network costs 0.0548 -> 0.0600: a month-on-month diff attributes it to the
+    # electricity price group (the tariff's parts), not to a change of method
+    later = dataclasses.replace(market, tariff_components=market.tariff_components.with_columns(
+        pl.when(pl.col("country") == "DE").then(0.0600)
+        .otherwise(pl.col("network_eur_per_kwh")).alias("network_eur_per_kwh")))
+    groups = changed_groups(market, later)
+    assert ELECTRICITY in groups and METHOD not in groups
+    assert changed_groups(market, dataclasses.replace(market)) == []
