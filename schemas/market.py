@@ -1,6 +1,6 @@
 """Canonical tables for reference and market data: providers, their qualifications, hardware,
-region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes and FX
-rates."""
+region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes, tariff
+components and FX rates."""
 
 from __future__ import annotations
 
@@ -109,6 +109,17 @@ PUBLISHED_PER_REQUEST = Table(
     required=("request_description", "per_request_boundary", "published_accounting", *CITED),
 )
 
+TARIFF_COMPONENTS = Table(
+    "core__tariff_components",
+    "A country's non-household electricity price components per consumption band and year "
+    "(Eurostat nrg_pc_205_c): network costs and taxes and levies (VAT excluded), what an "
+    "all-in tariff adds to its energy price.",
+    ("vintage", "country", "consumption_band", "interval_start_utc", "resolution",
+     "energy_supply_eur_per_kwh", "network_eur_per_kwh", "taxes_levies_eur_per_kwh", *CITED),
+    key=("vintage", "country", "consumption_band", "interval_start_utc", "resolution"),
+    required=("network_eur_per_kwh", "taxes_levies_eur_per_kwh", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
                  ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
-                 PUBLISHED_PER_REQUEST)
+                 PUBLISHED_PER_REQUEST, TARIFF_COMPONENTS)

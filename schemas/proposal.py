@@ -721,11 +721,25 @@ class ContractTariff(_Strict):
     eur_per_kwh: PositiveMoney
 
 
+class AllInTariff(_Strict):
+    """The price the bill shows, built from parts a finance team recognises: an energy price
+    (the zone's day-ahead price of the vintage, or `energy_eur_per_kwh`, a PPA's or supply
+    contract's energy-only price) + the network costs + the taxes and levies (VAT excluded:
+    a business recovers it) of the site country's non-household consumption `band` (Eurostat
+    nrg_pc_205_c, bundled: IA < 20 MWh a year ... ID 2,000-19,999 MWh ... IG >= 150,000)."""
+
+    basis: Literal["all_in"]
+    band: Literal["IA", "IB", "IC", "ID", "IE", "IF", "IG"]
+    energy_eur_per_kwh: PositiveMoney | None = None
+
+
 #: how electricity is priced, decided by `basis`
 Tariff = Annotated[
     Annotated[WholesaleTariff, Tag(_tag("wholesale"))]
-    | Annotated[ContractTariff, Tag(_tag("contract"))],
-    _by_value("electricity", "basis", {"wholesale": WholesaleTariff, "contract": ContractTariff})]
+    | Annotated[ContractTariff, Tag(_tag("contract"))]
+    | Annotated[AllInTariff, Tag(_tag("all_in"))],
+    _by_value("electricity", "basis", {"wholesale": WholesaleTariff, "contract": ContractTariff,
+                                       "all_in": AllInTariff})]
 
 
 class TcoProfile(_Strict):

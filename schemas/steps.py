@@ -89,6 +89,7 @@ INPUT_COLUMNS = (
     "covered_share", "covered_gco2e_per_kwh", "supplier_gco2e_per_kwh", "residual_gco2e_per_kwh",
     "request_tokens",
     "price_eur_per_mtok",
+    "energy_eur_per_kwh", "network_eur_per_kwh", "taxes_levies_eur_per_kwh",
 )
 
 
@@ -113,11 +114,14 @@ class Step:
 #: the steps in the order they are computed (each reads inputs and earlier steps only)
 STEPS: tuple[Step, ...] = (
     Step("electricity_eur_per_kwh",
-         "contract tariff if given, else wholesale x retail multiplier (default 1) + grid fee "
-         "(default 0)",
+         "contract tariff if given, else the energy price (an all-in tariff's declared PPA or "
+         "contract energy price, else wholesale x retail multiplier (default 1) + grid fee "
+         "(default 0)) + network costs (default 0) + taxes and levies excl. VAT (default 0)",
          excel='IF({contract_eur_per_kwh?}<>"",{contract_eur_per_kwh?},'
+               'IF({energy_eur_per_kwh?}<>"",{energy_eur_per_kwh?},'
                'IF({wholesale_eur_per_kwh?}="","",'
-               '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'),
+               '{wholesale_eur_per_kwh?}*{retail_multiplier:1}+{grid_fee_eur_per_kwh:0}))'
+               '+{network_eur_per_kwh:0}+{taxes_levies_eur_per_kwh:0})'),
     Step("peak_tokens_per_s",
          "demand_tokens_per_day / 86400 x peak_factor (default 1): the demand at its peak "
          "(null without a demand)",

@@ -28,6 +28,7 @@ from schemas.market import (
     QUALIFICATIONS,
     REGIONS,
     RESIDUAL_MIX,
+    TARIFF_COMPONENTS,
 )
 from schemas.table import Table
 from sources.errors import ParseError
@@ -51,6 +52,7 @@ PRICES_FILE = "electricity_prices_monthly.csv"
 INTENSITY_FILE = "grid_intensity_yearly.csv"
 EMBODIED_FILE = "embodied.csv"
 RESIDUAL_FILE = "residual_mix_yearly.csv"
+TARIFF_FILE = "tariff_components_yearly.csv"
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,23 @@ def parse_residual_mix(raw: RawFile, vintage: str) -> pl.DataFrame:
     ).drop("year")
 
 
+TARIFF_COLUMNS = ("country", "year", "consumption_band", "energy_supply_eur_per_kwh",
+                  "network_eur_per_kwh", "taxes_levies_eur_per_kwh", "source_url",
+                  "source_date", "licence")
+
+
+def parse_tariff_components(raw: RawFile, vintage: str) -> pl.DataFrame:
+    """Eurostat's non-household price components (nrg_pc_205_c, annual): one row per
+    country, consumption band and year, VAT already taken out of the taxes."""
+    dtypes = _dtypes([c for c in TARIFF_COLUMNS if c != "year"]) | {"year": pl.Int64()}
+    frame = read_typed_csv(raw.content, raw.name, dtypes)
+    return frame.with_columns(
+        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
+        pl.lit("year").alias("resolution"),
+        pl.lit(vintage).alias("vintage"),
+    ).drop("year")
+
+
 EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
                     "kgco2e": "embodied_kgco2e", "basis": "embodied_basis"}
 
@@ -214,7 +233,10 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
     parsed.append((EMBODIED, parse_embodied(files[EMBODIED_FILE]), files[EMBODIED_FILE]))
     parsed.append((RESIDUAL_MIX, parse_residual_mix(files[RESIDUAL_FILE], vintage),
                    files[RESIDUAL_FILE]))
+    parsed.append((TARIFF_COMPONENTS, parse_tariff_components(files[TARIFF_FILE], vintage),
+                   files[TARIFF_FILE]))
     return parsed
 
 
-FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE)
+FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE,
+         TARIFF_FILE)

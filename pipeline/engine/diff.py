@@ -128,6 +128,8 @@ def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
         "intensities": b.intensities if grid else a.intensities,
         # the residual mix is the market-based side of the grid group
         "residual_mixes": b.residual_mixes if grid else a.residual_mixes,
+        # an all-in tariff's network costs and taxes are the electricity group's
+        "tariff_components": b.tariff_components if electricity else a.tariff_components,
         "profile": _compose_profile(a.profile, b.profile, electricity, grid),
         "fx": b.fx if fx else a.fx,  # declared amounts in other currencies
     }
@@ -156,6 +158,10 @@ def changed_groups(a: Market, b: Market) -> list[str]:
         ra, rb = a.residual_mixes, b.residual_mixes
         if group == GRID and ra is not None and rb is not None:
             same = same and _same(ra, rb, ["country", "year", "intensity_gco2e_per_kwh"])
+        ta, tb = a.tariff_components, b.tariff_components
+        if group == ELECTRICITY and ta is not None and tb is not None:
+            same = same and _same(ta, tb, ["country", "consumption_band", "year",
+                                           "network_eur_per_kwh", "taxes_levies_eur_per_kwh"])
         if (pa is None) != (pb is None):
             same = False
         elif pa is not None and pb is not None:
@@ -164,7 +170,7 @@ def changed_groups(a: Market, b: Market) -> list[str]:
             out.append(group)
     for f in dataclasses.fields(Market):
         if f.name in ("vintage", "offers", "prices", "intensities", "residual_mixes",
-                      "profile") or not f.compare:  # (a lookup cache is not a figure)
+                      "tariff_components", "profile") or not f.compare:  # (a cache: no figure)
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)

@@ -180,8 +180,11 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
     "electricity_eur_per_kwh":
         lambda c: c.coalesce(
             c("contract_eur_per_kwh"),
-            c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
-            + c("grid_fee_eur_per_kwh").fill_null(0.0)),
+            c.coalesce(c("energy_eur_per_kwh"),
+                       c("wholesale_eur_per_kwh") * c("retail_multiplier").fill_null(1.0)
+                       + c("grid_fee_eur_per_kwh").fill_null(0.0))
+            + c("network_eur_per_kwh").fill_null(0.0)
+            + c("taxes_levies_eur_per_kwh").fill_null(0.0)),
     "peak_tokens_per_s":
         lambda c: _mean_demand_tokens_per_s(c) * c("peak_factor").fill_null(1.0),
     "request_tpot_s":

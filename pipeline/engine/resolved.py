@@ -110,6 +110,9 @@ class Market:
     residual_mixes: pl.DataFrame | None = None
     #: other systems' published per-request figures, shown beside the candidates' own
     published_per_request: pl.DataFrame | None = None
+    #: per country and consumption band, the latest non-household price components (an
+    #: all-in tariff's network costs and taxes and levies)
+    tariff_components: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

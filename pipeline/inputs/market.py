@@ -22,7 +22,8 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   market.hardware(con), market.models(con), market.embodied(con),
                   provider_facts(market.providers(con), market.qualifications(con)),
                   market.known_zones(con), profile, market.fx_rates(con, vintage),
-                  market.residual_mixes(con, vintage), market.published_per_request(con))
+                  market.residual_mixes(con, vintage), market.published_per_request(con),
+                  tariff_components=market.tariff_components(con, vintage))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:

@@ -1,5 +1,7 @@
 """What a candidate's zone gives: its electricity price (the month's day-ahead mean, times a
-TCO tariff's retail multiplier plus grid fee), its grid carbon intensity (the year's annual
+TCO tariff's retail multiplier plus grid fee; or an all-in tariff: the day-ahead price or a
+declared PPA energy price, plus the country's network costs and taxes and levies for its
+consumption band), its grid carbon intensity (the year's annual
 mean), each from the vintage unless the candidate or its TCO contract states it, and the
 market-based carbon inputs: the candidate's carbon contract and its country's residual mix.
 
@@ -16,7 +18,7 @@ from pipeline.engine.sovereignty import zone_country
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.records import cite
-from schemas.proposal import ContractTariff, Range, TcoCost
+from schemas.proposal import AllInTariff, ContractTariff, Range, TcoCost
 
 #: ISO codes of countries that share one bidding zone with another: prices by that zone
 COUNTRY_PRICE_ZONE: dict[str, str] = {"DE": "DE-LU", "LU": "DE-LU"}
@@ -91,6 +93,9 @@ def resolve_electricity(d: Draft, zone: str) -> None:
         d.row["electricity_grade"] = "declared"
         d.row["electricity_source"] = what
         return
+    if isinstance(tariff, AllInTariff):
+        _resolve_all_in(d, zone, tariff)
+        return
     price = _zone_row(d, "prices", zone,
                       "electricity per token not computed: no day-ahead price")
     if price is None:
@@ -115,6 +120,62 @@ def resolve_electricity(d: Draft, zone: str) -> None:
         d.notes.append(f"electricity price for {zone} is from {price['month']}, the latest "
                        f"month available up to vintage {d.mkt.vintage}")
     d.prov.cite("electricity_price", f"{zone} {price['month']}", price)
+
+
+def _resolve_all_in(d: Draft, zone: str, tariff: AllInTariff) -> None:
+    """An all-in tariff: the energy price (a declared PPA or contract energy price, else the
+    zone's day-ahead mean) + the site country's network costs + its taxes and levies excluding
+    VAT, for the tariff's consumption band. Without the country's components for that band
+    the tariff cannot be built: no electricity figure, and the notes say why (never the
+    energy price alone passed off as the bill)."""
+    assert isinstance(d.c.cost, TcoCost)
+    k = f"tco.{d.c.cost.tco}.electricity"
+    country = zone_country(d.c.zone or zone)
+    parts = (d.mkt.row("tariff_components", country=country, consumption_band=tariff.band)
+             if d.mkt.tariff_components is not None else None)
+    if parts is None:
+        d.notes.append(f"electricity per token not computed: the all-in tariff ({k}) needs "
+                       f"{country}'s non-household network costs and taxes for band "
+                       f"{tariff.band}, and none are bundled up to {d.mkt.vintage} "
+                       "(sources/reference/README.md, tariff_components_yearly.csv)")
+        return
+    if tariff.energy_eur_per_kwh is not None:
+        energy, converted = in_eur(d, tariff.energy_eur_per_kwh, f"{k}.energy_eur_per_kwh")
+        d.inputs.add("energy_eur_per_kwh", energy, f"{k}.energy_eur_per_kwh", "declared",
+                     "all-in tariff: declared energy price (PPA or supply contract)"
+                     + (f"; {converted}" if converted else ""))
+        energy_what = "declared energy price"
+        grade = "declared"
+    else:
+        price = _zone_row(d, "prices", zone,
+                          "electricity per token not computed: no day-ahead price")
+        if price is None:
+            return
+        energy_what = (f"day-ahead mean {zone} {price['month']} "
+                       f"({price['price_eur_per_mwh']:.2f} EUR/MWh); {cite(price)}")
+        d.inputs.add("wholesale_eur_per_kwh", eur_per_kwh(float(price["price_eur_per_mwh"])),
+                     f"market.electricity.{zone}", "reference",
+                     f"all-in tariff's energy part: {energy_what}")
+        grade = "reference"
+        if price["month"] != d.mkt.vintage:
+            d.notes.append(f"electricity price for {zone} is from {price['month']}, the "
+                           f"latest month available up to vintage {d.mkt.vintage}")
+        d.prov.cite("electricity_price", f"{zone} {price['month']}", price)
+    year = parts["year"]
+    cited = (f"Eurostat nrg_pc_205_c {country} {year}, band {tariff.band}; {cite(parts)}")
+    d.inputs.add("network_eur_per_kwh", parts["network_eur_per_kwh"],
+                 f"market.tariff_components.{country}.{tariff.band}", "reference",
+                 f"network costs: {cited}")
+    d.inputs.add("taxes_levies_eur_per_kwh", parts["taxes_levies_eur_per_kwh"],
+                 f"market.tariff_components.{country}.{tariff.band}", "reference",
+                 f"taxes and levies excl. VAT: {cited}")
+    d.row["electricity_grade"] = grade
+    d.row["electricity_source"] = (
+        f"all-in tariff, band {tariff.band}: energy ({energy_what}) + network costs "
+        f"{parts['network_eur_per_kwh']:.4f} EUR/kWh + taxes and levies "
+        f"{parts['taxes_levies_eur_per_kwh']:.4f} EUR/kWh ({cited}); VAT excluded "
+        "(recoverable by a business)")
+    d.prov.cite("tariff_components", f"{country} {year} {tariff.band}", parts)
 
 
 def resolve_grid(d: Draft, zone: str) -> None:

@@ -182,3 +182,20 @@ def qualifications(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return frame(con, "SELECT provider_id, scheme, scheme_version, covers_gpu_offers, scope, "
                       "qualified_on, source_url "
                       "FROM core__qualifications ORDER BY provider_id, scheme, scope")
+
+
+def tariff_components(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """Per country and consumption band: the non-household price components of the latest
+    year <= the vintage's year (Eurostat publishes them once a year, with the second
+    semester)."""
+    return frame(con, """
+        SELECT * EXCLUDE (rn) FROM (
+          SELECT country, consumption_band, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
+                 energy_supply_eur_per_kwh, network_eur_per_kwh, taxes_levies_eur_per_kwh,
+                 source_url, source_date, licence, snapshot_sha256,
+                 row_number() OVER (PARTITION BY country, consumption_band ORDER BY
+                   year(interval_start_utc AT TIME ZONE 'UTC') DESC, vintage DESC) AS rn
+          FROM core__tariff_components
+          WHERE vintage <= ? AND resolution = 'year'
+            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
+        WHERE rn = 1 ORDER BY country, consumption_band""", [vintage, vintage])

@@ -47,7 +47,8 @@ def snapshot(db: Path) -> dict[str, list]:
         ("pue = { low = 1.25,", "pue = { low = 0.9,",
          r"candidates\[3\] \(id 'onprem-es-h200-fp8'\): pue = 0.9 is below 1"),
         ('cost = { tco = "hgx-h200" }', 'cost = { tco = "hgx-b200" }',
-         r"cost.tco = 'hgx-b200' names no \[tco.hgx-b200\] table \(defined: hgx-h200\)"),
+         r"cost.tco = 'hgx-b200' names no \[tco.hgx-b200\] table "
+         r"\(defined: hgx-h200, hgx-h200-de\)"),
         ("min_sovereignty = 2", "min_sovereignty = 2\nmax_cost = 3",
          r"policy\.max_cost: unknown key"),
     ],

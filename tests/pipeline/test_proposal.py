@@ -135,7 +135,7 @@ TCO = ('cost = { tco = "x" }\n[tco.x]\nsource = "s"\namortisation_months = 48\n'
          "candidates[0] (id 'A').power", "`watts`, `evidence`, `estimate`"),
         # a value that decides the shape: the key and its allowed values
         ((DECLARED_COST, TCO + 'electricity = { basis = "spot" }'), "tco.x.electricity.basis",
-         "electricity needs `basis` = 'wholesale' or 'contract', got 'spot'"),
+         "electricity needs `basis` = 'wholesale' or 'contract' or 'all_in', got 'spot'"),
         ((DECLARED_COST, TCO + "electricity = { eur_per_kwh = 0.1 }"),
          "tco.x.electricity.basis", "needs `basis` = 'wholesale' or 'contract'"),
         ((DECLARED_COST, TCO + 'hosting = { kind = "own_site", eur_per_kw_month = 3 }'),
