@@ -80,11 +80,10 @@ HEADERS: dict[str, str] = {
     "exclusion_reason": "Exclusion reason",
     "pareto_rank": "Pareto rank (1 = frontier)",
     "dominated_by": "Dominated by (frontier, at most 5)",
-    "dominated_by_count": "Dominated by (count)",
     "shortlisted": "Shortlisted",
-    "frontier_distance_share": "Distance to the frontier (share)",
     **{k: OUTPUTS[k].label for k in ("average_power_w", "pue", "electricity_eur_per_kwh",
-                                      "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier")},
+                                      "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier",
+                                      "dominated_by_count", "frontier_distance_share")},
     **{k: m.label for k, m in METRICS.items()},
     **{f"{m}_{p}": f"{OUTPUTS[m].label} {p}" for m in RANGED for p in PERCENTILES},
 }
@@ -100,8 +99,7 @@ _KEY_TYPES: dict[str, pl.DataType] = {
     "provider": pl.String(), "zone": pl.String(), "gpu": pl.String(), "gpu_count": pl.Int64(),
     "tokens_per_s_grade": pl.String(), "cost_grade": pl.String(),
     "energy_boundary": pl.String(), "eligible": pl.Boolean(), "exclusion_reason": pl.String(),
-    "pareto_rank": pl.Int64(), "dominated_by": pl.String(), "dominated_by_count": pl.Int64(),
-    "shortlisted": pl.Boolean(), "frontier_distance_share": pl.Float64(),
+    "pareto_rank": pl.Int64(), "dominated_by": pl.String(), "shortlisted": pl.Boolean(),
 }
 _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
     **{c: _KEY_TYPES[c] if c in _KEY_TYPES else pl.Int64() if OUTPUTS[c].integer

@@ -8,6 +8,7 @@ contract (DESIGN section 9) and every report are rendered from it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +102,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                      published)
 
 
-def _shortlisted(table: pl.DataFrame, objectives: list[str], keep: list[str]
+def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
                  ) -> pl.DataFrame:
     """`shortlisted` and `frontier_distance_share` (pareto.py `shortlist`): every candidate
     of a proposal of SHORTLIST_ABOVE candidates or fewer; above, the eligible candidates the
