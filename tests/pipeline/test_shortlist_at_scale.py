@@ -57,3 +57,23 @@ def test_a_large_proposal_shortlists_the_frontier_s_neighbourhood(tmp_path: Path
     # the report's full scorecard lists the shortlist, and says where the rest are
     page = (out / "scorecard.html").read_text()
     assert f"3 of {COUNT} candidates are listed" in page
+
+
+def test_more_than_1000_candidates_run_and_the_monte_carlo_is_capped(tmp_path: Path) -> None:
+    # 1,001 copies of one own node (before: refused, "at most 1,000"): all equal, so none
+    # dominates another and every one is on the frontier at distance 0; the shortlist keeps
+    # SHORTLIST_MAX = 1,000 of them, nearest first and then by id: c0000..c0999, not c1000
+    from pipeline.engine.pareto import SHORTLIST_MAX
+
+    assert SHORTLIST_MAX == 1000
+    path = tmp_path / "many.toml"
+    path.write_text(proposal("many", "[uncertainty]\ndraws = 100\n",
+                             *(candidate(f"c{i:04d}") for i in range(1001))))
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    c = {x["id"]: x for x in json.loads(result.stdout)["candidates"]}
+    assert len(c) == 1001 and all(v["pareto_rank"] == 1 for v in c.values())
+    assert sum(v["shortlisted"] for v in c.values()) == 1000
+    assert c["c1000"]["shortlisted"] is False and c["c1000"]["uncertainty"] == {}
+    assert c["c1000"]["cpm_eur_per_mtok"] == c["c0000"]["cpm_eur_per_mtok"]
