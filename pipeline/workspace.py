@@ -29,17 +29,17 @@ EXAMPLE = "example_proposal.toml"
 
 
 #: The most candidates one proposal may hold: the size whose whole `scorecard run` was
-#: measured (benchmarks/candidates.py, docs/performance.md). The engine does not compare
-#: every pair, but every candidate is evaluated in every Monte Carlo draw and every report
-#: shows each one; 10,000 were not measured within the targets, so they are refused.
-MAX_CANDIDATES = 1000
+#: measured (benchmarks/candidates.py, docs/performance.md). Above pareto.SHORTLIST_ABOVE
+#: candidates, only the shortlist (pipeline/engine/pareto.py: the frontier and its
+#: neighbourhood, at most SHORTLIST_MAX) goes on to the Monte Carlo and the reports' tables,
+#: but every candidate is resolved, evaluated and ranked, and ranking compares the pairs.
+MAX_CANDIDATES = 10_000
 
 
 def too_many(name: str, count: int) -> str:
     return (f"{name}: candidates: {count:,} candidates; at most {MAX_CANDIDATES:,} are "
-            "compared in one proposal (each is evaluated in every Monte Carlo draw and shown "
-            "in every report; see docs/performance.md): split the proposal, or shortlist "
-            "first")
+            "compared in one proposal (each is resolved, evaluated and ranked against the "
+            "others; see docs/performance.md): split the proposal")
 
 
 class UserError(Exception):
@@ -72,7 +72,7 @@ class Opened:
     cache: duckdb.DuckDBPyConnection | None
 
 
-#: The largest proposal file read: 1,000 candidates take about 0.3 MB, and 100,000 (refused
+#: The largest proposal file read: 10,000 candidates take about 3 MB, and 100,000 (refused
 #: for their count, with a message that says so) about 28 MB.
 MAX_PROPOSAL_BYTES = 64 << 20
 

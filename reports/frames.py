@@ -79,9 +79,11 @@ HEADERS: dict[str, str] = {
     "eligible": "Eligible",
     "exclusion_reason": "Exclusion reason",
     "pareto_rank": "Pareto rank (1 = frontier)",
-    "dominated_by": "Dominated by",
+    "dominated_by": "Dominated by (frontier, at most 5)",
+    "shortlisted": "Shortlisted",
     **{k: OUTPUTS[k].label for k in ("average_power_w", "pue", "electricity_eur_per_kwh",
-                                      "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier")},
+                                      "grid_gco2e_per_kwh", "sovereignty_level", "p_frontier",
+                                      "dominated_by_count", "frontier_distance_share")},
     **{k: m.label for k, m in METRICS.items()},
     **{f"{m}_{p}": f"{OUTPUTS[m].label} {p}" for m in RANGED for p in PERCENTILES},
 }
@@ -97,7 +99,7 @@ _KEY_TYPES: dict[str, pl.DataType] = {
     "provider": pl.String(), "zone": pl.String(), "gpu": pl.String(), "gpu_count": pl.Int64(),
     "tokens_per_s_grade": pl.String(), "cost_grade": pl.String(),
     "energy_boundary": pl.String(), "eligible": pl.Boolean(), "exclusion_reason": pl.String(),
-    "pareto_rank": pl.Int64(), "dominated_by": pl.String(),
+    "pareto_rank": pl.Int64(), "dominated_by": pl.String(), "shortlisted": pl.Boolean(),
 }
 _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
     **{c: _KEY_TYPES[c] if c in _KEY_TYPES else pl.Int64() if OUTPUTS[c].integer
@@ -109,7 +111,8 @@ _SCORECARD_COLUMNS: dict[str, pl.DataType] = {
                    "cost_eur_per_hour": ("cost_grade",),
                    "energy_j_per_token": ("energy_boundary",),
                    "sovereignty_level": ("eligible", "exclusion_reason", "pareto_rank",
-                                         "dominated_by")})},
+                                         "dominated_by", "dominated_by_count", "shortlisted",
+                                         "frontier_distance_share")})},
     **{f"{m}_{p}": pl.Float64() for m in SCORECARD_RANGED for p in PERCENTILES},
 }
 
@@ -542,17 +545,29 @@ def shortlist_note(listed: int, left_out: int, rest: str) -> str:
     are."""
     return (f"{listed:,} of {listed + left_out:,} candidates are listed, chosen in this "
             "priority: the recommendation, the runner-up, the frontier, the other eligible "
-            f"candidates by cost per token, the excluded; {rest}.")
+            "candidates by cost per token, the excluded, among those the engine shortlisted "
+            f"(the frontier and its neighbourhood); {rest}.")
+
+
+def shortlisted(result: Result) -> Result:
+    """The result with only the candidates the engine shortlisted (the charts draw these);
+    `result` itself when it shortlisted every one (or was stored before the shortlist)."""
+    kept = [c for c in result.candidates if c.shortlisted is not False]
+    return result if len(kept) == len(result.candidates) else result.model_copy(
+        update={"candidates": kept})
 
 
 def shortlist(result: Result, limit: int) -> tuple[list[CandidateResult], int]:
-    """At most `limit` candidates for a table a reader scans, in the proposal's order: the
+    """At most `limit` candidates for a table a reader scans, in the proposal's order, among
+    the engine's shortlist (`shortlisted`: the frontier and its neighbourhood,
+    pipeline/engine/pareto.py; every candidate of a result stored before it): the
     recommendation, the runner-up and the frontier first, then the other eligible candidates
     by CPM, then the excluded; and how many were left out (every candidate stays in the CSV,
     the workbook and the JSON)."""
-    candidates = result.candidates
+    candidates = [c for c in result.candidates if c.shortlisted is not False]
+    left = len(result.candidates) - len(candidates)
     if len(candidates) <= limit:
-        return candidates, 0
+        return candidates, left
     rec = result.recommendation
     first = set() if rec is None else {rec.candidate, rec.runner_up}
 
@@ -564,4 +579,4 @@ def shortlist(result: Result, limit: int) -> tuple[list[CandidateResult], int]:
         return tier, float("inf") if cpm is None else float(cpm), i
 
     kept = sorted(sorted(enumerate(candidates), key=order)[:limit], key=lambda pair: pair[0])
-    return [c for _, c in kept], len(candidates) - limit
+    return [c for _, c in kept], left + len(candidates) - limit

@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     ValidationError,
     model_serializer,
@@ -1255,6 +1256,8 @@ class Proposal(_Strict):
     carbon_contracts: dict[str, CarbonContract] = Field(default_factory=dict)
     #: the months every candidate is compared over, and the cost of capital of commitments
     horizon: Horizon | None = None
+    #: the longest cost.term.months of the candidates (0: none), found on first use
+    _longest_term: int | None = PrivateAttr(default=None)
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
     candidates: list[Candidate] = Field(default_factory=list)
@@ -1347,13 +1350,15 @@ class Proposal(_Strict):
     def horizon_months(self) -> int | None:
         """The months every candidate is compared over: `[horizon] months`, else the longest
         term or amortisation in the proposal; None when the proposal has no term."""
-        terms = [t.months for c in self.candidates
-                 if (t := getattr(c.cost, "term", None)) is not None]
         if self.horizon is not None and self.horizon.months is not None:
             return self.horizon.months
-        if not terms:
+        if self._longest_term is None:  # once: every committed candidate asks (10,000 of them)
+            self._longest_term = max((t.months for c in self.candidates
+                                      if (t := getattr(c.cost, "term", None)) is not None),
+                                     default=0)
+        if not self._longest_term:
             return None
-        return max([*terms, *(p.amortisation_months for p in self.tco.values())])
+        return max([self._longest_term, *(p.amortisation_months for p in self.tco.values())])
 
     def horizon_cost_of_capital(self) -> tuple[float, str]:
         """The yearly rate a commitment's payments are levelled at, and where it comes from:

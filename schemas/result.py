@@ -316,7 +316,14 @@ class CandidateResult(_Open):
     eligible: bool
     exclusion_reason: str | None
     pareto_rank: int | None
+    #: the frontier candidates dominating it, at most 5 sorted by id (pipeline/engine/pareto.py;
+    #: a result stored before dominated_by_count lists every dominator)
     dominated_by: list[str] | None
+    #: how many candidates dominate it (null: not ranked, or a result stored before the count)
+    dominated_by_count: int | None = Field(default=None, ge=0)
+    #: whether the shortlist kept it for the Monte Carlo, the tables and the charts (null: a
+    #: result stored before the shortlist, which had every candidate)
+    shortlisted: bool | None = None
     capacity: Literal["provisioned", "elastic"] | None = None
     token_basis: Literal["output", "total"] | None = None
     notes: list[str]

@@ -8,12 +8,13 @@ contract (DESIGN section 9) and every report are rendered from it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from pipeline.engine import recommend, sizing, uncertainty
+from pipeline.engine import pareto, recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
@@ -27,7 +28,7 @@ CONTRACT_KEYS = layout(
     CONTRACT_FIGURES, lead=("id", "label", "deployment", "provider", "zone"),
     beside={"tokens_per_s": ("tokens_per_s_grade",), "energy_j_per_token": ("energy_boundary",),
             "sovereignty_level": ("eligible", "exclusion_reason", "pareto_rank",
-                                  "dominated_by")})
+                                  "dominated_by", "dominated_by_count", "shortlisted")})
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     eligible = table.filter(pl.col("eligible"))
     ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
         schema={"id": pl.String(), "pareto_rank": pl.Int64(),
-                "dominated_by": pl.List(pl.String())})
+                "dominated_by": pl.List(pl.String()), "dominated_by_count": pl.Int64()})
     table = table.join(ranks, on="id", how="left", maintain_order="left")
 
     table = _time_matched(table, point_inputs, mkt)
@@ -73,10 +74,15 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     ranked = table.filter(pl.col("eligible"))
     # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier
     keep = [c for c in recommend.choice(ranked, rule) if c] if ranked.height else []
-    mc = uncertainty.run(table.select("id", "cost_model", "capacity", "sovereignty_level"),
-                         resolved.inputs, eligible["id"].to_list(), objectives,
-                         draws or proposal.uncertainty.draws, proposal.uncertainty.seed,
-                         pairwise_among=ranked.filter(pl.col("pareto_rank") == 1)["id"]
+    table = _shortlisted(table, objectives, keep)
+    short = table.filter(pl.col("shortlisted"))
+    short_ids = short["id"].implode()
+    short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
+    mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
+                         short_inputs, short.filter(pl.col("eligible"))["id"].to_list(),
+                         objectives, draws or proposal.uncertainty.draws,
+                         proposal.uncertainty.seed,
+                         pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
                          .to_list(), pairwise_keep=keep)
     sized = sizing.sizing(table) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
@@ -84,7 +90,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     even = sizing.break_even(point_inputs, on_prem,
                              cloud["id"][0] if cloud.height else None,
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
-    tornado = uncertainty.tornado(resolved.static, resolved.inputs)
+    tornado = uncertainty.tornado(resolved.static.filter(pl.col("id").is_in(short_ids)),
+                                  short_inputs)
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
         has_demand=proposal.demand is not None)
@@ -93,6 +100,22 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                    for r in mkt.published_per_request.iter_rows(named=True)])
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
                      published)
+
+
+def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
+                 ) -> pl.DataFrame:
+    """`shortlisted` and `frontier_distance_share` (pareto.py `shortlist`): every candidate
+    of a proposal of SHORTLIST_ABOVE candidates or fewer; above, the eligible candidates the
+    rule keeps, and the recommendation and the runner-up (`keep`) whatever their distance."""
+    eligible = table.filter(pl.col("eligible"))
+    short = (pareto.shortlist(eligible, objectives) if eligible.height else pl.DataFrame(
+        schema={"id": pl.String(), "shortlisted": pl.Boolean(),
+                "frontier_distance": pl.Float64()}))
+    every = table.height <= pareto.SHORTLIST_ABOVE
+    return table.join(short.rename({"frontier_distance": "frontier_distance_share"}),
+                      on="id", how="left", maintain_order="left").with_columns(
+        (pl.lit(every) | pl.col("shortlisted").fill_null(False)
+         | pl.col("id").is_in(keep)).alias("shortlisted"))
 
 
 def _choose(proposal: Proposal) -> str | dict[str, Any]:

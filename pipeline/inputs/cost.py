@@ -7,6 +7,7 @@ an API are priced per million tokens of the proposal's request mix (docs/decisio
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -145,9 +146,11 @@ def _committed(d: Draft, price: Number, term: Term, source: str) -> tuple[Number
     return level, words
 
 
+@functools.cache
 def _api_prices() -> tuple[pl.DataFrame, str]:
     """The bundled public per-token prices of API offers (sources/reference/api_prices.csv),
-    and the sha256 of the file they were read from."""
+    and the sha256 of the file they were read from (read once per process: every API
+    candidate asks)."""
     raw = read(API_PRICES_FILE)
     number, text = pl.Float64(), pl.String()
     return read_typed_csv(raw.content, raw.name, {

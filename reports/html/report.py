@@ -31,6 +31,7 @@ from reports.frames import (
     has_p_frontier,
     shortlist,
     shortlist_note,
+    shortlisted,
     words,
 )
 from reports.freshness import freshness
@@ -73,7 +74,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
         "report.html", result=result, note=note,
         # rendered from reports/templates/first_screen.html, which escapes its values
         first_screen=Markup(summary(result, APPENDIX)),
-        figures=chart_sections(result), unavailable=charts.unavailable(),
+        figures=chart_sections(shortlisted(result)), unavailable=charts.unavailable(),
         not_computed=NOT_COMPUTED,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
         scorecard=Markup(scorecard_html(listed, shown.scorecard)),

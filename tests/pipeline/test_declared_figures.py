@@ -29,7 +29,9 @@ EXAMPLE = ROOT / "pipeline" / "example_proposal.toml"
 #: the keys of a candidate's row the engine adds that are no figure: the policy's gate and
 #: the Pareto ranking
 #: the gate's status columns (compared_without: the objectives a candidate is ranked without)
-STATUS = {"eligible", "exclusion_reason", "compared_without", "pareto_rank", "dominated_by"}
+#: and the shortlist's flag
+STATUS = {"eligible", "exclusion_reason", "compared_without", "pareto_rank", "dominated_by",
+          "shortlisted"}
 
 
 @pytest.fixture(scope="module")

@@ -50,6 +50,6 @@ def test_100000_candidates_are_refused_up_front(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
-    assert (f"{path}: candidates: 100,000 candidates; at most 1,000 are compared in one "
+    assert (f"{path}: candidates: 100,000 candidates; at most 10,000 are compared in one "
             "proposal") in result.output
     assert not db.exists()  # refused before the store was opened, let alone a cross join

@@ -89,14 +89,21 @@ def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
     frontier = {k for k, v in c.items() if v["pareto_rank"] == 1}
     assert frontier == {"onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b"}
     assert c["onprem-es-h200-fp8"]["pareto_rank"] == 2
+    # dominated_by names the frontier candidates dominating it, dominated_by_count every one
     assert c["onprem-es-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
+    assert c["onprem-es-h200-fp8"]["dominated_by_count"] == 1
     assert c["scaleway-h100x8-fp8"]["dominated_by"] == [
-        "onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b",
-        "scaleway-h100x8-fp8-36m"]
+        "onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b"]
+    assert c["scaleway-h100x8-fp8"]["dominated_by_count"] == 4  # and its own commitment
     assert term["dominated_by"] == ["onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8"]
+    assert term["dominated_by_count"] == 2
     assert c["onprem-de-h200-fp8"]["pareto_rank"] == 3
-    assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-es-h200-fp8",
-                                                      "onprem-fr-h200-fp8"]
+    assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
+    assert c["onprem-de-h200-fp8"]["dominated_by_count"] == 2  # and ES H200 (rank 2)
+    # 9 candidates (<= pareto.SHORTLIST_ABOVE): every one shortlisted, every one in the Monte
+    # Carlo (the excluded US hyperscaler too, as before the shortlist)
+    assert all(v["shortlisted"] for v in c.values()) and len(c) == 9
+    assert all(v["uncertainty"]["cpm_eur_per_mtok"] for v in c.values())
     # The US hyperscaler is shown, not ranked: sovereignty below the policy minimum of 2.
     azure = c["azure-nd-h100-v5-fp8"]
     assert azure["eligible"] is False and azure["pareto_rank"] is None

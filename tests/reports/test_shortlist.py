@@ -113,3 +113,17 @@ def test_the_listed_frames_are_the_frames_of_the_listed_result() -> None:
     for name in ("scorecard", "breakdown", "assumptions", "sources", "sizing", "pairwise",
                  "break_even"):
         assert_frame_equal(getattr(only, name), getattr(direct, name))
+
+
+def test_the_tables_list_only_the_engine_s_shortlist() -> None:
+    # 6 candidates, c02 and c04 left out by the engine's shortlist (shortlisted false); c05
+    # from a result stored before the flag (absent): kept
+    candidates = [{**_c(i, 10.0 - i), "shortlisted": i not in (2, 4)} for i in range(5)]
+    candidates.append(_c(5, 1.0))
+    result = fragment({"candidates": candidates,
+                       "recommendation": {"candidate": "c00", "runner_up": "c01"}})
+    kept, left_out = shortlist(result, 8)
+    assert [c.id for c in kept] == ["c00", "c01", "c03", "c05"] and left_out == 2
+    # within a limit of 3: the answer (c00, c01), then the cheapest left (c05, CPM 1)
+    kept, left_out = shortlist(result, 3)
+    assert [c.id for c in kept] == ["c00", "c01", "c05"] and left_out == 3
