@@ -165,12 +165,19 @@ INTENSITY_COLUMNS = ("zone", "year", "intensity_gco2e_per_kwh", "emission_factor
 
 
 def parse_yearly_intensity(raw: RawFile, vintage: str) -> pl.DataFrame:
-    dtypes = _dtypes([c for c in INTENSITY_COLUMNS if c != "year"]) | {"year": pl.Int64()}
+    return _yearly(raw, vintage, INTENSITY_COLUMNS, pl.lit("location_based").alias("accounting"))
+
+
+def _yearly(raw: RawFile, vintage: str, columns: tuple[str, ...], *more: pl.Expr
+            ) -> pl.DataFrame:
+    """A table of one figure per calendar `year`: the year as its first instant (UTC), the
+    resolution `year`, the vintage, and `more` columns."""
+    dtypes = _dtypes([c for c in columns if c != "year"]) | {"year": pl.Int64()}
     frame = read_typed_csv(raw.content, raw.name, dtypes)
     return frame.with_columns(
         pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
         pl.lit("year").alias("resolution"),
-        pl.lit("location_based").alias("accounting"),
+        *more,
         pl.lit(vintage).alias("vintage"),
     ).drop("year")
 
@@ -181,13 +188,7 @@ RESIDUAL_COLUMNS = ("country", "year", "intensity_gco2e_per_kwh", "emission_fact
 
 def parse_residual_mix(raw: RawFile, vintage: str) -> pl.DataFrame:
     """AIB's residual mixes: one figure per country and calendar year."""
-    dtypes = _dtypes([c for c in RESIDUAL_COLUMNS if c != "year"]) | {"year": pl.Int64()}
-    frame = read_typed_csv(raw.content, raw.name, dtypes)
-    return frame.with_columns(
-        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
-        pl.lit("year").alias("resolution"),
-        pl.lit(vintage).alias("vintage"),
-    ).drop("year")
+    return _yearly(raw, vintage, RESIDUAL_COLUMNS)
 
 
 TARIFF_COLUMNS = ("country", "year", "consumption_band", "energy_supply_eur_per_kwh",
@@ -198,13 +199,7 @@ TARIFF_COLUMNS = ("country", "year", "consumption_band", "energy_supply_eur_per_
 def parse_tariff_components(raw: RawFile, vintage: str) -> pl.DataFrame:
     """Eurostat's non-household price components (nrg_pc_205_c, annual): one row per
     country, consumption band and year, VAT already taken out of the taxes."""
-    dtypes = _dtypes([c for c in TARIFF_COLUMNS if c != "year"]) | {"year": pl.Int64()}
-    frame = read_typed_csv(raw.content, raw.name, dtypes)
-    return frame.with_columns(
-        pl.datetime(pl.col("year"), 1, 1, time_zone="UTC").alias("interval_start_utc"),
-        pl.lit("year").alias("resolution"),
-        pl.lit(vintage).alias("vintage"),
-    ).drop("year")
+    return _yearly(raw, vintage, TARIFF_COLUMNS)
 
 
 EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
