@@ -21,6 +21,7 @@ SUFFIXES = {
     "W": ("_w",), "J": ("_j",), "s": ("_s",), "GB": ("_gb",), "GB/s": ("_gb_per_s",),
     "TFLOP/s": ("_tflops",), "EUR/h": ("_eur_per_hour",), "currency/h": ("_per_hour",),
     "EUR/(GPU h)": ("_eur_per_gpu_hour",), "EUR/MWh": ("_eur_per_mwh",),
+    "EUR/kWh": ("_eur_per_kwh",),
     "gCO2e/kWh": ("_gco2e_per_kwh",), "kgCO2e": ("_kgco2e",), "requests/s": ("_per_s",),
     "tokens/s": ("_per_s",), "currency/EUR": ("_per_eur",),
     "Wh/request": ("_wh_per_request",), "gCO2e/request": ("_gco2e_per_request",),
