@@ -41,8 +41,13 @@ class _Scorecard(typer.Typer):
             if done.code == INTERRUPTED:  # typer's exit for a KeyboardInterrupt, silent
                 raise SystemExit(_cut_short()) from None
             raise
+        except KeyboardInterrupt:  # a SIGTERM or Ctrl-C as the command was returning: said
+            # and coded as any other (unhandled, Python would exit by SIGINT, -2)
+            raise SystemExit(_cut_short()) from None
         except Exception as error:  # the last word: never a bare traceback
             raise SystemExit(last_word(error, self.debug)) from None
+        finally:  # from here on a SIGTERM takes its default action: the work is done
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 #: The exit code of a command cut short by Ctrl-C (128 + SIGINT, typer's for a

@@ -126,7 +126,8 @@ def test_sigterm_or_a_second_proposal_leave_one_whole_set(tmp_path: Path) -> Non
         run.send_signal(signal.SIGTERM)
         _, err = run.communicate(timeout=120)
         # -15: the signal came while Python was still starting, before the CLI took SIGTERM
-        # over (a busy machine); nothing had been written then
+        # over (a busy machine), or once the command was done and had given it back (-2, an
+        # unhandled KeyboardInterrupt, before); the folder is whole either way (below)
         assert run.returncode in (0, 143, -signal.SIGTERM), err
         if run.returncode == 143:
             assert err.rstrip().endswith("terminated"), err
