@@ -168,27 +168,8 @@ def quantiles_by_partition(values: Any, rows: int, n: int) -> np.ndarray:
     """`uncertainty._quantiles` with `np.partition` at the percentiles' ranks in place of its
     full sort of each row (issue 33 proposed it): the same order statistics, so the same
     values, bit for bit."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim < 2 or values.shape[1] == 1:
-        return np.repeat(np.broadcast_to(values, (rows, 1)), len(uncertainty.PERCENTILES),
-                         axis=1)
-    out = np.full((rows, len(uncertainty.PERCENTILES)), np.nan)
-    valid = ~np.isnan(values).any(axis=1)
-    if valid.any():
-        virtual = (n - 1) * (np.asarray(uncertainty.PERCENTILES) / 100)
-        below = np.floor(virtual)
-        gamma = virtual - below
-        lo = below.astype(np.int64)
-        hi = np.minimum(lo + 1, n - 1)
-        ranked = np.partition(values if valid.all() else values[valid],
-                              np.unique(np.concatenate([lo, hi])), axis=1)
-        a, b = ranked[:, lo], ranked[:, hi]
-        diff = b - a
-        q = a + diff * gamma
-        upper = np.broadcast_to(gamma >= 0.5, q.shape)
-        q[upper] = (b - diff * (1 - gamma))[upper]
-        out[valid] = q
-    return out
+    return uncertainty._quantiles(
+        values, rows, n, order=lambda v, ranks: np.partition(v, ranks, axis=1))
 
 
 def percentiles_by_partition(k: int, n: int, rounds: int = 5) -> str:

@@ -17,7 +17,7 @@ import ctypes
 import functools
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -317,23 +317,31 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     return MonteCarlo(percentiles, frontier, pairwise, cheapest, n, seed, scope, seconds)
 
 
-def _quantiles(values: Any, rows: int, n: int) -> np.ndarray:
+def _sorted_rows(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    return np.sort(values, axis=1)
+
+
+def _quantiles(values: Any, rows: int, n: int,
+               order: Callable[[np.ndarray, np.ndarray], np.ndarray] = _sorted_rows
+               ) -> np.ndarray:
     """(rows, PERCENTILES) of each row of `values` (broadcast to (rows, n)) as np.percentile
-    computes them (linear), NaN for a row with a NaN: a sort of each row, then numpy's own
-    interpolation between neighbours (several percentiles cost numpy's partition more: at
-    1,000 x 10,000 draws, 3x the sort's CPU with numpy 2.4, benchmarks/monte_carlo.py)."""
+    computes them (linear), NaN for a row with a NaN: each row put in `order` (the values at
+    the given ranks in place: a full sort by default), then numpy's own interpolation between
+    neighbours (several percentiles cost numpy's partition more: at 1,000 x 10,000 draws, 3x
+    the sort's CPU with numpy 2.4, benchmarks/monte_carlo.py passes a partition)."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim < 2 or values.shape[1] == 1:  # the same in every draw
         return np.repeat(np.broadcast_to(values, (rows, 1)), len(PERCENTILES), axis=1)
     out = np.full((rows, len(PERCENTILES)), np.nan)
     valid = ~np.isnan(values).any(axis=1)
     if valid.any():
-        ranked = np.sort(values if valid.all() else values[valid], axis=1)
         virtual = (n - 1) * (np.asarray(PERCENTILES) / 100)
         below = np.floor(virtual)
         gamma = virtual - below
         lo = below.astype(np.int64)
         hi = np.minimum(lo + 1, n - 1)
+        ranked = order(values if valid.all() else values[valid],
+                       np.unique(np.concatenate([lo, hi])))
         a, b = ranked[:, lo], ranked[:, hi]
         diff = b - a
         q = a + diff * gamma
