@@ -24,9 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from pipeline.engine.roofline.calibration import apply_calibration, calibrate
 from pipeline.engine.roofline.reference import inputs_from_reference
 from pipeline.engine.roofline.serving import serving_point
+from pipeline.engine.uncertainty import triangular_ppf
 
 #: the metric a goodput range is derived from
 GOODPUT = "decode_tokens_per_s"
@@ -158,13 +161,10 @@ def goodput_ratios(rows: Sequence[Mapping[str, Any]], basis: str = CALIBRATED) -
 
 
 def triangular_quantile(q: float, low: float, mode: float, high: float) -> float:
-    """The q-quantile of triangular(low, mode, high)."""
+    """The q-quantile of triangular(low, mode, high): the Monte Carlo's own inverse CDF."""
     if high == low:
         return low
-    cut = (mode - low) / (high - low)
-    if q <= cut:
-        return low + math.sqrt(q * (high - low) * (mode - low))
-    return high - math.sqrt((1.0 - q) * (high - low) * (high - mode))
+    return float(triangular_ppf(*(np.array([x]) for x in (q, low, mode, high)))[0])
 
 
 def leave_one_out_coverage(rows: Sequence[Mapping[str, Any]], lower: float = 0.05,
