@@ -21,7 +21,7 @@ import polars as pl
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
 from pipeline.engine.pareto import OBJECTIVES
 from pipeline.engine.resolved import Resolved
-from pipeline.engine.sovereignty import RUBRIC
+from pipeline.engine.sovereignty import FRAMEWORK_VERSION, RUBRIC
 from pipeline.engine.uncertainty import point_frame
 
 SOVEREIGNTY = "sovereignty"
@@ -105,7 +105,7 @@ def render(chain: dict[str, Any]) -> str:
             "Reasons", *(f"  {r}" for r in chain["reasons"]), "", "Rubric",
             *(f"  {'>' if r['level'] == chain['value'] else ' '} {r['level']}  {r['rule']}"
               for r in chain["rubric"]),
-            "", "EU Cloud Sovereignty Framework v1.2.1: SEAL the facts support",
+            "", f"EU Cloud Sovereignty Framework {FRAMEWORK_VERSION}: SEAL the facts support",
             *(f"  {r['objective']}  {'-' if r['seal'] is None else r['seal']}  "
               f"{r['evidence']}" for r in chain.get("framework") or []),
             "", "Regulatory gates",

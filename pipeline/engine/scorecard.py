@@ -108,9 +108,7 @@ def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
     of a proposal of SHORTLIST_ABOVE candidates or fewer; above, the eligible candidates the
     rule keeps, and the recommendation and the runner-up (`keep`) whatever their distance."""
     eligible = table.filter(pl.col("eligible"))
-    short = (pareto.shortlist(eligible, objectives) if eligible.height else pl.DataFrame(
-        schema={"id": pl.String(), "shortlisted": pl.Boolean(),
-                "frontier_distance": pl.Float64()}))
+    short = pareto.shortlist(eligible, objectives)
     every = table.height <= pareto.SHORTLIST_ABOVE
     return table.join(short.rename({"frontier_distance": "frontier_distance_share"}),
                       on="id", how="left", maintain_order="left").with_columns(
