@@ -136,6 +136,25 @@ class ThroughputEvidence:
     checks: tuple[Check, ...] = ()
 
 
+def _once(parsed: list[tuple[Path, str | None, list[BenchRun]]],
+          files: list[tuple[str, str]], notes: list[str]
+          ) -> tuple[list[tuple[Path, str | None, list[BenchRun]]], list[tuple[str, str]]]:
+    """Each benchmark once: a file whose runs say what an earlier file's say (one benchmark
+    given twice, as GuideLLM writes JSON or YAML) is left out, with a note; whether its runs
+    were parsed or read from the store."""
+    seen: dict[str, str] = {}  # the runs' content -> the first file that gave them
+    kept = []
+    for entry, file in zip(parsed, files, strict=True):
+        name = file[0]
+        same = seen.setdefault(run_content(entry[2]), name) if entry[2] else name
+        if same != name:
+            notes.append(f"{name}: the same runs as {same} (one benchmark given twice, as "
+                         "JSON and YAML say): counted once")
+            continue
+        kept.append((entry, file))
+    return [e for e, _ in kept], [f for _, f in kept]
+
+
 def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None = None,
               keep: Callable[[Path, bytes], str] | None = None, skip_bad: bool = False,
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
@@ -157,7 +176,6 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
     notes: list[str] = []
     roots: dict[str, Path] = {}
     scraped = [0]  # how many raw scrapes took a time given in order
-    seen: dict[str, str] = {}  # the runs' content -> the first file that gave them
     for root in paths:
         in_folder = Path(root).is_dir()
         for path in walk(Path(root)):
@@ -201,14 +219,11 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                                  "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
-            same = seen.setdefault(run_content(runs), name) if runs else name
-            if same != name:  # one benchmark given twice (JSON and YAML): counted once
-                notes.append(f"{name}: the same runs as {same} (one benchmark given twice, "
-                             "as JSON and YAML say): counted once")
-                continue
             parsed.append((path, tool, runs))
             files.append((name, digest))
             roots[name] = Path(root)
+    if len(parsed) > 1:
+        parsed, files = _once(parsed, files, notes)
     runs = _pair(parsed, notes)
     settings = {(r.path, r.run_index): configuration(r, roots.get(r.path)) for r in runs}
     return Loaded(runs, files, notes, settings)

@@ -61,3 +61,22 @@ def test_evidence_add_loads_one_benchmark_given_twice_once_and_says_so(tmp_path:
     assert result.stdout.count(": loaded, ") == 1
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM core__bench_runs").fetchone() == (2,)
+
+
+def test_read_back_from_the_store_the_pair_still_counts_once(tmp_path: Path) -> None:
+    # both files added to a store, then read again with it: the runs come from the store
+    # (unchanged files are not parsed), and the JSON is still the YAML's runs: 2, not 4 (the
+    # check ran on parsed files only, so a second read counted [1, 1, 4, 4])
+    report = yaml.safe_load(sample(YAML).read_text())
+    shutil.copy(sample(YAML), tmp_path / "a.yaml")
+    (tmp_path / "b.json").write_text(json.dumps(report))
+    con = duckdb.connect(str(tmp_path / "s.duckdb"))
+    paths = [tmp_path / "a.yaml", tmp_path / "b.json"]
+    load_runs(paths, cache=con)
+    stages: list[str] = []
+    again = load_runs(paths, cache=con, progress=lambda what, stage: stages.append(stage))
+    assert stages.count("read from the store (unchanged since it was parsed)") == 2
+    assert sorted(r.concurrency for r in again.runs) == [1, 4]
+    assert [n for n in again.notes if "counted once" in n] == [
+        f"{tmp_path / 'b.json'}: the same runs as {tmp_path / 'a.yaml'} (one benchmark given "
+        "twice, as JSON and YAML say): counted once"]
