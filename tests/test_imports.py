@@ -180,3 +180,17 @@ def test_cycles_finds_a_loop_and_not_a_chain() -> None:
 def test_no_import_cycle() -> None:
     plain = {m: sorted({t for t, _, _ in edges}) for m, edges in GRAPH.items()}
     assert cycles(plain) == []
+
+
+def test_the_readers_do_not_import_the_http_stack() -> None:
+    """The readers of saved files (every format's registry, the saved Prometheus answers among
+    them) import no `requests`: the live queries are in sources/prometheus_query.py, apart
+    (about 40 ms of every `evidence add` and `run` with evidence, before)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, sources.power.registry, sources.bench.registry; "
+            "print('requests' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"

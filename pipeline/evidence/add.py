@@ -22,7 +22,7 @@ from pipeline.evidence.bench import add_bench_files
 from pipeline.evidence.files import split_files
 from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
-from sources import prometheus
+from sources import prometheus_query as prometheus
 
 
 def add_evidence(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
@@ -48,7 +48,7 @@ def add_prometheus(con: Any, url: str, start: float, end: float, *, step: float 
                    folder: Path, progress: Callable[[str, str], None] | None = None
                    ) -> tuple[list[tuple[str, Any]], list[str]]:
     """`evidence add --prometheus URL --query-window START..END`: the range queries of
-    `sources.prometheus.QUERIES` (vLLM's counters and histograms, DCGM's power) run against
+    `sources.prometheus_query.QUERIES` (vLLM's counters and histograms, DCGM's power) run against
     the Prometheus at `url` over [start, end] (unix s), each answer kept as a file in
     `folder` (`prometheus-<query>-<start>-<end>.json`, what `curl .../query_range` would have
     saved) and added as such a file is, by the same readers. An answer without series (no
