@@ -717,20 +717,25 @@ _SIZING_YEARLY = {"annual_mwh": ("facility_kwh_per_mtok", "/1000"),
                   "annual_tco2e": ("carbon_gco2e_per_mtok", "/1000000")}
 
 
+def _scorecard_lookup(places: Layout, step: str, count: int, key: str) -> str | None:
+    """The Scorecard's `step` in the row whose id is `key` (a cell or a quoted id), by
+    INDEX/MATCH: sorting the Scorecard keeps it right; None when the step has no column."""
+    if step not in places.scorecard or step not in _STEP:
+        return None
+    col, last = xl_col_to_name(places.scorecard.index(step)), count + 1
+    return (f"INDEX(Scorecard!${col}$2:${col}${last},"
+            f"MATCH({key},Scorecard!$A$2:$A${last},0))")
+
+
 def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int) -> dict[str, str]:
     """The Sizing sheet's figures as formulas reading the Scorecard's row of the same
     candidate by its id (INDEX/MATCH, so sorting the Scorecard keeps them right) and the
     Demand sheet's tokens/day: they move with the inputs. `count`: the candidates."""
     if not places.computes or "candidate" not in frame.columns:
         return {}
-    last = count + 1
 
     def look_up(step: str) -> str | None:
-        if step not in places.scorecard or step not in _STEP:
-            return None
-        col = xl_col_to_name(places.scorecard.index(step))
-        return (f"INDEX(Scorecard!${col}$2:${col}${last},"
-                f"MATCH($A{ROW},Scorecard!$A$2:$A${last},0))")
+        return _scorecard_lookup(places, step, count, f"$A{ROW}")
 
     out: dict[str, str] = {}
     demand = places.input_ref("demand_tokens_per_day")
@@ -829,15 +834,13 @@ def _write_recommendation(book: xlsxwriter.Workbook, styles: _Styles, result: Re
     sheet.write_string(0, 2, "the engine's choice by the policy's rule, with the Monte Carlo "
                        "and the rank: it does not move when an input changes (re-run to "
                        "choose again)")
-    last = len(result.candidates) + 1
     row = 1
     for step in ("cpm_eur_per_mtok", "monthly_cost_eur"):
-        if step not in places.scorecard:
+        found = _scorecard_lookup(places, step, len(result.candidates), f'"{chosen}"')
+        if found is None:
             continue
-        col = xl_col_to_name(places.scorecard.index(step))
         sheet.write_string(row, 0, header(step, "Scorecard"), bold)
-        sheet.write_formula(row, 1, f'=IFERROR(INDEX(Scorecard!${col}$2:${col}${last},MATCH('
-                            f'"{chosen}",Scorecard!$A$2:$A${last},0)),"")',
+        sheet.write_formula(row, 1, f'=IFERROR({found},"")',
                             styles.number(number_format(step)), "")  # computed on opening
         sheet.write_string(row, 2, "a formula over the candidate's Scorecard row: it moves "
                            "with the inputs")
