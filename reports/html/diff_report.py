@@ -78,15 +78,23 @@ def print_diff(diff: Diff, console: Console | None = None) -> None:
                           f"{significant(ch.change, True)} {_pct(ch.relative)}",
                           main_causes(ch))
     console.print(table)
-    for c in diff.candidates:
-        for what in (c.rank_change and f"Pareto rank {c.rank_change}", c.frontier_change):
-            if what:
-                console.print(Text(f"{c.id}: {what}"), soft_wrap=True)
-        if c.changed_inputs:
-            console.print(Text(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}"),
-                          soft_wrap=True)
+    for line in events(diff):
+        console.print(Text(line), soft_wrap=True)
     for note in diff.notes:
         console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+
+
+def events(diff: Diff) -> list[str]:
+    """Each candidate's rank, frontier and input changes, one line each, in its order."""
+    lines = []
+    for c in diff.candidates:
+        if c.rank_change:
+            lines.append(f"{c.id}: Pareto rank {c.rank_change}")
+        if c.frontier_change:
+            lines.append(f"{c.id}: {c.frontier_change}")
+        if c.changed_inputs:
+            lines.append(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}")
+    return lines
 
 
 def diff_view(diff: Diff) -> dict[str, Any]:
@@ -104,18 +112,10 @@ def diff_view(diff: Diff) -> dict[str, Any]:
                          "cells": [significant(ch.a), significant(ch.b),
                                    significant(ch.change, True), _pct(ch.relative),
                                    *[significant(ch.by_cause[k], True) for k in diff.causes]]})
-    events = []
-    for c in diff.candidates:
-        if c.rank_change:
-            events.append(f"{c.id}: Pareto rank {c.rank_change}")
-        if c.frontier_change:
-            events.append(f"{c.id}: {c.frontier_change}")
-        if c.changed_inputs:
-            events.append(f"{c.id}: inputs changed: {'; '.join(c.changed_inputs)}")
     return {"proposal": diff.proposal, "vintage_a": diff.vintage_a,
             "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",
             "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *diff.causes],
-            "rows": rows, "events": events, "notes": diff.notes,
+            "rows": rows, "events": events(diff), "notes": diff.notes,
             "partial": partial_lines(diff)}
 
 
