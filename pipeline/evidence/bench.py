@@ -339,10 +339,22 @@ _TWO_FILE = ("llmperf", "aiperf")
 CHOICES = ("goodput_per_gpu", "goodput")
 
 
+def _require_runs(loaded: Loaded, source: str) -> None:
+    """An empty or mistyped folder is a bad input (as a power folder without a log is): a
+    ParseError naming it, and how many of its files were skipped."""
+    if not loaded.runs:
+        skipped = sum("skipped" in n for n in loaded.notes)
+        raise ParseError("bench", source, "files", "no benchmark run found" + (
+            f" ({skipped} file(s) skipped: not a benchmark format this project reads)"
+            if skipped else ""))
+
+
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
             gpu_count: int | None = None, cache: Any | None = None) -> dict[str, Any]:
     loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, cache=cache)
+    if paths:
+        _require_runs(loaded, ", ".join(map(str, paths)))
     return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
@@ -430,9 +442,7 @@ def operating_point(loaded: Loaded, report: dict[str, Any], slo: Slo, source: st
     """The throughput the scorecard uses from an `inspect` report of `loaded` runs: the
     configuration marked best (the only one, or the first when none gives goodput), and in it
     the knee of its sweep, else the run (or the mean of runs at one level)."""
-    if not loaded.runs:
-        return ThroughputEvidence(None, "measured", None, source, tuple(loaded.files),
-                                  slo=slo, notes=("no benchmark run found", *loaded.notes))
+    _require_runs(loaded, source)
     configs = report.get("configurations") or [
         {"runs": list(range(len(loaded.runs))), "sweep": report["sweep"], "best": True,
          "label": "no settings recorded", "settings": {}, "gpus": None}]

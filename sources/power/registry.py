@@ -57,7 +57,8 @@ def detect_format(data: bytes, path: str) -> str:
         if reader.detect(data, path):
             return str(reader.TOOL)
     raise ParseError("power", path, "format", "not a power log this project reads (formats: "
-                     f"{', '.join(FORMATS)}); force one with format=... / --format")
+                     f"{', '.join(FORMATS)}); force one with format = ... in the "
+                     "proposal or --power-format on the command line")
 
 
 #: Validation without the key's uniqueness check (a 4-column uniqueness test is slow on

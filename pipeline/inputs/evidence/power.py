@@ -37,6 +37,7 @@ from schemas.proposal import (
     TcoCost,
 )
 from sources.bundled import read, read_typed_csv
+from sources.errors import ParseError
 from sources.power.registry import gpu_names
 
 DEFAULTS_FILE = "power_defaults.csv"
@@ -144,8 +145,11 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
     else:
         key, given = "power.evidence", p.evidence
         path = d.evidence_path(p.evidence, key)
-        ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
-                                 format=p.format, cache=d.cache)
+        try:
+            ev = power_from_evidence(path, start, end, p.tz, uncertainty_s=uncertainty,
+                                     format=p.format, cache=d.cache)
+        except ParseError as err:  # named by the key that gave the file
+            raise d.error(key, str(err)) from None
     grade = ev.grade if isinstance(p, ParquetPower) else _identity(d, p, ev)
     factor, scaling = _to_candidate_gpus(d, ev, grade)
     d.inputs.add("busy_power_w", ev.average_power_w * factor, f"{d.key}.power", grade,

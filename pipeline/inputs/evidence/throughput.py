@@ -32,6 +32,7 @@ from schemas.proposal import (
     Number,
     Range,
 )
+from sources.errors import ParseError
 
 
 def resolve_throughput(d: Draft) -> Any:
@@ -64,8 +65,11 @@ def resolve_throughput(d: Draft) -> Any:
 
 def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     path = d.evidence_path(t.evidence, "throughput.evidence")
-    ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
-                                  gpu_count=d.c.gpu_count, cache=d.cache)
+    try:
+        ev = throughput_from_evidence(path, _slo(d), fmt=t.format, tz=t.tz, choose=t.choose,
+                                      gpu_count=d.c.gpu_count, cache=d.cache)
+    except ParseError as err:  # named by the key that gave the file
+        raise d.error("throughput.evidence", str(err)) from None
     held = check_identity(d, ev.configuration, t.evidence, t.proxy,
                           gpu_count=ev.configuration_gpus, fewer_gpus_ok=True)
     # a declared proxy grades evidence whose identity did not hold (or could not be checked)
