@@ -186,8 +186,8 @@ VintageOpt = Annotated[
 ]
 DbOpt = Annotated[
     Path | None,
-    typer.Option("--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
-                 show_default=False),
+    typer.Option("--db", help="DuckDB file (default: the proposal's [store] path, else "
+                 "$SCORECARD_DB, else ./scorecard.duckdb).", show_default=False),
 ]
 
 

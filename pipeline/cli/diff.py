@@ -19,7 +19,8 @@ def diff(
     proposal: Annotated[Path | None, typer.Argument(
         help="Proposal TOML file. Omit it for the bundled example.", show_default=False)] = None,
     db: Annotated[Path | None, typer.Option(
-        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
+        "--db", help="DuckDB file (default: the proposal's [store] path, else $SCORECARD_DB, "
+        "else ./scorecard.duckdb).",
         show_default=False)] = None,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print only the diff as JSON on stdout.")] = False,
