@@ -79,7 +79,8 @@ def power_summary(paths: Sequence[Path], *, tz: str | None = None, fmt: str | No
     single big log part by part: `pipeline.evidence.power.streamed`, to the same figures)."""
     files: list[Any] = []
     notes: list[str] = []
-    streamed = streamed_energy(Path(paths[0]), None, tz=tz, fmt=fmt) if len(paths) == 1 else None
+    streamed = (streamed_energy(Path(paths[0]), None, tz=tz, fmt=fmt, peak=True)
+                if len(paths) == 1 else None)
     peak: Any
     runs: list[tuple[str, EnergyResult | str]] = []
     if streamed is not None:  # a big log, part by part

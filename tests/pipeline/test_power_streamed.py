@@ -58,7 +58,7 @@ def test_part_by_part_gives_the_whole_files_figures(tmp_path: Path, part_bytes: 
     # The whole span, 0..20 s: GPU 0 100 x 20 + 5 x 20^2 = 4,000 J; GPU 1 200 W x 20 s =
     # 4,000 J (linear across the gap): 8,000 J. Unstable: 20 s < 60 s; gaps 6 s / (20 s x 2)
     # = 15 % > 5 %.
-    whole = streamed_energy(log, None, tz="UTC", always=True, part_bytes=part_bytes)
+    whole = streamed_energy(log, None, tz="UTC", always=True, part_bytes=part_bytes, peak=True)
     assert whole is not None
     assert whole.result.energy_j == pytest.approx(8000.0)
     assert whole.result.stability_reasons == ("short_window:20s", "large_gaps:15.0%")
@@ -67,6 +67,9 @@ def test_part_by_part_gives_the_whole_files_figures(tmp_path: Path, part_bytes: 
     # readings: GPU 0 21, GPU 1 21 - 1 [N/A] - 5 silent = 15: 36 of the 37 rows; the peak is
     # at t = 20 s: 300 + 200 = 500 W
     assert (whole.samples, whole.file.rows, whole.peak_power_w) == (36, 37, 500.0)
+    # a run (logs.power_from_evidence) does not ask for the peak: no second scan of the parts
+    unasked = streamed_energy(log, None, tz="UTC", always=True, part_bytes=part_bytes)
+    assert unasked is not None and unasked.peak_power_w is None
     # [2.5 s, 17.5 s] +/- 0.5 s. GPU 0: 100 x 15 + 5 x (17.5^2 - 2.5^2) = 3,000 J, GPU 1
     # 3,000 J: 6,000 J. Shifted to [2, 17]: 1,500 + 5 x (289 - 4) + 3,000 = 5,925 J; to
     # [3, 18]: 1,500 + 5 x (324 - 9) + 3,000 = 6,075 J. Idle, the readings outside [2, 18]

@@ -23,11 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from pipeline.evidence.power.energy import EnergyParams, EnergyResult, Window
-from pipeline.evidence.power.fleet import MEMORY_LIMIT, fleet_energy
+from pipeline.evidence.power.fleet import _connect, _source, fleet_energy
 from pipeline.evidence.power.hashing import file_sha256
 from pipeline.evidence.power.measured import EvidenceFile
 from sources.power.registry import PART_BYTES, read_power_parts
@@ -39,8 +38,8 @@ STREAM_BYTES = 64 << 20
 @dataclass(frozen=True)
 class Streamed:
     """The energy over the window, the file read, its readings at the boundary (`samples`)
-    and the highest sum over devices of the power readings taken at one instant (None:
-    counters only)."""
+    and, when asked for (`inspect` shows it), the highest sum over devices of the power
+    readings taken at one instant (None: not asked, or counters only)."""
 
     result: EnergyResult
     file: EvidenceFile
@@ -50,7 +49,8 @@ class Streamed:
 
 def streamed_energy(path: Path, window: Window | None, *, tz: str | None = None,
                     fmt: str | None = None, params: EnergyParams | None = None,
-                    always: bool = False, part_bytes: int = PART_BYTES) -> Streamed | None:
+                    always: bool = False, part_bytes: int = PART_BYTES,
+                    peak: bool = False) -> Streamed | None:
     if not path.is_file() or (path.stat().st_size < STREAM_BYTES and not always):
         return None
     found = read_power_parts(path, tz=tz, format=fmt, part_bytes=part_bytes)
@@ -85,7 +85,7 @@ def streamed_energy(path: Path, window: Window | None, *, tz: str | None = None,
                 f"{sum(skipped.values())} sample(s) without power or energy skipped "
                 f"({listed})", *result.notes))
         return Streamed(result, EvidenceFile(str(path), file_sha256(path), tool, rows), usable,
-                        _peak(folder))
+                        _peak(folder) if peak else None)
 
 
 def _write(readings: pl.DataFrame, folder: Path, k: int) -> None:
@@ -103,15 +103,11 @@ def _write(readings: pl.DataFrame, folder: Path, k: int) -> None:
 
 def _peak(folder: Path) -> float | None:
     """The highest sum of power over the devices' readings at one instant."""
-    con = duckdb.connect()
+    con = _connect()
     try:
-        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-        con.execute(f"SET temp_directory = '{folder}/.spill'")
-        glob = str(folder / "**" / "*.parquet").replace("'", "''")
         (peak,), = con.execute(
-            "SELECT max(w) FROM (SELECT sum(power_w) AS w FROM read_parquet("
-            f"'{glob}', hive_partitioning = true) WHERE power_w IS NOT NULL "
-            "GROUP BY timestamp_utc)").fetchall()
+            f"SELECT max(w) FROM (SELECT sum(power_w) AS w FROM {_source(folder)} "
+            "WHERE power_w IS NOT NULL GROUP BY timestamp_utc)").fetchall()
     finally:
         con.close()
     return None if peak is None else float(peak)
