@@ -38,7 +38,7 @@ from pipeline.workspace import (
 )
 from reports.cells import plain, plain_all, plain_json
 from reports.figures.charts import rendering_cache
-from reports.files.outputs import STEM, write_outputs
+from reports.files.outputs import REPORT_FILES, STEM, write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
@@ -48,9 +48,6 @@ from sources import bundled
 
 #: the folder under which each proposal's outputs go, one folder per proposal and vintage
 OUT_ROOT = Path("scorecard-out")
-#: what `run` writes into its folder (the folder is replaced whole, so it holds only these)
-REPORT_FILES = frozenset(f"{STEM}.{suffix}"
-                         for suffix in ("json", "html", "xlsx", "csv", "parquet", "pdf"))
 
 
 def _error(message: str) -> None:
@@ -188,7 +185,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                     if staging is None:
                         sys.stdout.write(document)
                         return 0
-                    (staging / "scorecard.json").write_text(document, encoding="utf-8")
+                    (staging / f"{STEM}.json").write_text(document, encoding="utf-8")
                     print_summary(result)
                     try:
                         # charts and the scorecard table already rendered from the same
@@ -207,7 +204,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
         _error(str(err))
         return 1
 
-    print(f"\nwrote {folder / 'scorecard.json'}, " + ", ".join(p.name for p in written))
+    print(f"\nwrote {folder / f'{STEM}.json'}, " + ", ".join(p.name for p in written))
     print(f"published as the scorecard of {result.vintage} for {result.proposal!r} "
           f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
     return 0

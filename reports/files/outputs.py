@@ -31,6 +31,10 @@ from reports.html.report import write_html
 from schemas.result import Diff, Result
 
 STEM = "scorecard"
+#: every file a report folder may hold (`write_outputs`' and the caller's scorecard.json): the
+#: folder is replaced whole, so pipeline.run refuses one holding anything else
+REPORT_FILES = frozenset(f"{STEM}.{suffix}"
+                         for suffix in ("json", "html", "xlsx", "csv", "parquet", "pdf"))
 
 
 #: the columns that say which run a row is from, first in every CSV and Parquet row
