@@ -1,6 +1,7 @@
 """Canonical tables for reference and market data: providers, their qualifications, hardware,
 region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes, tariff
-components and FX rates."""
+components, FX rates, and the rules of the regulatory gates with the sovereignty framework's
+objectives."""
 
 from __future__ import annotations
 
@@ -120,6 +121,29 @@ TARIFF_COMPONENTS = Table(
     required=("network_eur_per_kwh", "taxes_levies_eur_per_kwh", *CITED),
 )
 
+REGULATORY_RULES = Table(
+    "core__regulatory_rules",
+    "The rules the regulatory gates check (Germany's Energy Efficiency Act § 11, the EU "
+    "data-centre reporting duty): a site fact against a limit, for data centres in the rule's "
+    "scope and start-of-operation window, with the legal basis and its citation.",
+    ("rule_id", "instrument", "country", "legal_basis", "requirement", "gate_metric",
+     "gate_direction", "gate_limit", "commissioned_from", "commissioned_before", "in_force_from",
+     "gate_scope", "scope_min_kw", *CITED),
+    key=("rule_id",),
+    required=("instrument", "country", "legal_basis", "requirement", "gate_metric",
+              "gate_direction", "gate_limit", "gate_scope", "scope_min_kw", *CITED),
+)
+
+SOVEREIGNTY_OBJECTIVES = Table(
+    "core__sovereignty_objectives",
+    "The EU Cloud Sovereignty Framework's Sovereignty Objectives, their titles and weights: "
+    "the rows of each candidate's sovereignty rubric.",
+    ("objective", "objective_title", "weight_pct", "objective_assesses", *CITED),
+    key=("objective",),
+    required=("objective_title", "weight_pct", "objective_assesses", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
                  ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
-                 PUBLISHED_PER_REQUEST, TARIFF_COMPONENTS)
+                 PUBLISHED_PER_REQUEST, TARIFF_COMPONENTS, REGULATORY_RULES,
+                 SOVEREIGNTY_OBJECTIVES)

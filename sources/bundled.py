@@ -27,7 +27,9 @@ from schemas.market import (
     PUBLISHED_PER_REQUEST,
     QUALIFICATIONS,
     REGIONS,
+    REGULATORY_RULES,
     RESIDUAL_MIX,
+    SOVEREIGNTY_OBJECTIVES,
     TARIFF_COMPONENTS,
 )
 from schemas.table import Table
@@ -53,6 +55,9 @@ INTENSITY_FILE = "grid_intensity_yearly.csv"
 EMBODIED_FILE = "embodied.csv"
 RESIDUAL_FILE = "residual_mix_yearly.csv"
 TARIFF_FILE = "tariff_components_yearly.csv"
+#: the regulatory gates' rules and the sovereignty framework's objectives (sources/regulation.py)
+RULES_FILE = "regulatory_rules.csv"
+OBJECTIVES_FILE = "sovereignty_objectives.csv"
 
 
 @dataclass(frozen=True)
@@ -230,8 +235,14 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
                    files[RESIDUAL_FILE]))
     parsed.append((TARIFF_COMPONENTS, parse_tariff_components(files[TARIFF_FILE], vintage),
                    files[TARIFF_FILE]))
+    # sources.regulation reads its files with this module's reader, hence imported here
+    from sources.regulation import stored_objectives, stored_rules
+
+    parsed.append((REGULATORY_RULES, stored_rules(files[RULES_FILE]), files[RULES_FILE]))
+    parsed.append((SOVEREIGNTY_OBJECTIVES, stored_objectives(files[OBJECTIVES_FILE]),
+                   files[OBJECTIVES_FILE]))
     return parsed
 
 
 FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE,
-         TARIFF_FILE)
+         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE)

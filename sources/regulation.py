@@ -1,7 +1,10 @@
 """The bundled rule tables of the regulatory gates and the sovereignty rubric
 (sources/reference/regulatory_rules.csv, sovereignty_objectives.csv): parsed from their bytes
 into typed frames and checked row by row, a bad value a ParseError naming the file, line and
-column (sources/reference/README.md describes both tables and their sources)."""
+column (sources/reference/README.md describes both tables and their sources). The store keeps
+them as `core__regulatory_rules` and `core__sovereignty_objectives` (schemas/market.py), a few
+columns renamed (`STORED_RULE_NAMES`, `STORED_OBJECTIVE_NAMES`): a run reads them from there,
+so its gates cite the stored rows."""
 
 from __future__ import annotations
 
@@ -10,24 +13,25 @@ import polars as pl
 from sources.bundled import SOURCE, RawFile, read_typed_csv
 from sources.errors import ParseError
 
-RULES_FILE = "regulatory_rules.csv"
-OBJECTIVES_FILE = "sovereignty_objectives.csv"
-
 _TEXT, _NUMBER, _DATE = pl.String(), pl.Float64(), pl.Date()
 RULE_COLUMNS: dict[str, pl.DataType] = {
     "rule_id": _TEXT, "instrument": _TEXT, "country": _TEXT, "legal_basis": _TEXT,
     "requirement": _TEXT, "metric": _TEXT, "direction": _TEXT, "limit": _NUMBER,
     "commissioned_from": _DATE, "commissioned_before": _DATE, "in_force_from": _DATE,
-    "scope": _TEXT, "scope_min_kw": _NUMBER, "source_url": _TEXT, "source_date": _TEXT,
+    "scope": _TEXT, "scope_min_kw": _NUMBER, "source_url": _TEXT, "source_date": _DATE,
     "licence": _TEXT,
 }
+#: the file's column -> the stored table's (a name that says what it is beside the others)
+STORED_RULE_NAMES = {"metric": "gate_metric", "direction": "gate_direction",
+                     "limit": "gate_limit", "scope": "gate_scope"}
 #: the site facts a rule may compare, and those that set its scope
 METRICS = ("pue", "energy_reuse_factor", "renewable_share", "eu_reporting")
 SCOPES = ("connected_power_kw", "it_power_kw")
 OBJECTIVE_COLUMNS: dict[str, pl.DataType] = {
     "objective": _TEXT, "title": _TEXT, "weight_pct": _NUMBER, "assesses": _TEXT,
-    "source_url": _TEXT, "source_date": _TEXT, "licence": _TEXT,
+    "source_url": _TEXT, "source_date": _DATE, "licence": _TEXT,
 }
+STORED_OBJECTIVE_NAMES = {"title": "objective_title", "assesses": "objective_assesses"}
 OBJECTIVES = tuple(f"SOV-{n}" for n in range(1, 9))
 
 
@@ -84,3 +88,13 @@ def parse_objectives(raw: RawFile) -> pl.DataFrame:
         raise ParseError(SOURCE, raw.name, "column 'weight_pct'",
                          f"the weights add up to {total:g}, not 100")
     return frame
+
+
+def stored_rules(raw: RawFile) -> pl.DataFrame:
+    """The rules checked row by row, in the stored table's columns."""
+    return parse_rules(raw).rename(STORED_RULE_NAMES)
+
+
+def stored_objectives(raw: RawFile) -> pl.DataFrame:
+    """The objectives checked, in the stored table's columns."""
+    return parse_objectives(raw).rename(STORED_OBJECTIVE_NAMES)

@@ -61,7 +61,7 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
         known = ", ".join(resolved.static["id"].to_list())
         raise KeyError(f"unknown candidate {candidate!r}; candidates: {known}")
     if metric in (SOVEREIGNTY, OBJECTIVES[SOVEREIGNTY][0]):
-        return _sovereignty(static.row(0, named=True))
+        return _sovereignty(static.row(0, named=True), resolved.sources)
     inputs = resolved.inputs.filter(pl.col("id") == candidate)
     row = evaluate(point_frame(static, inputs)).row(0, named=True)
     facts = static.row(0, named=True)
@@ -85,7 +85,23 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
             "inputs": chain_inputs, "steps": steps, "notes": facts["notes"]}
 
 
-def _sovereignty(facts: dict[str, Any]) -> dict[str, Any]:
+def _gate_sources(gates: list[dict[str, Any]], sources: list[dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """Each gate with the stored row it read, as the run's sources cite it (URL, date,
+    licence, snapshot): a rule's own row, the framework's objectives for a SEAL gate."""
+    cited = {(s["kind"], s["subject"]): s for s in sources}
+    framework = next((s for s in sources if s["kind"] == "sovereignty_objectives"), None)
+    out = []
+    for g in gates:
+        source = (framework if str(g["gate"]).startswith("seal ")
+                  else cited.get(("regulatory_rule", g["gate"])))
+        out.append({**g, "source": None if source is None else
+                    f"{source['url']} ({source['date']}, {source['licence']}, sha256 "
+                    f"{str(source['snapshot_sha256'])[:12]})"})
+    return out
+
+
+def _sovereignty(facts: dict[str, Any], sources: list[dict[str, Any]]) -> dict[str, Any]:
     """The level is a rubric's verdict, not a formula: its reason, and the rubric."""
     return {"candidate": facts["id"], "metric": OBJECTIVES[SOVEREIGNTY][0],
             "value": facts["sovereignty_level"], "unit": "level (0-4, higher is better)",
@@ -94,7 +110,8 @@ def _sovereignty(facts: dict[str, Any]) -> dict[str, Any]:
             "rubric": [{"level": level, "rule": rule} for level, rule in RUBRIC.items()],
             # the EU Cloud Sovereignty Framework objectives and the regulatory gates
             # (pipeline/engine/gates.py), as the run reports them
-            "framework": facts["sovereignty_rubric"], "gates": facts["gates"],
+            "framework": facts["sovereignty_rubric"],
+            "gates": _gate_sources(facts["gates"] or [], sources),
             "notes": facts["notes"]}
 
 
@@ -109,8 +126,9 @@ def render(chain: dict[str, Any]) -> str:
             *(f"  {r['objective']}  {'-' if r['seal'] is None else r['seal']}  "
               f"{r['evidence']}" for r in chain.get("framework") or []),
             "", "Regulatory gates",
-            *(f"  {g['status']}: {g['legal_basis']}: {g['reason']}"
-              for g in chain.get("gates") or []),
+            *(line for g in chain.get("gates") or []
+              for line in (f"  {g['status']}: {g['legal_basis']}: {g['reason']}",
+                           *([f"      source: {g['source']}"] if g.get("source") else []))),
             *([] if chain.get("gates") else ["  none applies"])])
     lines = [f"{chain['candidate']}: {chain['metric']} = {_fmt(chain['value'])} "
              f"{chain['unit']} (cost model {chain['cost_model']})", "", "Inputs"]

@@ -113,6 +113,10 @@ class Market:
     #: per country and consumption band, the latest non-household price components (an
     #: all-in tariff's network costs and taxes and levies)
     tariff_components: pl.DataFrame | None = None
+    #: the rules of the regulatory gates and the sovereignty framework's objectives, as
+    #: stored (core__regulatory_rules, core__sovereignty_objectives), with their sources
+    regulatory_rules: pl.DataFrame | None = None
+    sovereignty_objectives: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

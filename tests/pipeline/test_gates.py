@@ -17,9 +17,9 @@ from pipeline.engine.scorecard import Scorecard, compute
 from pipeline.engine.sovereignty import ProviderFacts, Qualification, rubric_for
 from pipeline.inputs import resolve
 from schemas.proposal import ProposalError, parse
-from sources.bundled import RawFile, read
+from sources.bundled import OBJECTIVES_FILE, RULES_FILE, RawFile, read
 from sources.errors import ParseError
-from sources.regulation import OBJECTIVES_FILE, RULES_FILE, parse_objectives, parse_rules
+from sources.regulation import parse_objectives, parse_rules
 
 #: a German own site's facts, started 1 September 2026 (after the 1 July 2026 cut-off of
 #: EnEfG § 11(2)), 800 kW connected (EnEfG scope >= 300 kW), 600 kW IT (EED scope >= 500 kW)
@@ -262,7 +262,7 @@ def test_the_objectives_table_is_checked() -> None:
         parse_objectives(RawFile(raw.name, bad))
 
 
-def test_the_eu_reporting_duty_by_it_power() -> None:
+def test_the_eu_reporting_duty_by_it_power(market: Market) -> None:
     from datetime import date
 
     from pipeline.engine import gates
@@ -270,7 +270,7 @@ def test_the_eu_reporting_duty_by_it_power() -> None:
 
     def outcome(**site: object) -> tuple[str, str]:
         [o] = gates.evaluate("on_prem", "ES", gates.SiteFacts(**site),  # type: ignore[arg-type]
-                             rules(), date(2026, 12, 1))
+                             rules(market), date(2026, 12, 1))
         return o["status"], o["reason"]
 
     # 600 kW IT >= 500 kW: the duty applies; not reporting breaks it, reporting meets it
@@ -281,5 +281,5 @@ def test_the_eu_reporting_duty_by_it_power() -> None:
     # 499 kW < 500 kW: out of scope
     assert outcome(it_power_kw=499, eu_reporting=False)[0] == "not_applicable"
     # Norway is in the EEA, not the EU: the directive's rule is not applied there
-    assert gates.evaluate("on_prem", "NO", gates.SiteFacts(it_power_kw=600), rules(),
+    assert gates.evaluate("on_prem", "NO", gates.SiteFacts(it_power_kw=600), rules(market),
                           date(2026, 12, 1)) == []
