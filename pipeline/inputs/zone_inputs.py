@@ -18,7 +18,7 @@ from pipeline.engine.sovereignty import zone_country
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.records import cite
-from schemas.proposal import AllInTariff, ContractTariff, Range, TcoCost
+from schemas.proposal import AllInTariff, ContractTariff, ProposalError, Range, TcoCost
 
 #: ISO codes of countries that share one bidding zone with another: prices by that zone
 COUNTRY_PRICE_ZONE: dict[str, str] = {"DE": "DE-LU", "LU": "DE-LU"}
@@ -125,20 +125,17 @@ def resolve_electricity(d: Draft, zone: str) -> None:
 def _resolve_all_in(d: Draft, zone: str, tariff: AllInTariff) -> None:
     """An all-in tariff: the energy price (a declared PPA or contract energy price, else the
     zone's day-ahead mean) + the site country's network costs + its taxes and levies excluding
-    VAT, for the tariff's consumption band. Without the country's components for that band
-    the tariff cannot be built: no electricity figure, and the notes say why (never the
-    energy price alone passed off as the bill)."""
+    VAT, for the tariff's consumption band, of the latest year up to the vintage's. Without
+    the country's components for that band the tariff cannot be built: an error naming the
+    tariff's key and listing what is bundled (never the energy price alone passed off as the
+    bill)."""
     assert isinstance(d.c.cost, TcoCost)
     k = f"tco.{d.c.cost.tco}.electricity"
     country = zone_country(d.c.zone or zone)
     parts = (d.mkt.row("tariff_components", country=country, consumption_band=tariff.band)
              if d.mkt.tariff_components is not None else None)
     if parts is None:
-        d.notes.append(f"electricity per token not computed: the all-in tariff ({k}) needs "
-                       f"{country}'s non-household network costs and taxes for band "
-                       f"{tariff.band}, and none are bundled up to {d.mkt.vintage} "
-                       "(sources/reference/README.md, tariff_components_yearly.csv)")
-        return
+        raise ProposalError(d.path, f"{k}.band", _no_components(d, country, tariff.band))
     if tariff.energy_eur_per_kwh is not None:
         energy, converted = in_eur(d, tariff.energy_eur_per_kwh, f"{k}.energy_eur_per_kwh")
         d.inputs.add("energy_eur_per_kwh", energy, f"{k}.energy_eur_per_kwh", "declared",
@@ -176,6 +173,19 @@ def _resolve_all_in(d: Draft, zone: str, tariff: AllInTariff) -> None:
         f"{parts['taxes_levies_eur_per_kwh']:.4f} EUR/kWh ({cited}); VAT excluded "
         "(recoverable by a business)")
     d.prov.cite("tariff_components", f"{country} {year} {tariff.band}", parts)
+
+
+def _no_components(d: Draft, country: str, band: str) -> str:
+    """Why an all-in tariff cannot be built for `country` and `band`, and what can."""
+    table = d.mkt.tariff_components
+    bundled = ("none" if table is None or table.height == 0 else ", ".join(
+        f"{r['country']} {r['consumption_band']} ({r['year']})"
+        for r in table.sort("country", "consumption_band").iter_rows(named=True)))
+    return (f"candidate {d.c.id!r} in {country}: no non-household price components "
+            f"(Eurostat nrg_pc_205_c) for {country}, band {band}, in any year up to "
+            f"{d.mkt.vintage[:4]}; bundled (country band (year)): {bundled} "
+            "(sources/reference/README.md, tariff_components_yearly.csv). Choose a bundled "
+            "band, or price the electricity as a contract (basis = \"contract\")")
 
 
 def resolve_grid(d: Draft, zone: str) -> None:

@@ -197,15 +197,45 @@ def test_a_ppa_energy_price_and_a_declared_override(tariff_market: Market) -> No
     assert "network_eur_per_kwh" not in inputs and "taxes_levies_eur_per_kwh" not in inputs
 
 
-def test_no_components_for_the_country_gives_no_figure_and_says_why(
+def test_no_components_for_the_country_is_an_error_listing_what_is_bundled(
         tariff_market: Market) -> None:
     de = candidate("de", zone='"DE-LU"', cost='{ tco = "site" }')
-    row = _score(tariff_market, '{ basis = "all_in", band = "ID" }', de)["de"]
-    # the day-ahead price alone is not the bill: null, with the reason
-    assert row["electricity_eur_per_kwh"] is None
-    assert row["electricity_eur_per_mtok"] is None
-    assert any("needs DE's non-household network costs and taxes for band ID" in n
-               for n in row["notes"])
+    # the day-ahead price alone is not the bill: an error naming the tariff's key and listing
+    # the bundled country/band/year (FR IC and ID, 2024: the 2027 row is after the vintage)
+    with pytest.raises(ProposalError) as caught:
+        _score(tariff_market, '{ basis = "all_in", band = "ID" }', de)
+    assert caught.value.key == "tco.site.electricity.band"
+    assert ("candidate 'de' in DE: no non-household price components (Eurostat "
+            "nrg_pc_205_c) for DE, band ID, in any year up to 2026; bundled (country band "
+            "(year)): FR IC (2024), FR ID (2024)") in str(caught.value)
+
+
+def test_a_band_bundled_only_for_a_later_year_is_an_error(db: Path) -> None:
+    # NL band IE only for 2027: a 2026-10 vintage cannot read it, and nothing else is bundled
+    con = store.connect(db)
+    load_bundled(con, _files(f"NL,2027,IE,0.0700,0.0300,0.0200,{URL}\n"))
+    mkt = read_market(con, bundled.VINTAGE)
+    con.close()
+    nl = candidate("nl", zone='"NL"', cost='{ tco = "site" }')
+    with pytest.raises(ProposalError, match=r"tco\.site\.electricity\.band: candidate 'nl' "
+                                            r"in NL: .* band IE, in any year up to 2026; "
+                                            r"bundled \(country band \(year\)\): none"):
+        _score(mkt, '{ basis = "all_in", band = "IE" }', nl)
+
+
+def test_the_cli_refuses_a_tariff_without_components(tmp_path: Path, db: Path) -> None:
+    text = proposal("all-in", TCO.format(tariff='{ basis = "all_in", band = "ID" }'),
+                    candidate("es", zone='"ES"', cost='{ tco = "site" }'))
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--out", str(out)])
+    # Spain has no bundled components (sources/reference/README.md): exit 1, the file and
+    # the key named, the bundled bands listed, nothing written
+    assert result.exit_code == 1
+    assert "tco.site.electricity.band" in result.output
+    assert "for ES, band ID" in result.output and "DE IC (2023)" in result.output
+    assert not out.exists()
 
 
 def test_the_band_must_be_one_of_eurostats() -> None:
@@ -218,11 +248,16 @@ def test_the_bundled_components_price_a_german_own_site(market: Market) -> None:
     # the packaged rows (sources/reference/tariff_components_yearly.csv): Eurostat
     # nrg_pc_205_c 2023, band IC, DE network 0.0548 and taxes 0.0151 + 0.0205 = 0.0356 (VAT
     # left out); FR 0.0252 and 0.0018 + 0.0006 = 0.0024
+    # IT 0.0214 and 0.0412 + 0.0110 = 0.0522; PL 0.0420 and 0.0209 + 0.0538 = 0.0747; SE
+    # 0.0266 and 0.0002 + 0.0005 = 0.0007 (the same extract, its `policy` + `tax_env`)
     assert market.tariff_components is not None
     assert market.tariff_components.select(
         "country", "consumption_band", "year", "network_eur_per_kwh",
         "taxes_levies_eur_per_kwh").rows() == [("DE", "IC", 2023, 0.0548, 0.0356),
-                                               ("FR", "IC", 2023, 0.0252, 0.0024)]
+                                               ("FR", "IC", 2023, 0.0252, 0.0024),
+                                               ("IT", "IC", 2023, 0.0214, 0.0522),
+                                               ("PL", "IC", 2023, 0.0420, 0.0747),
+                                               ("SE", "IC", 2023, 0.0266, 0.0007)]
     de = candidate("de", zone='"DE-LU"', cost='{ tco = "site" }')
     tariff = '{ basis = "all_in", band = "IC" }'
     row = _score(market, tariff, de)["de"]
@@ -230,9 +265,17 @@ def test_the_bundled_components_price_a_german_own_site(market: Market) -> None:
     # DE-LU's day-ahead mean of the vintage + 0.0548 + 0.0356 = + 0.0904 EUR/kWh
     assert row["electricity_eur_per_kwh"] == pytest.approx(day_ahead + 0.0904)
     assert "Eurostat nrg_pc_205_c DE 2023, band IC" in row["electricity_source"]
-    # Spain has no bundled components: no figure, and the note names what is missing
+    # an Italian own site: IT's day-ahead mean + 0.0214 + 0.0522 = + 0.0736 EUR/kWh
+    it = candidate("it", zone='"IT"', cost='{ tco = "site" }')
+    day_ahead_it = _inputs(market, tariff, it)["wholesale_eur_per_kwh"]["mode"]
+    assert _score(market, tariff, it)["it"]["electricity_eur_per_kwh"] == pytest.approx(
+        day_ahead_it + 0.0736)
+    # Spain has no bundled components: an error naming the key and what is bundled
     es = candidate("es", zone='"ES"', cost='{ tco = "site" }')
-    assert _score(market, tariff, es)["es"]["electricity_eur_per_kwh"] is None
+    with pytest.raises(ProposalError, match=r"for ES, band IC, .* DE IC \(2023\), FR IC "
+                                            r"\(2023\), IT IC \(2023\), PL IC \(2023\), "
+                                            r"SE IC \(2023\)"):
+        _score(market, tariff, es)
 
 
 def test_the_example_report_shows_the_german_tariff_in_its_parts(tmp_path: Path,
