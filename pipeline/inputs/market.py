@@ -24,8 +24,8 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   market.known_zones(con), profile, market.fx_rates(con, vintage),
                   market.residual_mixes(con, vintage), market.published_per_request(con),
                   tariff_components=market.tariff_components(con, vintage),
-                  regulatory_rules=market.regulatory_rules(con, vintage),
-                  sovereignty_objectives=market.sovereignty_objectives(con, vintage))
+                  regulatory_rules=market.regulatory_rules(con),
+                  sovereignty_objectives=market.sovereignty_objectives(con))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:

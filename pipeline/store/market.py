@@ -149,27 +149,27 @@ def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def _latest_load(table: str, key: str) -> str:
-    """The rows of a reference table without a vintage column, each `key` from the latest
-    load of a vintage <= ? (its `bundled` load: a table the package ships whole), in the
-    order the load wrote them (the file's)."""
+    """The rows of a reference table without a vintage column, each `key` from its latest
+    load (the package ships the table whole, the same for every vintage: the law's dates are
+    in the rows), in the order the load wrote them (the file's)."""
     return f"""
         SELECT * EXCLUDE (load_id, rn, line) FROM (
           SELECT t.*, t.rowid AS line,
                  row_number() OVER (PARTITION BY t.{key}
-                                    ORDER BY l.vintage DESC, l.finished_at_utc DESC) AS rn
-          FROM {table} t JOIN loads l USING (load_id) WHERE l.vintage <= ?)
+                                    ORDER BY l.finished_at_utc DESC) AS rn
+          FROM {table} t JOIN loads l USING (load_id))
         WHERE rn = 1 ORDER BY line"""
 
 
-def regulatory_rules(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+def regulatory_rules(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The rules of the regulatory gates, in the file's order (an instrument's rules
     together, as the gates read them), each with its source and snapshot."""
-    return frame(con, _latest_load("core__regulatory_rules", "rule_id"), [vintage])
+    return frame(con, _latest_load("core__regulatory_rules", "rule_id"))
 
 
-def sovereignty_objectives(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+def sovereignty_objectives(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The EU Cloud Sovereignty Framework's objectives SOV-1 .. SOV-8, in order."""
-    return frame(con, _latest_load("core__sovereignty_objectives", "objective"), [vintage])
+    return frame(con, _latest_load("core__sovereignty_objectives", "objective"))
 
 
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
