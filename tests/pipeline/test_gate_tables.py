@@ -169,3 +169,16 @@ def test_the_example_workbook_lists_the_gates_sources(tmp_path: Path, db: Path) 
         assert subject in subjects
     assert all(_sha(bundled.RULES_FILE)[:12] in " ".join(map(str, r)) or
                _sha(bundled.OBJECTIVES_FILE)[:12] in " ".join(map(str, r)) for r in rows)
+
+
+def test_a_run_of_an_earlier_vintage_reads_the_same_rules(db: Path) -> None:
+    # the bundled load is vintage 2026-10; a 2026-09 run still has the law: the 9 rules and
+    # the 8 objectives (the rules' own dates say when each applies)
+    con = store.connect(db)
+    load_bundled(con)
+    earlier = read_market(con, "2026-09")
+    con.close()
+    assert earlier.regulatory_rules is not None and earlier.sovereignty_objectives is not None
+    assert earlier.regulatory_rules.height == 9
+    assert earlier.sovereignty_objectives["objective"].to_list() == [
+        f"SOV-{n}" for n in range(1, 9)]
