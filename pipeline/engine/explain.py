@@ -90,15 +90,20 @@ def _gate_sources(gates: list[dict[str, Any]], sources: list[dict[str, Any]]
     """Each gate with the stored row it read, as the run's sources cite it (URL, date,
     licence, snapshot): a rule's own row, the framework's objectives for a SEAL gate."""
     cited = {(s["kind"], s["subject"]): s for s in sources}
-    framework = next((s for s in sources if s["kind"] == "sovereignty_objectives"), None)
-    out = []
-    for g in gates:
-        source = (framework if str(g["gate"]).startswith("seal ")
-                  else cited.get(("regulatory_rule", g["gate"])))
-        out.append({**g, "source": None if source is None else
-                    f"{source['url']} ({source['date']}, {source['licence']}, sha256 "
-                    f"{str(source['snapshot_sha256'])[:12]})"})
-    return out
+    framework = _framework_source(sources)
+    return [{**g, "source": framework if str(g["gate"]).startswith("seal ")
+             else _cited(cited.get(("regulatory_rule", g["gate"])))} for g in gates]
+
+
+def _cited(source: dict[str, Any] | None) -> str | None:
+    return None if source is None else (
+        f"{source['url']} ({source['date']}, {source['licence']}, sha256 "
+        f"{str(source['snapshot_sha256'])[:12]})")
+
+
+def _framework_source(sources: list[dict[str, Any]]) -> str | None:
+    """The framework's objectives as the run's sources cite them."""
+    return _cited(next((s for s in sources if s["kind"] == "sovereignty_objectives"), None))
 
 
 def _sovereignty(facts: dict[str, Any], sources: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,6 +116,7 @@ def _sovereignty(facts: dict[str, Any], sources: list[dict[str, Any]]) -> dict[s
             # the EU Cloud Sovereignty Framework objectives and the regulatory gates
             # (pipeline/engine/gates.py), as the run reports them
             "framework": facts["sovereignty_rubric"],
+            "framework_source": _framework_source(sources),
             "gates": _gate_sources(facts["gates"] or [], sources),
             "notes": facts["notes"]}
 
@@ -123,6 +129,8 @@ def render(chain: dict[str, Any]) -> str:
             *(f"  {'>' if r['level'] == chain['value'] else ' '} {r['level']}  {r['rule']}"
               for r in chain["rubric"]),
             "", f"EU Cloud Sovereignty Framework {FRAMEWORK_VERSION}: SEAL the facts support",
+            *([f"  source: {chain['framework_source']}"] if chain.get("framework_source")
+              else []),
             *(f"  {r['objective']}  {'-' if r['seal'] is None else r['seal']}  "
               f"{r['evidence']}" for r in chain.get("framework") or []),
             "", "Regulatory gates",

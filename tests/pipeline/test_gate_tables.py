@@ -148,6 +148,10 @@ def test_explain_shows_each_gates_source(db: Path) -> None:
         "https://gesetze.legal/bund/enefg/11 (2026-12-02, German federal statute (official "
         f"work; § 5 UrhG), sha256 {short})")
     text = render(chain)
+    # the rubric's objectives with their stored source (the framework's PDF, its snapshot)
+    assert ("EU Cloud Sovereignty Framework v1.2.1: SEAL the facts support\n  source: "
+            "https://commission.europa.eu/document/download/") in text
+    assert f"sha256 {_sha(bundled.OBJECTIVES_FILE)[:12]})" in text
     assert ("  fail: EnEfG § 11(2) Satz 1 Nr. 1: pue 1.3 breaks <= 1.2 (start of operation "
             "2026-09-01) [site: site survey]\n"
             "      source: https://gesetze.legal/bund/enefg/11 (2026-12-02") in text
