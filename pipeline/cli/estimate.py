@@ -54,6 +54,11 @@ HELP: dict[str, str] = {
     "pipeline_parallel": "Pipeline stages (default: 1).",
     "microbatches": "Microbatches in flight through the stages (default: --batch).",
     "replicas": "Independent replicas of the TP x PP group (default: 1).",
+    "kv_read_factor": "Reads of the KV cache per decode step: about 3 for Hugging Face "
+                      "transformers' naive cache, 1 for paged engines (default: 1).",
+    "block_size": "Paged KV cache block in tokens (vLLM: 16): capacity in whole blocks, the "
+                  "naive vs paged sequences and the preemption onset (default: "
+                  "token-granular).",
     "requests_per_s": "Sizing: sustained requests/s to serve.",
     "output_tokens": "Sizing and sweep: mean output tokens per request.",
     "peak_factor": "Sizing: peak over mean request rate (default: 1).",
@@ -123,6 +128,8 @@ def estimate(
     pipeline_parallel: Annotated[int | None, typer.Option(help=HELP["pipeline_parallel"])] = None,
     microbatches: Annotated[int | None, typer.Option(help=HELP["microbatches"])] = None,
     replicas: Annotated[int | None, typer.Option(help=HELP["replicas"])] = None,
+    kv_read_factor: Annotated[float | None, typer.Option(help=HELP["kv_read_factor"])] = None,
+    block_size: Annotated[int | None, typer.Option(help=HELP["block_size"])] = None,
     requests_per_s: Annotated[float | None, typer.Option(help=HELP["requests_per_s"])] = None,
     output_tokens: Annotated[int | None, typer.Option(help=HELP["output_tokens"])] = None,
     peak_factor: Annotated[float | None, typer.Option(help=HELP["peak_factor"])] = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.engine.roofline import planning
+from pipeline.engine.roofline import kv, planning
 from pipeline.engine.roofline.model import (
     RooflineInputError,
     RooflineInputs,
@@ -33,10 +33,23 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
+        out["kv_paging"] = _kv_paging(inputs, plan)
     except RooflineInputError as err:
         flag = "--" + err.field.replace("_", "-")
         raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
     return out
+
+
+def _kv_paging(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """With --block-size: the paged cache against a naive one (kv.paged_capacity), each
+    sequence grown to prompt + output tokens (the context without --output-tokens), the naive
+    engine reserving the larger of the context and that length."""
+    if inputs.block_size is None:
+        return None
+    prompt = inputs.prompt_tokens or inputs.context
+    used = prompt + int(plan["output_tokens"]) if plan.get("output_tokens") else inputs.context
+    return kv.paged_capacity(inputs, sequence_tokens=max(used, 1),
+                             reserved_tokens=max(inputs.context, used, 1))
 
 
 def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
@@ -189,6 +202,16 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                 f"TPOT {t['tpot_ms']:,.2f} ms (all-reduce {t['collective_ms']:,.2f} ms), "
                 f"{total:,.0f} tok/s, {per:,.1f} tok/s per GPU" if t["fits"] else
                 f"does not fit: {t['reason']}"))
+    kp = data.get("kv_paging")
+    if kp:
+        lines += [
+            f"Paged KV cache ({kp['block_size']}-token blocks)",
+            f"  {kp['kv_blocks']:,} blocks = {kp['kv_capacity_tokens']:,} tokens; a sequence "
+            f"of {kp['sequence_tokens']:,} tokens takes {kp['blocks_per_sequence']} blocks",
+            f"  {kp['paged_sequences']:,} sequences paged vs {kp['naive_sequences']:,} when "
+            f"each reserves {kp['reserved_tokens']:,} tokens; preemption from concurrency "
+            f"{kp['preemption_onset_concurrency']:,}",
+        ]
     sw = data.get("sweep")
     if sw:
         lines.append("Closed-loop sweep (predicted)")

@@ -109,7 +109,8 @@ def verification_step_ms(inputs: RooflineInputs, draft_tokens: int) -> float:
     tokens = inputs.batch * (draft_tokens + 1)
     one = estimate(inputs)
     wide = estimate(dataclasses.replace(inputs, batch=tokens))
-    gb = wide.weights_read_gb + one.cache_gb + tokens * one.kv_bytes_per_token / GB
+    gb = (wide.weights_read_gb + inputs.kv_read_factor * one.cache_gb
+          + tokens * one.kv_bytes_per_token / GB)
     group = inputs.tensor_parallel * inputs.pipeline_parallel
     memory_ms = gb / (group * inputs.bandwidth_gb_per_s) * 1e3
     return (max(memory_ms, wide.compute_ms) / (1.0 - one.pp_bubble_share)

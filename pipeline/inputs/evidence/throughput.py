@@ -14,6 +14,7 @@ from pipeline.engine.roofline import (
     inputs_from_reference,
 )
 from pipeline.engine.roofline.calibration import transfer
+from pipeline.engine.roofline.kv import sized_request_tokens
 from pipeline.engine.roofline.model import RooflineInputs
 from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
@@ -359,10 +360,11 @@ def _kv_bound(d: Draft, batch: int, kv_capacity_tokens: int | None) -> None:
     demand = d.proposal.demand
     if demand is None or (demand.prompt_tokens_p95 is None and demand.output_tokens_p95 is None):
         return
-    prompt = demand.prompt_tokens_p95 or demand.prompt_tokens or 0.0
-    output = demand.output_tokens_p95 or demand.output_tokens or 0.0
-    if kv_capacity_tokens is None or prompt + output <= 0:
+    sized = sized_request_tokens(demand.prompt_tokens, demand.output_tokens,
+                                 demand.prompt_tokens_p95, demand.output_tokens_p95)
+    if kv_capacity_tokens is None or sized is None or sum(sized) <= 0:
         return
+    prompt, output = sized
     fits = kv_fit(kv_capacity_tokens, prompt, output)
     text = (f"KV bound at the p95 lengths: {kv_capacity_tokens:,} KV tokens per replica / "
             f"({prompt:g} prompt + {output:g} output tokens) = {fits} sequences")
