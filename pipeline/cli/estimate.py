@@ -77,7 +77,11 @@ HELP: dict[str, str] = {
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "
                       "default.",
     "serialised": "Sweep: a server running one request at a time (FIFO), as a naive HF loop.",
-    "prefix_hit_rate": "Sizing: share of the prompt's prefill served from the prefix cache.",
+    "prefix_hit_rate": "Share of the prompt's prefill served from the prefix cache: the serving "
+                       "estimate computes the rest only (fewer mixed steps, shorter TTFT, more "
+                       "goodput); the warm-decode sizing scales TTFT.",
+    "prefix_hit_range": "The hit rate's range as low,high around --prefix-hit-rate: the "
+                        "serving estimate's goodput range.",
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
     "spec_draft_ms": "Sizing: time of one draft step in ms (default: 0).",
@@ -145,6 +149,7 @@ def estimate(
     serialised: Annotated[bool | None, typer.Option(
         "--serialised/--batched", help=HELP["serialised"])] = None,
     prefix_hit_rate: Annotated[float | None, typer.Option(help=HELP["prefix_hit_rate"])] = None,
+    prefix_hit_range: Annotated[str | None, typer.Option(help=HELP["prefix_hit_range"])] = None,
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,
     spec_draft_ms: Annotated[float | None, typer.Option(help=HELP["spec_draft_ms"])] = None,

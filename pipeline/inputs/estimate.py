@@ -93,7 +93,7 @@ _OTHER_KEYS = {
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
-    "spec_draft_model": "--spec-draft-model",
+    "spec_draft_model": "--spec-draft-model", "prefix_hit_range": "--prefix-hit-range",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
@@ -101,7 +101,7 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens", "block_size"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "calibration_gpu", "sweep",
-            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model"}
+            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model", "prefix_hit_range"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from pipeline.cli.estimate import estimate as command
 from pipeline.engine.roofline import RooflineInputError, RooflineInputs, estimate
 from pipeline.engine.roofline.kv import paged_capacity, sized_request_tokens
+from pipeline.engine.roofline.planning import serving
+from pipeline.engine.roofline.serving import serving_point
 
 
 def _llama_8b_h100(**kw) -> RooflineInputs:
@@ -100,11 +102,15 @@ _SEED_003_FLAGS = ["--params", "8.03e9", "--layers", "32", "--q-heads", "32", "-
                    "--bandwidth-gbs", "3350", "--tflops", "989"]
 
 
-def _cli(*args: str) -> dict:
+def _app() -> typer.Typer:
     app = typer.Typer()
     app.command("estimate")(command)
     app.command("noop")(lambda: None)
-    result = CliRunner().invoke(app, ["estimate", *args, "--json"])
+    return app
+
+
+def _cli(*args: str) -> dict:
+    result = CliRunner().invoke(_app(), ["estimate", *args, "--json"])
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -126,3 +132,73 @@ def test_estimate_takes_the_kv_read_factor():
     data = _cli(*_SEED_003_FLAGS, "--context", "8192", "--kv-read-factor", "3")
     assert data["traffic_gb"] == pytest.approx(19.2213, abs=1e-4)
     assert data["step_ms"] == pytest.approx(5.7377, abs=1e-4)
+
+
+# --- prefix caching removes prefill work ---------------------------------------------------
+
+
+def test_a_prefix_cache_removes_prefill_work_so_goodput_rises():
+    # seed 004 at C = 32 (8,192-token prompts, 128 output tokens, 2,048-token budget):
+    # cold: prefill 8,192 x 2 x 6,525,621,760 linear + 2 x 544,997,376 LM head + 4 x 28 x 28 x
+    # 128 x 8,192 x 8,193 / 2 = 1.20388e14 FLOP / 76.6e12 = 1.5716 s, 4 mixed steps of
+    # 0.39291 s; decode step (14.1412 + 32 x 0.46976 + 32 x 0.0000573) GB / 505 = 57.773 ms;
+    # 4 x 31 = 124 shared: TPOT (124 x 0.39291 + 3 x 0.057773) / 127 = 0.38499 s -> 83.12.
+    # Hit rate 0.5: 4,096 tokens cached; the rest: 4,096 x 2 x 6,525,621,760 + 1.09e9 +
+    # 4 x 28 x 28 x 128 x (8,192 x 8,193 - 4,096 x 4,097) / 2 = 6.35616e13 FLOP = 0.82979 s
+    # in ceil(4,096 / 2,048) = 2 mixed steps of 0.41489 s; 2 x 31 = 62 shared: TPOT
+    # (62 x 0.41489 + 65 x 0.057773) / 127 = 0.23212 s -> 137.86 tokens/s (x 1.66)
+    inputs = _qwen_a40()
+    cold = serving_point(inputs, 32, prompt_tokens=8192, output_tokens=128, budget_tokens=2048)
+    warm = serving_point(inputs, 32, prompt_tokens=8192, output_tokens=128, budget_tokens=2048,
+                         prefix_hit_rate=0.5)
+    assert cold["prefill_s"] == pytest.approx(1.5716, abs=1e-4)
+    assert cold["decode_tokens_per_s"] == pytest.approx(83.12, abs=0.01)
+    assert warm["prefix_cached_tokens"] == 4096
+    assert warm["prefill_s"] == pytest.approx(0.82979, abs=1e-4)
+    assert warm["mixed_step_ms"] == pytest.approx(414.89, abs=0.01)
+    assert warm["tpot_ms"] == pytest.approx(232.12, abs=0.01)
+    assert warm["decode_tokens_per_s"] == pytest.approx(137.86, abs=0.01)
+    assert warm["ttft_s"] < cold["ttft_s"]
+
+
+def test_the_hit_rate_range_gives_the_goodput_range():
+    # hit rates 0.3 / 0.5 / 0.7: floor(8,192 x 0.3) = 2,457 cached -> 5,735 computed in 3
+    # steps: prefill 1.13719 s, steps of 0.37906 s, 3 x 31 = 93 shared: TPOT (93 x 0.37906 +
+    # 34 x 0.057773) / 127 = 0.29305 s -> 109.20; 0.7: 5,734 cached, 2 steps of 0.25425 s:
+    # TPOT (62 x 0.25425 + 65 x 0.057773) / 127 = 0.15369 s -> 208.21; the mode 137.86
+    served = serving(_qwen_a40(), concurrency=32, prompt_tokens=8192, output_tokens=128,
+                     chunk_tokens=2048, serialised=False, prefix_hit_rate=(0.3, 0.5, 0.7))
+    band = served["goodput_range"]
+    assert band["low"] == pytest.approx(109.20, abs=0.01)
+    assert band["mode"] == pytest.approx(137.86, abs=0.01)
+    assert band["high"] == pytest.approx(208.21, abs=0.01)
+    assert served["goodput_tokens_per_s"] == pytest.approx(137.86, abs=0.01)
+    assert served["cold_ttft_s"] > served["ttft_s"]
+
+
+def test_estimate_sizes_on_the_warm_serving_model():
+    # the same load through `scorecard estimate` (typed-in rates, efficiency 1 so no error
+    # range): goodput 137.86; the sizing's TTFT is the serving model's warm one (not x (1 - h)
+    # a second time) and its cold one is the TTFT without the cache
+    flags = ["--params", "7615616512", "--layers", "28", "--q-heads", "28", "--kv-heads", "4",
+             "--head-dim", "128", "--cache-bytes", "2", "--batch", "32", "--context", "8192",
+             "--weights-gb", "15.231233024", "--reserve-gb", "4.8", "--budget-gb", "48",
+             "--bandwidth-gbs", "505", "--tflops", "76.6", "--vocab-size", "152064",
+             "--hidden-size", "3584", "--lookup-embeddings", "--output-tokens", "128",
+             "--chunk-budget", "2048", "--efficiency", "1", "--requests-per-s", "1"]
+    data = _cli(*flags, "--prefix-hit-rate", "0.5")
+    assert data["serving"]["goodput_tokens_per_s"] == pytest.approx(137.86, abs=0.01)
+    assert data["sizing"]["ttft_ms"] == pytest.approx(data["serving"]["ttft_s"] * 1e3)
+    assert data["sizing"]["cold_ttft_ms"] == pytest.approx(
+        _cli(*flags)["serving"]["ttft_s"] * 1e3)
+    band = _cli(*flags, "--prefix-hit-rate", "0.5", "--prefix-hit-range", "0.3,0.7")
+    assert band["serving"]["goodput_range"]["low"] == pytest.approx(109.20, abs=0.01)
+
+
+def test_a_bad_hit_rate_range_is_refused_naming_the_flag():
+    result = CliRunner().invoke(_app(), ["estimate", *_SEED_003_FLAGS, "--context", "8192",
+                                         "--output-tokens", "100", "--chunk-budget", "2048",
+                                         "--prefix-hit-rate", "0.5",
+                                         "--prefix-hit-range", "0.6,0.7"])
+    assert result.exit_code == 1
+    assert "--prefix-hit-range" in result.stderr

@@ -50,6 +50,8 @@ OPTIONAL_INPUTS: dict[str, Any] = {
     "kv_read_factor": 1.0,
     # paged KV: the cache is allocated in blocks of this many tokens (null: token-granular)
     "block_size": None,
+    # prompt tokens whose K/V the prefix cache already holds: their prefill is not computed
+    "prefix_cached_tokens": 0,
 }
 OUTPUTS: tuple[str, ...] = (
     "kv_bytes_per_token", "cache_gb", "memory_budget_gb", "required_gb", "headroom_gb",
@@ -91,6 +93,7 @@ _RULES: dict[str, tuple[float, bool, str]] = {
     "replicas": (1, True, "at least 1"),
     "kv_read_factor": (1, True, "at least 1 (reads of the KV cache per decode step)"),
     "block_size": (1, True, "at least 1 token"),
+    "prefix_cached_tokens": (0, True, "0 or more tokens"),
 }
 
 
@@ -169,15 +172,19 @@ def _traffic_gb() -> pl.Expr:
 
 
 def _prefill_flops() -> pl.Expr:
-    n = _f("prompt_tokens")
+    """The prompt's prefill; the first c tokens served from the prefix cache are not computed:
+    (n - c) tokens through the linear layers, attention of positions c + 1 .. n over their
+    prefixes (sum of positions n(n+1)/2 - c(c+1)/2), the LM head once."""
+    n, c = _f("prompt_tokens"), _f("prefix_cached_tokens")
     vh = _f("vocab_size") * _f("hidden_size")
     known = vh.is_not_null()
     embed_params = pl.when(_C("tied_embeddings")).then(vh).otherwise(2.0 * vh)
     linear_params = pl.when(known).then(_f("active_params") - embed_params) \
         .otherwise(_f("active_params"))
     lm_head_once = pl.when(known).then(2.0 * vh).otherwise(0.0)
-    attention = 4.0 * _f("layers") * _f("q_heads") * _f("head_dim") * n * (n + 1.0) / 2.0
-    return n * 2.0 * linear_params + lm_head_once + attention
+    attention = (4.0 * _f("layers") * _f("q_heads") * _f("head_dim")
+                 * (n * (n + 1.0) - c * (c + 1.0)) / 2.0)
+    return (n - c) * 2.0 * linear_params + lm_head_once + attention
 
 
 def _group() -> pl.Expr:
@@ -237,6 +244,7 @@ def _with_defaults(frame: pl.LazyFrame) -> pl.LazyFrame:
         _C("replicas").fill_null(1),
         _C("microbatches").fill_null(_C("batch")),
         _C("kv_read_factor").fill_null(1.0),
+        _C("prefix_cached_tokens").fill_null(0),
     )
 
 
@@ -278,7 +286,8 @@ def roofline(frame: F) -> F:
             (_C("decode_flops") / (_C("traffic_gb") * GB))
             .alias("arithmetic_intensity_flop_per_byte"),
             (_C("prefill_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("prefill_compute_ms"),
-            ((_f("weights_gb") + _f("prompt_tokens") * _C("kv_bytes_per_token") / GB)
+            ((_f("weights_gb") + (_f("prompt_tokens") - _f("prefix_cached_tokens"))
+              * _C("kv_bytes_per_token") / GB)
              / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("prefill_memory_ms"),
         )
         .with_columns(
@@ -349,6 +358,7 @@ class RooflineInputs:
     replicas: int = 1
     kv_read_factor: float = 1.0
     block_size: int | None = None
+    prefix_cached_tokens: int = 0
     calibration_source: str | None = None
     #: where bandwidth and compute come from (a datasheet, cited); None: planning inputs typed
     #: in by the user, not datasheet peaks
@@ -365,6 +375,11 @@ class RooflineInputs:
         if self.active_params is not None and self.active_params > self.params:
             raise RooflineInputError("active_params", f"must not exceed params "
                                      f"({self.active_params:g} > {self.params:g})")
+        prompt = self.prompt_tokens if self.prompt_tokens is not None else self.context
+        if self.prefix_cached_tokens and self.prefix_cached_tokens >= prompt:
+            raise RooflineInputError("prefix_cached_tokens", f"must be below the prompt's "
+                                     f"{prompt} tokens (its last token is always computed), "
+                                     f"got {self.prefix_cached_tokens}")
         if self.kv_heads > self.q_heads:
             raise RooflineInputError("kv_heads", f"must not exceed q_heads "
                                      f"({self.kv_heads} > {self.q_heads})")
@@ -519,6 +534,11 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
                    "step (a naive cache that copies the old buffer out and a new one back, then "
                    "attends: Hugging Face transformers about 3, seed 004), so the step's cache "
                    f"traffic is {_num(i.kv_read_factor)} x the cache.")
+    if i.prefix_cached_tokens:
+        out.append(f"Prefix cache: the first {i.prefix_cached_tokens:,} of the {prompt:,} prompt "
+                   "tokens are served from the cache (their K/V kept from an earlier request): "
+                   "prefill computes and writes the other tokens only, attending over the "
+                   "whole prefix.")
     if i.block_size is not None:
         out.append(f"Paged KV cache in blocks of {i.block_size} tokens: capacity is whole "
                    "blocks, and a sequence of L tokens takes ceil(L / block size) blocks (at "

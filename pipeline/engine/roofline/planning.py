@@ -47,7 +47,9 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             output_tokens: int, chunk_tokens: int | None, serialised: bool,
             gpu: str | None = None,
             error_range: tuple[float, float, float] | None = None,
-            error_source: str | None = None) -> dict[str, Any]:
+            error_source: str | None = None,
+            prefix_hit_rate: float | tuple[float, float, float] | None = None,
+            ) -> dict[str, Any]:
     """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
     replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
     decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. A batched server
@@ -58,15 +60,25 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
     the same share of the model as the decode); the model's own figures are kept as
     `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`. Every goodput is capped at
     `ceiling_tokens_per_s`, the roofline ceiling at that load (C / decode step x replicas):
-    an error factor above 1 does not lift a figure past what the GPUs can give."""
+    an error factor above 1 does not lift a figure past what the GPUs can give. A
+    `prefix_hit_rate` (h, or low, mode, high) removes that share of each prompt's prefill
+    (serving.serving_point): goodput, TPOT and TTFT at the mode, the goodput range at low and
+    high (with the error range: low x low, mode x mode, high x high), and `cold_ttft_s` the
+    TTFT without the cache."""
     chunk_default = not serialised and chunk_tokens is None
     if serialised:
         chunk_tokens = None
     elif chunk_tokens is None:
         chunk_tokens = default_chunk_tokens(gpu, inputs.budget_gb)
-    point = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
-                          output_tokens=output_tokens, budget_tokens=chunk_tokens,
-                          serialised=serialised)
+    hits = ((prefix_hit_rate,) * 3 if isinstance(prefix_hit_rate, int | float)
+            else prefix_hit_rate or (0.0, 0.0, 0.0))
+    points = [serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
+                            output_tokens=output_tokens, budget_tokens=chunk_tokens,
+                            serialised=serialised, prefix_hit_rate=h) for h in hits]
+    point = points[1]
+    cold = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
+                         output_tokens=output_tokens, budget_tokens=chunk_tokens,
+                         serialised=serialised) if any(hits) else point
     per_replica = point["decode_tokens_per_s"]
     goodput = per_replica * inputs.replicas if per_replica is not None else None
     ceiling = (point["ceiling_tokens_per_s"] * inputs.replicas
@@ -100,25 +112,43 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "decode_step_ms": point["decode_step_ms"], "mixed_step_ms": point["mixed_step_ms"],
         "tpot_ms": point["tpot_ms"], "ttft_s": point["ttft_s"],
         "prefill_s": point["prefill_s"],
+        "prefix_hit_rate": prefix_hit_rate if any(hits) else None,
+        "prefix_cached_tokens": point["prefix_cached_tokens"],
+        "cold_ttft_s": cold["ttft_s"],
         "goodput_tokens_per_s": goodput, "goodput_range": None,
         "model_goodput_tokens_per_s": goodput, "model_tpot_ms": point["tpot_ms"],
         "model_ttft_s": point["ttft_s"],
         "error_source": error_source, "assumptions": assumptions,
     }
-    if goodput is not None and ceiling is not None and error_range is not None:
-        low, mode, high = error_range
-        out["goodput_range"] = {"low": min(goodput * low, ceiling),
-                                "mode": min(goodput * mode, ceiling),
-                                "high": min(goodput * high, ceiling)}
+    if any(hits):
+        assumptions.append(
+            f"Prefix cache: {point['prefix_cached_tokens']:,} of each prompt's "
+            f"{prompt_tokens:,} tokens (hit rate {hits[1]:g}"
+            + (f", range {hits[0]:g} to {hits[2]:g}" if hits[0] != hits[2] else "")
+            + ") come from the cache, so the prefill computes the rest only: fewer mixed "
+            "steps, a shorter prefill queue; every sequence still holds the whole prompt's KV "
+            "(shared prefix blocks not credited).")
+    if goodput is not None and ceiling is not None and (error_range is not None
+                                                        or hits[0] != hits[2]):
+        low, mode, high = error_range or (1.0, 1.0, 1.0)
+        at = [p["decode_tokens_per_s"] * inputs.replicas for p in points]
+        out["goodput_range"] = {"low": min(at[0] * low, ceiling),
+                                "mode": min(at[1] * mode, ceiling),
+                                "high": min(at[2] * high, ceiling)}
         out["goodput_tokens_per_s"] = out["goodput_range"]["mode"]
         out["tpot_ms"] = point["tpot_ms"] / mode
         out["ttft_s"] = point["ttft_s"] / mode
-        assumptions.append(f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / "
-                           f"high): the model's measured error ({error_source})"
-                           + ("" if mode == 1 else f"; TPOT and TTFT / {mode:.3g}")
-                           + (f"; capped at the roofline ceiling {ceiling:,.1f} tokens/s (C / "
-                              "decode step x replicas)" if goodput * high > ceiling else "")
-                           + ".")
+        out["cold_ttft_s"] = cold["ttft_s"] / mode
+        assumptions.append(
+            (f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / high): the "
+             f"model's measured error ({error_source})" if error_range is not None else
+             "Goodput range from the prefix-cache hit rate's")
+            + (f", at hit rates {hits[0]:g} / {hits[1]:g} / {hits[2]:g}"
+               if hits[0] != hits[2] else "")
+            + ("" if mode == 1 else f"; TPOT and TTFT / {mode:.3g}")
+            + (f"; capped at the roofline ceiling {ceiling:,.1f} tokens/s (C / "
+               "decode step x replicas)" if at[2] * high > ceiling else "")
+            + ".")
     return out
 
 
@@ -128,7 +158,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
     estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
     step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`)); with
-    `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included."""
+    `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included and
+    the cached prefill removed (its `cold_ttft_s` beside)."""
     if plan.get("requests_per_s") is None:
         return None
     if plan.get("output_tokens") is None:
@@ -152,10 +183,14 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
                                           ("the serving model's TPOT" if served else
                                            "the decode step") + f" / efficiency {efficiency:g}"),
     ]
-    cold_ttft_s = (served["ttft_s"] if served is not None
-                   else r.ttft_lower_bound_ms / 1e3) / efficiency
     hit = plan.get("prefix_hit_rate")
-    ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
+    if served is not None:
+        # the serving model removed the cached prefill itself (serving.serving_point)
+        cold_ttft_s = served["cold_ttft_s"] / efficiency
+        ttft_s = served["ttft_s"] / efficiency
+    else:
+        cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
+        ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
     assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
                        f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
                        + ("the prefill queue included" if served else "no queueing")
@@ -264,7 +299,8 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
     serialised = bool(plan.get("serialised"))
     rows = predict_sweep(inputs, levels, prompt_tokens=prompt,
                          output_tokens=int(plan["output_tokens"]),
-                         budget_tokens=plan.get("chunk_budget"), serialised=serialised)
+                         budget_tokens=plan.get("chunk_budget"), serialised=serialised,
+                         prefix_hit_rate=plan.get("prefix_hit_rate") or 0.0)
     out: dict[str, Any] = {"levels": rows, "comparison": None, "assumptions": [
         f"Closed loop: C clients, each sends its next request when its last one ends; every "
         f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",

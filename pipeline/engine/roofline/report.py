@@ -72,7 +72,26 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
         # an efficiency replaces the model's measured error, as in a proposal
         error_range=None if plan.get("efficiency") is not None else context.get("error_range"),
         error_source=None if plan.get("efficiency") is not None
-        else context.get("error_source"))
+        else context.get("error_source"),
+        prefix_hit_rate=_hit_rates(plan))
+
+
+def _hit_rates(plan: dict[str, Any]) -> float | tuple[float, float, float] | None:
+    """--prefix-hit-rate (the mode) with --prefix-hit-range "low,high" around it."""
+    hit, span = plan.get("prefix_hit_rate"), plan.get("prefix_hit_range")
+    if span is None:
+        return hit
+    try:
+        low, high = (float(x) for x in span.replace(" ", "").split(","))
+    except ValueError:
+        raise RooflineInputError("prefix_hit_range", f"must be two rates, low,high, got "
+                                 f"{span!r}") from None
+    if hit is None:
+        raise RooflineInputError("prefix_hit_range", "give --prefix-hit-rate, the mode")
+    if not 0.0 <= low <= hit <= high <= 1.0:
+        raise RooflineInputError("prefix_hit_range", f"must hold 0 <= low <= the rate {hit:g} "
+                                 f"<= high <= 1, got {span!r}")
+    return (low, hit, high)
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]

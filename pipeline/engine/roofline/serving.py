@@ -167,22 +167,36 @@ def batched_prefill_ttft_s(concurrency: int, prefill_s: float, decode_s: float) 
     return response
 
 
+def prefix_cached_tokens(prompt_tokens: int, hit_rate: float) -> int:
+    """Prompt tokens a prefix-cache hit rate serves from the cache: floor(prompt x h), never
+    the last token (the engine always computes it to sample the first output token)."""
+    if not 0.0 <= hit_rate <= 1.0:
+        raise RooflineInputError("prefix_hit_rate", f"must be 0 to 1, got {hit_rate!r}")
+    return min(math.floor(prompt_tokens * hit_rate), prompt_tokens - 1)
+
+
 def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: int,
                   output_tokens: int, budget_tokens: int | None,
-                  serialised: bool = False) -> dict[str, Any]:
+                  serialised: bool = False, prefix_hit_rate: float = 0.0) -> dict[str, Any]:
     """One replica under a closed loop of `concurrency` clients: the decode-only step at batch
     C (every sequence holding the prompt's KV), the mixed step (`mixed_step_s`: the decode
     step or one budget's prefill chunk at the inputs' compute rate, the slower), TPOT, decode
     throughput C / TPOT, the roofline ceiling C / decode step it stays under and TTFT (the
-    prefill queue included). `budget_tokens` None: no chunked prefill (decode-only steps).
+    prefill queue included). `prefix_hit_rate` h: the first floor(prompt x h) prompt tokens
+    come from the prefix cache, so the prefill computes the rest only: fewer mixed steps
+    (ceil(uncached / budget)), a shorter prefill and TTFT, and so a lower TPOT and a higher
+    goodput (every sequence still holds the whole prompt's KV: shared prefix blocks are not
+    credited). `budget_tokens` None: no chunked prefill (decode-only steps).
     `serialised`: one request at a time (batch 1, FIFO). Beyond the KV capacity (`kv_fits`
     false) the figures are null."""
     if output_tokens < 1:
         raise RooflineInputError("output_tokens", f"must be at least 1, got {output_tokens!r}")
+    cached = prefix_cached_tokens(prompt_tokens, prefix_hit_rate)
     one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
-                                       prompt_tokens=prompt_tokens, microbatches=None))
+                                       prompt_tokens=prompt_tokens, microbatches=None,
+                                       prefix_cached_tokens=cached))
     prefill_s = one.ttft_lower_bound_ms / 1e3
-    chunks = (mixed_steps(prompt_tokens, budget_tokens) if budget_tokens is not None
+    chunks = (mixed_steps(prompt_tokens - cached, budget_tokens) if budget_tokens is not None
               else None)
     batch = 1 if serialised else concurrency
     r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
@@ -197,7 +211,8 @@ def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: in
     else:
         tpot = decode_s
         if mixed_s is not None and budget_tokens is not None:
-            tpot = chunked_prefill_tpot_s(decode_s, mixed_s, prompt_tokens=prompt_tokens,
+            tpot = chunked_prefill_tpot_s(decode_s, mixed_s,
+                                          prompt_tokens=prompt_tokens - cached,
                                           output_tokens=output_tokens, concurrency=concurrency,
                                           budget_tokens=budget_tokens)
         ttft = batched_prefill_ttft_s(concurrency, prefill_s, (output_tokens - 1) * tpot)
@@ -210,17 +225,19 @@ def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: in
         "tpot_ms": tpot * 1e3 if fits else None,
         "decode_tokens_per_s": tokens if fits else None,
         "ceiling_tokens_per_s": batch / decode_s if fits else None,
-        "prefill_s": prefill_s,
+        "prefill_s": prefill_s, "prefix_cached_tokens": cached,
         "ttft_s": ttft if fits else None,
     }
 
 
 def predict_sweep(inputs: RooflineInputs, concurrencies: Sequence[int], *,
                   prompt_tokens: int, output_tokens: int, budget_tokens: int | None,
-                  serialised: bool = False) -> list[dict[str, Any]]:
+                  serialised: bool = False, prefix_hit_rate: float = 0.0
+                  ) -> list[dict[str, Any]]:
     """One `serving_point` row per concurrency level of a closed-loop sweep."""
     return [serving_point(inputs, c, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-                          budget_tokens=budget_tokens, serialised=serialised)
+                          budget_tokens=budget_tokens, serialised=serialised,
+                          prefix_hit_rate=prefix_hit_rate)
             for c in concurrencies]
 
 

@@ -228,7 +228,8 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
                      output_tokens=e.output_tokens, chunk_tokens=e.chunk_tokens,
                      serialised=serialised, gpu=d.c.gpu,
                      error_range=None if e.efficiency is not None else error_range,
-                     error_source=None if e.efficiency is not None else error_source)
+                     error_source=None if e.efficiency is not None else error_source,
+                     prefix_hit_rate=e.prefix_hit_rate)
     d.row["tokens_per_s_grade"] = "estimated"
     key = f"{d.key}.throughput.estimate"
     replicas = topology["replicas"]
@@ -250,9 +251,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     ttft_source = (f"serving model TTFT for {e.prompt_tokens} prompt tokens at concurrency "
                    f"{e.concurrency}, the prefill queue included")
     if e.prefix_hit_rate is not None:
-        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
-        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
-                        f"({e.effects_source})")
+        ttft_source += (f", warm: prefix hit rate {e.prefix_hit_rate:g} removes "
+                        f"{served['prefix_cached_tokens']:,} tokens of each prefill "
+                        f"({e.effects_source}); cold {served['cold_ttft_s']:.3f} s")
     if e.efficiency is not None:
         ttft_source += f" / efficiency {efficiency:g}"
     elif error_range[1] != 1:
