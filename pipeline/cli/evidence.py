@@ -177,10 +177,10 @@ def inspect_command(
             raise ValueError("give --power-start and --power-end together")
         states = engine_state(paths)  # vLLM's start-up logs and /metrics: its KV and queue
         paths = [p for p in paths if not (p.is_file() and detect_startup_log(head(p)))]
-        if states and not paths:  # start-up logs alone
+        bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
+        if states and not bench and not logs:  # start-up logs alone
             _print_state({"engine_state": states}, as_json)
             return
-        bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
         if logs and not bench and power is None:  # power logs alone: their summary
             report = power_summary(paths, tz=tz, fmt=_value(power_format))
             if as_json:
