@@ -66,6 +66,11 @@ HELP: dict[str, str] = {
     "efficiency": "Sizing: share of the roofline reached (default: 1).",
     "tpot_ms": "Sizing: TPOT in ms as a planning input (default: the step / efficiency).",
     "compare_gpus": "Compare TP x replicas topologies on this many GPUs.",
+    "compare_concurrency": "With --compare-gpus: total concurrency levels (e.g. 2,64,1024) "
+                           "at which every TP x replicas topology is compared and the winner "
+                           "named (the crossover).",
+    "allreduce_us_by_tp": "One all-reduce's latency per TP degree in us, e.g. 2:6,4:10 "
+                          "(default: --allreduce-us for every degree).",
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
     "chunk_budget": "Chunked-prefill token budget per step: for the sweep (default: no "
                     "chunking) and the serving estimate that --output-tokens gives at --batch "
@@ -141,6 +146,10 @@ def estimate(
     efficiency: Annotated[float | None, typer.Option(help=HELP["efficiency"])] = None,
     tpot_ms: Annotated[float | None, typer.Option(help=HELP["tpot_ms"])] = None,
     compare_gpus: Annotated[int | None, typer.Option(help=HELP["compare_gpus"])] = None,
+    compare_concurrency: Annotated[str | None, typer.Option(
+        help=HELP["compare_concurrency"])] = None,
+    allreduce_us_by_tp: Annotated[str | None, typer.Option(
+        help=HELP["allreduce_us_by_tp"])] = None,
     sweep: Annotated[str | None, typer.Option(help=HELP["sweep"])] = None,
     chunk_budget: Annotated[int | None, typer.Option(help=HELP["chunk_budget"])] = None,
     measured_tokens_per_s: Annotated[str | None, typer.Option(

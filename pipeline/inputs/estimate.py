@@ -94,6 +94,7 @@ _OTHER_KEYS = {
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
     "spec_draft_model": "--spec-draft-model", "prefix_hit_range": "--prefix-hit-range",
+    "compare_concurrency": "--compare-concurrency", "allreduce_us_by_tp": "--allreduce-us-by-tp",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
@@ -101,7 +102,8 @@ _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "p
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
              "spec_draft_tokens", "block_size"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "calibration_gpu", "sweep",
-            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model", "prefix_hit_range"}
+            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model", "prefix_hit_range",
+            "compare_concurrency", "allreduce_us_by_tp"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 

@@ -202,3 +202,70 @@ def test_a_bad_hit_rate_range_is_refused_naming_the_flag():
                                          "--prefix-hit-range", "0.6,0.7"])
     assert result.exit_code == 1
     assert "--prefix-hit-range" in result.stderr
+
+
+# --- TP x replicas at equal total concurrency -------------------------------------------------
+
+_EIGHT_B = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
+            "--head-dim", "128", "--cache-bytes", "2", "--batch", "1", "--context", "128",
+            "--weights-gb", "16", "--reserve-gb", "8", "--budget-gb", "80",
+            "--bandwidth-gbs", "3350", "--tflops", "989", "--compare-gpus", "2"]
+
+
+def test_tp2_against_two_replicas_crosses_over_with_total_concurrency():
+    # 8B (16 GB) on 2 GPUs at context 128, 25 us per all-reduce (seed 003's PCIe figure):
+    # TP2 pays 32 layers x 2 x 25 us = 1.6 ms per step. Per token 2 x 8e9 + 4 x 32 x 32 x 128
+    # x 128 = 1.60671e10 FLOP; KV 131,072 B/token.
+    # C = 2: TP2 x 1: (16 + 2 x 128 x 131,072 / 1e9 + 2 x 131,072 / 1e9) = 16.0338 GB /
+    #   6,700 GB/s = 2.3931 ms + 1.6 = 3.9931 ms -> 2 / 3.9931e-3 = 500.9 tokens/s;
+    #   TP1 x 2 at 1 each: 16.0169 / 3,350 = 4.7812 ms -> 2 x 1 / 4.7812e-3 = 418.3: TP2 wins.
+    # C = 1024: TP2 x 1 compute 1,024 x 1.606711e10 / 1.978e15 = 8.31786 ms (memory 33.314 GB
+    #   / 6,700 = 4.972 ms) + 1.6 = 9.91786 ms -> 103,248; TP1 x 2 at 512 each: compute 512 x
+    #   1.606711e10 / 989e12 = 8.31786 ms (memory 24.657 / 3,350 = 7.36 ms) -> 1,024 /
+    #   8.31786e-3 = 123,109: compute-bound, the replicas win: the crossover.
+    data = _cli(*_EIGHT_B, "--compare-concurrency", "2,1024", "--allreduce-us", "25")["crossover"]
+    low, high = data["levels"]
+    tp1, tp2 = low["topologies"]
+    assert (tp2["tpot_ms"], tp2["collective_ms"]) == (pytest.approx(3.9931, abs=1e-4),
+                                                       pytest.approx(1.6))
+    assert tp2["tokens_per_s_total"] == pytest.approx(500.9, abs=0.1)
+    assert tp1["tokens_per_s_total"] == pytest.approx(418.3, abs=0.1)
+    assert low["winner"] == "TP2 x 1"
+    tp1, tp2 = high["topologies"]
+    assert tp2["tokens_per_s_total"] == pytest.approx(103_248, abs=1)
+    assert tp1["tokens_per_s_total"] == pytest.approx(123_109, abs=1)
+    assert high["winner"] == "TP1 x 2"
+    assert data["crossovers"] == [{"concurrency": 1024, "from": "TP2 x 1", "to": "TP1 x 2"}]
+
+
+def test_the_all_reduce_cost_per_tp_degree():
+    # seed 003: 70B TP4 = 80 layers x 2 = 160 collectives per token x ~5 us = 0.8 ms on NVLink,
+    # ~4 ms on PCIe (25 us); TP2 given its own 3 us: 160 x 3 us = 0.48 ms. At C = 4 (KV
+    # 327,680 B/token): TP2 x 2 at 2 each reads 141.2 + 2 x 512 x 327,680 / 1e9 + 2 x 327,680
+    # / 1e9 = 141.5362 GB / 6,700 GB/s = 21.1248 ms + 0.48 = 21.6048 ms -> 4 / 21.6048e-3 =
+    # 185.1 tokens/s; TP4 x 1: 141.8724 GB / 13,400 = 10.5875 + 0.8 = 11.3875 ms -> 351.3
+    # (TP1 x 4 does not fit: 141.2 GB on one 80 GB GPU)
+    flags = ["--params", "70.6e9", "--layers", "80", "--q-heads", "64", "--kv-heads", "8",
+             "--head-dim", "128", "--batch", "1", "--context", "512", "--weights-gb", "141.2",
+             "--reserve-gb", "8", "--budget-gb", "80", "--bandwidth-gbs", "3350",
+             "--tflops", "989", "--compare-gpus", "4", "--compare-concurrency", "4"]
+    nvlink = _cli(*flags, "--allreduce-us-by-tp", "2:3,4:5")["crossover"]["levels"][0]
+    by_tp = {t["tensor_parallel"]: t for t in nvlink["topologies"]}
+    assert by_tp[4]["collective_ms"] == pytest.approx(0.8)
+    assert not by_tp[1]["fits"]
+    assert by_tp[2]["collective_ms"] == pytest.approx(0.48)
+    assert by_tp[2]["tokens_per_s_total"] == pytest.approx(185.1, abs=0.1)
+    assert by_tp[4]["tokens_per_s_total"] == pytest.approx(351.3, abs=0.1)
+    pcie = _cli(*flags, "--allreduce-us", "25")["crossover"]["levels"][0]
+    assert pcie["topologies"][2]["collective_ms"] == pytest.approx(4.0)
+    assert pcie["winner"] == "TP4 x 1"
+
+
+def test_uneven_levels_and_missing_gpus_are_said():
+    data = _cli(*_EIGHT_B, "--compare-concurrency", "3")["crossover"]["levels"][0]
+    assert data["topologies"][0]["reason"] == "3 sequences do not split evenly over 2 replicas"
+    assert data["winner"] == "TP2 x 1"
+    without_gpus = _EIGHT_B[:-2]  # the last two: --compare-gpus 2
+    result = CliRunner().invoke(_app(), ["estimate", *without_gpus,
+                                         "--compare-concurrency", "4"])
+    assert result.exit_code == 1 and "--compare-gpus" in result.stderr

@@ -273,7 +273,93 @@ def topologies(inputs: RooflineInputs, gpus: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _numbers(text: str, key: str, kind: type) -> list[Any]:
+def _tp_degrees(gpus: int) -> list[int]:
+    """Tensor-parallel degrees of `gpus` GPUs: powers of two that divide the count."""
+    return [1 << i for i in range(gpus.bit_length()) if gpus % (1 << i) == 0]
+
+
+def allreduce_by_tp(text: str | None) -> dict[int, float]:
+    """`--allreduce-us-by-tp "2:6,4:10"`: one all-reduce's latency (us) per TP degree."""
+    if not text:
+        return {}
+    out = {}
+    for item in text.replace(" ", "").split(","):
+        tp, _, us = item.partition(":")
+        try:
+            out[int(tp)] = float(us)
+        except ValueError:
+            raise RooflineInputError("allreduce_us_by_tp", f"must be TP:us pairs such as "
+                                     f"2:6,4:10, got {text!r}") from None
+        if out[int(tp)] < 0 or int(tp) < 2:
+            raise RooflineInputError("allreduce_us_by_tp", f"a degree of 2 or more and 0 or "
+                                     f"more us each, got {item!r}")
+    return out
+
+
+def crossover(inputs: RooflineInputs, gpus: int, concurrencies: list[int],
+              allreduce_us: dict[int, float] | None = None) -> dict[str, Any]:
+    """TP x replicas on `gpus` GPUs at equal total concurrency (seed 003's TP2 x 2 against
+    TP4 x 1): at each total concurrency C, every topology TP t x R = gpus / t replicas runs
+    C / R sequences per replica (a level R does not divide is left out for that topology),
+    the decode step with t's all-reduce cost (layers x 2 x `allreduce_us[t]`, else the inputs'
+    `allreduce_us`); tokens/s in all = R x (C / R) / step = C / step. The winner at C has the
+    most tokens/s among the topologies that fit (ties: the lower TPOT); `crossovers` are the
+    levels where the winner changes. A wider TP reads each replica's weights over more GPUs
+    (it wins while decode is memory-bound) and pays more all-reduces; at a large C decode turns
+    compute-bound, where every topology computes alike, and the narrower one wins."""
+    if gpus < 1:
+        raise RooflineInputError("compare_gpus", f"must be at least 1, got {gpus!r}")
+    by_tp = allreduce_us or {}
+    levels = []
+    winner_before = None
+    crossovers = []
+    for c in concurrencies:
+        if c < 1:
+            raise RooflineInputError("compare_concurrency", f"levels must be at least 1, got "
+                                     f"{c!r}")
+        rows = []
+        for tp in _tp_degrees(gpus):
+            replicas = gpus // tp
+            row: dict[str, Any] = {"tensor_parallel": tp, "replicas": replicas,
+                                   "batch_per_replica": None, "fits": False, "tpot_ms": None,
+                                   "collective_ms": None, "tokens_per_s_total": None,
+                                   "reason": None}
+            if c % replicas:
+                row["reason"] = f"{c} sequences do not split evenly over {replicas} replicas"
+                rows.append(row)
+                continue
+            us = by_tp.get(tp, inputs.allreduce_us) if tp > 1 else None
+            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
+                                             replicas=replicas, batch=c // replicas,
+                                             microbatches=None, allreduce_us=us))
+            row.update(batch_per_replica=c // replicas, fits=r.tokens_per_s_total is not None,
+                       tpot_ms=r.step_ms, collective_ms=r.collective_ms,
+                       tokens_per_s_total=r.tokens_per_s_total, reason=r.ceiling_reason)
+            rows.append(row)
+        fitting = [r for r in rows if r["fits"]]
+        best = (max(fitting, key=lambda r: (r["tokens_per_s_total"], -r["tpot_ms"]))
+                if fitting else None)
+        name = f"TP{best['tensor_parallel']} x {best['replicas']}" if best else None
+        if name is not None and winner_before is not None and name != winner_before:
+            crossovers.append({"concurrency": c, "from": winner_before, "to": name})
+        winner_before = name or winner_before
+        levels.append({"concurrency": c, "topologies": rows, "winner": name})
+    return {"gpus": gpus, "levels": levels, "crossovers": crossovers, "assumptions": [
+        f"Equal total concurrency on {gpus} GPUs: each TP t x R replicas topology runs C / R "
+        "sequences per replica at the inputs' context; warm decode steps (the roofline), "
+        "tokens/s in all = C / step.",
+        "All-reduce per decode step: layers x 2 x the latency of one all-reduce at that TP "
+        "degree (" + "; ".join(
+            [f"TP{t} {us:g} us" for t, us in sorted(by_tp.items())]
+            + [("other degrees " if by_tp else "every degree ")
+               + (f"{inputs.allreduce_us:g} us" if inputs.allreduce_us is not None
+                  else "not counted: optimistic for the wider TP")])
+        + "; seed 003: ~5 us on NVLink, ~25 us on PCIe).",
+    ]}
+
+
+def numbers(text: str, key: str, kind: type) -> list[Any]:
+    """Comma-separated numbers of option `key`, each of `kind`."""
     try:
         return [kind(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
@@ -291,7 +377,7 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
     if measured_sweep is not None and plan.get("measured_tokens_per_s") is not None:
         raise RooflineInputError("measured_tokens_per_s", "give the measured sweep as figures "
                                  "or as --sweep-evidence, not both")
-    levels = (_numbers(plan["sweep"], "sweep", int) if plan.get("sweep") is not None
+    levels = (numbers(plan["sweep"], "sweep", int) if plan.get("sweep") is not None
               else sorted(measured_sweep or {}))
     if plan.get("output_tokens") is None:
         raise RooflineInputError("output_tokens", "give the output tokens per request")
@@ -322,7 +408,7 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
             "loop of C clients: TTFT = (C - 1) x (TTFT + (N - 1) x TPOT) + its own TTFT; "
             "decode throughput 1 / TPOT at every C."]
     if plan.get("measured_tokens_per_s") is not None:
-        measured = _numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
+        measured = numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
         if len(measured) != len(levels):
             raise RooflineInputError("measured_tokens_per_s",
                                      f"give one figure per level ({len(levels)}), got "

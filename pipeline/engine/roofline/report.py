@@ -34,10 +34,24 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
         out["kv_paging"] = _kv_paging(inputs, plan)
+        out["crossover"] = _crossover(inputs, plan)
     except RooflineInputError as err:
         flag = "--" + err.field.replace("_", "-")
         raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
     return out
+
+
+def _crossover(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """With --compare-concurrency (and --compare-gpus): the TP x replicas topologies at equal
+    total concurrency and which wins (planning.crossover)."""
+    if plan.get("compare_concurrency") is None:
+        return None
+    if plan.get("compare_gpus") is None:
+        raise RooflineInputError("compare_concurrency", "give --compare-gpus, the GPUs the "
+                                 "topologies share")
+    levels = planning.numbers(plan["compare_concurrency"], "compare_concurrency", int)
+    return planning.crossover(inputs, plan["compare_gpus"], levels,
+                              planning.allreduce_by_tp(plan.get("allreduce_us_by_tp")))
 
 
 def _kv_paging(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
@@ -221,6 +235,20 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                 f"TPOT {t['tpot_ms']:,.2f} ms (all-reduce {t['collective_ms']:,.2f} ms), "
                 f"{total:,.0f} tok/s, {per:,.1f} tok/s per GPU" if t["fits"] else
                 f"does not fit: {t['reason']}"))
+    co = data.get("crossover")
+    if co:
+        lines.append(f"Topologies at equal total concurrency on {co['gpus']} GPUs")
+        for level in co["levels"]:
+            parts = [f"TP{t['tensor_parallel']} x {t['replicas']} "
+                     + (f"{t['tokens_per_s_total']:,.0f} tok/s, TPOT {t['tpot_ms']:,.2f} ms"
+                        if t["fits"] else "does not fit" if t["batch_per_replica"] else
+                        "uneven split")
+                     for t in level["topologies"]]
+            lines.append(f"  C={level['concurrency']}: " + "; ".join(parts)
+                         + f" -> {level['winner'] or 'none fits'}")
+        for x in co["crossovers"]:
+            lines.append(f"  crossover at C={x['concurrency']}: {x['from']} -> {x['to']}")
+        lines.extend(f"  - {a}" for a in co["assumptions"])
     kp = data.get("kv_paging")
     if kp:
         lines += [
