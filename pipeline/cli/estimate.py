@@ -71,6 +71,9 @@ HELP: dict[str, str] = {
                            "named (the crossover).",
     "allreduce_us_by_tp": "One all-reduce's latency per TP degree in us, e.g. 2:6,4:10 "
                           "(default: --allreduce-us for every degree).",
+    "kv_link_gbs": "Disaggregated prefill: GB/s of the link the prompt's KV crosses from the "
+                   "prefill pool to the decode replica (NVLink ~900, 400 Gb/s RDMA 50): the "
+                   "transfer is added to TTFT, the decode steps carry no prefill.",
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
     "chunk_budget": "Chunked-prefill token budget per step: for the sweep (default: no "
                     "chunking) and the serving estimate that --output-tokens gives at --batch "
@@ -150,6 +153,7 @@ def estimate(
         help=HELP["compare_concurrency"])] = None,
     allreduce_us_by_tp: Annotated[str | None, typer.Option(
         help=HELP["allreduce_us_by_tp"])] = None,
+    kv_link_gbs: Annotated[float | None, typer.Option(help=HELP["kv_link_gbs"])] = None,
     sweep: Annotated[str | None, typer.Option(help=HELP["sweep"])] = None,
     chunk_budget: Annotated[int | None, typer.Option(help=HELP["chunk_budget"])] = None,
     measured_tokens_per_s: Annotated[str | None, typer.Option(

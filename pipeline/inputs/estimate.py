@@ -95,6 +95,7 @@ _OTHER_KEYS = {
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
     "spec_draft_model": "--spec-draft-model", "prefix_hit_range": "--prefix-hit-range",
     "compare_concurrency": "--compare-concurrency", "allreduce_us_by_tp": "--allreduce-us-by-tp",
+    "kv_link_gbs": "--kv-link-gbs",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",

@@ -15,7 +15,12 @@ from pipeline.cli.estimate import estimate as command
 from pipeline.engine.roofline import RooflineInputError, RooflineInputs, estimate
 from pipeline.engine.roofline.kv import paged_capacity, sized_request_tokens
 from pipeline.engine.roofline.planning import serving
-from pipeline.engine.roofline.serving import serving_point
+from pipeline.engine.roofline.serving import (
+    batched_prefill_ttft_s,
+    kv_transfer_s,
+    predict_sweep,
+    serving_point,
+)
 
 
 def _llama_8b_h100(**kw) -> RooflineInputs:
@@ -269,3 +274,66 @@ def test_uneven_levels_and_missing_gpus_are_said():
     result = CliRunner().invoke(_app(), ["estimate", *without_gpus,
                                          "--compare-concurrency", "4"])
     assert result.exit_code == 1 and "--compare-gpus" in result.stderr
+
+
+# --- disaggregated prefill and its KV transfer -------------------------------------------------
+
+
+def test_seed_003_kv_transfer_over_nvlink_and_rdma():
+    # 70B (80 layers x 8 KV heads x 128 x 2 x 2 B = 327,680 B/token), an 8,192-token prompt:
+    # 2.6844 GB; over NVLink at 900 GB/s 2.98 ms (seed: ~3 ms), over 400 Gb/s RDMA = 50 GB/s
+    # 53.69 ms (seed: ~52 ms, from 320 kB/token rounded: 2.62 GB / 50)
+    seventy = RooflineInputs(params=70.6e9, layers=80, q_heads=64, kv_heads=8, head_dim=128,
+                             cache_bytes=2, batch=1, context=8192, weights_gb=141.2,
+                             reserve_gb=8, budget_gb=80, bandwidth_gb_per_s=3350, tflops=989,
+                             tensor_parallel=4)
+    assert kv_transfer_s(seventy, 8192, 900) * 1e3 == pytest.approx(2.983, abs=1e-3)
+    assert kv_transfer_s(seventy, 8192, 50) * 1e3 == pytest.approx(53.69, abs=0.01)
+    with pytest.raises(RooflineInputError, match="kv_link_gbs"):
+        kv_transfer_s(seventy, 8192, 0)
+
+
+def test_disaggregated_prefill_adds_the_transfer_and_frees_the_decode_steps():
+    # seed 004's Qwen2.5-7B on an A40 at C = 32, the KV over 50 GB/s: 8,192 x 57,344 B =
+    # 0.46976 GB -> 9.395 ms. The decode replica runs decode-only steps: TPOT = 57.773 ms
+    # (as in test_a_prefix_cache_...), goodput 32 / 0.057773 = 553.9 tokens/s (83.12 when
+    # the prefill chunks share the steps). At C = 1 TTFT = the prefill 1.5716 s + 0.0094 =
+    # 1.5810 s; at C = 32 the prefill pool's queue plus the transfer
+    inputs = _qwen_a40()
+    one = serving_point(inputs, 1, prompt_tokens=8192, output_tokens=128, budget_tokens=None,
+                        kv_link_gb_per_s=50)
+    assert one["kv_transfer_ms"] == pytest.approx(9.395, abs=1e-3)
+    assert one["ttft_s"] == pytest.approx(1.5810, abs=1e-4)
+    many = serving_point(inputs, 32, prompt_tokens=8192, output_tokens=128, budget_tokens=None,
+                         kv_link_gb_per_s=50)
+    assert many["tpot_ms"] == pytest.approx(57.773, abs=1e-3)
+    assert many["decode_tokens_per_s"] == pytest.approx(553.9, abs=0.1)
+    assert many["mixed_step_ms"] is None
+    queue = batched_prefill_ttft_s(32, 1.5716389, 0.009395 + 127 * 0.057773)
+    assert many["ttft_s"] == pytest.approx(queue + 0.009395, abs=1e-4)
+
+
+def test_estimate_shows_the_transfer_and_sizes_on_both_pools():
+    flags = ["--params", "7615616512", "--layers", "28", "--q-heads", "28", "--kv-heads", "4",
+             "--head-dim", "128", "--cache-bytes", "2", "--batch", "32", "--context", "8192",
+             "--weights-gb", "15.231233024", "--reserve-gb", "4.8", "--budget-gb", "48",
+             "--bandwidth-gbs", "505", "--tflops", "76.6", "--vocab-size", "152064",
+             "--hidden-size", "3584", "--lookup-embeddings", "--output-tokens", "128",
+             "--efficiency", "1", "--requests-per-s", "1", "--kv-link-gbs", "50"]
+    data = _cli(*flags)
+    assert data["serving"]["disaggregated"] is True
+    assert data["serving"]["chunk_tokens"] is None
+    assert data["serving"]["kv_transfer_ms"] == pytest.approx(9.395, abs=1e-3)
+    assert data["serving"]["goodput_tokens_per_s"] == pytest.approx(553.9, abs=0.1)
+    # one decode GPU and its prefill pool's GPU per instance
+    assert data["sizing"]["gpus_per_instance"] == 2
+
+
+def test_seed_004_serialised_hf_server_with_its_kv_read_factor():
+    # HF under a FIFO lock with 3 KV reads per step: TPOT 30.793 ms (test_seed_004_hf_...),
+    # T_req = 1.5716 + 127 x 0.030793 = 5.4823 s; TTFT at C = 32 = 31 x 5.4823 + 1.5716 =
+    # 171.52 s against 170 s measured (+0.9 %; one KV read gives 164.1 s, -3.5 %)
+    (row,) = predict_sweep(_qwen_a40(kv_read_factor=3), [32], prompt_tokens=8192,
+                           output_tokens=128, budget_tokens=None, serialised=True)
+    assert row["tpot_ms"] == pytest.approx(30.793, abs=1e-3)
+    assert row["ttft_s"] == pytest.approx(171.52, abs=0.01)

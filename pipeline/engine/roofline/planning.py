@@ -49,6 +49,7 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             error_range: tuple[float, float, float] | None = None,
             error_source: str | None = None,
             prefix_hit_rate: float | tuple[float, float, float] | None = None,
+            kv_link_gb_per_s: float | None = None,
             ) -> dict[str, Any]:
     """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
     replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
@@ -64,9 +65,12 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
     `prefix_hit_rate` (h, or low, mode, high) removes that share of each prompt's prefill
     (serving.serving_point): goodput, TPOT and TTFT at the mode, the goodput range at low and
     high (with the error range: low x low, mode x mode, high x high), and `cold_ttft_s` the
-    TTFT without the cache."""
-    chunk_default = not serialised and chunk_tokens is None
-    if serialised:
+    TTFT without the cache. `kv_link_gb_per_s`: disaggregated prefill (serving.serving_point):
+    no chunk budget, TPOT the decode step, TTFT + the KV transfer (`kv_transfer_ms`), a prefill
+    pool of one replica's GPUs beside each decode replica."""
+    disaggregated = kv_link_gb_per_s is not None and not serialised
+    chunk_default = not serialised and not disaggregated and chunk_tokens is None
+    if serialised or disaggregated:
         chunk_tokens = None
     elif chunk_tokens is None:
         chunk_tokens = default_chunk_tokens(gpu, inputs.budget_gb)
@@ -74,11 +78,13 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             else prefix_hit_rate or (0.0, 0.0, 0.0))
     points = [serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
                             output_tokens=output_tokens, budget_tokens=chunk_tokens,
-                            serialised=serialised, prefix_hit_rate=h) for h in hits]
+                            serialised=serialised, prefix_hit_rate=h,
+                            kv_link_gb_per_s=kv_link_gb_per_s) for h in hits]
     point = points[1]
     cold = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
                          output_tokens=output_tokens, budget_tokens=chunk_tokens,
-                         serialised=serialised) if any(hits) else point
+                         serialised=serialised, kv_link_gb_per_s=kv_link_gb_per_s
+                         ) if any(hits) else point
     per_replica = point["decode_tokens_per_s"]
     goodput = per_replica * inputs.replicas if per_replica is not None else None
     ceiling = (point["ceiling_tokens_per_s"] * inputs.replicas
@@ -94,6 +100,7 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "counted).",
         ("Serialised server: one request at a time (batch 1, FIFO): TTFT = (C - 1) x (TTFT + "
          "(N - 1) x TPOT) + its own; decode tokens/s = 1 / TPOT." if serialised else
+         _disaggregated_words(kv_link_gb_per_s, point["kv_transfer_ms"]) if disaggregated else
          (f"Chunked prefill at {chunk_tokens:,} tokens per step: each prompt takes "
           f"{steps} mixed steps, each max(the decode step, "
           "the prefill chunk's compute) (it still reads the weights and the batch's KV), "
@@ -115,6 +122,7 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "prefix_hit_rate": prefix_hit_rate if any(hits) else None,
         "prefix_cached_tokens": point["prefix_cached_tokens"],
         "cold_ttft_s": cold["ttft_s"],
+        "disaggregated": disaggregated, "kv_transfer_ms": point["kv_transfer_ms"],
         "goodput_tokens_per_s": goodput, "goodput_range": None,
         "model_goodput_tokens_per_s": goodput, "model_tpot_ms": point["tpot_ms"],
         "model_ttft_s": point["ttft_s"],
@@ -150,6 +158,16 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
                "decode step x replicas)" if at[2] * high > ceiling else "")
             + ".")
     return out
+
+
+def _disaggregated_words(link_gb_per_s: float | None, transfer_ms: float | None) -> str:
+    return (f"Disaggregated prefill: a prefill pool of one replica's GPUs beside each decode "
+            "replica runs one prefill at a time (its queue by closed-loop mean value analysis), "
+            f"then sends the prompt's KV over a {link_gb_per_s:g} GB/s link: "
+            f"{transfer_ms or 0.0:,.2f} ms added to TTFT (not overlapped with the prefill; "
+            "seed 003: ~3 ms NVLink, ~52 ms 400 Gb/s RDMA for a 70B 8K prompt). The decode "
+            "steps carry no prefill chunk: TPOT = the decode step; goodput = C / TPOT per "
+            "decode replica, on twice the GPUs.")
 
 
 def sizing(inputs: RooflineInputs, plan: dict[str, Any],
@@ -226,6 +244,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
                                          pl.col("littles_law_instances")).alias("binding")
                                  ).row(0, named=True)
     littles, goodput = row["littles_law_instances"], row["goodput_instances"]
+    # disaggregated prefill: each instance is a decode replica and its prefill pool
+    pools = 2 if served is not None and served.get("disaggregated") else 1
     assumptions.append("Instances from goodput: ceil(peak output tokens/s / (instance goodput "
                        "x (1 - headroom))); from Little's law: ceil(peak requests/s / "
                        "(concurrency / request duration x (1 - headroom))); the Little's-law "
@@ -242,9 +262,9 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
         "binding": row["binding"],
         "littles_law_instances": None if littles is None else int(littles),
         "goodput_instances": None if goodput is None else int(goodput),
-        "gpus_per_instance": int(r.gpus),
-        "littles_law_gpus": None if littles is None else int(littles * r.gpus),
-        "gpus": int(row["instances"] * r.gpus),
+        "gpus_per_instance": int(r.gpus) * pools,
+        "littles_law_gpus": None if littles is None else int(littles * r.gpus) * pools,
+        "gpus": int(row["instances"] * r.gpus) * pools,
         "assumptions": assumptions,
     }
 

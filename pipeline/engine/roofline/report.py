@@ -77,7 +77,8 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
     if plan.get("output_tokens") is None:
         return None
     prompt = inputs.prompt_tokens or inputs.context
-    if not (plan.get("chunk_budget") or plan.get("serialised")) and prompt != inputs.context:
+    if not (plan.get("chunk_budget") or plan.get("serialised") or plan.get("kv_link_gbs")) \
+            and prompt != inputs.context:
         return None
     return planning.serving(
         inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
@@ -87,7 +88,7 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
         error_range=None if plan.get("efficiency") is not None else context.get("error_range"),
         error_source=None if plan.get("efficiency") is not None
         else context.get("error_source"),
-        prefix_hit_rate=_hit_rates(plan))
+        prefix_hit_rate=_hit_rates(plan), kv_link_gb_per_s=plan.get("kv_link_gbs"))
 
 
 def _hit_rates(plan: dict[str, Any]) -> float | tuple[float, float, float] | None:
@@ -207,7 +208,10 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                          + (f" (range {band['low']:,.1f} to {band['high']:,.1f})" if band
                             else "")
                          + f", TPOT {sv['tpot_ms']:,.1f} ms, TTFT {sv['ttft_s']:,.2f} s "
-                         "(prefill queue included); roofline ceiling at this load "
+                         "(prefill queue included"
+                         + (f", KV transfer {sv['kv_transfer_ms']:,.2f} ms"
+                            if sv.get("kv_transfer_ms") is not None else "")
+                         + "); roofline ceiling at this load "
                          f"{sv['ceiling_tokens_per_s']:,.1f} tok/s")
         lines.extend(f"  - {a}" for a in sv["assumptions"])
     s = data.get("sizing")
