@@ -260,6 +260,10 @@ class CandidateSizing(_Closed):
     replica_requests_per_s: Figure = None
     request_tpot_s: Figure = None
     request_duration_p95_s: Figure = None
+    payback_months: Figure = None
+    payback_reason: str | None = None
+    payback_versus: str | None = None
+    electricity_share_of_tco: Figure = None
 
 
 class SizingRow(CandidateSizing):

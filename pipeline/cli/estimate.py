@@ -54,6 +54,11 @@ HELP: dict[str, str] = {
     "pipeline_parallel": "Pipeline stages (default: 1).",
     "microbatches": "Microbatches in flight through the stages (default: --batch).",
     "replicas": "Independent replicas of the TP x PP group (default: 1).",
+    "kv_read_factor": "Reads of the KV cache per decode step: about 3 for Hugging Face "
+                      "transformers' naive cache, 1 for paged engines (default: 1).",
+    "block_size": "Paged KV cache block in tokens (vLLM: 16): capacity in whole blocks, the "
+                  "naive vs paged sequences and the preemption onset (default: "
+                  "token-granular).",
     "requests_per_s": "Sizing: sustained requests/s to serve.",
     "output_tokens": "Sizing and sweep: mean output tokens per request.",
     "peak_factor": "Sizing: peak over mean request rate (default: 1).",
@@ -61,6 +66,14 @@ HELP: dict[str, str] = {
     "efficiency": "Sizing: share of the roofline reached (default: 1).",
     "tpot_ms": "Sizing: TPOT in ms as a planning input (default: the step / efficiency).",
     "compare_gpus": "Compare TP x replicas topologies on this many GPUs.",
+    "compare_concurrency": "With --compare-gpus: total concurrency levels (e.g. 2,64,1024) "
+                           "at which every TP x replicas topology is compared and the winner "
+                           "named (the crossover).",
+    "allreduce_us_by_tp": "One all-reduce's latency per TP degree in us, e.g. 2:6,4:10 "
+                          "(default: --allreduce-us for every degree).",
+    "kv_link_gbs": "Disaggregated prefill: GB/s of the link the prompt's KV crosses from the "
+                   "prefill pool to the decode replica (NVLink ~900, 400 Gb/s RDMA 50): the "
+                   "transfer is added to TTFT, the decode steps carry no prefill.",
     "sweep": "Closed-loop concurrency levels to predict, e.g. 1,2,4,8.",
     "chunk_budget": "Chunked-prefill token budget per step: for the sweep (default: no "
                     "chunking) and the serving estimate that --output-tokens gives at --batch "
@@ -72,7 +85,11 @@ HELP: dict[str, str] = {
                       "sweep to compare per level (C / TPOT p50, TTFT p50); its levels by "
                       "default.",
     "serialised": "Sweep: a server running one request at a time (FIFO), as a naive HF loop.",
-    "prefix_hit_rate": "Sizing: share of the prompt's prefill served from the prefix cache.",
+    "prefix_hit_rate": "Share of the prompt's prefill served from the prefix cache: the serving "
+                       "estimate computes the rest only (fewer mixed steps, shorter TTFT, more "
+                       "goodput); the warm-decode sizing scales TTFT.",
+    "prefix_hit_range": "The hit rate's range as low,high around --prefix-hit-rate: the "
+                        "serving estimate's goodput range.",
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",
     "spec_draft_tokens": "Sizing: tokens drafted per verification (default: 4).",
     "spec_draft_ms": "Sizing: time of one draft step in ms (default: 0).",
@@ -123,6 +140,8 @@ def estimate(
     pipeline_parallel: Annotated[int | None, typer.Option(help=HELP["pipeline_parallel"])] = None,
     microbatches: Annotated[int | None, typer.Option(help=HELP["microbatches"])] = None,
     replicas: Annotated[int | None, typer.Option(help=HELP["replicas"])] = None,
+    kv_read_factor: Annotated[float | None, typer.Option(help=HELP["kv_read_factor"])] = None,
+    block_size: Annotated[int | None, typer.Option(help=HELP["block_size"])] = None,
     requests_per_s: Annotated[float | None, typer.Option(help=HELP["requests_per_s"])] = None,
     output_tokens: Annotated[int | None, typer.Option(help=HELP["output_tokens"])] = None,
     peak_factor: Annotated[float | None, typer.Option(help=HELP["peak_factor"])] = None,
@@ -130,6 +149,11 @@ def estimate(
     efficiency: Annotated[float | None, typer.Option(help=HELP["efficiency"])] = None,
     tpot_ms: Annotated[float | None, typer.Option(help=HELP["tpot_ms"])] = None,
     compare_gpus: Annotated[int | None, typer.Option(help=HELP["compare_gpus"])] = None,
+    compare_concurrency: Annotated[str | None, typer.Option(
+        help=HELP["compare_concurrency"])] = None,
+    allreduce_us_by_tp: Annotated[str | None, typer.Option(
+        help=HELP["allreduce_us_by_tp"])] = None,
+    kv_link_gbs: Annotated[float | None, typer.Option(help=HELP["kv_link_gbs"])] = None,
     sweep: Annotated[str | None, typer.Option(help=HELP["sweep"])] = None,
     chunk_budget: Annotated[int | None, typer.Option(help=HELP["chunk_budget"])] = None,
     measured_tokens_per_s: Annotated[str | None, typer.Option(
@@ -138,6 +162,7 @@ def estimate(
     serialised: Annotated[bool | None, typer.Option(
         "--serialised/--batched", help=HELP["serialised"])] = None,
     prefix_hit_rate: Annotated[float | None, typer.Option(help=HELP["prefix_hit_rate"])] = None,
+    prefix_hit_range: Annotated[str | None, typer.Option(help=HELP["prefix_hit_range"])] = None,
     spec_acceptance: Annotated[float | None, typer.Option(help=HELP["spec_acceptance"])] = None,
     spec_draft_tokens: Annotated[int | None, typer.Option(help=HELP["spec_draft_tokens"])] = None,
     spec_draft_ms: Annotated[float | None, typer.Option(help=HELP["spec_draft_ms"])] = None,

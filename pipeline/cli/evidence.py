@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -155,7 +155,8 @@ def inspect_command(
     logs alone: their devices, samples, span, gaps, mean and peak W and energy."""
     import duckdb
 
-    from pipeline.evidence.files import split_files
+    from pipeline.evidence.engine_state import detect_startup_log, engine_state
+    from pipeline.evidence.files import head, split_files
     from pipeline.evidence.goodput import Slo
     from pipeline.evidence.inspection import (
         inspect_report,
@@ -174,7 +175,12 @@ def inspect_command(
                   tpot_p99_ms=tpot_p99_ms)
         if (power_start is None) != (power_end is None):
             raise ValueError("give --power-start and --power-end together")
+        states = engine_state(paths)  # vLLM's start-up logs and /metrics: its KV and queue
+        paths = [p for p in paths if not (p.is_file() and detect_startup_log(head(p)))]
         bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
+        if states and not bench and not logs:  # start-up logs alone
+            _print_state({"engine_state": states}, as_json)
+            return
         if logs and not bench and power is None:  # power logs alone: their summary
             report = power_summary(paths, tz=tz, fmt=_value(power_format))
             if as_json:
@@ -198,10 +204,24 @@ def inspect_command(
     except (ParseError, ValueError, OSError, duckdb.Error, EnergyError, ValidationFailed,
             StoreError) as err:  # PowerLogError is a ValueError
         raise _fail(str(err)) from None
+    if states:
+        report["engine_state"] = states
     if as_json:
         sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
         return
     typer.echo(report_table(report))
+    if states:
+        _print_state({"engine_state": states}, False)
+
+
+def _print_state(report: dict[str, Any], as_json: bool) -> None:
+    """vLLM's own KV cache and queue (pipeline/evidence/engine_state.py), JSON or text."""
+    from pipeline.evidence.engine_state import state_lines
+
+    if as_json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+    else:
+        typer.echo("\n".join(state_lines(report["engine_state"])))
 
 
 @evidence_app.command("add")

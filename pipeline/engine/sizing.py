@@ -4,7 +4,8 @@ Sizing is not computed here: the metric steps size each candidate's fleet for th
 demand (`instances`, `billed_instances`, `billed_utilisation`, `monthly_cost_eur`), so the
 scorecard's CPM and the sizing table are one evaluation. This module lays that evaluation out
 per candidate, with the year's energy and emissions, the two counts the fleet is sized on
-(goodput and Little's law, `instances` being the larger) and which one binds. Break-even:
+(goodput and Little's law, `instances` being the larger) and which one binds, an on-prem
+purchase's payback months and the electricity share of each TCO. Break-even:
 the daily token volume at which one on-prem instance's CPM (which falls as utilisation rises,
 fixed costs being spread over more tokens) meets the cheapest eligible cloud candidate's CPM
 at the demand.
@@ -41,8 +42,9 @@ def binding(goodput: pl.Expr, littles: pl.Expr) -> pl.Expr:
 
 def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
     """`evaluated`: one row per candidate, the metric steps at the inputs' modes with the
-    demand's inputs (the scorecard table)."""
+    demand's inputs (the scorecard table, with `deployment` and `eligible`)."""
     mtok_per_year = pl.col("demand_tokens_per_day") * DAYS_PER_YEAR / TOKENS_PER_MTOK
+    evaluated = _with_payback(evaluated)
     return evaluated.select(
         pl.col("id").alias("candidate"),
         pl.col("capacity"),
@@ -62,6 +64,55 @@ def sizing(evaluated: pl.DataFrame) -> pl.DataFrame:
         pl.col("littles_law_instances").cast(pl.Int64),
         "request_duration_s", "replica_requests_per_s", "request_tpot_s",
         "request_duration_p95_s",
+        # what an on-prem purchase repays, and how much of its TCO is electricity
+        "payback_months", "payback_reason", "payback_versus",
+        pl.when(pl.col("cost_model") == "tco")
+        .then(pl.col("electricity_eur_per_hour") / pl.col("cost_eur_per_hour"))
+        .alias("electricity_share_of_tco"),
+    )
+
+
+def _with_payback(evaluated: pl.DataFrame) -> pl.DataFrame:
+    """`payback_months` of each on-prem TCO candidate: the months until its fleet's capex
+    (capex per instance x billed instances) is repaid by the monthly saving against the
+    cheapest eligible cloud candidate (by CPM, as the break-even) at the demand, the saving
+    being that candidate's monthly cost less the on-prem fleet's running cost (its monthly
+    cost less the capital repayment): simple payback, no discounting. Null with
+    `payback_reason` when it never pays (no saving), there is no eligible cloud candidate or no
+    capex, or the candidate is not an on-prem purchase; `payback_versus` names the cloud
+    candidate. A frame without `deployment` (the metric steps alone) has no payback."""
+    if "deployment" not in evaluated.columns:
+        evaluated = evaluated.with_columns(pl.lit(None, dtype=pl.String()).alias("deployment"))
+    if "eligible" not in evaluated.columns:
+        evaluated = evaluated.with_columns(pl.lit(True).alias("eligible"))
+    cloud = (evaluated.filter((pl.col("deployment") == "cloud") & pl.col("eligible")
+                              & pl.col("monthly_cost_eur").is_not_null())
+             .sort("cpm_eur_per_mtok", "id", nulls_last=True))
+    versus = cloud["id"][0] if cloud.height else None
+    cloud_monthly = float(cloud["monthly_cost_eur"][0]) if cloud.height else None
+    capex = pl.col("capex_eur") * pl.col("billed_instances")
+    running = pl.col("monthly_cost_eur") - pl.col("monthly_capital_eur").fill_null(0.0)
+    saving = pl.lit(cloud_monthly, dtype=pl.Float64()) - running
+    purchase = (pl.col("deployment") == "on_prem") & (pl.col("cost_model") == "tco")
+    reason = (
+        pl.when(pl.col("deployment").is_null()).then(pl.lit("deployment not known"))
+        .when(pl.col("deployment") != "on_prem").then(pl.lit("not an on-prem purchase"))
+        .when(~purchase).then(pl.lit("an on-prem candidate priced by the hour: no capex to "
+                                     "repay"))
+        .when(pl.lit(versus is None)).then(pl.lit("no eligible cloud candidate to compare"))
+        .when(capex.is_null() | running.is_null()).then(pl.lit("no capex or running cost"))
+        .when(saving <= 0).then(pl.format(
+            "never pays: running the fleet costs {} EUR/month, the cheapest eligible cloud "
+            "candidate {} costs {} EUR/month at the demand",
+            running.round(2), pl.lit(versus, dtype=pl.String()),
+            pl.lit(cloud_monthly, dtype=pl.Float64()).round(2)))
+        .otherwise(None))
+    return evaluated.with_columns(
+        pl.when(reason.is_null()).then(capex / saving).otherwise(None)
+        .cast(pl.Float64()).alias("payback_months"),
+        reason.alias("payback_reason"),
+        pl.when(purchase).then(pl.lit(versus, dtype=pl.String())).otherwise(None)
+        .alias("payback_versus"),
     )
 
 

@@ -10,6 +10,8 @@
 - `power/`: power logs and a fleet's Parquet samples to `PowerEvidence`, the energy over a
   window;
 - `inspection`: the `evidence inspect` report with a power log's energy, and its table;
+- `engine_state`: a vLLM start-up log's KV capacity and `/metrics`' queue, KV usage and
+  preemptions (what `evidence inspect` shows under `engine_state`);
 - `add`: `evidence add`, both families into the store.
 
 `bench` and `power` import `files`, never each other; `inspection` and `add` join them.

@@ -75,6 +75,8 @@ FLAGS: dict[str, str] = {
     "pipeline_parallel": "--pipeline-parallel",
     "microbatches": "--microbatches",
     "replicas": "--replicas",
+    "kv_read_factor": "--kv-read-factor",
+    "block_size": "--block-size",
 }
 _OTHER_KEYS = {
     "model": "--model", "gpu": "--gpu", "precision": "--precision",
@@ -91,15 +93,18 @@ _OTHER_KEYS = {
     "prefix_hit_rate": "--prefix-hit-rate", "spec_acceptance": "--spec-acceptance",
     "spec_draft_tokens": "--spec-draft-tokens", "spec_draft_ms": "--spec-draft-ms",
     "sweep_evidence": "--sweep-evidence", "serialised": "--serialised",
-    "spec_draft_model": "--spec-draft-model",
+    "spec_draft_model": "--spec-draft-model", "prefix_hit_range": "--prefix-hit-range",
+    "compare_concurrency": "--compare-concurrency", "allreduce_us_by_tp": "--allreduce-us-by-tp",
+    "kv_link_gbs": "--kv-link-gbs",
 }
 _INTEGERS = {"layers", "q_heads", "kv_heads", "head_dim", "batch", "context", "prompt_tokens",
              "tensor_parallel", "vocab_size", "hidden_size", "calibrate_context",
              "calibrate_prompt_tokens", "experts", "experts_per_token", "pipeline_parallel",
              "microbatches", "replicas", "output_tokens", "compare_gpus", "chunk_budget",
-             "spec_draft_tokens"}
+             "spec_draft_tokens", "block_size"}
 _STRINGS = {"model", "gpu", "precision", "calibration_source", "calibration_gpu", "sweep",
-            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model"}
+            "measured_tokens_per_s", "sweep_evidence", "spec_draft_model", "prefix_hit_range",
+            "compare_concurrency", "allreduce_us_by_tp"}
 _BOOLEANS = {"lookup_embeddings", "serialised"}
 
 
@@ -282,7 +287,7 @@ def resolve(flags: dict[str, Any], toml_path: Path | None = None,
         values.origin["reserve_gb"] = (f"--reserve-gb ({DEFAULT_RESERVE_SHARE:.0%} of the "
                                        "budget)")
     for name, default in (("tensor_parallel", 1), ("pipeline_parallel", 1), ("replicas", 1),
-                          ("lookup_embeddings", False)):
+                          ("lookup_embeddings", False), ("kv_read_factor", 1.0)):
         if resolved[name] is None:
             resolved[name] = default
     if gpu is not None and all(values.origin.get(n, "").startswith("--gpu")

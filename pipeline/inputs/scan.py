@@ -21,6 +21,7 @@ import polars as pl
 
 from pipeline.engine.resolved import Market
 from pipeline.engine.roofline import roofline
+from pipeline.engine.roofline.kv import sized_request_tokens
 from pipeline.engine.roofline.model import GB
 from pipeline.engine.roofline.reference import (
     COMPUTE_COLUMN,
@@ -132,11 +133,9 @@ def _context(s: Scan, proposal: Proposal) -> int | None:
     if e is not None and e.prompt_tokens is not None and e.output_tokens is not None:
         return e.prompt_tokens + e.output_tokens
     d = proposal.demand
-    if d is None or d.prompt_tokens is None or d.output_tokens is None:
-        return None
-    prompt = d.prompt_tokens_p95 if d.prompt_tokens_p95 is not None else d.prompt_tokens
-    output = d.output_tokens_p95 if d.output_tokens_p95 is not None else d.output_tokens
-    return round(prompt + output)
+    sized = None if d is None else sized_request_tokens(
+        d.prompt_tokens, d.output_tokens, d.prompt_tokens_p95, d.output_tokens_p95)
+    return None if sized is None else round(sum(sized))
 
 
 def _fit(offers: pl.DataFrame, model: dict[str, Any], hardware: pl.DataFrame,

@@ -243,3 +243,18 @@ def test_short_prompts_stay_under_the_roofline_ceiling(tmp_path: Path, db: Path)
     [capped] = [n for n in c["notes"] if "capped at the roofline ceiling" in n]
     assert float(capped.split("ceiling ")[1].split(" tokens/s")[0].replace(",", "")) \
         == pytest.approx(65_887, rel=1e-3)
+
+
+def test_a_prefix_cache_in_a_proposal_removes_prefill_work(tmp_path: Path, db: Path) -> None:
+    # issue 28 item 5: half of each 8,192-token prompt from the prefix cache at C = 32. The
+    # prefill computes 4,096 tokens: 6.35616e13 FLOP / 76.6e12 = 0.8298 s in 2 mixed steps of
+    # 0.41489 s; the decode step (14.14 + 32 x 0.4698) GB / 506.1 = 57.65 ms; 2 x 31 = 62
+    # shared: TPOT (62 x 0.41489 + 65 x 0.05765) / 127 = 0.23205 s -> 32 / 0.23205 = 137.9
+    # tokens/s (83.06 cold), and the TTFT falls with the shorter prefill queue
+    warm = _a40("warm", 32, ', prefix_hit_rate = 0.5, effects_source = "our cache stats"')
+    got = _run(tmp_path, db, _a40("cold", 32), warm, slo="ttft_ms = 10000\n")
+    assert got["cold"]["tokens_per_s"] == pytest.approx(83.06, abs=0.01)
+    assert got["warm"]["tokens_per_s"] == pytest.approx(137.9, abs=0.1)
+    assert got["warm"]["detail"]["operating_ttft_s"] < got["cold"]["detail"]["operating_ttft_s"]
+    assert any("Prefix cache: 4,096 of each prompt's 8,192 tokens" in n
+               for n in got["warm"]["notes"])

@@ -40,7 +40,9 @@ at the stated load, the range from the model's measured error (validation.py).
 Modules: model.py (the formulas, inputs, result, assumptions), reference.py (the reference
 defaults, the model and GPU columns that feed the inputs), calibration.py (effective rates
 from a measured run, or its MBU/MFU carried to another GPU), planning.py and serving.py
-(request sizing, topologies, the serving model and sweep, speculative decoding's costs),
+(request sizing, topologies and their crossover at equal total concurrency, the serving model
+and sweep, prefix caching, disaggregated prefill's KV transfer, speculative decoding's costs),
+kv.py (the paged KV cache against a naive one, the preemption onset, the p95 request rule),
 validation.py (the serving model against measured runs: errors, MAPE, the goodput range) and
 report.py (`scorecard estimate`'s JSON object and text table; its flags, TOML and
 reference files are resolved into inputs by pipeline/inputs/estimate.py).

@@ -45,6 +45,13 @@ OPTIONAL_INPUTS: dict[str, Any] = {
     # microbatches in flight through the pipeline stages (null: one per sequence, the batch)
     "microbatches": None,
     "replicas": 1,
+    # reads of the KV cache per decode step (HF transformers' naive cache ~3: copy out, write
+    # back, attend; paged engines 1, seed 004)
+    "kv_read_factor": 1.0,
+    # paged KV: the cache is allocated in blocks of this many tokens (null: token-granular)
+    "block_size": None,
+    # prompt tokens whose K/V the prefix cache already holds: their prefill is not computed
+    "prefix_cached_tokens": 0,
 }
 OUTPUTS: tuple[str, ...] = (
     "kv_bytes_per_token", "cache_gb", "memory_budget_gb", "required_gb", "headroom_gb",
@@ -84,6 +91,9 @@ _RULES: dict[str, tuple[float, bool, str]] = {
     "pipeline_parallel": (1, True, "at least 1"),
     "microbatches": (1, True, "at least 1"),
     "replicas": (1, True, "at least 1"),
+    "kv_read_factor": (1, True, "at least 1 (reads of the KV cache per decode step)"),
+    "block_size": (1, True, "at least 1 token"),
+    "prefix_cached_tokens": (0, True, "0 or more tokens"),
 }
 
 
@@ -157,19 +167,24 @@ def _decode_flops() -> pl.Expr:
 
 
 def _traffic_gb() -> pl.Expr:
-    return _C("weights_read_gb") + _C("cache_gb") + _f("batch") * _C("kv_bytes_per_token") / GB
+    return (_C("weights_read_gb") + _f("kv_read_factor") * _C("cache_gb")
+            + _f("batch") * _C("kv_bytes_per_token") / GB)
 
 
 def _prefill_flops() -> pl.Expr:
-    n = _f("prompt_tokens")
+    """The prompt's prefill; the first c tokens served from the prefix cache are not computed:
+    (n - c) tokens through the linear layers, attention of positions c + 1 .. n over their
+    prefixes (sum of positions n(n+1)/2 - c(c+1)/2), the LM head once."""
+    n, c = _f("prompt_tokens"), _f("prefix_cached_tokens")
     vh = _f("vocab_size") * _f("hidden_size")
     known = vh.is_not_null()
     embed_params = pl.when(_C("tied_embeddings")).then(vh).otherwise(2.0 * vh)
     linear_params = pl.when(known).then(_f("active_params") - embed_params) \
         .otherwise(_f("active_params"))
     lm_head_once = pl.when(known).then(2.0 * vh).otherwise(0.0)
-    attention = 4.0 * _f("layers") * _f("q_heads") * _f("head_dim") * n * (n + 1.0) / 2.0
-    return n * 2.0 * linear_params + lm_head_once + attention
+    attention = (4.0 * _f("layers") * _f("q_heads") * _f("head_dim")
+                 * (n * (n + 1.0) - c * (c + 1.0)) / 2.0)
+    return (n - c) * 2.0 * linear_params + lm_head_once + attention
 
 
 def _group() -> pl.Expr:
@@ -182,12 +197,32 @@ def _fixed_gb() -> pl.Expr:
     return _f("weights_gb") + _group() * _f("reserve_gb")
 
 
+def _kv_free_tokens() -> pl.Expr:
+    """Tokens of KV cache the memory beside the weights and the reserve holds (fractional)."""
+    return (_C("memory_budget_gb") - _fixed_gb()) * GB / _C("kv_bytes_per_token")
+
+
+def _kv_blocks() -> pl.Expr:
+    """Paged KV: whole blocks of `block_size` tokens that fit (null: token-granular)."""
+    return (_kv_free_tokens() / _f("block_size")).floor().clip(lower_bound=0)
+
+
+def _kv_capacity_tokens() -> pl.Expr:
+    """Tokens the KV cache holds: whole tokens, or whole blocks x block size when paged."""
+    return pl.when(_C("block_size").is_null()).then(_kv_free_tokens().floor()) \
+        .otherwise(_kv_blocks() * _f("block_size")).clip(lower_bound=0).cast(pl.Int64)
+
+
 def _max_batch() -> pl.Expr:
     # Sequences of `context` tokens whose cache fits beside the weights and the reserve: the
-    # KV-cache fit. 0 when weights and reserve alone exceed the budget; null at context 0.
+    # KV-cache fit; paged, each sequence takes ceil(context / block size) whole blocks. 0 when
+    # weights and reserve alone exceed the budget; null at context 0.
     free_gb = _C("memory_budget_gb") - _fixed_gb()
     per_sequence_gb = _f("context") * _C("kv_bytes_per_token") / GB
-    fits = (free_gb / per_sequence_gb).floor().clip(lower_bound=0).cast(pl.Int64)
+    whole = (free_gb / per_sequence_gb).floor()
+    paged = (_kv_blocks() / (_f("context") / _f("block_size")).ceil()).floor()
+    fits = pl.when(_C("block_size").is_null()).then(whole).otherwise(paged) \
+        .clip(lower_bound=0).cast(pl.Int64)
     return pl.when(per_sequence_gb > 0).then(fits).otherwise(None)
 
 
@@ -208,6 +243,8 @@ def _with_defaults(frame: pl.LazyFrame) -> pl.LazyFrame:
         _C("pipeline_parallel").fill_null(1),
         _C("replicas").fill_null(1),
         _C("microbatches").fill_null(_C("batch")),
+        _C("kv_read_factor").fill_null(1.0),
+        _C("prefix_cached_tokens").fill_null(0),
     )
 
 
@@ -249,15 +286,15 @@ def roofline(frame: F) -> F:
             (_C("decode_flops") / (_C("traffic_gb") * GB))
             .alias("arithmetic_intensity_flop_per_byte"),
             (_C("prefill_flops") / (tp * _f("tflops") * TERA) * 1e3).alias("prefill_compute_ms"),
-            ((_f("weights_gb") + _f("prompt_tokens") * _C("kv_bytes_per_token") / GB)
+            ((_f("weights_gb") + (_f("prompt_tokens") - _f("prefix_cached_tokens"))
+              * _C("kv_bytes_per_token") / GB)
              / (tp * _f("bandwidth_gb_per_s")) * 1e3).alias("prefill_memory_ms"),
         )
         .with_columns(
             _max_batch().alias("max_batch"),
             (pl.max_horizontal("memory_ms", "compute_ms") / (1.0 - _C("pp_bubble_share"))
              + _C("collective_ms")).alias("step_ms"),
-            ((_C("memory_budget_gb") - _fixed_gb()) * GB / _C("kv_bytes_per_token")).floor()
-            .clip(lower_bound=0).cast(pl.Int64).alias("kv_capacity_tokens"),
+            _kv_capacity_tokens().alias("kv_capacity_tokens"),
             (group * _f("replicas")).alias("gpus"),
             pl.when(_C("memory_ms") >= _C("compute_ms")).then(pl.lit("memory"))
             .otherwise(pl.lit("compute")).alias("bound"),
@@ -319,6 +356,9 @@ class RooflineInputs:
     pipeline_parallel: int = 1
     microbatches: int | None = None
     replicas: int = 1
+    kv_read_factor: float = 1.0
+    block_size: int | None = None
+    prefix_cached_tokens: int = 0
     calibration_source: str | None = None
     #: where bandwidth and compute come from (a datasheet, cited); None: planning inputs typed
     #: in by the user, not datasheet peaks
@@ -335,6 +375,11 @@ class RooflineInputs:
         if self.active_params is not None and self.active_params > self.params:
             raise RooflineInputError("active_params", f"must not exceed params "
                                      f"({self.active_params:g} > {self.params:g})")
+        prompt = self.prompt_tokens if self.prompt_tokens is not None else self.context
+        if self.prefix_cached_tokens and self.prefix_cached_tokens >= prompt:
+            raise RooflineInputError("prefix_cached_tokens", f"must be below the prompt's "
+                                     f"{prompt} tokens (its last token is always computed), "
+                                     f"got {self.prefix_cached_tokens}")
         if self.kv_heads > self.q_heads:
             raise RooflineInputError("kv_heads", f"must not exceed q_heads "
                                      f"({self.kv_heads} > {self.q_heads})")
@@ -484,6 +529,20 @@ def assumptions(inputs: RooflineInputs) -> list[str]:
     out.append(f"Weights take {_num(i.weights_gb / group)} GB of each GPU's "
                f"{_num(i.budget_gb)} GB, " + fit + (
                    ": they do not fit." if free_gb < 0 else "."))
+    if i.kv_read_factor != 1:
+        out.append(f"The engine reads the KV cache {_num(i.kv_read_factor)} times per decode "
+                   "step (a naive cache that copies the old buffer out and a new one back, then "
+                   "attends: Hugging Face transformers about 3, seed 004), so the step's cache "
+                   f"traffic is {_num(i.kv_read_factor)} x the cache.")
+    if i.prefix_cached_tokens:
+        out.append(f"Prefix cache: the first {i.prefix_cached_tokens:,} of the {prompt:,} prompt "
+                   "tokens are served from the cache (their K/V kept from an earlier request): "
+                   "prefill computes and writes the other tokens only, attending over the "
+                   "whole prefix.")
+    if i.block_size is not None:
+        out.append(f"Paged KV cache in blocks of {i.block_size} tokens: capacity is whole "
+                   "blocks, and a sequence of L tokens takes ceil(L / block size) blocks (at "
+                   "most one partial block each, seed 003).")
     if i.lookup_embeddings and i.vocab_size is not None and not i.tied_embeddings:
         out.append(f"Input embedding table ({i.vocab_size:,} x {i.hidden_size:,} parameters) "
                    "is looked up, not read whole: left out of the per-token weight traffic and "

@@ -47,7 +47,10 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
             output_tokens: int, chunk_tokens: int | None, serialised: bool,
             gpu: str | None = None,
             error_range: tuple[float, float, float] | None = None,
-            error_source: str | None = None) -> dict[str, Any]:
+            error_source: str | None = None,
+            prefix_hit_rate: float | tuple[float, float, float] | None = None,
+            kv_link_gb_per_s: float | None = None,
+            ) -> dict[str, Any]:
     """The serving estimate at one load, for `scorecard estimate` and a proposal alike: each
     replica under a closed loop of `concurrency` clients (serving.serving_point), goodput =
     decode tokens/s x replicas, TTFT (the prefill queue included) and TPOT. A batched server
@@ -58,15 +61,30 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
     the same share of the model as the decode); the model's own figures are kept as
     `model_goodput_tokens_per_s`, `model_tpot_ms`, `model_ttft_s`. Every goodput is capped at
     `ceiling_tokens_per_s`, the roofline ceiling at that load (C / decode step x replicas):
-    an error factor above 1 does not lift a figure past what the GPUs can give."""
-    chunk_default = not serialised and chunk_tokens is None
-    if serialised:
+    an error factor above 1 does not lift a figure past what the GPUs can give. A
+    `prefix_hit_rate` (h, or low, mode, high) removes that share of each prompt's prefill
+    (serving.serving_point): goodput, TPOT and TTFT at the mode, the goodput range at low and
+    high (with the error range: low x low, mode x mode, high x high), and `cold_ttft_s` the
+    TTFT without the cache. `kv_link_gb_per_s`: disaggregated prefill (serving.serving_point):
+    no chunk budget, TPOT the decode step, TTFT + the KV transfer (`kv_transfer_ms`), a prefill
+    pool of one replica's GPUs beside each decode replica."""
+    disaggregated = kv_link_gb_per_s is not None and not serialised
+    chunk_default = not serialised and not disaggregated and chunk_tokens is None
+    if serialised or disaggregated:
         chunk_tokens = None
     elif chunk_tokens is None:
         chunk_tokens = default_chunk_tokens(gpu, inputs.budget_gb)
-    point = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
-                          output_tokens=output_tokens, budget_tokens=chunk_tokens,
-                          serialised=serialised)
+    hits = ((prefix_hit_rate,) * 3 if isinstance(prefix_hit_rate, int | float)
+            else prefix_hit_rate or (0.0, 0.0, 0.0))
+    points = [serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
+                            output_tokens=output_tokens, budget_tokens=chunk_tokens,
+                            serialised=serialised, prefix_hit_rate=h,
+                            kv_link_gb_per_s=kv_link_gb_per_s) for h in hits]
+    point = points[1]
+    cold = serving_point(inputs, concurrency, prompt_tokens=prompt_tokens,
+                         output_tokens=output_tokens, budget_tokens=chunk_tokens,
+                         serialised=serialised, kv_link_gb_per_s=kv_link_gb_per_s
+                         ) if any(hits) else point
     per_replica = point["decode_tokens_per_s"]
     goodput = per_replica * inputs.replicas if per_replica is not None else None
     ceiling = (point["ceiling_tokens_per_s"] * inputs.replicas
@@ -82,6 +100,7 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "counted).",
         ("Serialised server: one request at a time (batch 1, FIFO): TTFT = (C - 1) x (TTFT + "
          "(N - 1) x TPOT) + its own; decode tokens/s = 1 / TPOT." if serialised else
+         _disaggregated_words(kv_link_gb_per_s, point["kv_transfer_ms"]) if disaggregated else
          (f"Chunked prefill at {chunk_tokens:,} tokens per step: each prompt takes "
           f"{steps} mixed steps, each max(the decode step, "
           "the prefill chunk's compute) (it still reads the weights and the batch's KV), "
@@ -100,26 +119,55 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
         "decode_step_ms": point["decode_step_ms"], "mixed_step_ms": point["mixed_step_ms"],
         "tpot_ms": point["tpot_ms"], "ttft_s": point["ttft_s"],
         "prefill_s": point["prefill_s"],
+        "prefix_hit_rate": prefix_hit_rate if any(hits) else None,
+        "prefix_cached_tokens": point["prefix_cached_tokens"],
+        "cold_ttft_s": cold["ttft_s"],
+        "disaggregated": disaggregated, "kv_transfer_ms": point["kv_transfer_ms"],
         "goodput_tokens_per_s": goodput, "goodput_range": None,
         "model_goodput_tokens_per_s": goodput, "model_tpot_ms": point["tpot_ms"],
         "model_ttft_s": point["ttft_s"],
         "error_source": error_source, "assumptions": assumptions,
     }
-    if goodput is not None and ceiling is not None and error_range is not None:
-        low, mode, high = error_range
-        out["goodput_range"] = {"low": min(goodput * low, ceiling),
-                                "mode": min(goodput * mode, ceiling),
-                                "high": min(goodput * high, ceiling)}
+    if any(hits):
+        assumptions.append(
+            f"Prefix cache: {point['prefix_cached_tokens']:,} of each prompt's "
+            f"{prompt_tokens:,} tokens (hit rate {hits[1]:g}"
+            + (f", range {hits[0]:g} to {hits[2]:g}" if hits[0] != hits[2] else "")
+            + ") come from the cache, so the prefill computes the rest only: fewer mixed "
+            "steps, a shorter prefill queue; every sequence still holds the whole prompt's KV "
+            "(shared prefix blocks not credited).")
+    if goodput is not None and ceiling is not None and (error_range is not None
+                                                        or hits[0] != hits[2]):
+        low, mode, high = error_range or (1.0, 1.0, 1.0)
+        at = [p["decode_tokens_per_s"] * inputs.replicas for p in points]
+        out["goodput_range"] = {"low": min(at[0] * low, ceiling),
+                                "mode": min(at[1] * mode, ceiling),
+                                "high": min(at[2] * high, ceiling)}
         out["goodput_tokens_per_s"] = out["goodput_range"]["mode"]
         out["tpot_ms"] = point["tpot_ms"] / mode
         out["ttft_s"] = point["ttft_s"] / mode
-        assumptions.append(f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / "
-                           f"high): the model's measured error ({error_source})"
-                           + ("" if mode == 1 else f"; TPOT and TTFT / {mode:.3g}")
-                           + (f"; capped at the roofline ceiling {ceiling:,.1f} tokens/s (C / "
-                              "decode step x replicas)" if goodput * high > ceiling else "")
-                           + ".")
+        out["cold_ttft_s"] = cold["ttft_s"] / mode
+        assumptions.append(
+            (f"Goodput range x {low:.3f} / {mode:.3g} / {high:.3f} (low / mode / high): the "
+             f"model's measured error ({error_source})" if error_range is not None else
+             "Goodput range from the prefix-cache hit rate's")
+            + (f", at hit rates {hits[0]:g} / {hits[1]:g} / {hits[2]:g}"
+               if hits[0] != hits[2] else "")
+            + ("" if mode == 1 else f"; TPOT and TTFT / {mode:.3g}")
+            + (f"; capped at the roofline ceiling {ceiling:,.1f} tokens/s (C / "
+               "decode step x replicas)" if at[2] * high > ceiling else "")
+            + ".")
     return out
+
+
+def _disaggregated_words(link_gb_per_s: float | None, transfer_ms: float | None) -> str:
+    return (f"Disaggregated prefill: a prefill pool of one replica's GPUs beside each decode "
+            "replica runs one prefill at a time (its queue by closed-loop mean value analysis), "
+            f"then sends the prompt's KV over a {link_gb_per_s:g} GB/s link: "
+            f"{transfer_ms or 0.0:,.2f} ms added to TTFT (not overlapped with the prefill; "
+            "seed 003: ~3 ms NVLink, ~52 ms 400 Gb/s RDMA for a 70B 8K prompt). The decode "
+            "steps carry no prefill chunk: TPOT = the decode step; goodput = C / TPOT per "
+            "decode replica, on twice the GPUs.")
 
 
 def sizing(inputs: RooflineInputs, plan: dict[str, Any],
@@ -128,7 +176,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
     estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
     step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`)); with
-    `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included."""
+    `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included and
+    the cached prefill removed (its `cold_ttft_s` beside)."""
     if plan.get("requests_per_s") is None:
         return None
     if plan.get("output_tokens") is None:
@@ -152,10 +201,14 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
                                           ("the serving model's TPOT" if served else
                                            "the decode step") + f" / efficiency {efficiency:g}"),
     ]
-    cold_ttft_s = (served["ttft_s"] if served is not None
-                   else r.ttft_lower_bound_ms / 1e3) / efficiency
     hit = plan.get("prefix_hit_rate")
-    ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
+    if served is not None:
+        # the serving model removed the cached prefill itself (serving.serving_point)
+        cold_ttft_s = served["cold_ttft_s"] / efficiency
+        ttft_s = served["ttft_s"] / efficiency
+    else:
+        cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
+        ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
     assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
                        f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
                        + ("the prefill queue included" if served else "no queueing")
@@ -191,6 +244,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
                                          pl.col("littles_law_instances")).alias("binding")
                                  ).row(0, named=True)
     littles, goodput = row["littles_law_instances"], row["goodput_instances"]
+    # disaggregated prefill: each instance is a decode replica and its prefill pool
+    pools = 2 if served is not None and served.get("disaggregated") else 1
     assumptions.append("Instances from goodput: ceil(peak output tokens/s / (instance goodput "
                        "x (1 - headroom))); from Little's law: ceil(peak requests/s / "
                        "(concurrency / request duration x (1 - headroom))); the Little's-law "
@@ -207,9 +262,9 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
         "binding": row["binding"],
         "littles_law_instances": None if littles is None else int(littles),
         "goodput_instances": None if goodput is None else int(goodput),
-        "gpus_per_instance": int(r.gpus),
-        "littles_law_gpus": None if littles is None else int(littles * r.gpus),
-        "gpus": int(row["instances"] * r.gpus),
+        "gpus_per_instance": int(r.gpus) * pools,
+        "littles_law_gpus": None if littles is None else int(littles * r.gpus) * pools,
+        "gpus": int(row["instances"] * r.gpus) * pools,
         "assumptions": assumptions,
     }
 
@@ -238,7 +293,93 @@ def topologies(inputs: RooflineInputs, gpus: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _numbers(text: str, key: str, kind: type) -> list[Any]:
+def _tp_degrees(gpus: int) -> list[int]:
+    """Tensor-parallel degrees of `gpus` GPUs: powers of two that divide the count."""
+    return [1 << i for i in range(gpus.bit_length()) if gpus % (1 << i) == 0]
+
+
+def allreduce_by_tp(text: str | None) -> dict[int, float]:
+    """`--allreduce-us-by-tp "2:6,4:10"`: one all-reduce's latency (us) per TP degree."""
+    if not text:
+        return {}
+    out = {}
+    for item in text.replace(" ", "").split(","):
+        tp, _, us = item.partition(":")
+        try:
+            out[int(tp)] = float(us)
+        except ValueError:
+            raise RooflineInputError("allreduce_us_by_tp", f"must be TP:us pairs such as "
+                                     f"2:6,4:10, got {text!r}") from None
+        if out[int(tp)] < 0 or int(tp) < 2:
+            raise RooflineInputError("allreduce_us_by_tp", f"a degree of 2 or more and 0 or "
+                                     f"more us each, got {item!r}")
+    return out
+
+
+def crossover(inputs: RooflineInputs, gpus: int, concurrencies: list[int],
+              allreduce_us: dict[int, float] | None = None) -> dict[str, Any]:
+    """TP x replicas on `gpus` GPUs at equal total concurrency (seed 003's TP2 x 2 against
+    TP4 x 1): at each total concurrency C, every topology TP t x R = gpus / t replicas runs
+    C / R sequences per replica (a level R does not divide is left out for that topology),
+    the decode step with t's all-reduce cost (layers x 2 x `allreduce_us[t]`, else the inputs'
+    `allreduce_us`); tokens/s in all = R x (C / R) / step = C / step. The winner at C has the
+    most tokens/s among the topologies that fit (ties: the lower TPOT); `crossovers` are the
+    levels where the winner changes. A wider TP reads each replica's weights over more GPUs
+    (it wins while decode is memory-bound) and pays more all-reduces; at a large C decode turns
+    compute-bound, where every topology computes alike, and the narrower one wins."""
+    if gpus < 1:
+        raise RooflineInputError("compare_gpus", f"must be at least 1, got {gpus!r}")
+    by_tp = allreduce_us or {}
+    levels = []
+    winner_before = None
+    crossovers = []
+    for c in concurrencies:
+        if c < 1:
+            raise RooflineInputError("compare_concurrency", f"levels must be at least 1, got "
+                                     f"{c!r}")
+        rows = []
+        for tp in _tp_degrees(gpus):
+            replicas = gpus // tp
+            row: dict[str, Any] = {"tensor_parallel": tp, "replicas": replicas,
+                                   "batch_per_replica": None, "fits": False, "tpot_ms": None,
+                                   "collective_ms": None, "tokens_per_s_total": None,
+                                   "reason": None}
+            if c % replicas:
+                row["reason"] = f"{c} sequences do not split evenly over {replicas} replicas"
+                rows.append(row)
+                continue
+            us = by_tp.get(tp, inputs.allreduce_us) if tp > 1 else None
+            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
+                                             replicas=replicas, batch=c // replicas,
+                                             microbatches=None, allreduce_us=us))
+            row.update(batch_per_replica=c // replicas, fits=r.tokens_per_s_total is not None,
+                       tpot_ms=r.step_ms, collective_ms=r.collective_ms,
+                       tokens_per_s_total=r.tokens_per_s_total, reason=r.ceiling_reason)
+            rows.append(row)
+        fitting = [r for r in rows if r["fits"]]
+        best = (max(fitting, key=lambda r: (r["tokens_per_s_total"], -r["tpot_ms"]))
+                if fitting else None)
+        name = f"TP{best['tensor_parallel']} x {best['replicas']}" if best else None
+        if name is not None and winner_before is not None and name != winner_before:
+            crossovers.append({"concurrency": c, "from": winner_before, "to": name})
+        winner_before = name or winner_before
+        levels.append({"concurrency": c, "topologies": rows, "winner": name})
+    return {"gpus": gpus, "levels": levels, "crossovers": crossovers, "assumptions": [
+        f"Equal total concurrency on {gpus} GPUs: each TP t x R replicas topology runs C / R "
+        "sequences per replica at the inputs' context; warm decode steps (the roofline), "
+        "tokens/s in all = C / step.",
+        "All-reduce per decode step: layers x 2 x the latency of one all-reduce at that TP "
+        "degree (" + "; ".join(
+            [f"TP{t} {us:g} us" for t, us in sorted(by_tp.items())]
+            + [("other degrees " if by_tp else "every degree ")
+               + (f"{inputs.allreduce_us:g} us" if inputs.allreduce_us is not None
+                  else "not counted: optimistic for the wider TP")])
+        + "; seed 003: ~5 us on NVLink, ~25 us on PCIe).",
+    ]}
+
+
+def numbers(text: str, key: str, kind: type) -> list[Any]:
+    """Comma-separated numbers of option `key`, each of `kind`."""
     try:
         return [kind(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
@@ -256,7 +397,7 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
     if measured_sweep is not None and plan.get("measured_tokens_per_s") is not None:
         raise RooflineInputError("measured_tokens_per_s", "give the measured sweep as figures "
                                  "or as --sweep-evidence, not both")
-    levels = (_numbers(plan["sweep"], "sweep", int) if plan.get("sweep") is not None
+    levels = (numbers(plan["sweep"], "sweep", int) if plan.get("sweep") is not None
               else sorted(measured_sweep or {}))
     if plan.get("output_tokens") is None:
         raise RooflineInputError("output_tokens", "give the output tokens per request")
@@ -264,7 +405,8 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
     serialised = bool(plan.get("serialised"))
     rows = predict_sweep(inputs, levels, prompt_tokens=prompt,
                          output_tokens=int(plan["output_tokens"]),
-                         budget_tokens=plan.get("chunk_budget"), serialised=serialised)
+                         budget_tokens=plan.get("chunk_budget"), serialised=serialised,
+                         prefix_hit_rate=plan.get("prefix_hit_rate") or 0.0)
     out: dict[str, Any] = {"levels": rows, "comparison": None, "assumptions": [
         f"Closed loop: C clients, each sends its next request when its last one ends; every "
         f"sequence holds the {prompt}-token prompt's KV (generated tokens not counted).",
@@ -286,7 +428,7 @@ def sweep(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None
             "loop of C clients: TTFT = (C - 1) x (TTFT + (N - 1) x TPOT) + its own TTFT; "
             "decode throughput 1 / TPOT at every C."]
     if plan.get("measured_tokens_per_s") is not None:
-        measured = _numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
+        measured = numbers(plan["measured_tokens_per_s"], "measured_tokens_per_s", float)
         if len(measured) != len(levels):
             raise RooflineInputError("measured_tokens_per_s",
                                      f"give one figure per level ({len(levels)}), got "

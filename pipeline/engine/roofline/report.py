@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.engine.roofline import planning
+from pipeline.engine.roofline import kv, planning
 from pipeline.engine.roofline.model import (
     RooflineInputError,
     RooflineInputs,
@@ -33,10 +33,37 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
         out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
                              if plan.get("compare_gpus") is not None else None)
         out["sweep"] = planning.sweep(inputs, plan)
+        out["kv_paging"] = _kv_paging(inputs, plan)
+        out["crossover"] = _crossover(inputs, plan)
     except RooflineInputError as err:
         flag = "--" + err.field.replace("_", "-")
         raise EstimateError(f"{flag}: {str(err).split(': ', 1)[1]}") from None
     return out
+
+
+def _crossover(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """With --compare-concurrency (and --compare-gpus): the TP x replicas topologies at equal
+    total concurrency and which wins (planning.crossover)."""
+    if plan.get("compare_concurrency") is None:
+        return None
+    if plan.get("compare_gpus") is None:
+        raise RooflineInputError("compare_concurrency", "give --compare-gpus, the GPUs the "
+                                 "topologies share")
+    levels = planning.numbers(plan["compare_concurrency"], "compare_concurrency", int)
+    return planning.crossover(inputs, plan["compare_gpus"], levels,
+                              planning.allreduce_by_tp(plan.get("allreduce_us_by_tp")))
+
+
+def _kv_paging(inputs: RooflineInputs, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """With --block-size: the paged cache against a naive one (kv.paged_capacity), each
+    sequence grown to prompt + output tokens (the context without --output-tokens), the naive
+    engine reserving the larger of the context and that length."""
+    if inputs.block_size is None:
+        return None
+    prompt = inputs.prompt_tokens or inputs.context
+    used = prompt + int(plan["output_tokens"]) if plan.get("output_tokens") else inputs.context
+    return kv.paged_capacity(inputs, sequence_tokens=max(used, 1),
+                             reserved_tokens=max(inputs.context, used, 1))
 
 
 def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] | None:
@@ -50,7 +77,8 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
     if plan.get("output_tokens") is None:
         return None
     prompt = inputs.prompt_tokens or inputs.context
-    if not (plan.get("chunk_budget") or plan.get("serialised")) and prompt != inputs.context:
+    if not (plan.get("chunk_budget") or plan.get("serialised") or plan.get("kv_link_gbs")) \
+            and prompt != inputs.context:
         return None
     return planning.serving(
         inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,
@@ -59,7 +87,26 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
         # an efficiency replaces the model's measured error, as in a proposal
         error_range=None if plan.get("efficiency") is not None else context.get("error_range"),
         error_source=None if plan.get("efficiency") is not None
-        else context.get("error_source"))
+        else context.get("error_source"),
+        prefix_hit_rate=_hit_rates(plan), kv_link_gb_per_s=plan.get("kv_link_gbs"))
+
+
+def _hit_rates(plan: dict[str, Any]) -> float | tuple[float, float, float] | None:
+    """--prefix-hit-rate (the mode) with --prefix-hit-range "low,high" around it."""
+    hit, span = plan.get("prefix_hit_rate"), plan.get("prefix_hit_range")
+    if span is None:
+        return hit
+    try:
+        low, high = (float(x) for x in span.replace(" ", "").split(","))
+    except ValueError:
+        raise RooflineInputError("prefix_hit_range", f"must be two rates, low,high, got "
+                                 f"{span!r}") from None
+    if hit is None:
+        raise RooflineInputError("prefix_hit_range", "give --prefix-hit-rate, the mode")
+    if not 0.0 <= low <= hit <= high <= 1.0:
+        raise RooflineInputError("prefix_hit_range", f"must hold 0 <= low <= the rate {hit:g} "
+                                 f"<= high <= 1, got {span!r}")
+    return (low, hit, high)
 
 
 def report(inputs: RooflineInputs, result: RooflineResult, context: dict[str, Any]
@@ -161,7 +208,10 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                          + (f" (range {band['low']:,.1f} to {band['high']:,.1f})" if band
                             else "")
                          + f", TPOT {sv['tpot_ms']:,.1f} ms, TTFT {sv['ttft_s']:,.2f} s "
-                         "(prefill queue included); roofline ceiling at this load "
+                         "(prefill queue included"
+                         + (f", KV transfer {sv['kv_transfer_ms']:,.2f} ms"
+                            if sv.get("kv_transfer_ms") is not None else "")
+                         + "); roofline ceiling at this load "
                          f"{sv['ceiling_tokens_per_s']:,.1f} tok/s")
         lines.extend(f"  - {a}" for a in sv["assumptions"])
     s = data.get("sizing")
@@ -189,6 +239,30 @@ def _planning_text(data: dict[str, Any]) -> list[str]:
                 f"TPOT {t['tpot_ms']:,.2f} ms (all-reduce {t['collective_ms']:,.2f} ms), "
                 f"{total:,.0f} tok/s, {per:,.1f} tok/s per GPU" if t["fits"] else
                 f"does not fit: {t['reason']}"))
+    co = data.get("crossover")
+    if co:
+        lines.append(f"Topologies at equal total concurrency on {co['gpus']} GPUs")
+        for level in co["levels"]:
+            parts = [f"TP{t['tensor_parallel']} x {t['replicas']} "
+                     + (f"{t['tokens_per_s_total']:,.0f} tok/s, TPOT {t['tpot_ms']:,.2f} ms"
+                        if t["fits"] else "does not fit" if t["batch_per_replica"] else
+                        "uneven split")
+                     for t in level["topologies"]]
+            lines.append(f"  C={level['concurrency']}: " + "; ".join(parts)
+                         + f" -> {level['winner'] or 'none fits'}")
+        for x in co["crossovers"]:
+            lines.append(f"  crossover at C={x['concurrency']}: {x['from']} -> {x['to']}")
+        lines.extend(f"  - {a}" for a in co["assumptions"])
+    kp = data.get("kv_paging")
+    if kp:
+        lines += [
+            f"Paged KV cache ({kp['block_size']}-token blocks)",
+            f"  {kp['kv_blocks']:,} blocks = {kp['kv_capacity_tokens']:,} tokens; a sequence "
+            f"of {kp['sequence_tokens']:,} tokens takes {kp['blocks_per_sequence']} blocks",
+            f"  {kp['paged_sequences']:,} sequences paged vs {kp['naive_sequences']:,} when "
+            f"each reserves {kp['reserved_tokens']:,} tokens; preemption from concurrency "
+            f"{kp['preemption_onset_concurrency']:,}",
+        ]
     sw = data.get("sweep")
     if sw:
         lines.append("Closed-loop sweep (predicted)")

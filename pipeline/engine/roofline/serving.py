@@ -109,7 +109,8 @@ def verification_step_ms(inputs: RooflineInputs, draft_tokens: int) -> float:
     tokens = inputs.batch * (draft_tokens + 1)
     one = estimate(inputs)
     wide = estimate(dataclasses.replace(inputs, batch=tokens))
-    gb = wide.weights_read_gb + one.cache_gb + tokens * one.kv_bytes_per_token / GB
+    gb = (wide.weights_read_gb + inputs.kv_read_factor * one.cache_gb
+          + tokens * one.kv_bytes_per_token / GB)
     group = inputs.tensor_parallel * inputs.pipeline_parallel
     memory_ms = gb / (group * inputs.bandwidth_gb_per_s) * 1e3
     return (max(memory_ms, wide.compute_ms) / (1.0 - one.pp_bubble_share)
@@ -166,22 +167,54 @@ def batched_prefill_ttft_s(concurrency: int, prefill_s: float, decode_s: float) 
     return response
 
 
+def prefix_cached_tokens(prompt_tokens: int, hit_rate: float) -> int:
+    """Prompt tokens a prefix-cache hit rate serves from the cache: floor(prompt x h), never
+    the last token (the engine always computes it to sample the first output token)."""
+    if not 0.0 <= hit_rate <= 1.0:
+        raise RooflineInputError("prefix_hit_rate", f"must be 0 to 1, got {hit_rate!r}")
+    return min(math.floor(prompt_tokens * hit_rate), prompt_tokens - 1)
+
+
+def kv_transfer_s(inputs: RooflineInputs, prompt_tokens: int, link_gb_per_s: float) -> float:
+    """Moving one prompt's KV cache from a prefill worker to a decode worker over a link of
+    `link_gb_per_s` (GB/s, all of the link the transfer uses): prompt x KV bytes per token /
+    the link (seed 003: a 70B 8K prompt's ~2.6 GB in ~3 ms over NVLink, ~52 ms over 400 Gb/s
+    RDMA). Not overlapped with the prefill: an upper bound where engines stream it by layer."""
+    if not link_gb_per_s > 0 or math.isinf(link_gb_per_s):
+        raise RooflineInputError("kv_link_gbs", f"must be a positive finite GB/s, got "
+                                                f"{link_gb_per_s!r}")
+    kv = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
+                                      prompt_tokens=prompt_tokens, microbatches=None))
+    return prompt_tokens * kv.kv_bytes_per_token / GB / link_gb_per_s
+
+
 def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: int,
                   output_tokens: int, budget_tokens: int | None,
-                  serialised: bool = False) -> dict[str, Any]:
+                  serialised: bool = False, prefix_hit_rate: float = 0.0,
+                  kv_link_gb_per_s: float | None = None) -> dict[str, Any]:
     """One replica under a closed loop of `concurrency` clients: the decode-only step at batch
     C (every sequence holding the prompt's KV), the mixed step (`mixed_step_s`: the decode
     step or one budget's prefill chunk at the inputs' compute rate, the slower), TPOT, decode
     throughput C / TPOT, the roofline ceiling C / decode step it stays under and TTFT (the
-    prefill queue included). `budget_tokens` None: no chunked prefill (decode-only steps).
+    prefill queue included). `prefix_hit_rate` h: the first floor(prompt x h) prompt tokens
+    come from the prefix cache, so the prefill computes the rest only: fewer mixed steps
+    (ceil(uncached / budget)), a shorter prefill and TTFT, and so a lower TPOT and a higher
+    goodput (every sequence still holds the whole prompt's KV: shared prefix blocks are not
+    credited). `budget_tokens` None: no chunked prefill (decode-only steps).
+    `kv_link_gb_per_s`: disaggregated prefill: the prompts are prefilled on a separate pool
+    (one replica's GPUs beside each decode replica, serving one prefill at a time) and their KV
+    sent over that link, so the decode steps carry no prefill chunk (TPOT = the decode step)
+    and TTFT = the prefill queue + the KV transfer (`kv_transfer_s`).
     `serialised`: one request at a time (batch 1, FIFO). Beyond the KV capacity (`kv_fits`
     false) the figures are null."""
     if output_tokens < 1:
         raise RooflineInputError("output_tokens", f"must be at least 1, got {output_tokens!r}")
+    cached = prefix_cached_tokens(prompt_tokens, prefix_hit_rate)
     one = estimate(dataclasses.replace(inputs, batch=1, context=prompt_tokens,
-                                       prompt_tokens=prompt_tokens, microbatches=None))
+                                       prompt_tokens=prompt_tokens, microbatches=None,
+                                       prefix_cached_tokens=cached))
     prefill_s = one.ttft_lower_bound_ms / 1e3
-    chunks = (mixed_steps(prompt_tokens, budget_tokens) if budget_tokens is not None
+    chunks = (mixed_steps(prompt_tokens - cached, budget_tokens) if budget_tokens is not None
               else None)
     batch = 1 if serialised else concurrency
     r = estimate(dataclasses.replace(inputs, batch=batch, context=prompt_tokens,
@@ -189,14 +222,23 @@ def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: in
     fits = r.max_batch is not None and r.max_batch >= batch
     decode_s = r.step_ms / 1e3
     mixed_s = mixed_step_s(decode_s, one.prefill_compute_ms / 1e3 / chunks) if chunks else None
+    transfer_s = None
     if serialised:
         tpot = decode_s
         ttft = serialised_ttft_s(concurrency, prefill_s, tpot, output_tokens)
         tokens = 1.0 / tpot
+    elif kv_link_gb_per_s is not None:
+        tpot = decode_s
+        mixed_s = None
+        transfer_s = kv_transfer_s(inputs, prompt_tokens, kv_link_gb_per_s)
+        ttft = batched_prefill_ttft_s(concurrency, prefill_s,
+                                      transfer_s + (output_tokens - 1) * tpot) + transfer_s
+        tokens = concurrency / tpot
     else:
         tpot = decode_s
         if mixed_s is not None and budget_tokens is not None:
-            tpot = chunked_prefill_tpot_s(decode_s, mixed_s, prompt_tokens=prompt_tokens,
+            tpot = chunked_prefill_tpot_s(decode_s, mixed_s,
+                                          prompt_tokens=prompt_tokens - cached,
                                           output_tokens=output_tokens, concurrency=concurrency,
                                           budget_tokens=budget_tokens)
         ttft = batched_prefill_ttft_s(concurrency, prefill_s, (output_tokens - 1) * tpot)
@@ -209,17 +251,20 @@ def serving_point(inputs: RooflineInputs, concurrency: int, *, prompt_tokens: in
         "tpot_ms": tpot * 1e3 if fits else None,
         "decode_tokens_per_s": tokens if fits else None,
         "ceiling_tokens_per_s": batch / decode_s if fits else None,
-        "prefill_s": prefill_s,
+        "prefill_s": prefill_s, "prefix_cached_tokens": cached,
+        "kv_transfer_ms": transfer_s * 1e3 if transfer_s is not None else None,
         "ttft_s": ttft if fits else None,
     }
 
 
 def predict_sweep(inputs: RooflineInputs, concurrencies: Sequence[int], *,
                   prompt_tokens: int, output_tokens: int, budget_tokens: int | None,
-                  serialised: bool = False) -> list[dict[str, Any]]:
+                  serialised: bool = False, prefix_hit_rate: float = 0.0
+                  ) -> list[dict[str, Any]]:
     """One `serving_point` row per concurrency level of a closed-loop sweep."""
     return [serving_point(inputs, c, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
-                          budget_tokens=budget_tokens, serialised=serialised)
+                          budget_tokens=budget_tokens, serialised=serialised,
+                          prefix_hit_rate=prefix_hit_rate)
             for c in concurrencies]
 
 

@@ -14,6 +14,7 @@ from pipeline.engine.roofline import (
     inputs_from_reference,
 )
 from pipeline.engine.roofline.calibration import transfer
+from pipeline.engine.roofline.kv import sized_request_tokens
 from pipeline.engine.roofline.model import RooflineInputs
 from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
@@ -227,7 +228,8 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
                      output_tokens=e.output_tokens, chunk_tokens=e.chunk_tokens,
                      serialised=serialised, gpu=d.c.gpu,
                      error_range=None if e.efficiency is not None else error_range,
-                     error_source=None if e.efficiency is not None else error_source)
+                     error_source=None if e.efficiency is not None else error_source,
+                     prefix_hit_rate=e.prefix_hit_rate)
     d.row["tokens_per_s_grade"] = "estimated"
     key = f"{d.key}.throughput.estimate"
     replicas = topology["replicas"]
@@ -249,9 +251,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     ttft_source = (f"serving model TTFT for {e.prompt_tokens} prompt tokens at concurrency "
                    f"{e.concurrency}, the prefill queue included")
     if e.prefix_hit_rate is not None:
-        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
-        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
-                        f"({e.effects_source})")
+        ttft_source += (f", warm: prefix hit rate {e.prefix_hit_rate:g} removes "
+                        f"{served['prefix_cached_tokens']:,} tokens of each prefill "
+                        f"({e.effects_source}); cold {served['cold_ttft_s']:.3f} s")
     if e.efficiency is not None:
         ttft_source += f" / efficiency {efficiency:g}"
     elif error_range[1] != 1:
@@ -359,10 +361,11 @@ def _kv_bound(d: Draft, batch: int, kv_capacity_tokens: int | None) -> None:
     demand = d.proposal.demand
     if demand is None or (demand.prompt_tokens_p95 is None and demand.output_tokens_p95 is None):
         return
-    prompt = demand.prompt_tokens_p95 or demand.prompt_tokens or 0.0
-    output = demand.output_tokens_p95 or demand.output_tokens or 0.0
-    if kv_capacity_tokens is None or prompt + output <= 0:
+    sized = sized_request_tokens(demand.prompt_tokens, demand.output_tokens,
+                                 demand.prompt_tokens_p95, demand.output_tokens_p95)
+    if kv_capacity_tokens is None or sized is None or sum(sized) <= 0:
         return
+    prompt, output = sized
     fits = kv_fit(kv_capacity_tokens, prompt, output)
     text = (f"KV bound at the p95 lengths: {kv_capacity_tokens:,} KV tokens per replica / "
             f"({prompt:g} prompt + {output:g} output tokens) = {fits} sequences")

@@ -60,7 +60,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    scrapes = _scrapes(decode_text(data, TOOL, path), path)
+    scrapes = read_scrapes(decode_text(data, TOOL, path), path)
     first, last = scrapes[0], scrapes[-1]
     notes = ["vLLM /metrics scrapes: server-side figures (no network, no client queue)",
              ESTIMATES_NOTE]
@@ -147,7 +147,7 @@ def _time(text: str, path: str, where: str) -> float:
     return moment.timestamp()
 
 
-def _scrapes(text: str, path: str) -> list[Scrape]:
+def read_scrapes(text: str, path: str) -> list[Scrape]:
     """The scrapes of the file, split at its scrape-time comments, each parsed by
     prometheus_client's parser of the text exposition (sample names, labels, values and
     timestamps as Prometheus reads them)."""

@@ -139,8 +139,8 @@ def test_agrees_with_the_text_scrapes() -> None:
     (scraped,) = vllm_metrics.parse(text, path="s.txt")
     # the same two scrapes as a query_range answer of every series, two points each
     # (a series missing from the idle scrape starts at 0, as the text reader counts it)
-    before = dict(vllm_metrics._scrapes(idle.read_text(), "idle")[0][1])
-    after = vllm_metrics._scrapes(loaded.read_text(), "loaded")[0][1]
+    before = dict(vllm_metrics.read_scrapes(idle.read_text(), "idle")[0][1])
+    after = vllm_metrics.read_scrapes(loaded.read_text(), "loaded")[0][1]
     doc = matrix(*((name, dict(labels), [(T0, before.get((name, labels), 0.0)),
                                          (T0 + 100, value)])
                    for (name, labels), value in after.items()))
