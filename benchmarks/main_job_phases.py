@@ -7,10 +7,10 @@ then `pipeline.run`), then runs `pipeline.run.execute` with its steps wrapped by
 names `execute` calls (`opened` and, inside it, `read_market`; `resolve`, `compute`,
 `to_contract`, `dumps`, `print_summary`, `write_outputs`) are replaced in their modules by
 timed versions for that process only; what is left of `execute` is counted as "the rest" (the
-stored run waited for, the folder swapped in, the store closed). The interpreter's start-up
-and teardown are the process's whole wall time, measured by the parent, minus the child's own. Medians over --runs, with the
-run-to-run spread (min-max), beside the bare imports of duckdb, polars, pydantic and numpy in the
-same rounds.
+stored run waited for, the folder swapped in). The interpreter's start-up and teardown are
+the process's whole wall time, measured by the parent, minus the child's own. Medians over
+--runs, with the run-to-run spread (min-max), beside the bare imports of duckdb, polars,
+pydantic and numpy in the same rounds.
 
     uv run python benchmarks/main_job_phases.py [--runs 5]
 """
