@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -62,6 +63,8 @@ VIEW = "raw_snapshots"
 PART_BYTES = 1024
 #: Bytes handed to DuckDB at a time (a whole number of parts).
 CHUNK_BYTES = 16 << 20
+#: Raw bytes above which rewriting an older parts table in zstd is said on stderr.
+REWRITE_NOTE_BYTES = 64 << 20
 
 _DDL = (
     f"""CREATE TABLE IF NOT EXISTS {META} (
@@ -155,18 +158,29 @@ def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
 
 def _recompress_parts(con: duckdb.DuckDBPyConnection) -> None:
     """A parts table of content stored otherwise rewritten with the column in zstd (DuckDB has
-    no ALTER for a column's compression), rows in the same order; all or nothing."""
-    con.execute("BEGIN TRANSACTION")
+    no ALTER for a column's compression), rows in the same order; all or nothing. A store
+    holding a big log's bytes takes seconds (the 383 MB log of benchmarks/power_log.py: about
+    5 s at load 7), so it is said once on stderr, without DuckDB's progress bar; the space
+    the old parts held is reused by later writes (DuckDB does not shrink the file)."""
+    size = con.execute(f"SELECT sum(size_bytes) FROM {META}").fetchall()[0][0]
+    if size and size > REWRITE_NOTE_BYTES:
+        print(f"keeping the store's {size / 1e6:,.0f} MB of raw snapshots in zstd (once)",
+              file=sys.stderr)
+    con.execute("SET enable_progress_bar = false")
     try:
-        con.execute(f"ALTER TABLE {PARTS} RENAME TO raw_snapshot_parts_before_zstd")
-        con.execute(_DDL[1])
-        con.execute(f"INSERT INTO {PARTS} SELECT sha256, part, content FROM "
-                    "raw_snapshot_parts_before_zstd")
-        con.execute("DROP TABLE raw_snapshot_parts_before_zstd")
-    except BaseException:
-        rollback(con)
-        raise
-    con.execute("COMMIT")
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(f"ALTER TABLE {PARTS} RENAME TO raw_snapshot_parts_before_zstd")
+            con.execute(_DDL[1])
+            con.execute(f"INSERT INTO {PARTS} SELECT sha256, part, content FROM "
+                        "raw_snapshot_parts_before_zstd")
+            con.execute("DROP TABLE raw_snapshot_parts_before_zstd")
+        except BaseException:
+            rollback(con)
+            raise
+        con.execute("COMMIT")
+    finally:
+        con.execute("RESET enable_progress_bar")
 
 
 def _slices(data: memoryview) -> Iterator[memoryview]:

@@ -96,8 +96,9 @@ def test_parts_are_stored_in_zstd_without_a_global_setting(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("setting", ["", " USING COMPRESSION uncompressed"])
-def test_an_older_parts_table_is_rewritten_in_zstd_by_a_writer(tmp_path: Path,
-                                                               setting: str) -> None:
+def test_an_older_parts_table_is_rewritten_in_zstd_by_a_writer(
+        tmp_path: Path, setting: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     # the parts table as it was before its column setting (or with the setting before issue
     # 33, uncompressed), holding two snapshots' parts
     path = tmp_path / "s.duckdb"
@@ -115,7 +116,14 @@ def test_an_older_parts_table_is_rewritten_in_zstd_by_a_writer(tmp_path: Path,
     reader = store.connect(path, read_only=True)  # read as it is
     assert store.snapshot_content(reader, big) == BIG
     reader.close()
+    capsys.readouterr()
+    # the rewrite is said once above the threshold: BIG + SMALL = 5,134 bytes, over 5,000
+    monkeypatch.setattr(snapshots, "REWRITE_NOTE_BYTES", 5_000)
     con = store.connect(path)
+    assert capsys.readouterr().err == (
+        "keeping the store's 0 MB of raw snapshots in zstd (once)\n")
+    shown = "SELECT current_setting('enable_progress_bar')"  # DuckDB's default again after
+    assert con.execute(shown).fetchall() == duckdb.connect().execute(shown).fetchall()
     (created,) = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = "
                              "'raw_snapshot_parts'").fetchall()[0]
     assert '"content" BLOB USING COMPRESSION ZSTD NOT NULL' in created
