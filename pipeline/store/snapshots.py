@@ -21,11 +21,11 @@ few MB.
 Why zstd (`content ... USING COMPRESSION zstd`, issue 33): kept as they came, a big log's bytes
 made the store about 7x the size of DuckDB's own table of its rows; zstd keeps them in about a
 fifth of the space, for less than half the extra CPU of DuckDB's `auto` choice (which tries
-FSST and dictionaries on every segment; figures in docs/performance.md). A column's own setting, unlike DuckDB's global `force_compression`,
-lets a log's bytes be kept while its rows are loaded (with DuckDB's usual compression) by
-another connection (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table
-predates this (no setting, or `uncompressed`) is rewritten so by a writer
-(`ensure_snapshot_tables`), once.
+FSST and dictionaries on every segment; figures in docs/performance.md). A column's own
+setting, unlike DuckDB's global `force_compression`, lets a log's bytes be kept while its rows
+are loaded (with DuckDB's usual compression) by another connection
+(`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this (no
+setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once.
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
