@@ -154,6 +154,15 @@ def measured(what: str, log: Path, db: Path) -> dict[str, Any]:
     return child_process.measured(__file__, what, str(log), str(db))
 
 
+def _stored_mb(db: Path) -> float:
+    """The database file's size and that of whatever is kept beside it (a folder named after
+    it), in MB."""
+    beside = [p for p in db.parent.glob(db.name + ".*") if p.is_file()]
+    beside += [p for d in db.parent.glob(db.name + ".*") if d.is_dir() for p in d.rglob("*")
+               if p.is_file()]
+    return sum(p.stat().st_size for p in [db, *beside]) / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hours", type=float, default=36.0)
@@ -198,6 +207,9 @@ def main() -> None:
             run["wall_ratio"] = run["ours"]["process_s"] / run["duckdb"]["process_s"]
             run["cpu_ratio"] = run["ours"]["cpu_s"] / run["duckdb"]["cpu_s"]
             run["rss_ratio"] = run["ours"]["peak_rss_gb"] / run["duckdb"]["peak_rss_gb"]
+            run["store_mb"] = _stored_mb(our_db)
+            run["table_mb"] = _stored_mb(base_db)
+            run["size_ratio"] = run["store_mb"] / run["table_mb"]
             runs.append(run)
             print(json.dumps(run, sort_keys=True))
             for db in (base_db, our_db):
@@ -214,6 +226,9 @@ def main() -> None:
               f"{max(r['ours']['peak_rss_gb'] for r in runs):.2f} GB peak RSS (max)")
         print(f"ratio to DuckDB (median): wall {median('wall_ratio'):.2f} (target <= 1.5), "
               f"CPU {median('cpu_ratio'):.2f}, memory {median('rss_ratio'):.2f}")
+        print(f"store {median('store_mb'):.0f} MB against DuckDB's table {median('table_mb'):.0f} "
+              f"MB: {median('size_ratio'):.2f}x (target <= 2; the store file and what it "
+              "keeps beside it, against the CREATE TABLE AS database file)")
         print(f"unchanged file: {median('unchanged', 'work_s'):.2f} s to answer (target < 1 s) "
               f"after {median('unchanged', 'imports_s'):.2f} s of imports; "
               f"{median('unchanged', 'process_s'):.2f} s whole process "

@@ -369,7 +369,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
 
     import duckdb
 
-    from pipeline.evidence.add import add_prometheus
+    from pipeline.evidence.prometheus import add_prometheus
     from pipeline.store import LoadFailed, StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError

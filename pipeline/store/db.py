@@ -29,8 +29,9 @@ STORE_WAIT_S = 10.0
 #: as fetched, content-addressed: `raw_snapshots`, made by `ensure_snapshot_tables`).
 #: load_fetches: each response an ingest load read (URL, parameters, time), so two requests
 #: answered with the same bytes stay two (no key: a load writes its fetches once).
-#: out__scorecard: each published scorecard; its document is its run's (out__scorecard_run,
-#: `candidates_json` NULL) unless a later run of the same identity replaced that run.
+#: out__scorecard_run: every run, keyed by vintage and proposal identity (`pipeline.store.
+#: scorecards`). out__scorecard: each published scorecard; its document is its run's
+#: (`candidates_json` NULL) unless a later run of the same identity replaced that run.
 _META_DDL = (
     """CREATE TABLE IF NOT EXISTS loads (
         load_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, vintage VARCHAR NOT NULL,
@@ -47,6 +48,10 @@ _META_DDL = (
         vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
         generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR,
         PRIMARY KEY (vintage, proposal))""",
+    """CREATE TABLE IF NOT EXISTS out__scorecard_run (
+        vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
+        proposal_source VARCHAR NOT NULL, generated_at_utc TIMESTAMPTZ NOT NULL,
+        candidates_json VARCHAR NOT NULL, PRIMARY KEY (vintage, proposal, proposal_sha256))""",
 )
 
 
@@ -122,6 +127,7 @@ def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> No
         con.execute(ddl)
     caches.ensure(con)
     _link_old_snapshots(con)
+    _published_reads_runs(con)
     for table in tables:
         if table.name == power_samples.VIEW:  # a view over two tables (power_samples.py)
             power_samples.ensure(con)
@@ -143,6 +149,16 @@ def _link_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
                 "WHERE snapshots <> '') WHERE sha <> ''")
     con.execute("ALTER TABLE loads DROP COLUMN snapshots")
     con.execute("COMMIT")
+
+
+def _published_reads_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """A store written before published rows read their run holds `out__scorecard.
+    candidates_json NOT NULL`: drop the constraint (so this runs once per file; a current
+    store is only looked at)."""
+    if con.execute("SELECT 1 FROM duckdb_columns() WHERE table_name = 'out__scorecard' AND "
+                   "column_name = 'candidates_json' AND NOT is_nullable AND database_name = "
+                   "current_database() AND schema_name = current_schema()").fetchall():
+        con.execute("ALTER TABLE out__scorecard ALTER COLUMN candidates_json DROP NOT NULL")
 
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:

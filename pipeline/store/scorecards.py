@@ -2,7 +2,8 @@
 (its name and the sha256 of the parsed proposal), so a what-if variant never overwrites another
 run. `out__scorecard`: the published one of each vintage and proposal name, what next month's
 run and `scorecard diff` compare with; only a publishing run replaces it (`pipeline.run`
-decides which run publishes)."""
+decides which run publishes). Both tables are made, and an older store's upgraded, when the
+store is opened (`pipeline.store.db.ensure_tables`)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,6 @@ import duckdb
 
 from pipeline.store.transactions import rollback
 from schemas.result import Result
-
-_RUNS_DDL = """CREATE TABLE IF NOT EXISTS out__scorecard_run (
-    vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
-    proposal_source VARCHAR NOT NULL, generated_at_utc TIMESTAMPTZ NOT NULL,
-    candidates_json VARCHAR NOT NULL, PRIMARY KEY (vintage, proposal, proposal_sha256))"""
 
 
 @dataclass(frozen=True)
@@ -46,9 +42,6 @@ def save_run(con: duckdb.DuckDBPyConnection, result: Result, proposal_sha256: st
     The document is stored once: a published row holds no copy (`candidates_json` NULL) and
     reads the run of its identity. A run that replaces that run without publishing first
     gives the published row its own copy, so the published scorecard stays what it was."""
-    con.execute(_RUNS_DDL)
-    if publish:
-        _published_reads_runs(con)
     key = [result.vintage, result.proposal, proposal_sha256]
     generated = datetime.fromisoformat(result.generated_at)
     con.execute("BEGIN TRANSACTION")
@@ -75,15 +68,6 @@ def save_run(con: duckdb.DuckDBPyConnection, result: Result, proposal_sha256: st
         raise
 
 
-def _published_reads_runs(con: duckdb.DuckDBPyConnection) -> None:
-    """A store made before published rows read their run holds `candidates_json NOT NULL`."""
-    [(nullable,)] = con.execute(
-        "SELECT is_nullable FROM information_schema.columns WHERE table_name = "
-        "'out__scorecard' AND column_name = 'candidates_json'").fetchall()
-    if nullable != "YES":
-        con.execute("ALTER TABLE out__scorecard ALTER COLUMN candidates_json DROP NOT NULL")
-
-
 def save_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
                    proposal_text: str, document: str, *, proposal_sha256: str | None = None,
                    source: str = "(unknown)") -> None:
@@ -96,7 +80,6 @@ def save_scorecard(con: duckdb.DuckDBPyConnection, result: Result,
 def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
               ) -> StoredRun | None:
     """Which run is published for `vintage` and `proposal`, if any."""
-    con.execute(_RUNS_DDL)
     rows = con.execute(
         "SELECT p.proposal_sha256, r.proposal_source, "
         "strftime(p.generated_at_utc AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S+00:00') "
@@ -126,7 +109,6 @@ def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
 def stored_runs(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
                 ) -> list[tuple[str, str]]:
     """(proposal sha256, source) of every run stored for `vintage` and `proposal`."""
-    con.execute(_RUNS_DDL)
     return [(r[0], r[1]) for r in con.execute(
         "SELECT proposal_sha256, proposal_source FROM out__scorecard_run WHERE vintage = ? "
         "AND proposal = ? ORDER BY generated_at_utc", [vintage, proposal]).fetchall()]

@@ -18,11 +18,14 @@ of 1 KiB, the rows of a snapshot above 120 MiB fill row groups, which DuckDB wri
 into the file (the WAL only points at them), in less CPU and memory than one value or parts of a
 few MB.
 
-Why uncompressed (`content ... USING COMPRESSION uncompressed`): DuckDB's compression of a log's
-parts costs more CPU than parsing the log, and a column's own setting, unlike DuckDB's global
-`force_compression`, lets a log's bytes be kept while its rows are loaded (compressed) by
-another connection (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table
-predates this is rewritten so by a writer (`ensure_snapshot_tables`), once.
+Why zstd (`content ... USING COMPRESSION zstd`, issue 33): kept as they came, a big log's bytes
+made the store about 7x the size of DuckDB's own table of its rows; zstd keeps them in about a
+fifth of the space, for less than half the extra CPU of DuckDB's `auto` choice (which tries
+FSST and dictionaries on every segment; figures in docs/performance.md). A column's own
+setting, unlike DuckDB's global `force_compression`, lets a log's bytes be kept while its rows
+are loaded (with DuckDB's usual compression) by another connection
+(`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this (no
+setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once.
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -58,6 +62,8 @@ VIEW = "raw_snapshots"
 PART_BYTES = 1024
 #: Bytes handed to DuckDB at a time (a whole number of parts).
 CHUNK_BYTES = 16 << 20
+#: Raw bytes above which rewriting an older parts table in zstd is said on stderr.
+REWRITE_NOTE_BYTES = 64 << 20
 
 _DDL = (
     f"""CREATE TABLE IF NOT EXISTS {META} (
@@ -67,7 +73,7 @@ _DDL = (
     # transaction, after checking none is kept; an index would cost each part an entry
     f"""CREATE TABLE IF NOT EXISTS {PARTS} (
         sha256 VARCHAR NOT NULL, part INTEGER NOT NULL,
-        content BLOB USING COMPRESSION uncompressed NOT NULL)""",
+        content BLOB USING COMPRESSION zstd NOT NULL)""",
     # a snapshot of one part is that part; more are joined in order (as hex: DuckDB has no
     # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view
     f"""CREATE VIEW IF NOT EXISTS {VIEW} AS
@@ -96,7 +102,8 @@ def sha256(data: bytes) -> str:
 def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     """The tables and view of the layout above (one catalogue query finds which layout the
     store has); a store of the older layout is split into parts first (once: it has the view
-    afterwards), one of compressed parts rewritten (once: its DDL says so afterwards)."""
+    afterwards), one whose parts are stored otherwise than in zstd rewritten (once: its DDL
+    says so afterwards)."""
     tables = dict(con.execute(  # base tables only: the view is no table in the new layout
         "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?) AND "
         "schema_name = current_schema() AND database_name = current_database()",
@@ -106,8 +113,8 @@ def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
         return
     for ddl in _DDL:
         con.execute(ddl)
-    if PARTS in tables and "USING COMPRESSION" not in tables[PARTS]:
-        _uncompress_parts(con)
+    if PARTS in tables and "USING COMPRESSION ZSTD" not in tables[PARTS]:
+        _recompress_parts(con)
 
 
 def relation_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
@@ -148,20 +155,31 @@ def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("COMMIT")
 
 
-def _uncompress_parts(con: duckdb.DuckDBPyConnection) -> None:
-    """A parts table of compressed content rewritten with the column uncompressed (DuckDB has
-    no ALTER for a column's compression), rows in the same order; all or nothing."""
-    con.execute("BEGIN TRANSACTION")
+def _recompress_parts(con: duckdb.DuckDBPyConnection) -> None:
+    """A parts table of content stored otherwise rewritten with the column in zstd (DuckDB has
+    no ALTER for a column's compression), rows in the same order; all or nothing. A store
+    holding a big log's bytes takes seconds (the 383 MB log of benchmarks/power_log.py: about
+    5 s at load 7), so it is said once on stderr, without DuckDB's progress bar; the space
+    the old parts held is reused by later writes (DuckDB does not shrink the file)."""
+    size = con.execute(f"SELECT sum(size_bytes) FROM {META}").fetchall()[0][0]
+    if size and size > REWRITE_NOTE_BYTES:
+        print(f"keeping the store's {size / 1e6:,.0f} MB of raw snapshots in zstd (once)",
+              file=sys.stderr)
+    con.execute("SET enable_progress_bar = false")
     try:
-        con.execute(f"ALTER TABLE {PARTS} RENAME TO raw_snapshot_parts_compressed")
-        con.execute(_DDL[1])
-        con.execute(f"INSERT INTO {PARTS} SELECT sha256, part, content FROM "
-                    "raw_snapshot_parts_compressed")
-        con.execute("DROP TABLE raw_snapshot_parts_compressed")
-    except BaseException:
-        rollback(con)
-        raise
-    con.execute("COMMIT")
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(f"ALTER TABLE {PARTS} RENAME TO raw_snapshot_parts_before_zstd")
+            con.execute(_DDL[1])
+            con.execute(f"INSERT INTO {PARTS} SELECT sha256, part, content FROM "
+                        "raw_snapshot_parts_before_zstd")
+            con.execute("DROP TABLE raw_snapshot_parts_before_zstd")
+        except BaseException:
+            rollback(con)
+            raise
+        con.execute("COMMIT")
+    finally:
+        con.execute("RESET enable_progress_bar")
 
 
 def _slices(data: memoryview) -> Iterator[memoryview]:

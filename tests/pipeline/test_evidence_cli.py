@@ -89,6 +89,22 @@ def test_help_is_fast_to_import() -> None:
     assert out == "False"
 
 
+def test_adding_files_loads_no_http_client(tmp_path: Path) -> None:
+    # `evidence add FILE` in a whole process: requests (and urllib3 under it) is for
+    # `--prometheus` only, whose reader lives apart (pipeline.evidence.prometheus)
+    import subprocess
+    import sys
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes((FIXTURES / "trace_worked_example.jsonl").read_bytes())
+    code = ("import sys\nfrom pipeline.cli import app\n"
+            "try:\n    app(['evidence', 'add', sys.argv[1], '--db', sys.argv[2]])\n"
+            "except SystemExit as done:\n    print(done.code)\n"
+            "print([m for m in ('requests', 'urllib3') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code, str(trace), str(tmp_path / "s.duckdb")],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip().splitlines()[-2:] == ["0", "[]"]
+
+
 def test_add_is_idempotent(tmp_path: Path) -> None:
     import duckdb
 

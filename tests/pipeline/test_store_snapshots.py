@@ -82,19 +82,25 @@ def content_compression(con: duckdb.DuckDBPyConnection) -> set[str]:
         "= 'content' AND segment_type = 'BLOB'").fetchall()}
 
 
-def test_parts_are_stored_uncompressed_without_a_global_setting(tmp_path: Path) -> None:
+def test_parts_are_stored_in_zstd_without_a_global_setting(tmp_path: Path) -> None:
     # 300,000 bytes of one letter, in 293 parts: DuckDB's `auto` choice stores them as
-    # DICT_FSST (so it did before the column's setting); the content column's own USING
-    # COMPRESSION keeps them as they are, once checkpointed
+    # DICT_FSST (so it did before the column's setting), the setting before issue 33 as they
+    # came (Uncompressed); the content column's own USING COMPRESSION zstd stores them in
+    # zstd once checkpointed, and they read back the same
     con = store.connect(tmp_path / "s.duckdb")
-    store.save_snapshot(con, b"a" * 300_000, source="s", url="https://a")
+    digest = store.save_snapshot(con, b"a" * 300_000, source="s", url="https://a")
     con.execute("CHECKPOINT")
-    assert content_compression(con) == {"Uncompressed"}
+    assert content_compression(con) == {"ZSTD"}
+    assert store.snapshot_content(con, digest) == b"a" * 300_000
     assert con.execute("SELECT current_setting('force_compression')").fetchall() == [("auto",)]
 
 
-def test_an_older_parts_table_is_rewritten_uncompressed_by_a_writer(tmp_path: Path) -> None:
-    # the parts table as it was before its column setting, holding two snapshots' parts
+@pytest.mark.parametrize("setting", ["", " USING COMPRESSION uncompressed"])
+def test_an_older_parts_table_is_rewritten_in_zstd_by_a_writer(
+        tmp_path: Path, setting: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the parts table as it was before its column setting (or with the setting before issue
+    # 33, uncompressed), holding two snapshots' parts
     path = tmp_path / "s.duckdb"
     con = store.connect(path)
     big = store.save_snapshot(con, BIG, source="ecb", url="https://ecb/1")
@@ -103,17 +109,24 @@ def test_an_older_parts_table_is_rewritten_uncompressed_by_a_writer(tmp_path: Pa
     con.execute("CREATE TABLE kept AS SELECT * FROM raw_snapshot_parts")
     con.execute("DROP TABLE raw_snapshot_parts")
     con.execute("CREATE TABLE raw_snapshot_parts (sha256 VARCHAR NOT NULL, part INTEGER NOT "
-                "NULL, content BLOB NOT NULL)")
+                f"NULL, content BLOB{setting} NOT NULL)")
     con.execute("INSERT INTO raw_snapshot_parts SELECT * FROM kept")
     con.execute("DROP TABLE kept")
     con.close()
     reader = store.connect(path, read_only=True)  # read as it is
     assert store.snapshot_content(reader, big) == BIG
     reader.close()
+    capsys.readouterr()
+    # the rewrite is said once above the threshold: BIG + SMALL = 5,134 bytes, over 5,000
+    monkeypatch.setattr(snapshots, "REWRITE_NOTE_BYTES", 5_000)
     con = store.connect(path)
+    assert capsys.readouterr().err == (
+        "keeping the store's 0 MB of raw snapshots in zstd (once)\n")
+    shown = "SELECT current_setting('enable_progress_bar')"  # DuckDB's default again after
+    assert con.execute(shown).fetchall() == duckdb.connect().execute(shown).fetchall()
     (created,) = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = "
                              "'raw_snapshot_parts'").fetchall()[0]
-    assert '"content" BLOB USING COMPRESSION Uncompressed NOT NULL' in created
+    assert '"content" BLOB USING COMPRESSION ZSTD NOT NULL' in created
     # 5,120 bytes = 5 parts of 1,024; 14 bytes = 1 part: the same parts, the same bytes
     assert [n for n, _ in parts_of(con, big)] == [0, 1, 2, 3, 4]
     assert parts_of(con, small) == [(0, len(SMALL))]

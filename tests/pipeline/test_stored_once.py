@@ -123,3 +123,57 @@ def test_a_store_whose_published_rows_hold_their_document_is_read_and_written(
     [(_, latest)], [(_, none)] = _documents(db)
     assert none is None
     assert _generated_at(db, doc["vintage"], doc["proposal"]) == _strict(latest)["generated_at"]
+
+
+def _queries(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every statement this connection ran since `CALL enable_logging('QueryLog')`, in order
+    (DuckDB's own query log)."""
+    return [m for (m,) in con.execute("SELECT message FROM duckdb_logs WHERE type = 'QueryLog' "
+                                      "ORDER BY timestamp").fetchall()]
+
+
+def test_an_old_store_is_upgraded_once_when_opened_and_a_publishing_run_checks_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a store made before published rows read their run (out__scorecard.candidates_json NOT
+    # NULL): opening it drops the constraint, once; a current store is only looked at, and
+    # saving a published run runs no DDL and no catalogue query
+    monkeypatch.chdir(tmp_path)
+    db, proposal = tmp_path / "s.duckdb", tmp_path / "proposal.toml"
+    proposal.write_text(EXAMPLE)
+    assert runner.invoke(app, ["run", str(proposal), "--db", str(db), "--json"]).exit_code == 0
+    con = duckdb.connect(str(db))
+    [(sha, document)] = con.execute(
+        "SELECT proposal_sha256, candidates_json FROM out__scorecard_run").fetchall()
+    con.execute("DROP TABLE out__scorecard")
+    con.execute("""CREATE TABLE out__scorecard (
+        vintage VARCHAR NOT NULL, proposal VARCHAR NOT NULL, proposal_sha256 VARCHAR NOT NULL,
+        generated_at_utc TIMESTAMPTZ NOT NULL, candidates_json VARCHAR NOT NULL,
+        PRIMARY KEY (vintage, proposal))""")
+    con.close()
+
+    def nullable(con: duckdb.DuckDBPyConnection) -> str:
+        return str(con.execute("SELECT is_nullable FROM information_schema.columns WHERE "
+                               "table_name = 'out__scorecard' AND column_name = "
+                               "'candidates_json'").fetchall()[0][0])
+
+    con = duckdb.connect(str(db))
+    con.execute("CALL enable_logging('QueryLog')")
+    store.ensure_tables(con, ())
+    upgraded = _queries(con)
+    assert [q for q in upgraded if q.upper().startswith(("ALTER", "DROP"))] == [
+        "ALTER TABLE out__scorecard ALTER COLUMN candidates_json DROP NOT NULL"]
+    assert nullable(con) == "YES"
+    con.close()
+
+    con = duckdb.connect(str(db))  # opened again: current now
+    con.execute("CALL enable_logging('QueryLog')")
+    store.ensure_tables(con, ())
+    assert not [q for q in _queries(con) if q.upper().startswith(("ALTER", "DROP"))]
+    before = len(_queries(con))
+    result = Result.model_validate_json(document)
+    store.save_run(con, result, sha, str(proposal), document, publish=True)
+    saved = _queries(con)[before + 1:]  # after the count query itself
+    assert [q.split()[0].upper() for q in saved] == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
+    assert con.execute("SELECT proposal_sha256, candidates_json FROM out__scorecard"
+                       ).fetchall() == [(sha, None)]
+    con.close()
