@@ -213,7 +213,8 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
     the zone it is served from)."""
     provider, model = cost.api.split(":", 1)
     table, sha256 = _api_prices()
-    rows = table.filter(pl.col("provider_id") == provider, pl.col("model") == model)
+    rows = d.mkt.once(("api_price", provider, model), lambda: table.filter(
+        pl.col("provider_id") == provider, pl.col("model") == model))
     if d.c.region is not None:
         rows = rows.filter(pl.col("region") == d.c.region)
     if rows.height == 0:
@@ -292,9 +293,10 @@ def point_tokens_per_day(d: Draft) -> float | None:
 
 def _offer(d: Draft, cost: OfferCost) -> dict[str, Any]:
     c, offers = d.c, d.mkt.offers
-    mine = offers.filter(pl.col("provider_id") == cost.provider_id,
-                         pl.col("offer_id") == cost.offer_id,
-                         pl.col("pricing_model") == cost.pricing)
+    mine = d.mkt.once(("offer", cost.provider_id, cost.offer_id, cost.pricing),
+                      lambda: offers.filter(pl.col("provider_id") == cost.provider_id,
+                                            pl.col("offer_id") == cost.offer_id,
+                                            pl.col("pricing_model") == cost.pricing))
     if c.region is not None:
         mine = mine.filter(pl.col("region") == c.region)
     if mine.height == 0:
