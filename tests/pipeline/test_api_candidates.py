@@ -154,3 +154,19 @@ def test_a_measured_endpoint_records_its_slo_checks(tmp_path: Path) -> None:
         assert "4 of 5 offered requests (80.0%) meet the SLO at concurrency 2" in \
             checks["SLO attainment"][1]
         assert c["tokens_per_s_grade"] == "declared"
+
+
+def test_an_estimated_api_replica_on_the_total_basis(tmp_path: Path) -> None:
+    # the serving replica estimated from the model (roofline ceiling x efficiency 0.45): on
+    # the total basis its rate is the output basis's x (1,000 + 250) / 250 = 5, where an
+    # estimate of any other candidate has none ("an estimate counts output tokens only")
+    estimated = API.replace(
+        'throughput = { tokens_per_s = 3000, source = "bench" }',
+        'model = "Llama-3.3-70B-Instruct"\nprecision = "fp8"\nthroughput = { estimate = { '
+        'model = "Llama-3.3-70B-Instruct", precision = "fp8", batch = 64, context = 4096, '
+        'efficiency = 0.45 } }')
+    output = _candidate(tmp_path, HEADER + estimated)
+    total = _candidate(tmp_path, TOTAL + estimated, "out2")
+    assert output["tokens_per_s"] > 0
+    assert total["tokens_per_s"] == pytest.approx(5 * output["tokens_per_s"])
+    assert total["cpm_eur_per_mtok"] == pytest.approx(0.9)
