@@ -269,6 +269,8 @@ def test_a_minimum_commitment_bills_a_floor_under_the_fleet(tmp_path: Path) -> N
     (API.replace('cost = { api = "scaleway:llama-3.3-70b-instruct" }',
                  'cost = { input_eur_per_mtok = 0.9, output_eur_per_mtok = -1, source = "x" }'),
      "candidates[0] (id 'api').cost.output_eur_per_mtok", "must be positive"),
+    (API + 'latency = { ttft_ms = 200, percentile = 100, source = "page" }\n',
+     "candidates[0] (id 'api').latency.percentile", "less than 100"),
 ])
 def test_bad_values_exit_1_naming_the_key(tmp_path: Path, text: str, key: str,
                                           problem: str) -> None:
