@@ -13,8 +13,9 @@ Every `scorecard run` is a separate process on one warm store (--db in a tempora
 loaded once before timing), writing its full output (HTML, JSON, XLSX, CSV, Parquet) to a
 temporary folder; `--json` runs (the engine part: resolve, metrics, Pareto, Monte Carlo,
 sizing, the JSON and the store, no report files) are timed first. Prints, per size and mode:
-the median wall time, the peak RSS of the process
-(`/usr/bin/time -f %M`), and the ratio to the 7-candidate run measured in the same run; with
+the median wall time, the median CPU time (user + system: the machine's other load stretches
+the wall time, not this) and the peak RSS of the process (`/usr/bin/time -f "%U %S %M"`),
+and the ratio to the 7-candidate run measured in the same run; with
 both modes, the report files' part (the full run's median less the engine's) and its ratio;
 the growth exponent of each mode (log of the wall-time ratio over log of the size ratio, from
 the 7-candidate run and between the two largest sizes: 1 is linear); then `uptime`'s load
@@ -104,19 +105,21 @@ def proposal(n: int, seed: int = 18) -> str:
     return "\n[[candidates]]\n".join(out)
 
 
-def run_once(file: Path, db: Path, out: Path | None) -> tuple[float, float, int]:
-    """Wall seconds and peak RSS (MB) of one `scorecard run` process, and its exit code; with
-    `out` None, `run --json` (the engine and the store, no report files)."""
-    cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "pipeline", "run", str(file),
+def run_once(file: Path, db: Path, out: Path | None) -> tuple[float, float, int, float]:
+    """Wall seconds and peak RSS (MB) of one `scorecard run` process, its exit code and its
+    CPU seconds (user + system: what the machine's other load does not stretch); with `out`
+    None, `run --json` (the engine and the store, no report files)."""
+    cmd = ["/usr/bin/time", "-f", "%U %S %M", sys.executable, "-m", "pipeline", "run", str(file),
            "--db", str(db), *(["--json"] if out is None else ["--out", str(out)])]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     lines = done.stderr.strip().splitlines()
-    rss_kb = float(lines[-1]) if lines and lines[-1].isdigit() else 0.0
+    user, system, rss_kb = (float(x) for x in lines[-1].split()) if lines and re.fullmatch(
+        r"[0-9.]+ [0-9.]+ [0-9]+", lines[-1]) else (0.0, 0.0, 0.0)
     if done.returncode:
         print(f"  exit {done.returncode}: {done.stderr.strip()[-600:]}", file=sys.stderr)
-    return wall, rss_kb / 1024, done.returncode
+    return wall, rss_kb / 1024, done.returncode, user + system
 
 
 def main() -> None:
@@ -147,6 +150,7 @@ def main() -> None:
                                     Path(tmp) / f"out{n}-{r}") for r in range(args.runs)]
                 wall = walls[mode, n] = statistics.median(r[0] for r in results)
                 rss = max(r[1] for r in results)
+                cpu = statistics.median(r[3] for r in results)
                 codes = sorted({r[2] for r in results})
                 base = base or wall
                 target = TARGETS.get(n) if mode == "full" else None
@@ -157,7 +161,8 @@ def main() -> None:
                 what = ("scorecard run --json (engine, store; no report files)"
                         if mode == "json" else "scorecard run (every output file)")
                 print(f"{what}, {n:,} candidates: {wall:.2f} s wall (median of {args.runs}), "
-                      f"peak RSS {rss:.0f} MB, {wall / base:.2f}x the 7-candidate run, exit "
+                      f"{cpu:.2f} s CPU, peak RSS {rss:.0f} MB, {wall / base:.2f}x the "
+                      "7-candidate run, exit "
                       f"{','.join(map(str, codes))}{verdict}", flush=True)
     def exponent(mode: str, a: int, b: int) -> float:
         return math.log(walls[mode, b] / walls[mode, a]) / math.log(b / a)

@@ -946,12 +946,14 @@ class EvidenceLatency(_Strict):
 
 
 class PublishedLatency(_Strict):
-    """An API's latency as its provider publishes it (a typical TTFT and TPOT), checked
-    against the SLO's limits."""
+    """An API's latency as its provider publishes it: TTFT and TPOT at a percentile of its
+    requests (`percentile`; a typical figure is read as the median, 50), the share of
+    requests they prove to meet the SLO's limits checked against `slo.attainment`."""
 
     ttft_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)]
     tpot_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     source: Annotated[str, Field(min_length=3)]
+    percentile: Annotated[float, Field(gt=0, lt=100, allow_inf_nan=False)] = 50.0
 
 
 #: an API candidate's latency: measured against the endpoint, or published

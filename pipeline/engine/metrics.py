@@ -166,13 +166,19 @@ def levelled_commitment_eur_per_hour(price_eur_per_hour: float, term_months: int
     return float(monthly / HOURS_PER_MONTH)
 
 
+def tokens_per_request(prompt_tokens: float, output_tokens: float, total_basis: bool) -> float:
+    """The tokens one request counts on the token basis: its output tokens, or its prompt +
+    output tokens under the total basis (`policy.token_basis = "total"`)."""
+    return output_tokens + (prompt_tokens if total_basis else 0.0)
+
+
 def api_eur_per_mtok(input_eur_per_mtok: float, output_eur_per_mtok: float,
                      prompt_tokens: float, output_tokens: float, total_basis: bool) -> float:
     """An API's price per million tokens of the token basis for the proposal's request mix:
-    one request's prompt at the input price and its output at the output price, over its
-    output tokens (or its prompt + output tokens under the total basis)."""
+    one request's prompt at the input price and its output at the output price, over the
+    tokens the request counts on the basis."""
     request_eur = input_eur_per_mtok * prompt_tokens + output_eur_per_mtok * output_tokens
-    return request_eur / (output_tokens + (prompt_tokens if total_basis else 0.0))
+    return request_eur / tokens_per_request(prompt_tokens, output_tokens, total_basis)
 
 
 #: each declared step's formula, by name

@@ -5,12 +5,15 @@ never reads a file or the store."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 from pipeline.engine.sovereignty import ProviderFacts
+
+T = TypeVar("T")
 
 #: a configuration's settings as the static row holds them: (setting, value) pairs
 SETTINGS = pl.List(pl.Struct({"setting": pl.String(), "value": pl.String()}))
@@ -121,6 +124,19 @@ class Market:
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(
         default_factory=dict, init=False, compare=False, repr=False)
+
+    #: what `once` made, by key
+    _made: dict[tuple[Any, ...], Any] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
+
+    def once(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """`make()` for `key`, made once per run: a lookup or conversion thousands of
+        candidates repeat on the same market (an offer's rows, a declared amount in EUR).
+        What it makes is shared, so it must not be changed by its callers."""
+        if key not in self._made:
+            self._made[key] = make()
+        made: T = self._made[key]
+        return made
 
     def row(self, table: str, **where: Any) -> dict[str, Any] | None:
         """The first row of the market table `table` (`hardware`, `regions`, `prices`, ...)

@@ -18,6 +18,7 @@ from pipeline.engine.metrics import (
     api_eur_per_mtok,
     levelled_commitment_eur_per_hour,
     tokens_per_day_from_requests,
+    tokens_per_request,
 )
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
@@ -185,7 +186,7 @@ def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
         minimum = cost.min_billing_tokens
     else:
         grade, (prices, source, minimum, zone) = "reference", _api_price(d, cost, key)
-    total = d.proposal.policy.token_basis == "total"
+    total = _total(d)
     both = list(zip(bounds(prices[0]), bounds(prices[1]), strict=True))
     low, mode, high = (api_eur_per_mtok(i, o, demand.prompt_tokens, demand.output_tokens,
                                         total) for i, o in both)
@@ -212,7 +213,8 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
     the zone it is served from)."""
     provider, model = cost.api.split(":", 1)
     table, sha256 = _api_prices()
-    rows = table.filter(pl.col("provider_id") == provider, pl.col("model") == model)
+    rows = d.mkt.once(("api_price", provider, model), lambda: table.filter(
+        pl.col("provider_id") == provider, pl.col("model") == model))
     if d.c.region is not None:
         rows = rows.filter(pl.col("region") == d.c.region)
     if rows.height == 0:
@@ -251,9 +253,9 @@ def _api_limits(d: Draft, cost: ApiCost | ApiPriceCost, minimum: float | None) -
     if limit is not None and tokens_per_day is not None:
         # a rate limit counts prompt and output tokens: the basis's daily tokens in requests
         prompt, output = demand.prompt_tokens or 0.0, demand.output_tokens or 1.0
-        per_request = output + (prompt if d.proposal.policy.token_basis == "total" else 0.0)
-        peak = (tokens_per_day / per_request * (prompt + output) / 1440.0
-                * bounds(demand.peak_factor)[1])
+        per_request = tokens_per_request(prompt, output, _total(d))
+        peak = (tokens_per_day / per_request * tokens_per_request(prompt, output, True)
+                / 1440.0 * bounds(demand.peak_factor)[1])
         if peak > limit:
             d.notes.append(f"API: the demand's peak, {peak:,.0f} prompt + output tokens a "
                            "minute, exceeds the "
@@ -262,6 +264,23 @@ def _api_limits(d: Draft, cost: ApiCost | ApiPriceCost, minimum: float | None) -
             d.notes.append(f"API: the demand's peak, {peak:,.0f} prompt + output tokens a "
                            "minute, is within "
                            f"the rate limit of {limit:,.0f}")
+
+
+def _total(d: Draft) -> bool:
+    return d.proposal.policy.token_basis == "total"
+
+
+def basis_per_output_token(d: Draft) -> float | None:
+    """Tokens on the token basis per output token of the proposal's mean request ([demand]
+    prompt_tokens and output_tokens): 1 on the output basis, (prompt + output) / output on the
+    total basis; None on the total basis without the request's lengths."""
+    demand = d.proposal.demand
+    if not _total(d):
+        return 1.0
+    if demand is None or demand.prompt_tokens is None or not demand.output_tokens:
+        return None
+    return tokens_per_request(demand.prompt_tokens, demand.output_tokens, True) \
+        / demand.output_tokens
 
 
 def point_tokens_per_day(d: Draft) -> float | None:
@@ -274,9 +293,10 @@ def point_tokens_per_day(d: Draft) -> float | None:
 
 def _offer(d: Draft, cost: OfferCost) -> dict[str, Any]:
     c, offers = d.c, d.mkt.offers
-    mine = offers.filter(pl.col("provider_id") == cost.provider_id,
-                         pl.col("offer_id") == cost.offer_id,
-                         pl.col("pricing_model") == cost.pricing)
+    mine = d.mkt.once(("offer", cost.provider_id, cost.offer_id, cost.pricing),
+                      lambda: offers.filter(pl.col("provider_id") == cost.provider_id,
+                                            pl.col("offer_id") == cost.offer_id,
+                                            pl.col("pricing_model") == cost.pricing))
     if c.region is not None:
         mine = mine.filter(pl.col("region") == c.region)
     if mine.height == 0:
@@ -355,10 +375,10 @@ def _demand_inputs(d: Draft) -> list[tuple[str, Number, str, str]]:
     redundancy instances."""
     demand = d.proposal.demand
     assert demand is not None
-    total = d.proposal.policy.token_basis == "total"
+    total = _total(d)
     shape = demand.output_tokens is not None and (not total or demand.prompt_tokens is not None)
-    per_request = ((demand.output_tokens or 0.0)
-                   + ((demand.prompt_tokens or 0.0) if total else 0.0))
+    per_request = tokens_per_request(demand.prompt_tokens or 0.0, demand.output_tokens or 0.0,
+                                     total)
     basis = "prompt + output" if total else "output"
     out: list[tuple[str, Number, str, str]] = []
     if demand.requests_per_s is not None:

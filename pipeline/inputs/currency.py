@@ -33,12 +33,17 @@ def in_eur(d: Draft, value: Money | None, key: str) -> tuple[Number | None, str]
     day = vintage_end(d.mkt.vintage)
     rates = d.mkt.fx if d.mkt.fx is not None else pl.DataFrame(
         schema={"rate_date": pl.Date(), "currency": pl.String(), "units_per_eur": pl.Float64()})
-    staged = pl.DataFrame({
-        "provider_id": "declared", "offer_id": [str(i) for i in range(len(points))],
-        "region": "", "pricing_model": "", "source_date": [day] * len(points),
-        "currency": value.currency, "price_original_per_hour": [float(x) for x in points],
-        "gpu_count": 1})
-    converted = convert_to_eur(staged, rates.select("rate_date", "currency", "units_per_eur"))
+
+    def convert() -> pl.DataFrame:
+        staged = pl.DataFrame({
+            "provider_id": "declared", "offer_id": [str(i) for i in range(len(points))],
+            "region": "", "pricing_model": "", "source_date": [day] * len(points),
+            "currency": value.currency, "price_original_per_hour": [float(x) for x in points],
+            "gpu_count": 1})
+        return convert_to_eur(staged, rates.select("rate_date", "currency", "units_per_eur"))
+
+    # the same amount (a copied candidate's) is converted once per run
+    converted = d.mkt.once(("in_eur", value.currency, *points), convert)
     if converted["fx_units_per_eur"].null_count():
         known = ", ".join(sorted(set(rates["currency"].to_list()))) or "none"
         where = key.replace(d.key, d.where, 1) if key.startswith(d.key) else key
@@ -50,8 +55,9 @@ def in_eur(d: Draft, value: Money | None, key: str) -> tuple[Number | None, str]
                if isinstance(amount, Range) else f"{amount:g}")
     words = (f"{written} {value.currency} at the ECB rate of {rate_date} ({rate:g} "
              f"{value.currency} per EUR)")
-    row = rates.filter((pl.col("currency") == value.currency)
-                       & (pl.col("rate_date") == rate_date)).row(0, named=True)
+    row = d.mkt.once(("fx_rate", value.currency, rate_date), lambda: rates.filter(
+        (pl.col("currency") == value.currency) & (pl.col("rate_date") == rate_date)
+    ).row(0, named=True))
     if "source_url" in row:
         d.prov.cite("fx_rate", f"{value.currency} {rate_date}", row)
     d.notes.append(f"{key}: {words}")

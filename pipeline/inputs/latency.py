@@ -1,44 +1,96 @@
-"""An API candidate's latency against the proposal's SLO: a benchmark run against the
-endpoint, read as any benchmark evidence is (the SLO's attainment decides), or the provider's
-published TTFT and TPOT. An API that does not meet the SLO has no operating point under it and
-is not eligible, with the reason."""
+"""An API candidate's latency against the proposal's SLO, whose attainment (the share of
+requests meeting the SLO's limits, `slo.attainment`) counts as any goodput's does: a benchmark
+run against the endpoint is read as any benchmark evidence is (no load level reaching the
+attainment: no operating point, not eligible); a published TTFT and TPOT at a percentile
+prove a share of requests by the percentile bound benchmark summaries are read with
+(`goodput.percentile_bound`): enough is an operating point, a figure over its limit at a
+percentile under the attainment is none (not eligible); and an attainment neither measured
+nor proven is unknown, which grades the goodput `estimated` (as a run whose operating point
+is not shown to be one), so `policy.allow_estimates = false` keeps it out of the ranking.
+Each outcome is recorded as the "SLO attainment" check of the `latency` input."""
 
 from __future__ import annotations
 
-from pipeline.evidence.bench import throughput_from_evidence
-from pipeline.evidence.goodput import Slo
+from pipeline.evidence.bench import ThroughputEvidence, throughput_from_evidence
+from pipeline.evidence.goodput import TOLERANCE_S, Slo, percentile_bound
+from pipeline.inputs.cost import basis_per_output_token, point_tokens_per_day
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.ranges import bounds
 from pipeline.inputs.records import file_listing
 from schemas.proposal import EvidenceLatency, PublishedLatency
 
+CHECK = "SLO attainment"
+
 
 def resolve_latency(d: Draft) -> None:
-    latency, slo = d.c.latency, d.proposal.slo
+    latency = d.c.latency
+    if d.c.deployment != "api":  # the proposal model keeps `latency` to api candidates
+        return
     if latency is None:
-        if d.c.deployment == "api":
-            d.notes.append("API: no latency given (latency = { evidence = ... } measured at "
-                           "the endpoint, or { ttft_ms, source } published): the SLO is not "
-                           "checked")
+        _unknown(d, "no latency given (latency = { evidence = ... } measured at the endpoint, "
+                    "or { ttft_ms, tpot_ms, percentile, source } published)")
+    elif isinstance(latency, PublishedLatency):
+        _published(d, latency)
+    else:
+        assert isinstance(latency, EvidenceLatency)
+        _measured(d, latency)
+
+
+def _check(d: Draft, outcome: str, detail: str) -> None:
+    d.row["evidence_checks"] = [*d.row["evidence_checks"], {
+        "input": "latency", "check": CHECK, "outcome": outcome, "detail": detail}]
+
+
+def _unknown(d: Draft, why: str) -> None:
+    """The API's SLO attainment is not known: its goodput is not shown to meet the SLO."""
+    _check(d, "not checked", why)
+    d.row["tokens_per_s_grade"] = "estimated"
+    d.notes.append(f"API: SLO attainment unknown: {why}; its goodput is graded estimated, as "
+                   "any goodput not shown to meet the SLO (policy.allow_estimates = false "
+                   "keeps it out of the ranking)")
+
+
+def _published(d: Draft, latency: PublishedLatency) -> None:
+    """A published latency at its percentile q: a figure at or under its limit proves q of the
+    requests meet that limit (the limits combine by the union bound); a figure over its limit
+    leaves at most q meeting it, which fails the SLO when q is under its attainment."""
+    slo = d.proposal.slo
+    q = latency.percentile
+    figures = {"ttft": latency.ttft_ms, "tpot": latency.tpot_ms}
+    reported = {f"{name}_p{q:g}_s": ms / 1000.0 for name, ms in figures.items()
+                if ms is not None}
+    over = [f"{name.upper()} {ms:g} ms > {limit:g} ms" for name, ms, limit in (
+        ("ttft", latency.ttft_ms, slo.ttft_ms), ("tpot", latency.tpot_ms, slo.tpot_ms))
+        if ms is not None and limit is not None and ms > limit]
+    at = f"p{q:g} ({latency.source})"
+    if over and q / 100.0 < slo.attainment - TOLERANCE_S:
+        detail = (f"{', '.join(over)} at {at}: at most {q / 100.0:.0%} of requests meet it, "
+                  f"under the {slo.attainment:.0%} slo.attainment asks")
+        _check(d, "failed", detail)
+        d.row["no_goodput_reason"] = f"the API's published latency exceeds the SLO ({detail})"
         return
-    if isinstance(latency, PublishedLatency):
-        over = [f"{name} {value:g} ms > {limit:g} ms" for name, value, limit in (
-            ("TTFT", latency.ttft_ms, slo.ttft_ms), ("TPOT", latency.tpot_ms, slo.tpot_ms))
-            if value is not None and limit is not None and value > limit]
-        if over:
-            d.row["no_goodput_reason"] = (f"the API's published latency exceeds the SLO "
-                                          f"({', '.join(over)}; {latency.source})")
-        else:
-            d.notes.append(f"API: published latency within the SLO's limits ({latency.source}); "
-                           "a published figure, not the share of requests meeting them: a "
-                           "benchmark against the endpoint measures that")
+    share, reasons = percentile_bound(reported, Slo(**slo.model_dump()))
+    proof = "; ".join(reasons)
+    if share is not None and share >= slo.attainment - TOLERANCE_S:
+        detail = (f"published latency at {at}: {proof}: at least {share:.4g} of requests "
+                  f"meet the SLO, at or above the {slo.attainment:.0%} slo.attainment asks")
+        _check(d, "passed", detail)
+        d.notes.append(f"API: {detail}")
         return
-    assert isinstance(latency, EvidenceLatency)
+    proven = "nothing" if not share else f"only {share:.4g} of requests"
+    _unknown(d, f"the published latency at {at} proves {proven} meet the SLO ({proof}), "
+                f"short of the {slo.attainment:.0%} slo.attainment asks")
+
+
+def _measured(d: Draft, latency: EvidenceLatency) -> None:
     path = d.evidence_path(latency.evidence, "latency.evidence")
-    ev = throughput_from_evidence(path, Slo(**slo.model_dump()), fmt=latency.format,
-                                  tz=latency.tz, cache=d.cache)
+    ev = throughput_from_evidence(path, Slo(**d.proposal.slo.model_dump()),
+                                  fmt=latency.format, tz=latency.tz, cache=d.cache)
     d.prov.add_files(ev.files, ev.file_dates)
     listing = file_listing(ev.files, d.prov.folder)
+    d.row["evidence_checks"] = [*d.row["evidence_checks"], *(
+        {"input": "latency", "check": name, "outcome": outcome, "detail": detail}
+        for name, outcome, detail in ev.checks)]
     if ev.tokens_per_s is None:
         d.row["no_goodput_reason"] = (f"the API endpoint's benchmark ({listing}): "
                                       f"{ev.no_goodput_reason or 'no goodput under the SLO'}")
@@ -46,10 +98,30 @@ def resolve_latency(d: Draft) -> None:
     load = (f"{ev.concurrency} concurrent requests" if ev.concurrency is not None else
             f"{ev.request_rate:g} requests/s" if ev.request_rate is not None else "its load")
     d.notes.append(f"API: measured against the endpoint ({listing}): the SLO held at {load}, "
-                   f"{ev.tokens_per_s:,.0f} output tokens/s of goodput")
+                   f"{_rate(ev.tokens_per_s)} output tokens/s of goodput")
+    _against_demand(d, ev)
+
+
+def _against_demand(d: Draft, ev: ThroughputEvidence) -> None:
+    """The demand's peak against the goodput measured at the endpoint, both in output tokens
+    per second (the goodput's basis; a total-basis demand in output tokens by the request
+    mix)."""
+    tokens_per_day, ratio = point_tokens_per_day(d), basis_per_output_token(d)
+    if tokens_per_day is None or ratio is None or ev.tokens_per_s is None:
+        return
     demand = d.proposal.demand
-    if demand is not None and demand.tokens_per_day is not None:
-        peak = bounds(demand.tokens_per_day)[1] / 86_400.0 * bounds(demand.peak_factor)[1]
-        if peak > ev.tokens_per_s:
-            d.notes.append(f"API: the demand's peak, {peak:,.0f} tokens/s, is beyond the load "
-                           "measured: the SLO is shown to hold up to that load only")
+    assert demand is not None
+    peak = tokens_per_day / 86_400.0 * bounds(demand.peak_factor)[1]
+    output = peak / ratio
+    said = (f"the demand's peak, {_rate(output)} output tokens/s"
+            + (f" ({_rate(peak)} prompt + output tokens/s)" if ratio != 1.0 else ""))
+    measured = f"the {_rate(ev.tokens_per_s)} output tokens/s of goodput measured"
+    if output > ev.tokens_per_s:
+        d.notes.append(f"API: {said}, is beyond {measured}: the SLO is shown to hold up to "
+                       "that load only")
+    else:
+        d.notes.append(f"API: {said}, is within {measured}")
+
+
+def _rate(tokens_per_s: float) -> str:
+    return f"{tokens_per_s:,.0f}" if tokens_per_s >= 10 else f"{tokens_per_s:.3g}"

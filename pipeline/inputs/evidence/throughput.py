@@ -21,6 +21,7 @@ from pipeline.engine.roofline.reference import with_model
 from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
+from pipeline.inputs.cost import basis_per_output_token
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.estimate import serving_error
 from pipeline.inputs.evidence.identity import check_identity
@@ -54,7 +55,7 @@ def resolve_throughput(d: Draft) -> Any:
     tokens: Number | None = t.tokens_per_s
     if _total(d):
         if t.input_tokens_per_s is None:
-            tokens = _no_total(d, "give throughput.input_tokens_per_s")
+            tokens = _on_total_basis(d, t.tokens_per_s, "give throughput.input_tokens_per_s")
         else:
             tokens = sum_numbers([t.tokens_per_s, t.input_tokens_per_s])
     d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput.tokens_per_s",
@@ -206,8 +207,9 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
               f"{tp}{pp}{replicas}){spec} x efficiency {spread(e.efficiency)}")
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
-    d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
-                 if _total(d) else _times(factor, scaled(e.efficiency, ceiling)),
+    tokens = _times(factor, scaled(e.efficiency, ceiling))
+    d.inputs.add("tokens_per_s", _on_total_basis(d, tokens, "an estimate counts output tokens "
+                                                 "only") if _total(d) else tokens,
                  f"{d.key}.throughput.estimate", "estimated", source)
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (roofline ceiling x efficiency), not a "
@@ -287,8 +289,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
                  f"{error_range[2]:.3f} ({error_source})"))
     if inputs.calibration_source:
         source += f"; calibrated on {inputs.calibration_source}"
-    d.inputs.add("tokens_per_s", _no_total(d, "an estimate counts output tokens only")
-                 if _total(d) else tokens, key, "estimated", source)
+    d.inputs.add("tokens_per_s", _on_total_basis(d, tokens, "an estimate counts output tokens "
+                                                 "only") if _total(d) else tokens,
+                 key, "estimated", source)
     d.row["tokens_per_s_source"] = source
     d.notes.append("goodput is a design-stage estimate (the serving model at the stated "
                    "load), not a measurement")
@@ -378,6 +381,22 @@ def _kv_bound(d: Draft, batch: int, kv_capacity_tokens: int | None) -> None:
 
 def _total(d: Draft) -> bool:
     return d.proposal.policy.token_basis == "total"
+
+
+def _on_total_basis(d: Draft, tokens: Number, why: str) -> Number | None:
+    """An output-token rate on the total token basis where the request mix it was had at is
+    known: an API's serving replica is assumed to serve the proposal's own requests, so it
+    reads ([demand] prompt_tokens + output_tokens) / output_tokens tokens per output token;
+    another candidate's rate was had at a mix the proposal does not state: None, noted with
+    `why`."""
+    ratio = basis_per_output_token(d) if d.c.deployment == "api" else None
+    if ratio is None:
+        return _no_total(d, why)
+    total = scaled(tokens, ratio)
+    d.notes.append(f"token basis total: the API's serving replica is assumed to serve the "
+                   f"[demand]'s requests, {ratio:.4g} prompt + output tokens per output token: "
+                   f"{spread(tokens)} output tokens/s -> {spread(total)} tokens/s")
+    return total
 
 
 def _no_total(d: Draft, why: str) -> Number | None:
