@@ -306,7 +306,7 @@ def add_command(
     hashed = HashedAhead(paths or [])  # big files hashed while the rest imports
     import duckdb
 
-    from pipeline.evidence.add import add_evidence
+    from pipeline.evidence.add import add_files, evidence_files
     from pipeline.store import LoadFailed, StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
@@ -316,9 +316,10 @@ def add_command(
     if window_start is not None or window_end is not None or as_json:
         raise _fail("--window-start, --window-end and --json go with --parquet DIR")
     try:
-        con = connect(db_path(db))
-        results, notes = _with_progress(lambda progress, advance: add_evidence(
-            con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
+        files = evidence_files(paths, fmt=_value(fmt), power_fmt=_value(power_fmt))
+        con = connect(db_path(db))  # after the refusal of paths holding no evidence
+        results, notes = _with_progress(lambda progress, advance: add_files(
+            con, files, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
             progress=progress, hashed=hashed, advance=advance))
     except (ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error, ValueError,
             OSError) as err:

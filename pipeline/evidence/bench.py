@@ -26,7 +26,8 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `X_aiperf.json`) or one LLMPerf run (`X_individual_responses.json` + `X_summary.json`) given
   together become one run.
 - `inspect`: the DESIGN section 9 contract `{"runs": [...], "sweep": {...} | None}` of files
-  and folders; `build_report` the same for runs already loaded.
+  and folders (`loaded_report`: with the runs loaded; paths that hold no run are a
+  ParseError); `build_report` the same for runs already loaded.
 - `operating_point`: the same choice as `throughput_from_evidence` for runs already loaded (the
   power log's energy over its window is `pipeline.evidence.inspection.energy_at_operating_point`).
 - `bench_frames`: the rows of `core__bench_runs` and `core__bench_requests`
@@ -346,16 +347,30 @@ def _require_runs(loaded: Loaded, source: str) -> None:
         skipped = sum("skipped" in n for n in loaded.notes)
         raise ParseError("bench", source, "files", "no benchmark run found" + (
             f" ({skipped} file(s) skipped: not a benchmark format this project reads)"
-            if skipped else ""))
+            if skipped else "") + "; give benchmark result files or folders of them "
+            "(docs/evidence.md lists the formats), or force a format with format = ... in "
+            "the proposal or --format on the command line")
 
 
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
             gpu_count: int | None = None, cache: Any | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, cache=cache)
+    return loaded_report(paths, slo, fmt=fmt, tz=tz, window=window, choose=choose,
+                         gpu_count=gpu_count, cache=cache)[1]
+
+
+def loaded_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
+                  tz: str | None = None, window: tuple[float, float] | None = None,
+                  choose: str = "goodput_per_gpu", gpu_count: int | None = None,
+                  scraped_at: Sequence[str] = (), cache: Any | None = None
+                  ) -> tuple[Loaded, dict[str, Any]]:
+    """The runs of `paths` and their `inspect` report; paths that hold no run (an empty
+    folder, one of files no reader recognises) are a ParseError naming them."""
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at,
+                       cache=cache)
     if paths:
         _require_runs(loaded, ", ".join(map(str, paths)))
-    return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
+    return loaded, build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
 def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None, *,
