@@ -228,9 +228,9 @@ def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
     names = tuple(dict.fromkeys(name for f in ev.files
                                 for name in gpu_names(f.tool, head(Path(f.path)))))
     count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
-    held = check_identity(d, {}, p.evidence, p.proxy, declaration="power", gpu_count=count,
-                          accelerators=names)
+    identity = check_identity(d, {}, p.evidence, p.proxy, declaration="power",
+                              gpu_count=count, accelerators=names)
     d.row["evidence_checks"] = [*d.row["evidence_checks"],
-                                *checks("power", held, d.row["power_identity_check"], [])]
-    return "proxy" if p.proxy is not None and not held else ev.grade
+                                *checks("power", identity, [])]
+    return "proxy" if p.proxy is not None and not identity.held else ev.grade
 
