@@ -62,12 +62,12 @@ from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.goodput import (
     NOT_CHECKED,
-    P99_BOUNDS,
     TOLERANCE_S,
     Check,
     Slo,
     no_goodput_reason,
     operating_point_shortfall,
+    p99_bounds,
     run_checks,
     run_metrics,
     slo_checks,
@@ -532,13 +532,13 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             judged = all(m["passed"] is not None for m in metrics)
-            reason, level = _no_knee_reason(metrics, sweep, key, slo)
+            reason, level_checks = _no_knee_reason(metrics, sweep, key, slo)
             if judged and not any(m["passed"] for m in metrics):
                 reason = no_goodput_reason(metrics, slo)
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, files,
                 slo=slo, notes=tuple(notes), no_goodput_reason=reason,
-                checks=(*slo_checks(level, slo), *_NO_POINT))
+                checks=(*level_checks, *_NO_POINT))
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
         knee_said = (f"the knee, the highest load level meeting the SLO "
@@ -547,12 +547,13 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
         if len(chosen) > 1:
             notes.append(f"{len(chosen)} runs at one load level: their mean is used")
         zero = all(m["passed"] == 0 for m in metrics)  # no request passed: the reason below
-        short = None if zero else operating_point_shortfall(metrics, slo)
+        level_checks = slo_checks(metrics, slo)
+        short = None if zero else operating_point_shortfall(level_checks)
         if short is not None:
             return ThroughputEvidence(
                 None, "measured", _mean([m["output_tokens_per_s"] for m in metrics]), source,
                 files, slo=slo, notes=(*notes, short), no_goodput_reason=short,
-                checks=(*slo_checks(metrics, slo), *run_checks(metrics)))
+                checks=(*level_checks, *run_checks(metrics)))
     # at a knee, the sweep's own pooled figure (the mean over the level's runs)
     tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
               is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))
@@ -602,15 +603,14 @@ _NO_POINT: tuple[Check, ...] = tuple(
 
 
 def _no_knee_reason(metrics: list[dict[str, Any]], sweep: dict[str, Any], key: str,
-                    slo: Slo) -> tuple[str, list[dict[str, Any]]]:
-    """Why no level of a sweep is an operating point, and the runs of the level it is said
-    at: no level reaches the attainment (said at the lowest level tested), or the levels that
-    reach it are over a p99 bound (said at the lowest of them)."""
+                    slo: Slo) -> tuple[str, list[Check]]:
+    """Why no level of a sweep is an operating point, and the SLO checks of the level it is
+    said at: no level reaches the attainment (said at the lowest level tested), or the levels
+    that reach it are over a p99 bound (said at the lowest of them)."""
     attained = [lv["load"] for lv in sweep["levels"] if lv["attainment"] is not None
                 and lv["attainment"] >= slo.attainment - TOLERANCE_S]
     if attained:
-        bounds = ", ".join(f"slo.{f} {getattr(slo, f):g} ms" for f, _, _ in P99_BOUNDS
-                           if getattr(slo, f) is not None)
+        bounds = ", ".join(f"slo.{f} {getattr(slo, f):g} ms" for f, _, _, _ in p99_bounds(slo))
         head = (f"no load level of the sweep meets the SLO's p99 bounds ({bounds}): "
                 f"{len(attained)} level(s) reach the attainment {slo.attainment:g} but are "
                 "over a bound")
@@ -619,8 +619,8 @@ def _no_knee_reason(metrics: list[dict[str, Any]], sweep: dict[str, Any], key: s
         head = f"no load level of the sweep reaches the SLO's attainment {slo.attainment:g}"
         at = min(float(m[key]) for m in metrics if m[key] is not None)
         where = "the lowest level tested"
-    level = [m for m in metrics if m[key] is not None and float(m[key]) == at]
-    short = operating_point_shortfall(level, slo)
+    level = slo_checks([m for m in metrics if m[key] is not None and float(m[key]) == at], slo)
+    short = operating_point_shortfall(level)
     return head + ("" if short is None else f"; at {where}, {short}"), level
 
 
