@@ -23,6 +23,7 @@ from schemas.market import (
     GPU_OFFERS,
     GRID_INTENSITY,
     HARDWARE,
+    POWER_DEFAULTS,
     PROVIDERS,
     PUBLISHED_PER_REQUEST,
     QUALIFICATIONS,
@@ -58,6 +59,8 @@ TARIFF_FILE = "tariff_components_yearly.csv"
 #: the regulatory gates' rules and the sovereignty framework's objectives (sources/regulation.py)
 RULES_FILE = "regulatory_rules.csv"
 OBJECTIVES_FILE = "sovereignty_objectives.csv"
+#: the defaults of power figures a proposal leaves out (pipeline/inputs/evidence/power.py)
+POWER_DEFAULTS_FILE = "power_defaults.csv"
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,14 @@ def _dtypes(columns: tuple[str, ...] | list[str]) -> dict[str, pl.DataType]:
     return {c: FIELDS[c].dtype for c in columns}
 
 
-def parse_table(raw: RawFile, table: Table) -> pl.DataFrame:
-    return read_typed_csv(raw.content, raw.name, _dtypes(table.columns))
+def parse_table(raw: RawFile, table: Table, names: dict[str, str] | None = None
+                ) -> pl.DataFrame:
+    """The file's rows typed as `table`'s declared fields; `names` maps the file's own
+    column names (short ones) to the fields'."""
+    names = names or {}
+    own = {field: column for column, field in names.items()}
+    dtypes = {own.get(c, c): FIELDS[c].dtype for c in table.columns}
+    return read_typed_csv(raw.content, raw.name, dtypes).rename(names)
 
 
 OFFER_COLUMNS = ("provider_id", "offer_id", "region", "gpu", "gpu_count", "pricing_model",
@@ -213,9 +222,12 @@ EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
 
 def parse_embodied(raw: RawFile) -> pl.DataFrame:
     """The CSV's short column names map to the declared fields."""
-    dtypes = {short: FIELDS[name].dtype for short, name in EMBODIED_COLUMNS.items()}
-    dtypes |= _dtypes(("note", "source_url", "source_date", "licence"))
-    return read_typed_csv(raw.content, raw.name, dtypes).rename(EMBODIED_COLUMNS)
+    return parse_table(raw, EMBODIED, EMBODIED_COLUMNS)
+
+
+#: power_defaults.csv's columns -> the declared fields (schemas/market.py POWER_DEFAULTS)
+POWER_DEFAULT_COLUMNS = {"figure": "default_figure", "site": "default_site",
+                         "low": "default_low", "mode": "default_mode", "high": "default_high"}
 
 
 def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
@@ -235,6 +247,9 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
                    files[RESIDUAL_FILE]))
     parsed.append((TARIFF_COMPONENTS, parse_tariff_components(files[TARIFF_FILE], vintage),
                    files[TARIFF_FILE]))
+    parsed.append((POWER_DEFAULTS, parse_table(files[POWER_DEFAULTS_FILE], POWER_DEFAULTS,
+                                               POWER_DEFAULT_COLUMNS),
+                   files[POWER_DEFAULTS_FILE]))
     # sources.regulation reads its files with this module's reader, hence imported here
     from sources.regulation import stored_objectives, stored_rules
 
@@ -245,4 +260,4 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
 
 
 FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE,
-         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE)
+         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE, POWER_DEFAULTS_FILE)

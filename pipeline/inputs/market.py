@@ -25,7 +25,8 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   market.residual_mixes(con, vintage), market.published_per_request(con),
                   tariff_components=market.tariff_components(con, vintage),
                   regulatory_rules=market.regulatory_rules(con),
-                  sovereignty_objectives=market.sovereignty_objectives(con))
+                  sovereignty_objectives=market.sovereignty_objectives(con),
+                  power_defaults=market.power_defaults(con))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:

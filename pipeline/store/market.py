@@ -151,14 +151,14 @@ def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "ORDER BY system")
 
 
-def _latest_load(table: str, key: str) -> str:
+def _latest_load(table: str, *key: str) -> str:
     """The rows of a reference table without a vintage column, each `key` from its latest
     load (the package ships the table whole, the same for every vintage: the law's dates are
     in the rows), in the order the load wrote them (the file's)."""
     return f"""
         SELECT * EXCLUDE (load_id, rn, line) FROM (
           SELECT t.*, t.rowid AS line,
-                 row_number() OVER (PARTITION BY t.{key}
+                 row_number() OVER (PARTITION BY {", ".join(f"t.{k}" for k in key)}
                                     ORDER BY l.finished_at_utc DESC) AS rn
           FROM {table} t JOIN loads l USING (load_id))
         WHERE rn = 1 ORDER BY line"""
@@ -173,6 +173,12 @@ def regulatory_rules(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 def sovereignty_objectives(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The EU Cloud Sovereignty Framework's objectives SOV-1 .. SOV-8, in order."""
     return frame(con, _latest_load("core__sovereignty_objectives", "objective"))
+
+
+def power_defaults(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The ranges a power figure a proposal leaves out is derived from (busy and idle shares
+    of TDP, the PUE of each kind of site), each with its source and snapshot."""
+    return frame(con, _latest_load("core__power_defaults", "default_figure", "default_site"))
 
 
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
