@@ -315,14 +315,22 @@ def add_command(
         raise _fail("give files or folders to add, or --parquet DIR")
     if window_start is not None or window_end is not None or as_json:
         raise _fail("--window-start, --window-end and --json go with --parquet DIR")
+    store_file = db_path(db)
+    new_store = not store_file.exists()
+    con = None
     try:
         files = evidence_files(paths, fmt=_value(fmt), power_fmt=_value(power_fmt))
-        con = connect(db_path(db))  # after the refusal of paths holding no evidence
+        con = connect(store_file)  # after the refusal of paths holding no evidence
         results, notes = _with_progress(lambda progress, advance: add_files(
             con, files, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
             progress=progress, hashed=hashed, advance=advance))
     except (ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error, ValueError,
             OSError) as err:
+        if con is not None:
+            con.close()
+            if new_store:  # a refusal leaves no store it made behind
+                for made in (store_file, store_file.with_name(store_file.name + ".wal")):
+                    made.unlink(missing_ok=True)
         raise _fail(str(err)) from None
     _print_loads(results, notes)
 

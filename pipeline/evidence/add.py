@@ -73,6 +73,11 @@ def add_files(con: Any, files: EvidenceFiles, paths: Sequence[Path], *,
     results = add_bench_files(con, bench, fmt=fmt, tz=tz, progress=progress,
                               notes=notes if in_folder else None,
                               advance=advance, said=notes) if bench else []
+    if bench and not results and not power:  # every benchmark file of the folders skipped
+        raise ParseError("evidence", ", ".join(map(str, paths)), "files", (
+            "no file could be read, nothing was added: " + "; ".join(
+                n for n in notes if ": skipped, it could not be read: " in n)
+            + "; fix or remove the files, or force a format with --format"))
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
                                     hashed=hashed, advance=advance), notes
 

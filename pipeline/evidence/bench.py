@@ -161,11 +161,12 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
               scraped_at: Sequence[str] = (), cache: Any | None = None,
               advance: Callable[[str, int, int], None] | None = None) -> Loaded:
-    """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
-    add keeps them as raw snapshots) and its digest is the one recorded. With a store as
-    `cache`, a file whose sha256 is in its evidence cache (`pipeline.evidence.cache`) is not
-    parsed again (and one parsed is added to it). `skip_bad`: a file of a folder that fails to
-    parse is left out, named with its error in the notes (else its ParseError is raised).
+    """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read and
+    parsed (evidence add keeps them as raw snapshots) and its digest is the one recorded.
+    With a store as `cache`, a file whose sha256 is in its evidence cache
+    (`pipeline.evidence.cache`) is not parsed again (and one parsed is added to it).
+    `skip_bad`: a file of a folder that fails to parse is left out, named with its error in
+    the notes (else its ParseError is raised).
     `progress(what, stage)` hears of each file read, with its size. `cached=False` parses
     every file (a `--window` needs the gaps, which the cache does not keep). `scraped_at`:
     when raw Prometheus text (vLLM /metrics) carries no scrape-time comment, the time of each
@@ -197,7 +198,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             if progress:
                 progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
             data = read_bytes(path, None if advance is None else partial(advance, name))
-            digest = keep(path, data) if keep else sha256(data)
+            digest = sha256(data)
             stamp = _scrape_time(path, tool, data, scraped_at, scraped)
             runs = (evidence_cache.lookup(cache, digest, name, fmt, tz)
                     if cached and stamp is None else None)
@@ -220,6 +221,8 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                                  "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
+            if keep:  # a file that could not be read leaves nothing in the store
+                digest = keep(path, data)
             parsed.append((path, tool, runs))
             files.append((name, digest))
             roots[name] = Path(root)

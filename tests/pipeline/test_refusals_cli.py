@@ -68,3 +68,40 @@ def test_this_month_is_a_vintage_run_takes(tmp_path: Path) -> None:
     code, _, err = scorecard("run", "--db", str(tmp_path / "s.duckdb"), "--json", "--vintage",
                              this_month)
     assert code == 0, err
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "fixtures" / "bench" / "vllm_detailed_small.json"
+
+
+def _unreadable(tmp_path: Path) -> Path:
+    """A folder whose one benchmark file is recognised (a vLLM result's head) but cannot be
+    read: it is cut off in the middle of its JSON."""
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    (folder / "run.json").write_bytes(BENCH.read_bytes()[:300])
+    return folder
+
+
+def test_add_of_a_folder_none_of_whose_files_can_be_read_is_refused(tmp_path: Path) -> None:
+    folder, db = _unreadable(tmp_path), tmp_path / "s.duckdb"
+    code, out, err = scorecard("evidence", "add", str(folder), "--db", str(db))
+    assert code == 1, out
+    assert f"{folder}: files: no file could be read, nothing was added" in err
+    assert f"{folder / 'run.json'}: skipped, it could not be read: " in err  # which, and why
+    assert "fix or remove the files" in err  # what to do
+    assert not db.exists()  # the store the command would have made is not left behind
+
+
+def test_an_unreadable_file_leaves_nothing_in_an_existing_store(tmp_path: Path) -> None:
+    import duckdb
+
+    db = tmp_path / "s.duckdb"
+    code, _, err = scorecard("evidence", "add", str(BENCH), "--db", str(db))
+    assert code == 0, err
+    code, _, _ = scorecard("evidence", "add", str(_unreadable(tmp_path)), "--db", str(db))
+    assert code == 1
+    con = duckdb.connect(str(db), read_only=True)
+    # the one good file's snapshot only: none of the cut file's bytes were kept
+    assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(1,)]
+    con.close()
