@@ -114,33 +114,6 @@ def _compose_profile(a: pl.DataFrame | None, b: pl.DataFrame | None, electricity
         [c for c in a.columns if c in prices.columns or c in grids.columns])
 
 
-def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
-    """The market of A with the groups in `taken` swapped for B's."""
-    gpu, fx = GPU_PRICE in taken, FX in taken
-    base, other = (b.offers, a.offers) if gpu else (a.offers, b.offers)
-    offers = base if gpu == fx else _with_rates_of(base, other)
-    rest = b if METHOD in taken else a
-    electricity, grid = ELECTRICITY in taken, GRID in taken
-    changes: dict[str, Any] = {
-        "vintage": b.vintage if taken else a.vintage,
-        "offers": offers,
-        "prices": b.prices if electricity else a.prices,
-        "intensities": b.intensities if grid else a.intensities,
-        # the residual mix is the market-based side of the grid group
-        "residual_mixes": b.residual_mixes if grid else a.residual_mixes,
-        # an all-in tariff's network costs and taxes are the electricity group's
-        "tariff_components": b.tariff_components if electricity else a.tariff_components,
-        "profile": _compose_profile(a.profile, b.profile, electricity, grid),
-        "fx": b.fx if fx else a.fx,  # declared amounts in other currencies
-    }
-    return dataclasses.replace(rest, **changes)
-
-
-def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
-    cols = [c for c in columns if c in x.columns and c in y.columns]
-    return x.select(cols).sort(cols).equals(y.select(cols).sort(cols))
-
-
 Columns = list[str] | Callable[[pl.DataFrame], list[str]] | None
 
 #: The Market fields each market group's figures are in (what `compose` swaps for it), with
@@ -149,16 +122,45 @@ Columns = list[str] | Callable[[pl.DataFrame], list[str]] | None
 GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
     GPU_PRICE: (("offers", [*OFFER_KEY, "price_original_per_hour", "currency", "gpu",
                             "gpu_count"]),),
+    # the rates of the offers' prices, and of amounts declared in other currencies
     FX: (("offers", [*OFFER_KEY, "fx_units_per_eur"]), ("fx", None)),
     ELECTRICITY: (("prices", ["zone", "month", "price_eur_per_mwh"]),
+                  # an all-in tariff's network costs and taxes
                   ("tariff_components", ["country", "consumption_band", "year",
                                          "network_eur_per_kwh", "taxes_levies_eur_per_kwh"]),
                   ("profile", lambda f: ["zone", *_profile_columns(f, ELECTRICITY)])),
     GRID: (("intensities", ["zone", "year", "intensity_gco2e_per_kwh",
                             "emission_factor_basis"]),
+           # the market-based side of the grid
            ("residual_mixes", ["country", "year", "intensity_gco2e_per_kwh"]),
            ("profile", lambda f: ["zone", *_profile_columns(f, GRID)])),
 }
+
+
+#: the fields two groups share, each composed from both vintages
+_SHARED = ("offers", "profile")
+
+
+def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
+    """The market of A with the groups in `taken` swapped for B's: each group's fields
+    (GROUP_FIELDS) from B, the offers' prices and rates and the profile's column sets from
+    the vintage of their own group, the rest from B when method/assumptions is taken."""
+    gpu, fx = GPU_PRICE in taken, FX in taken
+    base, other = (b.offers, a.offers) if gpu else (a.offers, b.offers)
+    offers = base if gpu == fx else _with_rates_of(base, other)
+    rest = b if METHOD in taken else a
+    swapped: dict[str, Any] = {name: getattr(b if group in taken else a, name)
+                               for group, fields in GROUP_FIELDS.items()
+                               for name, _ in fields if name not in _SHARED}
+    return dataclasses.replace(
+        rest, vintage=b.vintage if taken else a.vintage, offers=offers,
+        profile=_compose_profile(a.profile, b.profile, ELECTRICITY in taken, GRID in taken),
+        **swapped)
+
+
+def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
+    cols = [c for c in columns if c in x.columns and c in y.columns]
+    return x.select(cols).sort(cols).equals(y.select(cols).sort(cols))
 
 
 def changed_groups(a: Market, b: Market) -> list[str]:
