@@ -68,10 +68,18 @@ def default_out(proposal_name: str, vintage: str) -> Path:
     return OUT_ROOT / slug(proposal_name) / vintage
 
 
-def check_vintage(vintage: str | None) -> None:
-    """A vintage given is YYYY-MM, checked before anything runs."""
-    if vintage is not None and not is_vintage(vintage):
+def check_vintage(vintage: str | None, now: datetime | None = None) -> None:
+    """A vintage given is a month YYYY-MM up to this one (a month to come holds no market
+    data: the vintage is the data as seen in that month), checked before anything runs."""
+    if vintage is None:
+        return
+    if not is_vintage(vintage):
         raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
+    this_month = (now or datetime.now(UTC)).strftime("%Y-%m")
+    if vintage > this_month:
+        raise UserError(1, f"--vintage {vintage!r} is after this month ({this_month}): no "
+                        "market data is seen in a month to come; give this month or an "
+                        "earlier one, or leave --vintage out for the latest loaded")
 
 
 def _source(path: Path | None, name: str) -> str:
@@ -135,11 +143,12 @@ def _keep(o: Opened, result: Result, sha: str, source: str, document: str,
 
 @contextmanager
 def _opened_and_announced(path: Path | None, vintage: str | None, db: Path | None, *,
-                          read_only: bool = False) -> Iterator[Opened]:
+                          read_only: bool = False, now: datetime | None = None
+                          ) -> Iterator[Opened]:
     """The vintage checked first, the store found (--db, [store] path, $SCORECARD_DB), opened
     (read-only when asked and the store already holds the bundled data), and announced when
     it holds the bundled data only."""
-    check_vintage(vintage)
+    check_vintage(vintage, now)
     with opened(path, vintage, db, read_only=read_only) as o:
         _announce_store(o)
         yield o
@@ -149,7 +158,7 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             json_out: bool, pdf: bool = False, now: datetime | None = None,
             publish: bool = False) -> int:
     try:
-        with _opened_and_announced(path, vintage, db) as o:
+        with _opened_and_announced(path, vintage, db, now=now) as o:
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
                 card = compute(o.proposal, resolved, o.market)

@@ -1,7 +1,7 @@
 """Canonical tables for reference and market data: providers, their qualifications, hardware,
 region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes, tariff
-components, FX rates, and the rules of the regulatory gates with the sovereignty framework's
-objectives."""
+components, FX rates, the rules of the regulatory gates with the sovereignty framework's
+objectives, and the defaults of power figures left out."""
 
 from __future__ import annotations
 
@@ -143,7 +143,16 @@ SOVEREIGNTY_OBJECTIVES = Table(
     required=("objective_title", "weight_pct", "objective_assesses", *CITED),
 )
 
+POWER_DEFAULTS = Table(
+    "core__power_defaults",
+    "The ranges a power figure the proposal leaves out is derived from: the busy and idle "
+    "shares of a GPU's TDP, and the PUE of each kind of site, each with its citation.",
+    ("default_figure", "default_site", "default_low", "default_mode", "default_high", *CITED),
+    key=("default_figure", "default_site"),
+    required=("default_low", "default_mode", "default_high", *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
                  ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
                  PUBLISHED_PER_REQUEST, TARIFF_COMPONENTS, REGULATORY_RULES,
-                 SOVEREIGNTY_OBJECTIVES)
+                 SOVEREIGNTY_OBJECTIVES, POWER_DEFAULTS)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import math
 import re
 import tomllib
 from datetime import date
@@ -271,13 +270,14 @@ PositiveMoney = Annotated[Money, _lower_bound(0.0, strict=True)]
 NonNegativeMoney = Annotated[Money, _lower_bound(0.0, strict=False)]
 
 
-def _upper_share() -> AfterValidator:
-    """A share kept free (headroom): below 1, or nothing is left to serve with."""
+def _upper_share(of: str, *, one: bool = False) -> AfterValidator:
+    """A share (a range's high end too) below 1, or at most 1 with `one`; `of` says what it
+    is a share of. Its low end is `NonNegative`'s."""
 
     def check(value: Number) -> Number:
         high = value.high if isinstance(value, Range) else value
-        if not high < 1:
-            raise ValueError(f"must be below 1 (a share of goodput kept free), got {high:g}")
+        if not (high <= 1 if one else high < 1):
+            raise ValueError(f"must be {'at most' if one else 'below'} 1 ({of}), got {high:g}")
         return value
 
     return AfterValidator(check)
@@ -492,18 +492,6 @@ _SERVING_KEYS = frozenset({"concurrency", "prompt_tokens", "output_tokens", "chu
                            "serialised", "speculative_draft_model"})
 
 
-def _share_below_one() -> AfterValidator:
-    """A probability that may be a range: from 0 to below 1 (acceptance 1 drafts forever)."""
-
-    def check(value: Number) -> Number:
-        low, high = (value.low, value.high) if isinstance(value, Range) else (value, value)
-        if not (low >= 0 and high < 1) or not all(map(math.isfinite, (low, high))):
-            raise ValueError(f"must be from 0 to below 1, got {value}")
-        return value
-
-    return AfterValidator(check)
-
-
 class Estimate(_Strict):
     """Design-stage goodput: the roofline ceiling of `model` on the candidate's GPUs times an
     efficiency range. Graded `estimated`. The GPUs are split into replicas of
@@ -535,7 +523,8 @@ class Estimate(_Strict):
     allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     lookup_embeddings: bool | None = None
     prefix_hit_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    speculative_acceptance: Annotated[Number, _share_below_one()] | None = None
+    speculative_acceptance: Annotated[NonNegative, _upper_share(
+        "a probability: acceptance 1 drafts forever")] | None = None
     speculative_draft_tokens: Annotated[int, Field(ge=1)] = 4
     speculative_draft_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     effects_source: str | None = None
@@ -778,7 +767,7 @@ class Demand(_Strict):
     prompt_tokens_p95: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     output_tokens_p95: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
     peak_factor: Annotated[Number, _lower_bound(1.0, strict=False)] = 1.0
-    headroom: Annotated[NonNegative, _upper_share()] = 0.2
+    headroom: Annotated[NonNegative, _upper_share("a share of goodput kept free")] = 0.2
     #: spare instances added to the peak sizing and billed (N+1: 1), for a provisioned fleet;
     #: an elastic candidate ignores them (its provider replaces a failed instance)
     redundancy_instances: Annotated[int, Field(ge=0, le=10_000, strict=True)] = 0
@@ -980,13 +969,6 @@ class Hardware(_Strict):
     source: Annotated[str, Field(min_length=3)]
 
 
-def _share_at_most_1(value: Number) -> Number:
-    high = value.high if isinstance(value, Range) else value
-    if high > 1:
-        raise ValueError(f"must be at most 1 (a share of the electricity), got {high:g}")
-    return value
-
-
 class CarbonContract(_Strict):
     """`[carbon_contracts.NAME]`: what an electricity supply contract lets the organisation
     claim in market-based carbon (GHG Protocol Scope 2): a `covered_share` of the electricity
@@ -996,7 +978,8 @@ class CarbonContract(_Strict):
     provider's published market-based factor, as `supplier_gco2e_per_kwh`."""
 
     source: Annotated[str, Field(min_length=3)]
-    covered_share: Annotated[NonNegative, AfterValidator(_share_at_most_1)] = 0.0
+    covered_share: Annotated[NonNegative, _upper_share("a share of the electricity",
+                                                       one=True)] = 0.0
     covered_gco2e_per_kwh: NonNegative = 0.0
     supplier_gco2e_per_kwh: NonNegative | None = None
 

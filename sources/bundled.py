@@ -7,10 +7,6 @@ carries its own source URL, date and licence (see sources/reference/README.md).
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass
-from importlib import resources
-
 import polars as pl
 
 from schemas.architecture import MODEL_ARCHITECTURES
@@ -23,6 +19,7 @@ from schemas.market import (
     GPU_OFFERS,
     GRID_INTENSITY,
     HARDWARE,
+    POWER_DEFAULTS,
     PROVIDERS,
     PUBLISHED_PER_REQUEST,
     QUALIFICATIONS,
@@ -34,8 +31,12 @@ from schemas.market import (
 )
 from schemas.table import Table
 from sources.errors import ParseError
+from sources.reference_csv import SOURCE as SOURCE
+from sources.reference_csv import RawFile as RawFile
+from sources.reference_csv import read as read
+from sources.reference_csv import read_typed_csv as read_typed_csv
+from sources.regulation import stored_objectives, stored_rules
 
-SOURCE = "bundled"
 #: The month the bundled market data describes (the latest GPU price observations).
 VINTAGE = "2026-10"
 
@@ -58,65 +59,22 @@ TARIFF_FILE = "tariff_components_yearly.csv"
 #: the regulatory gates' rules and the sovereignty framework's objectives (sources/regulation.py)
 RULES_FILE = "regulatory_rules.csv"
 OBJECTIVES_FILE = "sovereignty_objectives.csv"
-
-
-@dataclass(frozen=True)
-class RawFile:
-    name: str
-    content: bytes
-
-    @property
-    def url(self) -> str:
-        return f"package://sources/reference/{self.name}"
-
-
-def read(name: str) -> RawFile:
-    return RawFile(name, resources.files("sources").joinpath("reference", name).read_bytes())
-
-
-def read_typed_csv(data: bytes, path: str, dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
-    """Read a CSV as text, then cast each declared column; a value that does not cast is a
-    ParseError naming the file, the line (1 = header) and the column."""
-    try:
-        text = pl.read_csv(io.BytesIO(data), infer_schema=False)
-    except pl.exceptions.PolarsError as err:
-        raise ParseError(SOURCE, path, "(file)", f"not a readable CSV: {err}") from None
-    missing = [c for c in dtypes if c not in text.columns]
-    if missing:
-        raise ParseError(SOURCE, path, "header", f"missing column(s) {missing}; "
-                         f"found {text.columns}")
-    unknown = [c for c in text.columns if c not in dtypes]
-    if unknown:
-        raise ParseError(SOURCE, path, "header", f"unknown column(s) {unknown}")
-    casts = {name: _cast(pl.col(name).str.strip_chars(), dtype).alias(name)
-             for name, dtype in dtypes.items()}
-    typed = text.select(casts.values())
-    for name in dtypes:
-        bad = text.with_row_index("line", offset=2).filter(
-            pl.col(name).str.strip_chars().ne("") & typed[name].is_null())
-        if bad.height:
-            line, value = bad.row(0, named=True)["line"], bad.row(0, named=True)[name]
-            raise ParseError(SOURCE, path, f"line {line}, column {name!r}",
-                             f"{value!r} is not a {dtypes[name]}")
-    return typed
-
-
-def _cast(text: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    text = pl.when(text.ne("")).then(text)
-    if dtype == pl.Boolean():
-        return text.str.to_lowercase().replace_strict(
-            {"true": True, "false": False}, default=None, return_dtype=pl.Boolean())
-    if dtype == pl.Date():
-        return text.str.to_date("%Y-%m-%d", strict=False)
-    return text.cast(dtype, strict=False)
+#: the defaults of power figures a proposal leaves out (pipeline/inputs/evidence/power.py)
+POWER_DEFAULTS_FILE = "power_defaults.csv"
 
 
 def _dtypes(columns: tuple[str, ...] | list[str]) -> dict[str, pl.DataType]:
     return {c: FIELDS[c].dtype for c in columns}
 
 
-def parse_table(raw: RawFile, table: Table) -> pl.DataFrame:
-    return read_typed_csv(raw.content, raw.name, _dtypes(table.columns))
+def parse_table(raw: RawFile, table: Table, names: dict[str, str] | None = None
+                ) -> pl.DataFrame:
+    """The file's rows typed as `table`'s declared fields; `names` maps the file's own
+    column names (short ones) to the fields'."""
+    names = names or {}
+    own = {field: column for column, field in names.items()}
+    dtypes = {own.get(c, c): FIELDS[c].dtype for c in table.columns}
+    return read_typed_csv(raw.content, raw.name, dtypes).rename(names)
 
 
 OFFER_COLUMNS = ("provider_id", "offer_id", "region", "gpu", "gpu_count", "pricing_model",
@@ -213,9 +171,12 @@ EMBODIED_COLUMNS = {"item": "hardware_item", "kind": "hardware_kind",
 
 def parse_embodied(raw: RawFile) -> pl.DataFrame:
     """The CSV's short column names map to the declared fields."""
-    dtypes = {short: FIELDS[name].dtype for short, name in EMBODIED_COLUMNS.items()}
-    dtypes |= _dtypes(("note", "source_url", "source_date", "licence"))
-    return read_typed_csv(raw.content, raw.name, dtypes).rename(EMBODIED_COLUMNS)
+    return parse_table(raw, EMBODIED, EMBODIED_COLUMNS)
+
+
+#: power_defaults.csv's columns -> the declared fields (schemas/market.py POWER_DEFAULTS)
+POWER_DEFAULT_COLUMNS = {"figure": "default_figure", "site": "default_site",
+                         "low": "default_low", "mode": "default_mode", "high": "default_high"}
 
 
 def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
@@ -235,9 +196,9 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
                    files[RESIDUAL_FILE]))
     parsed.append((TARIFF_COMPONENTS, parse_tariff_components(files[TARIFF_FILE], vintage),
                    files[TARIFF_FILE]))
-    # sources.regulation reads its files with this module's reader, hence imported here
-    from sources.regulation import stored_objectives, stored_rules
-
+    parsed.append((POWER_DEFAULTS, parse_table(files[POWER_DEFAULTS_FILE], POWER_DEFAULTS,
+                                               POWER_DEFAULT_COLUMNS),
+                   files[POWER_DEFAULTS_FILE]))
     parsed.append((REGULATORY_RULES, stored_rules(files[RULES_FILE]), files[RULES_FILE]))
     parsed.append((SOVEREIGNTY_OBJECTIVES, stored_objectives(files[OBJECTIVES_FILE]),
                    files[OBJECTIVES_FILE]))
@@ -245,4 +206,4 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
 
 
 FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE,
-         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE)
+         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE, POWER_DEFAULTS_FILE)

@@ -234,46 +234,61 @@ class _Got:
 def _attempt(session: requests.Session, url: str, headers: dict[str, str],
              secret_headers: Collection[str], policy: FetchPolicy, source: str,
              secrets: Collection[str], secret_params: Collection[str]) -> _Got:
-    """One attempt: GET `url`, following redirects by hand (a redirect to another host drops
-    the secret headers, as requests does for Authorization), the body read within the
+    """One attempt: GET `url`, its redirects followed by `follow`, the body read within the
     request's deadline."""
     started = time.monotonic()
     stop = min(started + policy.deadline_s, policy.not_after or float("inf"))
+    response = follow(session, url, headers, secret_headers=secret_headers,
+                      timeout_s=lambda: max(0.001, min(policy.timeout_s,
+                                                       stop - time.monotonic())))
+    with response:
+        shown = redact(redact_url(response.url or url, secret_params), secrets)
+        if response.status_code in RETRY_STATUSES:
+            reason = f"HTTP {response.status_code} {response.reason or ''}".strip()
+            told = retry_after_s(response.headers.get("Retry-After"))
+            if told is not None:
+                reason += f" (Retry-After {one_line(response.headers['Retry-After'], 40)})"
+            raise _Retry(response.status_code, reason, told)
+        if response.status_code >= 400:
+            snippet = _read_capped(response, 500, source, shown, stop, tolerate=True)
+            detail = one_line(redact(snippet.decode("utf-8", "replace").strip(), secrets))
+            raise FetchError(source, shown, f"{response.reason}: {detail}".strip(": "),
+                             response.status_code)
+        try:
+            data = _read_capped(response, policy.max_bytes, source, shown, stop,
+                                budget=policy.budget)
+        except requests.RequestException as error:
+            raise _Retry(response.status_code, redact(f"body cut off: {error}", secrets)
+                         ) from None
+        return _Got(data, shown, response.status_code,
+                    {k: response.headers[k] for k in NOTABLE_HEADERS
+                     if k in response.headers})
+
+
+def follow(session: requests.Session, url: str, headers: Mapping[str, str], *,
+           secret_headers: Collection[str] = (), timeout_s: Callable[[], float]
+           ) -> requests.Response:
+    """GET `url` (streamed), following redirects by hand: to another host than `url`'s, the
+    `secret_headers`, Authorization and Cookie are not sent (as requests does for
+    Authorization). Each request's connect and read timeout is `timeout_s()` at its start
+    (what is left of a deadline). Returns the final answer with its body unread (the caller
+    reads or closes it); past `MAX_REDIRECTS` redirects, requests.TooManyRedirects carrying
+    the last answer."""
     host = urlsplit(url).netloc
+    sent = dict(headers)
     for _ in range(MAX_REDIRECTS + 1):
-        read_s = max(0.001, min(policy.timeout_s, stop - time.monotonic()))
-        response = session.get(url, headers=headers, timeout=(read_s, read_s), stream=True,
+        wait_s = timeout_s()
+        response = session.get(url, headers=sent, timeout=(wait_s, wait_s), stream=True,
                                allow_redirects=False)
-        with response:
-            shown = redact(redact_url(response.url or url, secret_params), secrets)
-            location = response.headers.get("Location")
-            if response.status_code in REDIRECT_STATUSES and location:
-                url = urljoin(response.url or url, location)
-                if urlsplit(url).netloc != host:
-                    headers = {k: v for k, v in headers.items() if k not in secret_headers
-                               and k.lower() not in ("authorization", "cookie")}
-                continue
-            if response.status_code in RETRY_STATUSES:
-                reason = f"HTTP {response.status_code} {response.reason or ''}".strip()
-                told = retry_after_s(response.headers.get("Retry-After"))
-                if told is not None:
-                    reason += f" (Retry-After {one_line(response.headers['Retry-After'], 40)})"
-                raise _Retry(response.status_code, reason, told)
-            if response.status_code >= 400:
-                snippet = _read_capped(response, 500, source, shown, stop, tolerate=True)
-                detail = one_line(redact(snippet.decode("utf-8", "replace").strip(), secrets))
-                raise FetchError(source, shown, f"{response.reason}: {detail}".strip(": "),
-                                 response.status_code)
-            try:
-                data = _read_capped(response, policy.max_bytes, source, shown, stop,
-                                    budget=policy.budget)
-            except requests.RequestException as error:
-                raise _Retry(response.status_code, redact(f"body cut off: {error}", secrets)
-                             ) from None
-            return _Got(data, shown, response.status_code,
-                        {k: response.headers[k] for k in NOTABLE_HEADERS
-                         if k in response.headers})
-    raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
+        location = response.headers.get("Location")
+        if response.status_code not in REDIRECT_STATUSES or not location:
+            return response
+        response.close()
+        url = urljoin(response.url or url, location)
+        if urlsplit(url).netloc != host:
+            sent = {k: v for k, v in sent.items() if k not in secret_headers
+                    and k.lower() not in ("authorization", "cookie")}
+    raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", response=response)
 
 
 def _read_capped(response: requests.Response, max_bytes: int, source: str, url: str,

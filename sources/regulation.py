@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import polars as pl
 
-from sources.bundled import SOURCE, RawFile, read_typed_csv
+from schemas.fields import FIELDS, choices
+from schemas.market import REGULATORY_RULES, SOVEREIGNTY_OBJECTIVES
+from schemas.table import Table
 from sources.errors import ParseError
+from sources.reference_csv import SOURCE, RawFile, read_typed_csv
 
-_TEXT, _NUMBER, _DATE = pl.String(), pl.Float64(), pl.Date()
-RULE_COLUMNS: dict[str, pl.DataType] = {
-    "rule_id": _TEXT, "instrument": _TEXT, "country": _TEXT, "legal_basis": _TEXT,
-    "requirement": _TEXT, "metric": _TEXT, "direction": _TEXT, "limit": _NUMBER,
-    "commissioned_from": _DATE, "commissioned_before": _DATE, "in_force_from": _DATE,
-    "scope": _TEXT, "scope_min_kw": _NUMBER, "source_url": _TEXT, "source_date": _DATE,
-    "licence": _TEXT,
-}
 #: the file's column -> the stored table's (a name that says what it is beside the others)
 STORED_RULE_NAMES = {"metric": "gate_metric", "direction": "gate_direction",
                      "limit": "gate_limit", "scope": "gate_scope"}
-#: the site facts a rule may compare, and those that set its scope
-METRICS = ("pue", "energy_reuse_factor", "renewable_share", "eu_reporting")
-SCOPES = ("connected_power_kw", "it_power_kw")
-OBJECTIVE_COLUMNS: dict[str, pl.DataType] = {
-    "objective": _TEXT, "title": _TEXT, "weight_pct": _NUMBER, "assesses": _TEXT,
-    "source_url": _TEXT, "source_date": _DATE, "licence": _TEXT,
-}
 STORED_OBJECTIVE_NAMES = {"title": "objective_title", "assesses": "objective_assesses"}
+
+
+def _file_columns(table: Table, stored_names: dict[str, str]) -> dict[str, pl.DataType]:
+    """The file's columns, each of the dtype its stored field declares (schemas/fields.toml)."""
+    file_name = {stored: own for own, stored in stored_names.items()}
+    return {file_name.get(c, c): FIELDS[c].dtype for c in table.columns}
+
+
+RULE_COLUMNS = _file_columns(REGULATORY_RULES, STORED_RULE_NAMES)
+#: the site facts a rule may compare, and those that set its scope
+METRICS = choices("gate_metric")
+SCOPES = choices("gate_scope")
+OBJECTIVE_COLUMNS = _file_columns(SOVEREIGNTY_OBJECTIVES, STORED_OBJECTIVE_NAMES)
 OBJECTIVES = tuple(f"SOV-{n}" for n in range(1, 9))
 
 

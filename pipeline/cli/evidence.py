@@ -22,6 +22,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -184,8 +185,7 @@ def inspect_command(
         if logs and not bench and power is None:  # power logs alone: their summary
             report = power_summary(paths, tz=tz, fmt=_value(power_format))
             if as_json:
-                sys.stdout.write(json.dumps(report, sort_keys=True, indent=2,
-                                            allow_nan=False) + "\n")
+                _print_json(report)
             else:
                 typer.echo(power_table(report))
             return
@@ -207,7 +207,7 @@ def inspect_command(
     if states:
         report["engine_state"] = states
     if as_json:
-        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        _print_json(report)
         return
     typer.echo(report_table(report))
     if states:
@@ -306,7 +306,7 @@ def add_command(
     hashed = HashedAhead(paths or [])  # big files hashed while the rest imports
     import duckdb
 
-    from pipeline.evidence.add import add_evidence
+    from pipeline.evidence.add import add_files, evidence_files
     from pipeline.store import LoadFailed, StoreError, connect, db_path
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
@@ -315,24 +315,49 @@ def add_command(
         raise _fail("give files or folders to add, or --parquet DIR")
     if window_start is not None or window_end is not None or as_json:
         raise _fail("--window-start, --window-end and --json go with --parquet DIR")
+    store_file = db_path(db)
+    new_store = not store_file.exists()
+    con = None
     try:
-        con = connect(db_path(db))
-        results, notes = _with_progress(lambda progress, advance: add_evidence(
-            con, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
+        files = evidence_files(paths, fmt=_value(fmt), power_fmt=_value(power_fmt))
+        con = connect(store_file)  # after the refusal of paths holding no evidence
+        results, notes = _with_progress(lambda progress, advance: add_files(
+            con, files, paths, fmt=_value(fmt), power_fmt=_value(power_fmt), tz=tz,
             progress=progress, hashed=hashed, advance=advance))
     except (ParseError, ValidationFailed, LoadFailed, StoreError, duckdb.Error, ValueError,
             OSError) as err:
+        if con is not None:
+            con.close()
+            if new_store:  # a refusal leaves no store it made behind
+                for made in (store_file, store_file.with_name(store_file.name + ".wal")):
+                    made.unlink(missing_ok=True)
         raise _fail(str(err)) from None
+    _print_loads(results, notes)
+
+
+def _print_json(report: dict[str, Any]) -> None:
+    """Only JSON on stdout: sorted keys, no NaN or infinity."""
+    sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+
+
+def _print_loads(results: list[tuple[str, Any]], notes: list[str]) -> None:
+    """What `evidence add` loaded: its notes on stderr, then one line per file."""
     for note in notes:
         typer.echo(note, err=True)
     for name, result in results:
         typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
 
 
+def _moments(start: str, end: str, options: str) -> tuple[datetime, datetime]:
+    """A window's start and end, ISO 8601 with an offset (a naive time is no instant)."""
+    moments = datetime.fromisoformat(start), datetime.fromisoformat(end)
+    if any(m.tzinfo is None for m in moments):
+        raise ValueError(f"{options}: a time needs an offset (e.g. +00:00)")
+    return moments
+
+
 def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> None:
     """`evidence add --parquet`: the fleet's energy over the window, as text or JSON."""
-    from datetime import datetime
-
     import duckdb
 
     from pipeline.evidence.power.energy import EnergyError
@@ -341,17 +366,15 @@ def _fleet(folder: Path, start: str | None, end: str | None, as_json: bool) -> N
     try:
         if (start is None) != (end is None):
             raise ValueError("give --window-start and --window-end together")
-        moments = [None if text is None else datetime.fromisoformat(text)
-                   for text in (start, end)]
-        if any(m is not None and m.tzinfo is None for m in moments):
-            raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
+        moments = (None, None) if start is None or end is None else _moments(
+            start, end, "--window-start/--window-end")
         evidence = _with_progress(lambda progress, advance: power_from_parquet(
             folder, moments[0], moments[1]))
     except (ValueError, OSError, duckdb.Error, EnergyError) as err:
         raise _fail(str(err)) from None
     report = evidence.as_dict()
     if as_json:
-        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        _print_json(report)
         return
     typer.echo(f"{folder}: {report['energy_j']:,.1f} J over {report['window_s']:,.0f} s "
                f"({report['average_power_w']:,.1f} W average) by {report['method']}, "
@@ -365,7 +388,6 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
                 db: Path | None) -> None:
     """`evidence add --prometheus`: the range queries' answers added to the store."""
     import tempfile
-    from datetime import datetime
 
     import duckdb
 
@@ -379,9 +401,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
         start_text, sep, end_text = window.partition("..")
         if not sep:
             raise ValueError(f"--query-window expects START..END, got {window!r}")
-        moments = [datetime.fromisoformat(t.strip()) for t in (start_text, end_text)]
-        if any(m.tzinfo is None for m in moments):
-            raise ValueError("--query-window needs offsets (e.g. +00:00)")
+        moments = _moments(start_text.strip(), end_text.strip(), "--query-window")
         folder = save_to or Path(tempfile.mkdtemp(prefix="scorecard-prometheus-"))
         con = connect(db_path(db))
         results, notes = _with_progress(lambda progress, _advance: add_prometheus(
@@ -391,10 +411,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
             ValueError, OSError) as err:
         raise _fail(str(err)) from None
     typer.echo(f"answers kept in {folder}", err=True)
-    for note in notes:
-        typer.echo(note, err=True)
-    for name, result in results:
-        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+    _print_loads(results, notes)
 
 
 def _fleet_result(result: Path, query: Path, as_json: bool) -> None:
@@ -407,7 +424,7 @@ def _fleet_result(result: Path, query: Path, as_json: bool) -> None:
         raise _fail(str(err)) from None
     report = evidence.as_dict() | {"power": power_line(evidence, query)}
     if as_json:
-        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        _print_json(report)
         return
     typer.echo(f"{result}: {report['energy_j']:,.1f} J over {report['window_s']:,.0f} s "
                f"({report['average_power_w']:,.1f} W average) by {report['method']}, "
@@ -445,14 +462,10 @@ def sql_command(
     """Print the fleet energy query (one row: energy, idle power, gaps, GPUs not covered) for
     a window, in the engine's SQL, to run where the samples lie; `evidence add --fleet-result
     R --fleet-query Q` takes its result back."""
-    from datetime import datetime
-
     from pipeline.evidence.power.fleet_sql import query_text
 
     try:
-        moments = [datetime.fromisoformat(text) for text in (window_start, window_end)]
-        if any(m.tzinfo is None for m in moments):
-            raise ValueError("--window-start/--window-end need an offset (e.g. +00:00)")
+        moments = _moments(window_start, window_end, "--window-start/--window-end")
         if not (math.isfinite(margin_s) and margin_s >= 0):
             raise ValueError("--margin-s must be a number of seconds, 0 or more")
         text = query_text(dialect.value, path, moments[0].timestamp(), moments[1].timestamp(),

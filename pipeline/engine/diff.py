@@ -114,26 +114,48 @@ def _compose_profile(a: pl.DataFrame | None, b: pl.DataFrame | None, electricity
         [c for c in a.columns if c in prices.columns or c in grids.columns])
 
 
+Columns = list[str] | Callable[[pl.DataFrame], list[str]] | None
+
+#: The Market fields each market group's figures are in (what `compose` swaps for it), with
+#: the columns compared (None: all; the offers hold two groups' figures, the workload profile
+#: one column set per group). Every other compared field is method/assumptions'.
+GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
+    GPU_PRICE: (("offers", [*OFFER_KEY, "price_original_per_hour", "currency", "gpu",
+                            "gpu_count"]),),
+    # the rates of the offers' prices, and of amounts declared in other currencies
+    FX: (("offers", [*OFFER_KEY, "fx_units_per_eur"]), ("fx", None)),
+    ELECTRICITY: (("prices", ["zone", "month", "price_eur_per_mwh"]),
+                  # an all-in tariff's network costs and taxes
+                  ("tariff_components", ["country", "consumption_band", "year",
+                                         "network_eur_per_kwh", "taxes_levies_eur_per_kwh"]),
+                  ("profile", lambda f: ["zone", *_profile_columns(f, ELECTRICITY)])),
+    GRID: (("intensities", ["zone", "year", "intensity_gco2e_per_kwh",
+                            "emission_factor_basis"]),
+           # the market-based side of the grid
+           ("residual_mixes", ["country", "year", "intensity_gco2e_per_kwh"]),
+           ("profile", lambda f: ["zone", *_profile_columns(f, GRID)])),
+}
+
+
+#: the fields two groups share, each composed from both vintages
+_SHARED = ("offers", "profile")
+
+
 def compose(a: Market, b: Market, taken: frozenset[str]) -> Market:
-    """The market of A with the groups in `taken` swapped for B's."""
+    """The market of A with the groups in `taken` swapped for B's: each group's fields
+    (GROUP_FIELDS) from B, the offers' prices and rates and the profile's column sets from
+    the vintage of their own group, the rest from B when method/assumptions is taken."""
     gpu, fx = GPU_PRICE in taken, FX in taken
     base, other = (b.offers, a.offers) if gpu else (a.offers, b.offers)
     offers = base if gpu == fx else _with_rates_of(base, other)
     rest = b if METHOD in taken else a
-    electricity, grid = ELECTRICITY in taken, GRID in taken
-    changes: dict[str, Any] = {
-        "vintage": b.vintage if taken else a.vintage,
-        "offers": offers,
-        "prices": b.prices if electricity else a.prices,
-        "intensities": b.intensities if grid else a.intensities,
-        # the residual mix is the market-based side of the grid group
-        "residual_mixes": b.residual_mixes if grid else a.residual_mixes,
-        # an all-in tariff's network costs and taxes are the electricity group's
-        "tariff_components": b.tariff_components if electricity else a.tariff_components,
-        "profile": _compose_profile(a.profile, b.profile, electricity, grid),
-        "fx": b.fx if fx else a.fx,  # declared amounts in other currencies
-    }
-    return dataclasses.replace(rest, **changes)
+    swapped: dict[str, Any] = {name: getattr(b if group in taken else a, name)
+                               for group, fields in GROUP_FIELDS.items()
+                               for name, _ in fields if name not in _SHARED}
+    return dataclasses.replace(
+        rest, vintage=b.vintage if taken else a.vintage, offers=offers,
+        profile=_compose_profile(a.profile, b.profile, ELECTRICITY in taken, GRID in taken),
+        **swapped)
 
 
 def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
@@ -143,42 +165,23 @@ def _same(x: pl.DataFrame, y: pl.DataFrame, columns: list[str]) -> bool:
 
 def changed_groups(a: Market, b: Market) -> list[str]:
     """The market groups whose figures differ between A and B (the others get zero)."""
-    out = []
-    if not _same(a.offers, b.offers, [*OFFER_KEY, "price_original_per_hour", "currency",
-                                      "gpu", "gpu_count"]):
-        out.append(GPU_PRICE)
-    if not _same(a.offers, b.offers, [*OFFER_KEY, "fx_units_per_eur"]):
-        out.append(FX)
-    pa, pb = a.profile, b.profile
-    for group, frames, columns in (
-            (ELECTRICITY, (a.prices, b.prices), ["zone", "month", "price_eur_per_mwh"]),
-            (GRID, (a.intensities, b.intensities),
-             ["zone", "year", "intensity_gco2e_per_kwh", "emission_factor_basis"])):
-        same = _same(*frames, columns)
-        ra, rb = a.residual_mixes, b.residual_mixes
-        if group == GRID and ra is not None and rb is not None:
-            same = same and _same(ra, rb, ["country", "year", "intensity_gco2e_per_kwh"])
-        ta, tb = a.tariff_components, b.tariff_components
-        if group == ELECTRICITY and ta is not None and tb is not None:
-            same = same and _same(ta, tb, ["country", "consumption_band", "year",
-                                           "network_eur_per_kwh", "taxes_levies_eur_per_kwh"])
-        if (pa is None) != (pb is None):
-            same = False
-        elif pa is not None and pb is not None:
-            same = same and _same(pa, pb, ["zone", *_profile_columns(pa, group)])
-        if not same:
-            out.append(group)
-    for f in dataclasses.fields(Market):
-        if f.name in ("vintage", "offers", "prices", "intensities", "residual_mixes",
-                      "tariff_components", "profile") or not f.compare:  # (a cache: no figure)
-            continue
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        same = (_same(x, y, x.columns) if isinstance(x, pl.DataFrame)
-                and isinstance(y, pl.DataFrame) else x == y)
-        if not same:
-            out.append(METHOD)
-            break
-    return out
+    grouped = {name for fields in GROUP_FIELDS.values() for name, _ in fields}
+    method = tuple((f.name, None) for f in dataclasses.fields(Market)
+                   if f.compare and f.name != "vintage" and f.name not in grouped)
+    return [group for group, fields in [*GROUP_FIELDS.items(), (METHOD, method)]
+            if not all(_same_figure(getattr(a, name), getattr(b, name), columns)
+                       for name, columns in fields)]
+
+
+def _same_figure(x: Any, y: Any, columns: Columns) -> bool:
+    """Two vintages' figure: frames equal on `columns` (in any row order), anything else
+    equal; a frame one vintage lacks is a change."""
+    if isinstance(x, pl.DataFrame) and isinstance(y, pl.DataFrame):
+        return _same(x, y, x.columns if columns is None else
+                     columns(x) if callable(columns) else columns)
+    if isinstance(x, pl.DataFrame) or isinstance(y, pl.DataFrame):
+        return False
+    return bool(x == y)
 
 
 def shapley(players: list[str], worth: Callable[[frozenset[str]], float | None]

@@ -120,6 +120,8 @@ class Market:
     #: stored (core__regulatory_rules, core__sovereignty_objectives), with their sources
     regulatory_rules: pl.DataFrame | None = None
     sovereignty_objectives: pl.DataFrame | None = None
+    #: the bundled ranges of power figures a proposal leaves out (core__power_defaults)
+    power_defaults: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

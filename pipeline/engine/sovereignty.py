@@ -50,10 +50,14 @@ class Qualification:
     qualified_on: str | None
     source_url: str
 
+    @property
+    def name(self) -> str:
+        """The scheme and its version: "SecNumCloud 3.2"."""
+        return f"{self.scheme} {self.version or ''}".strip()
+
     def describe(self) -> str:
-        name = f"{self.scheme} {self.version or ''}".strip()
         when = f", qualified {self.qualified_on}" if self.qualified_on else ", date not stated"
-        return f"{name} ({self.scope or 'scope not stated'}{when}; {self.source_url})"
+        return f"{self.name} ({self.scope or 'scope not stated'}{when}; {self.source_url})"
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,17 @@ class ProviderFacts:
     parent_hq_country: str | None
     non_eu_law_exposure: bool
     exposure_basis: str | None
-    gpu_qualifications: tuple[str, ...]  # schemes whose scope covers GPU offers
-    other_qualifications: tuple[str, ...]  # schemes held for other product lines
     qualifications: tuple[Qualification, ...] = ()  # every row, with scope and date
+
+    @property
+    def gpu_qualifications(self) -> tuple[str, ...]:
+        """The names of the schemes whose scope covers the provider's GPU offers."""
+        return tuple(sorted({q.name for q in self.qualifications if q.covers_gpu_offers}))
+
+    @property
+    def other_qualifications(self) -> tuple[str, ...]:
+        """The names of the schemes held for its other product lines."""
+        return tuple(sorted({q.name for q in self.qualifications if not q.covers_gpu_offers}))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ API (what the scorecard and `scorecard evidence inspect` use):
   `X_aiperf.json`) or one LLMPerf run (`X_individual_responses.json` + `X_summary.json`) given
   together become one run.
 - `inspect`: the DESIGN section 9 contract `{"runs": [...], "sweep": {...} | None}` of files
-  and folders; `build_report` the same for runs already loaded.
+  and folders (`loaded_report`: with the runs loaded; paths that hold no run are a
+  ParseError); `build_report` the same for runs already loaded.
 - `operating_point`: the same choice as `throughput_from_evidence` for runs already loaded (the
   power log's energy over its window is `pipeline.evidence.inspection.energy_at_operating_point`).
 - `bench_frames`: the rows of `core__bench_runs` and `core__bench_requests`
@@ -61,12 +62,12 @@ from pipeline.evidence.configuration import configuration, gpus, key, label
 from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.goodput import (
     NOT_CHECKED,
-    P99_BOUNDS,
     TOLERANCE_S,
     Check,
     Slo,
     no_goodput_reason,
     operating_point_shortfall,
+    p99_bounds,
     run_checks,
     run_metrics,
     slo_checks,
@@ -160,11 +161,12 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
               progress: Callable[[str, str], None] | None = None, cached: bool = True,
               scraped_at: Sequence[str] = (), cache: Any | None = None,
               advance: Callable[[str, int, int], None] | None = None) -> Loaded:
-    """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read (evidence
-    add keeps them as raw snapshots) and its digest is the one recorded. With a store as
-    `cache`, a file whose sha256 is in its evidence cache (`pipeline.evidence.cache`) is not
-    parsed again (and one parsed is added to it). `skip_bad`: a file of a folder that fails to
-    parse is left out, named with its error in the notes (else its ParseError is raised).
+    """`keep(path, data) -> sha256`, when given, is handed each file's bytes once read and
+    parsed (evidence add keeps them as raw snapshots) and its digest is the one recorded.
+    With a store as `cache`, a file whose sha256 is in its evidence cache
+    (`pipeline.evidence.cache`) is not parsed again (and one parsed is added to it).
+    `skip_bad`: a file of a folder that fails to parse is left out, named with its error in
+    the notes (else its ParseError is raised).
     `progress(what, stage)` hears of each file read, with its size. `cached=False` parses
     every file (a `--window` needs the gaps, which the cache does not keep). `scraped_at`:
     when raw Prometheus text (vLLM /metrics) carries no scrape-time comment, the time of each
@@ -196,7 +198,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             if progress:
                 progress(name, f"reading {path.stat().st_size / 1e6:,.1f} MB")
             data = read_bytes(path, None if advance is None else partial(advance, name))
-            digest = keep(path, data) if keep else sha256(data)
+            digest = sha256(data)
             stamp = _scrape_time(path, tool, data, scraped_at, scraped)
             runs = (evidence_cache.lookup(cache, digest, name, fmt, tz)
                     if cached and stamp is None else None)
@@ -219,6 +221,8 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                                  "(--scraped-at)")
             elif progress:
                 progress(name, "read from the store (parsed before, same sha256)")
+            if keep:  # a file that could not be read leaves nothing in the store
+                digest = keep(path, data)
             parsed.append((path, tool, runs))
             files.append((name, digest))
             roots[name] = Path(root)
@@ -346,16 +350,30 @@ def _require_runs(loaded: Loaded, source: str) -> None:
         skipped = sum("skipped" in n for n in loaded.notes)
         raise ParseError("bench", source, "files", "no benchmark run found" + (
             f" ({skipped} file(s) skipped: not a benchmark format this project reads)"
-            if skipped else ""))
+            if skipped else "") + "; give benchmark result files or folders of them "
+            "(docs/evidence.md lists the formats), or force a format with format = ... in "
+            "the proposal or --format on the command line")
 
 
 def inspect(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None, tz: str | None = None,
             window: tuple[float, float] | None = None, choose: str = "goodput_per_gpu",
             gpu_count: int | None = None, cache: Any | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, cache=cache)
+    return loaded_report(paths, slo, fmt=fmt, tz=tz, window=window, choose=choose,
+                         gpu_count=gpu_count, cache=cache)[1]
+
+
+def loaded_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
+                  tz: str | None = None, window: tuple[float, float] | None = None,
+                  choose: str = "goodput_per_gpu", gpu_count: int | None = None,
+                  scraped_at: Sequence[str] = (), cache: Any | None = None
+                  ) -> tuple[Loaded, dict[str, Any]]:
+    """The runs of `paths` and their `inspect` report; paths that hold no run (an empty
+    folder, one of files no reader recognises) are a ParseError naming them."""
+    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at,
+                       cache=cache)
     if paths:
         _require_runs(loaded, ", ".join(map(str, paths)))
-    return build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
+    return loaded, build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
 
 
 def build_report(loaded: Loaded, slo: Slo, window: tuple[float, float] | None, *,
@@ -517,13 +535,13 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
             notes.append("no knee: no level of the sweep meets the SLO")
             best = max(metrics, key=lambda m: m["output_tokens_per_s"] or 0.0)
             judged = all(m["passed"] is not None for m in metrics)
-            reason, level = _no_knee_reason(metrics, sweep, key, slo)
+            reason, level_checks = _no_knee_reason(metrics, sweep, key, slo)
             if judged and not any(m["passed"] for m in metrics):
                 reason = no_goodput_reason(metrics, slo)
             return ThroughputEvidence(
                 None, "measured", best["output_tokens_per_s"], source, files,
                 slo=slo, notes=tuple(notes), no_goodput_reason=reason,
-                checks=(*slo_checks(level, slo), *_NO_POINT))
+                checks=(*level_checks, *_NO_POINT))
         chosen = [(m, r) for m, r in chosen if m[key] is not None and float(m[key]) == knee]
         notes.append(f"operating point: the knee at {key} {knee}")
         knee_said = (f"the knee, the highest load level meeting the SLO "
@@ -532,12 +550,13 @@ def _config_point(config_runs: list[BenchRun], metrics: list[dict[str, Any]],
         if len(chosen) > 1:
             notes.append(f"{len(chosen)} runs at one load level: their mean is used")
         zero = all(m["passed"] == 0 for m in metrics)  # no request passed: the reason below
-        short = None if zero else operating_point_shortfall(metrics, slo)
+        level_checks = slo_checks(metrics, slo)
+        short = None if zero else operating_point_shortfall(level_checks)
         if short is not None:
             return ThroughputEvidence(
                 None, "measured", _mean([m["output_tokens_per_s"] for m in metrics]), source,
                 files, slo=slo, notes=(*notes, short), no_goodput_reason=short,
-                checks=(*slo_checks(metrics, slo), *run_checks(metrics)))
+                checks=(*level_checks, *run_checks(metrics)))
     # at a knee, the sweep's own pooled figure (the mean over the level's runs)
     tokens = (sweep["knee_tokens_per_s"] if sweep is not None and sweep["load_variable"]
               is not None else _mean([m["token_goodput_per_s"] for m, _ in chosen]))
@@ -587,15 +606,14 @@ _NO_POINT: tuple[Check, ...] = tuple(
 
 
 def _no_knee_reason(metrics: list[dict[str, Any]], sweep: dict[str, Any], key: str,
-                    slo: Slo) -> tuple[str, list[dict[str, Any]]]:
-    """Why no level of a sweep is an operating point, and the runs of the level it is said
-    at: no level reaches the attainment (said at the lowest level tested), or the levels that
-    reach it are over a p99 bound (said at the lowest of them)."""
+                    slo: Slo) -> tuple[str, list[Check]]:
+    """Why no level of a sweep is an operating point, and the SLO checks of the level it is
+    said at: no level reaches the attainment (said at the lowest level tested), or the levels
+    that reach it are over a p99 bound (said at the lowest of them)."""
     attained = [lv["load"] for lv in sweep["levels"] if lv["attainment"] is not None
                 and lv["attainment"] >= slo.attainment - TOLERANCE_S]
     if attained:
-        bounds = ", ".join(f"slo.{f} {getattr(slo, f):g} ms" for f, _, _ in P99_BOUNDS
-                           if getattr(slo, f) is not None)
+        bounds = ", ".join(f"slo.{f} {getattr(slo, f):g} ms" for f, _, _, _ in p99_bounds(slo))
         head = (f"no load level of the sweep meets the SLO's p99 bounds ({bounds}): "
                 f"{len(attained)} level(s) reach the attainment {slo.attainment:g} but are "
                 "over a bound")
@@ -604,8 +622,8 @@ def _no_knee_reason(metrics: list[dict[str, Any]], sweep: dict[str, Any], key: s
         head = f"no load level of the sweep reaches the SLO's attainment {slo.attainment:g}"
         at = min(float(m[key]) for m in metrics if m[key] is not None)
         where = "the lowest level tested"
-    level = [m for m in metrics if m[key] is not None and float(m[key]) == at]
-    short = operating_point_shortfall(level, slo)
+    level = slo_checks([m for m in metrics if m[key] is not None and float(m[key]) == at], slo)
+    short = operating_point_shortfall(level)
     return head + ("" if short is None else f"; at {where}, {short}"), level
 
 

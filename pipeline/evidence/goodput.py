@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -117,13 +117,11 @@ def run_metrics(run: BenchRun, slo: Slo, window: tuple[float, float] | None = No
 
 
 def _percentile_limits_met(m: dict[str, Any], slo: Slo) -> bool | None:
-    checks = [(slo.ttft_p99_ms, m.get("ttft_p99_s")), (slo.tpot_p99_ms, m.get("tpot_p99_s"))]
-    checks = [(lim, val) for lim, val in checks if lim is not None]
-    if not checks:
-        return True
-    if any(val is None for _, val in checks):
+    bounds = [(m.get(key), limit_s) for _, key, _, limit_s in p99_bounds(slo)]
+    known = [(float(value), limit_s) for value, limit_s in bounds if value is not None]
+    if len(known) < len(bounds):
         return None
-    return all(val <= _limit(lim) for lim, val in checks)  # type: ignore[operator]
+    return all(value <= limit_s for value, limit_s in known)
 
 
 def _request_metrics(run: BenchRun, df: pl.DataFrame, slo: Slo,
@@ -591,9 +589,8 @@ def knee(levels: pl.DataFrame, slo: Slo) -> dict[str, Any]:
         *([pl.lit(1).alias("runs")] if "runs" not in levels.columns else []),
     )
     limits_ok = pl.lit(True)
-    for ms, col in ((slo.ttft_p99_ms, "ttft_p99_s"), (slo.tpot_p99_ms, "tpot_p99_s")):
-        if ms is not None:
-            limits_ok = limits_ok & (pl.col(col) <= _limit(ms))
+    for _, key, _, limit_s in p99_bounds(slo):
+        limits_ok = limits_ok & (pl.col(key) <= limit_s)
     frame = frame.with_columns(
         eligible=(pl.col("attainment") >= slo.attainment - TOLERANCE_S) & limits_ok,
     ).sort("load")
@@ -640,6 +637,13 @@ _WOULD_HELP = ("not an operating point, the candidate is not sized on it; a lowe
 #: the SLO's p99 bounds: its field, the run's figure, the latency named
 P99_BOUNDS = (("ttft_p99_ms", "ttft_p99_s", "TTFT"), ("tpot_p99_ms", "tpot_p99_s", "TPOT"))
 
+
+def p99_bounds(slo: Slo) -> list[tuple[str, str, str, float]]:
+    """The p99 bounds the SLO sets, each (its field, the run's figure, the latency named, the
+    largest p99 within it in s): the one rule of a run's, a level's and a knee's p99s."""
+    return [(field, key, name, getattr(slo, field) / 1000.0 + TOLERANCE_S)
+            for field, key, name in P99_BOUNDS if getattr(slo, field) is not None]
+
 #: the outcomes of a check on evidence (schemas/result.py EvidenceCheck)
 PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not checked"
 #: a check's (name, outcome, detail)
@@ -674,31 +678,30 @@ def slo_checks(metrics: list[dict[str, Any]], slo: Slo) -> list[Check]:
         reasons = sorted({str(m.get("goodput_null_reason") or "no per-request data")
                           for m in metrics})
         checks.append(("SLO attainment", NOT_CHECKED, "; ".join(reasons)))
-    for field, key, name in P99_BOUNDS:
-        bound = getattr(slo, field)
-        if bound is None:
-            continue
+    for field, key, name, limit_s in p99_bounds(slo):
         values = [m.get(key) for m in metrics]
         if any(v is None for v in values):
             checks.append((f"SLO p99 {name}", NOT_CHECKED, f"the p99 {name}{level} is not "
                            "known"))
             continue
         worst = max(float(v) for v in values if v is not None)
-        within = worst <= bound / 1000.0 + TOLERANCE_S
+        within = worst <= limit_s
         checks.append((f"SLO p99 {name}", PASSED if within else FAILED,
                        f"the p99 {name}{level} is {worst * 1000:,.1f} ms, "
-                       f"{'within' if within else 'over'} the {bound:g} ms slo.{field} bound"))
+                       f"{'within' if within else 'over'} the {getattr(slo, field):g} ms "
+                       f"slo.{field} bound"))
     return checks
 
 
-def operating_point_shortfall(metrics: list[dict[str, Any]], slo: Slo) -> str | None:
-    """The SLO rule for an operating point (`slo_checks`): runs at one level whose share of
-    offered requests meeting the SLO is below `slo.attainment`, or whose p99 TTFT or TPOT is
-    over `slo.ttft_p99_ms`/`slo.tpot_p99_ms`, are not an operating point. Returns why, with
-    the share attained and asked and each p99 over its bound, and what would help; None when
-    every rule is met or cannot be judged (a summary-only run's share is its percentile
-    bound, which refuses its goodput itself; a p99 not measured is not judged)."""
-    failed = [detail for _, outcome, detail in slo_checks(metrics, slo) if outcome == FAILED]
+def operating_point_shortfall(checks: Sequence[Check]) -> str | None:
+    """The SLO rule for an operating point, from the `slo_checks` of its runs at one level:
+    runs whose share of offered requests meeting the SLO is below `slo.attainment`, or whose
+    p99 TTFT or TPOT is over `slo.ttft_p99_ms`/`slo.tpot_p99_ms`, are not an operating point.
+    Returns why, with the share attained and asked and each p99 over its bound, and what
+    would help; None when every rule is met or cannot be judged (a summary-only run's share
+    is its percentile bound, which refuses its goodput itself; a p99 not measured is not
+    judged)."""
+    failed = [detail for _, outcome, detail in checks if outcome == FAILED]
     return "; ".join(failed) + f": {_WOULD_HELP}" if failed else None
 
 

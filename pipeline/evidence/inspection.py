@@ -17,7 +17,8 @@ J/token at their operating point, and the report as the table the command prints
   GPUs, knee, goodput and goodput per GPU, the best marked `*`) when the runs record settings,
   and the energy at the operating point.
 
-Errors: those of the readers (`sources.errors.ParseError`, FileNotFoundError); a power log that
+Errors: those of the readers (`sources.errors.ParseError`, FileNotFoundError); paths that hold
+no benchmark run, a ParseError naming them; a power log that
 gives no energy over the window raises `PowerLogError` naming it.
 """
 
@@ -29,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.evidence.bench import ThroughputEvidence, build_report, load_runs, operating_point
+from pipeline.evidence.bench import ThroughputEvidence, loaded_report, operating_point
 from pipeline.evidence.goodput import Slo
 from pipeline.evidence.power.energy import EnergyError, EnergyResult, window_energy
 from pipeline.evidence.power.logs import power_from_evidence, power_from_snapshots, read_power_files
@@ -49,9 +50,8 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
                    gpu_count: int | None = None,
                    power_pair: tuple[Path, Path] | None = None,
                    scraped_at: Sequence[str] = (), cache: Any | None = None) -> dict[str, Any]:
-    loaded = load_runs(paths, fmt=fmt, tz=tz, cached=window is None, scraped_at=scraped_at,
-                       cache=cache)
-    report = build_report(loaded, slo, window, choose=choose, gpu_count=gpu_count)
+    loaded, report = loaded_report(paths, slo, fmt=fmt, tz=tz, window=window, choose=choose,
+                                   gpu_count=gpu_count, scraped_at=scraped_at, cache=cache)
     if power_pair is not None:
         ev = operating_point(loaded, report, slo, ", ".join(str(p) for p in paths))
         try:

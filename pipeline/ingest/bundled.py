@@ -11,12 +11,15 @@ import duckdb
 
 import schemas
 import sources.offers
+import sources.reference_csv
+import sources.regulation
 from pipeline import store
 from pipeline.store import caches
 from sources import bundled
 
 #: the code that turns the packaged files into rows: a change in any of it reloads them
 _READERS = (Path(bundled.__file__), Path(sources.offers.__file__),
+            Path(sources.reference_csv.__file__), Path(sources.regulation.__file__),
             *sorted(Path(schemas.__file__).parent.glob("*.py")),
             *sorted(Path(schemas.__file__).parent.glob("*.toml")))
 

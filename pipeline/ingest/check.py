@@ -9,16 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
 
 import requests
 
 from pipeline.ingest.start import session
-from sources.http import redact_url
+from sources.http import follow, redact_url
 from sources.registry import SOURCES
 from sources.text import one_line, redact
-
-MAX_REDIRECTS = 5
 
 OK = "ok"
 NOT_CONFIGURED = "not configured"
@@ -62,21 +59,19 @@ def base_url(name: str) -> str:
             or SOURCES[name].BASE_URL).rstrip("/")
 
 
-def _get(http: requests.Session, url: str, params: dict[str, str], headers: dict[str, str],
-         timeout_s: float) -> requests.Response:
-    """GET, following redirects by hand: to another host the key (header) is not sent."""
-    host = urlsplit(url).netloc
-    for _ in range(MAX_REDIRECTS + 1):
-        answer = http.get(url, params=params or None, headers=headers, timeout=timeout_s,
-                          allow_redirects=False, stream=True)
-        answer.close()  # the status is all a probe needs: the body is never read
-        location = answer.headers.get("location")
-        if not answer.is_redirect or not location:
-            return answer
-        url, params = urljoin(answer.url, location), {}
-        if urlsplit(url).netloc != host:
-            headers = {}
-    return answer
+def _status(http: requests.Session, url: str, headers: dict[str, str],
+            secret_headers: list[str], timeout_s: float) -> int:
+    """The probe's final HTTP status, its body never read (a redirect still, when more were
+    asked than are followed)."""
+    try:
+        answer = follow(http, url, headers, secret_headers=secret_headers,
+                        timeout_s=lambda: timeout_s)
+    except requests.TooManyRedirects as error:
+        if error.response is None:
+            raise
+        return error.response.status_code
+    answer.close()
+    return answer.status_code
 
 
 def check(chosen: Sequence[str], timeout_s: float = 10.0) -> list[Check]:
@@ -94,12 +89,14 @@ def check(chosen: Sequence[str], timeout_s: float = 10.0) -> list[Check]:
         params = {probe.key_param: secret} if secret and probe.key_param else {}
         headers = {probe.key_header: secret} if secret and probe.key_header else {}
         url = base_url(name) + probe.path
-        shown = redact_url(requests.Request("GET", url, params=params or None).prepare().url
-                           or url, [probe.key_param] if probe.key_param else [])
+        url = requests.Request("GET", url, params=params or None).prepare().url or url
+        shown = redact_url(url, [probe.key_param] if probe.key_param else [])
         status: int | None
         try:
-            answer = _get(http, url, params, headers, timeout_s)
-            status, said = answer.status_code, f"HTTP {answer.status_code}"
+            # to another host the key (header) is not sent; the status is all a probe needs
+            answer = _status(http, url, headers, [probe.key_header] if probe.key_header
+                             else [], timeout_s)
+            status, said = answer, f"HTTP {answer}"
         except requests.RequestException as error:
             status, said = None, f"no answer ({type(error).__name__})"
         found.append(Check(name, shown, configured, key, status,

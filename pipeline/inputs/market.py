@@ -25,27 +25,21 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   market.residual_mixes(con, vintage), market.published_per_request(con),
                   tariff_components=market.tariff_components(con, vintage),
                   regulatory_rules=market.regulatory_rules(con),
-                  sovereignty_objectives=market.sovereignty_objectives(con))
+                  sovereignty_objectives=market.sovereignty_objectives(con),
+                  power_defaults=market.power_defaults(con))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:
     """Each provider's facts (core__providers) with the qualifications it holds
-    (core__qualifications), split by whether they cover its GPU offers."""
+    (core__qualifications), each saying whether it covers the provider's GPU offers."""
     facts = {}
     for p in providers.iter_rows(named=True):
         mine = quals.filter(pl.col("provider_id") == p["provider_id"])
-        names = [f"{q['scheme']} {q['scheme_version'] or ''}".strip()
-                 for q in mine.iter_rows(named=True)]
-        covers = mine["covers_gpu_offers"].to_list()
         facts[p["provider_id"]] = ProviderFacts(
             provider_id=p["provider_id"], provider_name=p["provider_name"],
             hq_country=p["hq_country"], parent_company=p["parent_company"],
             parent_hq_country=p["parent_hq_country"],
             non_eu_law_exposure=p["non_eu_law_exposure"], exposure_basis=p["exposure_basis"],
-            gpu_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
-                                             if c})),
-            other_qualifications=tuple(sorted({n for n, c in zip(names, covers, strict=True)
-                                               if not c})),
             qualifications=tuple(Qualification(
                 scheme=q["scheme"], version=q["scheme_version"], scope=q["scope"],
                 covers_gpu_offers=q["covers_gpu_offers"],

@@ -82,19 +82,27 @@ def configuration_rows(configs: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     } for c in configs]
 
 
-def checks(declaration: str, identity_held: bool, identity: str | None,
+@dataclass(frozen=True)
+class Identity:
+    """The outcome of an evidence identity check (pipeline/inputs/evidence/identity.py):
+    "passed" (something compared, nothing different), "not checked" (nothing could be
+    compared) or "failed" (a declared proxy that differs), and what was compared or differs."""
+
+    outcome: str
+    detail: str
+
+    @property
+    def held(self) -> bool:
+        return self.outcome == "passed"
+
+
+def checks(declaration: str, identity: Identity,
            evidence: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """The static row's `evidence_checks` for one input's evidence: its identity check
-    (pipeline/inputs/evidence/identity.py: held, else "not checked: ..." when nothing could be
-    compared, else a declared proxy that differs: failed) and the evidence's own checks
-    (`ThroughputEvidence.checks`)."""
-    said = identity or ""
-    outcome = ("passed" if identity_held else
-               "not checked" if not said or said.startswith("not checked") else "failed")
-    # "held: ..." and "not checked: ..." say the outcome again
-    detail = said.split(": ", 1)[1] if said.startswith(("held: ", "not checked: ")) else said
+    """The static row's `evidence_checks` for one input's evidence: its identity check and the
+    evidence's own checks (`ThroughputEvidence.checks`)."""
     return [{"input": declaration, "check": name, "outcome": result, "detail": detail}
-            for name, result, detail in [("identity", outcome, detail or None), *evidence]]
+            for name, result, detail in [("identity", identity.outcome, identity.detail),
+                                         *evidence]]
 
 
 def pairs(settings: dict[str, str]) -> list[dict[str, str]]:

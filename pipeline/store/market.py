@@ -75,33 +75,36 @@ def zone_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
 def zone_intensities(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     """Per zone: the latest annual location-based intensity of a year <= the vintage's year,
     lifecycle basis preferred over direct (the two are never averaged together)."""
-    return frame(con, """
-        SELECT * EXCLUDE (rn) FROM (
-          SELECT zone, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
-                 intensity_gco2e_per_kwh, emission_factor_basis, source_url, source_date,
-                 licence, snapshot_sha256,
-                 row_number() OVER (PARTITION BY zone ORDER BY
-                   year(interval_start_utc AT TIME ZONE 'UTC') DESC,
-                   emission_factor_basis = 'lifecycle' DESC, vintage DESC) AS rn
-          FROM core__grid_intensity
-          WHERE vintage <= ? AND resolution = 'year'
-            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
-        WHERE rn = 1 ORDER BY zone""", [vintage, vintage])
+    return _latest_year(con, vintage, "core__grid_intensity", ("zone",),
+                        ("intensity_gco2e_per_kwh", "emission_factor_basis"),
+                        prefer="emission_factor_basis = 'lifecycle' DESC")
 
 
 def residual_mixes(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     """Per country: the residual mix of the latest year <= the vintage's year."""
-    return frame(con, """
+    return _latest_year(con, vintage, "core__residual_mix", ("country",),
+                        ("intensity_gco2e_per_kwh", "emission_factor_basis"))
+
+
+def _latest_year(con: duckdb.DuckDBPyConnection, vintage: str, table: str,
+                 keys: tuple[str, ...], columns: tuple[str, ...], prefer: str | None = None
+                 ) -> pl.DataFrame:
+    """Per `keys` of an annual `table` (rows of resolution 'year'): the row of the latest
+    year <= the vintage's year (then the `prefer` order, then the latest vintage), as `keys`,
+    `year`, `columns` and the row's source. `table`, `keys`, `columns` and `prefer` are this
+    module's constants, never data."""
+    year = "year(interval_start_utc AT TIME ZONE 'UTC')"
+    by = ", ".join(keys)
+    order = ", ".join([f"{year} DESC", *([prefer] if prefer else []), "vintage DESC"])
+    return frame(con, f"""
         SELECT * EXCLUDE (rn) FROM (
-          SELECT country, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
-                 intensity_gco2e_per_kwh, emission_factor_basis, source_url, source_date,
-                 licence, snapshot_sha256,
-                 row_number() OVER (PARTITION BY country ORDER BY
-                   year(interval_start_utc AT TIME ZONE 'UTC') DESC, vintage DESC) AS rn
-          FROM core__residual_mix
+          SELECT {by}, {year} AS year, {", ".join(columns)},
+                 source_url, source_date, licence, snapshot_sha256,
+                 row_number() OVER (PARTITION BY {by} ORDER BY {order}) AS rn
+          FROM {table}
           WHERE vintage <= ? AND resolution = 'year'
-            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
-        WHERE rn = 1 ORDER BY country""", [vintage, vintage])
+            AND {year} <= CAST(left(?, 4) AS INTEGER))
+        WHERE rn = 1 ORDER BY {by}""", [vintage, vintage])
 
 
 def profile_weighted(con: duckdb.DuckDBPyConnection, vintage: str, weights: list[float],
@@ -148,14 +151,14 @@ def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "ORDER BY system")
 
 
-def _latest_load(table: str, key: str) -> str:
+def _latest_load(table: str, *key: str) -> str:
     """The rows of a reference table without a vintage column, each `key` from its latest
     load (the package ships the table whole, the same for every vintage: the law's dates are
     in the rows), in the order the load wrote them (the file's)."""
     return f"""
         SELECT * EXCLUDE (load_id, rn, line) FROM (
           SELECT t.*, t.rowid AS line,
-                 row_number() OVER (PARTITION BY t.{key}
+                 row_number() OVER (PARTITION BY {", ".join(f"t.{k}" for k in key)}
                                     ORDER BY l.finished_at_utc DESC) AS rn
           FROM {table} t JOIN loads l USING (load_id))
         WHERE rn = 1 ORDER BY line"""
@@ -170,6 +173,12 @@ def regulatory_rules(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 def sovereignty_objectives(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The EU Cloud Sovereignty Framework's objectives SOV-1 .. SOV-8, in order."""
     return frame(con, _latest_load("core__sovereignty_objectives", "objective"))
+
+
+def power_defaults(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The ranges a power figure a proposal leaves out is derived from (busy and idle shares
+    of TDP, the PUE of each kind of site), each with its source and snapshot."""
+    return frame(con, _latest_load("core__power_defaults", "default_figure", "default_site"))
 
 
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -212,14 +221,6 @@ def tariff_components(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFr
     """Per country and consumption band: the non-household price components of the latest
     year <= the vintage's year (Eurostat publishes them once a year, with the second
     semester)."""
-    return frame(con, """
-        SELECT * EXCLUDE (rn) FROM (
-          SELECT country, consumption_band, year(interval_start_utc AT TIME ZONE 'UTC') AS year,
-                 energy_supply_eur_per_kwh, network_eur_per_kwh, taxes_levies_eur_per_kwh,
-                 source_url, source_date, licence, snapshot_sha256,
-                 row_number() OVER (PARTITION BY country, consumption_band ORDER BY
-                   year(interval_start_utc AT TIME ZONE 'UTC') DESC, vintage DESC) AS rn
-          FROM core__tariff_components
-          WHERE vintage <= ? AND resolution = 'year'
-            AND year(interval_start_utc AT TIME ZONE 'UTC') <= CAST(left(?, 4) AS INTEGER))
-        WHERE rn = 1 ORDER BY country, consumption_band""", [vintage, vintage])
+    return _latest_year(con, vintage, "core__tariff_components", ("country", "consumption_band"),
+                        ("energy_supply_eur_per_kwh", "network_eur_per_kwh",
+                         "taxes_levies_eur_per_kwh"))

@@ -3,26 +3,27 @@ an input's evidence, the identity check's outcome beside the evidence's own."""
 
 from __future__ import annotations
 
-from pipeline.inputs.records import checks
+from pipeline.inputs.records import Identity, checks
 
 OWN = (("SLO attainment", "passed", "4 of 4 offered requests (100.0%) meet the SLO"),)
 
 
 def test_the_identity_outcome_beside_the_evidence_checks() -> None:
-    held = checks("throughput", True, "held: model 'm' (the candidate's 'm')", OWN)
-    assert held == [
+    passed = Identity("passed", "model 'm' (the candidate's 'm')")
+    assert passed.held
+    assert checks("throughput", passed, OWN) == [
         {"input": "throughput", "check": "identity", "outcome": "passed",
          "detail": "model 'm' (the candidate's 'm')"},
         {"input": "throughput", "check": "SLO attainment", "outcome": "passed",
          "detail": "4 of 4 offered requests (100.0%) meet the SLO"}]
-    # a declared proxy whose identity differs: failed, in the identity check's words
-    proxy = checks("throughput", False, "differs, a declared proxy (same GPU): model: the file "
-                   "says 'a', the candidate 'b'", ())
-    assert (proxy[0]["outcome"], proxy[0]["detail"]) == (
-        "failed", "differs, a declared proxy (same GPU): model: the file says 'a', the "
-        "candidate 'b'")
-    # nothing to compare: not checked, with why
-    unknown = checks("throughput", False, "not checked: the file and the candidate do not "
-                     "both state a model or a precision", ())
-    assert (unknown[0]["outcome"], unknown[0]["detail"]) == (
-        "not checked", "the file and the candidate do not both state a model or a precision")
+    # a declared proxy whose identity differs: failed, in the identity check's words; a
+    # detail that reads like another outcome is never taken for it (it is data, not text)
+    proxy = Identity("failed", "not checked: says the file's note")
+    assert not proxy.held
+    assert checks("throughput", proxy, ())[0]["outcome"] == "failed"
+    assert checks("throughput", proxy, ())[0]["detail"] == "not checked: says the file's note"
+    # nothing to compare: not checked, with why; not held
+    unknown = Identity("not checked", "the file records no accelerator or GPU count")
+    assert not unknown.held
+    assert (checks("power", unknown, ())[0]["input"], checks("power", unknown, ())[0][
+        "outcome"]) == ("power", "not checked")

@@ -174,7 +174,7 @@ def facts(**kw: object) -> ProviderFacts:
     base: dict[str, object] = dict(
         provider_id="p", provider_name="P SAS", hq_country="FR", parent_company=None,
         parent_hq_country=None, non_eu_law_exposure=False, exposure_basis=None,
-        gpu_qualifications=(), other_qualifications=(), qualifications=())
+        qualifications=())
     base.update(kw)
     return ProviderFacts(**base)  # type: ignore[arg-type]
 

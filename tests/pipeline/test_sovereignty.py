@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from pipeline.engine.sovereignty import ProviderFacts, level_for
+from pipeline.engine.sovereignty import ProviderFacts, Qualification, level_for
 
 
-def facts(**kw: object) -> ProviderFacts:
+def facts(gpu_qualifications: tuple[str, ...] = (), other_qualifications: tuple[str, ...] = (),
+          **kw: object) -> ProviderFacts:
+    """A provider's facts; `gpu_qualifications` ("C5 2020": scheme and version) cover its GPU
+    offers, `other_qualifications` its other product lines."""
     base: dict[str, object] = dict(
         provider_id="p", provider_name="P SAS", hq_country="FR", parent_company=None,
         parent_hq_country=None, non_eu_law_exposure=False, exposure_basis=None,
-        gpu_qualifications=(), other_qualifications=())
+        qualifications=tuple(
+            Qualification(scheme=name.split(" ")[0], version=" ".join(name.split(" ")[1:])
+                          or None, scope="IaaS", covers_gpu_offers=covers, qualified_on=None,
+                          source_url="https://example.org/q")
+            for names, covers in ((gpu_qualifications, True), (other_qualifications, False))
+            for name in names))
     base.update(kw)
     return ProviderFacts(**base)  # type: ignore[arg-type]
+
+
+def test_the_qualification_names_come_from_the_qualifications() -> None:
+    f = facts(gpu_qualifications=("SecNumCloud 3.2", "C5 2020", "C5 2020"),
+              other_qualifications=("SecNumCloud",))
+    # names sorted, each once; the scheme alone when no version is stated
+    assert f.gpu_qualifications == ("C5 2020", "SecNumCloud 3.2")
+    assert f.other_qualifications == ("SecNumCloud",)
 
 
 def test_levels() -> None:

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.records import Identity
 
 #: precision names the tools write -> one canonical name
 PRECISIONS: dict[str, str] = {
@@ -115,7 +116,7 @@ def precision_name(name: str) -> str | None:
 def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | None, *,
                    declaration: str = "throughput", gpu_count: int | None = None,
                    fewer_gpus_ok: bool = False, accelerators: tuple[str, ...] | None = None,
-                   counts: bool = True) -> bool:
+                   counts: bool = True) -> Identity:
     """Raise on evidence whose model, precision, accelerator or GPU count is not the
     candidate's, unless it is a declared proxy (then each difference is noted).
 
@@ -126,8 +127,8 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
     GPUs is used as measured, not scaled); with `counts` False the count is no identity of
     this evidence (quality results) and is not reported unchecked. The outcome goes to the
     row's `identity_check` (`power_identity_check`, `quality_identity_check` for those
-    declarations: the report's evidence table); returns whether it held (something
-    compared, nothing different)."""
+    declarations: the report's evidence table); returns it as data (`Identity`: held when
+    something was compared and nothing differs)."""
     c = d.c
     differences: list[str] = []
     compared: list[str] = []
@@ -163,10 +164,11 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
     not_checked = (f"; not checked: {' and '.join(unrecorded)} (the file records none)"
                    if unrecorded else "")
     if not differences:
-        d.row[key] = ("held: " + ", ".join(compared) + not_checked if compared else
-                      "not checked: the file records no accelerator or GPU count, and no "
-                      "model or precision the candidate states")
-        return bool(compared)
+        identity = (Identity("passed", ", ".join(compared) + not_checked) if compared else
+                    Identity("not checked", "the file records no accelerator or GPU count, "
+                             "and no model or precision the candidate states"))
+        d.row[key] = ("held" if identity.held else identity.outcome) + ": " + identity.detail
+        return identity
     if proxy is None:
         raise d.error(f"{declaration}.evidence", f"{path} is not this candidate's evidence: "
                       + "; ".join(differences) + " (if it stands in on purpose, declare "
@@ -175,4 +177,4 @@ def check_identity(d: Draft, settings: dict[str, str], path: str, proxy: str | N
                    if declaration != "throughput" else
                    f"proxy evidence ({proxy}): " + "; ".join(differences))
     d.row[key] = f"differs, a declared proxy ({proxy}): " + "; ".join(differences)
-    return False
+    return Identity("failed", d.row[key])

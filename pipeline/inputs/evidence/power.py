@@ -14,7 +14,6 @@ energy and carbon (pipeline/engine/scorecard.py `_gate`)."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,9 @@ from schemas.proposal import (
     Range,
     TcoCost,
 )
-from sources.bundled import read, read_typed_csv
+from sources.bundled import POWER_DEFAULTS_FILE as DEFAULTS_FILE
 from sources.errors import ParseError
 from sources.power.registry import gpu_names
-
-DEFAULTS_FILE = "power_defaults.csv"
 
 
 def resolve_power(d: Draft, window: Any) -> None:
@@ -83,27 +80,24 @@ def _estimated(d: Draft, p: EstimatedPower) -> None:
     d.row["power_source"] = source
 
 
-@cache
-def power_defaults() -> pl.DataFrame:
-    """The bundled busy fraction of TDP and default PUEs by kind of site, each a range with
-    its source (sources/reference/power_defaults.csv)."""
-    raw = read(DEFAULTS_FILE)
-    number, text = pl.Float64(), pl.String()
-    return read_typed_csv(raw.content, raw.name, {
-        "figure": text, "site": text, "low": number, "mode": number, "high": number,
-        "source_url": text, "source_date": text, "licence": text})
+def _defaults(d: Draft) -> pl.DataFrame:
+    """The bundled busy and idle fractions of TDP and default PUEs by kind of site, each a
+    range with its source (sources/reference/power_defaults.csv, as the store holds it)."""
+    assert d.mkt.power_defaults is not None, "read_market reads the power defaults"
+    return d.mkt.power_defaults
 
 
 def _default(d: Draft, figure: str, site: str) -> tuple[Range, str, str]:
     """The (range, citation, key) of a bundled default, cited in the run's sources. One key
     per default: every candidate using it shares its Monte Carlo draw (one assumption)."""
-    row = power_defaults().row(by_predicate=(pl.col("figure") == figure)
-                               & (pl.col("site") == site), named=True)
+    row = d.mkt.row("power_defaults", default_figure=figure, default_site=site)
+    if row is None:
+        raise LookupError(f"sources/reference/{DEFAULTS_FILE} has no {figure} for {site}")
     key = f"power_defaults.{figure}.{site}"
-    d.prov.add("power_default", key, url=row["source_url"], date=row["source_date"],
-               licence=row["licence"], snapshot_sha256=None)
+    d.prov.cite("power_default", key, row)
     cited = f"{row['source_url']} ({row['source_date']}, {row['licence']})"
-    return Range(low=row["low"], mode=row["mode"], high=row["high"]), cited, key
+    return Range(low=row["default_low"], mode=row["default_mode"],
+                 high=row["default_high"]), cited, key
 
 
 def _derived(d: Draft) -> None:
@@ -200,7 +194,8 @@ def site_kind(d: Draft) -> str:
     candidate whose TCO hosting is `colocation`), or the organisation's own room."""
     c = d.c
     if c.deployment != "on_prem":  # a cloud, or the one serving an API
-        sites = power_defaults().filter(pl.col("figure") == "pue")["site"].to_list()
+        sites = _defaults(d).filter(pl.col("default_figure") == "pue")["default_site"
+                                                                         ].to_list()
         return c.provider if c.provider in sites else "cloud"
     hosting = d.proposal.tco[c.cost.tco].hosting if isinstance(c.cost, TcoCost) else None
     return "colocation" if hosting is not None and hosting.kind == "colocation" else "own_site"
@@ -228,9 +223,9 @@ def _identity(d: Draft, p: EvidencePower, ev: PowerEvidence) -> str:
     names = tuple(dict.fromkeys(name for f in ev.files
                                 for name in gpu_names(f.tool, head(Path(f.path)))))
     count = len(ev.energy.gpus) if ev.boundary == "gpu_board" else None
-    held = check_identity(d, {}, p.evidence, p.proxy, declaration="power", gpu_count=count,
-                          accelerators=names)
+    identity = check_identity(d, {}, p.evidence, p.proxy, declaration="power",
+                              gpu_count=count, accelerators=names)
     d.row["evidence_checks"] = [*d.row["evidence_checks"],
-                                *checks("power", held, d.row["power_identity_check"], [])]
-    return "proxy" if p.proxy is not None and not held else ev.grade
+                                *checks("power", identity, [])]
+    return "proxy" if p.proxy is not None and not identity.held else ev.grade
 

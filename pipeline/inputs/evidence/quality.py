@@ -86,12 +86,12 @@ def resolve_quality(d: Draft, reference: Reference | None,
     d.notes.extend(f"quality: {n}" for n in own.notes)
     # the GPUs the results were scored on (where the file says the model ran on its machine)
     # against the candidate's; the GPU count is no identity of an accuracy
-    held = check_identity(d, {}, q.evidence, q.proxy, declaration="quality", counts=False,
-                          accelerators=tuple(dict.fromkeys(
-                              name for r in own.results for name in r.accelerators)))
+    identity = check_identity(d, {}, q.evidence, q.proxy, declaration="quality", counts=False,
+                              accelerators=tuple(dict.fromkeys(
+                                  name for r in own.results for name in r.accelerators)))
     d.row["evidence_checks"] = [*d.row["evidence_checks"],
-                                *checks("quality", held, d.row["quality_identity_check"], [])]
-    grade = "proxy" if q.proxy is not None and not held else "measured"
+                                *checks("quality", identity, [])]
+    grade = "proxy" if q.proxy is not None and not identity.held else "measured"
     if rule is None or reference is None:
         d.row["quality"] = {"reference": None, "tasks": summary(own), "grade": grade}
         d.notes.append("quality evidence read, not checked: no policy.quality names a "

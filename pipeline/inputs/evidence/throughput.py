@@ -72,11 +72,11 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
                                       gpu_count=d.c.gpu_count, cache=d.cache)
     except ParseError as err:  # named by the key that gave the file
         raise d.error("throughput.evidence", str(err)) from None
-    held = check_identity(d, ev.configuration, t.evidence, t.proxy,
-                          gpu_count=ev.configuration_gpus, fewer_gpus_ok=True)
+    identity = check_identity(d, ev.configuration, t.evidence, t.proxy,
+                              gpu_count=ev.configuration_gpus, fewer_gpus_ok=True)
     # a declared proxy grades evidence whose identity did not hold (or could not be checked)
     # `proxy`; a grade the evidence's own checks lowered (estimated) stays what it is
-    grade = ("proxy" if t.proxy is not None and not held and ev.grade != "estimated"
+    grade = ("proxy" if t.proxy is not None and not identity.held and ev.grade != "estimated"
              else ev.grade)
     tokens: Number | None = ev.tokens_per_s
     if _total(d) and tokens is not None:
@@ -106,7 +106,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     d.notes.extend(ev.notes)
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
-    d.row["evidence_checks"] = checks("throughput", held, d.row["identity_check"], ev.checks)
+    d.row["evidence_checks"] = checks("throughput", identity, ev.checks)
     if ev.tokens_per_s is None:
         d.notes.append("goodput not computed from the evidence (see the notes above): CPM, "
                        "energy and carbon are null")
