@@ -29,27 +29,28 @@ the identity tests/pipeline/test_plan.py checks; the plan reports that book valu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from pipeline.engine.metrics import (
     DAYS_PER_MONTH,
-    HOURS_PER_MONTH,
+    INPUTS,
     MONTHS_PER_YEAR,
+    SECONDS_PER_DAY,
     TOKENS_PER_MTOK,
     evaluate_arrays,
 )
-from schemas.proposal import Proposal, point
+from schemas.outputs import OUTPUTS
+from schemas.proposal import Proposal
 
 #: the plan's own inputs (not read by any metric step): the demand's yearly growth and a
 #: node's lead time; in the inputs frame, drawn by the Monte Carlo as every other range
-PLAN_INPUTS = {
-    "demand_growth_per_year": ("share/year", "the demand's yearly growth over the horizon"),
-    "lead_time_months": ("months", "months from a node's order to its service"),
-}
+PLAN_INPUTS = {name: (OUTPUTS[name].unit, OUTPUTS[name].meaning)
+               for name in ("demand_growth_per_year", "lead_time_months")}
 #: each month's steps the plan reads
 MONTH_STEPS = ("monthly_cost_eur", "energy_j_per_token", "carbon_gco2e_per_mtok",
                "carbon_market_gco2e_per_mtok", "billed_instances", "capital_eur_per_hour")
@@ -244,13 +245,100 @@ def node_book_values(nodes: list[dict[str, Any]], row: Mapping[str, Any]
         for n in nodes]
 
 
-def lease_free_annuity(row: Mapping[str, Any]) -> float | None:
-    """One node's capital a month (the steps' capital_eur_per_hour x 730), for the report."""
-    value = row.get("capital_eur_per_hour")
-    return None if value is None else value * HOURS_PER_MONTH
+#: the objectives' figures a plan replaces by the horizon's (the first month's CPM is kept
+#: beside as first_month_cpm_eur_per_mtok)
+REPLACED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+            "carbon_market_gco2e_per_mtok")
 
 
-def growth_of(proposal: Proposal) -> float | None:
-    """The point growth per year (None under a table)."""
-    assert proposal.horizon is not None
-    return point(proposal.horizon.growth_per_year)
+def columns_of(point: pl.DataFrame) -> dict[str, Any]:
+    """The inputs of the candidates of `point` (uncertainty.point_frame) as (candidates, 1)
+    arrays, NaN for null, as the Monte Carlo's blocks give them."""
+    out: dict[str, Any] = {}
+    for name in (*INPUTS, *PLAN_INPUTS):
+        if name in point.columns:
+            out[name] = point[name].cast(pl.Float64).fill_null(np.nan).to_numpy()[:, None]
+    for name in ("cost_model", "capacity"):
+        out[name] = point[name].cast(pl.String).to_numpy()[:, None]
+    return out
+
+
+def by_fallback(ids: Sequence[str], fallbacks: Mapping[str, str | None]
+                ) -> dict[str | None, np.ndarray]:
+    """The positions in `ids` of the candidates of each fallback (None: none)."""
+    groups: dict[str | None, list[int]] = {}
+    for i, cid in enumerate(ids):
+        groups.setdefault(fallbacks.get(cid), []).append(i)
+    return {f: np.asarray(at, dtype=np.int64) for f, at in groups.items()}
+
+
+def _rows(columns: Mapping[str, Any], at: np.ndarray | int) -> dict[str, Any]:
+    return {k: (v[at] if np.ndim(v) else v) for k, v in columns.items()}
+
+
+def at_modes(point: pl.DataFrame, fallbacks: Mapping[str, str | None], path: Path
+             ) -> pl.DataFrame:
+    """Each candidate's horizon figures at the inputs' modes: id, the REPLACED figures,
+    first_month_cpm_eur_per_mtok (left to the caller), horizon_fallback_share and
+    horizon_unserved_mtok."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    position = {cid: i for i, cid in enumerate(ids)}
+    result = {k: np.full(len(ids), np.nan) for k in HORIZON}
+    for fallback, at in by_fallback(ids, fallbacks).items():
+        theirs = None if fallback is None else _rows(columns, np.array([position[fallback]]))
+        out = horizon(_rows(columns, at), theirs, path)
+        for k in HORIZON:
+            result[k][at] = out[k][:, 0]
+    with np.errstate(all="ignore"):
+        share = result["fallback_mtok"] / result["mtok"]
+    return pl.DataFrame({
+        "id": ids, **{k: result[k] for k in REPLACED},
+        "horizon_fallback_share": share, "horizon_unserved_mtok": result["unserved_mtok"],
+    }).fill_nan(None)
+
+
+def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
+             row: Mapping[str, Any]) -> dict[str, Any]:
+    """The purchase plan of candidate `cid` at the inputs' modes: its nodes (when each is
+    ordered and serves, its book value at the horizon's end) and each month's demand,
+    serving nodes, the share its own nodes serve, its own and the fallback's cost and their
+    capacity."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    mine = months(_rows(columns, np.array([ids.index(cid)])), path)
+    theirs = (None if fallback is None else
+              months(_rows(columns, np.array([ids.index(fallback)])), path))
+    share = mine["own_share"][0, 0]
+    own_cost = share * mine["monthly_cost_eur"][0, 0]
+    gap_cost = (None if theirs is None
+                else (1.0 - share) * theirs["monthly_cost_eur"][0, 0])
+    serving = mine["serving_instances"][0, 0]
+    lead = float(np.nan_to_num(np.asarray(columns.get("lead_time_months", [[0.0]]))[
+        ids.index(cid), 0]))
+    goodput = row.get("tokens_per_s")
+    headroom = row.get("headroom") or 0.0
+    series = []
+    for m in range(path.months):
+        capacity = (None if goodput is None or not math.isfinite(serving[m]) else
+                    float(serving[m] * share[m] * goodput * (1.0 - headroom) * SECONDS_PER_DAY))
+        series.append({
+            "month": m + 1,
+            "demand_tokens_per_day": _finite(mine["demand_tokens_per_day"][0, 0, m]),
+            "serving_instances": _finite(serving[m] * (1.0 if share[m] > 0 else 0.0)),
+            "own_share": _finite(share[m]),
+            "own_cost_eur": _finite(own_cost[m]),
+            "fallback_cost_eur": None if gap_cost is None else _finite(gap_cost[m]),
+            "unserved_mtok": (_finite((1.0 - share[m]) * mine["mtok"][0, 0, m])
+                              if fallback is None else 0.0),
+            "own_capacity_tokens_per_day": capacity,
+        })
+    nodes = (node_book_values(purchases(serving, lead, path.months), row)
+             if row.get("capacity") != "elastic" else [])
+    return {"candidate": cid, "fallback": fallback, "lead_time_months": lead,
+            "nodes": nodes, "months": series}
+
+
+def _finite(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import pareto, recommend, sizing, uncertainty
+from pipeline.engine import pareto, plan, recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
@@ -61,6 +61,10 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     point = evaluate(point_inputs)
     table = resolved.static.join(point.drop("cost_model", "capacity"), on="id", how="left",
                                  maintain_order="left")
+    path = plan.Path.of(proposal)
+    fallbacks = {c.id: c.fallback for c in proposal.candidates}
+    if path is not None:
+        table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
@@ -75,7 +79,10 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier
     keep = [c for c in recommend.choice(ranked, rule) if c] if ranked.height else []
     table = _shortlisted(table, objectives, keep)
-    short = table.filter(pl.col("shortlisted"))
+    # a plan's fallbacks go through the Monte Carlo with the candidates that use them
+    used = [f for c, f in fallbacks.items() if f is not None and c in set(
+        table.filter(pl.col("shortlisted"))["id"].to_list())] if path is not None else []
+    short = table.filter(pl.col("shortlisted") | pl.col("id").is_in(used))
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
     mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
@@ -83,7 +90,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                          objectives, draws or proposal.uncertainty.draws,
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
-                         .to_list(), pairwise_keep=keep)
+                         .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks)
     sized = sizing.sizing(table) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
@@ -94,12 +101,30 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                                   short_inputs)
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
-        has_demand=proposal.demand is not None)
+        has_demand=proposal.demand is not None, path=path, fallbacks=fallbacks)
     published = ([] if mkt.published_per_request is None else
                   [{**r, "source_date": str(r["source_date"])}
                    for r in mkt.published_per_request.iter_rows(named=True)])
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
                      published)
+
+
+def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
+             fallbacks: dict[str, str | None], path: plan.Path) -> pl.DataFrame:
+    """Under a plan, the objectives' figures are the horizon's (plan.at_modes), the first
+    month's CPM kept beside, and a note on each candidate says so."""
+    horizon = plan.at_modes(point_inputs, fallbacks, path)
+    replaced = [pl.col(f"{k}_horizon").alias(k) for k in plan.REPLACED]
+    note = (f"plan over {path.months} months: CPM is the horizon's cost over its tokens, "
+            f"both discounted at {path.rate_per_year:.2%} a year ({path.rate_source}); "
+            "energy and carbon per token are the horizon's, weighted by each month's tokens; "
+            "the first month's CPM is first_month_cpm_eur_per_mtok")
+    return table.with_columns(pl.col("cpm_eur_per_mtok").alias(
+        "first_month_cpm_eur_per_mtok")).join(
+        horizon.rename({k: f"{k}_horizon" for k in plan.REPLACED}), on="id", how="left",
+        maintain_order="left").with_columns(replaced).drop(
+        f"{k}_horizon" for k in plan.REPLACED).with_columns(
+        pl.col("notes").list.concat(pl.lit([note])).alias("notes"))
 
 
 def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
@@ -193,6 +218,12 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
     ]
+    if "horizon_unserved_mtok" in table.columns:  # a plan: the whole demand, or no rank
+        reasons.append(pl.when(pl.col("horizon_unserved_mtok") > 0).then(pl.format(
+            "under the plan its own nodes serve late and it declares no fallback: {} Mtok "
+            "of the horizon's demand would go unserved, so it cannot claim the demand "
+            "(declare a fallback cloud or API candidate)",
+            pl.col("horizon_unserved_mtok").round(1))))
     missing = [pl.when(pl.col(OBJECTIVES[o][0]).is_null()).then(pl.lit(OBJECTIVES[o][0]))
                for o in proposal.policy.objectives if OBJECTIVES[o][0] != COST]
     without = (pl.concat_str(missing, separator=", ", ignore_nulls=True) if missing

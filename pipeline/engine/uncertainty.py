@@ -17,7 +17,7 @@ import ctypes
 import functools
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.engine import plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 from schemas.outputs import OUTPUTS
@@ -132,7 +133,7 @@ class _Layout:
         for i, name in enumerate(mine["input"].to_list()):
             at_of.setdefault(name, []).append(i)
         modes, rows = {}, {}
-        for name in INPUTS:
+        for name in (*INPUTS, *plan.PLAN_INPUTS):
             if name in at_of:
                 at = np.array(at_of[name], dtype=np.int64)
                 modes[name] = np.full(len(ids), np.nan)
@@ -210,7 +211,8 @@ def workers() -> int:
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         objectives: Sequence[str], n: int, seed: int, block_entries: int = BLOCK_ENTRIES,
         pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = (),
-        threads: int | None = None) -> MonteCarlo:
+        threads: int | None = None, path: plan.Path | None = None,
+        fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
     in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
     when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
@@ -220,13 +222,14 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     threads = threads or workers()
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
         return _run(static, inputs, eligible, objectives, n, seed, block_entries,
-                    pairwise_among, pairwise_keep, pool)
+                    pairwise_among, pairwise_keep, pool, path, fallbacks or {})
 
 
 def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
          objectives: Sequence[str], n: int, seed: int, block_entries: int,
          pairwise_among: Sequence[str] | None, pairwise_keep: Sequence[str],
-         pool: Executor | None) -> MonteCarlo:
+         pool: Executor | None, path: plan.Path | None = None,
+         fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
 
@@ -270,6 +273,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         given["capacity"] = (np.asarray(capacity[0]) if (capacity == capacity[0]).all()
                              else capacity[:, None])
         out = evaluate_arrays(given, needed)
+        if path is not None:
+            out.update(_planned(members, given, draws, path))
         spent["evaluate_s"], t = time.perf_counter() - t, time.perf_counter()
         for i, metric in enumerate(METRICS):
             quantiles[i, members] = _quantiles(out[metric], len(members), n)
@@ -291,6 +296,25 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
             cpm[rows] = value if mine.all() else value[mine]
         spent["objectives_s"] = time.perf_counter() - t
         return spent
+
+    def _planned(members: np.ndarray, given: dict[str, Any], draws: Draws, path: plan.Path
+                 ) -> dict[str, np.ndarray]:
+        """The horizon's figures of a block's candidates, grouped by fallback (whose inputs
+        are its own row of the same draws)."""
+        result = {k: np.full((len(members), n), np.nan) for k in plan.REPLACED}
+        block_ids = [ids[i] for i in members]
+        for fallback, at in plan.by_fallback(block_ids, fallbacks or {}).items():
+            theirs = None
+            if fallback is not None:
+                f = ids.index(fallback)
+                theirs = layout.block(np.array([f]), draws)
+                theirs["cost_model"] = np.asarray(models[f])
+                theirs["capacity"] = np.asarray(capacities[f])
+            mine = {k: (v[at] if np.ndim(v) else v) for k, v in given.items()}
+            out = plan.horizon(mine, theirs, path)
+            for k in plan.REPLACED:
+                result[k][at] = out[k]
+        return result
 
     # the draws and the stack are bound to this partial only, so dropping it and the name
     # frees the draws (keys x n) before the frontier and pairwise

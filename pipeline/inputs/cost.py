@@ -317,6 +317,9 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
                         ("staff_eur_per_year", "staff_eur_per_year")):
         eur, converted = in_eur(d, getattr(profile, field), f"{k}.{field}")
         d.inputs.add(name, eur, f"{k}.{field}", "declared", _with(profile.source, converted))
+    if d.proposal.plan and profile.lead_time_months is not None:
+        d.inputs.add("lead_time_months", profile.lead_time_months, f"{k}.lead_time_months",
+                     "declared", profile.source)
     if profile.hosting is not None:
         if profile.hosting.kind == "own_site":
             eur, converted = in_eur(d, profile.hosting.eur_per_year, f"{k}.hosting.eur_per_year")
@@ -407,6 +410,10 @@ def resolve_capacity(d: Draft) -> None:
                 d.inputs.add(name, value, key, "declared", source)
             else:  # the model's default, where the proposal would write it
                 d.inputs.add(name, value, key, "assumed", "default: not in the proposal")
+        horizon = d.proposal.horizon
+        if d.proposal.plan and horizon is not None and horizon.growth_per_year is not None:
+            d.inputs.add("demand_growth_per_year", horizon.growth_per_year,
+                         "horizon.growth_per_year", "declared", "proposal [horizon]")
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")
