@@ -145,10 +145,16 @@ def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Pa
             ) -> dict[str, np.ndarray]:
     """The horizon's figures (HORIZON) of candidates whose inputs `own` broadcast to
     (candidates, draws), the gap before their nodes serve going to the candidate whose
-    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None).
-    Computed in chunks of draws (CHUNK_ENTRIES) so no array of every draw and month is
-    held."""
-    numeric = [np.shape(v) for v in [*own.values(), *(fallback or {}).values()]
+    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None)."""
+    return chunked(lambda a, b: _horizon(a, b, path), own, fallback, path)
+
+
+def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | None,
+            path: Path) -> dict[str, np.ndarray]:
+    """`compute(own, other)` (a dict of (candidates, draws) arrays) in chunks of draws
+    (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw and
+    month is held at once."""
+    numeric = [np.shape(v) for v in [*own.values(), *(other or {}).values()]
                if np.asarray(v).dtype.kind == "f"]
     shape = np.broadcast_shapes((1, 1), *numeric)
     rows, draws = shape[0], shape[1]
@@ -158,10 +164,11 @@ def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Pa
         def cut(columns: Mapping[str, Any], a: int = a) -> dict[str, Any]:
             return {k: (v[:, a:a + step] if np.ndim(v) == 2 and np.shape(v)[1] > 1 else v)
                     for k, v in columns.items()}
-        parts.append(_horizon(cut(own), None if fallback is None else cut(fallback), path))
-    return {k: np.concatenate([np.broadcast_to(p[k], (rows, p[k].shape[1] if p[k].ndim == 2
-                                                       else 1)) for p in parts], axis=1)
-            for k in HORIZON}
+        out = compute(cut(own), None if other is None else cut(other))
+        # an input drawn that no figure here reads leaves a chunk's figures one column wide
+        parts.append({k: np.broadcast_to(x, (rows, min(step, draws - a)))
+                      for k, x in out.items()})
+    return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
 
 
 def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
@@ -317,11 +324,11 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
     lead = float(np.nan_to_num(np.asarray(columns.get("lead_time_months", [[0.0]]))[
         ids.index(cid), 0]))
     goodput = row.get("tokens_per_s")
-    headroom = row.get("headroom") or 0.0
     series = []
     for m in range(path.months):
+        # the own nodes' goodput, all of it busy all day, for the share of the month served
         capacity = (None if goodput is None or not math.isfinite(serving[m]) else
-                    float(serving[m] * share[m] * goodput * (1.0 - headroom) * SECONDS_PER_DAY))
+                    float(serving[m] * share[m] * goodput * SECONDS_PER_DAY))
         series.append({
             "month": m + 1,
             "demand_tokens_per_day": _finite(mine["demand_tokens_per_day"][0, 0, m]),
@@ -342,3 +349,50 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
 def _finite(value: Any) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) -> np.ndarray:
+    """The first month in which own capacity's month (its fleet serving the whole month)
+    costs no more per token than the `versus` candidate's at that month's demand, for
+    candidates `own` (candidates, draws) against `versus` (1, draws): (candidates, draws),
+    NaN when no month of the horizon does."""
+    mine, theirs = months(own, path), months(versus, path)
+    with np.errstate(all="ignore"):
+        pays = (mine["monthly_cost_eur"] / mine["mtok"]
+                <= theirs["monthly_cost_eur"] / theirs["mtok"])
+    first = np.argmax(pays, axis=-1).astype(np.float64) + 1.0
+    return np.where(pays.any(axis=-1), first, np.nan)
+
+
+def break_even(point: pl.DataFrame, own_ids: Sequence[str], versus: str | None, path: Path
+               ) -> list[dict[str, Any]]:
+    """For each own candidate: from which month, and at which daily demand, its month pays
+    against `versus` (the cheapest eligible cloud), at the inputs' modes."""
+    if versus is None or not own_ids:
+        return []
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    at = np.array([ids.index(c) for c in own_ids])
+    month = paying_month(_rows(columns, at), _rows(columns, np.array([ids.index(versus)])),
+                         path)[:, 0]
+    demand = months(_rows(columns, at), path)["demand_tokens_per_day"][:, 0]
+    out = []
+    for i, cid in enumerate(own_ids):
+        m = month[i]
+        out.append({"candidate": cid, "versus": versus,
+                    "from_month": None if not math.isfinite(m) else int(m),
+                    "from_tokens_per_day": (None if not math.isfinite(m)
+                                            else _finite(demand[i, int(m) - 1]))})
+    return out
+
+
+def discounted(point: pl.DataFrame, cid: str, fallback: str | None, path: Path
+               ) -> dict[str, float | None]:
+    """A candidate's horizon cost and tokens, discounted, at the inputs' modes."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    out = horizon(_rows(columns, np.array([ids.index(cid)])),
+                  None if fallback is None else _rows(columns, np.array([ids.index(fallback)])),
+                  path)
+    return {"cost_pv_eur": _finite(out["cost_pv_eur"][0, 0]),
+            "mtok_pv": _finite(out["mtok_pv"][0, 0])}

@@ -19,7 +19,7 @@ from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
 from schemas.outputs import CONTRACT_FIGURES, layout
-from schemas.proposal import Proposal
+from schemas.proposal import Proposal, Range
 from schemas.result import Formula, Result
 
 #: The contract keys of each candidate, in the order reports show them: the figures declared
@@ -44,6 +44,8 @@ class Scorecard:
     recommendation: dict[str, Any]
     #: other systems' published per-request figures (context for the candidates' own)
     published_per_request: list[dict[str, Any]] = field(default_factory=list)
+    #: the plan over the horizon (None without a demand path)
+    plan: dict[str, Any] | None = None
 
     @property
     def sources(self) -> list[dict[str, Any]]:
@@ -105,8 +107,47 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     published = ([] if mkt.published_per_request is None else
                   [{**r, "source_date": str(r["source_date"])}
                    for r in mkt.published_per_request.iter_rows(named=True)])
+    planned = None if path is None else _plan(
+        proposal, path, table, point_inputs, resolved, fallbacks, choice["candidate"],
+        on_prem, cloud["id"][0] if cloud.height else None, draws)
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
-                     published)
+                     published, planned)
+
+
+def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
+          point_inputs: pl.DataFrame, resolved: Resolved, fallbacks: dict[str, str | None],
+          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None
+          ) -> dict[str, Any]:
+    """The plan of the JSON: the horizon, the purchase plans of the recommended candidate
+    and of the cheapest eligible own one, and from which month own capacity pays against
+    the cheapest eligible cloud (with the Monte Carlo's band)."""
+    assert proposal.horizon is not None
+    own = (table.filter(pl.col("id").is_in(on_prem)).sort("cpm_eur_per_mtok", "id")["id"]
+           .to_list()[:1])
+    shown = list(dict.fromkeys([c for c in (chosen, *own) if c is not None]))
+    schedules = []
+    for cid in shown:
+        row = table.row(by_predicate=pl.col("id") == cid, named=True)
+        inputs_row = point_inputs.row(by_predicate=pl.col("id") == cid, named=True)
+        schedules.append({
+            **plan.schedule(point_inputs, cid, fallbacks.get(cid), path,
+                            {**inputs_row, **row}),
+            "cpm_eur_per_mtok": row["cpm_eur_per_mtok"],
+            "first_month_cpm_eur_per_mtok": row["first_month_cpm_eur_per_mtok"],
+            **plan.discounted(point_inputs, cid, fallbacks.get(cid), path)})
+    even = plan.break_even(point_inputs, on_prem, cloud, path)
+    if even and cloud is not None:
+        band = uncertainty.paying_month_band(
+            resolved.static, resolved.inputs, on_prem, cloud, path,
+            draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
+        even = [{**e, "from_month_p5": band[e["candidate"]][0],
+                 "from_month_p95": band[e["candidate"]][1]} for e in even]
+    growth = proposal.horizon.growth_per_year
+    return {"months": path.months, "cost_of_capital_per_year": path.rate_per_year,
+            "cost_of_capital_source": path.rate_source,
+            "growth_per_year": growth.model_dump() if isinstance(growth, Range) else growth,
+            "demand_by_month": None if path.by_month is None else list(path.by_month),
+            "schedules": schedules, "break_even": even}
 
 
 def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
@@ -320,6 +361,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "published_per_request": card.published_per_request,
         "candidates": candidates,
         "scans": _scans(card),
+        **({} if card.plan is None else {"plan": card.plan}),
     })
 
 

@@ -615,3 +615,35 @@ def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
     return result.filter(pl.col("swing").is_not_null()).sort(
         ["candidate", "metric", "swing", "input"], descending=[False, False, True, False]
     ).select(list(schema))
+
+
+def paying_month_band(static: pl.DataFrame, inputs: pl.DataFrame, own_ids: Sequence[str],
+                      versus: str, path: plan.Path, n: int, seed: int
+                      ) -> dict[str, tuple[float | None, float | None]]:
+    """The p5 and p95 over the Monte Carlo's draws (the same seed and keys, so the same
+    draws) of the month from which each own candidate's month pays against `versus`
+    (plan.paying_month); a draw in which no month does counts as beyond the horizon (the
+    percentile is then null when it falls there)."""
+    draws = Draws.sample(inputs, n, seed)
+    ids = [*own_ids, versus]
+    layout = _Layout.of(ids, inputs, draws)
+    models = dict(zip(static["id"].to_list(), static["cost_model"].cast(pl.String).to_list(),
+                      strict=True))
+    capacities = dict(zip(static["id"].to_list(),
+                          static["capacity"].cast(pl.String).to_list(), strict=True))
+
+    def given(at: list[int]) -> dict[str, Any]:
+        out: dict[str, Any] = layout.block(np.array(at), draws)
+        out["cost_model"] = np.array([models[ids[i]] for i in at])[:, None]
+        out["capacity"] = np.array([capacities[ids[i]] for i in at])[:, None]
+        return out
+
+    own, theirs = given(list(range(len(own_ids)))), given([len(own_ids)])
+    month = plan.chunked(lambda a, b: {"month": plan.paying_month(a, b, path)}, own, theirs,
+                         path)["month"]
+    month = np.broadcast_to(month, (len(own_ids), n))
+    beyond = np.where(np.isnan(month), np.inf, month)
+    low, high = np.percentile(beyond, [5.0, 95.0], axis=1, method="higher")
+    return {cid: (None if not np.isfinite(low[i]) else float(low[i]),
+                  None if not np.isfinite(high[i]) else float(high[i]))
+            for i, cid in enumerate(own_ids)}

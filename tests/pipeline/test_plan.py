@@ -3,9 +3,14 @@ residual-value identity."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.engine import plan
 from pipeline.engine.plan import Path
 
@@ -98,3 +103,156 @@ def test_buying_and_selling_at_book_value_is_the_annuities_inside_the_horizon(
     # node 1 of the worked example: 32 months served, 4 annuities of 7,301.265 left:
     # 7,301.265 x (1 - 1.005^-4) / 0.005 = 28,843.62 EUR
     assert plan.book_value_eur(capex, 0.0, n, rate, 32.0) == pytest.approx(28_843.62, rel=1e-6)
+
+
+WORKED = """
+[proposal]
+name = "plan"
+[slo]
+ttft_ms = 1500
+[demand]
+tokens_per_day = 200_000_000
+peak_factor = 1
+headroom = 0
+[horizon]
+months = 36
+cost_of_capital = 0.06
+growth_per_year = 0.5
+[tco.node]
+source = "quote"
+capex = { gpus = 240_000 }
+amortisation_months = 36
+cost_of_capital = 0.06
+electricity = { basis = "contract", eur_per_kwh = 0.10 }
+lead_time_months = 4
+[[candidates]]
+id = "own"
+label = "own node"
+deployment = "on_prem"
+provider = "self"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 8
+pue = 1.25
+throughput = { tokens_per_s = 4000, source = "bench" }
+power = { watts = 5000, idle_watts = 5000, boundary = "gpu_board", source = "meter" }
+cost = { tco = "node" }
+fallback = "cloud"
+[[candidates]]
+id = "cloud"
+label = "cloud"
+deployment = "cloud"
+provider = "ovhcloud"
+zone = "FR"
+gpu = "H100-SXM-80GB"
+gpu_count = 8
+pue = 1.25
+throughput = { tokens_per_s = 4000, source = "bench" }
+power = { watts = 5000, idle_watts = 1000, boundary = "gpu_board", source = "TDP" }
+cost = { eur_per_hour = 28.8, source = "quote" }
+capacity = "elastic"
+"""
+
+
+def test_the_worked_example_through_a_proposal(tmp_path: Path) -> None:
+    # the worked example above, written as a proposal: the same horizon CPM (1.070876), the
+    # first month's own CPM (the node's 7,757.515 EUR over 6,083.333 Mtok = 1.27521), node 1
+    # ordered at the start serving from month 5 with 4 annuities left (28,843.62 EUR), node
+    # 2 needed in month 18; and the cloud's plan at 2.0 EUR/Mtok in every month
+    doc = _run(tmp_path, WORKED)
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert own["cpm_eur_per_mtok"] == pytest.approx(1.070876, rel=1e-5)
+    assert own["detail"]["first_month_cpm_eur_per_mtok"] == pytest.approx(
+        7_757.515 / 6_083.333, rel=1e-5)
+    assert own["detail"]["horizon_fallback_share"] == pytest.approx(25_616.68 / 420_412.09,
+                                                                    rel=1e-5)
+    assert doc["recommendation"]["candidate"] == "own"
+    plan_ = doc["plan"]
+    assert plan_["cost_of_capital_per_year"] == 0.06
+    schedule = plan_["schedules"][0]
+    assert schedule["candidate"] == "own" and schedule["fallback"] == "cloud"
+    assert schedule["cost_pv_eur"] == pytest.approx(403_810.83, rel=1e-6)
+    nodes = schedule["nodes"]
+    assert [(n["needed_month"], n["serves_from_month"]) for n in nodes] == [(1, 4.0),
+                                                                             (18, 17.0)]
+    assert nodes[0]["book_value_at_horizon_eur"] == pytest.approx(28_843.62, rel=1e-6)
+    months = schedule["months"]
+    assert months[0]["own_share"] == 0.0 and months[4]["own_share"] == 1.0
+    assert months[0]["fallback_cost_eur"] == pytest.approx(2.0 * 6_083.333, rel=1e-6)
+    # the node's month pays against the cloud's from month 1: 1.2752 <= 2.0 EUR/Mtok
+    assert plan_["break_even"] == [{
+        "candidate": "own", "versus": "cloud", "from_month": 1, "from_tokens_per_day": 200e6,
+        "from_month_p5": 1.0, "from_month_p95": 1.0}]
+
+
+def _run(tmp_path: Path, text: str) -> dict:
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_own_capacity_pays_from_the_month_the_demand_reaches_its_break_even(
+        tmp_path: Path) -> None:
+    # from 50 Mtok/day: one node's month (7,757.515 EUR) costs no more per token than the
+    # cloud's 2.0 EUR/Mtok once the month holds 7,757.515 / 2 = 3,878.76 Mtok, 127.52
+    # Mtok/day: 50 x 1.5^((m - 1) / 12) >= 127.52 from (m - 1) / 12 >= ln(2.5504) / ln(1.5)
+    # = 2.30911, m - 1 >= 27.71: month 29, at 50 x 1.5^(28 / 12) = 128.78 Mtok/day (one
+    # node throughout: below 345.6); growth is a point, so the band is that month
+    doc = _run(tmp_path, WORKED.replace("200_000_000", "50_000_000"))
+    [even] = doc["plan"]["break_even"]
+    assert even["from_month"] == 29
+    assert even["from_tokens_per_day"] == pytest.approx(128.78e6, rel=1e-4)
+    assert even["from_month_p5"] == even["from_month_p95"] == 29.0
+    # growth drawn triangular(0.3, 0.5, 0.8): faster growth pays earlier (p5 before month
+    # 29); month 36 pays only from (1 + g)^(35/12) >= 2.5504, g >= 2.5504^(12/35) - 1 =
+    # 0.3785, and P(g < 0.3785) = 0.0785^2 / (0.5 x 0.2) = 0.0616 > 5 %: the p95 lies
+    # beyond the horizon (null)
+    doc = _run(tmp_path, WORKED.replace("200_000_000", "50_000_000").replace(
+        "growth_per_year = 0.5", "growth_per_year = { low = 0.3, mode = 0.5, high = 0.8 }"))
+    [even] = doc["plan"]["break_even"]
+    assert even["from_month"] == 29
+    assert even["from_month_p5"] < 29 and even["from_month_p95"] is None
+
+
+def test_a_late_node_without_a_fallback_is_not_ranked(tmp_path: Path) -> None:
+    # without the fallback, months 1-4 (25,616.68 Mtok) are unserved: the candidate is shown
+    # with its CPM over the tokens it serves (1.004070) but not ranked
+    doc = _run(tmp_path, WORKED.replace('fallback = "cloud"\n', ""))
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert not own["eligible"]
+    assert "25616.7 Mtok" in own["exclusion_reason"]
+    assert own["detail"]["horizon_unserved_mtok"] == pytest.approx(25_616.68, rel=1e-6)
+    assert own["cpm_eur_per_mtok"] == pytest.approx(353_222.19 / 351_790.41, rel=1e-6)
+    assert doc["recommendation"]["candidate"] == "cloud"
+
+
+def test_what_would_change_it_speaks_of_the_growth(tmp_path: Path) -> None:
+    # from 50 Mtok/day the cloud (2.0 EUR/Mtok) is chosen: the own node's horizon CPM is
+    # 2.514. It pays once the node's months 5..36, C = 7,757.515 x (v^5 - v^37) / (1 - v),
+    # cost no more than the cloud would for the same tokens, 2.0 x T1 x v x ((qv)^36 -
+    # (qv)^4) / (qv - 1), T1 = 50 x 365 / 12 = 1,520.833 Mtok, q = (1 + g)^(1/12) (one node
+    # throughout: 50 x 1.71^(35/12) = 239 Mtok/day < 345.6). Solved for g below by
+    # bisection on that closed form: g = 0.7092.
+    v = 1 / 1.005
+    node = 240_000 * 0.005 / (1 - 1.005 ** -36) + 0.625 * 730
+    cost = node * (v ** 5 - v ** 37) / (1 - v)
+
+    def cloud(g: float) -> float:
+        qv = (1 + g) ** (1 / 12) * v
+        return 2.0 * 1_520.833333 * v * (qv ** 36 - qv ** 4) / (qv - 1)
+
+    low, high = 0.1, 2.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cloud(mid) < cost else (low, mid)
+    assert low == pytest.approx(0.7092, abs=1e-4)
+    doc = _run(tmp_path, WORKED.replace("200_000_000", "50_000_000"))
+    assert doc["recommendation"]["candidate"] == "cloud"
+    [growth] = [c for c in doc["recommendation"]["what_would_change_it"]
+                if c["input"] == "demand_growth_per_year"]
+    assert growth["threshold"] == pytest.approx(low, rel=1e-4)
+    assert growth["direction"] == "rises" and growth["unit"] == "share/year"
+    assert "own becomes the choice if demand_growth_per_year" in growth["text"]
