@@ -254,5 +254,5 @@ def test_what_would_change_it_speaks_of_the_growth(tmp_path: Path) -> None:
     [growth] = [c for c in doc["recommendation"]["what_would_change_it"]
                 if c["input"] == "demand_growth_per_year"]
     assert growth["threshold"] == pytest.approx(low, rel=1e-4)
-    assert growth["direction"] == "rises" and growth["unit"] == "share/year"
+    assert growth["direction"] == "rises" and growth["unit"] == "1/year"
     assert "own becomes the choice if demand_growth_per_year" in growth["text"]
