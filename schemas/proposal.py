@@ -755,11 +755,21 @@ Tariff = Annotated[
                                        "all_in": AllInTariff})]
 
 
-class TcoProfile(_Strict):
-    """On-prem total cost of ownership of one instance (node), DESIGN section 7."""
+class Lease(_Strict):
+    """A node leased instead of bought: a monthly payment over a term, no capex."""
 
-    capex: Capex
-    amortisation_months: Annotated[int, Field(ge=1, le=240)]
+    eur_per_month: PositiveMoney
+    term_months: Annotated[int, Field(ge=1, le=240)]
+
+
+class TcoProfile(_Strict):
+    """On-prem total cost of ownership of one instance (node), DESIGN section 7: bought
+    (`capex` amortised over `amortisation_months`) or leased (`lease`)."""
+
+    capex: Capex | None = None
+    amortisation_months: Annotated[int, Field(ge=1, le=240)] | None = None
+    #: a lease instead of capex: its payment is the capital line, over its term
+    lease: Lease | None = None
     cost_of_capital: NonNegative = 0.0
     residual_eur: NonNegativeMoney = 0.0
     maintenance_share_per_year: NonNegative = 0.0
@@ -772,6 +782,29 @@ class TcoProfile(_Strict):
     #: months from a node's order to its service (delivery, power, installation), read by a
     #: plan over the horizon ([horizon] growth_per_year or demand_by_month) only
     lead_time_months: Annotated[NonNegative, _upper_bound(60.0)] | None = None
+
+    @model_validator(mode="after")
+    def _bought_or_leased(self) -> TcoProfile:
+        if (self.capex is None) == (self.lease is None):
+            raise ValueError("a node is bought (`capex` with `amortisation_months`) or leased "
+                             "(`lease = { eur_per_month, term_months }`): give one of the two")
+        if self.capex is not None and self.amortisation_months is None:
+            raise ValueError("capex needs amortisation_months (the months it is repaid over)")
+        if self.lease is not None:
+            given = [k for k in ("amortisation_months", "residual_eur",
+                                 "maintenance_share_per_year") if k in self.model_fields_set]
+            if given:
+                raise ValueError(f"a leased node has no capex: {', '.join(given)} describe(s) "
+                                 "a bought one (its maintenance is in the lease, or give it "
+                                 "as staff_eur_per_year)")
+        return self
+
+    @property
+    def months(self) -> int:
+        """The months the capital line runs over: the amortisation's or the lease's term."""
+        months = self.lease.term_months if self.lease is not None else self.amortisation_months
+        assert months is not None
+        return months
 
 
 class Demand(_Strict):
@@ -1366,6 +1399,7 @@ class Proposal(_Strict):
         for table, key in ((document.get("horizon") or {}, "growth_per_year"),
                            (document.get("horizon") or {}, "demand_by_month"),
                            *((t, "lead_time_months") for t in document["tco"].values()),
+                           *((t, "lease") for t in document["tco"].values()),
                            *((c, "fallback") for c in document["candidates"])):
             if key in table and table[key] is None:
                 del table[key]
@@ -1439,7 +1473,7 @@ class Proposal(_Strict):
                                      default=0)
         if not self._longest_term:
             return None
-        return max([self._longest_term, *(p.amortisation_months for p in self.tco.values())])
+        return max([self._longest_term, *(p.months for p in self.tco.values())])
 
     def horizon_cost_of_capital(self) -> tuple[float, str]:
         """The yearly rate a commitment's payments are levelled at, and where it comes from:

@@ -244,8 +244,10 @@ def purchases(serving: np.ndarray, lead: float, horizon_months: int) -> list[dic
 
 def node_book_values(nodes: list[dict[str, Any]], row: Mapping[str, Any]
                      ) -> list[dict[str, Any]]:
-    """Each node with its book value at the horizon's end (a TCO node; None otherwise)."""
-    tco = row.get("cost_model") == "tco" and row.get("capex_eur") is not None
+    """Each node with its book value at the horizon's end (a TCO node bought; None for a
+    leased one, which has none, or another cost)."""
+    tco = (row.get("cost_model") == "tco" and row.get("capex_eur") is not None
+           and not row.get("leased"))
     return [{**n, "book_value_at_horizon_eur": book_value_eur(
         row["capex_eur"], row.get("residual_eur") or 0.0, row["amortisation_months"],
         row.get("cost_of_capital_per_year") or 0.0, n["months_served"]) if tco else None}

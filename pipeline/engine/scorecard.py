@@ -19,7 +19,7 @@ from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
 from schemas.outputs import CONTRACT_FIGURES, layout
-from schemas.proposal import Proposal, Range
+from schemas.proposal import Proposal, Range, TcoCost
 from schemas.result import Formula, Result
 
 #: The contract keys of each candidate, in the order reports show them: the figures declared
@@ -125,13 +125,15 @@ def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
     own = (table.filter(pl.col("id").is_in(on_prem)).sort("cpm_eur_per_mtok", "id")["id"]
            .to_list()[:1])
     shown = list(dict.fromkeys([c for c in (chosen, *own) if c is not None]))
+    leased = {c.id for c in proposal.candidates if isinstance(c.cost, TcoCost)
+              and proposal.tco[c.cost.tco].lease is not None}
     schedules = []
     for cid in shown:
         row = table.row(by_predicate=pl.col("id") == cid, named=True)
         inputs_row = point_inputs.row(by_predicate=pl.col("id") == cid, named=True)
         schedules.append({
             **plan.schedule(point_inputs, cid, fallbacks.get(cid), path,
-                            {**inputs_row, **row}),
+                            {**inputs_row, **row, "leased": cid in leased}),
             "cpm_eur_per_mtok": row["cpm_eur_per_mtok"],
             "first_month_cpm_eur_per_mtok": row["first_month_cpm_eur_per_mtok"],
             **plan.discounted(point_inputs, cid, fallbacks.get(cid), path)})

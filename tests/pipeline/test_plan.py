@@ -256,3 +256,29 @@ def test_what_would_change_it_speaks_of_the_growth(tmp_path: Path) -> None:
     assert growth["threshold"] == pytest.approx(low, rel=1e-4)
     assert growth["direction"] == "rises" and growth["unit"] == "1/year"
     assert "own becomes the choice if demand_growth_per_year" in growth["text"]
+
+
+def test_a_leased_node_is_its_payment_a_month(tmp_path: Path) -> None:
+    # leasing the node at 7,301.265 EUR a month over 36 months (its annuity at 6 %: 240,000
+    # x 0.005 / (1 - 1.005^-36)) costs, month by month, what buying it did: the same horizon
+    # CPM, 1.070876 EUR/Mtok; a leased node has no book value
+    leased = WORKED.replace("capex = { gpus = 240_000 }\namortisation_months = 36\n"
+                            "cost_of_capital = 0.06\n",
+                            "lease = { eur_per_month = 7301.264988, term_months = 36 }\n")
+    assert "lease" in leased
+    doc = _run(tmp_path, leased)
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert own["cpm_eur_per_mtok"] == pytest.approx(1.070876, rel=1e-5)
+    [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
+    assert [n["book_value_at_horizon_eur"] for n in schedule["nodes"]] == [None, None]
+
+
+def test_a_lease_with_capex_terms_is_refused(tmp_path: Path) -> None:
+    text = WORKED.replace("capex = { gpus = 240_000 }\n",
+                          "lease = { eur_per_month = 7000, term_months = 36 }\n")
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 1
+    assert "leased node has no capex: amortisation_months" in result.output
