@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine import plan
-from pipeline.engine.plan import Path
 
 # One own node: 4,000 tokens/s, capex 240,000 EUR over 36 months at 6 % a year, no residual,
 # maintenance, staff or hosting; 5 kW busy and idle, PUE 1.25, a 0.10 EUR/kWh contract.
@@ -30,7 +29,7 @@ CLOUD = {"cost_model": "price", "capacity": "elastic", "tokens_per_s": 4000.0,
          "grid_gco2e_per_kwh": 40.0, "price_eur_per_hour": 28.8,
          "demand_tokens_per_day": 200e6, "peak_factor": 1.0, "headroom": 0.0,
          "demand_growth_per_year": 0.5}
-PATH = Path(months=36, rate_per_year=0.06, rate_source="test")
+PATH = plan.Path(months=36, rate_per_year=0.06, rate_source="test")
 
 
 def _columns(given: dict[str, object]) -> dict[str, object]:
