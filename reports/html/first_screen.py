@@ -12,6 +12,7 @@ it prints; the template escapes every value (reports/page.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from reports.frames import (
@@ -29,16 +30,21 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.scorecard_table import better_text
-from reports.page import eur, figure_text, num, render
+from reports.page import eur, figure_text, num, render, volume
 from reports.scans import scan_sentence
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
     Demand,
+    Plan,
+    PlanBreakEven,
+    PlanNode,
+    PlanSchedule,
     Recommendation,
     Result,
     Slo,
 )
+from schemas.result import Range as ResultRange
 
 #: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
 AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
@@ -166,6 +172,8 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
         if sizing is not None and sizing.monthly_cost_eur is not None:
             said.append(f"{eur(sizing.monthly_cost_eur)} a month")
         figures.append(("Runner-up", ", ".join(said)))
+    if result.plan is not None:
+        figures += plan_lines(result.plan, basis)
     return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
             "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
             "measured": None if chosen is None else measured_text(chosen),
@@ -323,3 +331,97 @@ def basis_text(result: Result) -> str:
         said.append("no demand declared: CPM at each candidate's declared utilisation")
     better = better_text()
     return "; ".join(said) + ". " + better[:1].upper() + better[1:] + "."
+
+
+def _when(time: float) -> str:
+    """A time of the horizon in months (0: its start) as the month it falls in."""
+    return "the start" if time <= 0 else f"month {math.floor(time) + 1}" if time % 1 else \
+        f"the end of month {time:.0f}"
+
+
+def _serving(time: float) -> str:
+    return f"month {math.floor(time) + 1}"
+
+
+def node_text(nodes: list[PlanNode]) -> str:
+    """Nodes of a purchase plan bought together (the same month needed, ordered, serving)
+    in words."""
+    n = nodes[0]
+    which = (f"node {n.node}" if len(nodes) == 1
+             else f"nodes {n.node} to {nodes[-1].node}")
+    text = (f"{which} (needed in month {n.needed_month}) ordered at "
+            f"{_when(n.ordered_at_month)}, serving from {_serving(n.serves_from_month)}")
+    worth = [m.book_value_at_horizon_eur for m in nodes]
+    if all(w is not None for w in worth):
+        text += (f", worth {eur(sum(w for w in worth if w is not None))} at the horizon's "
+                 "end")
+    return text
+
+
+def node_texts(nodes: list[PlanNode]) -> list[str]:
+    """A purchase plan's nodes in words, those bought together in one line."""
+    groups: list[list[PlanNode]] = []
+    for n in nodes:
+        if groups and (groups[-1][0].needed_month, groups[-1][0].ordered_at_month) == (
+                n.needed_month, n.ordered_at_month):
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return [node_text(g) for g in groups]
+
+
+def gap_text(s: PlanSchedule) -> str | None:
+    """The months before the own nodes serve, and what covers them; None without a gap."""
+    gap = [m for m in s.months if (m.own_share or 0.0) < 1.0]
+    if not gap:
+        return None
+    months = (f"month {gap[0].month}" if len(gap) == 1
+              else f"months {gap[0].month} to {gap[-1].month}")
+    if s.fallback is None:
+        unserved = sum(m.unserved_mtok or 0.0 for m in gap)
+        return f"{months} unserved ({unserved:,.0f} Mtok): no fallback declared"
+    return f"{months} covered by {s.fallback}"
+
+
+def paying_text(b: PlanBreakEven) -> str:
+    """From which month own capacity pays, with its Monte Carlo band."""
+    if b.from_month is None:
+        return (f"{b.candidate}'s month never costs less per token than {b.versus}'s within "
+                "the horizon")
+    band = ("" if b.from_month_p5 is None and b.from_month_p95 is None else
+            " (5-95 %: " + ("beyond the horizon" if b.from_month_p5 is None
+                            else f"month {b.from_month_p5:.0f}") + " to "
+            + ("beyond the horizon" if b.from_month_p95 is None
+               else f"month {b.from_month_p95:.0f}") + ")")
+    demand = "" if b.from_tokens_per_day is None else f", at {volume(b.from_tokens_per_day)}"
+    return (f"{b.candidate}'s month costs no more per token than {b.versus}'s from month "
+            f"{b.from_month}{demand}{band}")
+
+
+def plan_lines(plan: Plan, basis: str) -> list[tuple[str, str]]:
+    """What the first screen says of the plan: the horizon and the recommended candidate's
+    horizon CPM, its purchase plan and gap, and from which month own capacity pays."""
+    growth = plan.growth_per_year
+    path = ("the demand by month as declared" if growth is None else
+            f"the demand growing {growth.mode:.0%} a year ({growth.low:.0%} to "
+            f"{growth.high:.0%})" if isinstance(growth, ResultRange) else
+            f"the demand growing {growth:.0%} a year")
+    lines = []
+    s = plan.schedules[0] if plan.schedules else None
+    head = (f"{plan.months} months, {path}, discounted at {plan.cost_of_capital_per_year:.1%} "
+            f"a year ({plan.cost_of_capital_source})")
+    if s is not None and s.cpm_eur_per_mtok is not None:
+        head += (f": CPM {s.cpm_eur_per_mtok:,.3f} EUR per million {basis} tokens over the "
+                 f"horizon (first month {figure_text(s.first_month_cpm_eur_per_mtok, ',.3f')}"
+                 f"), {eur(s.cost_pv_eur)} discounted")
+    lines.append(("Over the horizon", head))
+    for s in plan.schedules:
+        texts = node_texts(s.nodes)
+        said = texts[:3] + ([f"{len(texts) - 3} more purchase(s) (Purchase plan)"]
+                            if len(texts) > 3 else [])
+        if (gap := gap_text(s)) is not None:
+            said.append(gap)
+        if said:
+            lines.append((f"Plan of {s.candidate}", "; ".join(said)))
+    lines += [("Own capacity pays", paying_text(b)) for b in plan.break_even[:2]]
+    return lines

@@ -281,3 +281,24 @@ def test_a_lease_with_capex_terms_is_refused(tmp_path: Path) -> None:
                                       str(tmp_path / "s.duckdb"), "--json"])
     assert result.exit_code == 1
     assert "leased node has no capex: amortisation_months" in result.output
+
+
+def test_the_first_screen_shows_the_purchase_plan(tmp_path: Path) -> None:
+    # the worked example's plan in words on the first screen, and its chart in the appendix
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(WORKED, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "scorecard.html").read_text(encoding="utf-8")
+    summary = page[:page.index('id="appendix"')]
+    assert "Plan of own" in summary
+    assert ("node 1 (needed in month 1) ordered at the start, serving from month 5, worth "
+            "28,844 EUR at the horizon&#x27;s end") in summary
+    assert "node 2 (needed in month 18) ordered at the end of month 13, serving from month 18"\
+        in summary
+    assert "months 1 to 4 covered by cloud" in summary
+    assert "CPM 1.071 EUR per million output tokens over the horizon" in summary
+    assert 'href="#plan"' in summary and '<section id="plan">' in page
+    assert 'id="chart-plan-1"' in page
