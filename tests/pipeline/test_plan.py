@@ -302,3 +302,31 @@ def test_the_first_screen_shows_the_purchase_plan(tmp_path: Path) -> None:
     assert "CPM 1.071 EUR per million output tokens over the horizon" in summary
     assert 'href="#plan"' in summary and '<section id="plan">' in page
     assert 'id="chart-plan-1"' in page
+
+
+def test_the_bundled_example_plans_over_48_months(tmp_path: Path) -> None:
+    # The example's [horizon]: 48 months, 500 Mtok/day growing 30 % a year (10 to 60 %),
+    # discounted at the TCO profiles' common 5 %. Its own H200 nodes serve after 4 months
+    # (3 to 6), OVHcloud covering months 1-4: with month m's demand 500 x 1.3^((m - 1) / 12)
+    # the share of the horizon's tokens is (1.3^(4/12) - 1) / (1.3^4 - 1) = 0.091393 /
+    # 1.8561 = 0.049239. The first month's CPM is the one worked at the demand (FR H200
+    # 3.08924, docs/decision.md); OVHcloud, elastic above its floor in every month, stays at
+    # 11.2 / (1,500 x 0.0036) = 2.07407 and is recommended.
+    result = CliRunner().invoke(app, ["run", "--db", str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    c = {x["id"]: x for x in doc["candidates"]}
+    h200 = c["onprem-fr-h200-fp8"]
+    assert h200["detail"]["horizon_fallback_share"] == pytest.approx(0.049239, rel=1e-4)
+    assert h200["detail"]["first_month_cpm_eur_per_mtok"] == pytest.approx(3.08924, rel=1e-4)
+    assert c["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"] == pytest.approx(2.07407, rel=1e-4)
+    assert doc["recommendation"]["candidate"] == "ovhcloud-h100x4-fp8"
+    plan_ = doc["plan"]
+    assert (plan_["months"], plan_["cost_of_capital_per_year"]) == (48, 0.05)
+    assert plan_["growth_per_year"] == {"low": 0.1, "mode": 0.3, "high": 0.6}
+    assert plan_["schedules"][0]["candidate"] == "ovhcloud-h100x4-fp8"
+    for s in plan_["schedules"]:  # one answer: the scorecard's CPM is the plan's
+        assert s["cpm_eur_per_mtok"] == pytest.approx(s["cost_pv_eur"] / s["mtok_pv"],
+                                                      rel=1e-12)
+        assert c[s["candidate"]]["cpm_eur_per_mtok"] == s["cpm_eur_per_mtok"]
+        assert len(s["months"]) == 48
