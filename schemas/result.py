@@ -489,6 +489,12 @@ class ScanSummary(_Closed):
     left_out: list[ScanLeftOut]
 
 
+#: the candidates' figures a plan makes the horizon's (the scorecard's CPM, energy and carbon;
+#: the first month's CPM stays as first_month_cpm_eur_per_mtok)
+PLAN_FIGURES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+                "carbon_market_gco2e_per_mtok")
+
+
 class PlanNode(_Closed):
     """One own node of a purchase plan (pipeline/engine/plan.py): months counted from the
     horizon's start (0), a month m running from m - 1 to m."""

@@ -46,6 +46,7 @@ from pipeline.engine.metrics import (
 )
 from schemas.outputs import OUTPUTS
 from schemas.proposal import Proposal
+from schemas.result import PLAN_FIGURES
 
 #: the plan's own inputs (not read by any metric step): the demand's yearly growth and a
 #: node's lead time; in the inputs frame, drawn by the Monte Carlo as every other range
@@ -256,8 +257,7 @@ def node_book_values(nodes: list[dict[str, Any]], row: Mapping[str, Any]
 
 #: the objectives' figures a plan replaces by the horizon's (the first month's CPM is kept
 #: beside as first_month_cpm_eur_per_mtok)
-REPLACED = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
-            "carbon_market_gco2e_per_mtok")
+REPLACED = PLAN_FIGURES
 
 
 def columns_of(point: pl.DataFrame) -> dict[str, Any]:

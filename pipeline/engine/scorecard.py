@@ -65,6 +65,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                                  maintain_order="left")
     path = plan.Path.of(proposal)
     fallbacks = {c.id: c.fallback for c in proposal.candidates}
+    first_month = table  # the sizing's figures are the first month's
     if path is not None:
         table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
@@ -93,7 +94,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
                          .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks)
-    sized = sizing.sizing(table) if proposal.demand else None
+    sized = sizing.sizing(first_month) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     even = sizing.break_even(point_inputs, on_prem,
