@@ -123,6 +123,10 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
     demand = path.demand(given.get("demand_tokens_per_day", np.nan),
                          given.get("demand_growth_per_year", 0.0))
     at = {**given, "demand_tokens_per_day": demand}
+    if "demand_requests_per_s" in given:  # the request rate follows the tokens
+        with np.errstate(all="ignore"):
+            at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
+                                           / given.get("demand_tokens_per_day", np.nan))
     need = np.asarray(evaluate_arrays(at, ["instances"])["instances"], dtype=np.float64)
     serving = np.maximum.accumulate(np.broadcast_to(need, np.broadcast_shapes(
         need.shape, demand.shape)), axis=-1)

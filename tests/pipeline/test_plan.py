@@ -330,3 +330,36 @@ def test_the_bundled_example_plans_over_48_months(tmp_path: Path) -> None:
                                                       rel=1e-12)
         assert c[s["candidate"]]["cpm_eur_per_mtok"] == s["cpm_eur_per_mtok"]
         assert len(s["months"]) == 48
+
+
+def test_a_demand_by_month(tmp_path: Path) -> None:
+    # six months declared: 100, 100, 400, 400, 400, 400 Mtok/day. 100 needs one node
+    # (345.6 Mtok/day each), 400 two (ceil(400 / 345.6)); both nodes are ordered at the start
+    # (node 2, needed in month 3, cannot be ordered 4 months before) and serve from month 5.
+    # Months 1-2 at the cloud's 2.0 EUR/Mtok: 2 x 3,041.667 Mtok = 6,083.33 EUR each; months
+    # 3-4: 12,166.67 Mtok, 24,333.33 EUR each; months 5-6: 2 x 7,757.515 = 15,515.03 EUR.
+    # Discounted at v = 1 / 1.005: 6,083.33 (v + v^2) + 24,333.33 (v^3 + v^4) + 15,515.03
+    # (v^5 + v^6) = 90,091.19 EUR over 3,041.667 (v + v^2) + 12,166.67 (v^3 + ... + v^6) =
+    # 53,625.31 Mtok: 1.680012 EUR/Mtok
+    text = WORKED.replace("\nmonths = 36\n", "\n").replace(
+        "growth_per_year = 0.5", "demand_by_month = [100e6, 100e6, 400e6, 400e6, 400e6, 400e6]")
+    doc = _run(tmp_path, text)
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert own["cpm_eur_per_mtok"] == pytest.approx(1.680012, rel=1e-6)
+    [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
+    assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"])
+            for n in schedule["nodes"]] == [(1, 0.0, 4.0), (3, 0.0, 4.0)]
+    assert doc["plan"]["demand_by_month"] == [1e8, 1e8, 4e8, 4e8, 4e8, 4e8]
+
+
+def test_the_request_rate_grows_with_the_tokens() -> None:
+    # with a request rate (Little's law), month m's rate is the first month's x the tokens'
+    # growth: 2 requests/s of 200 tokens at 3 replicas' worth (1 request/s each, no
+    # goodput binding) grows to 2 x 1.5^(35/12) = 6.525 requests/s in month 36: 7 instances
+    given = _columns({**NODE, "demand_tokens_per_day": 2 * 86_400 * 200.0,
+                      "demand_requests_per_s": 2.0, "replica_requests_per_s": 1.0,
+                      "operating_concurrency": 10.0, "operating_ttft_s": 0.5,
+                      "operating_tpot_s": 0.05, "request_output_tokens": 191.0})
+    month = plan.months(given, PATH)
+    assert month["serving_instances"][0, 0, 0] == 2.0
+    assert month["serving_instances"][0, 0, -1] == 7.0
