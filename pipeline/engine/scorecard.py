@@ -163,12 +163,27 @@ def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
             f"both discounted at {path.rate_per_year:.2%} a year ({path.rate_source}); "
             "energy and carbon per token are the horizon's, weighted by each month's tokens; "
             "the first month's CPM is first_month_cpm_eur_per_mtok")
+    levels = dict(zip(table["id"].to_list(), table["sovereignty_level"].to_list(),
+                      strict=True))
+    table = table.with_columns(
+        pl.Series("fallback", [fallbacks.get(c) for c in table["id"].to_list()],
+                  dtype=pl.String()),
+        pl.Series("fallback_sovereignty_level",
+                  [levels.get(f) if (f := fallbacks.get(c)) else None
+                   for c in table["id"].to_list()], dtype=pl.Int64()))
     return table.with_columns(pl.col("cpm_eur_per_mtok").alias(
         "first_month_cpm_eur_per_mtok")).join(
         horizon.rename({k: f"{k}_horizon" for k in plan.REPLACED}), on="id", how="left",
         maintain_order="left").with_columns(replaced).drop(
         f"{k}_horizon" for k in plan.REPLACED).with_columns(
-        pl.col("notes").list.concat(pl.lit([note])).alias("notes"))
+        pl.col("notes").list.concat(pl.lit([note])).alias("notes")).with_columns(
+        pl.when(pl.col("horizon_fallback_share") > 0).then(pl.col("notes").list.concat(
+            pl.concat_list(pl.format(
+                "under the plan {} of the horizon's tokens are served by its fallback {} "
+                "(sovereignty level {}) before its own nodes serve",
+                (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String) + " %",
+                "fallback", "fallback_sovereignty_level"))))
+        .otherwise(pl.col("notes")).alias("notes"))
 
 
 def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
@@ -262,6 +277,12 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
     ]
+    if "fallback_sovereignty_level" in table.columns:  # a plan: its fallback's tokens too
+        reasons.append(pl.when((pl.col("horizon_fallback_share") > 0)
+                               & (pl.col("fallback_sovereignty_level") < minimum)).then(
+            pl.format(f"under the plan its fallback {{}} (sovereignty level {{}}, below the "
+                      f"policy minimum {minimum}) serves the months before its own nodes do",
+                      "fallback", "fallback_sovereignty_level")))
     if "horizon_unserved_mtok" in table.columns:  # a plan: the whole demand, or no rank
         reasons.append(pl.when(pl.col("horizon_unserved_mtok") > 0).then(pl.format(
             "under the plan its own nodes serve late and it declares no fallback: {} Mtok "

@@ -363,3 +363,22 @@ def test_the_request_rate_grows_with_the_tokens() -> None:
     month = plan.months(given, PATH)
     assert month["serving_instances"][0, 0, 0] == 2.0
     assert month["serving_instances"][0, 0, -1] == 7.0
+
+
+def test_a_fallback_below_the_sovereignty_minimum_keeps_the_candidate_out(
+        tmp_path: Path) -> None:
+    # the gap's tokens are the fallback's, sovereignty included: 6.1 % of the horizon's tokens
+    # (25,616.68 / 420,412.09) at the cloud's level; under min_sovereignty = 3 the cloud
+    # (an EU provider without a qualification: level 2) cannot serve them, so the own node
+    # is not ranked either
+    doc = _run(tmp_path, WORKED)
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert own["detail"]["fallback_sovereignty_level"] == 2
+    assert any("6.1 % of the horizon's tokens are served by its fallback cloud "
+               "(sovereignty level 2)" in n for n in own["notes"])
+    doc = _run(tmp_path, WORKED.replace("ttft_ms = 1500\n",
+                                        "ttft_ms = 1500\n[policy]\nmin_sovereignty = 3\n"))
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert not own["eligible"]
+    assert "its fallback cloud (sovereignty level 2, below the policy minimum 3)" in \
+        own["exclusion_reason"]
