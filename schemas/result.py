@@ -568,6 +568,9 @@ class Result(_Open):
     """The `scorecard run --json` document (scorecard.json). Defaults: keys a result stored
     before them lacks."""
 
+    #: `plan` is absent without a demand path
+    model_config = ConfigDict(json_schema_extra=_absent("plan"))
+
     proposal: str
     #: sha256 of the parsed proposal: with the name, the identity runs are stored under
     proposal_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
