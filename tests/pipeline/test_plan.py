@@ -382,3 +382,37 @@ def test_a_fallback_below_the_sovereignty_minimum_keeps_the_candidate_out(
     assert not own["eligible"]
     assert "its fallback cloud (sovereignty level 2, below the policy minimum 3)" in \
         own["exclusion_reason"]
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (("\nmonths = 36\n", "\n"), "growth_per_year needs months"),
+    (("growth_per_year = 0.5", "growth_per_year = 0.5\ndemand_by_month = [1e8]"),
+     "give the demand's path once"),
+    (("growth_per_year = 0.5", "demand_by_month = [1e8, 2e8]"),
+     "demand_by_month has 2 month(s), months = 36"),
+    (('fallback = "cloud"', 'fallback = "own"'), "must be another cloud or api candidate"),
+    (('fallback = "cloud"', 'fallback = "nowhere"'), "names no candidate"),
+    (("growth_per_year = 0.5", "growth_per_year = 11"), "must be at most 10"),
+    (("lead_time_months = 4", "lead_time_months = -1"), "must be at least 0"),
+])
+def test_a_bad_plan_is_refused_naming_its_key(tmp_path: Path, change: tuple[str, str],
+                                             said: str) -> None:
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(WORKED.replace(*change, 1), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert said in result.output
+    assert not out.exists()  # nothing written on a refusal
+
+
+def test_a_path_without_a_demand_is_refused(tmp_path: Path) -> None:
+    text = WORKED.replace("[demand]\ntokens_per_day = 200_000_000\npeak_factor = 1\n"
+                          "headroom = 0\n", "")
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 1
+    assert "give its level in [demand]" in result.output
