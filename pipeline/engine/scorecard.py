@@ -101,7 +101,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                              cloud["id"][0] if cloud.height else None,
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
     tornado = uncertainty.tornado(resolved.static.filter(pl.col("id").is_in(short_ids)),
-                                  short_inputs)
+                                  short_inputs, path=path, fallbacks=fallbacks,
+                                  everyone=(resolved.static, resolved.inputs))
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
         has_demand=proposal.demand is not None, path=path, fallbacks=fallbacks)

@@ -583,11 +583,48 @@ def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
     return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
 
 
+def _tornado_planned(out: pl.DataFrame, rows: pl.DataFrame, inputs: pl.DataFrame,
+                     metrics: Sequence[str], path: plan.Path,
+                     fallbacks: Mapping[str, str | None],
+                     everyone: tuple[pl.DataFrame, pl.DataFrame]) -> pl.DataFrame:
+    """The tornado's rows (one per candidate, input and side) with the plan's figures: each
+    row a candidate of plan.horizon, its fallback (from `everyone`, the static frame and
+    inputs of every candidate) at its modes but for an input of the same key as the one
+    varied."""
+    wanted = [m for m in metrics if m in plan.REPLACED]
+    if not wanted or rows.height == 0:
+        return out
+    static, every_input = everyone
+    key_of = {(r["id"], r["input"]): r["key"] for r in inputs.iter_rows(named=True)}
+    result = {m: out[m].cast(pl.Float64).fill_null(np.nan).to_numpy().copy() for m in wanted}
+    ids, varied, values = rows["id"].to_list(), rows["input"].to_list(), rows["value"]
+    for fallback, at in plan.by_fallback(ids, fallbacks).items():
+        own = plan.columns_of(rows[at])
+        theirs = None
+        if fallback is not None:
+            mine = every_input.filter(pl.col("id") == fallback)
+            base = plan.columns_of(point_frame(static.filter(pl.col("id") == fallback), mine))
+            theirs = {k: (np.repeat(v, len(at), axis=0) if v.dtype.kind == "f" else v[0, 0])
+                      for k, v in base.items()}
+            name_of = {r["key"]: r["input"] for r in mine.iter_rows(named=True)}
+            for j, i in enumerate(at.tolist()):
+                name = name_of.get(key_of.get((ids[i], varied[i]), ""))
+                if name is not None and name in theirs:
+                    theirs[name][j, 0] = values[i]
+        planned = plan.horizon(own, theirs, path)
+        for m in wanted:
+            result[m][at] = planned[m][:, 0]
+    return out.with_columns(pl.Series(m, result[m], nan_to_null=True) for m in wanted)
+
+
 def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
-            metrics: Sequence[str] = ("cpm_eur_per_mtok", "carbon_gco2e_per_mtok")
-            ) -> pl.DataFrame:
+            metrics: Sequence[str] = ("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
+            path: plan.Path | None = None, fallbacks: Mapping[str, str | None] | None = None,
+            everyone: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Each uncertain input at its low and its high, the others at their modes: the swing of
-    each metric, largest first per candidate."""
+    each metric, largest first per candidate. Under a plan (`path`) the metrics the plan
+    makes the horizon's are the horizon's (plan.horizon), each candidate's fallback (its
+    inputs among `fallback_inputs`) moving with it on a key they share."""
     varied = inputs.filter(pl.col("low") < pl.col("high")).select("id", "input", "low", "high")
     schema = {"candidate": pl.String(), "metric": pl.String(), "input": pl.String(),
               "low": pl.Float64(), "high": pl.Float64(), "metric_at_low": pl.Float64(),
@@ -595,13 +632,16 @@ def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
     if varied.height == 0:
         return pl.DataFrame(schema=schema)
     base = point_frame(static, inputs)
-    names = [c for c in base.columns if c in INPUTS]
+    names = [c for c in base.columns if c in INPUTS or c in plan.PLAN_INPUTS]
     sides = varied.unpivot(index=["id", "input"], on=["low", "high"], variable_name="side",
                            value_name="value")
     rows = sides.join(base, on="id", how="left").with_columns(
         pl.when(pl.col("input") == name).then(pl.col("value")).otherwise(pl.col(name))
         .alias(name) for name in names)
     out = evaluate(rows, ["id", "input", "side", *metrics])
+    if path is not None:
+        out = _tornado_planned(out, rows, inputs, metrics, path, fallbacks or {},
+                               everyone or (static, inputs))
     parts = []
     for metric in metrics:
         wide = out.pivot(on="side", index=["id", "input"], values=metric,

@@ -416,3 +416,17 @@ def test_a_path_without_a_demand_is_refused(tmp_path: Path) -> None:
                                       str(tmp_path / "s.duckdb"), "--json"])
     assert result.exit_code == 1
     assert "give its level in [demand]" in result.output
+
+
+def test_the_tornado_of_a_plan_moves_the_horizon_s_figures(tmp_path: Path) -> None:
+    # lead time 3 to 6 months (mode 4): at 3 the cloud covers months 1-3, 2.0 x 6,083.333 x v
+    # x ((qv)^3 - 1) / (qv - 1) = 37,389.97 EUR, one node months 4-17 7,757.515 x (v^4 -
+    # v^18) / (1 - v) = 103,084.84, two nodes as before 257,741.64: 398,216.44 / 377,084.73
+    # = 1.056040 EUR/Mtok; at 6 the cloud months 1-6, 78,154.24, one node months 7-17,
+    # 80,385.29: 416,281.17 / 377,084.73 = 1.103946 (node 2 still serves from month 18)
+    doc = _run(tmp_path, WORKED.replace("lead_time_months = 4",
+                                        "lead_time_months = { low = 3, mode = 4, high = 6 }"))
+    [row] = [t for t in doc["tornado"] if t["candidate"] == "own"
+             and t["metric"] == "cpm_eur_per_mtok" and t["input"] == "lead_time_months"]
+    assert row["metric_at_low"] == pytest.approx(1.056040, rel=1e-6)
+    assert row["metric_at_high"] == pytest.approx(1.103946, rel=1e-6)
