@@ -44,7 +44,6 @@ from schemas.result import (
     Result,
     Slo,
 )
-from schemas.result import Range as ResultRange
 
 #: the compact scorecard's metric columns (the four axes but sovereignty, shown apart)
 AXES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
@@ -159,8 +158,9 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
     if (margins := margins_text(chosen)) is not None:
         figures.append(("Of which margins", margins))
     if chosen is not None and chosen.cpm_eur_per_mtok is not None:
-        figures.append(("CPM", f"{chosen.cpm_eur_per_mtok:,.3f} EUR per million {basis} "
-                               "tokens"))
+        figures.append(("CPM" if result.plan is None else
+                        f"CPM over {result.plan.months} months",
+                        f"{chosen.cpm_eur_per_mtok:,.3f} EUR per million {basis} tokens"))
     if rec.p_chosen_cheapest is not None:
         figures.append(("P(cheapest eligible)",
                         f"{rec.p_chosen_cheapest:.0%} of the Monte Carlo draws"))
@@ -399,29 +399,22 @@ def paying_text(b: PlanBreakEven) -> str:
 
 
 def plan_lines(plan: Plan, basis: str) -> list[tuple[str, str]]:
-    """What the first screen says of the plan: the horizon and the recommended candidate's
-    horizon CPM, its purchase plan and gap, and from which month own capacity pays."""
-    growth = plan.growth_per_year
-    path = ("the demand by month as declared" if growth is None else
-            f"the demand growing {growth.mode:.0%} a year ({growth.low:.0%} to "
-            f"{growth.high:.0%})" if isinstance(growth, ResultRange) else
-            f"the demand growing {growth:.0%} a year")
-    lines = []
-    s = plan.schedules[0] if plan.schedules else None
-    head = (f"{plan.months} months, {path}, discounted at {plan.cost_of_capital_per_year:.1%} "
-            f"a year ({plan.cost_of_capital_source})")
-    if s is not None and s.cpm_eur_per_mtok is not None:
-        head += (f": CPM {s.cpm_eur_per_mtok:,.3f} EUR per million {basis} tokens over the "
-                 f"horizon (first month {figure_text(s.first_month_cpm_eur_per_mtok, ',.3f')}"
-                 f"), {eur(s.cost_pv_eur)} discounted")
-    lines.append(("Over the horizon", head))
-    for s in plan.schedules:
-        texts = node_texts(s.nodes)
-        said = texts[:3] + ([f"{len(texts) - 3} more purchase(s) (Purchase plan)"]
-                            if len(texts) > 3 else [])
-        if (gap := gap_text(s)) is not None:
-            said.append(gap)
-        if said:
-            lines.append((f"Plan of {s.candidate}", "; ".join(said)))
-    lines += [("Own capacity pays", paying_text(b)) for b in plan.break_even[:2]]
-    return lines
+    """What the first screen says of the plan, in one short item (the CPM above is the
+    horizon's; the appendix's Purchase plan, linked from the contents, has the nodes, the
+    gap, the months and the chart): the first schedule with own nodes, how many serve first
+    and how many by its last purchase, and the months its fallback covers; else the
+    recommended candidate's discounted cost at the plan's rate."""
+    owned = next((x for x in plan.schedules if x.nodes), None)
+    if owned is None:
+        s = plan.schedules[0] if plan.schedules else None
+        return [] if s is None else [
+            ("Plan", f"{eur(s.cost_pv_eur)} discounted at "
+                     f"{plan.cost_of_capital_per_year:.1%}/yr")]
+    first = [n for n in owned.nodes if n.needed_month == owned.nodes[0].needed_month]
+    said = (f"{owned.candidate}: {len(first)} from {_serving(first[0].serves_from_month)}, "
+            f"{len(owned.nodes)} by {_serving(owned.nodes[-1].serves_from_month)}")
+    gap = [m.month for m in owned.months if (m.own_share or 0.0) < 1.0]
+    if gap:
+        said += (f", months {gap[0]}-{gap[-1]} " + (f"on {owned.fallback}" if owned.fallback
+                                                  else "unserved"))
+    return [("Own nodes", said)]

@@ -73,7 +73,16 @@ def plan_view(result: Result) -> dict[str, Any] | None:
         return None
     heads = ["Month", "Demand (tokens/day)", "Own nodes serving", "Own share of the month",
              "Own cost (EUR)", "Fallback cost (EUR)", "Unserved (Mtok)"]
-    return {"schedules": [{
+    plan = result.plan
+    growth = plan.growth_per_year
+    path = ("the demand as declared month by month" if growth is None else
+            f"the demand growing {growth.mode:.0%} a year ({growth.low:.0%} to "
+            f"{growth.high:.0%})" if not isinstance(growth, int | float) else
+            f"the demand growing {growth:.0%} a year")
+    return {"horizon": f"{plan.months} months, {path}; cost and tokens discounted at "
+                       f"{plan.cost_of_capital_per_year:.2%} a year "
+                       f"({plan.cost_of_capital_source}).",
+            "schedules": [{
         "candidate": s.candidate, "nodes": node_texts(s.nodes),
         "gap": gap_text(s), "heads": heads,
         "rows": [[m.month, num(m.demand_tokens_per_day), num(m.serving_instances),
