@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pipeline import store
 from pipeline.compare import DiffError, diff
+from pipeline.engine import plan
 from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
 from pipeline.engine.scorecard import compute, to_contract
@@ -226,7 +227,8 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
             try:
-                chain = chain_of(resolved, candidate, metric)
+                chain = chain_of(resolved, candidate, metric, plan.Path.of(o.proposal),
+                                 {c.id: c.fallback for c in o.proposal.candidates})
             except KeyError as err:
                 raise UserError(1, str(err.args[0])) from None
     except UserError as err:

@@ -283,6 +283,18 @@ def _upper_share(of: str, *, one: bool = False) -> AfterValidator:
     return AfterValidator(check)
 
 
+def _upper_bound(maximum: float) -> AfterValidator:
+    """A number (or a range's high end) at most `maximum`."""
+
+    def check(value: Number) -> Number:
+        high = value.high if isinstance(value, Range) else value
+        if not high <= maximum:
+            raise ValueError(f"must be at most {maximum:g}, got {high:g}")
+        return value
+
+    return AfterValidator(check)
+
+
 def point(value: Number | None) -> float | None:
     """The value used for point estimates: the number itself, or a range's mode."""
     if isinstance(value, Range):
@@ -732,11 +744,21 @@ Tariff = Annotated[
                                        "all_in": AllInTariff})]
 
 
-class TcoProfile(_Strict):
-    """On-prem total cost of ownership of one instance (node), DESIGN section 7."""
+class Lease(_Strict):
+    """A node leased instead of bought: a monthly payment over a term, no capex."""
 
-    capex: Capex
-    amortisation_months: Annotated[int, Field(ge=1, le=240)]
+    eur_per_month: PositiveMoney
+    term_months: Annotated[int, Field(ge=1, le=240)]
+
+
+class TcoProfile(_Strict):
+    """On-prem total cost of ownership of one instance (node), DESIGN section 7: bought
+    (`capex` amortised over `amortisation_months`) or leased (`lease`)."""
+
+    capex: Capex | None = None
+    amortisation_months: Annotated[int, Field(ge=1, le=240)] | None = None
+    #: a lease instead of capex: its payment is the capital line, over its term
+    lease: Lease | None = None
     cost_of_capital: NonNegative = 0.0
     residual_eur: NonNegativeMoney = 0.0
     maintenance_share_per_year: NonNegative = 0.0
@@ -746,6 +768,32 @@ class TcoProfile(_Strict):
         default_factory=lambda: WholesaleTariff(basis="wholesale"))
     utilisation: Number = 1.0
     source: str
+    #: months from a node's order to its service (delivery, power, installation), read by a
+    #: plan over the horizon ([horizon] growth_per_year or demand_by_month) only
+    lead_time_months: Annotated[NonNegative, _upper_bound(60.0)] | None = None
+
+    @model_validator(mode="after")
+    def _bought_or_leased(self) -> TcoProfile:
+        if (self.capex is None) == (self.lease is None):
+            raise ValueError("a node is bought (`capex` with `amortisation_months`) or leased "
+                             "(`lease = { eur_per_month, term_months }`): give one of the two")
+        if self.capex is not None and self.amortisation_months is None:
+            raise ValueError("capex needs amortisation_months (the months it is repaid over)")
+        if self.lease is not None:
+            given = [k for k in ("amortisation_months", "residual_eur",
+                                 "maintenance_share_per_year") if k in self.model_fields_set]
+            if given:
+                raise ValueError(f"a leased node has no capex: {', '.join(given)} describe(s) "
+                                 "a bought one (its maintenance is in the lease, or give it "
+                                 "as staff_eur_per_year)")
+        return self
+
+    @property
+    def months(self) -> int:
+        """The months the capital line runs over: the amortisation's or the lease's term."""
+        months = self.lease.term_months if self.lease is not None else self.amortisation_months
+        assert months is not None
+        return months
 
 
 class Demand(_Strict):
@@ -857,6 +905,38 @@ class Horizon(_Strict):
 
     months: Annotated[int, Field(ge=1, le=240)] | None = None
     cost_of_capital: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    #: the demand's path over the horizon (plan mode, pipeline/engine/plan.py): the yearly
+    #: growth of `[demand]`'s level (compounded month by month), or the daily tokens of each
+    #: month; one of the two, never both
+    growth_per_year: Annotated[Number, _lower_bound(-0.9, strict=False),
+                               _upper_bound(10.0)] | None = None
+    demand_by_month: Annotated[list[Annotated[float, Field(gt=0, le=1e15,
+                                                           allow_inf_nan=False)]],
+                               Field(min_length=1, max_length=240)] | None = None
+
+    @model_validator(mode="after")
+    def _one_path(self) -> Horizon:
+        if self.growth_per_year is not None and self.demand_by_month is not None:
+            raise ValueError("give the demand's path once: growth_per_year or demand_by_month")
+        if self.demand_by_month is not None and self.months is not None \
+                and len(self.demand_by_month) != self.months:
+            raise ValueError(f"demand_by_month has {len(self.demand_by_month)} month(s), "
+                             f"months = {self.months}: one figure per month of the horizon")
+        if self.has_path and self.months is None and self.demand_by_month is None:
+            raise ValueError("growth_per_year needs months (the horizon the demand grows over)")
+        return self
+
+    @property
+    def has_path(self) -> bool:
+        """Plan mode: the demand follows a path over the horizon."""
+        return self.growth_per_year is not None or self.demand_by_month is not None
+
+    @property
+    def plan_months(self) -> int:
+        if self.demand_by_month is not None:
+            return len(self.demand_by_month)
+        assert self.months is not None
+        return self.months
 
 
 class OfferCost(_Strict):
@@ -1046,6 +1126,9 @@ class Candidate(_Strict):
     example_data: bool = False
     #: the [carbon_contracts.NAME] its electricity is bought under (market-based carbon)
     carbon_contract: str | None = None
+    #: under a plan, the cloud or API candidate (its id) that serves the demand its own
+    #: nodes cannot yet (before they serve); without one that demand is unserved
+    fallback: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Candidate:
@@ -1296,6 +1379,15 @@ class Proposal(_Strict):
         for c in document["candidates"]:
             if c.get("carbon_contract", "") is None:
                 del c["carbon_contract"]
+        # no plan keys (a demand path, a lead time, a fallback): left out, as the identity was
+        # before them
+        for table, key in ((document.get("horizon") or {}, "growth_per_year"),
+                           (document.get("horizon") or {}, "demand_by_month"),
+                           *((t, "lead_time_months") for t in document["tco"].values()),
+                           *((t, "lease") for t in document["tco"].values()),
+                           *((c, "fallback") for c in document["candidates"])):
+            if key in table and table[key] is None:
+                del table[key]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
@@ -1311,6 +1403,9 @@ class Proposal(_Strict):
                 raise ValueError(f"candidate id {c.id!r} is used twice")
             seen.add(c.id)
         _check_pue(self.defaults.pue, "defaults.pue")
+        if self.horizon is not None and self.horizon.has_path and self.demand is None:
+            raise ValueError("[horizon] growth_per_year or demand_by_month is the path of a "
+                             "demand: give its level in [demand]")
         for name, profile in self.tco.items():
             _check_share(profile.utilisation, f"tco.{name}.utilisation")
         for c in self.candidates:
@@ -1323,6 +1418,7 @@ class Proposal(_Strict):
                 raise ValueError(f"candidate {c.id!r}: carbon_contract = {c.carbon_contract!r} "
                                  f"names no [carbon_contracts.{c.carbon_contract}] table "
                                  f"(defined: {known})")
+            self._check_fallback(c)
             term = getattr(c.cost, "term", None)
             if term is not None and self.horizon is not None and self.horizon.months is not None \
                     and self.horizon.months < term.months:
@@ -1332,18 +1428,37 @@ class Proposal(_Strict):
                                  "least its months")
         return self
 
+    def _check_fallback(self, c: Candidate) -> None:
+        """A fallback names another cloud or API candidate that has none of its own."""
+        if c.fallback is None:
+            return
+        by_id = {o.id: o for o in self.candidates}
+        other = by_id.get(c.fallback)
+        if other is None:
+            raise ValueError(f"candidate {c.id!r}: fallback = {c.fallback!r} names no candidate")
+        if other.id == c.id or other.deployment == "on_prem" or other.fallback is not None:
+            raise ValueError(f"candidate {c.id!r}: fallback = {c.fallback!r} must be another "
+                             "cloud or api candidate without a fallback of its own")
+
+    @property
+    def plan(self) -> bool:
+        """Plan mode: a [demand] and a [horizon] with the demand's path."""
+        return self.demand is not None and self.horizon is not None and self.horizon.has_path
+
     def horizon_months(self) -> int | None:
         """The months every candidate is compared over: `[horizon] months`, else the longest
         term or amortisation in the proposal; None when the proposal has no term."""
         if self.horizon is not None and self.horizon.months is not None:
             return self.horizon.months
+        if self.horizon is not None and self.horizon.demand_by_month is not None:
+            return self.horizon.plan_months
         if self._longest_term is None:  # once: every committed candidate asks (10,000 of them)
             self._longest_term = max((t.months for c in self.candidates
                                       if (t := getattr(c.cost, "term", None)) is not None),
                                      default=0)
         if not self._longest_term:
             return None
-        return max([self._longest_term, *(p.amortisation_months for p in self.tco.values())])
+        return max([self._longest_term, *(p.months for p in self.tco.values())])
 
     def horizon_cost_of_capital(self) -> tuple[float, str]:
         """The yearly rate a commitment's payments are levelled at, and where it comes from:

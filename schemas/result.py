@@ -493,9 +493,87 @@ class ScanSummary(_Closed):
     left_out: list[ScanLeftOut]
 
 
+#: the candidates' figures a plan makes the horizon's (the scorecard's CPM, energy and carbon;
+#: the first month's CPM stays as first_month_cpm_eur_per_mtok)
+PLAN_FIGURES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+                "carbon_market_gco2e_per_mtok")
+
+
+class PlanNode(_Closed):
+    """One own node of a purchase plan (pipeline/engine/plan.py): months counted from the
+    horizon's start (0), a month m running from m - 1 to m."""
+
+    node: int
+    #: the first month whose demand needs it
+    needed_month: int
+    ordered_at_month: Number
+    serves_from_month: Number
+    months_served: Number
+    #: its annuity's outstanding balance at the horizon's end (a TCO node; else null)
+    book_value_at_horizon_eur: Figure
+
+
+class PlanMonth(_Closed):
+    """One month of a purchase plan: the demand, the own nodes serving, the share of the
+    month they serve, what the own fleet and the fallback cost, what goes unserved."""
+
+    month: int
+    demand_tokens_per_day: Figure
+    serving_instances: Figure
+    own_share: Figure
+    own_cost_eur: Figure
+    fallback_cost_eur: Figure
+    unserved_mtok: Figure
+    own_capacity_tokens_per_day: Figure
+
+
+class PlanSchedule(_Closed):
+    """A candidate's purchase plan over the horizon, at the inputs' modes."""
+
+    candidate: str
+    fallback: str | None
+    lead_time_months: Number
+    cpm_eur_per_mtok: Figure
+    first_month_cpm_eur_per_mtok: Figure
+    #: the horizon's cost and tokens, discounted at the plan's cost of capital
+    cost_pv_eur: Figure
+    mtok_pv: Figure
+    nodes: list[PlanNode]
+    months: list[PlanMonth]
+
+
+class PlanBreakEven(_Closed):
+    """From which month (and demand) an own candidate's month costs no more per token than
+    the cheapest eligible cloud's at that month's demand (null: not within the horizon),
+    with the Monte Carlo's p5 and p95 of that month."""
+
+    candidate: str
+    versus: str
+    from_month: int | None
+    from_tokens_per_day: Figure
+    from_month_p5: Figure
+    from_month_p95: Figure
+
+
+class Plan(_Closed):
+    """The plan over the horizon ([horizon] growth_per_year or demand_by_month)."""
+
+    months: int
+    cost_of_capital_per_year: Number
+    cost_of_capital_source: str
+    growth_per_year: Range | Number | None
+    demand_by_month: list[Number] | None
+    #: the recommended candidate's plan first, then the cheapest eligible own one's
+    schedules: list[PlanSchedule]
+    break_even: list[PlanBreakEven]
+
+
 class Result(_Open):
     """The `scorecard run --json` document (scorecard.json). Defaults: keys a result stored
     before them lacks."""
+
+    #: `plan` is absent without a demand path
+    model_config = ConfigDict(json_schema_extra=_absent("plan"))
 
     proposal: str
     #: sha256 of the parsed proposal: with the name, the identity runs are stored under
@@ -526,6 +604,8 @@ class Result(_Open):
     #: the proposal's [[scan]]s, each with its counts ([]: none, or a result stored before
     #: the key)
     scans: list[ScanSummary] = Field(default_factory=list)
+    #: the plan over the horizon (absent without a demand path)
+    plan: Plan | None = None
     candidates: list[CandidateResult]
 
     def document(self) -> dict[str, Any]:

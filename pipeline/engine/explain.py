@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine import plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
 from pipeline.engine.pareto import OBJECTIVES
 from pipeline.engine.resolved import Resolved
@@ -52,7 +53,12 @@ def dependencies(metric: str, cost_model: str | None = None) -> list[str]:
     return [s.name for s in STEPS if s.name in needed] + sorted(needed & set(INPUTS))
 
 
-def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
+def explain(resolved: Resolved, candidate: str, metric: str,
+            path: plan.Path | None = None, fallbacks: dict[str, str | None] | None = None
+            ) -> dict[str, Any]:
+    """The chain of `metric` for `candidate`. Under a plan (`path`, each candidate's
+    `fallbacks`) the chain is the first month's, and a figure the plan makes the horizon's
+    (plan.REPLACED) comes with that horizon value (`horizon`), the scorecard's."""
     metric = ALIASES.get(metric, metric)
     if metric not in STEP_BY_NAME and metric not in (SOVEREIGNTY, OBJECTIVES[SOVEREIGNTY][0]):
         raise KeyError(f"unknown metric {metric!r}; one of: {', '.join(metric_names())}")
@@ -80,9 +86,25 @@ def explain(resolved: Resolved, candidate: str, metric: str) -> dict[str, Any]:
         })
     steps = [{"step": s, "unit": STEP_BY_NAME[s].unit, "formula": STEP_BY_NAME[s].formula,
               "value": row[s]} for s in deps if s in STEP_BY_NAME]
-    return {"candidate": candidate, "metric": metric, "value": row[metric],
-            "unit": STEP_BY_NAME[metric].unit, "cost_model": facts["cost_model"],
-            "inputs": chain_inputs, "steps": steps, "notes": facts["notes"]}
+    chain = {"candidate": candidate, "metric": metric, "value": row[metric],
+             "unit": STEP_BY_NAME[metric].unit, "cost_model": facts["cost_model"],
+             "inputs": chain_inputs, "steps": steps, "notes": facts["notes"]}
+    if path is not None and metric in plan.REPLACED:
+        fallback = (fallbacks or {}).get(candidate)
+        ids = [candidate, *([fallback] if fallback else [])]
+        point = point_frame(resolved.static.filter(pl.col("id").is_in(ids)),
+                            resolved.inputs.filter(pl.col("id").is_in(ids)))
+        horizon = plan.at_modes(point, {candidate: fallback}, path)
+        chain["horizon"] = {
+            "value": horizon.row(by_predicate=pl.col("id") == candidate,
+                                 named=True)[metric],
+            "months": path.months, "fallback": fallback,
+            "note": (f"the chain above is the first month's; the scorecard's {metric} is the "
+                     f"plan's over {path.months} months (each month these steps at its "
+                     f"demand, the months before the own nodes serve at "
+                     f"{fallback or 'nobody: unserved'}), discounted at "
+                     f"{path.rate_per_year:.2%} a year ({path.rate_source}) for the CPM")}
+    return chain
 
 
 def _gate_sources(gates: list[dict[str, Any]], sources: list[dict[str, Any]]
@@ -151,6 +173,9 @@ def render(chain: dict[str, Any]) -> str:
     for s in chain["steps"]:
         lines.append(f"  {s['step']} = {_fmt(s['value'])} {s['unit']}")
         lines.append(f"      = {s['formula']}")
+    if (horizon := chain.get("horizon")) is not None:
+        lines += ["", f"Over the horizon: {chain['metric']} = {_fmt(horizon['value'])} "
+                      f"{chain['unit']}", f"      {horizon['note']}"]
     if chain["notes"]:
         lines += ["", "Notes"] + [f"  - {n}" for n in chain["notes"]]
     return "\n".join(lines)

@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.engine import plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 
+#: every input's (unit, meaning): the metric steps' and a plan's own
+UNITS = {**INPUTS, **plan.PLAN_INPUTS}
 #: how many of each candidate's top tornado inputs are solved for
 TOP_INPUTS = 3
 #: the search for a crossing spans the current value / SPAN .. x SPAN (inside the domain)
@@ -118,14 +121,17 @@ def choice(eligible: pl.DataFrame, rule: Rule) -> tuple[str, str | None]:
 
 def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
               tornado: pl.DataFrame, p_cheapest: Mapping[str, float], rule: Rule,
-              has_demand: bool) -> dict[str, Any]:
+              has_demand: bool, path: plan.Path | None = None,
+              fallbacks: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """The recommendation object of the JSON contract.
 
     `table`: the scorecard (one row per candidate, with eligible, exclusion_reason,
     pareto_rank and every metric step); `point`: the candidates' inputs at their modes
     (uncertainty.point_frame); `inputs`: the long inputs frame (id, input, key, low, mode,
     high); `tornado`: uncertainty.tornado; `p_cheapest`: eligible id -> share of Monte Carlo
-    draws in which it has the lowest CPM."""
+    draws in which it has the lowest CPM. Under a plan (`path`, with each candidate's
+    `fallbacks`) the crossings are solved on the horizon's figures, the demand's growth
+    among the inputs."""
     excluded = [{"id": r["id"], "reason": r["exclusion_reason"]}
                 for r in table.filter(~pl.col("eligible")).iter_rows(named=True)]
     eligible = table.filter(pl.col("eligible"))
@@ -152,7 +158,8 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
     if runner is not None:
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
-            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible)
+            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible,
+            path, fallbacks or {})
     return result
 
 
@@ -181,12 +188,19 @@ def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, 
 
 def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: pl.DataFrame,
                          tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool,
-                         table: pl.DataFrame | None = None) -> list[dict[str, Any]]:
+                         table: pl.DataFrame | None = None, path: plan.Path | None = None,
+                         fallbacks: Mapping[str, str | None] | None = None
+                         ) -> list[dict[str, Any]]:
     """For the top inputs of both candidates (and the demand): the key's value at which the
     runner-up's score equals the chosen one's, or nothing when no value in range does.
     `table` (the scorecard) gives an objective that is no metric step (the sovereignty
-    level of a weighted rule)."""
-    pair = inputs.filter(pl.col("id").is_in([chosen, runner]))
+    level of a weighted rule). Under a plan the figures are the horizon's (plan.horizon,
+    each candidate's gap to its fallback, whose inputs of a shared key move with it), and
+    the demand's growth is solved for too."""
+    fallbacks = fallbacks or {}
+    helpers = tuple(f for c in (chosen, runner) if (f := fallbacks.get(c)) is not None
+                    and path is not None)
+    pair = inputs.filter(pl.col("id").is_in([chosen, runner, *helpers]))
     metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
         metric = "cpm_eur_per_mtok"
@@ -197,18 +211,21 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
             keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
     if has_demand:
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
-    points = points_of(point, (chosen, runner), table)
+    if path is not None:
+        keys += pair.filter(pl.col("input") == "demand_growth_per_year")["key"].to_list()[:1]
+    points = points_of(point, (chosen, runner, *dict.fromkeys(helpers)), table)
     unique = list(dict.fromkeys(keys))
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
     out = []
     for key, where, solved in zip(unique, wheres,
-                                  _solve_all(points, wheres, chosen, runner, rule, scale),
+                                  _solve_all(points, wheres, chosen, runner, rule, scale,
+                                             path, fallbacks),
                                   strict=True):
         if solved is None:
             continue
         first = where.row(0, named=True)
         current = float(first["mode"])
-        unit = INPUTS[first["input"]][0]
+        unit = UNITS[first["input"]][0]
         owners = sorted(set(inputs.filter(pl.col("key") == key)["id"].to_list()))
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
@@ -253,13 +270,15 @@ def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
     current = float(where["mode"][0])
     if not math.isfinite(current) or current <= 0:
         return None
-    share = INPUTS[where["input"][0]][0] == "share"
+    share = UNITS[where["input"][0]][0] == "share"
     low, high = current / SPAN, (1.0 if share else current * SPAN)
     return None if low >= high else (current, low, high)
 
 
 def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFrame],
-               chosen: str, runner: str, rule: Rule, scale: Scale) -> list[float | None]:
+               chosen: str, runner: str, rule: Rule, scale: Scale,
+               path: plan.Path | None = None,
+               fallbacks: Mapping[str, str | None] | None = None) -> list[float | None]:
     """For each key (set on every (id, input) of its `where`): the value nearest its current
     one at which score(runner) - score(chosen) changes sign; None when none does within the
     span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
@@ -277,7 +296,7 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
         values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
                   for i, grid in grids.items()}
         gaps = _gaps(points, {i: wheres[i] for i in values}, chosen, runner, rule, scale,
-                     values)
+                     values, path, fallbacks or {})
         last = {}
         for i, grid in grids.items():
             found = gaps[i]
@@ -302,7 +321,8 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
 
 def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
           chosen: str, runner: str, rule: Rule, scale: Scale,
-          values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+          values: Mapping[int, np.ndarray], path: plan.Path | None = None,
+          fallbacks: Mapping[str, str | None] | None = None) -> dict[int, np.ndarray]:
     """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
     wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
     value). The metric steps run over numpy arrays (`metrics.evaluate_arrays`, the same
@@ -318,7 +338,8 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
     scored = {}
-    for cid in (runner, chosen):
+
+    def tried(cid: str) -> dict[str, Any]:
         given: dict[str, Any] = dict(points[cid])
         for i in order:
             for owner, name in wheres[i].select("id", "input").iter_rows():
@@ -327,7 +348,16 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                 if np.ndim(given.get(name, np.nan)) == 0:
                     given[name] = np.full(trials.shape, given.get(name, np.nan), dtype=float)
                 given[name][span[i]] = trials[span[i]]
+        return given
+
+    for cid in (runner, chosen):
+        given = tried(cid)
         out = evaluate_arrays(given, steps)
+        if path is not None:  # the horizon's figures, the trials side by side as draws
+            fallback = (fallbacks or {}).get(cid)
+            planned = plan.horizon(_as_draws(given), None if fallback is None else
+                                   _as_draws(tried(fallback)), path)
+            out.update({k: planned[k][0] for k in plan.REPLACED if k in out})
         # an objective that is no step (the sovereignty level) is the candidate's own figure
         arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
                                                 dtype=float), trials.shape) for c in columns}
@@ -335,3 +365,9 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                                       trials.shape)
     gap = scored[runner] - scored[chosen]
     return {i: gap[span[i]] for i in order}
+
+
+def _as_draws(given: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate's inputs (numbers, or one array of trials) as plan.horizon takes them:
+    (1, trials)."""
+    return {k: (np.asarray(v)[None, :] if np.ndim(v) == 1 else v) for k, v in given.items()}

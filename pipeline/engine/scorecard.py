@@ -14,12 +14,12 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import pareto, recommend, sizing, uncertainty
+from pipeline.engine import pareto, plan, recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
 from schemas.outputs import CONTRACT_FIGURES, layout
-from schemas.proposal import Proposal
+from schemas.proposal import Proposal, Range, TcoCost
 from schemas.result import Formula, Result
 
 #: The contract keys of each candidate, in the order reports show them: the figures declared
@@ -44,6 +44,8 @@ class Scorecard:
     recommendation: dict[str, Any]
     #: other systems' published per-request figures (context for the candidates' own)
     published_per_request: list[dict[str, Any]] = field(default_factory=list)
+    #: the plan over the horizon (None without a demand path)
+    plan: dict[str, Any] | None = None
 
     @property
     def sources(self) -> list[dict[str, Any]]:
@@ -61,6 +63,11 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     point = evaluate(point_inputs)
     table = resolved.static.join(point.drop("cost_model", "capacity"), on="id", how="left",
                                  maintain_order="left")
+    path = plan.Path.of(proposal)
+    fallbacks = {c.id: c.fallback for c in proposal.candidates}
+    first_month = table  # the sizing's figures are the first month's
+    if path is not None:
+        table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
@@ -75,7 +82,10 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier
     keep = [c for c in recommend.choice(ranked, rule) if c] if ranked.height else []
     table = _shortlisted(table, objectives, keep)
-    short = table.filter(pl.col("shortlisted"))
+    # a plan's fallbacks go through the Monte Carlo with the candidates that use them
+    used = [f for c, f in fallbacks.items() if f is not None and c in set(
+        table.filter(pl.col("shortlisted"))["id"].to_list())] if path is not None else []
+    short = table.filter(pl.col("shortlisted") | pl.col("id").is_in(used))
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
     mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
@@ -83,23 +93,98 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                          objectives, draws or proposal.uncertainty.draws,
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
-                         .to_list(), pairwise_keep=keep)
-    sized = sizing.sizing(table) if proposal.demand else None
+                         .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks)
+    sized = sizing.sizing(first_month) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     even = sizing.break_even(point_inputs, on_prem,
                              cloud["id"][0] if cloud.height else None,
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
     tornado = uncertainty.tornado(resolved.static.filter(pl.col("id").is_in(short_ids)),
-                                  short_inputs)
+                                  short_inputs, path=path, fallbacks=fallbacks,
+                                  everyone=(resolved.static, resolved.inputs))
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
-        has_demand=proposal.demand is not None)
+        has_demand=proposal.demand is not None, path=path, fallbacks=fallbacks)
     published = ([] if mkt.published_per_request is None else
                   [{**r, "source_date": str(r["source_date"])}
                    for r in mkt.published_per_request.iter_rows(named=True)])
+    planned = None if path is None else _plan(
+        proposal, path, table, point_inputs, resolved, fallbacks, choice["candidate"],
+        on_prem, cloud["id"][0] if cloud.height else None, draws)
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
-                     published)
+                     published, planned)
+
+
+def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
+          point_inputs: pl.DataFrame, resolved: Resolved, fallbacks: dict[str, str | None],
+          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None
+          ) -> dict[str, Any]:
+    """The plan of the JSON: the horizon, the purchase plans of the recommended candidate
+    and of the cheapest eligible own one, and from which month own capacity pays against
+    the cheapest eligible cloud (with the Monte Carlo's band)."""
+    assert proposal.horizon is not None
+    own = (table.filter(pl.col("id").is_in(on_prem)).sort("cpm_eur_per_mtok", "id")["id"]
+           .to_list()[:1])
+    shown = list(dict.fromkeys([c for c in (chosen, *own) if c is not None]))
+    leased = {c.id for c in proposal.candidates if isinstance(c.cost, TcoCost)
+              and proposal.tco[c.cost.tco].lease is not None}
+    schedules = []
+    for cid in shown:
+        row = table.row(by_predicate=pl.col("id") == cid, named=True)
+        inputs_row = point_inputs.row(by_predicate=pl.col("id") == cid, named=True)
+        schedules.append({
+            **plan.schedule(point_inputs, cid, fallbacks.get(cid), path,
+                            {**inputs_row, **row, "leased": cid in leased}),
+            "cpm_eur_per_mtok": row["cpm_eur_per_mtok"],
+            "first_month_cpm_eur_per_mtok": row["first_month_cpm_eur_per_mtok"],
+            **plan.discounted(point_inputs, cid, fallbacks.get(cid), path)})
+    even = plan.break_even(point_inputs, on_prem, cloud, path)
+    if even and cloud is not None:
+        band = uncertainty.paying_month_band(
+            resolved.static, resolved.inputs, on_prem, cloud, path,
+            draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
+        even = [{**e, "from_month_p5": band[e["candidate"]][0],
+                 "from_month_p95": band[e["candidate"]][1]} for e in even]
+    growth = proposal.horizon.growth_per_year
+    return {"months": path.months, "cost_of_capital_per_year": path.rate_per_year,
+            "cost_of_capital_source": path.rate_source,
+            "growth_per_year": growth.model_dump() if isinstance(growth, Range) else growth,
+            "demand_by_month": None if path.by_month is None else list(path.by_month),
+            "schedules": schedules, "break_even": even}
+
+
+def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
+             fallbacks: dict[str, str | None], path: plan.Path) -> pl.DataFrame:
+    """Under a plan, the objectives' figures are the horizon's (plan.at_modes), the first
+    month's CPM kept beside, and a note on each candidate says so."""
+    horizon = plan.at_modes(point_inputs, fallbacks, path)
+    replaced = [pl.col(f"{k}_horizon").alias(k) for k in plan.REPLACED]
+    note = (f"plan over {path.months} months: CPM is the horizon's cost over its tokens, "
+            f"both discounted at {path.rate_per_year:.2%} a year ({path.rate_source}); "
+            "energy and carbon per token are the horizon's, weighted by each month's tokens; "
+            "the first month's CPM is first_month_cpm_eur_per_mtok")
+    levels = dict(zip(table["id"].to_list(), table["sovereignty_level"].to_list(),
+                      strict=True))
+    table = table.with_columns(
+        pl.Series("fallback", [fallbacks.get(c) for c in table["id"].to_list()],
+                  dtype=pl.String()),
+        pl.Series("fallback_sovereignty_level",
+                  [levels.get(f) if (f := fallbacks.get(c)) else None
+                   for c in table["id"].to_list()], dtype=pl.Int64()))
+    return table.with_columns(pl.col("cpm_eur_per_mtok").alias(
+        "first_month_cpm_eur_per_mtok")).join(
+        horizon.rename({k: f"{k}_horizon" for k in plan.REPLACED}), on="id", how="left",
+        maintain_order="left").with_columns(replaced).drop(
+        f"{k}_horizon" for k in plan.REPLACED).with_columns(
+        pl.col("notes").list.concat(pl.lit([note])).alias("notes")).with_columns(
+        pl.when(pl.col("horizon_fallback_share") > 0).then(pl.col("notes").list.concat(
+            pl.concat_list(pl.format(
+                "under the plan {} of the horizon's tokens are served by its fallback {} "
+                "(sovereignty level {}) before its own nodes serve",
+                (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String) + " %",
+                "fallback", "fallback_sovereignty_level"))))
+        .otherwise(pl.col("notes")).alias("notes"))
 
 
 def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
@@ -193,6 +278,18 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
     ]
+    if "fallback_sovereignty_level" in table.columns:  # a plan: its fallback's tokens too
+        reasons.append(pl.when((pl.col("horizon_fallback_share") > 0)
+                               & (pl.col("fallback_sovereignty_level") < minimum)).then(
+            pl.format(f"under the plan its fallback {{}} (sovereignty level {{}}, below the "
+                      f"policy minimum {minimum}) serves the months before its own nodes do",
+                      "fallback", "fallback_sovereignty_level")))
+    if "horizon_unserved_mtok" in table.columns:  # a plan: the whole demand, or no rank
+        reasons.append(pl.when(pl.col("horizon_unserved_mtok") > 0).then(pl.format(
+            "under the plan its own nodes serve late and it declares no fallback: {} Mtok "
+            "of the horizon's demand would go unserved, so it cannot claim the demand "
+            "(declare a fallback cloud or API candidate)",
+            pl.col("horizon_unserved_mtok").round(1))))
     missing = [pl.when(pl.col(OBJECTIVES[o][0]).is_null()).then(pl.lit(OBJECTIVES[o][0]))
                for o in proposal.policy.objectives if OBJECTIVES[o][0] != COST]
     without = (pl.concat_str(missing, separator=", ", ignore_nulls=True) if missing
@@ -289,6 +386,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "published_per_request": card.published_per_request,
         "candidates": candidates,
         "scans": _scans(card),
+        **({} if card.plan is None else {"plan": card.plan}),
     })
 
 

@@ -17,7 +17,7 @@ import ctypes
 import functools
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.engine import plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 from schemas.outputs import OUTPUTS
@@ -132,7 +133,7 @@ class _Layout:
         for i, name in enumerate(mine["input"].to_list()):
             at_of.setdefault(name, []).append(i)
         modes, rows = {}, {}
-        for name in INPUTS:
+        for name in (*INPUTS, *plan.PLAN_INPUTS):
             if name in at_of:
                 at = np.array(at_of[name], dtype=np.int64)
                 modes[name] = np.full(len(ids), np.nan)
@@ -210,7 +211,8 @@ def workers() -> int:
 def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         objectives: Sequence[str], n: int, seed: int, block_entries: int = BLOCK_ENTRIES,
         pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = (),
-        threads: int | None = None) -> MonteCarlo:
+        threads: int | None = None, path: plan.Path | None = None,
+        fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
     in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
     when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
@@ -220,13 +222,14 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     threads = threads or workers()
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
         return _run(static, inputs, eligible, objectives, n, seed, block_entries,
-                    pairwise_among, pairwise_keep, pool)
+                    pairwise_among, pairwise_keep, pool, path, fallbacks or {})
 
 
 def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
          objectives: Sequence[str], n: int, seed: int, block_entries: int,
          pairwise_among: Sequence[str] | None, pairwise_keep: Sequence[str],
-         pool: Executor | None) -> MonteCarlo:
+         pool: Executor | None, path: plan.Path | None = None,
+         fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
 
@@ -270,6 +273,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         given["capacity"] = (np.asarray(capacity[0]) if (capacity == capacity[0]).all()
                              else capacity[:, None])
         out = evaluate_arrays(given, needed)
+        if path is not None:
+            out.update(_planned(members, given, draws, path))
         spent["evaluate_s"], t = time.perf_counter() - t, time.perf_counter()
         for i, metric in enumerate(METRICS):
             quantiles[i, members] = _quantiles(out[metric], len(members), n)
@@ -291,6 +296,25 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
             cpm[rows] = value if mine.all() else value[mine]
         spent["objectives_s"] = time.perf_counter() - t
         return spent
+
+    def _planned(members: np.ndarray, given: dict[str, Any], draws: Draws, path: plan.Path
+                 ) -> dict[str, np.ndarray]:
+        """The horizon's figures of a block's candidates, grouped by fallback (whose inputs
+        are its own row of the same draws)."""
+        result = {k: np.full((len(members), n), np.nan) for k in plan.REPLACED}
+        block_ids = [ids[i] for i in members]
+        for fallback, at in plan.by_fallback(block_ids, fallbacks or {}).items():
+            theirs = None
+            if fallback is not None:
+                f = ids.index(fallback)
+                theirs = layout.block(np.array([f]), draws)
+                theirs["cost_model"] = np.asarray(models[f])
+                theirs["capacity"] = np.asarray(capacities[f])
+            mine = {k: (v[at] if np.ndim(v) else v) for k, v in given.items()}
+            out = plan.horizon(mine, theirs, path)
+            for k in plan.REPLACED:
+                result[k][at] = out[k]
+        return result
 
     # the draws and the stack are bound to this partial only, so dropping it and the name
     # frees the draws (keys x n) before the frontier and pairwise
@@ -559,11 +583,48 @@ def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
     return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
 
 
+def _tornado_planned(out: pl.DataFrame, rows: pl.DataFrame, inputs: pl.DataFrame,
+                     metrics: Sequence[str], path: plan.Path,
+                     fallbacks: Mapping[str, str | None],
+                     everyone: tuple[pl.DataFrame, pl.DataFrame]) -> pl.DataFrame:
+    """The tornado's rows (one per candidate, input and side) with the plan's figures: each
+    row a candidate of plan.horizon, its fallback (from `everyone`, the static frame and
+    inputs of every candidate) at its modes but for an input of the same key as the one
+    varied."""
+    wanted = [m for m in metrics if m in plan.REPLACED]
+    if not wanted or rows.height == 0:
+        return out
+    static, every_input = everyone
+    key_of = {(r["id"], r["input"]): r["key"] for r in inputs.iter_rows(named=True)}
+    result = {m: out[m].cast(pl.Float64).fill_null(np.nan).to_numpy().copy() for m in wanted}
+    ids, varied, values = rows["id"].to_list(), rows["input"].to_list(), rows["value"]
+    for fallback, at in plan.by_fallback(ids, fallbacks).items():
+        own = plan.columns_of(rows[at])
+        theirs = None
+        if fallback is not None:
+            mine = every_input.filter(pl.col("id") == fallback)
+            base = plan.columns_of(point_frame(static.filter(pl.col("id") == fallback), mine))
+            theirs = {k: (np.repeat(v, len(at), axis=0) if v.dtype.kind == "f" else v[0, 0])
+                      for k, v in base.items()}
+            name_of = {r["key"]: r["input"] for r in mine.iter_rows(named=True)}
+            for j, i in enumerate(at.tolist()):
+                name = name_of.get(key_of.get((ids[i], varied[i]), ""))
+                if name is not None and name in theirs:
+                    theirs[name][j, 0] = values[i]
+        planned = plan.horizon(own, theirs, path)
+        for m in wanted:
+            result[m][at] = planned[m][:, 0]
+    return out.with_columns(pl.Series(m, result[m], nan_to_null=True) for m in wanted)
+
+
 def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
-            metrics: Sequence[str] = ("cpm_eur_per_mtok", "carbon_gco2e_per_mtok")
-            ) -> pl.DataFrame:
+            metrics: Sequence[str] = ("cpm_eur_per_mtok", "carbon_gco2e_per_mtok"),
+            path: plan.Path | None = None, fallbacks: Mapping[str, str | None] | None = None,
+            everyone: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Each uncertain input at its low and its high, the others at their modes: the swing of
-    each metric, largest first per candidate."""
+    each metric, largest first per candidate. Under a plan (`path`) the metrics the plan
+    makes the horizon's are the horizon's (plan.horizon), each candidate's fallback (its
+    inputs among `fallback_inputs`) moving with it on a key they share."""
     varied = inputs.filter(pl.col("low") < pl.col("high")).select("id", "input", "low", "high")
     schema = {"candidate": pl.String(), "metric": pl.String(), "input": pl.String(),
               "low": pl.Float64(), "high": pl.Float64(), "metric_at_low": pl.Float64(),
@@ -571,13 +632,16 @@ def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
     if varied.height == 0:
         return pl.DataFrame(schema=schema)
     base = point_frame(static, inputs)
-    names = [c for c in base.columns if c in INPUTS]
+    names = [c for c in base.columns if c in INPUTS or c in plan.PLAN_INPUTS]
     sides = varied.unpivot(index=["id", "input"], on=["low", "high"], variable_name="side",
                            value_name="value")
     rows = sides.join(base, on="id", how="left").with_columns(
         pl.when(pl.col("input") == name).then(pl.col("value")).otherwise(pl.col(name))
         .alias(name) for name in names)
     out = evaluate(rows, ["id", "input", "side", *metrics])
+    if path is not None:
+        out = _tornado_planned(out, rows, inputs, metrics, path, fallbacks or {},
+                               everyone or (static, inputs))
     parts = []
     for metric in metrics:
         wide = out.pivot(on="side", index=["id", "input"], values=metric,
@@ -591,3 +655,35 @@ def tornado(static: pl.DataFrame, inputs: pl.DataFrame,
     return result.filter(pl.col("swing").is_not_null()).sort(
         ["candidate", "metric", "swing", "input"], descending=[False, False, True, False]
     ).select(list(schema))
+
+
+def paying_month_band(static: pl.DataFrame, inputs: pl.DataFrame, own_ids: Sequence[str],
+                      versus: str, path: plan.Path, n: int, seed: int
+                      ) -> dict[str, tuple[float | None, float | None]]:
+    """The p5 and p95 over the Monte Carlo's draws (the same seed and keys, so the same
+    draws) of the month from which each own candidate's month pays against `versus`
+    (plan.paying_month); a draw in which no month does counts as beyond the horizon (the
+    percentile is then null when it falls there)."""
+    draws = Draws.sample(inputs, n, seed)
+    ids = [*own_ids, versus]
+    layout = _Layout.of(ids, inputs, draws)
+    models = dict(zip(static["id"].to_list(), static["cost_model"].cast(pl.String).to_list(),
+                      strict=True))
+    capacities = dict(zip(static["id"].to_list(),
+                          static["capacity"].cast(pl.String).to_list(), strict=True))
+
+    def given(at: list[int]) -> dict[str, Any]:
+        out: dict[str, Any] = layout.block(np.array(at), draws)
+        out["cost_model"] = np.array([models[ids[i]] for i in at])[:, None]
+        out["capacity"] = np.array([capacities[ids[i]] for i in at])[:, None]
+        return out
+
+    own, theirs = given(list(range(len(own_ids)))), given([len(own_ids)])
+    month = plan.chunked(lambda a, b: {"month": plan.paying_month(a, b, path)}, own, theirs,
+                         path)["month"]
+    month = np.broadcast_to(month, (len(own_ids), n))
+    beyond = np.where(np.isnan(month), np.inf, month)
+    low, high = np.percentile(beyond, [5.0, 95.0], axis=1, method="higher")
+    return {cid: (None if not np.isfinite(low[i]) else float(low[i]),
+                  None if not np.isfinite(high[i]) else float(high[i]))
+            for i, cid in enumerate(own_ids)}

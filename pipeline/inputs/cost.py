@@ -30,6 +30,7 @@ from schemas.proposal import (
     ApiPriceCost,
     DeclaredCost,
     ForeignMoney,
+    Lease,
     Number,
     OfferCost,
     Range,
@@ -322,21 +323,29 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
     d.row["cost_grade"] = "declared"
     d.row["cost_source"] = f"[tco.{cost.tco}]: {profile.source}"
     k = f"tco.{cost.tco}"
-    capex = profile.capex
-    lines = [in_eur(d, getattr(capex, line), f"{k}.capex.{line}")
-             for line in ("gpus", "servers", "network", "installation")]
-    total = sum_numbers([eur for eur, _ in lines if eur is not None])
-    d.inputs.add("capex_eur", total, f"{k}.capex", "declared",
-                 _with(profile.source, "; ".join(words for _, words in lines if words)))
-    d.inputs.add("amortisation_months", float(profile.amortisation_months),
-                 f"{k}.amortisation_months", "declared", profile.source)
+    if profile.lease is not None:
+        _lease(d, profile.lease, k, profile.source)
+    else:
+        capex = profile.capex
+        assert capex is not None and profile.amortisation_months is not None
+        lines = [in_eur(d, getattr(capex, line), f"{k}.capex.{line}")
+                 for line in ("gpus", "servers", "network", "installation")]
+        total = sum_numbers([eur for eur, _ in lines if eur is not None])
+        d.inputs.add("capex_eur", total, f"{k}.capex", "declared",
+                     _with(profile.source, "; ".join(words for _, words in lines if words)))
+        d.inputs.add("amortisation_months", float(profile.amortisation_months),
+                     f"{k}.amortisation_months", "declared", profile.source)
     # each input keyed as the proposal file writes it (the input's own name may differ)
-    for name, field in (("cost_of_capital_per_year", "cost_of_capital"),
-                        ("residual_eur", "residual_eur"),
+    financed = [] if profile.lease is not None else [
+        ("cost_of_capital_per_year", "cost_of_capital")]
+    for name, field in (*financed, ("residual_eur", "residual_eur"),
                         ("maintenance_share_per_year", "maintenance_share_per_year"),
                         ("staff_eur_per_year", "staff_eur_per_year")):
         eur, converted = in_eur(d, getattr(profile, field), f"{k}.{field}")
         d.inputs.add(name, eur, f"{k}.{field}", "declared", _with(profile.source, converted))
+    if d.proposal.plan and profile.lead_time_months is not None:
+        d.inputs.add("lead_time_months", profile.lead_time_months, f"{k}.lead_time_months",
+                     "declared", profile.source)
     if profile.hosting is not None:
         if profile.hosting.kind == "own_site":
             eur, converted = in_eur(d, profile.hosting.eur_per_year, f"{k}.hosting.eur_per_year")
@@ -356,6 +365,22 @@ def _tco_cost(d: Draft, cost: TcoCost, utilisation: Number | None) -> None:
         ukey = f"{d.key}.utilisation"
     _utilisation(d, utilisation if explicit or d.proposal.demand is None else None, ukey,
                  "proposal")
+
+
+def _lease(d: Draft, lease: Lease, k: str, source: str) -> None:
+    """A leased node: its monthly payment is the capital line. Written as the steps read a
+    bought node, capex = the payments' sum over the term at a cost of capital of 0, whose
+    annuity is the payment itself (no financing: the lessor's rate is in the payment)."""
+    eur, converted = in_eur(d, lease.eur_per_month, f"{k}.lease.eur_per_month")
+    assert eur is not None
+    d.inputs.add("capex_eur", scaled(eur, float(lease.term_months)), f"{k}.lease",
+                 "declared", _with(f"{source}; leased: {lease.term_months} monthly payments "
+                                   "(their sum over the term, repaid at 0 %: the annuity is "
+                                   "the payment)", converted))
+    d.inputs.add("amortisation_months", float(lease.term_months), f"{k}.lease.term_months",
+                 "declared", source)
+    d.inputs.add("cost_of_capital_per_year", 0.0, f"{k}.lease", "declared",
+                 "a lease: no financing of its own (the lessor's rate is in the payment)")
 
 
 def _utilisation(d: Draft, utilisation: Number | None, key: str, source: str) -> None:
@@ -427,6 +452,10 @@ def resolve_capacity(d: Draft) -> None:
                 d.inputs.add(name, value, key, "declared", source)
             else:  # the model's default, where the proposal would write it
                 d.inputs.add(name, value, key, "assumed", "default: not in the proposal")
+        horizon = d.proposal.horizon
+        if d.proposal.plan and horizon is not None and horizon.growth_per_year is not None:
+            d.inputs.add("demand_growth_per_year", horizon.growth_per_year,
+                         "horizon.growth_per_year", "declared", "proposal [horizon]")
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")

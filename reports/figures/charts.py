@@ -34,7 +34,7 @@ from reports.cells import plain_all
 from reports.frames import HEADERS, ranges, value
 from reports.page import figure_text, is_money, quantity, span, volume
 from schemas.outputs import OBJECTIVES, OUTPUTS
-from schemas.result import EvidenceConfiguration, Percentiles, Result
+from schemas.result import EvidenceConfiguration, Percentiles, PlanSchedule, Result
 
 Spec = dict[str, Any]
 
@@ -999,3 +999,56 @@ __all__ = [
     "varying_settings",
     "warm_up",
 ]
+
+
+# ------------------------------------------------------------------------------------ plan
+
+
+def plan_spec(schedule: PlanSchedule) -> Spec:
+    """A purchase plan over the horizon, two panels on one month axis: each month's cost,
+    the own fleet's and the fallback's stacked; below, the demand and the own nodes'
+    goodput (all of it busy all day) as steps, so the months before a node serves show as
+    the gap the fallback covers."""
+    cost = [{"month": m.month, "part": part, "eur": value,
+             "text": f"month {m.month}: {part} {quantity(value, 'EUR')}"}
+            for m in schedule.months
+            for part, value in ((schedule.candidate, m.own_cost_eur),
+                                (f"fallback {schedule.fallback}", m.fallback_cost_eur))
+            if value is not None and value > 0]
+    lines = [{"month": m.month, "series": series, "tokens_per_day": value,
+              "text": f"month {m.month}: {series} {volume(value)}"}
+             for m in schedule.months
+             for series, value in (("demand", m.demand_tokens_per_day),
+                                   ("own nodes' goodput", m.own_capacity_tokens_per_day))
+             if value is not None]
+    month = {"field": "month", "type": "quantitative", "title": "Month of the horizon",
+             "scale": {"domain": [0.5, len(schedule.months) + 0.5], "nice": False}}
+    money = [(m.own_cost_eur or 0.0) + (m.fallback_cost_eur or 0.0) for m in schedule.months]
+    return {"vconcat": [
+        {"width": WIDTH, "height": 150, "data": {"values": cost},
+         "mark": {"type": "bar"},
+         "encoding": {"x": {**month, "title": None},
+                      "y": {"field": "eur", "type": "quantitative", "stack": "zero",
+                            "title": "Cost a month (EUR)", "axis": _money_axis("EUR", money)},
+                      "color": {"field": "part", "type": "nominal", "title": None,
+                                "scale": {"domain": [schedule.candidate, *(
+                                    [f"fallback {schedule.fallback}"] if schedule.fallback
+                                    else [])], "range": ["#1a7a3a", "#d6604d"]},
+                                "legend": {"orient": "top"}},
+                      "description": {"field": "text"}}},
+        {"width": WIDTH, "height": 150, "data": {"values": lines},
+         "mark": {"type": "line", "interpolate": "step-after"},
+         "encoding": {"x": month,
+                      "y": {"field": "tokens_per_day", "type": "quantitative",
+                            "title": "tokens/day", "axis": {"format": "~s"}},
+                      "color": {"field": "series", "type": "nominal", "title": None,
+                                "scale": {"domain": ["demand", "own nodes' goodput"],
+                                          "range": ["#333333", "#1a7a3a"]},
+                                "legend": {"orient": "top"}},
+                      "strokeDash": {"field": "series", "type": "nominal", "legend": None,
+                                     "scale": {"domain": ["demand", "own nodes' goodput"],
+                                               "range": [[4, 2], [1, 0]]}},
+                      "description": {"field": "text"}}},
+    ], "spacing": 12, "resolve": {"scale": {"color": "independent",
+                                            "strokeDash": "independent"},
+                                  "legend": {"color": "independent"}}}

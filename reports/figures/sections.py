@@ -23,7 +23,7 @@ from reports.page import figure_text, macros, quantity, volume
 from schemas.outputs import OUTPUTS
 from schemas.result import Result
 
-SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations")
+SECTIONS = ("pareto", "pairwise", "tornado", "break_even", "configurations", "plan")
 
 
 @dataclass
@@ -269,11 +269,32 @@ def _configurations(result: Result) -> list[Part]:
     return parts
 
 
+def _plan(result: Result) -> list[Part]:
+    """The purchase plan of the recommended candidate (the plan's first schedule) and of
+    the cheapest own one, each its cost and capacity over the horizon."""
+    if result.plan is None:
+        return []
+    parts: list[Part] = []
+    for i, s in enumerate(result.plan.schedules, start=1):
+        gap = [m.month for m in s.months if (m.own_share or 0.0) < 1.0]
+        nodes = len(s.nodes)
+        alt = (f"Monthly cost and capacity of {s.candidate} over {len(s.months)} months: "
+               f"{nodes} own node(s) added"
+               + (f", months {gap[0]} to {gap[-1]} covered by {s.fallback}" if gap and
+                  s.fallback else f", months {gap[0]} to {gap[-1]} unserved" if gap else "")
+               + ".")
+        caption = ("Above, each month's cost (own fleet and fallback stacked); below, the "
+                   "demand (dashed) and the own nodes' goodput: a node's step is the month "
+                   "it starts serving.")
+        parts.append(Chart(f"chart-plan-{i}", charts.plan_spec(s), alt, caption))
+    return parts
+
+
 # ------------------------------------------------------------------------------- assembly
 
 _BUILDERS: dict[str, Callable[[Result], list[Part]]] = {
     "pareto": _pareto, "pairwise": _pairwise, "tornado": _tornado,
-    "break_even": _break_even, "configurations": _configurations,
+    "break_even": _break_even, "configurations": _configurations, "plan": _plan,
 }
 
 

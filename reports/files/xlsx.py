@@ -70,7 +70,7 @@ from reports.frames import (
 )
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
-from schemas.result import CandidateResult, Result
+from schemas.result import PLAN_FIGURES, CandidateResult, Result
 from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
@@ -108,12 +108,32 @@ def sheets(result: Result, frames: Frames) -> dict[str, pl.DataFrame]:
         "Pairwise": frames.pairwise.select(list(PAIRWISE_COLUMNS)),
         "Sovereignty rubric": frames.rubric,
         "Gates": frames.gates,
+        **({} if result.plan is None else {"Plan": plan_frame(result)}),
     }
+
+
+def plan_frame(result: Result) -> pl.DataFrame:
+    """Each month of each purchase plan of the result (the recommended candidate's first)."""
+    assert result.plan is not None
+    return pl.DataFrame([{"candidate": s.candidate, "fallback": s.fallback,
+                          **m.model_dump()} for s in result.plan.schedules for m in s.months],
+                        schema={"candidate": pl.String(), "fallback": pl.String(),
+                                "month": pl.Int64(),
+                                **{k: pl.Float64() for k in (
+                                    "demand_tokens_per_day", "serving_instances", "own_share",
+                                    "own_cost_eur", "fallback_cost_eur", "unserved_mtok",
+                                    "own_capacity_tokens_per_day")}})
 
 
 #: sheet -> its own headers, looked up first (Break-even's CPM is an on-prem candidate's at
 #: one volume, not the scorecard's CPM)
-_SHEET_HEADERS = {"Sizing": SIZING_HEADERS, "Break-even": BREAK_EVEN_HEADERS}
+_SHEET_HEADERS = {"Sizing": SIZING_HEADERS, "Break-even": BREAK_EVEN_HEADERS, "Plan": {
+    "candidate": "Candidate", "fallback": "Fallback", "month": "Month",
+    "demand_tokens_per_day": "Demand (tokens/day)",
+    "serving_instances": "Own nodes serving (count)", "own_share": "Own share of the month",
+    "own_cost_eur": "Own cost (EUR)", "fallback_cost_eur": "Fallback cost (EUR)",
+    "unserved_mtok": "Unserved (Mtok)",
+    "own_capacity_tokens_per_day": "Own nodes' goodput (tokens/day)"}}
 
 
 def header(column: str, sheet: str = "") -> str:
@@ -151,6 +171,10 @@ _SHEET_UNITS = {
     "Break-even": {"versus_cpm_eur_per_mtok": "EUR/Mtok", "break_even_tokens_per_day":
                    "tokens/day"},
     "Pairwise": {"p_a_lower": "probability"},
+    "Plan": {"month": "count", "demand_tokens_per_day": "tokens/day",
+             "serving_instances": "count", "own_share": "share", "own_cost_eur": "EUR",
+             "fallback_cost_eur": "EUR", "unserved_mtok": "Mtok",
+             "own_capacity_tokens_per_day": "tokens/day"},
 }
 
 
@@ -643,6 +667,8 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
     def kind(name: str) -> str:
         if name in _IDENTITY:
             return "plain"
+        if result.plan is not None and name in PLAN_FIGURES:
+            return "value"  # the horizon's: months of steps, not one row's formula
         formula = (name in _STEP and _STEP[name].excel) or name in places.inputs
         return "formula" if places.computes and formula else "value"
 
@@ -656,6 +682,10 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
             _comment(sheet, col, f"{meaning}Formula over Inputs: {_STEP[name].formula}.")
         elif k == "formula":
             _comment(sheet, col, f"{meaning}The Inputs sheet's value.")
+        elif k == "value" and result.plan is not None and name in PLAN_FIGURES:
+            _comment(sheet, col, f"{meaning}The plan's figure over the horizon (the Plan "
+                     "sheet), the engine's value, not a formula: it does not move when an "
+                     "input changes.")
         elif k == "value":
             _comment(sheet, col, f"{meaning}The engine's value, not a formula: it does not "
                      "move when an input changes.")
@@ -874,6 +904,9 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     _write_demand(book, styles, result, places, points)
     _write_recommendation(book, styles, result, places)
     for name, frame in tables.items():
+        # under a plan the Scorecard's carbon is the horizon's: the first month's sizing
+        # is written as the engine's values
         _write_table(book, styles, name, frame, _sizing_formulas(
-            frame, places, len(result.candidates)) if name == "Sizing" else None)
+            frame, places, len(result.candidates))
+            if name == "Sizing" and result.plan is None else None)
     book.close()

@@ -12,6 +12,7 @@ it prints; the template escapes every value (reports/page.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from reports.frames import (
@@ -29,12 +30,16 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.scorecard_table import better_text
-from reports.page import eur, figure_text, num, render
+from reports.page import eur, figure_text, num, render, volume
 from reports.scans import scan_sentence
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
     Demand,
+    Plan,
+    PlanBreakEven,
+    PlanNode,
+    PlanSchedule,
     Recommendation,
     Result,
     Slo,
@@ -153,8 +158,9 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
     if (margins := margins_text(chosen)) is not None:
         figures.append(("Of which margins", margins))
     if chosen is not None and chosen.cpm_eur_per_mtok is not None:
-        figures.append(("CPM", f"{chosen.cpm_eur_per_mtok:,.3f} EUR per million {basis} "
-                               "tokens"))
+        figures.append(("CPM" if result.plan is None else
+                        f"CPM over {result.plan.months} months",
+                        f"{chosen.cpm_eur_per_mtok:,.3f} EUR per million {basis} tokens"))
     if rec.p_chosen_cheapest is not None:
         figures.append(("P(cheapest eligible)",
                         f"{rec.p_chosen_cheapest:.0%} of the Monte Carlo draws"))
@@ -166,6 +172,8 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
         if sizing is not None and sizing.monthly_cost_eur is not None:
             said.append(f"{eur(sizing.monthly_cost_eur)} a month")
         figures.append(("Runner-up", ", ".join(said)))
+    if result.plan is not None:
+        figures += plan_lines(result.plan, basis)
     return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
             "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
             "measured": None if chosen is None else measured_text(chosen),
@@ -323,3 +331,90 @@ def basis_text(result: Result) -> str:
         said.append("no demand declared: CPM at each candidate's declared utilisation")
     better = better_text()
     return "; ".join(said) + ". " + better[:1].upper() + better[1:] + "."
+
+
+def _when(time: float) -> str:
+    """A time of the horizon in months (0: its start) as the month it falls in."""
+    return "the start" if time <= 0 else f"month {math.floor(time) + 1}" if time % 1 else \
+        f"the end of month {time:.0f}"
+
+
+def _serving(time: float) -> str:
+    return f"month {math.floor(time) + 1}"
+
+
+def node_text(nodes: list[PlanNode]) -> str:
+    """Nodes of a purchase plan bought together (the same month needed, ordered, serving)
+    in words."""
+    n = nodes[0]
+    which = (f"node {n.node}" if len(nodes) == 1
+             else f"nodes {n.node} to {nodes[-1].node}")
+    text = (f"{which} (needed in month {n.needed_month}) ordered at "
+            f"{_when(n.ordered_at_month)}, serving from {_serving(n.serves_from_month)}")
+    worth = [m.book_value_at_horizon_eur for m in nodes]
+    if all(w is not None for w in worth):
+        text += (f", worth {eur(sum(w for w in worth if w is not None))} at the horizon's "
+                 "end")
+    return text
+
+
+def node_texts(nodes: list[PlanNode]) -> list[str]:
+    """A purchase plan's nodes in words, those bought together in one line."""
+    groups: list[list[PlanNode]] = []
+    for n in nodes:
+        if groups and (groups[-1][0].needed_month, groups[-1][0].ordered_at_month) == (
+                n.needed_month, n.ordered_at_month):
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return [node_text(g) for g in groups]
+
+
+def gap_text(s: PlanSchedule) -> str | None:
+    """The months before the own nodes serve, and what covers them; None without a gap."""
+    gap = [m for m in s.months if (m.own_share or 0.0) < 1.0]
+    if not gap:
+        return None
+    months = (f"month {gap[0].month}" if len(gap) == 1
+              else f"months {gap[0].month} to {gap[-1].month}")
+    if s.fallback is None:
+        unserved = sum(m.unserved_mtok or 0.0 for m in gap)
+        return f"{months} unserved ({unserved:,.0f} Mtok): no fallback declared"
+    return f"{months} covered by {s.fallback}"
+
+
+def paying_text(b: PlanBreakEven) -> str:
+    """From which month own capacity pays, with its Monte Carlo band."""
+    if b.from_month is None:
+        return (f"{b.candidate}'s month never costs less per token than {b.versus}'s within "
+                "the horizon")
+    band = ("" if b.from_month_p5 is None and b.from_month_p95 is None else
+            " (5-95 %: " + ("beyond the horizon" if b.from_month_p5 is None
+                            else f"month {b.from_month_p5:.0f}") + " to "
+            + ("beyond the horizon" if b.from_month_p95 is None
+               else f"month {b.from_month_p95:.0f}") + ")")
+    demand = "" if b.from_tokens_per_day is None else f", at {volume(b.from_tokens_per_day)}"
+    return (f"{b.candidate}'s month costs no more per token than {b.versus}'s from month "
+            f"{b.from_month}{demand}{band}")
+
+
+def plan_lines(plan: Plan, basis: str) -> list[tuple[str, str]]:
+    """What the first screen says of the plan, in one short item (the CPM above is the
+    horizon's; the appendix's Purchase plan, linked from the contents, has the nodes, the
+    gap, the months and the chart): the first schedule with own nodes, how many serve first
+    and how many by its last purchase, and the months its fallback covers; else the
+    recommended candidate's discounted cost at the plan's rate."""
+    owned = next((x for x in plan.schedules if x.nodes), None)
+    if owned is None:
+        s = plan.schedules[0] if plan.schedules else None
+        return [] if s is None else [
+            ("Plan", f"{eur(s.cost_pv_eur)} discounted at "
+                     f"{plan.cost_of_capital_per_year:.1%}/yr")]
+    first = [n for n in owned.nodes if n.needed_month == owned.nodes[0].needed_month]
+    said = (f"{owned.candidate}: {len(first)} from {_serving(first[0].serves_from_month)}, "
+            f"{len(owned.nodes)} by {_serving(owned.nodes[-1].serves_from_month)}")
+    gap = [m.month for m in owned.months if (m.own_share or 0.0) < 1.0]
+    if gap:
+        said += (f", months {gap[0]}-{gap[-1]} " + (f"on {owned.fallback}" if owned.fallback
+                                                  else "unserved"))
+    return [("Own nodes", said)]

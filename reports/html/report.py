@@ -36,7 +36,15 @@ from reports.frames import (
 )
 from reports.freshness import freshness
 from reports.html.diff_report import diff_view
-from reports.html.first_screen import demand_text, sizing_of, slo_text, summary
+from reports.html.first_screen import (
+    demand_text,
+    gap_text,
+    node_texts,
+    paying_text,
+    sizing_of,
+    slo_text,
+    summary,
+)
 from reports.html.methodology import CONVERSIONS, DEFINITIONS
 from reports.html.regulation import regulation_view
 from reports.html.scorecard_table import NOT_COMPUTED, scorecard_html, status
@@ -58,6 +66,40 @@ APPENDIX = (
 )
 
 
+def plan_view(result: Result) -> dict[str, Any] | None:
+    """The purchase plan section: per schedule its nodes and gap, each month's figures, and
+    from which month own capacity pays (None without a plan)."""
+    if result.plan is None:
+        return None
+    heads = ["Month", "Demand (tokens/day)", "Own nodes serving", "Own share of the month",
+             "Own cost (EUR)", "Fallback cost (EUR)", "Unserved (Mtok)"]
+    plan = result.plan
+    growth = plan.growth_per_year
+    path = ("the demand as declared month by month" if growth is None else
+            f"the demand growing {growth.mode:.0%} a year ({growth.low:.0%} to "
+            f"{growth.high:.0%})" if not isinstance(growth, int | float) else
+            f"the demand growing {growth:.0%} a year")
+    return {"horizon": f"{plan.months} months, {path}; cost and tokens discounted at "
+                       f"{plan.cost_of_capital_per_year:.2%} a year "
+                       f"({plan.cost_of_capital_source}).",
+            "schedules": [{
+        "candidate": s.candidate, "nodes": node_texts(s.nodes),
+        "gap": gap_text(s), "heads": heads,
+        "rows": [[m.month, num(m.demand_tokens_per_day), num(m.serving_instances),
+                  num(m.own_share), num(m.own_cost_eur), num(m.fallback_cost_eur),
+                  num(m.unserved_mtok)] for m in s.months]}
+        for s in result.plan.schedules],
+        "paying": [paying_text(b) for b in result.plan.break_even]}
+
+
+def appendix_of(result: Result) -> tuple[tuple[str, str], ...]:
+    """The appendix's sections: with a plan, its purchase plan before the break-even."""
+    if result.plan is None:
+        return APPENDIX
+    at = [key for key, _ in APPENDIX].index("break-even")
+    return (*APPENDIX[:at], ("plan", "Purchase plan"), *APPENDIX[at:])
+
+
 def render_html(result: Result, diff: Diff | None = None, *,
                 frames: Frames | None = None) -> str:
     """The whole page (reports/templates/report.html). `diff` (`schemas.result.Diff`, from
@@ -73,7 +115,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
     return render(
         "report.html", result=result, note=note,
         # rendered from reports/templates/first_screen.html, which escapes its values
-        first_screen=Markup(summary(result, APPENDIX)),
+        first_screen=Markup(summary(result, appendix_of(result))),
         figures=chart_sections(shortlisted(result)), unavailable=charts.unavailable(),
         not_computed=NOT_COMPUTED,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
@@ -87,6 +129,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
                      else "no break-even in the volumes compared"]
                     for b in result.break_even],
         break_even_head=BREAK_EVEN_HEADERS["break_even_tokens_per_day"],
+        plan=plan_view(result),
         demand=None if demand is None else demand_text(demand, result.token_basis),
         sizing={"heads": [SIZING_HEADERS[c] for c in sizing.columns], "rows": sizing.rows()}
         if sizing.height else None,

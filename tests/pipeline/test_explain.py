@@ -26,12 +26,17 @@ def test_dependencies_come_from_the_step_expressions() -> None:
 
 def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
     run = runner.invoke(app, ["run", "--db", str(db), "--json"])
-    cpm = {c["id"]: c["cpm_eur_per_mtok"] for c in json.loads(run.stdout)["candidates"]}
+    candidates = {c["id"]: c for c in json.loads(run.stdout)["candidates"]}
     result = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm_eur_per_mtok",
                                  "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     chain = json.loads(result.stdout)
-    assert chain["value"] == pytest.approx(cpm["onprem-fr-h200-fp8"])
+    # the example plans 48 months: the chain is the first month's, the scorecard's CPM the
+    # horizon's, which the chain gives beside it
+    h200 = candidates["onprem-fr-h200-fp8"]
+    assert chain["value"] == pytest.approx(h200["detail"]["first_month_cpm_eur_per_mtok"])
+    assert chain["horizon"]["value"] == pytest.approx(h200["cpm_eur_per_mtok"], rel=1e-12)
+    assert chain["horizon"]["fallback"] == "ovhcloud-h100x4-fp8"
     steps = {s["step"]: s["value"] for s in chain["steps"]}
     # every line of the TCO enters a TCO candidate's cost
     assert {"capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per_hour",

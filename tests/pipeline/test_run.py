@@ -16,6 +16,7 @@ from pipeline.cli import app
 from pipeline.engine.scorecard import CONTRACT_KEYS
 
 runner = CliRunner()
+EXAMPLE = Path(__file__).parents[2] / "pipeline" / "example_proposal.toml"
 
 
 def run_json(db: Path, *args: str) -> dict:
@@ -37,8 +38,19 @@ def test_json_contract_on_the_bundled_example(db: Path) -> None:
         assert s["url"].startswith("http") and s["licence"] and s["snapshot_sha256"]
 
 
-def test_frontier_dominance_and_exclusions_of_the_example(db: Path) -> None:
-    c = {x["id"]: x for x in run_json(db)["candidates"]}
+def without_plan(tmp_path: Path) -> str:
+    """The bundled example without its [horizon] (the plan): the first month's figures, as
+    the example gave them before the plan (docs/decision.md worked them at the demand)."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    start = text.index("[horizon]")
+    end = text.index("\n\n", start)
+    path = tmp_path / "no-plan.toml"
+    path.write_text(text[:start] + text[end + 2:], encoding="utf-8")
+    return str(path)
+
+
+def test_frontier_dominance_and_exclusions_of_the_example(db: Path, tmp_path: Path) -> None:
+    c = {x["id"]: x for x in run_json(db, without_plan(tmp_path))["candidates"]}
     # By hand, at the modes of the example's ranges, with the bundled data (2025 intensity
     # FR 31, ES 136, DE-LU 342 gCO2e/kWh; Dec 2025 day-ahead FR 63.49 EUR/MWh; Scaleway
     # H100-SXM-8-80G 25.3308 EUR/h; OVHcloud h100-1520 11.2 EUR/h), each fleet sized for the
@@ -184,9 +196,9 @@ def test_init_writes_the_example_and_it_runs(tmp_path: Path, db: Path) -> None:
     assert again.exit_code == 1 and "exists" in again.output
 
 
-def test_one_answer_at_the_demand(db: Path) -> None:
+def test_one_answer_at_the_demand(db: Path, tmp_path: Path) -> None:
     """The scorecard, the sizing and the recommendation describe one fleet per candidate."""
-    doc = run_json(db)
+    doc = run_json(db, without_plan(tmp_path))
     c = {x["id"]: x for x in doc["candidates"]}
     mtok_per_month = 500 * 365 / 12  # [demand] tokens_per_day = 500e6
     for cand in c.values():

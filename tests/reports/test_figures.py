@@ -271,5 +271,5 @@ def test_a_result_without_the_optional_keys_has_only_the_pareto_charts(
     sections = chart_sections(typed(without_optional(full)))
     assert "<svg" in sections["pareto"]
     assert {k: v for k, v in sections.items() if k != "pareto"} == {
-        "pairwise": "", "tornado": "", "break_even": "", "configurations": ""}
+        "pairwise": "", "tornado": "", "break_even": "", "configurations": "", "plan": ""}
     assert chart_sections(fragment_of({"candidates": []})) == dict.fromkeys(SECTIONS, "")

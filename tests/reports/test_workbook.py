@@ -28,12 +28,14 @@ from pipeline.run import execute
 from reports.files.xlsx import TEMPLATE_FUNCTIONS, fill, header, write_xlsx
 from reports.frames import value
 from schemas.outputs import OUTPUTS
+from schemas.result import PLAN_FIGURES
 from tests.proposals import candidate, proposal
 from tests.reports.conftest import FIXTURES, typed
 
 formulas = pytest.importorskip("formulas", reason="formulas (a dev dependency) evaluates it")
 
 EXAMPLE = FIXTURES / "example_scorecard.json"
+PROPOSAL = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
 
 IDLE = '{ watts = 5600, idle_watts = 800, boundary = "gpu_board", source = "TDP" }'
 TCO = """
@@ -180,10 +182,34 @@ def no_errors_and_formulas_only_on_the_scorecard(book: Book) -> None:
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
+    """The bundled example without its [horizon]: a row's formulas are one month's steps
+    (under a plan the CPM, energy and carbon are the horizon's values:
+    test_under_a_plan_the_objectives_are_the_engine_s_values)."""
+    text = PROPOSAL.read_text("utf-8")
+    start = text.index("[horizon]")
+    return scored(text[:start] + text[text.index("\n\n", start) + 2:],
+                  tmp_path_factory.mktemp("example"))
+
+
+def test_under_a_plan_the_objectives_are_the_engine_s_values(tmp_path: Path) -> None:
+    # the example's result (with its plan): the four figures the plan makes the horizon's are
+    # values equal to the engine's, the other steps formulas; a Plan sheet holds the months
     result = json.loads(EXAMPLE.read_text("utf-8"))
-    path = tmp_path_factory.mktemp("example") / "example.xlsx"
-    write_xlsx(typed(result), path)
-    return result, Book(path)
+    assert "plan" in result
+    write_xlsx(typed(result), tmp_path / "plan.xlsx")
+    book = Book(tmp_path / "plan.xlsx")
+    for name in PLAN_FIGURES:
+        letter = book.column("Scorecard", OUTPUTS[name].label)
+        for row, item in enumerate(typed(result).candidates, start=2):
+            cell = book.cells["Scorecard"][f"{letter}{row}"]
+            assert cell.data_type == "n" or cell.value is None, (name, item.id)
+            assert same(cell.value, value(item, name)) or (cell.value is None and
+                                                           value(item, name) is None)
+    monthly = book.column("Scorecard", OUTPUTS["monthly_cost_eur"].label)
+    assert book.cells["Scorecard"][f"{monthly}2"].data_type == "f"
+    plan = book.cells["Plan"]
+    assert plan["A2"].value == result["plan"]["schedules"][0]["candidate"]
+    assert plan.max_row == 1 + sum(len(s["months"]) for s in result["plan"]["schedules"])
 
 
 def scored(text: str, folder: Path) -> tuple[dict[str, Any], Book]:

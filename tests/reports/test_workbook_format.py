@@ -113,8 +113,10 @@ def test_headers_say_formula_or_value(book: Workbook) -> None:
         label = OUTPUTS[name].label
         return book["Scorecard"][f"{column(book, 'Scorecard', label)}1"].comment.text
 
-    assert "Formula over Inputs: cost_eur_per_hour / (served_tokens_per_s" in comment(
-        "cpm_eur_per_mtok")
+    # the example plans 48 months: its CPM is the horizon's value, a row's cost a formula
+    assert "The plan's figure over the horizon" in comment("cpm_eur_per_mtok")
+    assert "Formula over Inputs: cost_eur_per_hour x billed_instances x 730 h" in comment(
+        "monthly_cost_eur")
     assert "not a formula" in comment("p_frontier")
     assert "not a formula" in comment("sovereignty_level")
     assert "Do not sort this sheet" in book["Inputs"]["A1"].comment.text

@@ -95,7 +95,12 @@ def test_libreoffice_gives_the_engine_s_figures(example: tuple[dict, Path],
 
 def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dict, Path],
                                                               tmp_path: Path) -> None:
-    result, path = example
+    result, _ = example
+    # the Scorecard's formulas are one month's steps: the result without its plan (under a
+    # plan the CPM is the horizon's, the engine's value: the next test)
+    result = {k: v for k, v in result.items() if k != "plan"}
+    path = tmp_path / "one-month.xlsx"
+    write_xlsx(typed(result), path)
     headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
     price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
     changed = tmp_path / "changed.xlsx"
@@ -107,8 +112,26 @@ def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dic
     assert rows[0]["Candidate id"] == "onprem-fr-h100-fp16"
     assert float(rows[0][cpm]) == pytest.approx(6.336, rel=1e-12)
     assert float(rows[0][monthly]) == pytest.approx(96_360.0, rel=1e-12)
-    # the next candidate does not move
-    assert float(rows[1][cpm]) == pytest.approx(result["candidates"][1]["cpm_eur_per_mtok"],
+    # the next candidate does not move (its first month's CPM: the formula's)
+    nxt = result["candidates"][1]
+    assert float(rows[1][cpm]) == pytest.approx(
+        nxt["detail"].get("first_month_cpm_eur_per_mtok", nxt["cpm_eur_per_mtok"]), rel=1e-9)
+
+
+def test_under_a_plan_the_cpm_is_the_horizon_s_value(example: tuple[dict, Path],
+                                                      tmp_path: Path) -> None:
+    # the example plans 48 months: its CPM is the horizon's, written as the engine's value
+    # (a change of price moves the first month's cost, a formula, not the plan's CPM)
+    result, path = example
+    assert "plan" in result
+    headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
+    price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
+    changed = tmp_path / "changed.xlsx"
+    with_input(path, changed, f"{price}2", 22.0)
+    rows = scorecard_csv(changed, tmp_path)
+    cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
+    assert float(rows[0][monthly]) == pytest.approx(96_360.0, rel=1e-12)
+    assert float(rows[0][cpm]) == pytest.approx(result["candidates"][0]["cpm_eur_per_mtok"],
                                                 rel=1e-9)
 
 

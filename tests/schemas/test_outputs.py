@@ -34,6 +34,7 @@ UNIT_IN_NAME = {
     "tCO2e/year": ("annual_", "_tco2e"),
     "requests/s": ("_per_s",), "tokens": ("_tokens",), "s": ("_s",),
     "Wh/request": ("_wh_per_request",), "gCO2e/request": ("_gco2e_per_request",),
+    "Mtok": ("_mtok",),
 }
 UNITLESS = {"share", "ratio", "probability", "count"}
 

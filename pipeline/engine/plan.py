@@ -1,0 +1,404 @@
+"""The plan over the horizon: the demand follows a path (`[horizon] growth_per_year` or
+`demand_by_month`), each month is the metric steps evaluated at that month's demand, own
+capacity arrives in whole nodes after a lead time, and the gap until they serve goes to the
+candidate's `fallback` (or is unserved).
+
+No formula of cost, energy or carbon is written here: a month is `metrics.evaluate_arrays` of
+the candidate's inputs with `demand_tokens_per_day` set to the month's level, vectorised over
+(candidates, draws, months). What the plan adds:
+
+- serving nodes: a provisioned fleet holds, in month m, the most instances any month up to m
+  needed (`instances`; nodes once bought are kept), billed through the steps' own
+  `min_instances` floor, so a node's cost (its TCO annuity from its service month, its
+  opex and its electricity at the month's utilisation) is the steps' `monthly_cost_eur`;
+- lead time L (months from order to service, `[tco.NAME] lead_time_months`): each node is
+  ordered L months before the month that needs it, so from time L on the fleet serves the
+  demand; before, the share of month m it does not serve is min(1, max(0, L - (m - 1))),
+  and that share of the month's tokens goes to the fallback, at the fallback's own monthly
+  cost, energy and carbon at that month's demand (or is unserved);
+- the horizon's figures: cost and tokens discounted monthly at the horizon's cost of capital
+  (payments at each month's end, as the TCO annuity's), CPM = discounted cost / discounted
+  tokens; energy and carbon per token weighted by the (undiscounted) tokens of each month.
+
+Residual value: a node's capital is its annuity for the months it serves inside the horizon.
+Discounted at the annuity's rate, that equals buying it at its service month and selling it
+at the horizon's end at its book value (the annuity's outstanding balance, `book_value_eur`),
+the identity tests/pipeline/test_plan.py checks; the plan reports that book value per node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from pipeline.engine.metrics import (
+    DAYS_PER_MONTH,
+    INPUTS,
+    MONTHS_PER_YEAR,
+    SECONDS_PER_DAY,
+    TOKENS_PER_MTOK,
+    evaluate_arrays,
+)
+from schemas.outputs import OUTPUTS
+from schemas.proposal import Proposal
+from schemas.result import PLAN_FIGURES
+
+#: the plan's own inputs (not read by any metric step): the demand's yearly growth and a
+#: node's lead time; in the inputs frame, drawn by the Monte Carlo as every other range
+PLAN_INPUTS = {name: (OUTPUTS[name].unit, OUTPUTS[name].meaning)
+               for name in ("demand_growth_per_year", "lead_time_months")}
+#: each month's steps the plan reads
+MONTH_STEPS = ("monthly_cost_eur", "energy_j_per_token", "carbon_gco2e_per_mtok",
+               "carbon_market_gco2e_per_mtok", "billed_instances", "capital_eur_per_hour")
+#: the horizon's figures of each candidate, (candidates, draws)
+HORIZON = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
+           "carbon_market_gco2e_per_mtok", "cost_pv_eur", "mtok_pv", "mtok",
+           "fallback_mtok", "unserved_mtok")
+#: entries of one (candidates, draws, months) array per chunk of draws
+CHUNK_ENTRIES = 1 << 18
+
+
+@dataclass(frozen=True)
+class Path:
+    """The demand's path over `months` months and the rate it is discounted at."""
+
+    months: int
+    rate_per_year: float
+    rate_source: str
+    #: the daily tokens of each month (demand_by_month), else None (the level grows)
+    by_month: tuple[float, ...] | None = None
+
+    @classmethod
+    def of(cls, proposal: Proposal) -> Path | None:
+        """The proposal's path, or None without one (no plan: every figure as before)."""
+        if not proposal.plan:
+            return None
+        assert proposal.horizon is not None
+        rate, source = proposal.horizon_cost_of_capital()
+        table = proposal.horizon.demand_by_month
+        return cls(proposal.horizon.plan_months, rate, source,
+                   None if table is None else tuple(table))
+
+    @property
+    def month(self) -> np.ndarray:
+        """1 .. months."""
+        return np.arange(1, self.months + 1, dtype=np.float64)
+
+    @property
+    def discount(self) -> np.ndarray:
+        """Each month's discount factor (1 + i)^-m, i = rate / 12, paid at the month's end."""
+        return (1.0 + self.rate_per_year / MONTHS_PER_YEAR) ** -self.month
+
+    def demand(self, start: Any, growth: Any) -> Any:
+        """Each month's tokens/day, the months last: start x (1 + growth)^((m - 1) / 12)
+        (`start` and `growth` broadcast together, lifted by one axis), or the table."""
+        if self.by_month is not None:
+            return np.asarray(self.by_month, dtype=np.float64)
+        years = (self.month - 1.0) / MONTHS_PER_YEAR
+        return np.asarray(start, dtype=np.float64) * (
+            1.0 + np.nan_to_num(np.asarray(growth, dtype=np.float64))) ** years
+
+
+def _lift(columns: Mapping[str, Any]) -> dict[str, Any]:
+    """Each input with a months axis added (a string of one value stays one)."""
+    out = {}
+    for k, v in columns.items():
+        a = np.asarray(v)
+        out[k] = a if a.ndim == 0 else a[..., None]
+    return out
+
+
+def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
+    """Each month's figures of candidates whose inputs `columns` broadcast to (candidates,
+    draws) (NaN: null): MONTH_STEPS, and `demand_tokens_per_day`, `mtok` (the month's
+    tokens in millions), `serving_instances` (a provisioned fleet's, nodes kept once bought)
+    and `own_share` (the share of the month its own capacity serves), each (candidates,
+    draws, months)."""
+    given = _lift(columns)
+    demand = path.demand(given.get("demand_tokens_per_day", np.nan),
+                         given.get("demand_growth_per_year", 0.0))
+    at = {**given, "demand_tokens_per_day": demand}
+    if "demand_requests_per_s" in given:  # the request rate follows the tokens
+        with np.errstate(all="ignore"):
+            at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
+                                           / given.get("demand_tokens_per_day", np.nan))
+    need = np.asarray(evaluate_arrays(at, ["instances"])["instances"], dtype=np.float64)
+    serving = np.maximum.accumulate(np.broadcast_to(need, np.broadcast_shapes(
+        need.shape, demand.shape)), axis=-1)
+    provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
+    own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
+    floor = np.where(provisioned, np.fmax(own_floor, serving), own_floor)
+    out = evaluate_arrays({**at, "min_instances": floor}, list(MONTH_STEPS))
+    lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
+    share = np.clip(path.month - lead, 0.0, 1.0)
+    shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share))
+    result = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
+              for k, v in out.items()}
+    result["demand_tokens_per_day"] = np.broadcast_to(demand, shape)
+    result["mtok"] = result["demand_tokens_per_day"] * DAYS_PER_MONTH / TOKENS_PER_MTOK
+    result["serving_instances"] = np.broadcast_to(np.where(provisioned, serving, np.nan), shape)
+    result["own_share"] = np.broadcast_to(share, shape)
+    return result
+
+
+def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
+            ) -> dict[str, np.ndarray]:
+    """The horizon's figures (HORIZON) of candidates whose inputs `own` broadcast to
+    (candidates, draws), the gap before their nodes serve going to the candidate whose
+    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None)."""
+    return chunked(lambda a, b: _horizon(a, b, path), own, fallback, path)
+
+
+def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | None,
+            path: Path) -> dict[str, np.ndarray]:
+    """`compute(own, other)` (a dict of (candidates, draws) arrays) in chunks of draws
+    (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw and
+    month is held at once."""
+    numeric = [np.shape(v) for v in [*own.values(), *(other or {}).values()]
+               if np.asarray(v).dtype.kind == "f"]
+    shape = np.broadcast_shapes((1, 1), *numeric)
+    rows, draws = shape[0], shape[1]
+    step = max(1, CHUNK_ENTRIES // max(1, rows * path.months))
+    parts = []
+    for a in range(0, draws, step):
+        def cut(columns: Mapping[str, Any], a: int = a) -> dict[str, Any]:
+            return {k: (v[:, a:a + step] if np.ndim(v) == 2 and np.shape(v)[1] > 1 else v)
+                    for k, v in columns.items()}
+        out = compute(cut(own), None if other is None else cut(other))
+        # an input drawn that no figure here reads leaves a chunk's figures one column wide
+        parts.append({k: np.broadcast_to(x, (rows, min(step, draws - a)))
+                      for k, x in out.items()})
+    return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+
+
+def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
+             ) -> dict[str, np.ndarray]:
+    mine = months(own, path)
+    v = path.discount
+    share, mtok = mine["own_share"], mine["mtok"]
+    gap = (1.0 - share) * mtok
+    cost_pv = (v * share * mine["monthly_cost_eur"]).sum(axis=-1)
+    served = (share * mtok).sum(axis=-1)
+    mtok_pv = (v * share * mtok).sum(axis=-1)
+    per_token = {k: (share * mtok * mine[k]).sum(axis=-1)
+                 for k in ("energy_j_per_token", "carbon_gco2e_per_mtok",
+                           "carbon_market_gco2e_per_mtok")}
+    fallback_mtok = np.zeros_like(served)
+    unserved = gap.sum(axis=-1)
+    if fallback is not None:
+        theirs = months(fallback, path)
+        # the fallback's bill for the share of the month it serves (its fleet sized for the
+        # month's whole demand, billed pro rata)
+        cost_pv = cost_pv + (v * (1.0 - share) * theirs["monthly_cost_eur"]).sum(axis=-1)
+        mtok_pv = mtok_pv + (v * gap).sum(axis=-1)
+        for k in per_token:
+            per_token[k] = per_token[k] + (gap * theirs[k]).sum(axis=-1)
+        fallback_mtok, unserved = unserved, np.zeros_like(unserved)
+        served = served + fallback_mtok
+    with np.errstate(all="ignore"):
+        out = {"cpm_eur_per_mtok": cost_pv / mtok_pv,
+               **{k: s / served for k, s in per_token.items()},
+               "cost_pv_eur": cost_pv, "mtok_pv": mtok_pv, "mtok": mtok.sum(axis=-1),
+               "fallback_mtok": fallback_mtok, "unserved_mtok": unserved}
+    return {k: np.where(np.isfinite(x), x, np.nan) for k, x in out.items()}
+
+
+def book_value_eur(capex: float, residual: float, amortisation_months: float, rate: float,
+                   months_served: float) -> float:
+    """What a node is worth after `months_served` months of its amortisation: the annuity's
+    outstanding balance (the present value, at the annuity's monthly rate r = rate / 12, of
+    the payments left, plus the residual it was levelled against), so that buying it at
+    capex and selling it at this value costs, discounted at r, exactly the annuities paid
+    meanwhile. A node serving past its amortisation is replaced by a new one (a new annuity):
+    the months served count from the last replacement."""
+    n = amortisation_months
+    k = months_served - n * math.floor(months_served / n)
+    left = n - k
+    r = rate / MONTHS_PER_YEAR
+    if r == 0:
+        financed = capex - residual
+        return financed * left / n + residual
+    annuity = (capex - residual * (1.0 + r) ** -n) * r / (1.0 - (1.0 + r) ** -n)
+    return annuity * (1.0 - (1.0 + r) ** -left) / r + residual * (1.0 + r) ** -left
+
+
+def purchases(serving: np.ndarray, lead: float, horizon_months: int) -> list[dict[str, Any]]:
+    """The node-by-node plan of one fleet whose serving instances by month are `serving`
+    (nodes kept once bought): node j is needed from the first month whose fleet has j
+    nodes, ordered `lead` months before that month begins (at the horizon's start at the
+    earliest) and serving from its arrival."""
+    out = []
+    have = 0
+    for m, count in enumerate(serving.tolist(), start=1):
+        if not math.isfinite(count):
+            break
+        while have < count:
+            have += 1
+            ordered = max(0.0, (m - 1) - lead)
+            serves = ordered + lead
+            out.append({"node": have, "needed_month": m, "ordered_at_month": ordered,
+                        "serves_from_month": serves,
+                        "months_served": horizon_months - serves})
+    return out
+
+
+def node_book_values(nodes: list[dict[str, Any]], row: Mapping[str, Any]
+                     ) -> list[dict[str, Any]]:
+    """Each node with its book value at the horizon's end (a TCO node bought; None for a
+    leased one, which has none, or another cost)."""
+    tco = (row.get("cost_model") == "tco" and row.get("capex_eur") is not None
+           and not row.get("leased"))
+    return [{**n, "book_value_at_horizon_eur": book_value_eur(
+        row["capex_eur"], row.get("residual_eur") or 0.0, row["amortisation_months"],
+        row.get("cost_of_capital_per_year") or 0.0, n["months_served"]) if tco else None}
+        for n in nodes]
+
+
+#: the objectives' figures a plan replaces by the horizon's (the first month's CPM is kept
+#: beside as first_month_cpm_eur_per_mtok)
+REPLACED = PLAN_FIGURES
+
+
+def columns_of(point: pl.DataFrame) -> dict[str, Any]:
+    """The inputs of the candidates of `point` (uncertainty.point_frame) as (candidates, 1)
+    arrays, NaN for null, as the Monte Carlo's blocks give them."""
+    out: dict[str, Any] = {}
+    for name in (*INPUTS, *PLAN_INPUTS):
+        if name in point.columns:
+            out[name] = point[name].cast(pl.Float64).fill_null(np.nan).to_numpy()[:, None]
+    for name in ("cost_model", "capacity"):
+        out[name] = point[name].cast(pl.String).to_numpy()[:, None]
+    return out
+
+
+def by_fallback(ids: Sequence[str], fallbacks: Mapping[str, str | None]
+                ) -> dict[str | None, np.ndarray]:
+    """The positions in `ids` of the candidates of each fallback (None: none)."""
+    groups: dict[str | None, list[int]] = {}
+    for i, cid in enumerate(ids):
+        groups.setdefault(fallbacks.get(cid), []).append(i)
+    return {f: np.asarray(at, dtype=np.int64) for f, at in groups.items()}
+
+
+def _rows(columns: Mapping[str, Any], at: np.ndarray | int) -> dict[str, Any]:
+    return {k: (v[at] if np.ndim(v) else v) for k, v in columns.items()}
+
+
+def at_modes(point: pl.DataFrame, fallbacks: Mapping[str, str | None], path: Path
+             ) -> pl.DataFrame:
+    """Each candidate's horizon figures at the inputs' modes: id, the REPLACED figures,
+    first_month_cpm_eur_per_mtok (left to the caller), horizon_fallback_share and
+    horizon_unserved_mtok."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    position = {cid: i for i, cid in enumerate(ids)}
+    result = {k: np.full(len(ids), np.nan) for k in HORIZON}
+    for fallback, at in by_fallback(ids, fallbacks).items():
+        theirs = None if fallback is None else _rows(columns, np.array([position[fallback]]))
+        out = horizon(_rows(columns, at), theirs, path)
+        for k in HORIZON:
+            result[k][at] = out[k][:, 0]
+    with np.errstate(all="ignore"):
+        share = result["fallback_mtok"] / result["mtok"]
+    return pl.DataFrame({
+        "id": ids, **{k: result[k] for k in REPLACED},
+        "horizon_fallback_share": share, "horizon_unserved_mtok": result["unserved_mtok"],
+    }).fill_nan(None)
+
+
+def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
+             row: Mapping[str, Any]) -> dict[str, Any]:
+    """The purchase plan of candidate `cid` at the inputs' modes: its nodes (when each is
+    ordered and serves, its book value at the horizon's end) and each month's demand,
+    serving nodes, the share its own nodes serve, its own and the fallback's cost and their
+    capacity."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    mine = months(_rows(columns, np.array([ids.index(cid)])), path)
+    theirs = (None if fallback is None else
+              months(_rows(columns, np.array([ids.index(fallback)])), path))
+    share = mine["own_share"][0, 0]
+    own_cost = share * mine["monthly_cost_eur"][0, 0]
+    gap_cost = (None if theirs is None
+                else (1.0 - share) * theirs["monthly_cost_eur"][0, 0])
+    serving = mine["serving_instances"][0, 0]
+    lead = float(np.nan_to_num(np.asarray(columns.get("lead_time_months", [[0.0]]))[
+        ids.index(cid), 0]))
+    goodput = row.get("tokens_per_s")
+    series = []
+    for m in range(path.months):
+        # the own nodes' goodput, all of it busy all day, for the share of the month served
+        capacity = (None if goodput is None or not math.isfinite(serving[m]) else
+                    float(serving[m] * share[m] * goodput * SECONDS_PER_DAY))
+        series.append({
+            "month": m + 1,
+            "demand_tokens_per_day": _finite(mine["demand_tokens_per_day"][0, 0, m]),
+            "serving_instances": _finite(serving[m] * (1.0 if share[m] > 0 else 0.0)),
+            "own_share": _finite(share[m]),
+            "own_cost_eur": _finite(own_cost[m]),
+            "fallback_cost_eur": None if gap_cost is None else _finite(gap_cost[m]),
+            "unserved_mtok": (_finite((1.0 - share[m]) * mine["mtok"][0, 0, m])
+                              if fallback is None else 0.0),
+            "own_capacity_tokens_per_day": capacity,
+        })
+    nodes = (node_book_values(purchases(serving, lead, path.months), row)
+             if row.get("capacity") != "elastic" else [])
+    return {"candidate": cid, "fallback": fallback, "lead_time_months": lead,
+            "nodes": nodes, "months": series}
+
+
+def _finite(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) -> np.ndarray:
+    """The first month in which own capacity's month (its fleet serving the whole month)
+    costs no more per token than the `versus` candidate's at that month's demand, for
+    candidates `own` (candidates, draws) against `versus` (1, draws): (candidates, draws),
+    NaN when no month of the horizon does."""
+    mine, theirs = months(own, path), months(versus, path)
+    with np.errstate(all="ignore"):
+        pays = (mine["monthly_cost_eur"] / mine["mtok"]
+                <= theirs["monthly_cost_eur"] / theirs["mtok"])
+    first = np.argmax(pays, axis=-1).astype(np.float64) + 1.0
+    return np.where(pays.any(axis=-1), first, np.nan)
+
+
+def break_even(point: pl.DataFrame, own_ids: Sequence[str], versus: str | None, path: Path
+               ) -> list[dict[str, Any]]:
+    """For each own candidate: from which month, and at which daily demand, its month pays
+    against `versus` (the cheapest eligible cloud), at the inputs' modes."""
+    if versus is None or not own_ids:
+        return []
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    at = np.array([ids.index(c) for c in own_ids])
+    month = paying_month(_rows(columns, at), _rows(columns, np.array([ids.index(versus)])),
+                         path)[:, 0]
+    demand = months(_rows(columns, at), path)["demand_tokens_per_day"][:, 0]
+    out = []
+    for i, cid in enumerate(own_ids):
+        m = month[i]
+        out.append({"candidate": cid, "versus": versus,
+                    "from_month": None if not math.isfinite(m) else int(m),
+                    "from_tokens_per_day": (None if not math.isfinite(m)
+                                            else _finite(demand[i, int(m) - 1]))})
+    return out
+
+
+def discounted(point: pl.DataFrame, cid: str, fallback: str | None, path: Path
+               ) -> dict[str, float | None]:
+    """A candidate's horizon cost and tokens, discounted, at the inputs' modes."""
+    ids = point["id"].to_list()
+    columns = columns_of(point)
+    out = horizon(_rows(columns, np.array([ids.index(cid)])),
+                  None if fallback is None else _rows(columns, np.array([ids.index(fallback)])),
+                  path)
+    return {"cost_pv_eur": _finite(out["cost_pv_eur"][0, 0]),
+            "mtok_pv": _finite(out["mtok_pv"][0, 0])}
