@@ -31,7 +31,7 @@ EXAMPLE = ROOT / "pipeline" / "example_proposal.toml"
 #: the gate's status columns (compared_without: the objectives a candidate is ranked without)
 #: and the shortlist's flag
 STATUS = {"eligible", "exclusion_reason", "compared_without", "pareto_rank", "dominated_by",
-          "shortlisted"}
+          "shortlisted", "fallback"}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,9 @@ def test_every_column_the_engine_computes_is_declared(card: Scorecard) -> None:
     assert [c for c in computed if c not in OUTPUTS and c not in STATUS] == []
     assert card.sizing is not None
     assert [c for c in card.sizing.columns
-            if c not in OUTPUTS and c not in ("candidate", "capacity", "binding")] == []
+            if c not in OUTPUTS
+            and c not in ("candidate", "capacity", "binding", "payback_reason", "payback_versus")
+            ] == []
     assert set(card.monte_carlo.percentiles["metric"]) <= set(OUTPUTS)
 
 
