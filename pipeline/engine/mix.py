@@ -63,6 +63,18 @@ class Figures:
         return self.base_tokens_per_day / total
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """A mix as the Monte Carlo draws it: its parts (id, cost model, capacity), its base size
+    chosen at the point (None: none allowed) and the day's profile."""
+
+    id: str
+    base: tuple[str, str, str]
+    burst: tuple[str, str, str]
+    base_instances: int | None
+    profile: tuple[float, ...]
+
+
 def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
     """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
     profile's weights (their mean is the day's mean)."""

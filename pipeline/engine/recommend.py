@@ -149,7 +149,8 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
         **(cost or {"monthly_cost_reason": "no [demand] is declared: costs per month need "
                                            "a daily volume"}),
     }
-    if runner is not None:
+    # a mix has no inputs of its own to solve for (its parts' are): no thresholds for it
+    if runner is not None and {chosen, runner} <= set(point["id"].to_list()):
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
             chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible)
