@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from proposals import candidate, proposal
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.engine import mix
+from schemas.proposal import ProposalError, parse
+
+runner = CliRunner()
 
 #: 18 hours at weight 1 and a 3x evening peak (16:00-22:00, 6 hours at weight 3): the
 #: weights' mean is (18 + 18) / 24 = 1.5, so the hours run at 2/3 and 2 x the day's mean
@@ -95,3 +104,119 @@ def test_draws_go_through_together() -> None:
     figures = mix.evaluate(OWN, api, [2], EVENING, WANTED)
     assert figures.monthly_cost_eur.shape == (1, 2)
     assert figures.monthly_cost_eur[0].tolist() == pytest.approx([26_572.0, 37_084.0])
+
+
+# --- through the proposal, the engine and the CLI ------------------------------------------
+
+PROFILE = "[workload]\nhourly_profile = [" + ", ".join(map(str, EVENING)) + "]\n"
+DEMAND_TABLE = ("[demand]\ntokens_per_day = 259_200_000\npeak_factor = 2\nheadroom = 0.2\n"
+                "prompt_tokens = 1000\noutput_tokens = 250\n"
+                "[uncertainty]\ndraws = 1000\n")
+API_BLOCK = candidate(
+    "api", label='"an API"', deployment='"api"', provider='"scaleway"',
+    throughput='{ tokens_per_s = 1000, source = "assumed" }',
+    cost='{ input_eur_per_mtok = 0, output_eur_per_mtok = 6, source = "list price" }')
+OWN_BLOCK = candidate("own", throughput='{ tokens_per_s = 1250, source = "bench" }')
+MIX_BLOCK = ('[[candidates]]\nid = "hybrid"\nlabel = "own base, API burst"\n'
+             'mix = { base = "own", burst = "api" }\n')
+
+
+def _write(tmp_path: Path, *blocks: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("mix", *blocks), encoding="utf-8")
+    return path
+
+
+def _json(tmp_path: Path, path: Path) -> dict:
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_mix_is_a_candidate_of_the_scorecard(tmp_path: Path) -> None:
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK,
+                                 MIX_BLOCK))
+    found = {c["id"]: c for c in doc["candidates"]}
+    hybrid = found["hybrid"]
+    assert hybrid["deployment"] == "mix"
+    # the worked example above: 2 own nodes, 31,828 EUR / 7,884 Mtok = 4.0370 EUR/Mtok,
+    # cheaper than the own fleet (6 nodes, 6.111) and the API (6.0)
+    assert hybrid["mix"]["base_instances"] == 2
+    assert hybrid["mix"]["max_base_instances"] == 6
+    assert hybrid["cpm_eur_per_mtok"] == pytest.approx(4.0370, abs=1e-4)
+    assert found["own"]["cpm_eur_per_mtok"] == pytest.approx(6.1111, abs=1e-4)
+    assert found["api"]["cpm_eur_per_mtok"] == pytest.approx(6.0)
+    base, burst = hybrid["mix"]["parts"]
+    # tokens 2/3 own (5,256 Mtok), 1/3 API (2,628 Mtok); cost 16,060 and 15,768 EUR
+    assert (base["id"], base["tokens_share"], base["monthly_cost_eur"]) == (
+        "own", pytest.approx(2 / 3), pytest.approx(16_060.0))
+    assert (burst["id"], burst["mtok_per_month"], burst["monthly_cost_eur"]) == (
+        "api", pytest.approx(2_628.0), pytest.approx(15_768.0))
+    assert base["cost_share"] == pytest.approx(16_060 / 31_828)
+    # sovereignty per part, and the mix's level the lowest that serves tokens
+    levels = {r["level"]: r["tokens_share"] for r in hybrid["mix"]["tokens_share_by_level"]}
+    assert levels[4] == pytest.approx(2 / 3)
+    assert hybrid["sovereignty_level"] == burst["sovereignty_level"] < 4
+    # one answer everywhere: no input is uncertain, so every draw is the point figure, and the
+    # mix is the cheapest in every draw and the recommendation
+    assert hybrid["uncertainty"]["cpm_eur_per_mtok"]["p50"] == pytest.approx(
+        hybrid["cpm_eur_per_mtok"], rel=1e-12)
+    assert doc["recommendation"]["candidate"] == "hybrid"
+    assert doc["recommendation"]["p_chosen_cheapest"] == 1.0
+
+
+def test_the_policy_raises_the_base_or_excludes_the_mix(tmp_path: Path) -> None:
+    # at least 90 % of the tokens at level 4 (own hardware): 4 nodes serve (2,000 x 18 +
+    # 4,000 x 6) / 72,000 token-hours/s = 0.833 < 0.9; 5 nodes (36,000 + 5,000 x 6) / 72,000
+    # = 0.917: 5 x 11 x 730 = 40,150 EUR + the API's 1,000 tokens/s over 6 h (21.6e6 a day,
+    # 657 Mtok a month x 6 = 3,942 EUR) = 44,092 EUR / 7,884 Mtok = 5.5926 EUR/Mtok
+    mixed = MIX_BLOCK.replace('burst = "api" }',
+                              'burst = "api", min_share_at_level = { level = 4, share = 0.9 } }')
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, mixed))
+    hybrid = next(c for c in doc["candidates"] if c["id"] == "hybrid")
+    assert hybrid["mix"]["base_instances"] == 5
+    assert hybrid["mix"]["policy_share_met"] == pytest.approx(66 / 72)
+    assert hybrid["cpm_eur_per_mtok"] == pytest.approx(5.5926, abs=1e-4)
+    assert hybrid["eligible"]
+    # an own base held at level 3 (an override) serves no token at level 4: no base size
+    # meets the policy, and the mix is not eligible, saying why
+    own = OWN_BLOCK + ('sovereignty_override = { level = 3, justification = "operated by a '
+                       'contractor under a foreign parent" }\n')
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, own, API_BLOCK, mixed))
+    hybrid = next(c for c in doc["candidates"] if c["id"] == "hybrid")
+    assert not hybrid["eligible"]
+    assert hybrid["mix"]["base_instances"] is None and hybrid["mix"]["parts"] == []
+    assert "no base size from 0 to 6 instances serves 90% of the tokens at sovereignty " \
+        "level >= 4" in hybrid["exclusion_reason"]
+
+
+@pytest.mark.parametrize(("mixed", "key", "problem"), [
+    ('mix = { base = "nope", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'nope' names no [[candidates]] entry"),
+    ('mix = { base = "api", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'api' is api: the base of a mix is on_prem"),
+    ('mix = { base = "own", burst = "own" }', "candidates[2] (id 'hybrid').mix.burst",
+     "'own' is on_prem: the burst of a mix is cloud or api"),
+    ('mix = { base = "hybrid", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'hybrid' is a mix"),
+    ('mix = { base = "own", burst = "api", min_share_at_level = { level = 3, share = 1.5 } }',
+     "candidates[2] (id 'hybrid').mix.min_share_at_level.share", "less than or equal to 1"),
+    ('mix = { base = "own", burst = "api", bursts = "x" }', "candidates[2] (id 'hybrid').mix",
+     "unknown key"),
+])
+def test_a_bad_mix_exits_1_naming_its_key(tmp_path: Path, mixed: str, key: str,
+                                          problem: str) -> None:
+    block = MIX_BLOCK.replace('mix = { base = "own", burst = "api" }', mixed)
+    path = _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, block)
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 1
+    assert f"{path}: {key}" in result.output and problem in result.output
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_a_mix_needs_the_day_s_profile(tmp_path: Path) -> None:
+    path = _write(tmp_path, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, MIX_BLOCK)
+    with pytest.raises(ProposalError, match=r"candidates\[2\] \(id 'hybrid'\)\.mix: .*"
+                                            r"\[workload\] hourly_profile"):
+        parse(path.read_text(encoding="utf-8"), path)
