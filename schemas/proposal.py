@@ -1286,7 +1286,9 @@ def _proposal_schema(schema: dict[str, Any], model: type) -> None:
     mixes = schema.get("properties", {}).pop("mixes", None)
     candidates = schema.get("properties", {}).get("candidates")
     if mixes is not None and candidates is not None:
-        candidates["items"] = {"anyOf": [candidates["items"], mixes["items"]]}
+        # decided by the `mix` key, as the parser does (an error names the table meant)
+        candidates["items"] = {"if": {"required": ["mix"]}, "then": mixes["items"],
+                               "else": candidates["items"]}
 
 
 class Proposal(_Strict):
