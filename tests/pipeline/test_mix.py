@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from openpyxl import load_workbook
 from proposals import candidate, proposal
 from typer.testing import CliRunner
 
@@ -220,3 +221,25 @@ def test_a_mix_needs_the_day_s_profile(tmp_path: Path) -> None:
     with pytest.raises(ProposalError, match=r"candidates\[2\] \(id 'hybrid'\)\.mix: .*"
                                             r"\[workload\] hourly_profile"):
         parse(path.read_text(encoding="utf-8"), path)
+
+
+def test_the_reports_show_the_split_and_the_workbook_the_mix_s_values(tmp_path: Path) -> None:
+    path = _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, MIX_BLOCK)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "scorecard.html").read_text(encoding="utf-8")
+    # the split of the worked example: 2 of up to 6 own instances, 2/3 of the tokens own
+    assert "Mix hybrid: own base and burst" in page
+    assert "2 of up to 6 own instances" in page
+    assert "level 4: 66.7%" in page and "level 2: 33.3%" in page
+    assert '<table class="plain" id="mix-1">' in page
+    # the workbook's Scorecard computes each candidate from Inputs, but a mix has no inputs of
+    # its own: its row holds the engine's values (31,828 EUR / 7,884 Mtok), not formulas
+    sheet = load_workbook(out / "scorecard.xlsx")["Scorecard"]
+    heads = [c.value for c in sheet[1]]
+    cpm = heads.index("CPM (EUR/Mtok)")
+    rows = {r[0].value: r for r in sheet.iter_rows(min_row=2)}
+    assert rows["hybrid"][cpm].value == pytest.approx(4.0370, abs=1e-4)
+    assert str(rows["own"][cpm].value).startswith("=")
