@@ -88,7 +88,7 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
                       tuple(profile))
     row: dict[str, Any] = {
         "id": m.id, "label": m.label, "deployment": "mix",
-        "provider": f"{base['provider']}+{burst['provider']}", "zone": base["zone"],
+        "provider": f"{base['provider']} + {burst['provider']}", "zone": base["zone"],
         "region": burst["region"], "gpu": f"{base['gpu']} + {burst['gpu']}",
         "model": base["model"], "precision": base["precision"], "engine": base["engine"],
         "cost_model": "mix", "capacity": None, "example_data": bool(
