@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.engine import mix
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 
@@ -118,14 +119,16 @@ def choice(eligible: pl.DataFrame, rule: Rule) -> tuple[str, str | None]:
 
 def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
               tornado: pl.DataFrame, p_cheapest: Mapping[str, float], rule: Rule,
-              has_demand: bool) -> dict[str, Any]:
+              has_demand: bool, mixes: Mapping[str, mix.Chosen] | None = None
+              ) -> dict[str, Any]:
     """The recommendation object of the JSON contract.
 
     `table`: the scorecard (one row per candidate, with eligible, exclusion_reason,
     pareto_rank and every metric step); `point`: the candidates' inputs at their modes
     (uncertainty.point_frame); `inputs`: the long inputs frame (id, input, key, low, mode,
     high); `tornado`: uncertainty.tornado; `p_cheapest`: eligible id -> share of Monte Carlo
-    draws in which it has the lowest CPM."""
+    draws in which it has the lowest CPM; `mixes`: the mixes by id (their parts' inputs move
+    them, at their chosen base size)."""
     excluded = [{"id": r["id"], "reason": r["exclusion_reason"]}
                 for r in table.filter(~pl.col("eligible")).iter_rows(named=True)]
     eligible = table.filter(pl.col("eligible"))
@@ -149,11 +152,11 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
         **(cost or {"monthly_cost_reason": "no [demand] is declared: costs per month need "
                                            "a daily volume"}),
     }
-    # a mix has no inputs of its own to solve for (its parts' are): no thresholds for it
-    if runner is not None and {chosen, runner} <= set(point["id"].to_list()):
+    if runner is not None:
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
-            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible)
+            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible,
+            mixes or {})
     return result
 
 
@@ -182,28 +185,42 @@ def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, 
 
 def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: pl.DataFrame,
                          tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool,
-                         table: pl.DataFrame | None = None) -> list[dict[str, Any]]:
+                         table: pl.DataFrame | None = None,
+                         mixes: Mapping[str, mix.Chosen] | None = None
+                         ) -> list[dict[str, Any]]:
     """For the top inputs of both candidates (and the demand): the key's value at which the
     runner-up's score equals the chosen one's, or nothing when no value in range does.
     `table` (the scorecard) gives an objective that is no metric step (the sovereignty
-    level of a weighted rule)."""
-    pair = inputs.filter(pl.col("id").is_in([chosen, runner]))
+    level of a weighted rule). A mix in `mixes` stands for its parts: their top inputs, at
+    its chosen base size."""
+    mixes = mixes or {}
+    # each of the two, or a mix's parts: the candidates whose inputs are searched
+    searched = {cid: [p[0] for p in (mixes[cid].base, mixes[cid].burst)] if cid in mixes
+                else [cid] for cid in (chosen, runner)}
+    pair = inputs.filter(pl.col("id").is_in([o for ids in searched.values() for o in ids]))
     metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
         metric = "cpm_eur_per_mtok"
     keys: list[str] = []
-    for cid in (chosen, runner):
+    for cid in [o for ids in searched.values() for o in ids]:
         top = tornado.filter((pl.col("candidate") == cid) & (pl.col("metric") == metric))
         for inp in top.head(TOP_INPUTS)["input"].to_list():
             keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
     if has_demand:
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
-    points = points_of(point, (chosen, runner), table)
+    points = points_of(point, tuple(dict.fromkeys(o for ids in searched.values()
+                                                  for o in ids)), table)
+    for cid in (chosen, runner):
+        if cid in mixes and table is not None:  # its objectives that are no step: its own
+            extra = [c for c, _ in OBJECTIVES.values()
+                     if c not in STEP_BY_NAME and c in table.columns]
+            points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     unique = list(dict.fromkeys(keys))
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
     out = []
     for key, where, solved in zip(unique, wheres,
-                                  _solve_all(points, wheres, chosen, runner, rule, scale),
+                                  _solve_all(points, wheres, chosen, runner, rule, scale,
+                                             mixes),
                                   strict=True):
         if solved is None:
             continue
@@ -260,7 +277,8 @@ def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
 
 
 def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFrame],
-               chosen: str, runner: str, rule: Rule, scale: Scale) -> list[float | None]:
+               chosen: str, runner: str, rule: Rule, scale: Scale,
+               mixes: Mapping[str, mix.Chosen] | None = None) -> list[float | None]:
     """For each key (set on every (id, input) of its `where`): the value nearest its current
     one at which score(runner) - score(chosen) changes sign; None when none does within the
     span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
@@ -278,7 +296,7 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
         values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
                   for i, grid in grids.items()}
         gaps = _gaps(points, {i: wheres[i] for i in values}, chosen, runner, rule, scale,
-                     values)
+                     values, mixes or {})
         last = {}
         for i, grid in grids.items():
             found = gaps[i]
@@ -303,7 +321,8 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
 
 def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
           chosen: str, runner: str, rule: Rule, scale: Scale,
-          values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+          values: Mapping[int, np.ndarray], mixes: Mapping[str, mix.Chosen]
+          ) -> dict[int, np.ndarray]:
     """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
     wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
     value). The metric steps run over numpy arrays (`metrics.evaluate_arrays`, the same
@@ -318,8 +337,8 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    scored = {}
-    for cid in (runner, chosen):
+    def tried(cid: str) -> dict[str, Any]:
+        """`cid`'s inputs at their modes, each key's trials in its span where it sets one."""
         given: dict[str, Any] = dict(points[cid])
         for i in order:
             for owner, name in wheres[i].select("id", "input").iter_rows():
@@ -328,7 +347,19 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                 if np.ndim(given.get(name, np.nan)) == 0:
                     given[name] = np.full(trials.shape, given.get(name, np.nan), dtype=float)
                 given[name][span[i]] = trials[span[i]]
-        out = evaluate_arrays(given, steps)
+        return given
+
+    scored = {}
+    for cid in (runner, chosen):
+        if cid in mixes:  # its parts tried, the mix at its chosen base size
+            m = mixes[cid]
+            given = dict(points[cid])
+            blended = mix.evaluate(tried(m.base[0]), tried(m.burst[0]), [m.base_instances],
+                                   m.profile, steps).blended
+            out: dict[str, Any] = {c: blended[c][0] for c in steps}
+        else:
+            given = tried(cid)
+            out = evaluate_arrays(given, steps)
         # an objective that is no step (the sovereignty level) is the candidate's own figure
         arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
                                                 dtype=float), trials.shape) for c in columns}

@@ -98,7 +98,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                                   short_inputs)
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
-        has_demand=proposal.demand is not None)
+        has_demand=proposal.demand is not None, mixes={m.id: m for m in mixed})
     published = ([] if mkt.published_per_request is None else
                   [{**r, "source_date": str(r["source_date"])}
                    for r in mkt.published_per_request.iter_rows(named=True)])
