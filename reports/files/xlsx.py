@@ -539,8 +539,10 @@ def layout(result: Result, card: pl.DataFrame, points: Points) -> Layout:
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))
 
+    # one value for all: one cell (a mix has no inputs of its own: it has no say)
+    plain = [c.deployment != "mix" for c in candidates]
     demand = [n for n in DEMAND_INPUTS
-              if used(n) and len(set(points(n))) == 1]  # one value for all: one cell
+              if used(n) and len({v for v, p in zip(points(n), plain, strict=True) if p}) == 1]
     inputs = [*_FIRST_COLUMNS,
               *[n for n in INPUT_COLUMNS
                 if (n in _CORE_INPUTS or used(n)) and n not in demand]]

@@ -206,7 +206,7 @@ def test_one_answer_at_the_demand(db: Path) -> None:
     # see test_frontier_dominance_and_exclusions_of_the_example); runner-up the next cheapest
     # eligible one (the hybrid of FR H200 nodes and the API, 2.8239)
     assert rec["candidate"] == "ovhcloud-h100x4-fp8"
-    assert rec["runner_up"] == "hybrid-fr-h200-scaleway-api"
+    assert rec["runner_up"] == "hybrid-fr-h200-api"
     assert rec["monthly_cost_eur"] == chosen["sizing"]["monthly_cost_eur"]
     assert rec["annual_cost_eur"] == pytest.approx(12 * rec["monthly_cost_eur"])
     assert [x["id"] for x in rec["excluded"]] == ["azure-nd-h100-v5-fp8"]
@@ -221,7 +221,7 @@ def test_one_answer_at_the_demand(db: Path) -> None:
     capex = next(w for w in rec["what_would_change_it"] if w["input"] == "capex_eur")
     assert capex["direction"] == "falls" and capex["key"] == "tco.hgx-h200.capex"
     assert capex["threshold"] == pytest.approx(206_392, rel=1e-5)
-    assert capex["text"].startswith("hybrid-fr-h200-scaleway-api becomes the choice if")
+    assert capex["text"].startswith("hybrid-fr-h200-api becomes the choice if")
 
 
 def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
