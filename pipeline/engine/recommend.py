@@ -227,7 +227,10 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         first = where.row(0, named=True)
         current = float(first["mode"])
         unit = INPUTS[first["input"]][0]
-        owners = sorted(set(inputs.filter(pl.col("key") == key)["id"].to_list()))
+        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        # a mix moves with its parts' inputs: it shares them
+        owners = sorted(holders | {m for m, c in mixes.items()
+                                   if {c.base[0], c.burst[0]} & holders})
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
         direction = "falls below" if solved < current else "rises above"

@@ -222,6 +222,9 @@ def test_one_answer_at_the_demand(db: Path) -> None:
     assert capex["direction"] == "falls" and capex["key"] == "tco.hgx-h200.capex"
     assert capex["threshold"] == pytest.approx(206_392, rel=1e-5)
     assert capex["text"].startswith("hybrid-fr-h200-api becomes the choice if")
+    # the hybrid moves with its base's capex: it shares the key with the two H200 nodes
+    assert capex["candidates"] == ["hybrid-fr-h200-api", "onprem-es-h200-fp8",
+                                   "onprem-fr-h200-fp8"]
 
 
 def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
