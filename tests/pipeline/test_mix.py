@@ -243,3 +243,25 @@ def test_the_reports_show_the_split_and_the_workbook_the_mix_s_values(tmp_path: 
     rows = {r[0].value: r for r in sheet.iter_rows(min_row=2)}
     assert rows["hybrid"][cpm].value == pytest.approx(4.0370, abs=1e-4)
     assert str(rows["own"][cpm].value).startswith("=")
+
+
+def test_one_answer_a_mix_that_is_the_own_fleet_draws_as_the_own_fleet(tmp_path: Path) -> None:
+    # a flat profile (3,000 tokens/s every hour, peak factor 1) and the own node's price
+    # uncertain (10 .. 12 EUR/h): the best mix is the pure own fleet (3 nodes, the API serving
+    # nothing: test_flat_profile_the_best_mix_is_the_pure_own_fleet), so in every draw it costs
+    # what the own candidate costs, 3 x price x 730 / 7,884 Mtok: the same percentiles, the
+    # same key drawn for both
+    flat = "[workload]\nhourly_profile = [" + ", ".join(["1"] * 24) + "]\n"
+    demand = DEMAND_TABLE.replace("peak_factor = 2", "peak_factor = 1")
+    own = candidate("own", throughput='{ tokens_per_s = 1250, source = "bench" }',
+                    cost='{ eur_per_hour = { low = 10, mode = 11, high = 12 }, '
+                         'source = "quote" }')
+    doc = _json(tmp_path, _write(tmp_path, flat, demand, own, API_BLOCK, MIX_BLOCK))
+    found = {c["id"]: c for c in doc["candidates"]}
+    assert found["hybrid"]["mix"]["base_instances"] == 3
+    band_own = found["own"]["uncertainty"]["cpm_eur_per_mtok"]
+    band_mix = found["hybrid"]["uncertainty"]["cpm_eur_per_mtok"]
+    # 3 x 11 x 730 / 7,884 = 3.0556 at the mode; the draws spread it (10 .. 12 EUR/h: 2.78
+    # .. 3.33)
+    assert band_own["p5"] < 3.0556 < band_own["p95"]
+    assert band_mix == pytest.approx(band_own, rel=1e-12)
