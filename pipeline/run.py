@@ -226,6 +226,12 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
         with _opened_and_announced(path, vintage, db, read_only=True) as o:
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
+            mixed = next((m for m in o.proposal.mixes if m.id == candidate), None)
+            if mixed is not None:
+                raise UserError(1, f"{candidate} is a mix of {mixed.mix.base} and "
+                                   f"{mixed.mix.burst}: explain each part (its figures are "
+                                   "theirs, weighted by the tokens each serves: the split is "
+                                   "the result's `mix` and the report's cost breakdown)")
             try:
                 chain = chain_of(resolved, candidate, metric, plan.Path.of(o.proposal),
                                  {c.id: c.fallback for c in o.proposal.candidates})

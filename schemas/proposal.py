@@ -1193,6 +1193,53 @@ class Candidate(_Strict):
         return self
 
 
+class MinShareAtLevel(_Strict):
+    """`mix.min_share_at_level`: at least `share` of the month's tokens served at sovereignty
+    level `level` or above (the mix is not eligible at a base size that serves less)."""
+
+    level: Annotated[int, Field(ge=0, le=4, strict=True)]
+    share: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+
+_CandidateId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+
+
+class Mix(_Strict):
+    """`mix = { base, burst, min_share_at_level }`: own capacity (`base`, an on_prem
+    candidate) in whole instances serves each hour of the [workload] profile up to its
+    capacity, the rest goes to `burst` (a cloud or api candidate); pipeline/engine/mix.py
+    chooses the base size (docs/decision.md "Mixes")."""
+
+    base: _CandidateId
+    burst: _CandidateId
+    min_share_at_level: MinShareAtLevel | None = None
+
+
+class MixCandidate(_Strict):
+    """A `[[candidates]]` entry with a `mix`: a combination of two hand-listed candidates,
+    compared like any candidate."""
+
+    id: _CandidateId
+    label: str
+    mix: Mix
+
+
+class KeyedError(ValueError):
+    """A problem found across tables, located at the key it is about (`parse` names it)."""
+
+    def __init__(self, loc: tuple[Any, ...], problem: str):
+        self.loc = loc
+        super().__init__(problem)
+
+
+def _mix_positions(data: Any) -> list[int]:
+    """The positions in `candidates` of the entries that are mixes (they have a `mix`)."""
+    entries = data.get("candidates") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return []
+    return [i for i, e in enumerate(entries) if isinstance(e, dict) and "mix" in e]
+
+
 def _bounds(value: Number | None) -> tuple[float, float] | None:
     if value is None:
         return None
@@ -1303,6 +1350,13 @@ def _proposal_schema(schema: dict[str, Any], model: type) -> None:
     _currency_schema(schema, model)
     schema["anyOf"] = [{"required": [key], "properties": {key: {"minItems": 1}}}
                        for key in ("candidates", "scan")]
+    # a mix is written as a [[candidates]] entry: `mixes` is where the parser keeps them
+    mixes = schema.get("properties", {}).pop("mixes", None)
+    candidates = schema.get("properties", {}).get("candidates")
+    if mixes is not None and candidates is not None:
+        # decided by the `mix` key, as the parser does (an error names the table meant)
+        candidates["items"] = {"if": {"required": ["mix"]}, "then": mixes["items"],
+                               "else": candidates["items"]}
 
 
 class Proposal(_Strict):
@@ -1331,6 +1385,26 @@ class Proposal(_Strict):
     candidates: list[Candidate] = Field(default_factory=list)
     #: every offer of the vintage that fits, as generated candidates (pipeline/inputs/scan.py)
     scan: list[Scan] = Field(default_factory=list)
+    #: the [[candidates]] entries that are mixes (written there; kept apart by the parser)
+    mixes: list[MixCandidate] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mixes_apart(cls, data: Any) -> Any:
+        """The [[candidates]] entries with a `mix` go to `mixes` (`parse` names their
+        errors by their place among the candidates)."""
+        if not isinstance(data, dict):
+            return data
+        if "mixes" in data:
+            raise PydanticCustomError(
+                "unknown_key", "unknown key; a mix is a [[candidates]] entry with a `mix` "
+                "table", {"key": "mixes"})
+        at = _mix_positions(data)
+        if not at:
+            return data
+        entries = data["candidates"]
+        return {**data, "candidates": [e for i, e in enumerate(entries) if i not in at],
+                "mixes": [entries[i] for i in at]}
 
     def sha256(self) -> str:
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
@@ -1339,7 +1413,8 @@ class Proposal(_Strict):
         # no [hardware] tables: left out, so a proposal's identity is what it was before them
         unused = ({"store"} | (set() if self.hardware else {"hardware"})
                   | (set() if self.horizon else {"horizon"})
-                  | (set() if self.scan else {"scan"}))
+                  | (set() if self.scan else {"scan"})
+                  | (set() if self.mixes else {"mixes"}))
         document = self.model_dump(mode="json", exclude=unused)
         # no quality keys: left out when unset, so a proposal's identity is what it was
         # before them
@@ -1426,6 +1501,7 @@ class Proposal(_Strict):
                                  f"candidate {c.id!r}'s cost.term.months = {term.months}: a "
                                  "commitment is owed for its whole term, so compare over at "
                                  "least its months")
+        self._check_mixes(seen)
         return self
 
     def _check_fallback(self, c: Candidate) -> None:
@@ -1444,6 +1520,34 @@ class Proposal(_Strict):
     def plan(self) -> bool:
         """Plan mode: a [demand] and a [horizon] with the demand's path."""
         return self.demand is not None and self.horizon is not None and self.horizon.has_path
+
+    def _check_mixes(self, plain: set[str]) -> None:
+        """A mix's parts are hand-listed candidates: own hardware for the base, rented
+        capacity or an API for the burst; its hours come from the [workload] profile."""
+        by_id = {c.id: c for c in self.candidates}
+        mix_ids = {m.id for m in self.mixes}
+        for i, m in enumerate(self.mixes):
+            where = ("mixes", i)
+            if m.id in plain or [x.id for x in self.mixes].count(m.id) > 1:
+                raise KeyedError((*where, "id"), f"candidate id {m.id!r} is used twice")
+            if self.workload is None:
+                raise KeyedError((*where, "mix"), "a mix splits each hour of the day between "
+                                 "its parts: give [workload] hourly_profile")
+            for part, want in (("base", "on_prem"), ("burst", "cloud or api")):
+                ref = getattr(m.mix, part)
+                if ref in mix_ids:
+                    raise KeyedError((*where, "mix", part), f"{ref!r} is a mix: the parts of "
+                                     "a mix are plain candidates (no mix of a mix)")
+                if ref not in by_id:
+                    known = ", ".join(sorted(by_id)) or "none"
+                    raise KeyedError((*where, "mix", part), f"{ref!r} names no [[candidates]] "
+                                     f"entry (candidates: {known})")
+                deployment = by_id[ref].deployment
+                if (deployment == "on_prem") != (part == "base"):
+                    raise KeyedError((*where, "mix", part), f"{ref!r} is {deployment}: the "
+                                     f"{part} of a mix is {want} (own capacity in whole "
+                                     "instances for the base, rented or API capacity for the "
+                                     "burst)")
 
     def horizon_months(self) -> int | None:
         """The months every candidate is compared over: `[horizon] months`, else the longest
@@ -1497,10 +1601,19 @@ def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
     return ".".join(parts) or "(top level)"
 
 
+def _among_candidates(loc: tuple[Any, ...], at: list[int]) -> tuple[Any, ...]:
+    """A mix's error located at its entry among the [[candidates]] as written."""
+    if len(loc) >= 2 and loc[0] == "mixes" and isinstance(loc[1], int) and loc[1] < len(at):
+        return ("candidates", at[loc[1]], *loc[2:])
+    return loc
+
+
 def _located(error: Any) -> tuple[tuple[Any, ...], str]:
     """An error's location (down to the key it is about) and its problem in words."""
     loc, kind, ctx = tuple(error["loc"]), error["type"], error.get("ctx") or {}
     problem = str(error["msg"]).removeprefix("Value error, ")
+    if isinstance(ctx.get("error"), KeyedError):
+        return (*loc, *ctx["error"].loc), problem
     if kind == "unknown_key":
         return (*loc, ctx["key"]), problem
     if kind == "extra_forbidden":
@@ -1531,7 +1644,9 @@ def parse(text: str, path: Path | str) -> Proposal:
     except ValidationError as err:
         # Every union is decided by a key the user wrote, so each error is about the table
         # meant: all are listed, in the order of the file's keys.
-        found = [_located(e) for e in err.errors()]
+        at = _mix_positions(data)
+        found = [(_among_candidates(loc, at), problem)
+                 for loc, problem in map(_located, err.errors())]
         problems = [(_key(loc, data), problem) for loc, problem in found]
         rest = "".join(f"\n{path}: {key}: {problem}" for key, problem in problems[1:])
         raise ProposalError(path, problems[0][0], problems[0][1] + rest) from None

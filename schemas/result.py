@@ -296,15 +296,58 @@ class GateOutcome(_Closed):
     source_date: str | None
 
 
+class MixPart(_Closed):
+    """One part of a mix at its chosen base size (pipeline/engine/mixes.py): its tokens, cost
+    and carbon, each also as its share of the mix's."""
+
+    part: Literal["base", "burst"]
+    id: str
+    sovereignty_level: int = Field(ge=0, le=4)
+    #: the base's serving instances (its spares not counted); null for the burst
+    instances: int | None
+    tokens_share: Number
+    mtok_per_month: Number
+    monthly_cost_eur: Number
+    cost_share: Figure
+    #: the part's own figures at the tokens it serves (null: it serves none, or not computable)
+    cpm_eur_per_mtok: Figure
+    energy_j_per_token: Figure
+    carbon_gco2e_per_mtok: Figure
+    carbon_kgco2e_per_month: Figure
+    carbon_share: Figure
+
+
+class LevelShare(_Closed):
+    level: int = Field(ge=0, le=4)
+    tokens_share: Number
+
+
+class MixSplit(_Closed):
+    """`mix`: a hybrid candidate's split between its own base and its burst (absent for any
+    other candidate). `base_instances` null: no base size is allowed (see the exclusion)."""
+
+    base: str
+    burst: str
+    base_instances: int | None
+    max_base_instances: int
+    #: mix.min_share_at_level (null without one) and the share at that level the mix serves
+    policy_level: int | None
+    policy_share: Figure
+    policy_share_met: Figure
+    parts: list[MixPart]
+    #: the share of the tokens served at each sovereignty level, highest first
+    tokens_share_by_level: list[LevelShare]
+
+
 class CandidateResult(_Open):
     """One candidate: the contract keys (pipeline/engine/scorecard.py CONTRACT_KEYS), then
     what the reports read. Defaults: keys a result stored before them lacks."""
 
-    model_config = ConfigDict(json_schema_extra=_absent("sizing"))
+    model_config = ConfigDict(json_schema_extra=_absent("sizing", "mix"))
 
     id: str
     label: str
-    deployment: Literal["on_prem", "cloud", "api"]
+    deployment: Literal["on_prem", "cloud", "api", "mix"]
     provider: str
     zone: str
     tokens_per_s: Figure
@@ -364,6 +407,8 @@ class CandidateResult(_Open):
     evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
     #: the fleet at the demand (absent without a demand)
     sizing: CandidateSizing | None = None
+    #: a mix's split (absent for any other candidate)
+    mix: MixSplit | None = None
     inputs: list[Input] = Field(default_factory=list)
     #: every other column of the candidate's row: the metric steps, grades and sources
     detail: dict[str, Scalar]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import plan
+from pipeline.engine import mix, plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 
@@ -122,7 +122,8 @@ def choice(eligible: pl.DataFrame, rule: Rule) -> tuple[str, str | None]:
 def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
               tornado: pl.DataFrame, p_cheapest: Mapping[str, float], rule: Rule,
               has_demand: bool, path: plan.Path | None = None,
-              fallbacks: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+              fallbacks: Mapping[str, str | None] | None = None,
+              mixes: Mapping[str, mix.Chosen] | None = None) -> dict[str, Any]:
     """The recommendation object of the JSON contract.
 
     `table`: the scorecard (one row per candidate, with eligible, exclusion_reason,
@@ -131,7 +132,8 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
     high); `tornado`: uncertainty.tornado; `p_cheapest`: eligible id -> share of Monte Carlo
     draws in which it has the lowest CPM. Under a plan (`path`, with each candidate's
     `fallbacks`) the crossings are solved on the horizon's figures, the demand's growth
-    among the inputs."""
+    among the inputs; `mixes`: the mixes by id (their parts' inputs move them, at their
+    chosen base size)."""
     excluded = [{"id": r["id"], "reason": r["exclusion_reason"]}
                 for r in table.filter(~pl.col("eligible")).iter_rows(named=True)]
     eligible = table.filter(pl.col("eligible"))
@@ -159,7 +161,7 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
             chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible,
-            path, fallbacks or {})
+            path, fallbacks or {}, mixes or {})
     return result
 
 
@@ -189,23 +191,30 @@ def _reason(row: Mapping[str, Any], runner: str | None, eligible: pl.DataFrame, 
 def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: pl.DataFrame,
                          tornado: pl.DataFrame, rule: Rule, scale: Scale, has_demand: bool,
                          table: pl.DataFrame | None = None, path: plan.Path | None = None,
-                         fallbacks: Mapping[str, str | None] | None = None
+                         fallbacks: Mapping[str, str | None] | None = None,
+                         mixes: Mapping[str, mix.Chosen] | None = None
                          ) -> list[dict[str, Any]]:
     """For the top inputs of both candidates (and the demand): the key's value at which the
     runner-up's score equals the chosen one's, or nothing when no value in range does.
     `table` (the scorecard) gives an objective that is no metric step (the sovereignty
     level of a weighted rule). Under a plan the figures are the horizon's (plan.horizon,
     each candidate's gap to its fallback, whose inputs of a shared key move with it), and
-    the demand's growth is solved for too."""
+    the demand's growth is solved for too. A mix in `mixes` stands for its parts: their top
+    inputs, at its chosen base size."""
     fallbacks = fallbacks or {}
+    mixes = mixes or {}
+    # each of the two, or a mix's parts: the candidates whose inputs are searched
+    searched = {cid: [p[0] for p in (mixes[cid].base, mixes[cid].burst)] if cid in mixes
+                else [cid] for cid in (chosen, runner)}
     helpers = tuple(f for c in (chosen, runner) if (f := fallbacks.get(c)) is not None
                     and path is not None)
-    pair = inputs.filter(pl.col("id").is_in([chosen, runner, *helpers]))
+    pair = inputs.filter(pl.col("id").is_in(
+        [*(o for ids in searched.values() for o in ids), *helpers]))
     metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
         metric = "cpm_eur_per_mtok"
     keys: list[str] = []
-    for cid in (chosen, runner):
+    for cid in [o for ids in searched.values() for o in ids]:
         top = tornado.filter((pl.col("candidate") == cid) & (pl.col("metric") == metric))
         for inp in top.head(TOP_INPUTS)["input"].to_list():
             keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
@@ -213,20 +222,29 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
     if path is not None:
         keys += pair.filter(pl.col("input") == "demand_growth_per_year")["key"].to_list()[:1]
-    points = points_of(point, (chosen, runner, *dict.fromkeys(helpers)), table)
+    points = points_of(point, tuple(dict.fromkeys(
+        [*(o for ids in searched.values() for o in ids), *helpers])), table)
+    for cid in (chosen, runner):
+        if cid in mixes and table is not None:  # its objectives that are no step: its own
+            extra = [c for c, _ in OBJECTIVES.values()
+                     if c not in STEP_BY_NAME and c in table.columns]
+            points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     unique = list(dict.fromkeys(keys))
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
     out = []
     for key, where, solved in zip(unique, wheres,
                                   _solve_all(points, wheres, chosen, runner, rule, scale,
-                                             path, fallbacks),
+                                             path, fallbacks, mixes),
                                   strict=True):
         if solved is None:
             continue
         first = where.row(0, named=True)
         current = float(first["mode"])
         unit = UNITS[first["input"]][0]
-        owners = sorted(set(inputs.filter(pl.col("key") == key)["id"].to_list()))
+        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        # a mix moves with its parts' inputs: it shares them
+        owners = sorted(holders | {m for m, c in mixes.items()
+                                   if {c.base[0], c.burst[0]} & holders})
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
         direction = "falls below" if solved < current else "rises above"
@@ -278,7 +296,8 @@ def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
 def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFrame],
                chosen: str, runner: str, rule: Rule, scale: Scale,
                path: plan.Path | None = None,
-               fallbacks: Mapping[str, str | None] | None = None) -> list[float | None]:
+               fallbacks: Mapping[str, str | None] | None = None,
+               mixes: Mapping[str, mix.Chosen] | None = None) -> list[float | None]:
     """For each key (set on every (id, input) of its `where`): the value nearest its current
     one at which score(runner) - score(chosen) changes sign; None when none does within the
     span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
@@ -296,7 +315,7 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
         values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
                   for i, grid in grids.items()}
         gaps = _gaps(points, {i: wheres[i] for i in values}, chosen, runner, rule, scale,
-                     values, path, fallbacks or {})
+                     values, path, fallbacks or {}, mixes or {})
         last = {}
         for i, grid in grids.items():
             found = gaps[i]
@@ -322,7 +341,8 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
 def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
           chosen: str, runner: str, rule: Rule, scale: Scale,
           values: Mapping[int, np.ndarray], path: plan.Path | None = None,
-          fallbacks: Mapping[str, str | None] | None = None) -> dict[int, np.ndarray]:
+          fallbacks: Mapping[str, str | None] | None = None,
+          mixes: Mapping[str, mix.Chosen] | None = None) -> dict[int, np.ndarray]:
     """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
     wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
     value). The metric steps run over numpy arrays (`metrics.evaluate_arrays`, the same
@@ -337,9 +357,8 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    scored = {}
-
     def tried(cid: str) -> dict[str, Any]:
+        """`cid`'s inputs at their modes, each key's trials in its span where it sets one."""
         given: dict[str, Any] = dict(points[cid])
         for i in order:
             for owner, name in wheres[i].select("id", "input").iter_rows():
@@ -350,14 +369,23 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
                 given[name][span[i]] = trials[span[i]]
         return given
 
+    scored = {}
+    mixes = mixes or {}
     for cid in (runner, chosen):
-        given = tried(cid)
-        out = evaluate_arrays(given, steps)
-        if path is not None:  # the horizon's figures, the trials side by side as draws
-            fallback = (fallbacks or {}).get(cid)
-            planned = plan.horizon(_as_draws(given), None if fallback is None else
-                                   _as_draws(tried(fallback)), path)
-            out.update({k: planned[k][0] for k in plan.REPLACED if k in out})
+        if cid in mixes:  # its parts tried, the mix at its chosen base size
+            m = mixes[cid]
+            given = dict(points[cid])
+            blended = mix.evaluate(tried(m.base[0]), tried(m.burst[0]), [m.base_instances],
+                                   m.profile, steps).blended
+            out: dict[str, Any] = {c: blended[c][0] for c in steps}
+        else:
+            given = tried(cid)
+            out = evaluate_arrays(given, steps)
+            if path is not None:  # the horizon's figures, the trials side by side as draws
+                fallback = (fallbacks or {}).get(cid)
+                planned = plan.horizon(_as_draws(given), None if fallback is None else
+                                       _as_draws(tried(fallback)), path)
+                out.update({k: planned[k][0] for k in plan.REPLACED if k in out})
         # an objective that is no step (the sovereignty level) is the candidate's own figure
         arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
                                                 dtype=float), trials.shape) for c in columns}

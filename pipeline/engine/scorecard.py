@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import pareto, plan, recommend, sizing, uncertainty
+from pipeline.engine import mix, mixes, pareto, plan, recommend, sizing, uncertainty
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
 from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
@@ -69,6 +69,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     if path is not None:
         table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
+    table, mixed = _with_mixes(table, point_inputs, proposal, path)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
     ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
@@ -89,12 +90,19 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
     mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
-                         short_inputs, short.filter(pl.col("eligible"))["id"].to_list(),
+                         _with_parts(short_inputs, resolved.inputs, mixed),
+                         short.filter(pl.col("eligible"))["id"].to_list(),
                          objectives, draws or proposal.uncertainty.draws,
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
-                         .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks)
-    sized = sizing.sizing(first_month) if proposal.demand else None
+                         .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks,
+                         mixes=mixed)
+    # the sizing is the first month's (a plan's horizon does not size a fleet) and a mix's
+    # fleet is its split (`mix`), not a sizing of its own: the rows before the mixes join,
+    # with the gate's eligibility (payback compares with an eligible cloud)
+    sized = sizing.sizing(first_month.join(table.select("id", "eligible"), on="id",
+                                           how="left", maintain_order="left")
+                          ) if proposal.demand else None
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     even = sizing.break_even(point_inputs, on_prem,
@@ -105,7 +113,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                                   everyone=(resolved.static, resolved.inputs))
     choice = recommend.recommend(
         table, point_inputs, resolved.inputs, tornado, mc.p_cheapest, rule,
-        has_demand=proposal.demand is not None, path=path, fallbacks=fallbacks)
+        has_demand=proposal.demand is not None, path=path, fallbacks=fallbacks,
+        mixes={m.id: m for m in mixed})
     published = ([] if mkt.published_per_request is None else
                   [{**r, "source_date": str(r["source_date"])}
                    for r in mkt.published_per_request.iter_rows(named=True)])
@@ -187,6 +196,34 @@ def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
         .otherwise(pl.col("notes")).alias("notes"))
 
 
+def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Proposal,
+                path: plan.Path | None) -> tuple[pl.DataFrame, list[mix.Chosen]]:
+    """The proposal's mixes (pipeline/engine/mixes.py) appended to the gated candidates,
+    gated as they are; the `mix` column (their split) only when there are mixes. Under a
+    plan a mix's figures are its [demand] month's, not the horizon's: it is shown, not
+    ranked against the horizon's figures of the others."""
+    if not proposal.mixes:
+        return table, []
+    rows, chosen = mixes.rows(table, point_inputs, proposal)
+    if path is not None:
+        rows = rows.with_columns(pl.coalesce(pl.col("gate_exclusion"), pl.lit(
+            "a mix is split at the [demand] month: under a plan its horizon figures are not "
+            "computed, so it is not ranked against the others' horizon figures")
+        ).alias("gate_exclusion"))
+    table = table.with_columns(pl.lit(None, dtype=mixes.SPLIT).alias("mix"))
+    return pl.concat([table, _gate(rows, proposal)], how="vertical"), chosen
+
+
+def _with_parts(short_inputs: pl.DataFrame, inputs: pl.DataFrame, mixed: list[mix.Chosen]
+                ) -> pl.DataFrame:
+    """The shortlist's inputs and those of the mixes' parts (drawn with them, so a part and
+    its mix move together), whether or not the parts are shortlisted."""
+    parts = {p[0] for m in mixed for p in (m.base, m.burst)} - set(short_inputs["id"])
+    if not parts:
+        return short_inputs
+    return pl.concat([short_inputs, inputs.filter(pl.col("id").is_in(list(parts)))])
+
+
 def _shortlisted(table: pl.DataFrame, objectives: Sequence[str], keep: list[str]
                  ) -> pl.DataFrame:
     """`shortlisted` and `frontier_distance_share` (pareto.py `shortlist`): every candidate
@@ -239,7 +276,7 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
     )
     table = table.join(matched, on="id", how="left", maintain_order="left")
     missing = pl.col("carbon_gco2e_per_mtok_time_matched").is_null() & pl.col(
-        "carbon_gco2e_per_mtok").is_not_null()
+        "carbon_gco2e_per_mtok").is_not_null() & (pl.col("deployment") != "mix")
     return table.with_columns(
         pl.when(missing).then(pl.col("notes").list.concat(pl.lit([
             f"time-matched figures not computed: no hourly or 15-minute data for this zone "
@@ -360,7 +397,10 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         if row["id"] in sized:
             item["sizing"] = {k: v for k, v in sized[row["id"]].items() if k != "candidate"}
         item["inputs"] = inputs_of.get(row["id"], [])
-        item["detail"] = {k: v for k, v in row.items() if k not in item and k != "notes"}
+        if row.get("mix") is not None:
+            item["mix"] = row["mix"]
+        item["detail"] = {k: v for k, v in row.items()
+                          if k not in item and k not in ("notes", "mix")}
         candidates.append(item)
     return Result.model_validate({
         "proposal": card.proposal.proposal.name,

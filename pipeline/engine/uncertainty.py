@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import plan
+from pipeline.engine import mix, plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
 from pipeline.engine.pareto import OBJECTIVES
 from schemas.outputs import OUTPUTS
@@ -212,24 +212,28 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         objectives: Sequence[str], n: int, seed: int, block_entries: int = BLOCK_ENTRIES,
         pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = (),
         threads: int | None = None, path: plan.Path | None = None,
-        fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
+        fallbacks: Mapping[str, str | None] | None = None,
+        mixes: Sequence[mix.Chosen] = ()) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
     in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
     when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
     candidate and the runner-up). Blocks of candidates and chunks of draws go to `threads`
-    threads (default: workers()); the figures do not depend on it."""
+    threads (default: workers()); the figures do not depend on it. `mixes`: the rows of
+    `static` that are mixes (cost model "mix"), each drawn from its parts' inputs (in
+    `inputs`, drawn with the others) at its chosen base size (`mix_block`)."""
     _keep_freed_memory()
     threads = threads or workers()
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
         return _run(static, inputs, eligible, objectives, n, seed, block_entries,
-                    pairwise_among, pairwise_keep, pool, path, fallbacks or {})
+                    pairwise_among, pairwise_keep, pool, path, fallbacks or {}, mixes)
 
 
 def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
          objectives: Sequence[str], n: int, seed: int, block_entries: int,
          pairwise_among: Sequence[str] | None, pairwise_keep: Sequence[str],
          pool: Executor | None, path: plan.Path | None = None,
-         fallbacks: Mapping[str, str | None] | None = None) -> MonteCarlo:
+         fallbacks: Mapping[str, str | None] | None = None,
+         mixes: Sequence[mix.Chosen] = ()) -> MonteCarlo:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
 
@@ -258,7 +262,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     fixed = {col: static[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
              for col, _ in columns if col not in STEP_BY_NAME}
     size = max(1, block_entries // max(n, 1))
-    blocks = [of_model[start:start + size] for model in dict.fromkeys(models.tolist())
+    blocks = [of_model[start:start + size]
+              for model in dict.fromkeys(models.tolist()) if model != MIX
               for of_model in [np.flatnonzero(models == model)]
               for start in range(0, len(of_model), size)]
     lap("inputs_s")
@@ -276,6 +281,11 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         if path is not None:
             out.update(_planned(members, given, draws, path))
         spent["evaluate_s"], t = time.perf_counter() - t, time.perf_counter()
+        keep(members, out, stack, spent, t)
+        return spent
+
+    def keep(members: np.ndarray, out: dict[str, Any], stack: np.ndarray,
+             spent: dict[str, float], t: float) -> None:
         for i, metric in enumerate(METRICS):
             quantiles[i, members] = _quantiles(out[metric], len(members), n)
         spent["percentiles_s"], t = time.perf_counter() - t, time.perf_counter()
@@ -295,7 +305,6 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
             value = np.broadcast_to(out["cpm_eur_per_mtok"], (len(members), n))
             cpm[rows] = value if mine.all() else value[mine]
         spent["objectives_s"] = time.perf_counter() - t
-        return spent
 
     def _planned(members: np.ndarray, given: dict[str, Any], draws: Draws, path: plan.Path
                  ) -> dict[str, np.ndarray]:
@@ -323,6 +332,12 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         for step, t in spent.items():  # summed over the threads
             seconds[step] = seconds.get(step, 0.0) + t
     lap("blocks_s")
+    for chosen in mixes:
+        if chosen.base_instances is not None:
+            at = np.array([ids.index(chosen.id)])
+            keep(at, mix_block(chosen, inputs, draws, needed), stack, {}, 0.0)
+    if mixes:
+        lap("mixes_s")
     del each, draws
     percentiles = pl.DataFrame({
         "id": ids * len(METRICS), "metric": [m for m in METRICS for _ in ids],
@@ -339,6 +354,26 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     cheapest = p_cheapest(eligible_ids, cpm)
     lap("cheapest_s")
     return MonteCarlo(percentiles, frontier, pairwise, cheapest, n, seed, scope, seconds)
+
+
+#: the cost model of a mix's row: drawn from its parts (`mix_block`), in no block
+MIX = "mix"
+
+
+def mix_block(chosen: mix.Chosen, inputs: pl.DataFrame, draws: Draws, needed: Sequence[str]
+              ) -> dict[str, Any]:
+    """A mix's figures over the draws, as a block's (`needed`, each (1, draws)): its parts'
+    inputs drawn as the candidates' (the same keys, the same draws) at its base size."""
+    base_id, burst_id = chosen.base[0], chosen.burst[0]
+    parts = _Layout.of([base_id, burst_id], inputs, draws)
+    given = []
+    for i, (_, model, capacity) in enumerate((chosen.base, chosen.burst)):
+        one = parts.block(np.array([i]), draws)
+        given.append({**one, "cost_model": model, "capacity": capacity})
+    blended = [name for name in needed if name in STEP_BY_NAME]
+    figures = mix.evaluate(given[0], given[1], [chosen.base_instances], chosen.profile,
+                           blended)
+    return figures.blended
 
 
 def _sorted_rows(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:

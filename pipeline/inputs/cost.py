@@ -53,7 +53,8 @@ def resolve_cost(d: Draft) -> str:
     elif isinstance(cost, TcoCost):
         _tco_cost(d, cost, utilisation)
     elif isinstance(cost, ApiCost | ApiPriceCost):
-        zone = zone or _api_cost(d, cost)
+        api_zone = _api_cost(d, cost)  # priced whether or not the candidate names a zone
+        zone = zone or api_zone
     else:
         assert isinstance(cost, DeclaredCost)
         d.row["cost_model"] = "on_demand" if cost.pricing == "on_demand" else "declared"

@@ -330,11 +330,14 @@ class _Sheet(Worksheet):
 
     def write_column(self, col: int, items: list[Any],
                      fmt: Format | list[Format | None] | None = None, *,
-                     formula: str | None = None, first_row: int = 1) -> None:
+                     formula: str | None = None, first_row: int = 1,
+                     values_at: frozenset[int] = frozenset()) -> None:
         """Column `col` of the body, from row `first_row` (0-based) down, one item a row:
         `fmt` for each (or one format per row). With `formula` (its row number written
         ROW), each row's cell is that formula, with no cached result (the items size the
-        column only): Excel and LibreOffice compute it on opening (see `_Packager`)."""
+        column only): Excel and LibreOffice compute it on opening (see `_Packager`); but the
+        items at `values_at` (their indices) are written as values (a row no formula over
+        Inputs gives: a mix's)."""
         if not items:
             return
         if self._first is None:
@@ -356,8 +359,12 @@ class _Sheet(Worksheet):
         add = cells.append
         if formula is not None:  # no cached result: every reader that calculates computes it
             parts = _xml_text(formula[1:] if formula.startswith("=") else formula).split(ROW)
-            for row, s in zip(rows, styles, strict=True):
-                add(f'<c r="{letter}{row}"{s}><f>{str(row).join(parts)}</f></c>')
+            texts = _float_texts(items) if values_at else []
+            for i, (row, s) in enumerate(zip(rows, styles, strict=True)):
+                if i in values_at:
+                    self._value_cell(add, letter, row, items[i], texts[i], s)
+                else:
+                    add(f'<c r="{letter}{row}"{s}><f>{str(row).join(parts)}</f></c>')
             self._body[col] = cells
             return
         texts = _float_texts(items)
@@ -365,24 +372,29 @@ class _Sheet(Worksheet):
             self._body[col] = [f'<c r="{letter}{row}"{s}><v>{text}</v></c>'
                                for row, text, s in zip(rows, texts, styles, strict=True)]
             return
-        shared = self._shared
         for row, item, text, s in zip(rows, items, texts, styles, strict=True):
-            of = type(item)
-            if of is str:
-                add(f'<c r="{letter}{row}"{s}{shared(item)}')
-            elif of is float and math.isfinite(item):
-                add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
-            elif of is int:
-                add(f'<c r="{letter}{row}"{s}><v>{item}</v></c>')
-            elif item is None or (isinstance(item, float) and not math.isfinite(item)):
-                add(f'<c r="{letter}{row}"{s}/>' if s else "")
-            elif isinstance(item, bool):
-                add(f'<c r="{letter}{row}"{s} t="b"><v>{int(item)}</v></c>')
-            elif isinstance(item, int | float):  # a subclass (numpy's float64 is one)
-                add(f'<c r="{letter}{row}"{s}><v>{float(item)!r}</v></c>')
-            else:
-                add(f'<c r="{letter}{row}"{s}{shared(str(item))}')
+            self._value_cell(add, letter, row, item, text, s)
         self._body[col] = cells
+
+    def _value_cell(self, add: Callable[[str], None], letter: str, row: int, item: Any,
+                    text: str | None, s: str) -> None:
+        """One cell holding `item` as its value (`text`: a float's as _float_texts gives)."""
+        shared = self._shared
+        of = type(item)
+        if of is str:
+            add(f'<c r="{letter}{row}"{s}{shared(item)}')
+        elif of is float and math.isfinite(item):
+            add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
+        elif of is int:
+            add(f'<c r="{letter}{row}"{s}><v>{item}</v></c>')
+        elif item is None or (isinstance(item, float) and not math.isfinite(item)):
+            add(f'<c r="{letter}{row}"{s}/>' if s else "")
+        elif isinstance(item, bool):
+            add(f'<c r="{letter}{row}"{s} t="b"><v>{int(item)}</v></c>')
+        elif isinstance(item, int | float):  # a subclass (numpy's float64 is one)
+            add(f'<c r="{letter}{row}"{s}><v>{float(item)!r}</v></c>')
+        else:
+            add(f'<c r="{letter}{row}"{s}{shared(str(item))}')
 
     def _write_rows(self) -> None:
         """The rows above the body as xlsxwriter writes them, then the body's rows."""
@@ -551,8 +563,10 @@ def layout(result: Result, card: pl.DataFrame, points: Points) -> Layout:
     def used(name: str) -> bool:
         return any(item is not None for item in points(name))
 
+    # one value for all: one cell (a mix has no inputs of its own: it has no say)
+    plain = [c.deployment != "mix" for c in candidates]
     demand = [n for n in DEMAND_INPUTS
-              if used(n) and len(set(points(n))) == 1]  # one value for all: one cell
+              if used(n) and len({v for v, p in zip(points(n), plain, strict=True) if p}) == 1]
     inputs = [*_FIRST_COLUMNS,
               *[n for n in INPUT_COLUMNS
                 if (n in _CORE_INPUTS or used(n)) and n not in demand]]
@@ -673,6 +687,8 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
         return "formula" if places.computes and formula else "value"
 
     kinds = [kind(n) for n in names]
+    # a mix's figures come from its parts' rows, not from Inputs: its values, not formulas
+    mixes = frozenset(i for i, c in enumerate(result.candidates) if c.deployment == "mix")
     _header_row(sheet, [header(n, "Scorecard") for n in names],
                 [styles.header(k) for k in kinds])
     for col, (name, k) in enumerate(zip(names, kinds, strict=True)):
@@ -697,7 +713,8 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
         # the column's formula, filled once with ROW for the row number
         pattern = fill(_STEP[name].excel or "", places.ref) if name in _STEP else (
             '=IF({ref}="","",{ref})'.format(ref=places.input_ref(name)))
-        sheet.write_column(col, items, fmt, formula=pattern if k == "formula" else None)
+        sheet.write_column(col, items, fmt, formula=pattern if k == "formula" else None,
+                           values_at=mixes)
         sheet.set_column(col, col, _width(title, items, numeric))
     last = len(result.candidates)
     sheet.freeze_panes(1, 1)

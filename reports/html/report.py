@@ -120,7 +120,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
         not_computed=NOT_COMPUTED,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
         scorecard=Markup(scorecard_html(listed, shown.scorecard)),
-        cost=_cost_breakdown(listed),
+        cost=_cost_breakdown(listed), mixes=_mixes(listed), mix_heads=MIX_HEADS,
         per_request=_per_request(listed),
         p_frontier=[[c.id, c.p_frontier, status(c)] for c in listed.candidates]
         if has_p_frontier(result) else None,
@@ -194,6 +194,38 @@ def _cost_breakdown(result: Result) -> dict[str, Any]:
                      None if sizing is None else sizing.monthly_cost_eur,
                      d.get("monthly_capital_eur")])
     return {"heads": heads, "rows": rows}
+
+
+#: the split of a mix, one row per part
+MIX_HEADS = ["Part", "Candidate", "Sovereignty level", "Own instances", "Share of tokens",
+             "Mtok a month", "Cost a month (EUR)", "Share of cost", "CPM (EUR/Mtok)",
+             "Energy (J/token)", "Carbon (gCO2e/Mtok)", "Carbon a month (kgCO2e)",
+             "Share of carbon"]
+
+
+def _mixes(result: Result) -> list[dict[str, Any]]:
+    """Each mix's split (schemas/result.py MixSplit): its base size, the share of tokens at
+    each sovereignty level, and one row per part."""
+    out = []
+    for c in result.candidates:
+        if c.mix is None:
+            continue
+        m = c.mix
+        size = ("no base size meets the policy" if m.base_instances is None else
+                f"{m.base_instances} of up to {m.max_base_instances} own instances")
+        policy = (None if m.policy_level is None else
+                  f"at least {m.policy_share:.0%} of the tokens at sovereignty level >= "
+                  f"{m.policy_level}" + ("" if m.policy_share_met is None else
+                                         f" (served: {m.policy_share_met:.1%})"))
+        levels = ", ".join(f"level {r.level}: {r.tokens_share:.1%}"
+                           for r in m.tokens_share_by_level)
+        rows = [[p.part, p.id, p.sovereignty_level, p.instances, p.tokens_share,
+                 p.mtok_per_month, p.monthly_cost_eur, p.cost_share, p.cpm_eur_per_mtok,
+                 p.energy_j_per_token, p.carbon_gco2e_per_mtok, p.carbon_kgco2e_per_month,
+                 p.carbon_share] for p in m.parts]
+        out.append({"id": c.id, "size": size, "policy": policy, "levels": levels,
+                    "rows": rows})
+    return out
 
 
 def _per_request(result: Result) -> dict[str, Any]:

@@ -178,6 +178,8 @@ def test_explain_names_keys_as_the_proposal_file_writes_them(db: Path) -> None:
         resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8"))
     missing = []
     for candidate in document["candidates"]:
+        if "mix" in candidate:  # a mix has no inputs of its own: its parts are explained
+            continue
         result = runner.invoke(app, ["explain", candidate["id"], "cpm_eur_per_mtok",
                                      "--db", str(db), "--json"])
         assert result.exit_code == 0, result.output

@@ -106,15 +106,18 @@ def test_frontier_dominance_and_exclusions_of_the_example(db: Path, tmp_path: Pa
     assert c["onprem-es-h200-fp8"]["dominated_by_count"] == 1
     assert c["scaleway-h100x8-fp8"]["dominated_by"] == [
         "onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8", "scaleway-api-llama-70b"]
-    assert c["scaleway-h100x8-fp8"]["dominated_by_count"] == 4  # and its own commitment
+    # and its own commitment, and the hybrid (own FR H200 + the API: 2.8239 EUR/Mtok, 1.5753
+    # J/token, 17.63 gCO2e/Mtok, level 2)
+    assert c["scaleway-h100x8-fp8"]["dominated_by_count"] == 5
     assert term["dominated_by"] == ["onprem-fr-h200-fp8", "ovhcloud-h100x4-fp8"]
-    assert term["dominated_by_count"] == 2
+    assert term["dominated_by_count"] == 3  # and the hybrid (2.8239, 1.5753, 17.63, level 2)
     assert c["onprem-de-h200-fp8"]["pareto_rank"] == 3
     assert c["onprem-de-h200-fp8"]["dominated_by"] == ["onprem-fr-h200-fp8"]
     assert c["onprem-de-h200-fp8"]["dominated_by_count"] == 2  # and ES H200 (rank 2)
-    # 9 candidates (<= pareto.SHORTLIST_ABOVE): every one shortlisted, every one in the Monte
-    # Carlo (the excluded US hyperscaler too, as before the shortlist)
-    assert all(v["shortlisted"] for v in c.values()) and len(c) == 9
+    # 10 candidates (<= pareto.SHORTLIST_ABOVE): every one shortlisted, every one in the Monte
+    # Carlo (the excluded US hyperscaler too, as before the shortlist; the hybrid from its
+    # parts' draws)
+    assert all(v["shortlisted"] for v in c.values()) and len(c) == 10
     assert all(v["uncertainty"]["cpm_eur_per_mtok"] for v in c.values())
     # The US hyperscaler is shown, not ranked: sovereignty below the policy minimum of 2.
     azure = c["azure-nd-h100-v5-fp8"]
@@ -203,21 +206,48 @@ def test_one_answer_at_the_demand(db: Path, tmp_path: Path) -> None:
     mtok_per_month = 500 * 365 / 12  # [demand] tokens_per_day = 500e6
     for cand in c.values():
         if cand["eligible"]:
+            # a mix's month is its parts' (its split), any other candidate's its sizing's
+            monthly = (sum(p["monthly_cost_eur"] for p in cand["mix"]["parts"])
+                       if "mix" in cand else cand["sizing"]["monthly_cost_eur"])
             assert cand["cpm_eur_per_mtok"] == pytest.approx(
-                cand["sizing"]["monthly_cost_eur"] / mtok_per_month, rel=1e-12), cand["id"]
+                monthly / mtok_per_month, rel=1e-12), cand["id"]
     rec = doc["recommendation"]
     chosen = c[rec["candidate"]]
     assert chosen["eligible"] and chosen["pareto_rank"] == 1
     # the default rule: the cheapest frontier candidate (OVHcloud elastic, 2.0741 EUR/Mtok,
     # see test_frontier_dominance_and_exclusions_of_the_example); runner-up the next cheapest
-    # eligible one (FR H200, 3.0892)
+    # eligible one (the hybrid of FR H200 nodes and the API, 2.8239)
     assert rec["candidate"] == "ovhcloud-h100x4-fp8"
-    assert rec["runner_up"] == "onprem-fr-h200-fp8"
+    assert rec["runner_up"] == "hybrid-fr-h200-api"
     assert rec["monthly_cost_eur"] == chosen["sizing"]["monthly_cost_eur"]
     assert rec["annual_cost_eur"] == pytest.approx(12 * rec["monthly_cost_eur"])
     assert [x["id"] for x in rec["excluded"]] == ["azure-nd-h100-v5-fp8"]
     assert 0 <= rec["p_chosen_cheapest"] <= 1
     assert doc["token_basis"] == "output" and chosen["capacity"] == "elastic"
+    # The hybrid moves with its parts' inputs at its 3 own nodes: OVHcloud costs 2.074074 x
+    # 15,208.33 Mtok = 31,543.21 EUR a month, the hybrid 42,946.18: 11,402.97 more. A EUR of
+    # H200 capex costs a node a month its annuity r / (1 - (1 + r)^-48) = 0.0230293 (r = 0.05 /
+    # 12) and its maintenance 0.06 / 12 = 0.005: 0.0280293, x 3 nodes = 0.0840879; the hybrid
+    # is the choice when the capex falls by 11,402.97 / 0.0840879 = 135,608 EUR: from 342,000
+    # to 206,392 EUR
+    capex = next(w for w in rec["what_would_change_it"] if w["input"] == "capex_eur")
+    assert capex["direction"] == "falls" and capex["key"] == "tco.hgx-h200.capex"
+    assert capex["threshold"] == pytest.approx(206_392, rel=1e-5)
+    assert capex["text"].startswith("hybrid-fr-h200-api becomes the choice if")
+    # the hybrid moves with its base's capex: it shares the key with the two H200 nodes
+    assert capex["candidates"] == ["hybrid-fr-h200-api", "onprem-es-h200-fp8",
+                                   "onprem-fr-h200-fp8"]
+
+
+def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
+                                                                   tmp_path: Path) -> None:
+    # the example without its hybrid: the runner-up is FR H200 (3.0892 EUR/Mtok)
+    assert runner.invoke(app, ["init", str(tmp_path / "plain")]).exit_code == 0
+    path = tmp_path / "plain" / "proposal.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[:text.index("# --- a hybrid")], encoding="utf-8")
+    rec = run_json(db, str(path))["recommendation"]
+    assert rec["runner_up"] == "onprem-fr-h200-fp8"
     # Below 129.6 Mtok/day the peak (2 x 1,500 = 3,000 tokens/s) fits one FR H200 instance
     # (4,000 x 0.75 = 3,000 usable) instead of two: just below it FR H200 costs 16.10 EUR/h
     # over 0.375 x 4,000 tokens/s = 2.98 EUR/Mtok, while OVHcloud pays its floor of 2

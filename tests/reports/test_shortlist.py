@@ -44,7 +44,7 @@ def test_a_proposal_within_the_limit_is_whole() -> None:
 def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
     fixture = FIXTURES / "example_scorecard.json"
     result = json.loads(fixture.read_text(encoding="utf-8"))
-    # the example's 9 candidates copied 6 times under new ids: 54 rows, 30 listed, 24 beyond
+    # the example's 10 candidates copied 6 times under new ids: 60 rows, 30 listed, 30 beyond
     result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
                             for c in result["candidates"]]
     result["recommendation"]["candidate"] += "-0"
@@ -52,7 +52,7 @@ def test_the_terminal_summary_lists_the_shortlist_and_counts_the_rest() -> None:
     print_summary(typed(result), console)
     text = console.export_text()
     assert GLANCE_ROWS == 30
-    assert "30 of 54 candidates are listed, chosen in this priority: the recommendation" in text
+    assert "30 of 60 candidates are listed, chosen in this priority: the recommendation" in text
     assert "ovhcloud-h100x4-fp8-0" in text  # the recommendation is listed
 
 
@@ -60,7 +60,7 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
     from reports.html import report
 
     result = json.loads((FIXTURES / "example_scorecard.json").read_text(encoding="utf-8"))
-    # the example's 9 candidates copied 6 times (54), listed 10 at most
+    # the example's 10 candidates copied 6 times (60), listed 10 at most
     result["candidates"] = [{**c, "id": f"{c['id']}-{k}"} for k in range(6)
                             for c in result["candidates"]]
     result["sizing"] = [{**r, "candidate": f"{r['candidate']}-{k}"} for k in range(6)
@@ -82,10 +82,10 @@ def test_the_appendix_tables_list_the_scorecard_s_shortlist(monkeypatch) -> None
     listed = page.split('<section id="candidates">', 1)[1].split("</section>", 1)[0]
     assert listed.count('<h3 id="candidate-') == 10
     # said in each of those six sections, the per-request one, the gates' and the full
-    # scorecard's: 10 of 54 listed
-    assert page.count("10 of 54 candidates are listed") == 9
+    # scorecard's: 10 of 60 listed
+    assert page.count("10 of 60 candidates are listed") == 9
     # and the summary, which lists 30 (GLANCE_ROWS), in the same sentence once
-    assert page.count("30 of 54 candidates are listed, chosen in this priority: the "
+    assert page.count("30 of 60 candidates are listed, chosen in this priority: the "
                       "recommendation, the runner-up") == 1
 
 

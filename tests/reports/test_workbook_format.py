@@ -130,7 +130,7 @@ def test_written_in_a_fraction_of_a_second_is_not_asserted(tmp_path: Path) -> No
                             for c in result["candidates"]]
     path = tmp_path / "many.xlsx"
     write_xlsx(typed(result), path)
-    assert load_workbook(path, read_only=True)["Scorecard"].max_row == 1 + 30 * 9
+    assert load_workbook(path, read_only=True)["Scorecard"].max_row == 1 + 30 * 10
 
 
 def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None:
@@ -138,9 +138,9 @@ def test_cost_model_and_capacity_cells_offer_their_words(book: Workbook) -> None
     lists = {str(v.sqref): v.formula1 for v in book["Inputs"].data_validations.dataValidation}
     model, capacity = column(book, "Inputs", "Cost model"), column(
         book, "Inputs", "Capacity (provisioned or elastic)")
-    # rows 2 to 10: the example's 9 candidates
-    assert lists[f"{model}2:{model}10"] == '"declared,on_demand,reserved,tco,per_token"'
-    assert lists[f"{capacity}2:{capacity}10"] == '"provisioned,elastic"'
+    # rows 2 to 11: the example's 10 candidates
+    assert lists[f"{model}2:{model}11"] == '"declared,on_demand,reserved,tco,per_token"'
+    assert lists[f"{capacity}2:{capacity}11"] == '"provisioned,elastic"'
 
 
 def _cells(path: Path, data_only: bool = False) -> list[tuple[Any, ...]]:

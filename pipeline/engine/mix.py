@@ -1,0 +1,181 @@
+"""A mix: own capacity (the base, an on_prem candidate in whole instances) serves each hour of
+the day up to its capacity, and the rest of the hour's demand goes to the burst (a cloud or
+API candidate), at its own price, energy, carbon and sovereignty (docs/decision.md "Mixes").
+
+Each part's figures are the metric steps' (`metrics.evaluate_arrays`) at the tokens it
+serves: the base billed for its chosen instances (its spares included), the burst sized and
+billed by its own capacity model for what is left (its peak hour and mean). A part that serves
+no token is not held: it costs nothing. The blended per-token figures are the parts' weighted
+by their tokens (CPM is then the month's cost over its tokens).
+
+Everything is numpy over a leading axis of base sizes and one of draws, so the same code finds
+the base size at the point (every size, one draw) and gives the Monte Carlo's draws (one size,
+every draw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pipeline.engine.metrics import evaluate_arrays
+
+#: hours a month bills, as the steps' monthly figures (`monthly_cost_eur`: x 730 h)
+HOURS_PER_MONTH = 730.0
+SECONDS_PER_HOUR = 3600.0
+#: what each part's steps give the mix: its month's cost, and the per-token figures blended
+COST = "monthly_cost_eur"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """`mix.min_share_at_level`: at least `share` of the tokens at level >= `level`."""
+
+    level: int
+    share: float
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A mix at each base size (rows) and draw (columns): every array is (sizes, draws)."""
+
+    base_instances: np.ndarray  # serving instances of the base (its spares not counted)
+    base_tokens_per_day: np.ndarray
+    burst_tokens_per_day: np.ndarray
+    base_cost_eur: np.ndarray  # a month's
+    burst_cost_eur: np.ndarray
+    #: each blended per-token figure (the parts' weighted by their tokens), and each part's
+    blended: dict[str, np.ndarray]
+    base: dict[str, np.ndarray]
+    burst: dict[str, np.ndarray]
+
+    @property
+    def monthly_cost_eur(self) -> np.ndarray:
+        return self.base_cost_eur + self.burst_cost_eur
+
+    @property
+    def base_share(self) -> np.ndarray:
+        """Share of the tokens the base serves."""
+        total = self.base_tokens_per_day + self.burst_tokens_per_day
+        return self.base_tokens_per_day / total
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A mix as the Monte Carlo draws it: its parts (id, cost model, capacity), its base size
+    chosen at the point (None: none allowed) and the day's profile."""
+
+    id: str
+    base: tuple[str, str, str]
+    burst: tuple[str, str, str]
+    base_instances: int | None
+    profile: tuple[float, ...]
+
+
+def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
+    """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
+    profile's weights (their mean is the day's mean)."""
+    weights = np.asarray(profile, dtype=np.float64)
+    weights = weights / weights.mean()
+    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * weights
+
+
+def split(hourly: np.ndarray, capacity_tokens_per_s: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each hour the base serves up to its capacity, the burst the rest: the base's and the
+    burst's tokens per day and the burst's peak hour over its mean (1 when it serves none)."""
+    base = np.minimum(hourly, capacity_tokens_per_s[..., None])
+    burst = hourly - base
+    burst_mean = burst.mean(axis=-1)
+    peak_factor = np.divide(burst.max(axis=-1), burst_mean, out=np.ones_like(burst_mean),
+                            where=burst_mean > 0)
+    return (base.sum(axis=-1) * SECONDS_PER_HOUR, burst.sum(axis=-1) * SECONDS_PER_HOUR,
+            peak_factor)
+
+
+def max_base_instances(base: Mapping[str, Any]) -> int:
+    """The pure own fleet's serving instances (its `instances` without the spares): the
+    largest base a mix considers."""
+    out = evaluate_arrays({**base, "demand_requests_per_s": np.nan}, ["instances"])
+    spares = np.nan_to_num(np.asarray(base.get("redundancy_instances", 0.0), dtype=float))
+    serving = np.asarray(out["instances"], dtype=float) - spares
+    if not np.isfinite(serving).all():
+        return 0
+    return int(np.max(serving))
+
+
+def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
+             profile: Sequence[float], wanted: Sequence[str]) -> Figures:
+    """The mix at each base size in `sizes` (serving instances), for `base` and `burst`: each
+    part's inputs as `metrics.evaluate_arrays` takes them (numbers or (1, draws) arrays; the
+    demand is the base's `demand_tokens_per_day`). `wanted`: the per-token figures blended."""
+    n = np.asarray(sizes, dtype=np.float64).reshape(-1, 1)  # (sizes, 1)
+    base = {k: _row(v) for k, v in base.items()}
+    burst = {k: _row(v) for k, v in burst.items()}
+    demand = base["demand_tokens_per_day"]
+    headroom = np.nan_to_num(base.get("headroom", 0.0))
+    capacity = n * base["tokens_per_s"] * (1.0 - headroom)
+    shape = np.broadcast_shapes(capacity.shape, *map(np.shape, base.values()),
+                                *map(np.shape, burst.values()))
+    base_day, burst_day, burst_peak = split(
+        hourly_tokens_per_s(np.broadcast_to(demand, shape), profile),
+        np.broadcast_to(capacity, shape))
+    spares = np.nan_to_num(base.get("redundancy_instances", 0.0))
+    names = [COST, *wanted]
+    # the base's instances are chosen, not sized for a peak: billed = min_instances (its
+    # serving instances and spares); a zero peak keeps the sizing steps from adding any
+    base_out = evaluate_arrays({**base, "demand_tokens_per_day": base_day, "peak_factor": 0.0,
+                                "demand_requests_per_s": np.nan,
+                                "min_instances": n + spares}, names)
+    burst_out = evaluate_arrays({**burst, "demand_tokens_per_day": burst_day,
+                                 "peak_factor": burst_peak, "demand_requests_per_s": np.nan},
+                                names)
+    total = base_day + burst_day
+
+    def held(values: Any, tokens: np.ndarray) -> np.ndarray:
+        return np.where(tokens > 0, np.broadcast_to(values, shape), 0.0)
+
+    def blend(name: str) -> np.ndarray:
+        parts = [(held(out[name], day), day) for out, day in
+                 ((base_out, base_day), (burst_out, burst_day))]
+        return sum((v * d for v, d in parts), np.zeros(shape)) / total
+
+    return Figures(
+        base_instances=np.broadcast_to(n, shape), base_tokens_per_day=base_day,
+        burst_tokens_per_day=burst_day, base_cost_eur=held(base_out[COST], base_day),
+        burst_cost_eur=held(burst_out[COST], burst_day),
+        blended={name: blend(name) for name in wanted},
+        base={name: np.broadcast_to(base_out[name], shape) for name in wanted},
+        burst={name: np.broadcast_to(burst_out[name], shape) for name in wanted})
+
+
+def share_at_level(figures: Figures, base_level: int, burst_level: int, level: int
+                   ) -> np.ndarray:
+    """Share of the tokens served at sovereignty `level` or above."""
+    share = figures.base_share
+    return (share * (base_level >= level)) + (1.0 - share) * (burst_level >= level)
+
+
+def best_size(figures: Figures, base_level: int, burst_level: int, policy: Policy | None
+              ) -> int | None:
+    """The row (base size) of the lowest month's cost at the point (one draw) among those the
+    policy allows (the fewest instances on a tie); None when none is allowed or computable."""
+    cost = figures.monthly_cost_eur[:, 0]
+    allowed = np.isfinite(cost)
+    if policy is not None:
+        allowed &= share_at_level(figures, base_level, burst_level, policy.level)[:, 0] \
+            >= policy.share
+    if not allowed.any():
+        return None
+    return int(np.argmin(np.where(allowed, cost, np.inf)))
+
+
+def _row(value: Any) -> Any:
+    """An input as a (1, draws) row (a number stays a number; a string, a 0-d array)."""
+    v = np.asarray(value)
+    if v.dtype.kind in "US" or v.ndim == 0:
+        return v
+    return v.reshape(1, -1)

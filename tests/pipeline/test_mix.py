@@ -1,0 +1,267 @@
+"""A mix (own base + burst) against figures worked by hand (issue 31, item 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openpyxl import load_workbook
+from proposals import candidate, proposal
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.engine import mix
+from schemas.proposal import ProposalError, parse
+
+runner = CliRunner()
+
+#: 18 hours at weight 1 and a 3x evening peak (16:00-22:00, 6 hours at weight 3): the
+#: weights' mean is (18 + 18) / 24 = 1.5, so the hours run at 2/3 and 2 x the day's mean
+EVENING = [1.0] * 16 + [3.0] * 6 + [1.0] * 2
+#: a day's mean of 3,000 tokens/s: 2,000 tokens/s off-peak, 6,000 at the evening peak
+DEMAND = 3000 * 86400  # 259.2e6 tokens/day
+
+#: an own node: 1,250 tokens/s of goodput, 20 % headroom -> 1,000 tokens/s of capacity,
+#: 11 EUR/h whatever it serves (a declared price with power and hosting in it)
+OWN = {"cost_model": "declared", "capacity": "provisioned", "tokens_per_s": 1250.0,
+       "price_eur_per_hour": 11.0, "busy_power_w": 5000.0, "pue": 1.2,
+       "grid_gco2e_per_kwh": 50.0, "demand_tokens_per_day": float(DEMAND), "peak_factor": 2.0,
+       "headroom": 0.2}
+#: an API at 6 EUR per million tokens (billed per token used)
+API = {"cost_model": "per_token", "capacity": "elastic", "tokens_per_s": 1000.0,
+       "price_eur_per_mtok": 6.0, "headroom": 0.2}
+
+WANTED = ["cpm_eur_per_mtok", "carbon_gco2e_per_mtok"]
+
+
+def _sizes(own: dict, profile: list[float]) -> mix.Figures:
+    return mix.evaluate(own, API, np.arange(mix.max_base_instances(own) + 1), profile, WANTED)
+
+
+def test_evening_peak_base_covers_the_hours_own_capacity_is_cheaper() -> None:
+    figures = _sizes(OWN, EVENING)
+    # the pure own fleet: ceil(6,000 / 1,000) = 6 nodes (the peak factor 2 x 3,000)
+    assert mix.max_base_instances(OWN) == 6
+    assert figures.base_instances[:, 0].tolist() == [0, 1, 2, 3, 4, 5, 6]
+    # a node costs 11 x 24 = 264 EUR a day. Nodes 1-2 serve 1,000 tokens/s all day
+    # (86.4 Mtok): 264 / 86.4 = 3.06 EUR/Mtok, below the API's 6. Nodes 3-6 serve only the
+    # 6 evening hours (1,000 x 6 x 3,600 = 21.6 Mtok): 264 / 21.6 = 12.22 EUR/Mtok, above
+    # 6: the best base is 2 nodes.
+    best = mix.best_size(figures, 4, 3, None)
+    assert best == 2
+    # month (730 h = 30.4167 days): base 11 x 2 x 730 = 16,060 EUR, serving 2,000 tokens/s
+    # all day = 172.8e6 tokens/day = 5,256 Mtok; burst: 4,000 tokens/s over 6 h = 86.4e6
+    # tokens/day = 2,628 Mtok x 6 = 15,768 EUR. Total 31,828 EUR over 7,884 Mtok
+    assert figures.base_cost_eur[best, 0] == pytest.approx(16_060.0)
+    assert figures.burst_cost_eur[best, 0] == pytest.approx(15_768.0)
+    assert figures.base_share[best, 0] == pytest.approx(2 / 3)
+    # blended CPM = 31,828 / 7,884 = 4.0370 EUR/Mtok
+    assert figures.blended["cpm_eur_per_mtok"][best, 0] == pytest.approx(4.0370, abs=1e-4)
+    # beats the pure own fleet (6 nodes: 48,180 EUR / 7,884 = 6.111) and the pure API (6.0)
+    pure_own, pure_api = figures.monthly_cost_eur[6, 0], figures.monthly_cost_eur[0, 0]
+    assert pure_own == pytest.approx(48_180.0)
+    assert pure_api == pytest.approx(47_304.0)
+    assert figures.blended["cpm_eur_per_mtok"][6, 0] == pytest.approx(6.1111, abs=1e-4)
+    assert figures.blended["cpm_eur_per_mtok"][0, 0] == pytest.approx(6.0)
+
+
+def test_flat_profile_the_best_mix_is_the_pure_own_fleet() -> None:
+    # 3,000 tokens/s every hour: 3 nodes (peak factor 1) each serve 1,000 tokens/s all day at
+    # 3.06 EUR/Mtok < 6: every node pays, the burst serves nothing and the mix is the pure
+    # own fleet (3 x 11 x 730 = 24,090 EUR / 7,884 Mtok = 3.0556 EUR/Mtok); a smaller base
+    # loses: 2 nodes = 16,060 + 2,628 Mtok x 6 = 31,828 EUR
+    own = {**OWN, "peak_factor": 1.0}
+    figures = _sizes(own, [1.0] * 24)
+    best = mix.best_size(figures, 4, 3, None)
+    assert best == 3 == mix.max_base_instances(own)
+    assert figures.burst_tokens_per_day[best, 0] == 0.0
+    assert figures.burst_cost_eur[best, 0] == 0.0
+    assert figures.blended["cpm_eur_per_mtok"][best, 0] == pytest.approx(3.0556, abs=1e-4)
+    assert figures.monthly_cost_eur[2, 0] == pytest.approx(31_828.0)
+
+
+def test_policy_share_at_level_raises_the_base() -> None:
+    # at least 80 % of the tokens at level >= 4 (the own base's level; the API is level 3):
+    # 2 nodes serve 2/3 < 0.8; 3 nodes serve 2,000 off-peak + 3,000 in the evening: 2,000 x
+    # 18 + 3,000 x 6 = 54,000 of 72,000 token-hours/s = 0.75 < 0.8; 4 nodes: (36,000 +
+    # 24,000) / 72,000 = 0.8333 >= 0.8: the cheapest allowed base is 4 nodes
+    figures = _sizes(OWN, EVENING)
+    share = mix.share_at_level(figures, 4, 3, 4)[:, 0]
+    assert share[3] == pytest.approx(0.75)
+    assert share[4] == pytest.approx(60 / 72)
+    assert mix.best_size(figures, 4, 3, mix.Policy(level=4, share=0.8)) == 4
+    # a level both parts meet allows every size: the cheapest stands
+    assert mix.best_size(figures, 4, 3, mix.Policy(level=3, share=1.0)) == 2
+    # parts at levels 2 and 1 serve no token at level >= 3: no base size is allowed
+    assert mix.best_size(figures, 2, 1, mix.Policy(level=3, share=0.5)) is None
+
+
+def test_draws_go_through_together() -> None:
+    # the same base size over draws of the API's price: 4 and 8 EUR/Mtok -> burst 2,628 x 4
+    # = 10,512 and x 8 = 21,024 EUR, beside the base's 16,060
+    api = {**API, "price_eur_per_mtok": np.array([[4.0, 8.0]])}
+    figures = mix.evaluate(OWN, api, [2], EVENING, WANTED)
+    assert figures.monthly_cost_eur.shape == (1, 2)
+    assert figures.monthly_cost_eur[0].tolist() == pytest.approx([26_572.0, 37_084.0])
+
+
+# --- through the proposal, the engine and the CLI ------------------------------------------
+
+PROFILE = "[workload]\nhourly_profile = [" + ", ".join(map(str, EVENING)) + "]\n"
+DEMAND_TABLE = ("[demand]\ntokens_per_day = 259_200_000\npeak_factor = 2\nheadroom = 0.2\n"
+                "prompt_tokens = 1000\noutput_tokens = 250\n"
+                "[uncertainty]\ndraws = 1000\n")
+API_BLOCK = candidate(
+    "api", label='"an API"', deployment='"api"', provider='"scaleway"',
+    throughput='{ tokens_per_s = 1000, source = "assumed" }',
+    cost='{ input_eur_per_mtok = 0, output_eur_per_mtok = 6, source = "list price" }')
+OWN_BLOCK = candidate("own", throughput='{ tokens_per_s = 1250, source = "bench" }')
+MIX_BLOCK = ('[[candidates]]\nid = "hybrid"\nlabel = "own base, API burst"\n'
+             'mix = { base = "own", burst = "api" }\n')
+
+
+def _write(tmp_path: Path, *blocks: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("mix", *blocks), encoding="utf-8")
+    return path
+
+
+def _json(tmp_path: Path, path: Path) -> dict:
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_mix_is_a_candidate_of_the_scorecard(tmp_path: Path) -> None:
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK,
+                                 MIX_BLOCK))
+    found = {c["id"]: c for c in doc["candidates"]}
+    hybrid = found["hybrid"]
+    assert hybrid["deployment"] == "mix"
+    # the worked example above: 2 own nodes, 31,828 EUR / 7,884 Mtok = 4.0370 EUR/Mtok,
+    # cheaper than the own fleet (6 nodes, 6.111) and the API (6.0)
+    assert hybrid["mix"]["base_instances"] == 2
+    assert hybrid["mix"]["max_base_instances"] == 6
+    assert hybrid["cpm_eur_per_mtok"] == pytest.approx(4.0370, abs=1e-4)
+    assert found["own"]["cpm_eur_per_mtok"] == pytest.approx(6.1111, abs=1e-4)
+    assert found["api"]["cpm_eur_per_mtok"] == pytest.approx(6.0)
+    base, burst = hybrid["mix"]["parts"]
+    # tokens 2/3 own (5,256 Mtok), 1/3 API (2,628 Mtok); cost 16,060 and 15,768 EUR
+    assert (base["id"], base["tokens_share"], base["monthly_cost_eur"]) == (
+        "own", pytest.approx(2 / 3), pytest.approx(16_060.0))
+    assert (burst["id"], burst["mtok_per_month"], burst["monthly_cost_eur"]) == (
+        "api", pytest.approx(2_628.0), pytest.approx(15_768.0))
+    assert base["cost_share"] == pytest.approx(16_060 / 31_828)
+    # sovereignty per part, and the mix's level the lowest that serves tokens
+    levels = {r["level"]: r["tokens_share"] for r in hybrid["mix"]["tokens_share_by_level"]}
+    assert levels[4] == pytest.approx(2 / 3)
+    assert hybrid["sovereignty_level"] == burst["sovereignty_level"] < 4
+    # one answer everywhere: no input is uncertain, so every draw is the point figure, and the
+    # mix is the cheapest in every draw and the recommendation
+    assert hybrid["uncertainty"]["cpm_eur_per_mtok"]["p50"] == pytest.approx(
+        hybrid["cpm_eur_per_mtok"], rel=1e-12)
+    assert doc["recommendation"]["candidate"] == "hybrid"
+    assert doc["recommendation"]["p_chosen_cheapest"] == 1.0
+
+
+def test_the_policy_raises_the_base_or_excludes_the_mix(tmp_path: Path) -> None:
+    # at least 90 % of the tokens at level 4 (own hardware): 4 nodes serve (2,000 x 18 +
+    # 4,000 x 6) / 72,000 token-hours/s = 0.833 < 0.9; 5 nodes (36,000 + 5,000 x 6) / 72,000
+    # = 0.917: 5 x 11 x 730 = 40,150 EUR + the API's 1,000 tokens/s over 6 h (21.6e6 a day,
+    # 657 Mtok a month x 6 = 3,942 EUR) = 44,092 EUR / 7,884 Mtok = 5.5926 EUR/Mtok
+    mixed = MIX_BLOCK.replace('burst = "api" }',
+                              'burst = "api", min_share_at_level = { level = 4, share = 0.9 } }')
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, mixed))
+    hybrid = next(c for c in doc["candidates"] if c["id"] == "hybrid")
+    assert hybrid["mix"]["base_instances"] == 5
+    assert hybrid["mix"]["policy_share_met"] == pytest.approx(66 / 72)
+    assert hybrid["cpm_eur_per_mtok"] == pytest.approx(5.5926, abs=1e-4)
+    assert hybrid["eligible"]
+    # an own base held at level 3 (an override) serves no token at level 4: no base size
+    # meets the policy, and the mix is not eligible, saying why
+    own = OWN_BLOCK + ('sovereignty_override = { level = 3, justification = "operated by a '
+                       'contractor under a foreign parent" }\n')
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, own, API_BLOCK, mixed))
+    hybrid = next(c for c in doc["candidates"] if c["id"] == "hybrid")
+    assert not hybrid["eligible"]
+    assert hybrid["mix"]["base_instances"] is None and hybrid["mix"]["parts"] == []
+    assert "no base size from 0 to 6 instances serves 90% of the tokens at sovereignty " \
+        "level >= 4" in hybrid["exclusion_reason"]
+
+
+@pytest.mark.parametrize(("mixed", "key", "problem"), [
+    ('mix = { base = "nope", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'nope' names no [[candidates]] entry"),
+    ('mix = { base = "api", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'api' is api: the base of a mix is on_prem"),
+    ('mix = { base = "own", burst = "own" }', "candidates[2] (id 'hybrid').mix.burst",
+     "'own' is on_prem: the burst of a mix is cloud or api"),
+    ('mix = { base = "hybrid", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
+     "'hybrid' is a mix"),
+    ('mix = { base = "own", burst = "api", min_share_at_level = { level = 3, share = 1.5 } }',
+     "candidates[2] (id 'hybrid').mix.min_share_at_level.share", "less than or equal to 1"),
+    ('mix = { base = "own", burst = "api", bursts = "x" }', "candidates[2] (id 'hybrid').mix",
+     "unknown key"),
+])
+def test_a_bad_mix_exits_1_naming_its_key(tmp_path: Path, mixed: str, key: str,
+                                          problem: str) -> None:
+    block = MIX_BLOCK.replace('mix = { base = "own", burst = "api" }', mixed)
+    path = _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, block)
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 1
+    assert f"{path}: {key}" in result.output and problem in result.output
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_a_mix_needs_the_day_s_profile(tmp_path: Path) -> None:
+    path = _write(tmp_path, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, MIX_BLOCK)
+    with pytest.raises(ProposalError, match=r"candidates\[2\] \(id 'hybrid'\)\.mix: .*"
+                                            r"\[workload\] hourly_profile"):
+        parse(path.read_text(encoding="utf-8"), path)
+
+
+def test_the_reports_show_the_split_and_the_workbook_the_mix_s_values(tmp_path: Path) -> None:
+    path = _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK, MIX_BLOCK)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "scorecard.html").read_text(encoding="utf-8")
+    # the split of the worked example: 2 of up to 6 own instances, 2/3 of the tokens own
+    assert "Mix hybrid: own base and burst" in page
+    assert "2 of up to 6 own instances" in page
+    assert "level 4: 66.7%" in page and "level 2: 33.3%" in page
+    assert '<table class="plain" id="mix-1">' in page
+    # the workbook's Scorecard computes each candidate from Inputs, but a mix has no inputs of
+    # its own: its row holds the engine's values (31,828 EUR / 7,884 Mtok), not formulas
+    sheet = load_workbook(out / "scorecard.xlsx")["Scorecard"]
+    heads = [c.value for c in sheet[1]]
+    cpm = heads.index("CPM (EUR/Mtok)")
+    rows = {r[0].value: r for r in sheet.iter_rows(min_row=2)}
+    assert rows["hybrid"][cpm].value == pytest.approx(4.0370, abs=1e-4)
+    assert str(rows["own"][cpm].value).startswith("=")
+
+
+def test_one_answer_a_mix_that_is_the_own_fleet_draws_as_the_own_fleet(tmp_path: Path) -> None:
+    # a flat profile (3,000 tokens/s every hour, peak factor 1) and the own node's price
+    # uncertain (10 .. 12 EUR/h): the best mix is the pure own fleet (3 nodes, the API serving
+    # nothing: test_flat_profile_the_best_mix_is_the_pure_own_fleet), so in every draw it costs
+    # what the own candidate costs, 3 x price x 730 / 7,884 Mtok: the same percentiles, the
+    # same key drawn for both
+    flat = "[workload]\nhourly_profile = [" + ", ".join(["1"] * 24) + "]\n"
+    demand = DEMAND_TABLE.replace("peak_factor = 2", "peak_factor = 1")
+    own = candidate("own", throughput='{ tokens_per_s = 1250, source = "bench" }',
+                    cost='{ eur_per_hour = { low = 10, mode = 11, high = 12 }, '
+                         'source = "quote" }')
+    doc = _json(tmp_path, _write(tmp_path, flat, demand, own, API_BLOCK, MIX_BLOCK))
+    found = {c["id"]: c for c in doc["candidates"]}
+    assert found["hybrid"]["mix"]["base_instances"] == 3
+    band_own = found["own"]["uncertainty"]["cpm_eur_per_mtok"]
+    band_mix = found["hybrid"]["uncertainty"]["cpm_eur_per_mtok"]
+    # 3 x 11 x 730 / 7,884 = 3.0556 at the mode; the draws spread it (10 .. 12 EUR/h: 2.78
+    # .. 3.33)
+    assert band_own["p5"] < 3.0556 < band_own["p95"]
+    assert band_mix == pytest.approx(band_own, rel=1e-12)
