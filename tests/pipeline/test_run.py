@@ -241,9 +241,9 @@ def test_one_answer_at_the_demand(db: Path, tmp_path: Path) -> None:
 
 def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
                                                                    tmp_path: Path) -> None:
-    # the example without its hybrid: the runner-up is FR H200 (3.0892 EUR/Mtok)
-    assert runner.invoke(app, ["init", str(tmp_path / "plain")]).exit_code == 0
-    path = tmp_path / "plain" / "proposal.toml"
+    # the example without its hybrid (and its plan): the runner-up is FR H200 (3.0892
+    # EUR/Mtok)
+    path = Path(without_plan(tmp_path))
     text = path.read_text(encoding="utf-8")
     path.write_text(text[:text.index("# --- a hybrid")], encoding="utf-8")
     rec = run_json(db, str(path))["recommendation"]
