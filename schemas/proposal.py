@@ -501,7 +501,8 @@ class Estimate(_Strict):
     of one all-reduce (NVLink about 5-100 us, PCIe 2-8 ms; not counted when absent), and
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
     per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
-    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h)) and
+    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h); in
+    the serving form it removes that prefill work, and may be a range) and
     speculative decoding (`speculative_acceptance` a, a number or a range,
     `speculative_draft_tokens` k, `speculative_draft_ms` or `speculative_draft_model`: TPOT =
     (verification of k + 1 tokens per sequence + k x draft step) / (1 + a + ... + a^k)).
@@ -511,7 +512,9 @@ class Estimate(_Strict):
     closed loop, each request `prompt_tokens` in and `output_tokens` out, chunked prefill at
     `chunk_tokens` per step (default: vLLM's, by GPU memory) or a `serialised` server: goodput,
     TTFT and TPOT come from the serving model `scorecard estimate --sweep` uses, and the range
-    from the model's measured error unless an `efficiency` is given."""
+    from the model's measured error unless an `efficiency` is given. `block_size`,
+    `kv_read_factor` and `kv_link_gbs` are the command's --block-size, --kv-read-factor and
+    --kv-link-gbs."""
 
     model: str
     precision: Literal["bf16", "fp8"] = "bf16"

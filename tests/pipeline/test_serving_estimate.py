@@ -328,7 +328,7 @@ def test_cli_and_proposal_agree_with_the_seed_mechanics(tmp_path: Path, db: Path
      "need the serving form"),
     # the engine reads the cache at least once per step
     (lambda b: b.replace("chunk_tokens = 2048", "chunk_tokens = 2048, kv_read_factor = 0.5"),
-     "kv_read_factor"),
+     "kv_read_factor: Input should be greater than or equal to 1"),
     # two GPUs cannot hold a TP2 decode replica and its prefill pool of two more
     (lambda b: b.replace("chunk_tokens = 2048", "tensor_parallel = 2, kv_link_gbs = 25")
      .replace("gpu_count = 1", "gpu_count = 2"), "prefill pool beside each decode replica"),
