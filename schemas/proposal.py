@@ -501,7 +501,8 @@ class Calibration(_Strict):
 
 #: keys of the estimate's serving form, left out of its dump when not given
 _SERVING_KEYS = frozenset({"concurrency", "prompt_tokens", "output_tokens", "chunk_tokens",
-                           "serialised", "speculative_draft_model"})
+                           "serialised", "speculative_draft_model", "block_size",
+                           "kv_read_factor", "kv_link_gbs"})
 
 
 class Estimate(_Strict):
@@ -512,7 +513,8 @@ class Estimate(_Strict):
     of one all-reduce (NVLink about 5-100 us, PCIe 2-8 ms; not counted when absent), and
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
     per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
-    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h)) and
+    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h); in
+    the serving form it removes that prefill work, and may be a range) and
     speculative decoding (`speculative_acceptance` a, a number or a range,
     `speculative_draft_tokens` k, `speculative_draft_ms` or `speculative_draft_model`: TPOT =
     (verification of k + 1 tokens per sequence + k x draft step) / (1 + a + ... + a^k)).
@@ -522,7 +524,9 @@ class Estimate(_Strict):
     closed loop, each request `prompt_tokens` in and `output_tokens` out, chunked prefill at
     `chunk_tokens` per step (default: vLLM's, by GPU memory) or a `serialised` server: goodput,
     TTFT and TPOT come from the serving model `scorecard estimate --sweep` uses, and the range
-    from the model's measured error unless an `efficiency` is given."""
+    from the model's measured error unless an `efficiency` is given. `block_size`,
+    `kv_read_factor` and `kv_link_gbs` are the command's --block-size, --kv-read-factor and
+    --kv-link-gbs."""
 
     model: str
     precision: Literal["bf16", "fp8"] = "bf16"
@@ -534,7 +538,10 @@ class Estimate(_Strict):
     pipeline_parallel: Annotated[int, Field(ge=1)] = 1
     allreduce_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     lookup_embeddings: bool | None = None
-    prefix_hit_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    #: a number, or a range the Monte Carlo draws (the serving form: goodput at its low and
+    #: high ends, pipeline/engine/roofline/planning.py `serving`)
+    prefix_hit_rate: Annotated[NonNegative, _upper_share(
+        "a share of the prompt's prefill", one=True)] | None = None
     speculative_acceptance: Annotated[NonNegative, _upper_share(
         "a probability: acceptance 1 drafts forever")] | None = None
     speculative_draft_tokens: Annotated[int, Field(ge=1)] = 4
@@ -548,6 +555,14 @@ class Estimate(_Strict):
     #: a speculative draft model (an id of the model table): its roofline step on the same
     #: GPUs is the draft step, in place of `speculative_draft_ms`
     speculative_draft_model: str | None = None
+    #: the seed mechanics `scorecard estimate` takes as --block-size (a paged KV cache in
+    #: blocks of that many tokens: whole blocks, max_batch in blocks), --kv-read-factor (the
+    #: engine's reads of the KV cache per decode step, default 1) and --kv-link-gbs
+    #: (disaggregated prefill: a prefill pool of one replica's GPUs beside each decode replica,
+    #: the prompt's KV sent over a link of that many GB/s; the serving form only)
+    block_size: Annotated[int, Field(ge=1)] | None = None
+    kv_read_factor: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = None
+    kv_link_gbs: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> Estimate:
@@ -568,7 +583,14 @@ class Estimate(_Strict):
             if self.serialised and self.chunk_tokens is not None:
                 raise ValueError("a serialised server runs one request at a time: no "
                                  "chunk_tokens")
+            if self.kv_link_gbs is not None and (self.serialised or
+                                                 self.chunk_tokens is not None):
+                raise ValueError("disaggregated prefill (kv_link_gbs) runs the prefills on "
+                                 "their own pool: no chunk_tokens, not serialised")
             return self
+        if self.kv_link_gbs is not None or isinstance(self.prefix_hit_rate, Range):
+            raise ValueError("kv_link_gbs and a prefix_hit_rate range need the serving form "
+                             "(concurrency, prompt_tokens, output_tokens)")
         missing = [k for k in (*warm, "efficiency") if getattr(self, k) is None]
         if missing:
             raise ValueError(f"give {', '.join(missing)} (or the serving form: concurrency, "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,9 @@ def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path, 
     # back to the plain roofline there (42.8 ms steps at C = 16: 1 instance where the proposal
     # sized 4).
     block = _a40("c16", 16) if chunk else _a40("c16", 16).replace("chunk_tokens = 2048, ", "")
-    (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 10000\n").values()
+    # (disaggregated: one prefill at a time in the pool while decode runs fast, so 16 clients
+    # queue for it: TTFT about 19 s, under this SLO)
+    (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 100000\n").values()
     result = runner.invoke(app, [
         "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
         "--context", "8192", "--output-tokens", "128",
@@ -258,3 +261,85 @@ def test_a_prefix_cache_in_a_proposal_removes_prefill_work(tmp_path: Path, db: P
     assert got["warm"]["detail"]["operating_ttft_s"] < got["cold"]["detail"]["operating_ttft_s"]
     assert any("Prefix cache: 4,096 of each prompt's 8,192 tokens" in n
                for n in got["warm"]["notes"])
+
+
+#: the seed mechanics as proposal keys and as `scorecard estimate` flags (issue 28 item 1)
+MECHANICS = {
+    "paged-kv-read-prefix-range": (
+        ', block_size = 16, kv_read_factor = 3, prefix_hit_rate = { low = 0.25, mode = 0.5, '
+        'high = 0.75 }, effects_source = "our cache stats"',
+        ["--block-size", "16", "--kv-read-factor", "3", "--prefix-hit-rate", "0.5",
+         "--prefix-hit-range", "0.25,0.75"], "1"),
+    "disaggregated": (", kv_link_gbs = 25", ["--kv-link-gbs", "25"], "2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MECHANICS))
+def test_cli_and_proposal_agree_with_the_seed_mechanics(tmp_path: Path, db: Path,
+                                                        case: str) -> None:
+    # the same inputs through the flags and through the proposal's keys give the same
+    # goodput (the mode of its range), TTFT and sizing; a disaggregated candidate declares its
+    # prefill pool's GPUs too (2: one decode replica and its pool, as the CLI's instance is)
+    keys, flags, gpus = MECHANICS[case]
+    block = _a40("c16", 16, keys).replace('gpu_count = 1', f'gpu_count = {gpus}')
+    if case == "disaggregated":  # its prefills run on their own pool: no chunk budget
+        block = block.replace("chunk_tokens = 2048, ", "")
+    # (disaggregated: one prefill at a time in the pool while decode runs fast, so 16 clients
+    # queue for it: TTFT about 19 s, under this SLO)
+    (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 100000\n").values()
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
+        "--context", "8192", "--output-tokens", "128",
+        *(["--chunk-budget", "2048"] if case != "disaggregated" else []), *flags,
+        "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
+        "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
+        "--requests-per-s", "2", "--headroom", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)
+    assert cli["serving"]["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
+    assert cli["serving"]["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    s = c["sizing"]
+    assert cli["sizing"]["ttft_ms"] / 1e3 == pytest.approx(c["detail"]["operating_ttft_s"])
+    assert cli["sizing"]["request_duration_s"] == pytest.approx(s["request_duration_s"])
+    for key in ("goodput_instances", "littles_law_instances", "instances"):
+        assert cli["sizing"][key] == s[key], key
+    assert cli["sizing"]["gpus_per_instance"] == int(gpus)
+    # the defaults not taken are not claimed; each taken one is said among the notes
+    kv = [n for n in c["notes"] if n.startswith("KV cache: ")]
+    assert kv == [n for n in cli["serving"]["assumptions"] if n.startswith("KV cache: ")]
+    if case == "disaggregated":
+        assert "contiguous, no block rounding (the default" in kv[0]
+        assert "read 1 x per decode step (the default" in kv[0]
+        assert any("Disaggregated prefill" in n for n in c["notes"])
+    else:
+        assert "paged in blocks of 16 tokens" in kv[0] and "read 3 x" in kv[0]
+        assert "at hit rates 0.25 / 0.5 / 0.75" in " ".join(c["notes"])
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    # a disaggregated server prefills on its own pool: a chunk budget is a contradiction
+    (lambda b: b.replace("chunk_tokens = 2048", "chunk_tokens = 2048, kv_link_gbs = 25"),
+     "no chunk_tokens, not serialised"),
+    # a hit-rate range is drawn through the serving model's goodput range only
+    (lambda b: b.replace("concurrency = 8, prompt_tokens = 8192, output_tokens = 128, "
+                         "chunk_tokens = 2048, ", "batch = 8, context = 8192, efficiency = 0.5, "
+                         "prefix_hit_rate = { low = 0.1, mode = 0.2, high = 0.3 }, "
+                         'effects_source = "stats", '),
+     "need the serving form"),
+    # the engine reads the cache at least once per step
+    (lambda b: b.replace("chunk_tokens = 2048", "chunk_tokens = 2048, kv_read_factor = 0.5"),
+     "kv_read_factor: Input should be greater than or equal to 1"),
+    # two GPUs cannot hold a TP2 decode replica and its prefill pool of two more
+    (lambda b: b.replace("chunk_tokens = 2048", "tensor_parallel = 2, kv_link_gbs = 25")
+     .replace("gpu_count = 1", "gpu_count = 2"), "prefill pool beside each decode replica"),
+])
+def test_the_seed_mechanics_keys_are_checked(tmp_path: Path, db: Path,
+                                             change: Callable[[str], str], message: str
+                                             ) -> None:
+    text = change(_a40("c8", 8))
+    assert text != _a40("c8", 8)
+    path = tmp_path / "p.toml"
+    path.write_text(proposal("serving", text))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr and "candidates[0] (id 'c8').throughput" in result.stderr

@@ -4,9 +4,11 @@ errors and its p5-p95 coverage; docs/roofline.md's table is the computed one."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from samples import sample
 
 from pipeline.engine.roofline import validation as v
 from pipeline.inputs.estimate import serving_error, validation_rows
@@ -33,7 +35,10 @@ def test_seed_004_errors_and_mape() -> None:
     # MAPE = (6.2 + 8.1 + 14.6 + 14.0 + 7.6 + 14.9 + 14.0 + 13.9 + 14.4 + 13.4 + 13.8 + 13.4)
     #        / 12 = 148.3 / 12 = 12.36 %
     assert v.mape(validation_rows(), v.GOODPUT) == pytest.approx(0.1235, abs=0.001)
-    assert len(g) == 12
+    assert len(g) == 15
+    # the 3 SGLang points have no calibrated prediction (no run at C = 1): the calibrated
+    # MAPE is seed 004's 12 alone
+    assert sum(1 for r in g.values() if r["predicted"] is None) == 3
 
 
 def test_the_range_holds_the_validation_points() -> None:
@@ -73,9 +78,52 @@ def test_datasheet_estimates_carry_their_own_larger_error() -> None:
     ratios = v.goodput_ratios(rows, v.PEAK)
     assert max(ratios) < 0.75 and min(ratios) > 0.4
     low, mode, high = v.basis_range(rows, v.PEAK)
-    # the mode is the median ratio; the extremes at the 1/13 and 12/13 quantiles
-    assert mode == pytest.approx(sorted(ratios)[5] / 2 + sorted(ratios)[6] / 2)
-    assert v.triangular_quantile(1 / 13, low, mode, high) == pytest.approx(min(ratios))
+    # 15 ratios (seed 004's 12 and SGLang's 3): the mode is the median, the 8th; the
+    # extremes at the 1/16 and 15/16 quantiles
+    assert len(ratios) == 15
+    assert mode == pytest.approx(sorted(ratios)[7])
+    assert v.triangular_quantile(1 / 16, low, mode, high) == pytest.approx(min(ratios))
+    assert v.triangular_quantile(15 / 16, low, mode, high) == pytest.approx(max(ratios))
     covered, points = v.leave_one_out_coverage(rows, basis=v.PEAK)
     assert covered / points >= 0.8
     assert v.mape(rows, v.GOODPUT, v.PEAK) > v.mape(rows, v.GOODPUT)
+
+
+SGLANG = "sglang/sglang_bench_serving_2024-12_llama-3.3-70b_h200_online_request-rate-sweep.jsonl"
+
+
+def test_the_sglang_points_are_the_sample_files() -> None:
+    # each random-prompt run of the public SGLang sweep: the runs that kept up with their load
+    # (output tokens/s within 5 % of rate x mean output) are the validation points, with
+    # C = completed / duration x mean e2e latency (Little's law) and the file's medians;
+    # rate 1: 300 / 298.4 s x 7.842 s = 7.88 -> C = 8, ITL 13.64 ms: 8 / 13.64 ms = 586.6
+    # tokens/s measured against 1,074 on the H200's peaks (ratio 0.546)
+    runs = [json.loads(line) for line in sample(SGLANG).read_text().splitlines()]
+    kept = {}
+    for d in runs:
+        if d["dataset_name"] != "random":
+            continue
+        n = d["completed"]
+        offered = d["request_rate"] * d["total_output_tokens"] / n
+        if d["output_throughput"] >= 0.95 * offered:
+            kept[d["request_rate"]] = (n / d["duration"] * d["mean_e2e_latency_ms"] / 1e3,
+                                       d["total_input_tokens"] / n,
+                                       d["total_output_tokens"] / n, d["median_itl_ms"],
+                                       d["median_ttft_ms"] / 1e3)
+    assert sorted(kept) == [1.0, 2.0, 4.0]  # 8 and 16 req/s fell behind: left out
+    sweeps = [s for s in v.MEASURED if s.engine == "SGLang"]
+    assert len(sweeps) == 3
+    for sweep, (rate, (in_system, prompt, output, itl, ttft)) in zip(
+            sweeps, sorted(kept.items()), strict=True):
+        assert f"{rate:g} req/s" in sweep.label
+        assert (sweep.prompt_tokens, sweep.output_tokens) == (round(prompt), round(output))
+        [(c, (goodput, tpot, ttft_s))] = sweep.levels.items()
+        assert c == round(in_system)
+        assert tpot == pytest.approx(itl, rel=1e-4)
+        assert ttft_s == pytest.approx(ttft, rel=1e-3)
+        assert goodput == pytest.approx(c / (itl / 1e3), rel=1e-4)
+    rate_1 = next(r for r in validation_rows()
+                  if r["engine"] == "SGLang" and r["concurrency"] == 8
+                  and r["metric"] == v.GOODPUT)
+    assert rate_1["measured"] == pytest.approx(586.6, abs=0.1)
+    assert rate_1["measured"] / rate_1["predicted_peak"] == pytest.approx(0.546, abs=0.001)

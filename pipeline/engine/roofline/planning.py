@@ -109,6 +109,7 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
          + "; goodput = C / TPOT per replica. One prefill runs at a time: a new prompt "
          "queues behind the prefills ahead of it (closed-loop mean value analysis), so TTFT "
          "rises with C."),
+        _kv_words(inputs, any(hits)),
     ]
     out: dict[str, Any] = {
         "concurrency": concurrency, "replicas": inputs.replicas,
@@ -158,6 +159,22 @@ def serving(inputs: RooflineInputs, *, concurrency: int, prompt_tokens: int,
                "decode step x replicas)" if at[2] * high > ceiling else "")
             + ".")
     return out
+
+
+def _kv_words(inputs: RooflineInputs, cached: bool) -> str:
+    """The KV-cache inputs of a serving estimate, the defaults said as such (the same words
+    for `scorecard estimate` and a proposal)."""
+    factor = inputs.kv_read_factor
+    return ("KV cache: " + (f"paged in blocks of {inputs.block_size} tokens (capacity in whole "
+                            "blocks, a sequence taking whole blocks)" if inputs.block_size
+                            else "contiguous, no block rounding (the default; block_size / "
+                                 "--block-size for a paged cache, vLLM's 16)")
+            + f"; read {factor:g} x per decode step"
+            + (" (the default: once, as a paged-attention engine reads it; Hugging Face's naive "
+               "cache about 3, kv_read_factor / --kv-read-factor)" if factor == 1 else "")
+            + ("" if cached else "; no prefix cache (the default: hit rate 0; prefix_hit_rate "
+                                 "/ --prefix-hit-rate)")
+            + ".")
 
 
 def _disaggregated_words(link_gb_per_s: float | None, transfer_ms: float | None) -> str:

@@ -33,6 +33,7 @@ from schemas.proposal import (
     EvidenceThroughput,
     Number,
     Range,
+    point,
 )
 from sources.errors import ParseError
 
@@ -140,17 +141,25 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
         known = ", ".join(d.mkt.models["model"].to_list())
         raise d.error("throughput.estimate.model", f"unknown model {e.model!r}; known: "
                                                    f"{known}")
-    tp = e.tensor_parallel or c.gpu_count // e.pipeline_parallel
+    # disaggregated prefill: each decode replica has a prefill pool of as many GPUs beside it
+    pools = 2 if e.kv_link_gbs is not None else 1
+    tp = e.tensor_parallel or c.gpu_count // (pools * e.pipeline_parallel)
     group = tp * e.pipeline_parallel
-    if c.gpu_count % group:
+    if not tp or c.gpu_count % (group * pools):
         raise d.error("throughput.estimate.tensor_parallel",
                       f"tensor_parallel {tp} x pipeline_parallel {e.pipeline_parallel} = "
-                      f"{group} GPUs per replica does not divide gpu_count {c.gpu_count}")
+                      f"{group} GPUs per replica" + (" x 2 (a prefill pool beside each decode "
+                                                     "replica, kv_link_gbs)" if pools > 1
+                                                     else "")
+                      + f" does not divide gpu_count {c.gpu_count}")
     topology: dict[str, Any] = {
         "tensor_parallel": tp, "pipeline_parallel": e.pipeline_parallel,
-        "replicas": c.gpu_count // group, "allreduce_us": e.allreduce_us}
+        "replicas": c.gpu_count // (group * pools), "allreduce_us": e.allreduce_us}
     if e.lookup_embeddings is not None:
         topology["lookup_embeddings"] = e.lookup_embeddings
+    for key in ("block_size", "kv_read_factor"):
+        if getattr(e, key) is not None:
+            topology[key] = getattr(e, key)
     demand = d.proposal.demand
     prompt = int(demand.prompt_tokens) if demand and demand.prompt_tokens else None
     if e.concurrency is not None:
@@ -183,9 +192,10 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     ttft_s = result.ttft_lower_bound_ms / 1e3
     ttft_source = (f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
                    "tokens (no queueing: optimistic)")
-    if e.prefix_hit_rate is not None:
-        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
-        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
+    hit = point(e.prefix_hit_rate)  # a number: a range needs the serving form (the schema)
+    if hit is not None:
+        ttft_s = prefix_cached_ttft_s(ttft_s, hit)
+        ttft_source += (f", warm: x (1 - prefix hit rate {hit:g}) "
                         f"({e.effects_source}); cold {result.ttft_lower_bound_ms:.1f} ms")
     # the prefill reaches the same share of its roofline as the decode (as `scorecard
     # estimate` sizes it); the efficiency's mode, as the TTFT is a single figure
@@ -231,7 +241,10 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
                      serialised=serialised, gpu=d.c.gpu,
                      error_range=None if e.efficiency is not None else error_range,
                      error_source=None if e.efficiency is not None else error_source,
-                     prefix_hit_rate=e.prefix_hit_rate)
+                     prefix_hit_rate=(
+                         (e.prefix_hit_rate.low, e.prefix_hit_rate.mode, e.prefix_hit_rate.high)
+                         if isinstance(e.prefix_hit_rate, Range) else e.prefix_hit_rate),
+                     kv_link_gb_per_s=e.kv_link_gbs)
     d.row["tokens_per_s_grade"] = "estimated"
     key = f"{d.key}.throughput.estimate"
     replicas = topology["replicas"]
@@ -253,7 +266,7 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
     ttft_source = (f"serving model TTFT for {e.prompt_tokens} prompt tokens at concurrency "
                    f"{e.concurrency}, the prefill queue included")
     if e.prefix_hit_rate is not None:
-        ttft_source += (f", warm: prefix hit rate {e.prefix_hit_rate:g} removes "
+        ttft_source += (f", warm: prefix hit rate {spread(e.prefix_hit_rate)} removes "
                         f"{served['prefix_cached_tokens']:,} tokens of each prefill "
                         f"({e.effects_source}); cold {served['cold_ttft_s']:.3f} s")
     if e.efficiency is not None:
@@ -277,6 +290,9 @@ def _served(d: Draft, t: EstimatedThroughput, inputs: RooflineInputs,
         scaled(e.efficiency, goodput) if e.efficiency is not None else
         Range(low=band["low"], mode=band["mode"], high=band["high"])))
     what = ("serialised (one request at a time)" if serialised else
+            f"disaggregated prefill, KV over {e.kv_link_gbs:g} GB/s (+"
+            f"{served['kv_transfer_ms']:,.2f} ms), a prefill pool beside each replica"
+            if served["disaggregated"] else
             f"chunked prefill {chunk:,} tokens per step"
             + (" (vLLM's default on this GPU, EngineArgs.get_batch_defaults)"
                if served["chunk_default"] else ""))
