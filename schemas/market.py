@@ -159,8 +159,10 @@ API_PRICES = Table(
     ("vintage", "provider_id", "api_model", "region", "zone", "input_price_original_per_mtok",
      "output_price_original_per_mtok", "currency", "min_billing_tokens", "note", *CITED),
     key=("vintage", "provider_id", "api_model", "region"),
-    required=("zone", "input_price_original_per_mtok", "output_price_original_per_mtok",
-              "currency", *CITED),
+    # no zone where the provider commits to no inference location (Mistral's global endpoint):
+    # the candidate then states its own
+    required=("input_price_original_per_mtok", "output_price_original_per_mtok", "currency",
+              *CITED),
 )
 
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,

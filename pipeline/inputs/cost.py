@@ -47,7 +47,8 @@ def resolve_cost(d: Draft) -> str:
     elif isinstance(cost, TcoCost):
         _tco_cost(d, cost, utilisation)
     elif isinstance(cost, ApiCost | ApiPriceCost):
-        zone = zone or _api_cost(d, cost)
+        api_zone = _api_cost(d, cost)  # priced whether or not the candidate states its zone
+        zone = zone or api_zone
     else:
         assert isinstance(cost, DeclaredCost)
         d.row["cost_model"] = "on_demand" if cost.pricing == "on_demand" else "declared"
@@ -206,6 +207,10 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
                       + (f" in region {d.c.region}" if d.c.region else "")
                       + f"; available: {listing}")
     row = rows.sort("region").row(0, named=True)
+    if row["zone"] is None and d.c.zone is None:
+        raise d.error("zone", f"{cost.api} in {row['region']} states no place of processing "
+                      f"(its price row has no zone: {row['source_url']}): give the candidate's "
+                      "`zone`, where its inference runs by contract")
     prices: list[Number] = []
     converted = ""
     for name in ("input_price_original_per_mtok", "output_price_original_per_mtok"):

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from pipeline import store
+from pipeline.engine.resolved import Market
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs.assembly import resolve
 from pipeline.inputs.market import read_market
-from schemas.proposal import parse
+from schemas.proposal import ProposalError, parse
 from schemas.table import ValidationFailed
 from sources import bundled
 from tests.pipeline.test_offers import API, HEADER
@@ -90,3 +91,28 @@ def test_a_bad_price_is_refused_by_validation_naming_its_column(
     con.close()
     assert err.value.table == "core__api_prices"
     assert f"column {column!r}" in str(err.value)
+
+
+MISTRAL = API.replace('provider = "scaleway"', 'provider = "mistral"').replace(
+    'cost = { api = "scaleway:llama-3.3-70b-instruct" }',
+    'cost = { api = "mistral:mistral-small-2603" }')
+
+
+def test_an_api_without_a_stated_place_is_priced_in_the_zone_the_candidate_states(
+        market: Market) -> None:
+    # Mistral Small 4 on Mistral's global endpoint, 0.12 EUR per million input and 0.50 per
+    # million output tokens (sources/reference/api_prices.csv): requests of 1,000 prompt + 250
+    # output tokens cost (0.12 x 1,000 + 0.50 x 250) / 250 = 245 / 250 = 0.98 EUR per million
+    # output tokens, in the zone the candidate states (the row has none)
+    resolved = resolve(parse(HEADER + MISTRAL + 'zone = "FR"\n', "p.toml"), "p.toml", market)
+    price = resolved.inputs.filter(input="price_eur_per_mtok").row(0, named=True)
+    assert price["mode"] == pytest.approx(0.98)
+    assert resolved.static["zone"].to_list() == ["FR"]
+    (cited,) = [s for s in resolved.sources if s["kind"] == "api_price"]
+    assert cited["subject"] == "mistral:mistral-small-2603@global"
+    assert cited["date"] == "2026-08-11"
+    # without a zone of its own the candidate is refused, naming the key
+    with pytest.raises(ProposalError) as err:
+        resolve(parse(HEADER + MISTRAL, "p.toml"), "p.toml", market)
+    assert "candidates[0] (id 'api').zone" in str(err.value)
+    assert "states no place of processing" in str(err.value)
