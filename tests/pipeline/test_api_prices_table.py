@@ -54,8 +54,7 @@ def test_the_prices_are_stored_with_their_snapshot(db: Path) -> None:
     assert set(prices["snapshot_sha256"]) == {sha}
     llama = prices.filter(api_model="llama-3.3-70b-instruct").row(0, named=True)
     assert (llama["input_price_original_per_mtok"], llama["output_price_original_per_mtok"],
-            llama["currency"], llama["zone"], llama["vintage"]) == (
-        0.9, 0.9, "EUR", "FR", bundled.VINTAGE)
+            llama["currency"], llama["zone"]) == (0.9, 0.9, "EUR", "FR")
 
 
 def test_an_altered_stored_row_moves_the_price_and_its_cited_snapshot(db: Path) -> None:
