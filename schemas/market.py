@@ -1,7 +1,7 @@
 """Canonical tables for reference and market data: providers, their qualifications, hardware,
 region -> zone map, GPU offers, electricity prices, grid intensity, residual mixes, tariff
 components, FX rates, the rules of the regulatory gates with the sovereignty framework's
-objectives, and the defaults of power figures left out."""
+objectives, the defaults of power figures left out, and the per-token prices of API offers."""
 
 from __future__ import annotations
 
@@ -152,7 +152,20 @@ POWER_DEFAULTS = Table(
     required=("default_low", "default_mode", "default_high", *CITED),
 )
 
+API_PRICES = Table(
+    "core__api_prices",
+    "Per-token prices of API offers (tokens bought from a provider's endpoint), per million "
+    "input and output tokens in the provider's currency, with the zone they are served from.",
+    ("vintage", "provider_id", "api_model", "region", "zone", "input_price_original_per_mtok",
+     "output_price_original_per_mtok", "currency", "min_billing_tokens", "note", *CITED),
+    key=("vintage", "provider_id", "api_model", "region"),
+    # no zone where the provider commits to no inference location (Mistral's global endpoint):
+    # the candidate then states its own
+    required=("input_price_original_per_mtok", "output_price_original_per_mtok", "currency",
+              *CITED),
+)
+
 MARKET_TABLES = (PROVIDERS, QUALIFICATIONS, HARDWARE, REGIONS, GPU_OFFERS,
                  ELECTRICITY_PRICES, GRID_INTENSITY, FX_RATES, EMBODIED, RESIDUAL_MIX,
                  PUBLISHED_PER_REQUEST, TARIFF_COMPONENTS, REGULATORY_RULES,
-                 SOVEREIGNTY_OBJECTIVES, POWER_DEFAULTS)
+                 SOVEREIGNTY_OBJECTIVES, POWER_DEFAULTS, API_PRICES)

@@ -13,6 +13,7 @@ from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.fields import FIELDS
 from schemas.fx import convert_to_eur
 from schemas.market import (
+    API_PRICES,
     ELECTRICITY_PRICES,
     EMBODIED,
     FX_RATES,
@@ -61,6 +62,8 @@ RULES_FILE = "regulatory_rules.csv"
 OBJECTIVES_FILE = "sovereignty_objectives.csv"
 #: the defaults of power figures a proposal leaves out (pipeline/inputs/evidence/power.py)
 POWER_DEFAULTS_FILE = "power_defaults.csv"
+#: the per-token prices of API offers (a candidate's `cost = { api = "provider:model" }`)
+API_PRICES_FILE = "api_prices.csv"
 
 
 def _dtypes(columns: tuple[str, ...] | list[str]) -> dict[str, pl.DataType]:
@@ -179,6 +182,21 @@ POWER_DEFAULT_COLUMNS = {"figure": "default_figure", "site": "default_site",
                          "low": "default_low", "mode": "default_mode", "high": "default_high"}
 
 
+#: api_prices.csv's columns -> the declared fields (schemas/market.py API_PRICES)
+API_PRICE_COLUMNS = {"model": "api_model", "input_price_per_mtok": "input_price_original_per_mtok",
+                     "output_price_per_mtok": "output_price_original_per_mtok"}
+
+
+def parse_api_prices(raw: RawFile, vintage: str) -> pl.DataFrame:
+    """The per-token prices as published (converted to EUR by the run, at the ECB rate of the
+    day the price was published), each row of the vintage they describe."""
+    columns = [c for c in API_PRICES.columns if c != "vintage"]  # the file has no vintage
+    own = {field: column for column, field in API_PRICE_COLUMNS.items()}
+    frame = read_typed_csv(raw.content, raw.name, {own.get(c, c): FIELDS[c].dtype
+                                                   for c in columns})
+    return frame.rename(API_PRICE_COLUMNS).select(pl.lit(vintage).alias("vintage"), *columns)
+
+
 def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
               ) -> list[tuple[Table, pl.DataFrame, RawFile]]:
     """Every bundled table, parsed (not yet validated), with the file each came from."""
@@ -199,6 +217,8 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
     parsed.append((POWER_DEFAULTS, parse_table(files[POWER_DEFAULTS_FILE], POWER_DEFAULTS,
                                                POWER_DEFAULT_COLUMNS),
                    files[POWER_DEFAULTS_FILE]))
+    parsed.append((API_PRICES, parse_api_prices(files[API_PRICES_FILE], vintage),
+                   files[API_PRICES_FILE]))
     parsed.append((REGULATORY_RULES, stored_rules(files[RULES_FILE]), files[RULES_FILE]))
     parsed.append((SOVEREIGNTY_OBJECTIVES, stored_objectives(files[OBJECTIVES_FILE]),
                    files[OBJECTIVES_FILE]))
@@ -206,4 +226,4 @@ def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
 
 
 FILES = (*TABLE_FILES, OFFERS_FILE, PRICES_FILE, INTENSITY_FILE, EMBODIED_FILE, RESIDUAL_FILE,
-         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE, POWER_DEFAULTS_FILE)
+         TARIFF_FILE, RULES_FILE, OBJECTIVES_FILE, POWER_DEFAULTS_FILE, API_PRICES_FILE)

@@ -122,6 +122,8 @@ class Market:
     sovereignty_objectives: pl.DataFrame | None = None
     #: the bundled ranges of power figures a proposal leaves out (core__power_defaults)
     power_defaults: pl.DataFrame | None = None
+    #: the per-token prices of API offers as of the vintage (core__api_prices)
+    api_prices: pl.DataFrame | None = None
     #: the rows `row` found, each lookup made once per run (not init: `dataclasses.replace`
     #: of another vintage's tables starts empty)
     _found: dict[tuple[Any, ...], dict[str, Any] | None] = field(

@@ -7,8 +7,6 @@ an API are priced per million tokens of the proposal's request mix (docs/decisio
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from typing import Any
 
 import polars as pl
@@ -37,9 +35,6 @@ from schemas.proposal import (
     TcoCost,
     Term,
 )
-from sources.bundled import read, read_typed_csv
-
-API_PRICES_FILE = "api_prices.csv"
 
 
 def resolve_cost(d: Draft) -> str:
@@ -149,21 +144,6 @@ def _committed(d: Draft, price: Number, term: Term, source: str) -> tuple[Number
     return level, words
 
 
-@functools.cache
-def _api_prices() -> tuple[pl.DataFrame, str]:
-    """The bundled public per-token prices of API offers (sources/reference/api_prices.csv),
-    and the sha256 of the file they were read from (read once per process: every API
-    candidate asks)."""
-    raw = read(API_PRICES_FILE)
-    number, text = pl.Float64(), pl.String()
-    return read_typed_csv(raw.content, raw.name, {
-        "provider_id": text, "model": text, "region": text, "zone": text,
-        "input_price_per_mtok": number,
-        "output_price_per_mtok": number, "currency": text, "min_billing_tokens": number,
-        "note": text, "source_url": text, "source_date": text, "licence": text}), \
-        hashlib.sha256(raw.content).hexdigest()
-
-
 def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
     """Tokens bought from an API: the price per million tokens of the token basis for the
     proposal's request mix, billed per busy token (elastic): the chain prices an hour of one
@@ -211,24 +191,30 @@ def _api_cost(d: Draft, cost: ApiCost | ApiPriceCost) -> str | None:
 
 def _api_price(d: Draft, cost: ApiPriceCost, key: str
                ) -> tuple[list[Number], str, float | None, str | None]:
-    """A bundled API price row: (input and output EUR per Mtok, source, minimum billing unit,
-    the zone it is served from)."""
+    """The API price row of the vintage (core__api_prices, bundled from
+    sources/reference/api_prices.csv): (input and output EUR per Mtok, source, minimum billing
+    unit, the zone it is served from); the row is cited with its snapshot."""
     provider, model = cost.api.split(":", 1)
-    table, sha256 = _api_prices()
+    table = d.mkt.api_prices
+    assert table is not None, "read_market reads the API prices"
     rows = d.mkt.once(("api_price", provider, model), lambda: table.filter(
-        pl.col("provider_id") == provider, pl.col("model") == model))
+        pl.col("provider_id") == provider, pl.col("api_model") == model))
     if d.c.region is not None:
         rows = rows.filter(pl.col("region") == d.c.region)
     if rows.height == 0:
-        listing = ", ".join(table.select(pl.format("{}:{} ({})", "provider_id", "model",
+        listing = ", ".join(table.select(pl.format("{}:{} ({})", "provider_id", "api_model",
                                                    "region")).to_series().to_list())
-        raise d.error("cost.api", f"no bundled API price {cost.api!r}"
+        raise d.error("cost.api", f"no API price {cost.api!r} in vintage {d.mkt.vintage}"
                       + (f" in region {d.c.region}" if d.c.region else "")
                       + f"; available: {listing}")
     row = rows.sort("region").row(0, named=True)
+    if row["zone"] is None and d.c.zone is None:
+        raise d.error("zone", f"{cost.api} in {row['region']} states no place of processing "
+                      f"(its price row has no zone: {row['source_url']}): give the candidate's "
+                      "`zone`, where its inference runs by contract")
     prices: list[Number] = []
     converted = ""
-    for name in ("input_price_per_mtok", "output_price_per_mtok"):
+    for name in ("input_price_original_per_mtok", "output_price_original_per_mtok"):
         money = row[name] if row["currency"] == "EUR" else ForeignMoney(
             amount=row[name], currency=row["currency"])
         eur, words = in_eur(d, money, f"{key}.api")
@@ -236,8 +222,7 @@ def _api_price(d: Draft, cost: ApiPriceCost, key: str
         prices.append(eur)
         converted = converted or words
     d.row["region"] = row["region"]
-    d.prov.add("api_price", f"{cost.api}@{row['region']}", url=row["source_url"],
-               date=row["source_date"], licence=row["licence"], snapshot_sha256=sha256)
+    d.prov.cite("api_price", f"{cost.api}@{row['region']}", row)
     source = _with(f"{cost.api} in {row['region']}, published {row['source_date']}: "
                    f"{row['source_url']} ({row['note']})", converted)
     return prices, source, row["min_billing_tokens"], row["zone"]

@@ -26,7 +26,8 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
                   tariff_components=market.tariff_components(con, vintage),
                   regulatory_rules=market.regulatory_rules(con),
                   sovereignty_objectives=market.sovereignty_objectives(con),
-                  power_defaults=market.power_defaults(con))
+                  power_defaults=market.power_defaults(con),
+                  api_prices=market.api_prices(con, vintage))
 
 
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:

@@ -40,6 +40,20 @@ def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
         WHERE rn = 1 ORDER BY provider_id, offer_id, region, pricing_model""", [vintage])
 
 
+def api_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
+    """The per-token prices of API offers as of the vintage: per provider, model and region
+    the row of the latest vintage <= V (then the latest published), so a later month's
+    ingest of fresh prices replaces the bundled ones; each with its source and snapshot (not
+    its load or vintage: the same rows loaded for two vintages are the same figures to a
+    diff)."""
+    return frame(con, """
+        SELECT * EXCLUDE (rn, load_id, vintage) FROM (
+          SELECT *, row_number() OVER (PARTITION BY provider_id, api_model, region
+                                       ORDER BY vintage DESC, source_date DESC) AS rn
+          FROM core__api_prices WHERE vintage <= ?)
+        WHERE rn = 1 ORDER BY provider_id, api_model, region""", [vintage])
+
+
 _RESOLUTION_ORDER = "CASE resolution WHEN '15min' THEN 1 WHEN 'hour' THEN 2 WHEN 'day' THEN 3 " \
                     "WHEN 'month' THEN 4 ELSE 5 END"
 

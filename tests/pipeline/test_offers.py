@@ -260,7 +260,7 @@ def test_a_minimum_commitment_bills_a_floor_under_the_fleet(tmp_path: Path) -> N
      "candidates[0] (id 'own')", "give it on a cloud candidate"),
     ("[horizon]\nmonths = 24\n" + RESERVED, "(top level)", "shorter than"),
     (API.replace("llama-3.3-70b-instruct", "llama-9"),
-     "candidates[0] (id 'api').cost.api", "available: scaleway:llama-3.3-70b-instruct"),
+     "candidates[0] (id 'api').cost.api", "scaleway:llama-3.3-70b-instruct (fr-par)"),
     (API.replace('deployment = "api"', 'deployment = "cloud"'),
      "candidates[0] (id 'api')", "deployment = \"api\" with a cost per million tokens"),
     (API + 'capacity = "provisioned"\n', "candidates[0] (id 'api')", "elastic by nature"),

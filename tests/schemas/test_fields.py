@@ -25,7 +25,7 @@ SUFFIXES = {
     "gCO2e/kWh": ("_gco2e_per_kwh",), "kgCO2e": ("_kgco2e",), "requests/s": ("_per_s",),
     "tokens/s": ("_per_s",), "currency/EUR": ("_per_eur",),
     "Wh/request": ("_wh_per_request",), "gCO2e/request": ("_gco2e_per_request",),
-    "kW": ("_kw",), "%": ("_pct",),
+    "kW": ("_kw",), "%": ("_pct",), "currency/Mtok": ("_per_mtok",),
 }
 COUNTS = {"parameters", "experts", "GPU", "dimensions", "tokens", "heads", "layers",
           "requests"}
