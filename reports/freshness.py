@@ -26,6 +26,10 @@ STALE_AFTER_DAYS: dict[str, tuple[int, str]] = {
     "evidence": (365, "own measurement within a year of the vintage"),
 }
 DEFAULT_STALE_AFTER = (92, "within 3 months of the vintage")
+#: kinds a vintage does not age: a legal text binds as adopted until it is amended (its rows
+#: carry the dates it applies from), whatever the month the prices are of
+NOT_AGED = {"regulatory_rule": "a legal text: binds as adopted until amended, not aged",
+            "sovereignty_objectives": "a published framework: applies until revised, not aged"}
 
 _MONTH = re.compile(r"(\d{4})-(\d{2})$")
 _YEAR = re.compile(r"(?<![\d-])(\d{4})$")
@@ -63,9 +67,12 @@ def freshness(result: Result) -> list[Freshness]:
     end = month_end(year, month)
     out = []
     for s in result.sources:
-        limit, rule = STALE_AFTER_DAYS.get(s.kind, DEFAULT_STALE_AFTER)
         when = as_of(s)
         age = None if when is None else max(0, (end - when).days)
+        if s.kind in NOT_AGED:
+            out.append(Freshness(s.kind, s.subject, when, age, False, NOT_AGED[s.kind]))
+            continue
+        limit, rule = STALE_AFTER_DAYS.get(s.kind, DEFAULT_STALE_AFTER)
         out.append(Freshness(s.kind, s.subject, when, age,
                              None if age is None else age > limit,
                              f"{rule} (stale after {limit} days)"))

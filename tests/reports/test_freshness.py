@@ -71,3 +71,16 @@ def test_own_measurements_hold_for_a_year() -> None:
     assert (half_year.age_days, half_year.stale) == (183, False)
     # 2025-09-30 -> 2026-10-31: 365 + 31 = 396 days > 365 -> stale
     assert (old.age_days, old.stale) == (396, True)
+
+
+def test_a_legal_text_is_not_aged_by_the_vintage() -> None:
+    # The EED's delegated regulation of 2024-03-14 is 365 (to 2025-03-14) + 365 (to
+    # 2026-03-14) + 17 + 30 + 31 + 30 + 31 + 31 + 30 + 31 (to 2026-10-31, the vintage's end)
+    # = 961 days old, past any price's limit, but a law binds as adopted until amended: not stale. A
+    # price of the same age would be (the default limit is 92 days).
+    rule, price = freshness(_result(
+        {"kind": "regulatory_rule", "subject": "EED art. 12 scope", "date": "2024-03-14"},
+        {"kind": "tariff_component", "subject": "DE 2023", "date": "2024-03-14"}))
+    assert (rule.age_days, rule.stale) == (961, False)
+    assert "not aged" in rule.rule
+    assert price.stale is True
