@@ -56,6 +56,16 @@ class Figures:
     def monthly_cost_eur(self) -> np.ndarray:
         return self.base_cost_eur + self.burst_cost_eur
 
+    def take(self, row: int) -> Figures:
+        """The figures at one base size (a row), as (1, draws) arrays."""
+        def one(a: np.ndarray) -> np.ndarray:
+            return a[row:row + 1]
+        return Figures(one(self.base_instances), one(self.base_tokens_per_day),
+                       one(self.burst_tokens_per_day), one(self.base_cost_eur),
+                       one(self.burst_cost_eur),
+                       *({k: one(v) for k, v in d.items()}
+                         for d in (self.blended, self.base, self.burst)))
+
     @property
     def base_share(self) -> np.ndarray:
         """Share of the tokens the base serves."""
@@ -105,6 +115,47 @@ def max_base_instances(base: Mapping[str, Any]) -> int:
     if not np.isfinite(serving).all():
         return 0
     return int(np.max(serving))
+
+
+#: every base size is tried up to this many; past it, the sizes where an hour's demand fills
+#: whole instances and an even grid between 0 and the pure own fleet
+MAX_SIZES = 1024
+
+
+def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[float],
+                    min_share: float | None = None) -> np.ndarray:
+    """The base sizes a mix tries: 0 .. `largest` (the pure own fleet) when they are at most
+    MAX_SIZES; else the sizes at which some hour's demand fills whole instances (floor and
+    ceil of its demand over one instance's capacity: between two of them the month's cost is
+    linear in the size for a burst billed by the token or busy hour) with 0, `largest` and an
+    even grid of MAX_SIZES sizes, so a demand of millions of instances is searched in bounded
+    memory. With `min_share` (the policy's share of tokens the base must serve), the least
+    size that serves it is tried too: the policy's base exactly, not the grid's next step."""
+    if largest < MAX_SIZES:
+        return np.arange(largest + 1, dtype=np.float64)
+    capacity = float(np.asarray(base["tokens_per_s"], dtype=float).mean()) * (
+        1.0 - float(np.nan_to_num(base.get("headroom", 0.0))))
+    hours = hourly_tokens_per_s(np.asarray(base["demand_tokens_per_day"], dtype=float).mean(),
+                                profile) / capacity
+    fills = np.concatenate([np.floor(hours), np.ceil(hours)])
+    grid = np.round(np.linspace(0, largest, MAX_SIZES))
+    least = [] if min_share is None else [_least_serving(hours, min_share, largest)]
+    return np.unique(np.clip(np.concatenate([fills[np.isfinite(fills)], grid, least]),
+                             0, largest))
+
+
+def _least_serving(hours: np.ndarray, share: float, largest: int) -> float:
+    """The least whole size n (0 .. largest) whose hours' min(demand, n) serves `share` of the
+    day (`hours`: each hour's demand in instances); the share rises with n, so bisection."""
+    total = float(hours.sum())
+    low, high = 0, largest
+    while low < high:
+        mid = (low + high) // 2
+        if total > 0 and float(np.minimum(hours, mid).sum()) / total >= share:
+            high = mid
+        else:
+            low = mid + 1
+    return float(low)
 
 
 def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,

@@ -71,10 +71,15 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
     levels = (base["sovereignty_level"], burst["sovereignty_level"])
     base_in, burst_in = given(point, base["id"]), given(point, burst["id"])
     largest = mix.max_base_instances(base_in)
-    figures = mix.evaluate(base_in, burst_in, np.arange(largest + 1), profile, BLENDED)
     rule = m.mix.min_share_at_level
     policy = None if rule is None else mix.Policy(rule.level, rule.share)
-    best = mix.best_size(figures, *levels, policy)
+    sizes = mix.sizes_to_search(base_in, largest, profile,
+                                None if policy is None else policy.share)
+    searched = mix.evaluate(base_in, burst_in, sizes, profile, BLENDED)
+    at = mix.best_size(searched, *levels, policy)
+    best = None if at is None else int(sizes[at])
+    # the figures at the chosen size (every size's when none is chosen: not read)
+    figures = searched if at is None else searched.take(at)
     reasons = [f"its {part} {r['id']} is not eligible: {r['exclusion_reason']}"
                for part, r in (("base", base), ("burst", burst)) if not r["eligible"]]
     if best is None and policy is not None:
@@ -103,13 +108,13 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
     }
     if best is None:
         return {**row, "mix": _split(m, largest, None, figures, levels)}, pick
-    served = [lv for lv, day in zip(levels, (figures.base_tokens_per_day[best, 0],
-                                              figures.burst_tokens_per_day[best, 0]),
+    served = [lv for lv, day in zip(levels, (figures.base_tokens_per_day[0, 0],
+                                              figures.burst_tokens_per_day[0, 0]),
                                     strict=True) if day > 0]
     row["sovereignty_level"] = min(served)
-    row["monthly_cost_eur"] = float(figures.monthly_cost_eur[best, 0])
-    row.update({name: _finite(figures.blended[name][best, 0]) for name in BLENDED})
-    row["notes"] = [_note(m, best, largest, figures)]
+    row["monthly_cost_eur"] = float(figures.monthly_cost_eur[0, 0])
+    row.update({name: _finite(figures.blended[name][0, 0]) for name in BLENDED})
+    row["notes"] = [_note(m, best, largest, figures, len(sizes))]
     return {**row, "mix": _split(m, largest, best, figures, levels)}, pick
 
 
@@ -124,11 +129,15 @@ def _finite(value: Any) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def _note(m: MixCandidate, best: int, largest: int, figures: mix.Figures) -> str:
-    share = float(figures.base_share[best, 0])
+def _note(m: MixCandidate, best: int, largest: int, figures: mix.Figures, searched: int
+          ) -> str:
+    share = float(figures.base_share[0, 0])
+    grid = ("" if searched > largest else
+            f" (of {searched} sizes tried: where an hour's demand fills whole instances and an "
+            f"even grid, not all {largest + 1})")
     return (f"mix: {best} of up to {largest} instances of {m.mix.base} serve {share:.0%} of "
             f"the tokens (each hour up to their capacity), {m.mix.burst} the rest: the base "
-            "size of the lowest month's cost" + (
+            f"size of the lowest month's cost{grid}" + (
                 "" if m.mix.min_share_at_level is None else
                 f" with at least {m.mix.min_share_at_level.share:.0%} of the tokens at "
                 f"sovereignty level >= {m.mix.min_share_at_level.level}"))
@@ -145,23 +154,23 @@ def _split(m: MixCandidate, largest: int, best: int | None, figures: mix.Figures
         "policy_share_met": None, "parts": [], "tokens_share_by_level": []}
     if best is None:
         return split
-    days = (figures.base_tokens_per_day[best, 0], figures.burst_tokens_per_day[best, 0])
-    costs = (figures.base_cost_eur[best, 0], figures.burst_cost_eur[best, 0])
+    days = (figures.base_tokens_per_day[0, 0], figures.burst_tokens_per_day[0, 0])
+    costs = (figures.base_cost_eur[0, 0], figures.burst_cost_eur[0, 0])
     total_day, total_cost = sum(days), sum(costs)
     parts = []
     for part, cid, level, day, cost, figs in zip(
             ("base", "burst"), (m.mix.base, m.mix.burst), levels, days, costs,
             (figures.base, figures.burst), strict=True):
         mtok = day * DAYS_PER_MONTH / 1e6
-        carbon = figs["carbon_gco2e_per_mtok"][best, 0] if day > 0 else 0.0
+        carbon = figs["carbon_gco2e_per_mtok"][0, 0] if day > 0 else 0.0
         parts.append({
             "part": part, "id": cid, "sovereignty_level": level,
             "instances": best if part == "base" else None,
             "tokens_share": float(day / total_day), "mtok_per_month": float(mtok),
             "monthly_cost_eur": float(cost),
             "cost_share": _finite(cost / total_cost) if total_cost > 0 else None,
-            "cpm_eur_per_mtok": _finite(figs["cpm_eur_per_mtok"][best, 0]) if day > 0 else None,
-            "energy_j_per_token": (_finite(figs["energy_j_per_token"][best, 0]) if day > 0
+            "cpm_eur_per_mtok": _finite(figs["cpm_eur_per_mtok"][0, 0]) if day > 0 else None,
+            "energy_j_per_token": (_finite(figs["energy_j_per_token"][0, 0]) if day > 0
                                    else None),
             "carbon_gco2e_per_mtok": _finite(carbon) if day > 0 else None,
             "carbon_kgco2e_per_month": _finite(carbon * mtok / 1000)})
@@ -179,5 +188,5 @@ def _split(m: MixCandidate, largest: int, best: int | None, figures: mix.Figures
                                       for lv, s in sorted(by_level.items(), reverse=True)]
     if rule is not None:
         split["policy_share_met"] = float(
-            mix.share_at_level(figures, *levels, rule.level)[best, 0])
+            mix.share_at_level(figures, *levels, rule.level)[0, 0])
     return split
