@@ -186,7 +186,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             if not plain_json(document):
                 result = Result.model_validate(plain_all(result.document()))
                 document = dumps(result.document())
-            sha, source = o.proposal.sha256(), _source(path, o.name)
+            # the result's sha256 is the proposal's (hashing a big proposal takes a while)
+            sha, source = result.proposal_sha256 or o.proposal.sha256(), _source(path, o.name)
             folder = out or default_out(result.proposal, result.vintage)
             default_folder = folder.resolve() == default_out(
                 result.proposal, result.vintage).resolve()
