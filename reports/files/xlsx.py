@@ -237,8 +237,8 @@ def _float_texts(items: list[Any]) -> list[str | None]:
     3.1679999999999997 reads back as 3.168.)"""
     floats = pl.Series([item if type(item) is float else None for item in items],
                        dtype=pl.Float64())
-    texts: list[str | None] = floats.cast(pl.String()).to_list()
-    return [t[:-2] if t is not None and t.endswith(".0") else t for t in texts]
+    texts: list[str | None] = floats.cast(pl.String()).str.strip_suffix(".0").to_list()
+    return texts
 
 
 def _xml_text(text: str) -> str:
