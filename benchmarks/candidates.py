@@ -14,8 +14,9 @@ loaded once before timing), writing its full output (HTML, JSON, XLSX, CSV, Parq
 temporary folder; `--json` runs (the engine part: resolve, metrics, Pareto, Monte Carlo,
 sizing, the JSON and the store, no report files) are timed first. Prints, per size and mode:
 the median wall time, the median CPU time (user + system: the machine's other load stretches
-the wall time, not this) and the peak RSS of the process (`/usr/bin/time -f "%U %S %M"`),
-and the ratio to the 7-candidate run measured in the same run; with
+the wall time, not this), each with its spread (lowest-highest) over the runs, the peak RSS
+of the process (`/usr/bin/time -f "%U %S %M"`), and the ratio to the 7-candidate run measured
+in the same run; with
 both modes, the report files' part (the full run's median less the engine's) and its ratio;
 the growth exponent of each mode (log of the wall-time ratio over log of the size ratio, from
 the 7-candidate run and between the two largest sizes: 1 is linear); then `uptime`'s load
@@ -160,8 +161,11 @@ def main() -> None:
                        else "NOT met"))
                 what = ("scorecard run --json (engine, store; no report files)"
                         if mode == "json" else "scorecard run (every output file)")
-                print(f"{what}, {n:,} candidates: {wall:.2f} s wall (median of {args.runs}), "
-                      f"{cpu:.2f} s CPU, peak RSS {rss:.0f} MB, {wall / base:.2f}x the "
+                spread = [f" ({min(r[i] for r in results):.2f}-{max(r[i] for r in results):.2f})"
+                          if args.runs > 1 else "" for i in (0, 3)]
+                print(f"{what}, {n:,} candidates: {wall:.2f} s wall{spread[0]} (median of "
+                      f"{args.runs}), {cpu:.2f} s CPU{spread[1]}, peak RSS {rss:.0f} MB, "
+                      f"{wall / base:.2f}x the "
                       "7-candidate run, exit "
                       f"{','.join(map(str, codes))}{verdict}", flush=True)
     def exponent(mode: str, a: int, b: int) -> float:

@@ -19,13 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from pipeline import store
 from pipeline.compare import DiffError, diff
 from pipeline.engine import plan
 from pipeline.engine.explain import explain as chain_of
 from pipeline.engine.explain import render
-from pipeline.engine.scorecard import compute, to_contract
+from pipeline.engine.scorecard import compute, contract_data
 from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve
 from pipeline.store import caches
@@ -81,6 +84,18 @@ def check_vintage(vintage: str | None, now: datetime | None = None) -> None:
         raise UserError(1, f"--vintage {vintage!r} is after this month ({this_month}): no "
                         "market data is seen in a month to come; give this month or an "
                         "earlier one, or leave --vintage out for the latest loaded")
+
+
+def validated(data: dict[str, Any]) -> tuple[Result, str]:
+    """The result of the engine's plain data, validated once, and its JSON text. Data that
+    validates strictly (no value converted: pydantic's strict mode) is the document as it
+    stands, written as built rather than dumped from the model again; data that needs a
+    conversion is written from the model, as it reads."""
+    try:
+        return Result.model_validate(data, strict=True), dumps(data)
+    except ValidationError:
+        result = Result.model_validate(data)
+        return result, dumps(result.document())
 
 
 def _source(path: Path | None, name: str) -> str:
@@ -168,12 +183,12 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             # every other output writes it: stdout, scorecard.json and the stored run alike;
             # the JSON text tells whether there is any (scanning that text costs a fraction of
             # a walk of the result)
-            result = to_contract(card, generated_at, code_version())
-            document = dumps(result.document())
+            result, document = validated(contract_data(card, generated_at, code_version()))
             if not plain_json(document):
                 result = Result.model_validate(plain_all(result.document()))
                 document = dumps(result.document())
-            sha, source = o.proposal.sha256(), _source(path, o.name)
+            # the result's sha256 is the proposal's (hashing a big proposal takes a while)
+            sha, source = result.proposal_sha256 or o.proposal.sha256(), _source(path, o.name)
             folder = out or default_out(result.proposal, result.vintage)
             default_folder = folder.resolve() == default_out(
                 result.proposal, result.vintage).resolve()

@@ -364,7 +364,12 @@ def formulas() -> list[Formula]:
 
 def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result:
     """The `--json` document of DESIGN section 9, typed (schemas/result.py): built as plain
-    data, validated once."""
+    data (`contract_data`), validated once."""
+    return Result.model_validate(contract_data(card, generated_at, code_version))
+
+
+def contract_data(card: Scorecard, generated_at: str, code_version: str) -> dict[str, Any]:
+    """The `--json` document as plain data (JSON types, dates), before its validation."""
     mc = card.monte_carlo
     ranges: dict[str, dict[str, Any]] = {}
     for r in mc.percentiles.iter_rows(named=True):
@@ -402,7 +407,7 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         item["detail"] = {k: v for k, v in row.items()
                           if k not in item and k not in ("notes", "mix")}
         candidates.append(item)
-    return Result.model_validate({
+    return {
         "proposal": card.proposal.proposal.name,
         "proposal_sha256": card.proposal.sha256(),
         "vintage": card.vintage,
@@ -422,12 +427,12 @@ def to_contract(card: Scorecard, generated_at: str, code_version: str) -> Result
         "break_even": card.break_even,
         "recommendation": card.recommendation,
         "token_basis": card.proposal.policy.token_basis,
-        "formulas": formulas(),
+        "formulas": [f.model_dump() for f in formulas()],
         "published_per_request": card.published_per_request,
         "candidates": candidates,
         "scans": _scans(card),
         **({} if card.plan is None else {"plan": card.plan}),
-    })
+    }
 
 
 def _scans(card: Scorecard) -> list[dict[str, Any]]:

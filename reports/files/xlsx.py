@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -260,13 +261,28 @@ def _float_texts(items: list[Any]) -> list[str | None]:
     3.1679999999999997 reads back as 3.168.)"""
     floats = pl.Series([item if type(item) is float else None for item in items],
                        dtype=pl.Float64())
-    texts: list[str | None] = floats.cast(pl.String()).to_list()
-    return [t[:-2] if t is not None and t.endswith(".0") else t for t in texts]
+    texts: list[str | None] = floats.cast(pl.String()).str.strip_suffix(".0").to_list()
+    return texts
 
 
 def _xml_text(text: str) -> str:
     """Text in an XML element, escaped as xlsxwriter escapes a formula (& < >)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+#: the items `_Sheet.write_column` writes without their `str()`
+_PLAIN_TYPES = frozenset({str, float, int, bool, type(None)})
+
+
+class _PerCell(dict[str, str]):
+    """`_Sheet._shared` looked up item by item, as a mapping."""
+
+    def __init__(self, lookup: Callable[[str], str]) -> None:
+        super().__init__()
+        self.lookup = lookup
+
+    def __missing__(self, item: str) -> str:
+        return self.lookup(item)
 
 
 class _Sheet(Worksheet):
@@ -321,6 +337,22 @@ class _Sheet(Worksheet):
         self._texts[item] = tail
         return tail
 
+    def _shared_all(self, items: list[Any]) -> dict[str, str]:
+        """`_shared` of every string item, each distinct string looked up once (in the order
+        they first appear, so the shared-string table's indexes are those of one lookup per
+        cell), the table's use count raised by every further use. A column holding items
+        written through their `str()` is looked up cell by cell, in its order."""
+        kinds = set(map(type, items))
+        if not kinds <= _PLAIN_TYPES:
+            return _PerCell(self._shared)
+        if str not in kinds:
+            return {}
+        uses = Counter(items if len(kinds) == 1 else [i for i in items if type(i) is str])
+        tails = {text: self._shared(text) for text in uses}
+        self.str_table.count += sum(n - 1 for text, n in uses.items()
+                                    if tails[text].startswith(' t="s"'))
+        return tails
+
     def _style(self, fmt: Format | None) -> str:
         if fmt is None:
             return ""
@@ -372,17 +404,20 @@ class _Sheet(Worksheet):
             self._body[col] = [f'<c r="{letter}{row}"{s}><v>{text}</v></c>'
                                for row, text, s in zip(rows, texts, styles, strict=True)]
             return
+        tails = self._shared_all(items)
         for row, item, text, s in zip(rows, items, texts, styles, strict=True):
-            self._value_cell(add, letter, row, item, text, s)
+            self._value_cell(add, letter, row, item, text, s, tails)
         self._body[col] = cells
 
     def _value_cell(self, add: Callable[[str], None], letter: str, row: int, item: Any,
-                    text: str | None, s: str) -> None:
-        """One cell holding `item` as its value (`text`: a float's as _float_texts gives)."""
+                    text: str | None, s: str, tails: Mapping[str, str] | None = None
+                    ) -> None:
+        """One cell holding `item` as its value (`text`: a float's as _float_texts gives;
+        `tails`: the column's strings already looked up, `_shared_all`)."""
         shared = self._shared
         of = type(item)
         if of is str:
-            add(f'<c r="{letter}{row}"{s}{shared(item)}')
+            add(f'<c r="{letter}{row}"{s}{shared(item) if tails is None else tails[item]}')
         elif of is float and math.isfinite(item):
             add(f'<c r="{letter}{row}"{s}><v>{text}</v></c>')
         elif of is int:
@@ -548,8 +583,10 @@ class Points:
                 for modes, c in zip(self._modes, self.candidates, strict=True):
                     for i in reversed(c.inputs):
                         modes[i.input] = i.mode
+            # reports.frames.value, inlined: it runs for every candidate and column
             self._columns[name] = [
-                found if (found := value(c, name)) is not None else modes.get(name)
+                found if (found := getattr(c, name) if name in c.model_fields_set
+                          else c.detail.get(name)) is not None else modes.get(name)
                 for c, modes in zip(self.candidates, self._modes, strict=True)]
         return self._columns[name]
 
