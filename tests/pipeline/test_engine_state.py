@@ -53,6 +53,35 @@ def test_preemptions_over_the_window_of_two_scrapes():
     assert any("the KV budget binds" in n for n in got["notes"])
 
 
+TWO_ENGINES = b"""# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="qwen"} 48.0
+vllm:num_requests_running{engine="1",model_name="qwen"} 52.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="qwen"} 0.0
+vllm:num_requests_waiting{engine="1",model_name="qwen"} 5.0
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="qwen"} 0.71
+vllm:kv_cache_usage_perc{engine="1",model_name="qwen"} 0.97
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",model_name="qwen"} 3.0
+vllm:num_preemptions_total{engine="1",model_name="qwen"} 15.0
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="qwen"} 100000.0
+vllm:generation_tokens_total{engine="1",model_name="qwen"} 90000.0
+"""
+
+
+def test_kv_usage_is_the_fullest_engines_and_the_counts_are_summed():
+    # two engines in one scrape: KV usage 0.71 and 0.97 is a share of each engine's own
+    # cache, so the state's is the fullest, 0.97 (summed it printed 0.71 + 0.97 = 194 %);
+    # running 48 + 52 = 100, waiting 0 + 5 = 5, preemptions since start 3 + 15 = 18
+    got = metrics_state(TWO_ENGINES, path="two_engines.txt")
+    assert got["kv_cache_usage"] == pytest.approx(0.97)
+    assert got["kv_cache_usage_max"] == pytest.approx(0.97)
+    assert (got["requests_running"], got["requests_waiting"]) == (100, 5)
+    assert got["preemptions"] == 18
+
+
 def test_a_v0_startup_log_with_its_block_size():
     # "# GPU blocks: 7403" with block_size=32 in the engine arguments: 7,403 x 32 = 236,896
     # tokens; its "Maximum concurrency for 8192 tokens per request: 28.92x" agrees
