@@ -261,6 +261,12 @@ def test_the_all_reduce_cost_per_tp_degree():
     assert by_tp[2]["collective_ms"] == pytest.approx(0.48)
     assert by_tp[2]["tokens_per_s_total"] == pytest.approx(185.1, abs=0.1)
     assert by_tp[4]["tokens_per_s_total"] == pytest.approx(351.3, abs=0.1)
+    # the topologies of the same output (batch 1 per replica) charge the same per-degree
+    # all-reduces: TP2 160 x 3 us = 0.48 ms, TP4 160 x 5 us = 0.8 ms (they showed 0.00 ms)
+    shown = {t["tensor_parallel"]: t for t in _cli(
+        *flags, "--allreduce-us-by-tp", "2:3,4:5")["topologies"]}
+    assert shown[2]["collective_ms"] == pytest.approx(0.48)
+    assert shown[4]["collective_ms"] == pytest.approx(0.8)
     pcie = _cli(*flags, "--allreduce-us", "25")["crossover"]["levels"][0]
     assert pcie["topologies"][2]["collective_ms"] == pytest.approx(4.0)
     assert pcie["winner"] == "TP4 x 1"

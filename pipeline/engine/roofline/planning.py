@@ -269,28 +269,35 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     }
 
 
-def topologies(inputs: RooflineInputs, gpus: int) -> list[dict[str, Any]]:
+def topologies(inputs: RooflineInputs, gpus: int,
+               allreduce_us: dict[int, float] | None = None) -> list[dict[str, Any]]:
     """Each way of serving the model on `gpus` GPUs as TP x replicas (TP a power of two that
     divides the GPU count, PP 1), at the inputs' batch per replica: fits, TPOT (the step, with
-    the all-reduce cost), tokens/s in all and per GPU."""
+    TP t's all-reduce cost: `_allreduce_us`, as `crossover` charges it), tokens/s in all and
+    per GPU."""
     if gpus < 1:
         raise RooflineInputError("compare_gpus", f"must be at least 1, got {gpus!r}")
     rows = []
-    tp = 1
-    while tp <= gpus:
-        if gpus % tp == 0:
-            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
-                                             replicas=gpus // tp, microbatches=None))
-            rows.append({
-                "tensor_parallel": tp, "replicas": gpus // tp,
-                "fits": r.tokens_per_s_total is not None, "tpot_ms": r.step_ms,
-                "collective_ms": r.collective_ms,
-                "tokens_per_s_total": r.tokens_per_s_total,
-                "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
-                "reason": r.ceiling_reason,
-            })
-        tp *= 2
+    for tp in _tp_degrees(gpus):
+        r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
+                                         replicas=gpus // tp, microbatches=None,
+                                         allreduce_us=_allreduce_us(inputs, tp, allreduce_us)))
+        rows.append({
+            "tensor_parallel": tp, "replicas": gpus // tp,
+            "fits": r.tokens_per_s_total is not None, "tpot_ms": r.step_ms,
+            "collective_ms": r.collective_ms,
+            "tokens_per_s_total": r.tokens_per_s_total,
+            "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
+            "reason": r.ceiling_reason,
+        })
     return rows
+
+
+def _allreduce_us(inputs: RooflineInputs, tp: int,
+                  by_tp: dict[int, float] | None) -> float | None:
+    """One all-reduce's latency (us) at TP `tp`: `--allreduce-us-by-tp`'s for that degree,
+    else the inputs' `allreduce_us`; none without tensor parallelism."""
+    return (by_tp or {}).get(tp, inputs.allreduce_us) if tp > 1 else None
 
 
 def _tp_degrees(gpus: int) -> list[int]:
@@ -348,10 +355,10 @@ def crossover(inputs: RooflineInputs, gpus: int, concurrencies: list[int],
                 row["reason"] = f"{c} sequences do not split evenly over {replicas} replicas"
                 rows.append(row)
                 continue
-            us = by_tp.get(tp, inputs.allreduce_us) if tp > 1 else None
-            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
-                                             replicas=replicas, batch=c // replicas,
-                                             microbatches=None, allreduce_us=us))
+            r = estimate(dataclasses.replace(
+                inputs, tensor_parallel=tp, pipeline_parallel=1, replicas=replicas,
+                batch=c // replicas, microbatches=None,
+                allreduce_us=_allreduce_us(inputs, tp, allreduce_us)))
             row.update(batch_per_replica=c // replicas, fits=r.tokens_per_s_total is not None,
                        tpot_ms=r.step_ms, collective_ms=r.collective_ms,
                        tokens_per_s_total=r.tokens_per_s_total, reason=r.ceiling_reason)

@@ -30,8 +30,10 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
     try:
         out["serving"] = _serving(inputs, context)
         out["sizing"] = planning.sizing(inputs, plan, out["serving"])
-        out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
-                             if plan.get("compare_gpus") is not None else None)
+        out["topologies"] = (planning.topologies(
+            inputs, plan["compare_gpus"], planning.allreduce_by_tp(
+                plan.get("allreduce_us_by_tp"))) if plan.get("compare_gpus") is not None
+            else None)
         out["sweep"] = planning.sweep(inputs, plan)
         out["kv_paging"] = _kv_paging(inputs, plan)
         out["crossover"] = _crossover(inputs, plan)
