@@ -343,3 +343,22 @@ def test_seed_004_serialised_hf_server_with_its_kv_read_factor():
                            output_tokens=128, budget_tokens=None, serialised=True)
     assert row["tpot_ms"] == pytest.approx(30.793, abs=1e-3)
     assert row["ttft_s"] == pytest.approx(171.52, abs=0.01)
+
+
+def test_the_warm_ttft_of_the_sizing_is_the_prefill_without_the_cached_tokens():
+    # 8B (16 GB, 131,072 B/token of KV) at context 2,048, requests of 800 + 250 tokens: no
+    # chunk budget and the context not the prompt, so the sizing's TTFT is the prefill bound
+    # (the warm-decode form). Cold: 800 x 2 x 8e9 + 4 x 32 x 32 x 128 x 800 x 801 / 2 =
+    # 1.296798e13 FLOP / 989e12 = 13.1122 ms. At a hit rate 0.78, floor(800 x 0.78) = 624
+    # cached, 176 computed: 176 x 2 x 8e9 + 524,288 x (800 x 801 - 624 x 625) / 2 = 2.92e12
+    # FLOP = 2.95 ms, under the weights' read (16 + 176 x 131,072 / 1e9) / 3,350 = 4.78301 ms:
+    # 4.78301 ms, as the serving model's prefill has it (the linear 0.22 x 13.1122 = 2.8847 ms
+    # had the weights read in a fifth of the time)
+    flags = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
+             "--head-dim", "128", "--cache-bytes", "2", "--batch", "1", "--context", "2048",
+             "--prompt-tokens", "800", "--weights-gb", "16", "--reserve-gb", "8",
+             "--budget-gb", "80", "--bandwidth-gbs", "3350", "--tflops", "989",
+             "--requests-per-s", "1", "--output-tokens", "250"]
+    sizing = _cli(*flags, "--prefix-hit-rate", "0.78")["sizing"]
+    assert sizing["cold_ttft_ms"] == pytest.approx(13.1122, abs=1e-4)
+    assert sizing["ttft_ms"] == pytest.approx(4.78301, abs=1e-5)

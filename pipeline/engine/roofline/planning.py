@@ -19,9 +19,9 @@ from pipeline.engine.roofline.serving import (
     compare_levels,
     draft_step_ms,
     predict_sweep,
-    prefix_cached_ttft_s,
     serving_point,
     speculative,
+    warm_prefill_s,
 )
 from pipeline.engine.sizing import binding
 
@@ -175,7 +175,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     """Replicas for a request rate (`requests_per_s`, `output_tokens`; the prompt is the
     inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
     estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
-    step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`)); with
+    step (or `tpot_ms`) and TTFT the prefill bound (warm: `serving.warm_prefill_s`, the
+    prefill with the `prefix_hit_rate`'s cached tokens removed, as the serving model has it); with
     `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included and
     the cached prefill removed (its `cold_ttft_s` beside)."""
     if plan.get("requests_per_s") is None:
@@ -208,7 +209,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
         ttft_s = served["ttft_s"] / efficiency
     else:
         cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
-        ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
+        ttft_s = (warm_prefill_s(inputs, hit) / efficiency if hit is not None
+                  else cold_ttft_s)
     assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
                        f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
                        + ("the prefill queue included" if served else "no queueing")

@@ -18,7 +18,7 @@ from pipeline.engine.roofline.kv import sized_request_tokens
 from pipeline.engine.roofline.model import RooflineInputs
 from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
-from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
+from pipeline.engine.roofline.serving import draft_step_ms, speculative, warm_prefill_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.cost import basis_per_output_token
@@ -184,9 +184,13 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
     ttft_source = (f"roofline TTFT lower bound for {inputs.prompt_tokens or e.context} prompt "
                    "tokens (no queueing: optimistic)")
     if e.prefix_hit_rate is not None:
-        ttft_s = prefix_cached_ttft_s(ttft_s, e.prefix_hit_rate)
-        ttft_source += (f", warm: x (1 - prefix hit rate {e.prefix_hit_rate:g}) "
-                        f"({e.effects_source}); cold {result.ttft_lower_bound_ms:.1f} ms")
+        try:
+            ttft_s = warm_prefill_s(inputs, e.prefix_hit_rate)
+        except RooflineInputError as err:
+            raise d.error("throughput.estimate.prefix_hit_rate", str(err)) from None
+        ttft_source += (f", warm: the prefill without the prefix hit rate {e.prefix_hit_rate:g}"
+                        f"'s cached tokens ({e.effects_source}); cold "
+                        f"{result.ttft_lower_bound_ms:.1f} ms")
     # the prefill reaches the same share of its roofline as the decode (as `scorecard
     # estimate` sizes it); the efficiency's mode, as the TTFT is a single figure
     efficiency = bounds(e.efficiency)[1]
