@@ -179,8 +179,8 @@ def inspect_command(
         states = engine_state(paths)  # vLLM's start-up logs and /metrics: its KV and queue
         paths = [p for p in paths if not (p.is_file() and detect_startup_log(head(p)))]
         bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
-        if states and not bench and not logs:  # start-up logs alone
-            _print_state({"engine_state": states}, as_json)
+        if states and not bench and not logs:  # start-up logs alone: no run, no sweep
+            _print_state({"runs": [], "sweep": None, "engine_state": states}, as_json)
             return
         if logs and not bench and power is None:  # power logs alone: their summary
             report = power_summary(paths, tz=tz, fmt=_value(power_format))

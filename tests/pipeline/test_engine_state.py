@@ -131,3 +131,31 @@ def test_inspect_adds_the_state_beside_the_metrics_run():
     report = json.loads(result.stdout)
     assert report["runs"] and report["engine_state"][0]["requests_waiting"] == 64
     assert engine_state([path])[0]["kv_capacity_tokens"] == 400_448
+
+
+def test_inspect_of_start_up_logs_alone_keeps_the_json_contract(tmp_path: Path):
+    # DESIGN section 9: `evidence inspect --json` prints {"runs": [...], "sweep": ... or
+    # null}; start-up logs alone hold no run and no sweep (the keys were missing)
+    result = CliRunner().invoke(app, ["evidence", "inspect", str(FIXTURES / "v0_startup.log"),
+                                      "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["runs"], doc["sweep"]) == ([], None)
+    assert doc["engine_state"][0]["kv_capacity_tokens"] == 236_896  # 7,403 x 32
+
+
+def test_a_start_up_log_in_a_folder_is_not_said_to_be_skipped(tmp_path: Path):
+    # a folder with a start-up log and a vLLM bench result: the log is read as the engine
+    # state, so the run's notes must not call it "skipped (not a benchmark format ...)"
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "v0_startup.log").write_bytes((FIXTURES / "v0_startup.log").read_bytes())
+    bench = Path(__file__).resolve().parents[1] / "fixtures" / "bench" / "vllm_detailed_small.json"
+    (folder / "bench.json").write_bytes(bench.read_bytes())
+    result = CliRunner().invoke(app, ["evidence", "inspect", str(folder), "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["engine_state"][0]["kv_capacity_tokens"] == 236_896
+    assert len(doc["runs"]) == 1
+    assert "v0_startup.log: skipped" not in result.stdout
+    assert "v0_startup.log: a vLLM start-up log" in result.stdout
