@@ -209,6 +209,24 @@ def test_a_bad_hit_rate_range_is_refused_naming_the_flag():
     assert "--prefix-hit-range" in result.stderr
 
 
+@pytest.mark.parametrize(("extra", "named"), [
+    # a disaggregated prefill pool on a server running one request at a time: the serving
+    # estimate took --serialised and dropped the link without a word
+    (["--output-tokens", "100", "--kv-link-gbs", "50", "--serialised"],
+     ("--kv-link-gbs", "--serialised")),
+    # a hit-rate range and no load: no serving estimate, so the range gave null figures
+    (["--prefix-hit-rate", "0.5", "--prefix-hit-range", "0.3,0.7"],
+     ("--prefix-hit-range", "--output-tokens")),
+])
+def test_flags_that_would_be_ignored_are_refused_naming_them(
+        extra: list[str], named: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(_app(), ["estimate", *_SEED_003_FLAGS, "--context", "8192",
+                                         *extra])
+    assert result.exit_code == 1, result.stdout
+    for flag in named:
+        assert flag in result.stderr, result.stderr
+
+
 # --- TP x replicas at equal total concurrency -------------------------------------------------
 
 _EIGHT_B = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
