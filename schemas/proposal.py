@@ -513,8 +513,8 @@ class Estimate(_Strict):
     of one all-reduce (NVLink about 5-100 us, PCIe 2-8 ms; not counted when absent), and
     `lookup_embeddings` overrides the model table's field (the input embedding out of the
     per-token weight traffic). Declared effects, each needing `effects_source`: a prefix-cache
-    `prefix_hit_rate` (the share of the prompt's prefill served from cache: TTFT x (1 - h); in
-    the serving form it removes that prefill work, and may be a range) and
+    `prefix_hit_rate` (the share of the prompt's prefill served from cache: the prefill
+    computes the uncached tokens only; in the serving form it may be a range) and
     speculative decoding (`speculative_acceptance` a, a number or a range,
     `speculative_draft_tokens` k, `speculative_draft_ms` or `speculative_draft_model`: TPOT =
     (verification of k + 1 tokens per sequence + k x draft step) / (1 + a + ... + a^k)).

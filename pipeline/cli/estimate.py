@@ -87,7 +87,7 @@ HELP: dict[str, str] = {
     "serialised": "Sweep: a server running one request at a time (FIFO), as a naive HF loop.",
     "prefix_hit_rate": "Share of the prompt's prefill served from the prefix cache: the serving "
                        "estimate computes the rest only (fewer mixed steps, shorter TTFT, more "
-                       "goodput); the warm-decode sizing scales TTFT.",
+                       "goodput); the warm-decode sizing's TTFT is that shorter prefill.",
     "prefix_hit_range": "The hit rate's range as low,high around --prefix-hit-rate: the "
                         "serving estimate's goodput range.",
     "spec_acceptance": "Sizing: speculative decoding acceptance rate (0 to below 1).",

@@ -179,8 +179,8 @@ def inspect_command(
         states = engine_state(paths)  # vLLM's start-up logs and /metrics: its KV and queue
         paths = [p for p in paths if not (p.is_file() and detect_startup_log(head(p)))]
         bench, logs, _ = split_files(paths, fmt=_value(fmt), power_fmt=_value(power_format))
-        if states and not bench and not logs:  # start-up logs alone
-            _print_state({"engine_state": states}, as_json)
+        if states and not bench and not logs:  # start-up logs alone: no run, no sweep
+            _print_state({"runs": [], "sweep": None, "engine_state": states}, as_json)
             return
         if logs and not bench and power is None:  # power logs alone: their summary
             report = power_summary(paths, tz=tz, fmt=_value(power_format))
@@ -308,6 +308,7 @@ def add_command(
 
     from pipeline.evidence.add import add_files, evidence_files
     from pipeline.store import LoadFailed, StoreError, connect, db_path
+    from pipeline.store.db import new_store
     from schemas.table import ValidationFailed
     from sources.errors import ParseError
 
@@ -316,7 +317,7 @@ def add_command(
     if window_start is not None or window_end is not None or as_json:
         raise _fail("--window-start, --window-end and --json go with --parquet DIR")
     store_file = db_path(db)
-    new_store = not store_file.exists()
+    made = new_store(store_file)  # a refusal leaves none of it behind
     con = None
     try:
         files = evidence_files(paths, fmt=_value(fmt), power_fmt=_value(power_fmt))
@@ -328,9 +329,8 @@ def add_command(
             OSError) as err:
         if con is not None:
             con.close()
-            if new_store:  # a refusal leaves no store it made behind
-                for made in (store_file, store_file.with_name(store_file.name + ".wal")):
-                    made.unlink(missing_ok=True)
+        if made is not None:  # the store, its WAL and the folders made for it
+            made.remove()
         raise _fail(str(err)) from None
     _print_loads(results, notes)
 

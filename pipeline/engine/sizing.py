@@ -78,9 +78,10 @@ def _with_payback(evaluated: pl.DataFrame) -> pl.DataFrame:
     cheapest eligible cloud candidate (by CPM, as the break-even) at the demand, the saving
     being that candidate's monthly cost less the on-prem fleet's running cost (its monthly
     cost less the capital repayment): simple payback, no discounting. Null with
-    `payback_reason` when it never pays (no saving), there is no eligible cloud candidate or no
-    capex, or the candidate is not an on-prem purchase; `payback_versus` names the cloud
-    candidate. A frame without `deployment` (the metric steps alone) has no payback."""
+    `payback_reason` when it never pays (no saving), there is no eligible cloud candidate
+    with a monthly cost or no capex, or the candidate is not an on-prem purchase;
+    `payback_versus` names the cloud candidate. A frame without `deployment` (the metric
+    steps alone) has no payback."""
     if "deployment" not in evaluated.columns:
         evaluated = evaluated.with_columns(pl.lit(None, dtype=pl.String()).alias("deployment"))
     if "eligible" not in evaluated.columns:
@@ -99,7 +100,8 @@ def _with_payback(evaluated: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("deployment") != "on_prem").then(pl.lit("not an on-prem purchase"))
         .when(~purchase).then(pl.lit("an on-prem candidate priced by the hour: no capex to "
                                      "repay"))
-        .when(pl.lit(versus is None)).then(pl.lit("no eligible cloud candidate to compare"))
+        .when(pl.lit(versus is None)).then(pl.lit("no eligible cloud candidate with a monthly "
+                                                 "cost to compare"))
         .when(capex.is_null() | running.is_null()).then(pl.lit("no capex or running cost"))
         .when(saving <= 0).then(pl.format(
             "never pays: running the fleet costs {} EUR/month, the cheapest eligible cloud "

@@ -59,6 +59,7 @@ import polars as pl
 
 from pipeline.evidence import cache as evidence_cache
 from pipeline.evidence.configuration import configuration, gpus, key, label
+from pipeline.evidence.engine_state import detect_startup_log
 from pipeline.evidence.files import head, read_bytes, walk
 from pipeline.evidence.goodput import (
     NOT_CHECKED,
@@ -184,7 +185,11 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
             name = str(path)
             tool = fmt or detect_format(head(path))  # the detectors look at the head only
             if in_folder and tool is None:
-                notes.append(f"{name}: skipped (not a benchmark format this project reads)")
+                top = head(path)
+                notes.append(f"{name}: a vLLM start-up log: the engine's KV cache (evidence "
+                             "inspect's engine state), not a benchmark run" if
+                             detect_startup_log(top) else
+                             f"{name}: skipped (not a benchmark format this project reads)")
                 continue
             known = evidence_cache.known_digest(cache, path) if cached and keep is None else None
             runs = None if known is None else evidence_cache.lookup(cache, known, name, fmt, tz)

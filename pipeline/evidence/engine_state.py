@@ -15,7 +15,9 @@ binds; docs/capacity.md, "Paged KV cache and the preemption onset").
   `vllm:kv_cache_usage_perc`, before vLLM 0.11 `vllm:gpu_cache_usage_perc`), the preemptions
   (`vllm:num_preemptions_total`: its increase between the first and last scrape, or its total
   since start for one scrape) and the capacity of `vllm:cache_config_info` (num_gpu_blocks x
-  block_size). Engines and models are summed.
+  block_size). The counts (waiting, running, preemptions) and the capacity are summed over
+  engines and models; the KV-cache usage, a share of each engine's own cache, is the largest
+  engine's (the fullest cache is the one whose budget binds; a sum is no share: 0.71 + 0.97).
 - `engine_state`: the files under the paths that are either, each read (`detect_startup_log`
   recognises a start-up log by its head), and `state_lines`, their text for `evidence inspect`.
 
@@ -26,7 +28,7 @@ size, raises `sources.errors.ParseError` naming the file and line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,19 +115,21 @@ def metrics_state(data: bytes, *, path: str) -> dict[str, Any]:
     module docstring)."""
     scrapes = vllm_metrics.read_scrapes(decode_text(data, vllm_metrics.TOOL, path), path)
 
-    def summed(counts: dict[Any, float], *names: str) -> float | None:
+    def over_engines(counts: dict[Any, float], names: tuple[str, ...],
+                     combine: Callable[[list[float]], float]) -> float | None:
         for name in names:
             values = [v for (n, _), v in counts.items() if n == name]
             if values:
-                return sum(values)
+                return combine(values)
         return None
 
-    def series(*names: str) -> list[float]:
-        return [v for _, counts in scrapes if (v := summed(counts, *names)) is not None]
+    def series(*names: str, combine: Callable[[list[float]], float] = sum) -> list[float]:
+        return [v for _, counts in scrapes
+                if (v := over_engines(counts, names, combine)) is not None]
 
     waiting = series("vllm:num_requests_waiting")
     running = series("vllm:num_requests_running")
-    usage = series("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
+    usage = series("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", combine=max)
     preempted = series("vllm:num_preemptions_total")
     config = [dict(labels) for (name, labels) in scrapes[-1][1]
               if name == "vllm:cache_config_info"]

@@ -12,7 +12,7 @@ Each outcome is recorded as the "SLO attainment" check of the `latency` input.""
 from __future__ import annotations
 
 from pipeline.evidence.bench import ThroughputEvidence, throughput_from_evidence
-from pipeline.evidence.goodput import TOLERANCE_S, Slo, percentile_bound
+from pipeline.evidence.goodput import TOLERANCE_S, Slo, p99_bounds, percentile_bound
 from pipeline.inputs.cost import basis_per_output_token, point_tokens_per_day
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.ranges import bounds
@@ -36,9 +36,9 @@ def resolve_latency(d: Draft) -> None:
         _measured(d, latency)
 
 
-def _check(d: Draft, outcome: str, detail: str) -> None:
+def _check(d: Draft, outcome: str, detail: str, check: str = CHECK) -> None:
     d.row["evidence_checks"] = [*d.row["evidence_checks"], {
-        "input": "latency", "check": CHECK, "outcome": outcome, "detail": detail}]
+        "input": "latency", "check": check, "outcome": outcome, "detail": detail}]
 
 
 def _unknown(d: Draft, why: str) -> None:
@@ -53,10 +53,15 @@ def _unknown(d: Draft, why: str) -> None:
 def _published(d: Draft, latency: PublishedLatency) -> None:
     """A published latency at its percentile q: a figure at or under its limit proves q of the
     requests meet that limit (the limits combine by the union bound); a figure over its limit
-    leaves at most q meeting it, which fails the SLO when q is under its attainment."""
+    leaves at most q meeting it, which fails the SLO when q is under its attainment. The
+    SLO's p99 bounds (`goodput.p99_bounds`, as for a run) are checked on figures published at
+    p99: one over its bound is no operating point (not eligible); a bound whose figure is not
+    published at p99 leaves the attainment unknown."""
     slo = d.proposal.slo
     q = latency.percentile
     figures = {"ttft": latency.ttft_ms, "tpot": latency.tpot_ms}
+    if _p99_refused(d, latency, figures):
+        return
     reported = {f"{name}_p{q:g}_s": ms / 1000.0 for name, ms in figures.items()
                 if ms is not None}
     over = [f"{name.upper()} {ms:g} ms > {limit:g} ms" for name, ms, limit in (
@@ -80,6 +85,38 @@ def _published(d: Draft, latency: PublishedLatency) -> None:
     proven = "nothing" if not share else f"only {share:.4g} of requests"
     _unknown(d, f"the published latency at {at} proves {proven} meet the SLO ({proof}), "
                 f"short of the {slo.attainment:.0%} slo.attainment asks")
+
+
+def _p99_refused(d: Draft, latency: PublishedLatency, figures: dict[str, float | None]) -> bool:
+    """The SLO's p99 bounds against the published figures: each checked as for a run ("SLO
+    p99 TTFT"/"SLO p99 TPOT"); True when the API is done with (over a bound: no operating
+    point, with the reason; a bound's figure not published at p99: unknown attainment)."""
+    slo = Slo(**d.proposal.slo.model_dump())
+    at = f"p{latency.percentile:g} ({latency.source})"
+    over, unpublished = [], []
+    for field, key, name, limit_s in p99_bounds(slo):
+        ms = figures[key.split("_")[0]]
+        if ms is None or latency.percentile != 99:
+            unpublished.append(name)
+            _check(d, "not checked", f"the p99 {name} is not published ({name} "
+                   f"{'not given' if ms is None else f'{ms:g} ms'} at {at})", f"SLO p99 {name}")
+            continue
+        within = ms / 1000.0 <= limit_s
+        detail = (f"the p99 {name} published is {ms:g} ms ({latency.source}), "
+                  f"{'within' if within else 'over'} the {getattr(slo, field):g} ms "
+                  f"slo.{field} bound")
+        _check(d, "passed" if within else "failed", detail, f"SLO p99 {name}")
+        if not within:
+            over.append(detail)
+    if over:
+        d.row["no_goodput_reason"] = ("the API's published latency exceeds the SLO's p99 bound "
+                                      f"({'; '.join(over)})")
+        return True
+    if unpublished:
+        _unknown(d, f"p99 not published: the SLO bounds the p99 {' and '.join(unpublished)}, "
+                    f"the latency is published at {at}")
+        return True
+    return False
 
 
 def _measured(d: Draft, latency: EvidenceLatency) -> None:

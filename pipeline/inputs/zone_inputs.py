@@ -183,7 +183,7 @@ def _no_components(d: Draft, country: str, band: str) -> str:
         for r in table.sort("country", "consumption_band").iter_rows(named=True)))
     return (f"candidate {d.c.id!r} in {country}: no non-household price components "
             f"(Eurostat nrg_pc_205_c) for {country}, band {band}, in any year up to "
-            f"{d.mkt.vintage[:4]}; bundled (country band (year)): {bundled} "
+            f"{d.mkt.vintage[:4]}; in this vintage's market (country band (year)): {bundled} "
             "(sources/reference/README.md, tariff_components_yearly.csv). Choose a bundled "
             "band, or price the electricity as a contract (basis = \"contract\")")
 

@@ -87,7 +87,9 @@ def connect(path: str | os.PathLike[str],
 
     DuckDB lets one process write a file: when another scorecard process holds it, wait up
     to `wait` seconds (default `wait_s()`), saying so once on stderr, then raise StoreBusy."""
-    if str(path) != ":memory:" and not read_only:
+    on_disk = str(path) != ":memory:" and not read_only
+    made = new_store(path) if on_disk else None
+    if on_disk:
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -116,9 +118,47 @@ def connect(path: str | os.PathLike[str],
                 said = True
             time.sleep(min(0.25, max(0.0, give_up - time.monotonic())))
     if not read_only:
-        ensure_tables(con, tables)
-        sweep_orphans(con)
+        try:
+            ensure_tables(con, tables)
+            sweep_orphans(con)
+        except BaseException:  # nothing of a store it could not set up is left behind
+            con.close()
+            if made is not None:
+                made.remove()
+            raise
     return con
+
+
+class NewStore:
+    """What opening a store that does not exist yet makes: its file, its WAL and the folders
+    above it that are missing (deepest first), so a refused command removes them."""
+
+    def __init__(self, path: Path, folders: list[Path]) -> None:
+        self.path, self.folders = path, folders
+
+    def remove(self) -> None:
+        """Remove the store's file and WAL, then each folder made for it that is empty."""
+        for made in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if made.exists():  # (a read-only file system refuses even to unlink nothing)
+                made.unlink()
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (something else was put there) or already gone
+                return
+
+
+def new_store(path: str | os.PathLike[str]) -> NewStore | None:
+    """A `NewStore` for `path` when no file is there yet, else None (an existing store is
+    never removed)."""
+    store = Path(path)
+    if store.exists():
+        return None
+    folders, folder = [], store.parent
+    while not folder.exists() and folder != folder.parent:
+        folders.append(folder)
+        folder = folder.parent
+    return NewStore(store, folders)
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> None:

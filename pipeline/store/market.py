@@ -165,34 +165,35 @@ def published_per_request(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                       "ORDER BY system")
 
 
-def _latest_load(table: str, *key: str) -> str:
-    """The rows of a reference table without a vintage column, each `key` from its latest
-    load (the package ships the table whole, the same for every vintage: the law's dates are
-    in the rows), in the order the load wrote them (the file's)."""
+def _latest_load(table: str) -> str:
+    """The rows of a reference table without a vintage column, all from the single latest ok
+    load that wrote it (the package ships the table whole, the same for every vintage: the
+    law's dates are in the rows; a row a newer load dropped or renamed is not read), in the
+    order the load wrote them (the file's)."""
     return f"""
-        SELECT * EXCLUDE (load_id, rn, line) FROM (
-          SELECT t.*, t.rowid AS line,
-                 row_number() OVER (PARTITION BY {", ".join(f"t.{k}" for k in key)}
-                                    ORDER BY l.finished_at_utc DESC) AS rn
-          FROM {table} t JOIN loads l USING (load_id))
-        WHERE rn = 1 ORDER BY line"""
+        SELECT * EXCLUDE (load_id) FROM {table}
+        WHERE load_id = (SELECT load_id FROM loads
+                         WHERE status = 'ok'
+                           AND list_contains(string_split(tables, ','), '{table}')
+                         ORDER BY finished_at_utc DESC LIMIT 1)
+        ORDER BY rowid"""
 
 
 def regulatory_rules(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The rules of the regulatory gates, in the file's order (an instrument's rules
     together, as the gates read them), each with its source and snapshot."""
-    return frame(con, _latest_load("core__regulatory_rules", "rule_id"))
+    return frame(con, _latest_load("core__regulatory_rules"))
 
 
 def sovereignty_objectives(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The EU Cloud Sovereignty Framework's objectives SOV-1 .. SOV-8, in order."""
-    return frame(con, _latest_load("core__sovereignty_objectives", "objective"))
+    return frame(con, _latest_load("core__sovereignty_objectives"))
 
 
 def power_defaults(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The ranges a power figure a proposal leaves out is derived from (busy and idle shares
     of TDP, the PUE of each kind of site), each with its source and snapshot."""
-    return frame(con, _latest_load("core__power_defaults", "default_figure", "default_site"))
+    return frame(con, _latest_load("core__power_defaults"))
 
 
 def known_zones(con: duckdb.DuckDBPyConnection) -> list[str]:

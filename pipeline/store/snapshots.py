@@ -113,8 +113,15 @@ def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
         return
     for ddl in _DDL:
         con.execute(ddl)
-    if PARTS in tables and "USING COMPRESSION ZSTD" not in tables[PARTS]:
+    if PARTS in tables and not in_zstd(tables[PARTS]):
         _recompress_parts(con)
+
+
+def in_zstd(ddl: str) -> bool:
+    """Whether a table's DDL, as DuckDB renders it, stores a column in zstd: compared
+    without case (DuckDB 2.0 prints `ZSTD` whatever the DDL said; the name is the codec's,
+    not a spelling DuckDB promises)."""
+    return "using compression zstd" in ddl.lower()
 
 
 def relation_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:

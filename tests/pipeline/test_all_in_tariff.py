@@ -206,12 +206,14 @@ def test_no_components_for_the_country_is_an_error_listing_what_is_bundled(
         _score(tariff_market, '{ basis = "all_in", band = "ID" }', de)
     assert caught.value.key == "tco.site.electricity.band"
     assert ("candidate 'de' in DE: no non-household price components (Eurostat "
-            "nrg_pc_205_c) for DE, band ID, in any year up to 2026; bundled (country band "
-            "(year)): FR IC (2024), FR ID (2024)") in str(caught.value)
+            "nrg_pc_205_c) for DE, band ID, in any year up to 2026; in this vintage's market "
+            "(country band (year)): FR IC (2024), FR ID (2024)") in str(caught.value)
 
 
 def test_a_band_bundled_only_for_a_later_year_is_an_error(db: Path) -> None:
-    # NL band IE only for 2027: a 2026-10 vintage cannot read it, and nothing else is bundled
+    # NL band IE only for 2027: a 2026-10 vintage cannot read it, and nothing else is bundled;
+    # NL IE is bundled (for 2027), so the list is of this vintage's market, which holds none
+    # (it said "bundled ...: none" of a band the package does bundle)
     con = store.connect(db)
     load_bundled(con, _files(f"NL,2027,IE,0.0700,0.0300,0.0200,{URL}\n"))
     mkt = read_market(con, bundled.VINTAGE)
@@ -219,7 +221,8 @@ def test_a_band_bundled_only_for_a_later_year_is_an_error(db: Path) -> None:
     nl = candidate("nl", zone='"NL"', cost='{ tco = "site" }')
     with pytest.raises(ProposalError, match=r"tco\.site\.electricity\.band: candidate 'nl' "
                                             r"in NL: .* band IE, in any year up to 2026; "
-                                            r"bundled \(country band \(year\)\): none"):
+                                            r"in this vintage's market \(country band "
+                                            r"\(year\)\): none"):
         _score(mkt, '{ basis = "all_in", band = "IE" }', nl)
 
 

@@ -170,3 +170,37 @@ def test_an_estimated_api_replica_on_the_total_basis(tmp_path: Path) -> None:
     assert output["tokens_per_s"] > 0
     assert total["tokens_per_s"] == pytest.approx(5 * output["tokens_per_s"])
     assert total["cpm_eur_per_mtok"] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(("bound", "latency", "eligible", "checks", "said"), [
+    # the reviewer's case: p99 TTFT 800 ms published, over the 500 ms slo.ttft_p99_ms bound:
+    # no operating point, as for a run whose p99 is over it (it was eligible, ranked 1)
+    ("ttft_p99_ms = 500", "ttft_ms = 800, tpot_ms = 40, percentile = 99", False,
+     {"SLO p99 TTFT": "failed"},
+     "the p99 TTFT published is 800 ms (page), over the 500 ms slo.ttft_p99_ms bound"),
+    # within it (800 <= 900; and 800 <= 1,500, 40 <= 60 at p99 prove 1 - 0.01 - 0.01 = 0.98
+    # >= 0.95): passed, eligible with its declared grade
+    ("ttft_p99_ms = 900", "ttft_ms = 800, tpot_ms = 40, percentile = 99", True,
+     {"SLO p99 TTFT": "passed", "SLO attainment": "passed"},
+     "the p99 TTFT published is 800 ms (page), within the 900 ms slo.ttft_p99_ms bound"),
+    # a p99 TPOT bound, the latency published at p95: the p99 is not known, the attainment
+    # is unknown (graded estimated, ranked by default)
+    ("tpot_p99_ms = 50", "ttft_ms = 800, tpot_ms = 40, percentile = 95", True,
+     {"SLO p99 TPOT": "not checked", "SLO attainment": "not checked"},
+     "p99 not published: the SLO bounds the p99 TPOT, the latency is published at p95"),
+])
+def test_a_published_latency_meets_the_slos_p99_bounds(
+        tmp_path: Path, bound: str, latency: str, eligible: bool, checks: dict[str, str],
+        said: str) -> None:
+    text = (HEADER.replace("tpot_ms = 60", f"tpot_ms = 60\n{bound}") + API
+            + f'latency = {{ {latency}, source = "page" }}\n')
+    c = _candidate(tmp_path, text)
+    got = {check: outcome for check, outcome, _ in _latency(c)}
+    assert got == checks, _latency(c)
+    assert any(said in detail for _, _, detail in _latency(c)), _latency(c)
+    assert c["eligible"] is eligible, c["exclusion_reason"]
+    if not eligible:
+        assert "exceeds the SLO's p99 bound" in c["exclusion_reason"]
+    else:
+        grade = "declared" if checks.get("SLO attainment") == "passed" else "estimated"
+        assert c["tokens_per_s_grade"] == grade

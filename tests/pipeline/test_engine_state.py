@@ -53,6 +53,35 @@ def test_preemptions_over_the_window_of_two_scrapes():
     assert any("the KV budget binds" in n for n in got["notes"])
 
 
+TWO_ENGINES = b"""# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="qwen"} 48.0
+vllm:num_requests_running{engine="1",model_name="qwen"} 52.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="qwen"} 0.0
+vllm:num_requests_waiting{engine="1",model_name="qwen"} 5.0
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="qwen"} 0.71
+vllm:kv_cache_usage_perc{engine="1",model_name="qwen"} 0.97
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",model_name="qwen"} 3.0
+vllm:num_preemptions_total{engine="1",model_name="qwen"} 15.0
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="qwen"} 100000.0
+vllm:generation_tokens_total{engine="1",model_name="qwen"} 90000.0
+"""
+
+
+def test_kv_usage_is_the_fullest_engines_and_the_counts_are_summed():
+    # two engines in one scrape: KV usage 0.71 and 0.97 is a share of each engine's own
+    # cache, so the state's is the fullest, 0.97 (summed it printed 0.71 + 0.97 = 194 %);
+    # running 48 + 52 = 100, waiting 0 + 5 = 5, preemptions since start 3 + 15 = 18
+    got = metrics_state(TWO_ENGINES, path="two_engines.txt")
+    assert got["kv_cache_usage"] == pytest.approx(0.97)
+    assert got["kv_cache_usage_max"] == pytest.approx(0.97)
+    assert (got["requests_running"], got["requests_waiting"]) == (100, 5)
+    assert got["preemptions"] == 18
+
+
 def test_a_v0_startup_log_with_its_block_size():
     # "# GPU blocks: 7403" with block_size=32 in the engine arguments: 7,403 x 32 = 236,896
     # tokens; its "Maximum concurrency for 8192 tokens per request: 28.92x" agrees
@@ -102,3 +131,31 @@ def test_inspect_adds_the_state_beside_the_metrics_run():
     report = json.loads(result.stdout)
     assert report["runs"] and report["engine_state"][0]["requests_waiting"] == 64
     assert engine_state([path])[0]["kv_capacity_tokens"] == 400_448
+
+
+def test_inspect_of_start_up_logs_alone_keeps_the_json_contract(tmp_path: Path):
+    # DESIGN section 9: `evidence inspect --json` prints {"runs": [...], "sweep": ... or
+    # null}; start-up logs alone hold no run and no sweep (the keys were missing)
+    result = CliRunner().invoke(app, ["evidence", "inspect", str(FIXTURES / "v0_startup.log"),
+                                      "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["runs"], doc["sweep"]) == ([], None)
+    assert doc["engine_state"][0]["kv_capacity_tokens"] == 236_896  # 7,403 x 32
+
+
+def test_a_start_up_log_in_a_folder_is_not_said_to_be_skipped(tmp_path: Path):
+    # a folder with a start-up log and a vLLM bench result: the log is read as the engine
+    # state, so the run's notes must not call it "skipped (not a benchmark format ...)"
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "v0_startup.log").write_bytes((FIXTURES / "v0_startup.log").read_bytes())
+    bench = Path(__file__).resolve().parents[1] / "fixtures" / "bench" / "vllm_detailed_small.json"
+    (folder / "bench.json").write_bytes(bench.read_bytes())
+    result = CliRunner().invoke(app, ["evidence", "inspect", str(folder), "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["engine_state"][0]["kv_capacity_tokens"] == 236_896
+    assert len(doc["runs"]) == 1
+    assert "v0_startup.log: skipped" not in result.stdout
+    assert "v0_startup.log: a vLLM start-up log" in result.stdout

@@ -186,3 +186,26 @@ def test_a_run_of_an_earlier_vintage_reads_the_same_rules(db: Path) -> None:
     assert earlier.regulatory_rules.height == 9
     assert earlier.sovereignty_objectives["objective"].to_list() == [
         f"SOV-{n}" for n in range(1, 9)]
+
+
+def test_a_rule_a_newer_load_dropped_is_not_read(db: Path) -> None:
+    # the package as shipped, then a copy without the rule enefg-11-1-pue-1.5 (its whole
+    # line) loaded at a later vintage: the rules read are that later load's, all of them and
+    # only them (before, each rule_id came from its own latest load, so the dropped rule was
+    # read forever from the first)
+    from pipeline.store import market
+    con = store.connect(db)
+    load_bundled(con)
+    shipped = market.regulatory_rules(con)["rule_id"].to_list()
+    assert "enefg-11-1-pue-1.5" in shipped
+    raw = bundled.read(bundled.RULES_FILE)
+    lines = raw.content.splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(b"enefg-11-1-pue-1.5,")]
+    assert len(kept) == len(lines) - 1
+    files = {n: bundled.read(n) for n in bundled.FILES}
+    files[bundled.RULES_FILE] = bundled.RawFile(raw.name, b"".join(kept))
+    load_bundled(con, files, vintage="2099-01")
+    read = market.regulatory_rules(con)["rule_id"].to_list()
+    con.close()
+    # the shipped rules in the file's order, less the dropped one
+    assert read == [r for r in shipped if r != "enefg-11-1-pue-1.5"]

@@ -75,7 +75,15 @@ def test_a_node_that_never_pays_is_null_with_the_reason():
 def test_without_an_eligible_cloud_or_a_capex_there_is_no_payback():
     alone = _sized(_row("node", "on_prem", "tco", 11.0, capex=CAPEX_EUR))["node"]
     assert alone["payback_months"] is None
-    assert alone["payback_reason"] == "no eligible cloud candidate to compare"
+    assert alone["payback_reason"] == ("no eligible cloud candidate with a monthly cost to "
+                                       "compare")
+    # an eligible cloud whose monthly cost is not known is no comparison either: the reason
+    # says which is missing (it said there was no eligible cloud)
+    unpriced = _row("scaleway", "cloud", "hourly", 21.84)
+    unpriced["monthly_cost_eur"] = None
+    got = _sized(_row("node", "on_prem", "tco", 11.0, capex=CAPEX_EUR), unpriced)["node"]
+    assert got["payback_months"] is None
+    assert got["payback_reason"] == "no eligible cloud candidate with a monthly cost to compare"
     no_capex = _sized(_row("node", "on_prem", "tco", 11.0),
                       _row("scaleway", "cloud", "hourly", 21.84))["node"]
     assert no_capex["payback_reason"] == "no capex or running cost"

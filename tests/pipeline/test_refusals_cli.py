@@ -105,3 +105,31 @@ def test_an_unreadable_file_leaves_nothing_in_an_existing_store(tmp_path: Path) 
     # the one good file's snapshot only: none of the cut file's bytes were kept
     assert con.execute("SELECT count(*) FROM raw_snapshots").fetchall() == [(1,)]
     con.close()
+
+
+def test_a_refused_add_removes_the_folders_it_made_for_its_store(tmp_path: Path) -> None:
+    # --db new/sub/s.duckdb: connect makes new/ and new/sub/ and the store, the cut file is
+    # refused after: the store, and both folders, are removed (new/ was left behind before)
+    folder, db = _unreadable(tmp_path), tmp_path / "new" / "sub" / "s.duckdb"
+    code, out, _ = scorecard("evidence", "add", str(folder), "--db", str(db))
+    assert code == 1, out
+    assert not (tmp_path / "new").exists()
+    # a folder that was there before is kept: only what the command made goes
+    (tmp_path / "kept").mkdir()
+    db = tmp_path / "kept" / "sub" / "s.duckdb"
+    code, out, _ = scorecard("evidence", "add", str(folder), "--db", str(db))
+    assert code == 1, out
+    assert (tmp_path / "kept").is_dir() and not (tmp_path / "kept" / "sub").exists()
+
+
+def test_a_store_connect_cannot_set_up_is_not_left_behind(tmp_path: Path) -> None:
+    # a table whose column no schema field declares: its DDL fails after DuckDB has made the
+    # file; connect raises and removes the file and the folder it made (both stayed before)
+    from pipeline import store
+    from schemas.table import Table
+
+    bad = Table(name="core__bad", description="", columns=("no_such_field_x",), key=())
+    db = tmp_path / "made" / "s.duckdb"
+    with pytest.raises(KeyError):
+        store.connect(db, tables=(bad,))
+    assert not (tmp_path / "made").exists()

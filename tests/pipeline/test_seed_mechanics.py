@@ -209,6 +209,24 @@ def test_a_bad_hit_rate_range_is_refused_naming_the_flag():
     assert "--prefix-hit-range" in result.stderr
 
 
+@pytest.mark.parametrize(("extra", "named"), [
+    # a disaggregated prefill pool on a server running one request at a time: the serving
+    # estimate took --serialised and dropped the link without a word
+    (["--output-tokens", "100", "--kv-link-gbs", "50", "--serialised"],
+     ("--kv-link-gbs", "--serialised")),
+    # a hit-rate range and no load: no serving estimate, so the range gave null figures
+    (["--prefix-hit-rate", "0.5", "--prefix-hit-range", "0.3,0.7"],
+     ("--prefix-hit-range", "--output-tokens")),
+])
+def test_flags_that_would_be_ignored_are_refused_naming_them(
+        extra: list[str], named: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(_app(), ["estimate", *_SEED_003_FLAGS, "--context", "8192",
+                                         *extra])
+    assert result.exit_code == 1, result.stdout
+    for flag in named:
+        assert flag in result.stderr, result.stderr
+
+
 # --- TP x replicas at equal total concurrency -------------------------------------------------
 
 _EIGHT_B = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
@@ -261,6 +279,12 @@ def test_the_all_reduce_cost_per_tp_degree():
     assert by_tp[2]["collective_ms"] == pytest.approx(0.48)
     assert by_tp[2]["tokens_per_s_total"] == pytest.approx(185.1, abs=0.1)
     assert by_tp[4]["tokens_per_s_total"] == pytest.approx(351.3, abs=0.1)
+    # the topologies of the same output (batch 1 per replica) charge the same per-degree
+    # all-reduces: TP2 160 x 3 us = 0.48 ms, TP4 160 x 5 us = 0.8 ms (they showed 0.00 ms)
+    shown = {t["tensor_parallel"]: t for t in _cli(
+        *flags, "--allreduce-us-by-tp", "2:3,4:5")["topologies"]}
+    assert shown[2]["collective_ms"] == pytest.approx(0.48)
+    assert shown[4]["collective_ms"] == pytest.approx(0.8)
     pcie = _cli(*flags, "--allreduce-us", "25")["crossover"]["levels"][0]
     assert pcie["topologies"][2]["collective_ms"] == pytest.approx(4.0)
     assert pcie["winner"] == "TP4 x 1"
@@ -337,3 +361,22 @@ def test_seed_004_serialised_hf_server_with_its_kv_read_factor():
                            output_tokens=128, budget_tokens=None, serialised=True)
     assert row["tpot_ms"] == pytest.approx(30.793, abs=1e-3)
     assert row["ttft_s"] == pytest.approx(171.52, abs=0.01)
+
+
+def test_the_warm_ttft_of_the_sizing_is_the_prefill_without_the_cached_tokens():
+    # 8B (16 GB, 131,072 B/token of KV) at context 2,048, requests of 800 + 250 tokens: no
+    # chunk budget and the context not the prompt, so the sizing's TTFT is the prefill bound
+    # (the warm-decode form). Cold: 800 x 2 x 8e9 + 4 x 32 x 32 x 128 x 800 x 801 / 2 =
+    # 1.296798e13 FLOP / 989e12 = 13.1122 ms. At a hit rate 0.78, floor(800 x 0.78) = 624
+    # cached, 176 computed: 176 x 2 x 8e9 + 524,288 x (800 x 801 - 624 x 625) / 2 = 2.92e12
+    # FLOP = 2.95 ms, under the weights' read (16 + 176 x 131,072 / 1e9) / 3,350 = 4.78301 ms:
+    # 4.78301 ms, as the serving model's prefill has it (the linear 0.22 x 13.1122 = 2.8847 ms
+    # had the weights read in a fifth of the time)
+    flags = ["--params", "8e9", "--layers", "32", "--q-heads", "32", "--kv-heads", "8",
+             "--head-dim", "128", "--cache-bytes", "2", "--batch", "1", "--context", "2048",
+             "--prompt-tokens", "800", "--weights-gb", "16", "--reserve-gb", "8",
+             "--budget-gb", "80", "--bandwidth-gbs", "3350", "--tflops", "989",
+             "--requests-per-s", "1", "--output-tokens", "250"]
+    sizing = _cli(*flags, "--prefix-hit-rate", "0.78")["sizing"]
+    assert sizing["cold_ttft_ms"] == pytest.approx(13.1122, abs=1e-4)
+    assert sizing["ttft_ms"] == pytest.approx(4.78301, abs=1e-5)

@@ -19,9 +19,9 @@ from pipeline.engine.roofline.serving import (
     compare_levels,
     draft_step_ms,
     predict_sweep,
-    prefix_cached_ttft_s,
     serving_point,
     speculative,
+    warm_prefill_s,
 )
 from pipeline.engine.sizing import binding
 
@@ -192,7 +192,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     """Replicas for a request rate (`requests_per_s`, `output_tokens`; the prompt is the
     inputs' prompt_tokens or context): the goodput count and the Little's-law count, from the
     estimate at its batch (the operating concurrency), x `efficiency` (default 1), TPOT the
-    step (or `tpot_ms`) and TTFT the prefill bound (warm: x (1 - `prefix_hit_rate`)); with
+    step (or `tpot_ms`) and TTFT the prefill bound (warm: `serving.warm_prefill_s`, the
+    prefill with the `prefix_hit_rate`'s cached tokens removed, as the serving model has it); with
     `served` (the `serving` estimate at that batch) its TPOT and TTFT, queueing included and
     the cached prefill removed (its `cold_ttft_s` beside)."""
     if plan.get("requests_per_s") is None:
@@ -225,7 +226,8 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
         ttft_s = served["ttft_s"] / efficiency
     else:
         cold_ttft_s = r.ttft_lower_bound_ms / 1e3 / efficiency
-        ttft_s = prefix_cached_ttft_s(cold_ttft_s, hit) if hit is not None else cold_ttft_s
+        ttft_s = (warm_prefill_s(inputs, hit) / efficiency if hit is not None
+                  else cold_ttft_s)
     assumptions.append(f"TTFT {ttft_s * 1e3:,.1f} ms: the prefill bound for "
                        f"{inputs.prompt_tokens or inputs.context} prompt tokens / efficiency, "
                        + ("the prefill queue included" if served else "no queueing")
@@ -286,28 +288,35 @@ def sizing(inputs: RooflineInputs, plan: dict[str, Any],
     }
 
 
-def topologies(inputs: RooflineInputs, gpus: int) -> list[dict[str, Any]]:
+def topologies(inputs: RooflineInputs, gpus: int,
+               allreduce_us: dict[int, float] | None = None) -> list[dict[str, Any]]:
     """Each way of serving the model on `gpus` GPUs as TP x replicas (TP a power of two that
     divides the GPU count, PP 1), at the inputs' batch per replica: fits, TPOT (the step, with
-    the all-reduce cost), tokens/s in all and per GPU."""
+    TP t's all-reduce cost: `_allreduce_us`, as `crossover` charges it), tokens/s in all and
+    per GPU."""
     if gpus < 1:
         raise RooflineInputError("compare_gpus", f"must be at least 1, got {gpus!r}")
     rows = []
-    tp = 1
-    while tp <= gpus:
-        if gpus % tp == 0:
-            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
-                                             replicas=gpus // tp, microbatches=None))
-            rows.append({
-                "tensor_parallel": tp, "replicas": gpus // tp,
-                "fits": r.tokens_per_s_total is not None, "tpot_ms": r.step_ms,
-                "collective_ms": r.collective_ms,
-                "tokens_per_s_total": r.tokens_per_s_total,
-                "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
-                "reason": r.ceiling_reason,
-            })
-        tp *= 2
+    for tp in _tp_degrees(gpus):
+        r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
+                                         replicas=gpus // tp, microbatches=None,
+                                         allreduce_us=_allreduce_us(inputs, tp, allreduce_us)))
+        rows.append({
+            "tensor_parallel": tp, "replicas": gpus // tp,
+            "fits": r.tokens_per_s_total is not None, "tpot_ms": r.step_ms,
+            "collective_ms": r.collective_ms,
+            "tokens_per_s_total": r.tokens_per_s_total,
+            "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
+            "reason": r.ceiling_reason,
+        })
     return rows
+
+
+def _allreduce_us(inputs: RooflineInputs, tp: int,
+                  by_tp: dict[int, float] | None) -> float | None:
+    """One all-reduce's latency (us) at TP `tp`: `--allreduce-us-by-tp`'s for that degree,
+    else the inputs' `allreduce_us`; none without tensor parallelism."""
+    return (by_tp or {}).get(tp, inputs.allreduce_us) if tp > 1 else None
 
 
 def _tp_degrees(gpus: int) -> list[int]:
@@ -365,10 +374,10 @@ def crossover(inputs: RooflineInputs, gpus: int, concurrencies: list[int],
                 row["reason"] = f"{c} sequences do not split evenly over {replicas} replicas"
                 rows.append(row)
                 continue
-            us = by_tp.get(tp, inputs.allreduce_us) if tp > 1 else None
-            r = estimate(dataclasses.replace(inputs, tensor_parallel=tp, pipeline_parallel=1,
-                                             replicas=replicas, batch=c // replicas,
-                                             microbatches=None, allreduce_us=us))
+            r = estimate(dataclasses.replace(
+                inputs, tensor_parallel=tp, pipeline_parallel=1, replicas=replicas,
+                batch=c // replicas, microbatches=None,
+                allreduce_us=_allreduce_us(inputs, tp, allreduce_us)))
             row.update(batch_per_replica=c // replicas, fits=r.tokens_per_s_total is not None,
                        tpot_ms=r.step_ms, collective_ms=r.collective_ms,
                        tokens_per_s_total=r.tokens_per_s_total, reason=r.ceiling_reason)

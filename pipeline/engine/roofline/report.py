@@ -30,8 +30,10 @@ def estimate_report(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str
     try:
         out["serving"] = _serving(inputs, context)
         out["sizing"] = planning.sizing(inputs, plan, out["serving"])
-        out["topologies"] = (planning.topologies(inputs, plan["compare_gpus"])
-                             if plan.get("compare_gpus") is not None else None)
+        out["topologies"] = (planning.topologies(
+            inputs, plan["compare_gpus"], planning.allreduce_by_tp(
+                plan.get("allreduce_us_by_tp"))) if plan.get("compare_gpus") is not None
+            else None)
         out["sweep"] = planning.sweep(inputs, plan)
         out["kv_paging"] = _kv_paging(inputs, plan)
         out["crossover"] = _crossover(inputs, plan)
@@ -74,11 +76,19 @@ def _serving(inputs: RooflineInputs, context: dict[str, Any]) -> dict[str, Any] 
     other than the prompt (a batch at a stated context, as a proposal's `batch`, `context`;
     the serving model holds every sequence at the prompt's KV)."""
     plan = context["plan"]
-    if plan.get("output_tokens") is None:
-        return None
+    if plan.get("kv_link_gbs") is not None and plan.get("serialised"):
+        raise RooflineInputError("kv_link_gbs", "a disaggregated prefill pool and --serialised "
+                                 "(one request at a time on one replica) do not go together: "
+                                 "give --kv-link-gbs or --serialised, not both")
     prompt = inputs.prompt_tokens or inputs.context
-    if not (plan.get("chunk_budget") or plan.get("serialised") or plan.get("kv_link_gbs")) \
-            and prompt != inputs.context:
+    if plan.get("output_tokens") is None or (
+            not (plan.get("chunk_budget") or plan.get("serialised") or plan.get("kv_link_gbs"))
+            and prompt != inputs.context):
+        if plan.get("prefix_hit_range") is not None:
+            raise RooflineInputError("prefix_hit_range", "the range is the serving estimate's "
+                                     "goodput range, and there is none: give --output-tokens "
+                                     "(the load) with the prompt as the context, or a "
+                                     "--chunk-budget")
         return None
     return planning.serving(
         inputs, concurrency=inputs.batch, prompt_tokens=inputs.prompt_tokens or inputs.context,

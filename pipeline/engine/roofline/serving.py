@@ -71,15 +71,6 @@ def serialised_ttft_s(concurrency: int, ttft_s: float, tpot_s: float,
     return (concurrency - 1) * request_duration(ttft_s, output_tokens, tpot_s) + ttft_s
 
 
-def prefix_cached_ttft_s(ttft_s: float, hit_rate: float) -> float:
-    """TTFT when a share `hit_rate` of the prompt's prefill is served from the prefix cache
-    (warm); 0 gives the cold TTFT. Linear in the uncached tokens, a lower-bound model: the
-    attention over the cached prefix is still paid."""
-    if not 0.0 <= hit_rate <= 1.0:
-        raise RooflineInputError("prefix_hit_rate", f"must be 0 to 1, got {hit_rate!r}")
-    return ttft_s * (1.0 - hit_rate)
-
-
 def speculative_tokens_per_pass(acceptance: float, draft_tokens: int) -> float:
     """Expected tokens one verification pass yields with k drafted tokens each accepted with
     probability a: 1 + a + ... + a^k (seed 003: k = 4, a = 0.7 -> 2.77)."""
@@ -173,6 +164,18 @@ def prefix_cached_tokens(prompt_tokens: int, hit_rate: float) -> int:
     if not 0.0 <= hit_rate <= 1.0:
         raise RooflineInputError("prefix_hit_rate", f"must be 0 to 1, got {hit_rate!r}")
     return min(math.floor(prompt_tokens * hit_rate), prompt_tokens - 1)
+
+
+def warm_prefill_s(inputs: RooflineInputs, hit_rate: float) -> float:
+    """The prefill bound (TTFT without queueing) of one prompt of the inputs' prompt_tokens (or
+    context) whose first `prefix_cached_tokens` come from the prefix cache: the prefill the
+    serving model computes, with the cached tokens removed (their linear layers and their own
+    attention; the attention of the rest over the cached prefix, and the weights' read, are
+    still paid). A hit rate of 0 gives the cold bound."""
+    prompt = inputs.prompt_tokens or inputs.context
+    cached = prefix_cached_tokens(prompt, hit_rate)
+    warm = estimate(dataclasses.replace(inputs, prefix_cached_tokens=cached))
+    return warm.ttft_lower_bound_ms / 1e3
 
 
 def kv_transfer_s(inputs: RooflineInputs, prompt_tokens: int, link_gb_per_s: float) -> float:

@@ -18,7 +18,7 @@ from pipeline.engine.roofline.kv import sized_request_tokens
 from pipeline.engine.roofline.model import RooflineInputs
 from pipeline.engine.roofline.planning import serving
 from pipeline.engine.roofline.reference import with_model
-from pipeline.engine.roofline.serving import draft_step_ms, prefix_cached_ttft_s, speculative
+from pipeline.engine.roofline.serving import draft_step_ms, speculative, warm_prefill_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
 from pipeline.inputs.cost import basis_per_output_token
@@ -194,9 +194,13 @@ def _estimated(d: Draft, t: EstimatedThroughput) -> None:
                    "tokens (no queueing: optimistic)")
     hit = point(e.prefix_hit_rate)  # a number: a range needs the serving form (the schema)
     if hit is not None:
-        ttft_s = prefix_cached_ttft_s(ttft_s, hit)
-        ttft_source += (f", warm: x (1 - prefix hit rate {hit:g}) "
-                        f"({e.effects_source}); cold {result.ttft_lower_bound_ms:.1f} ms")
+        try:
+            ttft_s = warm_prefill_s(inputs, hit)
+        except RooflineInputError as err:
+            raise d.error("throughput.estimate.prefix_hit_rate", str(err)) from None
+        ttft_source += (f", warm: the prefill without the prefix hit rate {hit:g}"
+                        f"'s cached tokens ({e.effects_source}); cold "
+                        f"{result.ttft_lower_bound_ms:.1f} ms")
     # the prefill reaches the same share of its roofline as the decode (as `scorecard
     # estimate` sizes it); the efficiency's mode, as the TTFT is a single figure
     efficiency = bounds(e.efficiency)[1]
