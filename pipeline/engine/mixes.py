@@ -145,8 +145,8 @@ def _finite(value: Any) -> float | None:
 def _note(m: MixCandidate, best: int, largest: int, figures: mix.Figures | mix.Horizon
           ) -> str:
     share = float(figures.base_share[best, 0])
-    over = ("the horizon's tokens", "the horizon's discounted cost") if isinstance(
-        figures, mix.Horizon) else ("the tokens", "the month's cost")
+    over = ("the horizon's tokens", "discounted cost over the horizon") if isinstance(
+        figures, mix.Horizon) else ("the tokens", "month's cost")
     return (f"mix: {best} of up to {largest} instances of {m.mix.base} serve {share:.0%} of "
             f"{over[0]} (each hour up to their capacity), {m.mix.burst} the rest: the base "
             f"size of the lowest {over[1]}" + (
