@@ -227,27 +227,37 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         series.setdefault(key, []).append(value)
 
     per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    sizes = np.asarray(sizes, dtype=np.float64).ravel()
+    k = len(sizes)
     for m in range(path.months):
         month = {**base, "demand_tokens_per_day": demand[..., m]}
-        at_n = evaluate(month, burst, sizes, profile, names)
-        at_0 = evaluate(month, burst, [0], profile, names)
         share = np.clip(m + 1.0 - lead, 0.0, 1.0)
-        mtok = {"base": share * at_n.base_tokens_per_day * per_mtok,
-                "burst": (share * at_n.burst_tokens_per_day
-                          + (1.0 - share) * at_0.burst_tokens_per_day) * per_mtok}
-        add("cost:base", share * at_n.base_cost_eur)
-        add("cost:burst", share * at_n.burst_cost_eur + (1.0 - share) * at_0.burst_cost_eur)
-        for part in PARTS:
-            add(f"mtok:{part}", mtok[part])
-        for name in names:
-            # each part's month: its tokens x its figure, the tokens of the share at n and of
-            # the share at 0 (the base serves none there)
-            base_tokens = share * at_n.base_tokens_per_day * per_mtok
-            add(f"{name}:base", _held(base_tokens, at_n.base[name]))
-            add(f"{name}:burst",
-                _held(share * at_n.burst_tokens_per_day * per_mtok, at_n.burst[name])
-                + _held((1.0 - share) * at_0.burst_tokens_per_day * per_mtok,
-                        at_0.burst[name]))
+        # the base at 0 only for a month its nodes do not serve in full (in one evaluation)
+        before = bool(np.any(share < 1.0))
+        both = evaluate(month, burst, np.concatenate([sizes, [0.0]]) if before else sizes,
+                        profile, names)
+        at_n = _sizes(both, slice(0, k))
+        base_tokens = share * at_n.base_tokens_per_day * per_mtok
+        burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
+        base_cost, burst_cost = share * at_n.base_cost_eur, share * at_n.burst_cost_eur
+        # each part's month: its tokens x its figure (the base serves none at 0)
+        weighted = {f"{name}:{part}": _held(tokens, figures[name])
+                    for name in names for part, tokens, figures in (
+                        ("base", base_tokens, at_n.base), ("burst", burst_tokens, at_n.burst))}
+        if before:  # the share of the month the burst serves alone
+            at_0 = _sizes(both, slice(k, k + 1))
+            alone = (1.0 - share) * at_0.burst_tokens_per_day * per_mtok
+            burst_tokens = burst_tokens + alone
+            burst_cost = burst_cost + (1.0 - share) * at_0.burst_cost_eur
+            for name in names:
+                weighted[f"{name}:burst"] = (weighted[f"{name}:burst"]
+                                             + _held(alone, at_0.burst[name]))
+        add("cost:base", base_cost)
+        add("cost:burst", burst_cost)
+        add("mtok:base", base_tokens)
+        add("mtok:burst", burst_tokens)
+        for key, value in weighted.items():
+            add(key, value)
     stacked = {k: np.stack(np.broadcast_arrays(*v), axis=-1) for k, v in series.items()}
     shape = stacked["cost:base"].shape[:-1]
     return Horizon(
@@ -267,6 +277,18 @@ def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
                          np.asarray(given.get("demand_growth_per_year", 0.0),
                                     dtype=np.float64)[..., None])
     return max_base_instances({**base, "demand_tokens_per_day": np.max(demand)})
+
+
+def _sizes(figures: Figures, at: slice) -> Figures:
+    """The rows `at` (base sizes) of `figures`."""
+    return Figures(
+        base_instances=figures.base_instances[at],
+        base_tokens_per_day=figures.base_tokens_per_day[at],
+        burst_tokens_per_day=figures.burst_tokens_per_day[at],
+        base_cost_eur=figures.base_cost_eur[at], burst_cost_eur=figures.burst_cost_eur[at],
+        blended={k: v[at] for k, v in figures.blended.items()},
+        base={k: v[at] for k, v in figures.base.items()},
+        burst={k: v[at] for k, v in figures.burst.items()})
 
 
 def _held(tokens: np.ndarray, figure: np.ndarray) -> np.ndarray:
