@@ -10,7 +10,8 @@ by their tokens (CPM is then the month's cost over its tokens).
 
 Everything is numpy over a leading axis of base sizes and one of draws, so the same code finds
 the base size at the point (every size, one draw) and gives the Monte Carlo's draws (one size,
-every draw).
+every draw). Under a plan, `over_horizon` runs that split month by month over the horizon
+(the base serving from its lead time) and sums the months as plan.py does (`Horizon`).
 """
 
 from __future__ import annotations
@@ -215,9 +216,7 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     plan.months, and at 0 (the burst serving everything) for the rest; the months summed,
     the cost and tokens also discounted (plan.Path.present_value)."""
     base = {k: _row(v) for k, v in base.items()}
-    demand = path.demand(np.asarray(base["demand_tokens_per_day"], dtype=np.float64)[..., None],
-                         np.asarray(base.get("demand_growth_per_year", 0.0),
-                                    dtype=np.float64)[..., None])
+    demand = _path(base, path)
     lead = np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64))
     # the horizon's CPM is its discounted cost over its discounted tokens, not a weighting
     names = [name for name in wanted if name != "cpm_eur_per_mtok"]
@@ -236,7 +235,7 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         before = bool(np.any(share < 1.0))
         both = evaluate(month, burst, np.concatenate([sizes, [0.0]]) if before else sizes,
                         profile, names)
-        at_n = _sizes(both, slice(0, k))
+        at_n = _at_sizes(both, slice(0, k))
         base_tokens = share * at_n.base_tokens_per_day * per_mtok
         burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
         base_cost, burst_cost = share * at_n.base_cost_eur, share * at_n.burst_cost_eur
@@ -245,7 +244,7 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
                     for name in names for part, tokens, figures in (
                         ("base", base_tokens, at_n.base), ("burst", burst_tokens, at_n.burst))}
         if before:  # the share of the month the burst serves alone
-            at_0 = _sizes(both, slice(k, k + 1))
+            at_0 = _at_sizes(both, slice(k, k + 1))
             alone = (1.0 - share) * at_0.burst_tokens_per_day * per_mtok
             burst_tokens = burst_tokens + alone
             burst_cost = burst_cost + (1.0 - share) * at_0.burst_cost_eur
@@ -272,14 +271,19 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
 
 def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
     """The pure own fleet's serving instances at the horizon's largest month's demand."""
-    given = {k: _row(v) for k, v in base.items()}
-    demand = path.demand(np.asarray(given["demand_tokens_per_day"], dtype=np.float64)[..., None],
-                         np.asarray(given.get("demand_growth_per_year", 0.0),
-                                    dtype=np.float64)[..., None])
+    demand = _path({k: _row(v) for k, v in base.items()}, path)
     return max_base_instances({**base, "demand_tokens_per_day": np.max(demand)})
 
 
-def _sizes(figures: Figures, at: slice) -> Figures:
+def _path(base: Mapping[str, Any], path: plan.Path) -> np.ndarray:
+    """Each month's tokens/day (..., months): the base's demand grown as plan.months grows
+    it (`plan.Path.demand`)."""
+    return np.asarray(path.demand(
+        np.asarray(base["demand_tokens_per_day"], dtype=np.float64)[..., None],
+        np.asarray(base.get("demand_growth_per_year", 0.0), dtype=np.float64)[..., None]))
+
+
+def _at_sizes(figures: Figures, at: slice) -> Figures:
     """The rows `at` (base sizes) of `figures`."""
     return Figures(
         base_instances=figures.base_instances[at],
