@@ -337,6 +337,11 @@ class MixSplit(_Closed):
     parts: list[MixPart]
     #: the share of the tokens served at each sovereignty level, highest first
     tokens_share_by_level: list[LevelShare]
+    #: what the split's figures are: the [demand] month's ("month"), or under a plan the
+    #: horizon's ("horizon": each part's share of the horizon's tokens and of its discounted
+    #: cost, its mean month's tokens, cost and carbon, its own horizon CPM, J/token, carbon);
+    #: a result written before the key was a month's
+    split_over: Literal["month", "horizon"] = "month"
 
 
 class CandidateResult(_Open):

@@ -10,7 +10,8 @@ by their tokens (CPM is then the month's cost over its tokens).
 
 Everything is numpy over a leading axis of base sizes and one of draws, so the same code finds
 the base size at the point (every size, one draw) and gives the Monte Carlo's draws (one size,
-every draw).
+every draw). Under a plan, `over_horizon` runs that split month by month over the horizon
+(the base serving from its lead time) and sums the months as plan.py does (`Horizon`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.engine.metrics import evaluate_arrays
+from pipeline.engine import plan
+from pipeline.engine.metrics import DAYS_PER_MONTH, TOKENS_PER_MTOK, evaluate_arrays
 
 #: hours a month bills, as the steps' monthly figures (`monthly_cost_eur`: x 730 h)
 HOURS_PER_MONTH = 730.0
@@ -56,21 +58,64 @@ class Figures:
     def monthly_cost_eur(self) -> np.ndarray:
         return self.base_cost_eur + self.burst_cost_eur
 
-    def take(self, row: int) -> Figures:
-        """The figures at one base size (a row), as (1, draws) arrays."""
-        def one(a: np.ndarray) -> np.ndarray:
-            return a[row:row + 1]
-        return Figures(one(self.base_instances), one(self.base_tokens_per_day),
-                       one(self.burst_tokens_per_day), one(self.base_cost_eur),
-                       one(self.burst_cost_eur),
-                       *({k: one(v) for k, v in d.items()}
-                         for d in (self.blended, self.base, self.burst)))
-
     @property
     def base_share(self) -> np.ndarray:
         """Share of the tokens the base serves."""
         total = self.base_tokens_per_day + self.burst_tokens_per_day
         return self.base_tokens_per_day / total
+
+    @property
+    def objective(self) -> np.ndarray:
+        """What the base size minimises: the month's cost."""
+        return self.monthly_cost_eur
+
+
+PARTS = ("base", "burst")
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """A mix over a plan's horizon at each base size (rows) and draw (columns): each part's
+    sums over the months, every array (sizes, draws)."""
+
+    base_instances: np.ndarray
+    months: int
+    #: by part: the cost (discounted, and not), the tokens in millions (discounted, and not)
+    cost_pv_eur: dict[str, np.ndarray]
+    cost_eur: dict[str, np.ndarray]
+    mtok_pv: dict[str, np.ndarray]
+    mtok: dict[str, np.ndarray]
+    #: by part, each figure of `wanted` x the month's tokens, summed (0 for a month it serves
+    #: no token)
+    weighted: dict[str, dict[str, np.ndarray]]
+
+    def total(self, of: dict[str, np.ndarray]) -> np.ndarray:
+        return of["base"] + of["burst"]
+
+    @property
+    def objective(self) -> np.ndarray:
+        """What the base size minimises: the horizon's discounted cost."""
+        return self.total(self.cost_pv_eur)
+
+    @property
+    def base_share(self) -> np.ndarray:
+        """Share of the horizon's tokens the base serves."""
+        return self.mtok["base"] / self.total(self.mtok)
+
+    @property
+    def blended(self) -> dict[str, np.ndarray]:
+        """The horizon's figures (plan.per_token_figures): CPM its discounted cost over its
+        discounted tokens, the others weighted by each month's tokens."""
+        names = self.weighted["base"]
+        return plan.finite(plan.per_token_figures(
+            self.objective, self.total(self.mtok_pv),
+            {k: self.weighted["base"][k] + self.weighted["burst"][k] for k in names},
+            self.total(self.mtok)))
+
+    def part(self, name: str) -> dict[str, np.ndarray]:
+        """One part's own horizon figures (NaN where it serves no token)."""
+        return plan.finite(plan.per_token_figures(
+            self.cost_pv_eur[name], self.mtok_pv[name], self.weighted[name], self.mtok[name]))
 
 
 @dataclass(frozen=True)
@@ -203,18 +248,113 @@ def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         burst={name: np.broadcast_to(burst_out[name], shape) for name in wanted})
 
 
-def share_at_level(figures: Figures, base_level: int, burst_level: int, level: int
+def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
+                 profile: Sequence[float], wanted: Sequence[str], path: plan.Path) -> Horizon:
+    """The mix over the plan's horizon at each base size in `sizes` (docs/decision.md "Mixes",
+    "Under a plan"): each month m at its demand (`path.demand` of the base's
+    demand_tokens_per_day and demand_growth_per_year), `evaluate`'s split with the base at n
+    for the share of the month its nodes serve, clip(m - lead_time_months, 0, 1) as
+    plan.months, and at 0 (the burst serving everything) for the rest; the months summed,
+    the cost and tokens also discounted (plan.Path.present_value)."""
+    base = {k: _row(v) for k, v in base.items()}
+    demand = _path(base, path)
+    lead = np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64))
+    # the horizon's CPM is its discounted cost over its discounted tokens, not a weighting
+    names = [name for name in wanted if name != "cpm_eur_per_mtok"]
+    series: dict[str, list[np.ndarray]] = {}
+
+    def add(key: str, value: np.ndarray) -> None:
+        series.setdefault(key, []).append(value)
+
+    per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    sizes = np.asarray(sizes, dtype=np.float64).ravel()
+    k = len(sizes)
+    for m in range(path.months):
+        month = {**base, "demand_tokens_per_day": demand[..., m]}
+        share = np.clip(m + 1.0 - lead, 0.0, 1.0)
+        # the base at 0 only for a month its nodes do not serve in full (in one evaluation)
+        before = bool(np.any(share < 1.0))
+        both = evaluate(month, burst, np.concatenate([sizes, [0.0]]) if before else sizes,
+                        profile, names)
+        at_n = _at_sizes(both, slice(0, k))
+        base_tokens = share * at_n.base_tokens_per_day * per_mtok
+        burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
+        base_cost, burst_cost = share * at_n.base_cost_eur, share * at_n.burst_cost_eur
+        # each part's month: its tokens x its figure (the base serves none at 0)
+        weighted = {f"{name}:{part}": _held(tokens, figures[name])
+                    for name in names for part, tokens, figures in (
+                        ("base", base_tokens, at_n.base), ("burst", burst_tokens, at_n.burst))}
+        if before:  # the share of the month the burst serves alone
+            at_0 = _at_sizes(both, slice(k, k + 1))
+            alone = (1.0 - share) * at_0.burst_tokens_per_day * per_mtok
+            burst_tokens = burst_tokens + alone
+            burst_cost = burst_cost + (1.0 - share) * at_0.burst_cost_eur
+            for name in names:
+                weighted[f"{name}:burst"] = (weighted[f"{name}:burst"]
+                                             + _held(alone, at_0.burst[name]))
+        add("cost:base", base_cost)
+        add("cost:burst", burst_cost)
+        add("mtok:base", base_tokens)
+        add("mtok:burst", burst_tokens)
+        for key, value in weighted.items():
+            add(key, value)
+    stacked = {k: np.stack(np.broadcast_arrays(*v), axis=-1) for k, v in series.items()}
+    shape = stacked["cost:base"].shape[:-1]
+    return Horizon(
+        base_instances=np.broadcast_to(np.asarray(sizes, dtype=np.float64).reshape(-1, 1),
+                                       shape), months=path.months,
+        cost_pv_eur={p: path.present_value(stacked[f"cost:{p}"]) for p in PARTS},
+        cost_eur={p: stacked[f"cost:{p}"].sum(axis=-1) for p in PARTS},
+        mtok_pv={p: path.present_value(stacked[f"mtok:{p}"]) for p in PARTS},
+        mtok={p: stacked[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
+        weighted={p: {k: stacked[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS})
+
+
+def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
+    """The pure own fleet's serving instances at the horizon's largest month's demand."""
+    demand = _path({k: _row(v) for k, v in base.items()}, path)
+    return max_base_instances({**base, "demand_tokens_per_day": np.max(demand)})
+
+
+def _path(base: Mapping[str, Any], path: plan.Path) -> np.ndarray:
+    """Each month's tokens/day (..., months): the base's demand grown as plan.months grows
+    it (`plan.Path.demand`)."""
+    return np.asarray(path.demand(
+        np.asarray(base["demand_tokens_per_day"], dtype=np.float64)[..., None],
+        np.asarray(base.get("demand_growth_per_year", 0.0), dtype=np.float64)[..., None]))
+
+
+def _at_sizes(figures: Figures, at: slice) -> Figures:
+    """The rows `at` (base sizes) of `figures`."""
+    return Figures(
+        base_instances=figures.base_instances[at],
+        base_tokens_per_day=figures.base_tokens_per_day[at],
+        burst_tokens_per_day=figures.burst_tokens_per_day[at],
+        base_cost_eur=figures.base_cost_eur[at], burst_cost_eur=figures.burst_cost_eur[at],
+        blended={k: v[at] for k, v in figures.blended.items()},
+        base={k: v[at] for k, v in figures.base.items()},
+        burst={k: v[at] for k, v in figures.burst.items()})
+
+
+def _held(tokens: np.ndarray, figure: np.ndarray) -> np.ndarray:
+    """The tokens x the figure, 0 where no token is served (a part not held has none)."""
+    with np.errstate(all="ignore"):
+        return np.where(tokens > 0, tokens * figure, 0.0)
+
+
+def share_at_level(figures: Figures | Horizon, base_level: int, burst_level: int, level: int
                    ) -> np.ndarray:
     """Share of the tokens served at sovereignty `level` or above."""
     share = figures.base_share
     return (share * (base_level >= level)) + (1.0 - share) * (burst_level >= level)
 
 
-def best_size(figures: Figures, base_level: int, burst_level: int, policy: Policy | None
-              ) -> int | None:
-    """The row (base size) of the lowest month's cost at the point (one draw) among those the
-    policy allows (the fewest instances on a tie); None when none is allowed or computable."""
-    cost = figures.monthly_cost_eur[:, 0]
+def best_size(figures: Figures | Horizon, base_level: int, burst_level: int,
+              policy: Policy | None) -> int | None:
+    """The row (base size) of the lowest cost at the point (one draw: the month's, or under a
+    plan the horizon's discounted cost) among those the policy allows (the fewest instances
+    on a tie); None when none is allowed or computable."""
+    cost = figures.objective[:, 0]
     allowed = np.isfinite(cost)
     if policy is not None:
         allowed &= share_at_level(figures, base_level, burst_level, policy.level)[:, 0] \

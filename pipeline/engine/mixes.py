@@ -1,6 +1,9 @@
 """A proposal's mixes as scorecard rows: each mix's base size chosen at the point
 (pipeline/engine/mix.py), its blended figures in the metric columns and its split (`mix`), so
-the gates, Pareto ranks, Monte Carlo and recommendation take it as any candidate."""
+the gates, Pareto ranks, Monte Carlo and recommendation take it as any candidate. Under a plan
+the base size is the horizon's (`mix.over_horizon`), the plan's figures (plan.REPLACED) and the
+split are the horizon's, the other figures the [demand] month's at that size, as for every
+candidate."""
 
 from __future__ import annotations
 
@@ -10,16 +13,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import mix
-from pipeline.engine.metrics import INPUTS
+from pipeline.engine import mix, plan
+from pipeline.engine.metrics import DAYS_PER_MONTH, INPUTS, TOKENS_PER_MTOK
 from schemas.proposal import MixCandidate, Proposal
 
 #: the figures a mix blends (the per-token steps candidates are compared on)
 BLENDED = ("cpm_eur_per_mtok", "energy_j_per_token", "facility_kwh_per_mtok",
            "electricity_eur_per_mtok", "carbon_gco2e_per_mtok", "carbon_market_gco2e_per_mtok",
            "embodied_gco2e_per_mtok")
-#: a month's tokens per day of demand (the steps' 730 h)
-DAYS_PER_MONTH = mix.HOURS_PER_MONTH / 24
 
 #: the `mix` column: a mix's split (null for any other candidate)
 PART = pl.Struct({
@@ -35,29 +36,32 @@ SPLIT = pl.Struct({
     "policy_share": pl.Float64(), "policy_share_met": pl.Float64(),
     "parts": pl.List(PART),
     "tokens_share_by_level": pl.List(pl.Struct({"level": pl.Int64(),
-                                                 "tokens_share": pl.Float64()}))})
+                                                 "tokens_share": pl.Float64()})),
+    "split_over": pl.String()})
+#: `split_over`: the [demand] month's split, or (under a plan) the horizon's
+MONTH, HORIZON = "month", "horizon"
 
 
 def given(point: pl.DataFrame, cid: str) -> dict[str, Any]:
     """A candidate's inputs at their modes as `metrics.evaluate_arrays` takes them."""
     row = point.row(by_predicate=pl.col("id") == cid, named=True)
     out: dict[str, Any] = {k: (np.nan if row.get(k) is None else float(row[k]))
-                           for k in INPUTS if k in row}
+                           for k in (*INPUTS, *plan.PLAN_INPUTS) if k in row}
     out["cost_model"], out["capacity"] = row["cost_model"], row["capacity"]
     return out
 
 
-def rows(table: pl.DataFrame, point: pl.DataFrame, proposal: Proposal
-         ) -> tuple[pl.DataFrame, list[mix.Chosen]]:
+def rows(table: pl.DataFrame, point: pl.DataFrame, proposal: Proposal,
+         path: plan.Path | None = None) -> tuple[pl.DataFrame, list[mix.Chosen]]:
     """One row per mix in `table`'s columns (and `mix`), after `table`'s candidates were
     gated: a part that is not eligible, or a policy no base size meets, is the mix's
-    `gate_exclusion`."""
+    `gate_exclusion`. Under a plan (`path`) its base size and figures are the horizon's."""
     assert proposal.workload is not None or not proposal.mixes  # checked by the parser
     profile = tuple(proposal.workload.hourly_profile) if proposal.workload else ()
     by_id = {r["id"]: r for r in table.iter_rows(named=True)}
     out, chosen = [], []
     for m in proposal.mixes:
-        row, pick = _row(m, by_id, point, profile)
+        row, pick = _row(m, by_id, point, profile, path)
         out.append(row)
         chosen.append(pick)
     schema = {**table.schema, "mix": SPLIT}
@@ -66,20 +70,23 @@ def rows(table: pl.DataFrame, point: pl.DataFrame, proposal: Proposal
 
 
 def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFrame,
-         profile: Sequence[float]) -> tuple[dict[str, Any], mix.Chosen]:
+         profile: Sequence[float], path: plan.Path | None
+         ) -> tuple[dict[str, Any], mix.Chosen]:
     base, burst = by_id[m.mix.base], by_id[m.mix.burst]
     levels = (base["sovereignty_level"], burst["sovereignty_level"])
     base_in, burst_in = given(point, base["id"]), given(point, burst["id"])
-    largest = mix.max_base_instances(base_in)
+    largest = (mix.max_base_instances(base_in) if path is None
+               else mix.max_base_over(base_in, path))
     rule = m.mix.min_share_at_level
     policy = None if rule is None else mix.Policy(rule.level, rule.share)
     sizes = mix.sizes_to_search(base_in, largest, profile,
                                 None if policy is None else policy.share)
-    searched = mix.evaluate(base_in, burst_in, sizes, profile, BLENDED)
-    at = mix.best_size(searched, *levels, policy)
+    figures = mix.evaluate(base_in, burst_in, sizes, profile, BLENDED)
+    # under a plan the size is chosen, and the split stated, over the horizon
+    over: mix.Figures | mix.Horizon = figures if path is None else mix.over_horizon(
+        base_in, burst_in, sizes, profile, BLENDED, path)
+    at = mix.best_size(over, *levels, policy)  # its row among `sizes`
     best = None if at is None else int(sizes[at])
-    # the figures at the chosen size (every size's when none is chosen: not read)
-    figures = searched if at is None else searched.take(at)
     reasons = [f"its {part} {r['id']} is not eligible: {r['exclusion_reason']}"
                for part, r in (("base", base), ("burst", burst)) if not r["eligible"]]
     if best is None and policy is not None:
@@ -107,15 +114,24 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
             f"{levels[1]}"),
     }
     if best is None:
-        return {**row, "mix": _split(m, largest, None, figures, levels)}, pick
-    served = [lv for lv, day in zip(levels, (figures.base_tokens_per_day[0, 0],
-                                              figures.burst_tokens_per_day[0, 0]),
-                                    strict=True) if day > 0]
+        return {**row, "mix": _split(m, largest, None, None, over, levels)}, pick
+    assert at is not None
+    served = [lv for lv, p in zip(levels, _parts(over, at), strict=True) if p["mtok"] > 0]
     row["sovereignty_level"] = min(served)
-    row["monthly_cost_eur"] = float(figures.monthly_cost_eur[0, 0])
-    row.update({name: _finite(figures.blended[name][0, 0]) for name in BLENDED})
-    row["notes"] = [_note(m, best, largest, figures, len(sizes))]
-    return {**row, "mix": _split(m, largest, best, figures, levels)}, pick
+    row["monthly_cost_eur"] = float(figures.monthly_cost_eur[at, 0])
+    row.update({name: _finite(figures.blended[name][at, 0]) for name in BLENDED})
+    row["notes"] = [_note(m, best, at, largest, over, len(sizes))]
+    if path is not None:  # the plan's figures are the horizon's, the first month's CPM beside
+        row["first_month_cpm_eur_per_mtok"] = row["cpm_eur_per_mtok"]
+        horizon = over.blended
+        row.update({name: _finite(horizon[name][at, 0]) for name in plan.REPLACED})
+        row["notes"].append(
+            f"plan over {path.months} months: the base is bought once and serves from its "
+            "lead time (the burst serving everything before); CPM is the horizon's cost over "
+            f"its tokens, both discounted at {path.rate_per_year:.2%} a year "
+            f"({path.rate_source}); energy and carbon per token weighted by each month's "
+            "tokens; the first month's CPM is first_month_cpm_eur_per_mtok")
+    return {**row, "mix": _split(m, largest, best, at, over, levels)}, pick
 
 
 def _boundary(base: Mapping[str, Any], burst: Mapping[str, Any]) -> str | None:
@@ -129,51 +145,81 @@ def _finite(value: Any) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def _note(m: MixCandidate, best: int, largest: int, figures: mix.Figures, searched: int
-          ) -> str:
-    share = float(figures.base_share[0, 0])
+def _note(m: MixCandidate, best: int, at: int, largest: int,
+          figures: mix.Figures | mix.Horizon, searched: int) -> str:
+    """`best` instances, the row `at` of the `searched` sizes tried."""
+    share = float(figures.base_share[at, 0])
+    over = ("the horizon's tokens", "discounted cost over the horizon") if isinstance(
+        figures, mix.Horizon) else ("the tokens", "month's cost")
     grid = ("" if searched > largest else
-            f" (of {searched} sizes tried: where an hour's demand fills whole instances and an "
-            f"even grid, not all {largest + 1})")
+            f" (of {searched} sizes tried: where an hour's demand fills whole instances, an "
+            f"even grid and the policy's least, not all {largest + 1})")
     return (f"mix: {best} of up to {largest} instances of {m.mix.base} serve {share:.0%} of "
-            f"the tokens (each hour up to their capacity), {m.mix.burst} the rest: the base "
-            f"size of the lowest month's cost{grid}" + (
+            f"{over[0]} (each hour up to their capacity), {m.mix.burst} the rest: the base "
+            f"size of the lowest {over[1]}{grid}" + (
                 "" if m.mix.min_share_at_level is None else
                 f" with at least {m.mix.min_share_at_level.share:.0%} of the tokens at "
                 f"sovereignty level >= {m.mix.min_share_at_level.level}"))
 
 
-def _split(m: MixCandidate, largest: int, best: int | None, figures: mix.Figures,
-           levels: tuple[int, int]) -> dict[str, Any]:
+def _parts(figures: mix.Figures | mix.Horizon, best: int) -> list[dict[str, float]]:
+    """Each part's figures at the row `best` of the sizes tried: a month's tokens (mtok)
+    and cost, the cost its cost share is of (`weight`), and its own CPM, J/token and
+    gCO2e/Mtok (NaN: it serves none). Under a plan (a Horizon) the month's tokens and cost
+    are the horizon's mean month, the cost share of the discounted cost, the per-token
+    figures the horizon's."""
+    out = []
+    if isinstance(figures, mix.Horizon):
+        for part in mix.PARTS:
+            own = figures.part(part)
+            out.append({"mtok": float(figures.mtok[part][best, 0]) / figures.months,
+                        "cost": float(figures.cost_eur[part][best, 0]) / figures.months,
+                        "weight": float(figures.cost_pv_eur[part][best, 0]),
+                        **{k: float(own[k][best, 0]) for k in PER_TOKEN}})
+        return out
+    for day, bill, figs in ((figures.base_tokens_per_day, figures.base_cost_eur, figures.base),
+                            (figures.burst_tokens_per_day, figures.burst_cost_eur,
+                             figures.burst)):
+        served = day[best, 0] > 0
+        out.append({"mtok": float(day[best, 0]) * DAYS_PER_MONTH / TOKENS_PER_MTOK,
+                    "cost": float(bill[best, 0]), "weight": float(bill[best, 0]),
+                    **{k: float(figs[k][best, 0]) if served else np.nan for k in PER_TOKEN}})
+    return out
+
+
+#: each part's own per-token figures in the split
+PER_TOKEN = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok")
+
+
+def _split(m: MixCandidate, largest: int, best: int | None, at: int | None,
+           figures: mix.Figures | mix.Horizon, levels: tuple[int, int]) -> dict[str, Any]:
+    """The split at `best` instances, the row `at` of the sizes tried (None: none chosen)."""
     rule = m.mix.min_share_at_level
     split: dict[str, Any] = {
         "base": m.mix.base, "burst": m.mix.burst, "base_instances": best,
         "max_base_instances": largest,
         "policy_level": None if rule is None else rule.level,
         "policy_share": None if rule is None else rule.share,
-        "policy_share_met": None, "parts": [], "tokens_share_by_level": []}
-    if best is None:
+        "policy_share_met": None, "parts": [], "tokens_share_by_level": [],
+        "split_over": HORIZON if isinstance(figures, mix.Horizon) else MONTH}
+    if best is None or at is None:
         return split
-    days = (figures.base_tokens_per_day[0, 0], figures.burst_tokens_per_day[0, 0])
-    costs = (figures.base_cost_eur[0, 0], figures.burst_cost_eur[0, 0])
-    total_day, total_cost = sum(days), sum(costs)
-    parts = []
-    for part, cid, level, day, cost, figs in zip(
-            ("base", "burst"), (m.mix.base, m.mix.burst), levels, days, costs,
-            (figures.base, figures.burst), strict=True):
-        mtok = day * DAYS_PER_MONTH / 1e6
-        carbon = figs["carbon_gco2e_per_mtok"][0, 0] if day > 0 else 0.0
+    figs = _parts(figures, at)
+    total_mtok = sum(p["mtok"] for p in figs)
+    total_weight = sum(p["weight"] for p in figs)
+    parts: list[dict[str, Any]] = []
+    for part, cid, level, f in zip(mix.PARTS, (m.mix.base, m.mix.burst), levels, figs,
+                                   strict=True):
+        served = f["mtok"] > 0
+        carbon = f["carbon_gco2e_per_mtok"] if served else 0.0
         parts.append({
             "part": part, "id": cid, "sovereignty_level": level,
             "instances": best if part == "base" else None,
-            "tokens_share": float(day / total_day), "mtok_per_month": float(mtok),
-            "monthly_cost_eur": float(cost),
-            "cost_share": _finite(cost / total_cost) if total_cost > 0 else None,
-            "cpm_eur_per_mtok": _finite(figs["cpm_eur_per_mtok"][0, 0]) if day > 0 else None,
-            "energy_j_per_token": (_finite(figs["energy_j_per_token"][0, 0]) if day > 0
-                                   else None),
-            "carbon_gco2e_per_mtok": _finite(carbon) if day > 0 else None,
-            "carbon_kgco2e_per_month": _finite(carbon * mtok / 1000)})
+            "tokens_share": f["mtok"] / total_mtok, "mtok_per_month": f["mtok"],
+            "monthly_cost_eur": f["cost"],
+            "cost_share": _finite(f["weight"] / total_weight) if total_weight > 0 else None,
+            **{k: _finite(f[k]) if served else None for k in PER_TOKEN},
+            "carbon_kgco2e_per_month": _finite(carbon * f["mtok"] / 1000)})
     carbons = [p["carbon_kgco2e_per_month"] for p in parts]
     carbon_total = None if None in carbons else sum(carbons)
     for p in parts:
@@ -188,5 +234,5 @@ def _split(m: MixCandidate, largest: int, best: int | None, figures: mix.Figures
                                       for lv, s in sorted(by_level.items(), reverse=True)]
     if rule is not None:
         split["policy_share_met"] = float(
-            mix.share_at_level(figures, *levels, rule.level)[0, 0])
+            mix.share_at_level(figures, *levels, rule.level)[at, 0])
     return split

@@ -94,6 +94,15 @@ class Path:
         """Each month's discount factor (1 + i)^-m, i = rate / 12, paid at the month's end."""
         return (1.0 + self.rate_per_year / MONTHS_PER_YEAR) ** -self.month
 
+    def present_value(self, *monthly: Any) -> Any:
+        """The horizon's sum of each month's product of `monthly` (arrays whose last axis is
+        the months), discounted: sum over m of v_m x monthly[0]_m x monthly[1]_m ... (the one
+        place a plan discounts: a candidate's horizon and a mix's)."""
+        out = self.discount
+        for factor in monthly:
+            out = out * factor
+        return out.sum(axis=-1)
+
     def demand(self, start: Any, growth: Any) -> Any:
         """Each month's tokens/day, the months last: start x (1 + growth)^((m - 1) / 12)
         (`start` and `growth` broadcast together, lifted by one axis), or the table."""
@@ -179,12 +188,11 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
 def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
              ) -> dict[str, np.ndarray]:
     mine = months(own, path)
-    v = path.discount
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
-    cost_pv = (v * share * mine["monthly_cost_eur"]).sum(axis=-1)
+    cost_pv = path.present_value(share, mine["monthly_cost_eur"])
     served = (share * mtok).sum(axis=-1)
-    mtok_pv = (v * share * mtok).sum(axis=-1)
+    mtok_pv = path.present_value(share, mtok)
     per_token = {k: (share * mtok * mine[k]).sum(axis=-1)
                  for k in ("energy_j_per_token", "carbon_gco2e_per_mtok",
                            "carbon_market_gco2e_per_mtok")}
@@ -194,18 +202,30 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
         theirs = months(fallback, path)
         # the fallback's bill for the share of the month it serves (its fleet sized for the
         # month's whole demand, billed pro rata)
-        cost_pv = cost_pv + (v * (1.0 - share) * theirs["monthly_cost_eur"]).sum(axis=-1)
-        mtok_pv = mtok_pv + (v * gap).sum(axis=-1)
+        cost_pv = cost_pv + path.present_value(1.0 - share, theirs["monthly_cost_eur"])
+        mtok_pv = mtok_pv + path.present_value(gap)
         for k in per_token:
             per_token[k] = per_token[k] + (gap * theirs[k]).sum(axis=-1)
         fallback_mtok, unserved = unserved, np.zeros_like(unserved)
         served = served + fallback_mtok
+    return finite({**per_token_figures(cost_pv, mtok_pv, per_token, served),
+                   "cost_pv_eur": cost_pv, "mtok_pv": mtok_pv, "mtok": mtok.sum(axis=-1),
+                   "fallback_mtok": fallback_mtok, "unserved_mtok": unserved})
+
+
+def per_token_figures(cost_pv: Any, mtok_pv: Any, weighted: Mapping[str, Any], mtok: Any
+                      ) -> dict[str, Any]:
+    """The horizon's per-token figures: CPM = discounted cost / discounted tokens, and each
+    of `weighted` (the sum over the months of the month's tokens x its figure) over the
+    horizon's tokens `mtok` (undiscounted)."""
     with np.errstate(all="ignore"):
-        out = {"cpm_eur_per_mtok": cost_pv / mtok_pv,
-               **{k: s / served for k, s in per_token.items()},
-               "cost_pv_eur": cost_pv, "mtok_pv": mtok_pv, "mtok": mtok.sum(axis=-1),
-               "fallback_mtok": fallback_mtok, "unserved_mtok": unserved}
-    return {k: np.where(np.isfinite(x), x, np.nan) for k, x in out.items()}
+        return {"cpm_eur_per_mtok": cost_pv / mtok_pv,
+                **{k: s / mtok for k, s in weighted.items()}}
+
+
+def finite(figures: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Each figure with NaN where it is not finite (null)."""
+    return {k: np.where(np.isfinite(x), x, np.nan) for k, x in figures.items()}
 
 
 def book_value_eur(capex: float, residual: float, amortisation_months: float, rate: float,

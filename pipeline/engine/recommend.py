@@ -375,8 +375,13 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
         if cid in mixes:  # its parts tried, the mix at its chosen base size
             m = mixes[cid]
             given = dict(points[cid])
-            blended = mix.evaluate(tried(m.base[0]), tried(m.burst[0]), [m.base_instances],
-                                   m.profile, steps).blended
+            parts = (tried(m.base[0]), tried(m.burst[0]))
+            blended = mix.evaluate(*parts, [m.base_instances], m.profile, steps).blended
+            if path is not None:  # the horizon's figures, the trials side by side as draws
+                horizon = mix.over_horizon(*parts, [m.base_instances], m.profile,
+                                           [k for k in plan.REPLACED if k in steps],
+                                           path).blended
+                blended = {**blended, **{k: horizon[k] for k in plan.REPLACED if k in steps}}
             out: dict[str, Any] = {c: blended[c][0] for c in steps}
         else:
             given = tried(cid)

@@ -200,16 +200,10 @@ def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Propo
                 path: plan.Path | None) -> tuple[pl.DataFrame, list[mix.Chosen]]:
     """The proposal's mixes (pipeline/engine/mixes.py) appended to the gated candidates,
     gated as they are; the `mix` column (their split) only when there are mixes. Under a
-    plan a mix's figures are its [demand] month's, not the horizon's: it is shown, not
-    ranked against the horizon's figures of the others."""
+    plan a mix's figures are the horizon's, as the others'."""
     if not proposal.mixes:
         return table, []
-    rows, chosen = mixes.rows(table, point_inputs, proposal)
-    if path is not None:
-        rows = rows.with_columns(pl.coalesce(pl.col("gate_exclusion"), pl.lit(
-            "a mix is split at the [demand] month: under a plan its horizon figures are not "
-            "computed, so it is not ranked against the others' horizon figures")
-        ).alias("gate_exclusion"))
+    rows, chosen = mixes.rows(table, point_inputs, proposal, path)
     table = table.with_columns(pl.lit(None, dtype=mixes.SPLIT).alias("mix"))
     return pl.concat([table, _gate(rows, proposal)], how="vertical"), chosen
 

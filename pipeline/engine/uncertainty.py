@@ -335,7 +335,7 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     for chosen in mixes:
         if chosen.base_instances is not None:
             at = np.array([ids.index(chosen.id)])
-            keep(at, mix_block(chosen, inputs, draws, needed), stack, {}, 0.0)
+            keep(at, mix_block(chosen, inputs, draws, needed, path), stack, {}, 0.0)
     if mixes:
         lap("mixes_s")
     del each, draws
@@ -360,10 +360,13 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
 MIX = "mix"
 
 
-def mix_block(chosen: mix.Chosen, inputs: pl.DataFrame, draws: Draws, needed: Sequence[str]
-              ) -> dict[str, Any]:
+def mix_block(chosen: mix.Chosen, inputs: pl.DataFrame, draws: Draws, needed: Sequence[str],
+              path: plan.Path | None = None) -> dict[str, Any]:
     """A mix's figures over the draws, as a block's (`needed`, each (1, draws)): its parts'
-    inputs drawn as the candidates' (the same keys, the same draws) at its base size."""
+    inputs drawn as the candidates' (the same keys, the same draws) at its base size. Under
+    a plan (`path`) the plan's figures (plan.REPLACED) are the horizon's (`mix.over_horizon`:
+    the growth and the lead time drawn with the rest), the others the first month's, as a
+    block's."""
     base_id, burst_id = chosen.base[0], chosen.burst[0]
     parts = _Layout.of([base_id, burst_id], inputs, draws)
     given = []
@@ -373,7 +376,11 @@ def mix_block(chosen: mix.Chosen, inputs: pl.DataFrame, draws: Draws, needed: Se
     blended = [name for name in needed if name in STEP_BY_NAME]
     figures = mix.evaluate(given[0], given[1], [chosen.base_instances], chosen.profile,
                            blended)
-    return figures.blended
+    if path is None:
+        return figures.blended
+    horizon = mix.over_horizon(given[0], given[1], [chosen.base_instances], chosen.profile,
+                               [k for k in plan.REPLACED if k in blended], path).blended
+    return {**figures.blended, **{k: horizon[k] for k in plan.REPLACED if k in blended}}
 
 
 def _sorted_rows(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from openpyxl import load_workbook
 from proposals import candidate, proposal
+from test_run import EXAMPLE, run_json, without_plan
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine import mix
+from pipeline.engine import mix, plan
 from schemas.proposal import ProposalError, parse
 
 runner = CliRunner()
@@ -265,3 +266,139 @@ def test_one_answer_a_mix_that_is_the_own_fleet_draws_as_the_own_fleet(tmp_path:
     # .. 3.33)
     assert band_own["p5"] < 3.0556 < band_own["p95"]
     assert band_mix == pytest.approx(band_own, rel=1e-12)
+
+
+# --- under a plan: the mix over the horizon (docs/decision.md "Mixes", "Under a plan") -----
+
+#: two levels: 12 hours at weight 1, 12 at weight 3 (mean 2): the hours run at 0.5 x and
+#: 1.5 x the day's mean
+TWO_LEVELS = [1.0] * 12 + [3.0] * 12
+#: the own node of OWN (1,000 tokens/s of capacity at 11 EUR/h) ordered one month before it
+#: serves; the demand starts at a mean of 2,000 tokens/s and doubles every month (growth
+#: 2^12 - 1 = 4,095 a year: (1 + g)^((m - 1) / 12) = 2^(m - 1)): 2,000, 4,000 and 8,000
+#: tokens/s in months 1, 2 and 3; peak factor 1.5 (the profile's peak over its mean)
+GROWING = {**OWN, "demand_tokens_per_day": 2000 * 86400.0, "peak_factor": 1.5,
+           "demand_growth_per_year": 4095.0, "lead_time_months": 1.0}
+#: 3 months discounted at 12 % a year: 1 % a month, v_m = 1.01^-m
+SHORT = plan.Path(months=3, rate_per_year=0.12, rate_source="test")
+
+
+def test_a_mix_over_a_short_horizon_by_hand() -> None:
+    # The sizes go up to the pure own fleet at the largest month: 8,000 x 1.5 / 1,000 = 12.
+    # A node costs 11 EUR an hour and serves up to 3.6 Mtok an hour, 21.6 EUR of API: it pays
+    # in a month when it is busy more than 11 / 21.6 x 24 = 12.2 hours a day, so a node busy
+    # all day pays, one busy only the 12 peak hours (259.2 < 264 EUR a day) does not.
+    # Month 1 (2,000 tokens/s: 1,000 off-peak, 3,000 at the peak): the base does not serve
+    # yet (its share clip(1 - 1, 0, 1) = 0): the API serves 172.8 Mtok/day x 30.41667 =
+    # 5,256 Mtok, 31,536 EUR, whatever the base's size.
+    # Month 2 (4,000: 2,000 off-peak, 6,000 at the peak): nodes 1-2 busy all day, 3-6 at the
+    # peak only. Month 3 (8,000: 4,000 and 12,000): nodes 1-4 all day, 5-12 at the peak.
+    # Node 3 and 4 lose 4.8 EUR a day in month 2 and gain 518.4 - 264 = 254.4 in month 3;
+    # node 5 loses in both: the horizon's base is 4 nodes.
+    # At 4 nodes: month 2 the base serves 2,000 x 12 h + 4,000 x 12 h = 259.2 Mtok/day
+    # (7,884 Mtok), the API 2,000 x 12 h = 86.4 Mtok/day = 2,628 Mtok (15,768 EUR), the
+    # nodes 4 x 11 x 730 = 32,120 EUR: 47,888 EUR for 10,512 Mtok. Month 3 the base serves
+    # 4,000 all day (10,512 Mtok), the API 8,000 x 12 h = 345.6 Mtok/day = 10,512 Mtok
+    # (63,072 EUR): 95,192 EUR for 21,024 Mtok.
+    # Discounted: 31,536 / 1.01 + 47,888 / 1.01^2 + 95,192 / 1.01^3 = 170,560.60 EUR over
+    # 5,256 / 1.01 + 10,512 / 1.01^2 + 21,024 / 1.01^3 = 35,914.52 Mtok: CPM 4.749071
+    # EUR/Mtok; the base serves (7,884 + 10,512) / 36,792 = 0.5 of the horizon's tokens.
+    largest = mix.max_base_over(GROWING, SHORT)
+    assert largest == 12
+    horizon = mix.over_horizon(GROWING, API, np.arange(largest + 1), TWO_LEVELS, WANTED, SHORT)
+    best = mix.best_size(horizon, 4, 3, None)
+    assert best == 4
+    assert horizon.objective[4, 0] == pytest.approx(170_560.60, abs=0.01)
+    assert horizon.total(horizon.mtok_pv)[4, 0] == pytest.approx(35_914.52, abs=0.01)
+    assert horizon.blended["cpm_eur_per_mtok"][4, 0] == pytest.approx(4.749071, abs=1e-6)
+    assert horizon.base_share[4, 0] == pytest.approx(0.5)
+    # each part's own: the API at its 6 EUR/Mtok; the nodes 64,240 EUR undiscounted
+    assert horizon.part("burst")["cpm_eur_per_mtok"][4, 0] == pytest.approx(6.0)
+    assert horizon.cost_eur["base"][4, 0] == pytest.approx(2 * 32_120.0)
+    # no base at all: the API's 6 EUR/Mtok every month
+    assert horizon.blended["cpm_eur_per_mtok"][0, 0] == pytest.approx(6.0)
+
+
+def test_under_a_plan_growth_makes_more_own_nodes_pay() -> None:
+    # the first month alone (2,000 tokens/s: 1,000 off-peak, 3,000 at the peak) pays for one
+    # node (busy all day); nodes 2-3 would serve the peak only and lose 4.8 EUR a day
+    month = mix.evaluate(GROWING, API, np.arange(mix.max_base_instances(GROWING) + 1),
+                         TWO_LEVELS, WANTED)
+    assert mix.best_size(month, 4, 3, None) == 1
+    horizon = mix.over_horizon(GROWING, API, np.arange(13), TWO_LEVELS, WANTED, SHORT)
+    assert mix.best_size(horizon, 4, 3, None) == 4
+    # the policy reads the horizon's share: at least 55 % at level 4 needs 5 nodes, which
+    # serve in month 2 2,000 x 12 h + 5,000 x 12 h = 302.4 Mtok/day (9,198 Mtok) and in month
+    # 3 4,000 x 12 h + 5,000 x 12 h = 388.8 Mtok/day (11,826 Mtok): 21,024 / 36,792 = 0.5714
+    # (4 nodes: 0.5)
+    assert horizon.base_share[5, 0] == pytest.approx(21_024 / 36_792)
+    assert mix.best_size(horizon, 4, 3, mix.Policy(level=4, share=0.55)) == 5
+
+
+def test_the_horizon_s_draws_go_through_together() -> None:
+    # the API's price drawn at 4 and 8 EUR/Mtok at 4 nodes: the nodes' 2 x 32,120 EUR
+    # (months 2 and 3) discounted are 32,120 x (1.01^-2 + 1.01^-3) = 62,662.46 EUR; the API
+    # serves 5,256, 2,628 and 10,512 Mtok in months 1-3 (test_a_mix_over_a_short_horizon_by_
+    # hand), discounted 5,203.960 + 2,576.218 + 10,202.844 = 17,983.022 Mtok
+    api = {**API, "price_eur_per_mtok": np.array([[4.0, 8.0]])}
+    horizon = mix.over_horizon(GROWING, api, [4], TWO_LEVELS, WANTED, SHORT)
+    assert horizon.objective.shape == (1, 2)
+    assert horizon.objective[0].tolist() == pytest.approx(
+        [62_662.46 + 4 * 17_983.022, 62_662.46 + 8 * 17_983.022], abs=0.02)
+
+
+def test_the_example_s_hybrid_is_ranked_under_its_plan(db: Path, tmp_path: Path) -> None:
+    # the bundled example plans 48 months (500 Mtok/day growing 30 % a year, the H200 nodes
+    # serving after 4 months): the hybrid is computed over the horizon and ranked, no longer
+    # excluded as "not computed"
+    doc = run_json(db)
+    found = {c["id"]: c for c in doc["candidates"]}
+    hybrid = found["hybrid-fr-h200-api"]
+    assert hybrid["eligible"] and hybrid["exclusion_reason"] is None
+    assert hybrid["pareto_rank"] is not None
+    split = hybrid["mix"]
+    assert split["split_over"] == "horizon"
+    # the policy (80 % of the tokens at level 4) holds over the horizon's tokens
+    assert split["policy_share_met"] >= 0.8
+    assert split["tokens_share_by_level"][0]["level"] == 4
+    # the API is 4.5 EUR/Mtok in every month, so its own horizon CPM too
+    burst = next(p for p in split["parts"] if p["part"] == "burst")
+    assert burst["cpm_eur_per_mtok"] == pytest.approx(4.5)
+    # the demand grows: the horizon's base is larger than the [demand] month's 3 nodes
+    # (docs/decision.md "Mixes", the bundled example), its first month dearer than its horizon
+    assert split["base_instances"] > 3
+    assert hybrid["detail"]["first_month_cpm_eur_per_mtok"] > hybrid["cpm_eur_per_mtok"]
+    band = hybrid["uncertainty"]["cpm_eur_per_mtok"]
+    assert band["p5"] < hybrid["cpm_eur_per_mtok"] < band["p95"]
+    assert any("plan over 48 months" in n for n in hybrid["notes"])
+
+
+def test_without_a_plan_the_split_is_the_month_s(db: Path, tmp_path: Path) -> None:
+    hybrid = next(c for c in run_json(db, without_plan(tmp_path))["candidates"]
+                  if c["id"] == "hybrid-fr-h200-api")
+    assert hybrid["mix"]["split_over"] == "month"
+    assert hybrid["mix"]["base_instances"] == 3
+
+
+def test_what_would_change_it_searches_the_mix_s_horizon(db: Path, tmp_path: Path) -> None:
+    # under the example's plan the hybrid is the runner-up; the H200 capex at which it becomes
+    # the choice is where its horizon CPM (at its 5 nodes) meets OVHcloud's 2.074074: the
+    # example rerun with that capex (the gpus line lowered by the difference; servers,
+    # network and installation 62,000) gives the hybrid OVHcloud's CPM. The [demand] month's
+    # search said 206,392 EUR (test_run.py, without the plan): a month's figures, not these.
+    doc = run_json(db)
+    rec = doc["recommendation"]
+    assert rec["runner_up"] == "hybrid-fr-h200-api"
+    capex = next(w for w in rec["what_would_change_it"] if w["key"] == "tco.hgx-h200.capex")
+    text = EXAMPLE.read_text(encoding="utf-8")
+    line = "capex = { gpus = { low = 250_000, mode = 280_000, high = 320_000 }"
+    at = text.index("[tco.hgx-h200]")
+    start = text.index(line, at)
+    moved = (text[:start] + f"capex = {{ gpus = {capex['threshold'] - 62_000:.6f}"
+             + text[start + len(line):])
+    path = tmp_path / "at-threshold.toml"
+    path.write_text(moved, encoding="utf-8")
+    found = {c["id"]: c for c in run_json(tmp_path / "again.duckdb", str(path))["candidates"]}
+    assert found["hybrid-fr-h200-api"]["mix"]["base_instances"] == 5
+    assert found["hybrid-fr-h200-api"]["cpm_eur_per_mtok"] == pytest.approx(
+        found["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"], rel=1e-5)
