@@ -120,7 +120,7 @@ def render_html(result: Result, diff: Diff | None = None, *,
         not_computed=NOT_COMPUTED,
         # great-tables' HTML: it escapes its cells itself (reports/html/scorecard_table.py)
         scorecard=Markup(scorecard_html(listed, shown.scorecard)),
-        cost=_cost_breakdown(listed), mixes=_mixes(listed), mix_heads=MIX_HEADS,
+        cost=_cost_breakdown(listed), mixes=_mixes(listed),
         per_request=_per_request(listed),
         p_frontier=[[c.id, c.p_frontier, status(c)] for c in listed.candidates]
         if has_p_frontier(result) else None,
@@ -201,6 +201,13 @@ MIX_HEADS = ["Part", "Candidate", "Sovereignty level", "Own instances", "Share o
              "Mtok a month", "Cost a month (EUR)", "Share of cost", "CPM (EUR/Mtok)",
              "Energy (J/token)", "Carbon (gCO2e/Mtok)", "Carbon a month (kgCO2e)",
              "Share of carbon"]
+#: under a plan the split is the horizon's (MixSplit.split_over): its mean month, its
+#: discounted cost's shares and each part's own horizon figures
+MIX_HORIZON_HEADS = [{"Mtok a month": "Mtok a month (horizon's mean)",
+                      "Cost a month (EUR)": "Cost a month (EUR, horizon's mean)",
+                      "Share of cost": "Share of discounted cost",
+                      "Carbon a month (kgCO2e)": "Carbon a month (kgCO2e, horizon's mean)",
+                      }.get(h, h) for h in MIX_HEADS]
 
 
 def _mixes(result: Result) -> list[dict[str, Any]]:
@@ -224,7 +231,8 @@ def _mixes(result: Result) -> list[dict[str, Any]]:
                  p.energy_j_per_token, p.carbon_gco2e_per_mtok, p.carbon_kgco2e_per_month,
                  p.carbon_share] for p in m.parts]
         out.append({"id": c.id, "size": size, "policy": policy, "levels": levels,
-                    "rows": rows})
+                    "rows": rows, "heads": MIX_HORIZON_HEADS if m.split_over == "horizon"
+                    else MIX_HEADS})
     return out
 
 

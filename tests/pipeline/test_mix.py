@@ -236,6 +236,8 @@ def test_the_reports_show_the_split_and_the_workbook_the_mix_s_values(tmp_path: 
     assert "2 of up to 6 own instances" in page
     assert "level 4: 66.7%" in page and "level 2: 33.3%" in page
     assert '<table class="plain" id="mix-1">' in page
+    # no plan: the split is the [demand] month's, its columns say a month
+    assert "<th>Mtok a month</th>" in page and "horizon's mean" not in page
     # the workbook's Scorecard computes each candidate from Inputs, but a mix has no inputs of
     # its own: its row holds the engine's values (31,828 EUR / 7,884 Mtok), not formulas
     sheet = load_workbook(out / "scorecard.xlsx")["Scorecard"]
@@ -402,3 +404,18 @@ def test_what_would_change_it_searches_the_mix_s_horizon(db: Path, tmp_path: Pat
     assert found["hybrid-fr-h200-api"]["mix"]["base_instances"] == 5
     assert found["hybrid-fr-h200-api"]["cpm_eur_per_mtok"] == pytest.approx(
         found["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"], rel=1e-5)
+
+
+def test_under_the_example_s_plan_the_split_s_columns_say_the_horizon(tmp_path: Path) -> None:
+    # the bundled example plans 48 months: its hybrid's split is the horizon's (split_over),
+    # its tokens and cost a month the horizon's mean and its cost shares the discounted cost's
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", "--db", str(tmp_path / "s.duckdb"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
+    hybrid = next(c for c in doc["candidates"] if c["id"] == "hybrid-fr-h200-api")
+    assert hybrid["mix"]["split_over"] == "horizon"
+    page = (out / "scorecard.html").read_text(encoding="utf-8")
+    assert "<th>Mtok a month (horizon&#x27;s mean)</th>" in page
+    assert "<th>Share of discounted cost</th>" in page
+    assert "<th>Mtok a month</th>" not in page
