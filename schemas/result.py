@@ -549,18 +549,21 @@ PLAN_FIGURES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok
                 "carbon_market_gco2e_per_mtok")
 
 
-class PlanNode(_Closed):
-    """One own node of a purchase plan (pipeline/engine/plan.py): months counted from the
+class PlanPurchase(_Closed):
+    """One month's order of own nodes of a purchase plan (pipeline/engine/plan.py): the
+    nodes first_node to last_node (count of them), bought together; months counted from the
     horizon's start (0), a month m running from m - 1 to m."""
 
-    node: int
-    #: the first month whose demand needs it
+    #: the first month whose demand needs them
     needed_month: int
     ordered_at_month: Number
     serves_from_month: Number
+    count: int = Field(ge=1)
+    first_node: int = Field(ge=1)
+    last_node: int = Field(ge=1)
     months_served: Number
-    #: its annuity's outstanding balance at the horizon's end (a TCO node; else null)
-    book_value_at_horizon_eur: Figure
+    #: one node's annuity outstanding balance at the horizon's end (a TCO node; else null)
+    book_value_per_node_at_horizon_eur: Figure
 
 
 class PlanMonth(_Closed):
@@ -588,7 +591,8 @@ class PlanSchedule(_Closed):
     #: the horizon's cost and tokens, discounted at the plan's cost of capital
     cost_pv_eur: Figure
     mtok_pv: Figure
-    nodes: list[PlanNode]
+    #: one order per month whose fleet grows
+    purchases: list[PlanPurchase]
     months: list[PlanMonth]
 
 

@@ -23,7 +23,8 @@ the candidate's inputs with `demand_tokens_per_day` set to the month's level, ve
 Residual value: a node's capital is its annuity for the months it serves inside the horizon.
 Discounted at the annuity's rate, that equals buying it at its service month and selling it
 at the horizon's end at its book value (the annuity's outstanding balance, `book_value_eur`),
-the identity tests/pipeline/test_plan.py checks; the plan reports that book value per node.
+the identity tests/pipeline/test_plan.py checks; the plan reports that book value per node
+of each month's order.
 """
 
 from __future__ import annotations
@@ -248,35 +249,38 @@ def book_value_eur(capex: float, residual: float, amortisation_months: float, ra
 
 
 def purchases(serving: np.ndarray, lead: float, horizon_months: int) -> list[dict[str, Any]]:
-    """The node-by-node plan of one fleet whose serving instances by month are `serving`
-    (nodes kept once bought): node j is needed from the first month whose fleet has j
-    nodes, ordered `lead` months before that month begins (at the horizon's start at the
-    earliest) and serving from its arrival."""
+    """The purchase plan of one fleet whose serving instances by month are `serving` (nodes
+    kept once bought), one order per month whose fleet grows (so its size is bounded by the
+    months, not the nodes): the nodes first_node .. last_node (`count` of them) are needed
+    from that month, ordered `lead` months before it begins (at the horizon's start at the
+    earliest) and serve from their arrival."""
     out = []
     have = 0
     for m, count in enumerate(serving.tolist(), start=1):
         if not math.isfinite(count):
             break
-        while have < count:
-            have += 1
+        if count > have:
             ordered = max(0.0, (m - 1) - lead)
             serves = ordered + lead
-            out.append({"node": have, "needed_month": m, "ordered_at_month": ordered,
-                        "serves_from_month": serves,
+            more = math.ceil(count) - have
+            out.append({"needed_month": m, "ordered_at_month": ordered,
+                        "serves_from_month": serves, "count": more,
+                        "first_node": have + 1, "last_node": have + more,
                         "months_served": horizon_months - serves})
+            have += more
     return out
 
 
-def node_book_values(nodes: list[dict[str, Any]], row: Mapping[str, Any]
+def node_book_values(orders: list[dict[str, Any]], row: Mapping[str, Any]
                      ) -> list[dict[str, Any]]:
-    """Each node with its book value at the horizon's end (a TCO node bought; None for a
-    leased one, which has none, or another cost)."""
+    """Each order with the book value of one of its nodes at the horizon's end (a TCO node
+    bought; None for a leased one, which has none, or another cost)."""
     tco = (row.get("cost_model") == "tco" and row.get("capex_eur") is not None
            and not row.get("leased"))
-    return [{**n, "book_value_at_horizon_eur": book_value_eur(
+    return [{**n, "book_value_per_node_at_horizon_eur": book_value_eur(
         row["capex_eur"], row.get("residual_eur") or 0.0, row["amortisation_months"],
         row.get("cost_of_capital_per_year") or 0.0, n["months_served"]) if tco else None}
-        for n in nodes]
+        for n in orders]
 
 
 #: the objectives' figures a plan replaces by the horizon's (the first month's CPM is kept
@@ -366,10 +370,10 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
                               if fallback is None else 0.0),
             "own_capacity_tokens_per_day": capacity,
         })
-    nodes = (node_book_values(purchases(serving, lead, path.months), row)
-             if row.get("capacity") != "elastic" else [])
+    orders = (node_book_values(purchases(serving, lead, path.months), row)
+              if row.get("capacity") != "elastic" else [])
     return {"candidate": cid, "fallback": fallback, "lead_time_months": lead,
-            "nodes": nodes, "months": series}
+            "purchases": orders, "months": series}
 
 
 def _finite(value: Any) -> float | None:

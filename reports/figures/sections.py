@@ -277,7 +277,7 @@ def _plan(result: Result) -> list[Part]:
     parts: list[Part] = []
     for i, s in enumerate(result.plan.schedules, start=1):
         gap = [m.month for m in s.months if (m.own_share or 0.0) < 1.0]
-        nodes = len(s.nodes)
+        nodes = s.purchases[-1].last_node if s.purchases else 0
         alt = (f"Monthly cost and capacity of {s.candidate} over {len(s.months)} months: "
                f"{nodes} own node(s) added"
                + (f", months {gap[0]} to {gap[-1]} covered by {s.fallback}" if gap and

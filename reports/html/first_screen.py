@@ -38,7 +38,7 @@ from schemas.result import (
     Demand,
     Plan,
     PlanBreakEven,
-    PlanNode,
+    PlanPurchase,
     PlanSchedule,
     Recommendation,
     Result,
@@ -343,31 +343,22 @@ def _serving(time: float) -> str:
     return f"month {math.floor(time) + 1}"
 
 
-def node_text(nodes: list[PlanNode]) -> str:
-    """Nodes of a purchase plan bought together (the same month needed, ordered, serving)
-    in words."""
-    n = nodes[0]
-    which = (f"node {n.node}" if len(nodes) == 1
-             else f"nodes {n.node} to {nodes[-1].node}")
-    text = (f"{which} (needed in month {n.needed_month}) ordered at "
-            f"{_when(n.ordered_at_month)}, serving from {_serving(n.serves_from_month)}")
-    worth = [m.book_value_at_horizon_eur for m in nodes]
-    if all(w is not None for w in worth):
-        text += (f", worth {eur(sum(w for w in worth if w is not None))} at the horizon's "
-                 "end")
+def node_text(order: PlanPurchase) -> str:
+    """One month's order of a purchase plan (nodes bought together) in words."""
+    which = (f"node {order.first_node}" if order.count == 1
+             else f"nodes {order.first_node} to {order.last_node}")
+    text = (f"{which} (needed in month {order.needed_month}) ordered at "
+            f"{_when(order.ordered_at_month)}, serving from "
+            f"{_serving(order.serves_from_month)}")
+    worth = order.book_value_per_node_at_horizon_eur
+    if worth is not None:
+        text += f", worth {eur(worth * order.count)} at the horizon's end"
     return text
 
 
-def node_texts(nodes: list[PlanNode]) -> list[str]:
-    """A purchase plan's nodes in words, those bought together in one line."""
-    groups: list[list[PlanNode]] = []
-    for n in nodes:
-        if groups and (groups[-1][0].needed_month, groups[-1][0].ordered_at_month) == (
-                n.needed_month, n.ordered_at_month):
-            groups[-1].append(n)
-        else:
-            groups.append([n])
-    return [node_text(g) for g in groups]
+def node_texts(orders: list[PlanPurchase]) -> list[str]:
+    """A purchase plan's orders in words, one line each."""
+    return [node_text(o) for o in orders]
 
 
 def gap_text(s: PlanSchedule) -> str | None:
@@ -404,15 +395,15 @@ def plan_lines(plan: Plan, basis: str) -> list[tuple[str, str]]:
     gap, the months and the chart): the first schedule with own nodes, how many serve first
     and how many by its last purchase, and the months its fallback covers; else the
     recommended candidate's discounted cost at the plan's rate."""
-    owned = next((x for x in plan.schedules if x.nodes), None)
+    owned = next((x for x in plan.schedules if x.purchases), None)
     if owned is None:
         s = plan.schedules[0] if plan.schedules else None
         return [] if s is None else [
             ("Plan", f"{eur(s.cost_pv_eur)} discounted at "
                      f"{plan.cost_of_capital_per_year:.1%}/yr")]
-    first = [n for n in owned.nodes if n.needed_month == owned.nodes[0].needed_month]
-    said = (f"{owned.candidate}: {len(first)} from {_serving(first[0].serves_from_month)}, "
-            f"{len(owned.nodes)} by {_serving(owned.nodes[-1].serves_from_month)}")
+    first, last = owned.purchases[0], owned.purchases[-1]
+    said = (f"{owned.candidate}: {first.count} from {_serving(first.serves_from_month)}, "
+            f"{last.last_node} by {_serving(last.serves_from_month)}")
     gap = [m.month for m in owned.months if (m.own_share or 0.0) < 1.0]
     if gap:
         said += (f", months {gap[0]}-{gap[-1]} " + (f"on {owned.fallback}" if owned.fallback

@@ -83,7 +83,7 @@ def plan_view(result: Result) -> dict[str, Any] | None:
                        f"{plan.cost_of_capital_per_year:.2%} a year "
                        f"({plan.cost_of_capital_source}).",
             "schedules": [{
-        "candidate": s.candidate, "nodes": node_texts(s.nodes),
+        "candidate": s.candidate, "nodes": node_texts(s.purchases),
         "gap": gap_text(s), "heads": heads,
         "rows": [[m.month, num(m.demand_tokens_per_day), num(m.serving_instances),
                   num(m.own_share), num(m.own_cost_eur), num(m.fallback_cost_eur),

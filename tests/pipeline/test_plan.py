@@ -64,8 +64,8 @@ def test_the_worked_example_of_a_growing_demand_with_a_late_node() -> None:
     assert serving[:17].tolist() == [1.0] * 17 and serving[17:].tolist() == [2.0] * 19
     assert month["own_share"][0, 0, :4].tolist() == [0.0] * 4
     nodes = plan.purchases(serving, 4.0, 36)
-    assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"])
-            for n in nodes] == [(1, 0.0, 4.0), (18, 13.0, 17.0)]
+    assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"], n["count"])
+            for n in nodes] == [(1, 0.0, 4.0, 1), (18, 13.0, 17.0, 1)]
     # energy: the cloud's 1.25 J/token busy; the node 5 kW over the month's mean tokens/s
     assert out["energy_j_per_token"][0, 0] > 0
 
@@ -171,10 +171,10 @@ def test_the_worked_example_through_a_proposal(tmp_path: Path) -> None:
     schedule = plan_["schedules"][0]
     assert schedule["candidate"] == "own" and schedule["fallback"] == "cloud"
     assert schedule["cost_pv_eur"] == pytest.approx(403_810.83, rel=1e-6)
-    nodes = schedule["nodes"]
+    nodes = schedule["purchases"]
     assert [(n["needed_month"], n["serves_from_month"]) for n in nodes] == [(1, 4.0),
                                                                              (18, 17.0)]
-    assert nodes[0]["book_value_at_horizon_eur"] == pytest.approx(28_843.62, rel=1e-6)
+    assert nodes[0]["book_value_per_node_at_horizon_eur"] == pytest.approx(28_843.62, rel=1e-6)
     months = schedule["months"]
     assert months[0]["own_share"] == 0.0 and months[4]["own_share"] == 1.0
     assert months[0]["fallback_cost_eur"] == pytest.approx(2.0 * 6_083.333, rel=1e-6)
@@ -257,6 +257,20 @@ def test_what_would_change_it_speaks_of_the_growth(tmp_path: Path) -> None:
     assert "own becomes the choice if demand_growth_per_year" in growth["text"]
 
 
+def test_the_purchases_are_one_order_a_month_however_many_nodes() -> None:
+    # a fleet of 3 million nodes from month 1 and 5 million from month 3, lead 2 months:
+    # two orders (not 5 million rows): nodes 1 to 3,000,000 needed in month 1, ordered at
+    # the start (max(0, 0 - 2)), serving from month 2 (0 + 2), 34 months of 36 served;
+    # nodes 3,000,001 to 5,000,000 needed in month 3, ordered at max(0, 2 - 2) = 0
+    serving = np.array([3e6, 3e6, 5e6, 5e6])
+    assert plan.purchases(serving, 2.0, 36) == [
+        {"needed_month": 1, "ordered_at_month": 0.0, "serves_from_month": 2.0,
+         "count": 3_000_000, "first_node": 1, "last_node": 3_000_000, "months_served": 34.0},
+        {"needed_month": 3, "ordered_at_month": 0.0, "serves_from_month": 2.0,
+         "count": 2_000_000, "first_node": 3_000_001, "last_node": 5_000_000,
+         "months_served": 34.0}]
+
+
 def test_a_leased_node_is_its_payment_a_month(tmp_path: Path) -> None:
     # leasing the node at 7,301.265 EUR a month over 36 months (its annuity at 6 %: 240,000
     # x 0.005 / (1 - 1.005^-36)) costs, month by month, what buying it did: the same horizon
@@ -269,7 +283,8 @@ def test_a_leased_node_is_its_payment_a_month(tmp_path: Path) -> None:
     own = next(c for c in doc["candidates"] if c["id"] == "own")
     assert own["cpm_eur_per_mtok"] == pytest.approx(1.070876, rel=1e-5)
     [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
-    assert [n["book_value_at_horizon_eur"] for n in schedule["nodes"]] == [None, None]
+    assert [n["book_value_per_node_at_horizon_eur"]
+            for n in schedule["purchases"]] == [None, None]
 
 
 def test_a_lease_with_capex_terms_is_refused(tmp_path: Path) -> None:
@@ -350,8 +365,9 @@ def test_a_demand_by_month(tmp_path: Path) -> None:
     own = next(c for c in doc["candidates"] if c["id"] == "own")
     assert own["cpm_eur_per_mtok"] == pytest.approx(1.680012, rel=1e-6)
     [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
-    assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"])
-            for n in schedule["nodes"]] == [(1, 0.0, 4.0), (3, 0.0, 4.0)]
+    assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"], n["count"],
+             n["first_node"], n["last_node"])
+            for n in schedule["purchases"]] == [(1, 0.0, 4.0, 1, 1, 1), (3, 0.0, 4.0, 1, 2, 2)]
     assert doc["plan"]["demand_by_month"] == [1e8, 1e8, 4e8, 4e8, 4e8, 4e8]
 
 
