@@ -146,7 +146,10 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
     out = evaluate_arrays({**at, "min_instances": floor}, list(MONTH_STEPS))
     lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
     share = np.clip(path.month - lead, 0.0, 1.0)
-    shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share))
+    # a single-number growth leaves the demand one draw wide: the draws come from the steps'
+    # other inputs (a capex, price or PUE range)
+    shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share),
+                                *(np.shape(v) for v in out.values()))
     result = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
               for k, v in out.items()}
     result["demand_tokens_per_day"] = np.broadcast_to(demand, shape)

@@ -70,6 +70,16 @@ def test_the_worked_example_of_a_growing_demand_with_a_late_node() -> None:
     assert out["energy_j_per_token"][0, 0] > 0
 
 
+def test_a_single_number_growth_with_a_drawn_input_runs() -> None:
+    # growth a single number (one column) and capex drawn (three draws, all 240,000 EUR so
+    # each draw is the worked example's): each draw's horizon CPM 403,810.83 / 377,084.73 =
+    # 1.070876 EUR/Mtok (before: the months' figures (1, 3, 36) forced into (1, 1, 36))
+    own = {**_columns(NODE), "capex_eur": np.full((1, 3), 240_000.0)}
+    out = plan.horizon(own, _columns(CLOUD), PATH)
+    assert out["cpm_eur_per_mtok"].shape == (1, 3)
+    assert out["cpm_eur_per_mtok"][0] == pytest.approx([1.070876] * 3, rel=1e-5)
+
+
 def test_without_a_fallback_the_gap_is_unserved_and_not_priced() -> None:
     # the same node alone: months 1-4's 25,616.68 Mtok unserved, the CPM over the tokens it
     # serves: 353,222.19 EUR / (377,084.73 - 6,083.333 x v x ((qv)^4 - 1) / (qv - 1) =
