@@ -8,7 +8,8 @@ the candidate's inputs with `demand_tokens_per_day` set to the month's level, ve
 (candidates, draws, months). What the plan adds:
 
 - serving nodes: a provisioned fleet holds, in month m, the most instances any month up to m
-  needed (`instances`; nodes once bought are kept), billed through the steps' own
+  that its nodes serve needed (`instances`; nodes once bought are kept; the need of the
+  months before they serve goes to the fallback), billed through the steps' own
   `min_instances` floor, so a node's cost (its TCO annuity from its service month, its
   opex and its electricity at the month's utilisation) is the steps' `monthly_cost_eur`;
 - lead time L (months from order to service, `[tco.NAME] lead_time_months`): each node is
@@ -138,14 +139,15 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
             at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
                                            / given.get("demand_tokens_per_day", np.nan))
     need = np.asarray(evaluate_arrays(at, ["instances"])["instances"], dtype=np.float64)
-    serving = np.maximum.accumulate(np.broadcast_to(need, np.broadcast_shapes(
-        need.shape, demand.shape)), axis=-1)
+    lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
+    share = np.clip(path.month - lead, 0.0, 1.0)
+    # only a month the nodes serve (a share of) needs them: the need of the months before
+    # goes to the fallback, no node is bought for it
+    serving = np.maximum.accumulate(np.where(share > 0, need, 0.0), axis=-1)
     provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
     own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
     floor = np.where(provisioned, np.fmax(own_floor, serving), own_floor)
     out = evaluate_arrays({**at, "min_instances": floor}, list(MONTH_STEPS))
-    lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
-    share = np.clip(path.month - lead, 0.0, 1.0)
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
     # other inputs (a capex, price or PUE range)
     shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share),

@@ -41,8 +41,9 @@ def test_the_worked_example_of_a_growing_demand_with_a_late_node() -> None:
     # 1.5^(1/12) = 1.0343661 a month. One node serves 4,000 x 86,400 = 345.6 Mtok/day (peak
     # factor 1, no headroom), so month 17 (200 x 1.5^(16/12) = 343.41) needs 1 node and month
     # 18 (355.22) 2; month 36 (652.57) still 2 (3 from 691.2).
-    # Lead time 4 months: node 1, needed in month 1, is ordered at the start and serves from
-    # month 5; node 2, needed in month 18, is ordered at the end of month 13 and serves from
+    # Lead time 4 months: node 1, needed from month 5 (the first its nodes serve; months 1-4's
+    # need is the cloud's), is ordered at the start and serves from month 5; node 2, needed in
+    # month 18, is ordered at the end of month 13 and serves from
     # month 18. Months 1-4 go to the cloud: 200 x 365 / 12 = 6,083.333 Mtok in month 1,
     # 6,083.333 x (q^4 - 1) / (q - 1) = 25,616.68 Mtok in months 1-4.
     # A node's month: annuity 240,000 x 0.005 / (1 - 1.005^-36) = 7,301.265 EUR + electricity
@@ -61,11 +62,12 @@ def test_the_worked_example_of_a_growing_demand_with_a_late_node() -> None:
     assert out["unserved_mtok"][0, 0] == 0.0
     month = plan.months(_columns(NODE), PATH)
     serving = month["serving_instances"][0, 0]
-    assert serving[:17].tolist() == [1.0] * 17 and serving[17:].tolist() == [2.0] * 19
+    # no node in months 1-4 (its nodes serve none of them), one from month 5, two from 18
+    assert serving.tolist() == [0.0] * 4 + [1.0] * 13 + [2.0] * 19
     assert month["own_share"][0, 0, :4].tolist() == [0.0] * 4
     nodes = plan.purchases(serving, 4.0, 36)
     assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"], n["count"])
-            for n in nodes] == [(1, 0.0, 4.0, 1), (18, 13.0, 17.0, 1)]
+            for n in nodes] == [(5, 0.0, 4.0, 1), (18, 13.0, 17.0, 1)]
     # energy: the cloud's 1.25 J/token busy; the node 5 kW over the month's mean tokens/s
     assert out["energy_j_per_token"][0, 0] > 0
 
@@ -78,6 +80,22 @@ def test_a_single_number_growth_with_a_drawn_input_runs() -> None:
     out = plan.horizon(own, _columns(CLOUD), PATH)
     assert out["cpm_eur_per_mtok"].shape == (1, 3)
     assert out["cpm_eur_per_mtok"][0] == pytest.approx([1.070876] * 3, rel=1e-5)
+
+
+def test_a_need_before_the_nodes_serve_buys_no_node() -> None:
+    # 400 Mtok/day in months 1-4 (2 nodes of 345.6), 100 in months 5-6 (1 node), lead 4:
+    # months 1-4 go to the cloud (12,166.67 Mtok, 24,333.33 EUR each at 2.0 EUR/Mtok), and
+    # months 5-6 need one node (7,757.515 EUR a month), not the two of months 1-4 it never
+    # served. With v = 1 / 1.005: a = v + .. + v^4 = 3.950496, b = v^5 + v^6 = 1.945889;
+    # cost 24,333.33 a + 7,757.515 b = 111,223.99 EUR over 12,166.67 a + 3,041.667 b =
+    # 53,983.11 Mtok: 2.060348 EUR/Mtok (two nodes billed: 2.339977)
+    path = plan.Path(months=6, rate_per_year=0.06, rate_source="test",
+                     by_month=(400e6,) * 4 + (100e6,) * 2)
+    month = plan.months(_columns(NODE), path)
+    assert month["serving_instances"][0, 0].tolist() == [0.0] * 4 + [1.0] * 2
+    out = plan.horizon(_columns(NODE), _columns(CLOUD), path)
+    assert out["cost_pv_eur"][0, 0] == pytest.approx(111_223.99, rel=1e-6)
+    assert out["cpm_eur_per_mtok"][0, 0] == pytest.approx(2.060348, rel=1e-6)
 
 
 def test_without_a_fallback_the_gap_is_unserved_and_not_priced() -> None:
@@ -182,7 +200,7 @@ def test_the_worked_example_through_a_proposal(tmp_path: Path) -> None:
     assert schedule["candidate"] == "own" and schedule["fallback"] == "cloud"
     assert schedule["cost_pv_eur"] == pytest.approx(403_810.83, rel=1e-6)
     nodes = schedule["purchases"]
-    assert [(n["needed_month"], n["serves_from_month"]) for n in nodes] == [(1, 4.0),
+    assert [(n["needed_month"], n["serves_from_month"]) for n in nodes] == [(5, 4.0),
                                                                              (18, 17.0)]
     assert nodes[0]["book_value_per_node_at_horizon_eur"] == pytest.approx(28_843.62, rel=1e-6)
     months = schedule["months"]
@@ -323,7 +341,7 @@ def test_the_first_screen_shows_the_purchase_plan(tmp_path: Path) -> None:
     assert "own: 1 from month 5, 2 by month 18, months 1-4 on cloud" in summary
     # the appendix's Purchase plan: each node, its book value, the gap
     appendix = page[page.index('<section id="plan">'):]
-    assert ("node 1 (needed in month 1) ordered at the start, serving from month 5, worth "
+    assert ("node 1 (needed in month 5) ordered at the start, serving from month 5, worth "
             "28,844 EUR at the horizon&#x27;s end") in appendix
     assert "node 2 (needed in month 18) ordered at the end of month 13, serving from month 18"\
         in appendix
@@ -362,8 +380,8 @@ def test_the_bundled_example_plans_over_48_months(tmp_path: Path) -> None:
 
 def test_a_demand_by_month(tmp_path: Path) -> None:
     # six months declared: 100, 100, 400, 400, 400, 400 Mtok/day. 100 needs one node
-    # (345.6 Mtok/day each), 400 two (ceil(400 / 345.6)); both nodes are ordered at the start
-    # (node 2, needed in month 3, cannot be ordered 4 months before) and serve from month 5.
+    # (345.6 Mtok/day each), 400 two (ceil(400 / 345.6)); lead 4: both nodes are needed from
+    # month 5 (the first their fleet serves), one order at the start, serving from month 5.
     # Months 1-2 at the cloud's 2.0 EUR/Mtok: 2 x 3,041.667 Mtok = 6,083.33 EUR each; months
     # 3-4: 12,166.67 Mtok, 24,333.33 EUR each; months 5-6: 2 x 7,757.515 = 15,515.03 EUR.
     # Discounted at v = 1 / 1.005: 6,083.33 (v + v^2) + 24,333.33 (v^3 + v^4) + 15,515.03
@@ -377,7 +395,7 @@ def test_a_demand_by_month(tmp_path: Path) -> None:
     [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
     assert [(n["needed_month"], n["ordered_at_month"], n["serves_from_month"], n["count"],
              n["first_node"], n["last_node"])
-            for n in schedule["purchases"]] == [(1, 0.0, 4.0, 1, 1, 1), (3, 0.0, 4.0, 1, 2, 2)]
+            for n in schedule["purchases"]] == [(5, 0.0, 4.0, 2, 1, 2)]
     assert doc["plan"]["demand_by_month"] == [1e8, 1e8, 4e8, 4e8, 4e8, 4e8]
 
 
@@ -385,7 +403,9 @@ def test_the_request_rate_grows_with_the_tokens() -> None:
     # with a request rate (Little's law), month m's rate is the first month's x the tokens'
     # growth: 2 requests/s of 200 tokens at 3 replicas' worth (1 request/s each, no
     # goodput binding) grows to 2 x 1.5^(35/12) = 6.525 requests/s in month 36: 7 instances
-    given = _columns({**NODE, "demand_tokens_per_day": 2 * 86_400 * 200.0,
+    # (no lead time: the nodes serve from month 1)
+    given = _columns({**NODE, "lead_time_months": 0.0,
+                      "demand_tokens_per_day": 2 * 86_400 * 200.0,
                       "demand_requests_per_s": 2.0, "replica_requests_per_s": 1.0,
                       "operating_concurrency": 10.0, "operating_ttft_s": 0.5,
                       "operating_tpot_s": 0.05, "request_output_tokens": 191.0})
