@@ -208,10 +208,13 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
         theirs = months(fallback, path)
         # the fallback's bill for the share of the month it serves (its fleet sized for the
         # month's whole demand, billed pro rata)
-        cost_pv = cost_pv + path.present_value(1.0 - share, theirs["monthly_cost_eur"])
+        # a month the fallback serves nothing adds nothing, even where it lacks the figure
+        # (0 x null is 0, not null)
+        cost_pv = cost_pv + path.present_value(np.where(
+            share < 1.0, (1.0 - share) * theirs["monthly_cost_eur"], 0.0))
         mtok_pv = mtok_pv + path.present_value(gap)
         for k in per_token:
-            per_token[k] = per_token[k] + (gap * theirs[k]).sum(axis=-1)
+            per_token[k] = per_token[k] + np.where(gap > 0, gap * theirs[k], 0.0).sum(axis=-1)
         fallback_mtok, unserved = unserved, np.zeros_like(unserved)
         served = served + fallback_mtok
     return finite({**per_token_figures(cost_pv, mtok_pv, per_token, served),
@@ -353,8 +356,8 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
               months(_rows(columns, np.array([ids.index(fallback)])), path))
     share = mine["own_share"][0, 0]
     own_cost = share * mine["monthly_cost_eur"][0, 0]
-    gap_cost = (None if theirs is None
-                else (1.0 - share) * theirs["monthly_cost_eur"][0, 0])
+    gap_cost = (None if theirs is None else np.where(
+        share < 1.0, (1.0 - share) * theirs["monthly_cost_eur"][0, 0], 0.0))
     serving = mine["serving_instances"][0, 0]
     lead = float(np.nan_to_num(np.asarray(columns.get("lead_time_months", [[0.0]]))[
         ids.index(cid), 0]))

@@ -98,6 +98,21 @@ def test_a_need_before_the_nodes_serve_buys_no_node() -> None:
     assert out["cpm_eur_per_mtok"][0, 0] == pytest.approx(2.060348, rel=1e-6)
 
 
+def test_a_fallback_serving_nothing_lacking_a_figure_leaves_the_own_figure() -> None:
+    # lead 0: the node serves every month (one node months 1-17, two 18-36: 55 node-months),
+    # the fallback none, so the cloud's missing grid intensity and price change nothing.
+    # A node-month at 5 kW busy and idle, PUE 1.25, 730 h: 4,562.5 kWh x 40 g = 182,500 g;
+    # 55 x 182,500 = 10,037,500 g over the horizon's 420,412.09 Mtok = 23.8754 gCO2e/Mtok.
+    # The cost: 7,757.515 x ((v - v^18) + 2 (v^18 - v^37)) / (1 - v) = 7,757.515 x 49.48340
+    # = 383,868.22 EUR, v = 1 / 1.005 (before: both null, 0 x null in the months 1-36)
+    own = _columns({**NODE, "lead_time_months": 0.0})
+    cloud = {**_columns(CLOUD), "grid_gco2e_per_kwh": np.array([[np.nan]]),
+             "price_eur_per_hour": np.array([[np.nan]])}
+    out = plan.horizon(own, cloud, PATH)
+    assert out["carbon_gco2e_per_mtok"][0, 0] == pytest.approx(23.8754, rel=1e-5)
+    assert out["cost_pv_eur"][0, 0] == pytest.approx(383_868.22, rel=1e-6)
+
+
 def test_without_a_fallback_the_gap_is_unserved_and_not_priced() -> None:
     # the same node alone: months 1-4's 25,616.68 Mtok unserved, the CPM over the tokens it
     # serves: 353,222.19 EUR / (377,084.73 - 6,083.333 x v x ((qv)^4 - 1) / (qv - 1) =
