@@ -594,6 +594,8 @@ class PlanSchedule(_Closed):
     #: one order per month whose fleet grows
     purchases: list[PlanPurchase]
     months: list[PlanMonth]
+    #: said when no own node can serve inside the horizon (lead time >= its months)
+    note: str | None = None
 
 
 class PlanBreakEven(_Closed):

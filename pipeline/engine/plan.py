@@ -247,6 +247,8 @@ def book_value_eur(capex: float, residual: float, amortisation_months: float, ra
     the months served count from the last replacement."""
     n = amortisation_months
     k = months_served - n * math.floor(months_served / n)
+    if k == 0 and months_served > 0:  # at the end of an amortisation: the residual
+        k = n
     left = n - k
     r = rate / MONTHS_PER_YEAR
     if r == 0:
@@ -381,7 +383,17 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
     orders = (node_book_values(purchases(serving, lead, path.months), row)
               if row.get("capacity") != "elastic" else [])
     return {"candidate": cid, "fallback": fallback, "lead_time_months": lead,
-            "purchases": orders, "months": series}
+            "purchases": orders, "months": series, "note": late_note(lead, path.months)}
+
+
+def late_note(lead: float, horizon_months: int) -> str | None:
+    """What a lead time of the whole horizon or more means (None when a node can serve
+    inside it): no node is bought, every month is the fallback's or unserved."""
+    if lead < horizon_months:
+        return None
+    return (f"no own node can serve inside the horizon: its lead time of {lead:g} months is "
+            f"not shorter than the horizon's {horizon_months} months; no node is bought and "
+            "every month is its fallback's (or unserved)")
 
 
 def _finite(value: Any) -> float | None:

@@ -368,10 +368,11 @@ def gap_text(s: PlanSchedule) -> str | None:
         return None
     months = (f"month {gap[0].month}" if len(gap) == 1
               else f"months {gap[0].month} to {gap[-1].month}")
+    note = "" if s.note is None else f" ({s.note})"
     if s.fallback is None:
         unserved = sum(m.unserved_mtok or 0.0 for m in gap)
-        return f"{months} unserved ({unserved:,.0f} Mtok): no fallback declared"
-    return f"{months} covered by {s.fallback}"
+        return f"{months} unserved ({unserved:,.0f} Mtok): no fallback declared{note}"
+    return f"{months} covered by {s.fallback}{note}"
 
 
 def paying_text(b: PlanBreakEven) -> str:

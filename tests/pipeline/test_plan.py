@@ -123,13 +123,15 @@ def test_without_a_fallback_the_gap_is_unserved_and_not_priced() -> None:
 
 
 @pytest.mark.parametrize("residual", [0.0, 25_000.0])
-@pytest.mark.parametrize("served", [1.0, 19.0, 32.0, 40.0])
+@pytest.mark.parametrize("served", [1.0, 19.0, 32.0, 36.0, 40.0, 72.0])
 def test_buying_and_selling_at_book_value_is_the_annuities_inside_the_horizon(
         residual: float, served: float) -> None:
     # a node bought at its service (time s) for capex and sold at the horizon's end (s +
     # served) at its book value costs, discounted at the annuity's rate, what the annuities
     # of the months it served cost: capex - B v^served = A (1 - v^served) / r (a node past
-    # its 36 months is replaced: 40 months are 36 of the first and 4 of the second)
+    # its 36 months is replaced: 40 months are 36 of the first and 4 of the second; at 36
+    # months exactly it is worth its residual: capex - residual v^36 = A (1 - v^36) / r is
+    # the annuity's definition, where the full capex was written before)
     capex, n, rate = 240_000.0, 36.0, 0.06
     r = rate / 12
     v = 1 / (1 + r)
@@ -312,6 +314,22 @@ def test_the_purchases_are_one_order_a_month_however_many_nodes() -> None:
         {"needed_month": 3, "ordered_at_month": 0.0, "serves_from_month": 2.0,
          "count": 2_000_000, "first_node": 3_000_001, "last_node": 5_000_000,
          "months_served": 34.0}]
+
+
+def test_a_lead_time_past_the_horizon_buys_no_node_and_says_so(tmp_path: Path) -> None:
+    # lead 40 months on the 36-month horizon: share clip(m - 40, 0, 1) = 0 in every month, so
+    # no node serves, none is bought (before finding 3's fix: two nodes, both ordered at the
+    # start and serving from month 40, months served -4, with a book value), the cloud serves
+    # all 420,412.09 Mtok (share 1.0) and the schedule says why
+    doc = _run(tmp_path, WORKED.replace("lead_time_months = 4", "lead_time_months = 40"))
+    own = next(c for c in doc["candidates"] if c["id"] == "own")
+    assert own["detail"]["horizon_fallback_share"] == pytest.approx(1.0, rel=1e-12)
+    [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
+    assert schedule["purchases"] == []
+    assert schedule["note"] == (
+        "no own node can serve inside the horizon: its lead time of 40 months is not shorter "
+        "than the horizon's 36 months; no node is bought and every month is its fallback's "
+        "(or unserved)")
 
 
 def test_a_leased_node_is_its_payment_a_month(tmp_path: Path) -> None:
