@@ -609,6 +609,8 @@ class PlanBreakEven(_Closed):
     from_tokens_per_day: Figure
     from_month_p5: Figure
     from_month_p95: Figure
+    #: said when no own node can serve inside the horizon (lead time >= its months)
+    note: str | None = None
 
 
 class Plan(_Closed):

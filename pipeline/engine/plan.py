@@ -402,14 +402,15 @@ def _finite(value: Any) -> float | None:
 
 
 def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) -> np.ndarray:
-    """The first month in which own capacity's month (its fleet serving the whole month)
-    costs no more per token than the `versus` candidate's at that month's demand, for
-    candidates `own` (candidates, draws) against `versus` (1, draws): (candidates, draws),
-    NaN when no month of the horizon does."""
+    """The first month its nodes serve (a share of) in which own capacity's month (its
+    fleet serving the whole month) costs no more per token than the `versus` candidate's
+    at that month's demand, for candidates `own` (candidates, draws) against `versus` (1,
+    draws): (candidates, draws), NaN when no month of the horizon does."""
     mine, theirs = months(own, path), months(versus, path)
     with np.errstate(all="ignore"):
-        pays = (mine["monthly_cost_eur"] / mine["mtok"]
-                <= theirs["monthly_cost_eur"] / theirs["mtok"])
+        # a month its nodes do not serve (the lead time) cannot be the one they pay from
+        pays = ((mine["monthly_cost_eur"] / mine["mtok"]
+                 <= theirs["monthly_cost_eur"] / theirs["mtok"]) & (mine["own_share"] > 0))
     first = np.argmax(pays, axis=-1).astype(np.float64) + 1.0
     return np.where(pays.any(axis=-1), first, np.nan)
 
@@ -426,13 +427,16 @@ def break_even(point: pl.DataFrame, own_ids: Sequence[str], versus: str | None, 
     month = paying_month(_rows(columns, at), _rows(columns, np.array([ids.index(versus)])),
                          path)[:, 0]
     demand = months(_rows(columns, at), path)["demand_tokens_per_day"][:, 0]
+    lead = np.nan_to_num(np.asarray(columns.get("lead_time_months", np.zeros((len(ids), 1))),
+                                    dtype=np.float64)[at, 0])
     out = []
     for i, cid in enumerate(own_ids):
         m = month[i]
         out.append({"candidate": cid, "versus": versus,
                     "from_month": None if not math.isfinite(m) else int(m),
                     "from_tokens_per_day": (None if not math.isfinite(m)
-                                            else _finite(demand[i, int(m) - 1]))})
+                                            else _finite(demand[i, int(m) - 1])),
+                    "note": late_note(float(lead[i]), path.months)})
     return out
 
 

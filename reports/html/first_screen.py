@@ -379,7 +379,7 @@ def paying_text(b: PlanBreakEven) -> str:
     """From which month own capacity pays, with its Monte Carlo band."""
     if b.from_month is None:
         return (f"{b.candidate}'s month never costs less per token than {b.versus}'s within "
-                "the horizon")
+                "the horizon" + ("" if b.note is None else f" ({b.note})"))
     band = ("" if b.from_month_p5 is None and b.from_month_p95 is None else
             " (5-95 %: " + ("beyond the horizon" if b.from_month_p5 is None
                             else f"month {b.from_month_p5:.0f}") + " to "

@@ -223,10 +223,13 @@ def test_the_worked_example_through_a_proposal(tmp_path: Path) -> None:
     months = schedule["months"]
     assert months[0]["own_share"] == 0.0 and months[4]["own_share"] == 1.0
     assert months[0]["fallback_cost_eur"] == pytest.approx(2.0 * 6_083.333, rel=1e-6)
-    # the node's month pays against the cloud's from month 1: 1.2752 <= 2.0 EUR/Mtok
+    # the node's month would pay against the cloud's from month 1 (1.2752 <= 2.0 EUR/Mtok),
+    # but it serves from month 5 (lead 4): it pays from month 5, at 200 x 1.5^(4/12) =
+    # 228.94 Mtok/day (7,757.515 / (228.94 x 365 / 12) = 1.1140 <= 2.0); before: month 1
     assert plan_["break_even"] == [{
-        "candidate": "own", "versus": "cloud", "from_month": 1, "from_tokens_per_day": 200e6,
-        "from_month_p5": 1.0, "from_month_p95": 1.0}]
+        "candidate": "own", "versus": "cloud", "from_month": 5,
+        "from_tokens_per_day": pytest.approx(228.94e6, rel=1e-4),
+        "from_month_p5": 5.0, "from_month_p95": 5.0, "note": None}]
 
 
 def _run(tmp_path: Path, text: str) -> dict:
@@ -326,6 +329,9 @@ def test_a_lead_time_past_the_horizon_buys_no_node_and_says_so(tmp_path: Path) -
     assert own["detail"]["horizon_fallback_share"] == pytest.approx(1.0, rel=1e-12)
     [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "own"]
     assert schedule["purchases"] == []
+    # nor can it pay from any month (before: from month 1, when it serves no token)
+    [even] = doc["plan"]["break_even"]
+    assert even["from_month"] is None and even["note"] == schedule["note"]
     assert schedule["note"] == (
         "no own node can serve inside the horizon: its lead time of 40 months is not shorter "
         "than the horizon's 36 months; no node is bought and every month is its fallback's "
