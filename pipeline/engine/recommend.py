@@ -247,19 +247,19 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         # a mix moves with its parts' inputs: it shares them
         owners = sorted(holders | {m for m, c in mixes.items()
                                    if {c.base[0], c.burst[0]} & holders})
+        other = there.get(key)  # who is chosen there, when not the runner-up
+        # (the sharing said by naming who moves with it: the text fits one line on the page)
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
+                   f"{first['input']} ({key})" if other is not None else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
         direction = "falls below" if solved < current else "rises above"
         when = f"if {subject} {direction} {_figure(solved)} {unit} (now {_figure(current)})"
-        other = there.get(key)
-        scored = rule.metric if rule.single else "weighted score"
         out.append({
             "key": key, "input": first["input"], "unit": unit, "candidates": owners,
             "current": current, "threshold": solved, "direction": direction.split()[0],
             "within_stated_range": bool(first["low"] <= solved <= first["high"]),
             "text": f"{runner} becomes the choice {when}" if other is None else
-                    f"{runner}'s {scored} meets {chosen}'s {when}, but there {other} is the "
-                    f"choice (its {scored} is lower still, as it shares the key)",
+                    f"{runner} ties {when}; {other} is chosen there",
         })
     return out
 

@@ -165,7 +165,10 @@ def test_a_shared_key_names_who_is_chosen_at_its_threshold(db: Path, tmp_path: P
     assert capex["direction"] == "falls" and 160_000 < capex["threshold"] < 180_000
     assert rec["runner_up"] == "hybrid-fr-h200-api"
     assert "becomes the choice" not in capex["text"]
-    assert "there onprem-fr-h200-fp8 is the choice" in capex["text"], capex["text"]
+    # "ties": meets the choice's CPM (the text fits one line of the report's first screen)
+    assert capex["text"] == ("hybrid-fr-h200-api ties if capex_eur (tco.hgx-h200.capex) falls "
+                             "below 170,900 EUR (now 342,000); onprem-fr-h200-fp8 is chosen "
+                             "there"), capex["text"]
     # the check: the example with the capex at 170,000 EUR (GPUs 108,000 + 45,000 + 12,000
     # + 5,000), just below the threshold, chooses FR H200
     ranged = "gpus = { low = 250_000, mode = 280_000, high = 320_000 }"
