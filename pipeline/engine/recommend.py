@@ -10,7 +10,8 @@ runner-up is the next eligible candidate by the same score.
 What would change the choice is solved on the metric steps (`metrics.evaluate`), never read
 off a chart: for each of the inputs that move the two candidates' figures most (the tornado's
 top rows, and the demand), the value of that input's key at which the runner-up's score meets
-the chosen one's, every other input at its mode.
+the chosen one's, every other input at its mode. A key shared by other eligible candidates
+moves them too: the one chosen at the threshold, when not the runner-up, is named.
 """
 
 from __future__ import annotations
@@ -231,11 +232,12 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
             points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     unique = list(dict.fromkeys(keys))
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
+    thresholds = _solve_all(points, wheres, chosen, runner, rule, scale, path, fallbacks,
+                            mixes)
+    there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
+                          inputs, rule, scale, table, path, fallbacks, mixes)
     out = []
-    for key, where, solved in zip(unique, wheres,
-                                  _solve_all(points, wheres, chosen, runner, rule, scale,
-                                             path, fallbacks, mixes),
-                                  strict=True):
+    for key, where, solved in zip(unique, wheres, thresholds, strict=True):
         if solved is None:
             continue
         first = where.row(0, named=True)
@@ -245,16 +247,71 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         # a mix moves with its parts' inputs: it shares them
         owners = sorted(holders | {m for m, c in mixes.items()
                                    if {c.base[0], c.burst[0]} & holders})
+        other = there.get(key)  # who is chosen there, when not the runner-up
+        # (the sharing said by naming who moves with it: the text fits one line on the page)
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
+                   f"{first['input']} ({key})" if other is not None else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
         direction = "falls below" if solved < current else "rises above"
+        when = f"if {subject} {direction} {_figure(solved)} {unit} (now {_figure(current)})"
         out.append({
             "key": key, "input": first["input"], "unit": unit, "candidates": owners,
             "current": current, "threshold": solved, "direction": direction.split()[0],
             "within_stated_range": bool(first["low"] <= solved <= first["high"]),
-            "text": f"{runner} becomes the choice if {subject} {direction} "
-                    f"{_figure(solved)} {unit} (now {_figure(current)})",
+            "text": f"{runner} becomes the choice {when}" if other is None else
+                    f"{runner} ties {when}; {other} is chosen there",
         })
+    return out
+
+
+def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: str,
+                  point: pl.DataFrame, inputs: pl.DataFrame, rule: Rule, scale: Scale,
+                  table: pl.DataFrame | None, path: plan.Path | None,
+                  fallbacks: Mapping[str, str | None] | None,
+                  mixes: Mapping[str, mix.Chosen] | None) -> dict[str, str]:
+    """Key -> the candidate chosen at its threshold when that is not the runner-up: a key
+    shared by other eligible candidates (the demand, a TCO profile's capex) moves their
+    figures too, and one of them may beat both there. Each eligible candidate holding the
+    key (a mix through its parts) is scored with the key at its threshold; one that does not
+    hold it keeps its score, no better than the runner-up's, which meets the chosen one's
+    there. Needs `table` (the eligible candidates)."""
+    fallbacks = fallbacks or {}
+    mixes = mixes or {}
+    if table is None:
+        return {}
+    eligible = set((table.filter(pl.col("eligible")) if "eligible" in table.columns
+                    else table)["id"].to_list())
+    solved = {k: t for k, t in thresholds.items() if t is not None}
+    movers: dict[str, list[str]] = {}
+    for key in solved:
+        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        moved = holders | {m for m, c in mixes.items() if {c.base[0], c.burst[0]} & holders}
+        others = sorted((moved & eligible) - {chosen, runner})
+        if others:
+            movers[key] = [chosen, runner, *others]
+    if not movers:
+        return {}
+    cids = tuple(dict.fromkeys(c for ids in movers.values() for c in ids))
+    plain = [c for c in cids if c not in mixes]
+    parts = [p for c in cids if c in mixes for p in (mixes[c].base[0], mixes[c].burst[0])]
+    helpers = [f for c in [*plain, *parts] if (f := fallbacks.get(c)) is not None
+               and path is not None]
+    points = points_of(point, tuple(dict.fromkeys([*plain, *parts, *helpers])), table)
+    extra = [c for c, _ in OBJECTIVES.values() if c not in STEP_BY_NAME and c in table.columns]
+    for cid in cids:
+        if cid in mixes:  # its objectives that are no step: its own
+            points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
+    keys = list(movers)
+    wheres = {i: inputs.filter(pl.col("key") == key) for i, key in enumerate(keys)}
+    values = {i: np.array([solved[key]]) for i, key in enumerate(keys)}
+    scored = _scores(points, wheres, cids, rule, scale, values, path, fallbacks, mixes)
+    out = {}
+    for i, key in enumerate(keys):
+        at = {c: float(scored[c][i][0]) for c in movers[key]}
+        meet = min(at[chosen], at[runner])  # equal at the threshold, to its precision
+        best = min(movers[key][2:], key=lambda c: (at[c], c))
+        if at[best] < meet - 1e-9 * max(1.0, abs(meet)):
+            out[key] = best
     return out
 
 
@@ -345,11 +402,25 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
           mixes: Mapping[str, mix.Chosen] | None = None) -> dict[int, np.ndarray]:
     """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
     wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
-    value). The metric steps run over numpy arrays (`metrics.evaluate_arrays`, the same
-    formulas as `evaluate`), every key's trials side by side: one array per input a key
-    sets, one number per input none does."""
+    value)."""
     if not values:
         return {}
+    scored = _scores(points, wheres, (runner, chosen), rule, scale, values, path, fallbacks,
+                     mixes)
+    return {i: scored[runner][i] - scored[chosen][i] for i in values}
+
+
+def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
+            cids: tuple[str, ...], rule: Rule, scale: Scale,
+            values: Mapping[int, np.ndarray], path: plan.Path | None = None,
+            fallbacks: Mapping[str, str | None] | None = None,
+            mixes: Mapping[str, mix.Chosen] | None = None
+            ) -> dict[str, dict[int, np.ndarray]]:
+    """Per candidate of `cids` and key i: its score with the key (set on every (id, input)
+    of wheres[i]) at each of values[i], the other inputs at `points`. The metric steps run
+    over numpy arrays (`metrics.evaluate_arrays`, the same formulas as `evaluate`), every
+    key's trials side by side: one array per input a key sets, one number per input none
+    does."""
     order = list(values)
     trials = np.concatenate([np.asarray(values[i], dtype=float) for i in order])
     ends = np.cumsum([len(values[i]) for i in order])
@@ -371,7 +442,7 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
 
     scored = {}
     mixes = mixes or {}
-    for cid in (runner, chosen):
+    for cid in cids:
         if cid in mixes:  # its parts tried, the mix at its chosen base size
             m = mixes[cid]
             given = dict(points[cid])
@@ -388,19 +459,25 @@ def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataF
             out = evaluate_arrays(given, steps)
             if path is not None:  # the horizon's figures, the trials side by side as draws
                 fallback = (fallbacks or {}).get(cid)
-                planned = plan.horizon(_as_draws(given), None if fallback is None else
-                                       _as_draws(tried(fallback)), path)
+                planned = plan.horizon(_as_draws(given, trials.shape), None if fallback is
+                                       None else _as_draws(tried(fallback), trials.shape),
+                                       path)
                 out.update({k: planned[k][0] for k in plan.REPLACED if k in out})
         # an objective that is no step (the sovereignty level) is the candidate's own figure
         arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
                                                 dtype=float), trials.shape) for c in columns}
-        scored[cid] = np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float),
-                                      trials.shape)
-    gap = scored[runner] - scored[chosen]
-    return {i: gap[span[i]] for i in order}
+        score = np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float),
+                                trials.shape)
+        scored[cid] = {i: score[span[i]] for i in order}
+    return scored
 
 
-def _as_draws(given: Mapping[str, Any]) -> dict[str, Any]:
-    """A candidate's inputs (numbers, or one array of trials) as plan.horizon takes them:
-    (1, trials)."""
-    return {k: (np.asarray(v)[None, :] if np.ndim(v) == 1 else v) for k, v in given.items()}
+def _as_draws(given: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, Any]:
+    """A candidate's inputs (numbers, or one array of trials of `shape`) as plan.horizon
+    takes them: (1, trials). The demand is one array of trials even when no tried key sets
+    it, so the months' shapes are the trials' (one tried key beside a single-number growth
+    otherwise left the months one shape and a step's figures another)."""
+    demand = np.broadcast_to(np.asarray(given.get("demand_tokens_per_day", np.nan),
+                                        dtype=float), shape)
+    return {k: (np.asarray(v)[None, :] if np.ndim(v) == 1 else v)
+            for k, v in {**given, "demand_tokens_per_day": demand}.items()}

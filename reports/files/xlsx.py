@@ -534,6 +534,23 @@ _IDENTITY = ("id", "label", "deployment", "provider", "zone", "gpu", "gpu_count"
 _STEP = {s.name: s for s in STEPS}
 
 
+def _reads(step: str) -> frozenset[str]:
+    """The columns a step's Excel formula reads (its template's placeholders)."""
+    return frozenset(m.group(1) for m in _PLACEHOLDER.finditer(_STEP[step].excel or ""))
+
+
+def planned_steps() -> frozenset[str]:
+    """The plan's figures (PLAN_FIGURES) and every step whose formula reads one of them,
+    directly or through other steps: under a plan the first are the horizon's, so a formula
+    over them would mix the horizon's figure with one month's inputs (energy per Mtok from the
+    horizon's J/token, say); the workbook writes all of them as the engine's values."""
+    found = set(PLAN_FIGURES)
+    for step in STEPS:  # in computing order: a step reads earlier steps only
+        if _reads(step.name) & found:
+            found.add(step.name)
+    return frozenset(found)
+
+
 #: the row number in a column's formula pattern, replaced per row (no formula has braces)
 ROW = "{row}"
 
@@ -714,12 +731,13 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
                      card: pl.DataFrame, places: Layout, points: Points) -> None:
     sheet = _add_sheet(book, "Scorecard")
     names = places.scorecard
+    planned = planned_steps()
 
     def kind(name: str) -> str:
         if name in _IDENTITY:
             return "plain"
-        if result.plan is not None and name in PLAN_FIGURES:
-            return "value"  # the horizon's: months of steps, not one row's formula
+        if result.plan is not None and name in planned:
+            return "value"  # the horizon's, or read from it: not one row's formula
         formula = (name in _STEP and _STEP[name].excel) or name in places.inputs
         return "formula" if places.computes and formula else "value"
 
@@ -739,6 +757,10 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
             _comment(sheet, col, f"{meaning}The plan's figure over the horizon (the Plan "
                      "sheet), the engine's value, not a formula: it does not move when an "
                      "input changes.")
+        elif k == "value" and result.plan is not None and name in planned:
+            _comment(sheet, col, f"{meaning}The engine's value, not a formula: its formula "
+                     "reads a figure the plan makes the horizon's (CPM, J/token or carbon), "
+                     "so it does not move when an input changes.")
         elif k == "value":
             _comment(sheet, col, f"{meaning}The engine's value, not a formula: it does not "
                      "move when an input changes.")

@@ -148,3 +148,34 @@ def test_many_candidates_give_pairs_of_the_choice_and_the_frontier(db: Path, tmp
     named = {p["a"] for p in pairs} | {p["b"] for p in pairs}
     assert named == set(scope["candidates"])
     assert len(pairs) == scope["pairs"] == len(named) * (len(named) - 1) // 2
+
+
+def test_a_shared_key_names_who_is_chosen_at_its_threshold(db: Path, tmp_path: Path) -> None:
+    # the bundled example: the H200 TCO profile's capex (342,000 EUR: GPUs 280,000 + servers
+    # 45,000 + network 12,000 + installation 5,000) is shared by the two own H200 nodes and
+    # the hybrid (FR H200 + API). Lowering it, the runner-up (the hybrid) meets the choice's
+    # CPM near 170,900 EUR, but the pure FR H200 node, whose CPM falls with it too, is
+    # cheaper still there: it, not the hybrid, is the choice at that value.
+    example = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
+    text = example.read_text("utf-8")
+    result = CliRunner().invoke(app, ["run", str(example), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    rec = json.loads(result.stdout)["recommendation"]
+    (capex,) = [w for w in rec["what_would_change_it"] if w["key"] == "tco.hgx-h200.capex"]
+    assert capex["direction"] == "falls" and 160_000 < capex["threshold"] < 180_000
+    assert rec["runner_up"] == "hybrid-fr-h200-api"
+    assert "becomes the choice" not in capex["text"]
+    # "ties": meets the choice's CPM (the text fits one line of the report's first screen)
+    assert capex["text"] == ("hybrid-fr-h200-api ties if capex_eur (tco.hgx-h200.capex) falls "
+                             "below 170,900 EUR (now 342,000); onprem-fr-h200-fp8 is chosen "
+                             "there"), capex["text"]
+    # the check: the example with the capex at 170,000 EUR (GPUs 108,000 + 45,000 + 12,000
+    # + 5,000), just below the threshold, chooses FR H200
+    ranged = "gpus = { low = 250_000, mode = 280_000, high = 320_000 }"
+    assert text.count(ranged) == 2
+    cheaper = tmp_path / "capex170.toml"
+    cheaper.write_text(text.replace(ranged, "gpus = 108_000")
+                       .replace("draws = 10_000", "draws = 500"), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(cheaper), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["recommendation"]["candidate"] == "onprem-fr-h200-fp8"

@@ -152,3 +152,32 @@ def test_libreoffice_computes_a_derived_demand_and_what_reads_it(tmp_path: Path)
     assert float(row[OUTPUTS["cpm_eur_per_mtok"].label]) == pytest.approx(
         engine["cpm_eur_per_mtok"], rel=1e-9)
     assert float(row[OUTPUTS["instances"].label]) == engine["detail"]["instances"]
+
+
+def test_under_a_plan_every_figure_agrees_with_the_json(example: tuple[dict, Path],
+                                                       tmp_path: Path) -> None:
+    """Under a plan CPM, J/token and carbon are the horizon's; a formula reading them
+    (energy per Mtok from J/token, its cost, the per-request figures) would mix the horizon's
+    figure with one month's inputs (FR H200's kWh/Mtok was 0.62478 against the JSON's
+    0.63301). LibreOffice's recalculation gives every figure the JSON holds."""
+    result, path = example
+    assert "plan" in result
+    rows = scorecard_csv(path, tmp_path)
+    names = {OUTPUTS[n].label: n for n in OUTPUTS}
+    compared = set()
+    for row, candidate in zip(rows, result["candidates"], strict=True):
+        for label, cell in row.items():
+            name = names.get(label)
+            engine = candidate.get(name) if name in candidate else (
+                candidate["detail"].get(name))
+            if not isinstance(engine, (int, float)) or isinstance(engine, bool):
+                continue
+            assert cell != "", (candidate["id"], name)
+            # a share's cell is stored as its percentage ("34.4466490299824%")
+            number = float(cell[:-1]) / 100 if cell.endswith("%") else float(cell)
+            assert number == pytest.approx(engine, rel=1e-9, abs=1e-12), (
+                candidate["id"], name)
+            compared.add(name)
+    # the steps that read the plan's figures are among those compared
+    assert {"facility_kwh_per_mtok", "electricity_eur_per_mtok", "energy_j_per_token",
+            "carbon_gco2e_per_mtok", "monthly_cost_eur"} <= compared
