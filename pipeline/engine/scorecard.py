@@ -120,18 +120,20 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                    for r in mkt.published_per_request.iter_rows(named=True)])
     planned = None if path is None else _plan(
         proposal, path, table, point_inputs, resolved, fallbacks, choice["candidate"],
-        on_prem, cloud["id"][0] if cloud.height else None, draws)
+        on_prem, cloud["id"][0] if cloud.height else None, draws,
+        {m.id: m for m in mixed})
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
                      published, planned)
 
 
 def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
           point_inputs: pl.DataFrame, resolved: Resolved, fallbacks: dict[str, str | None],
-          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None
-          ) -> dict[str, Any]:
+          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None,
+          mixed: dict[str, mix.Chosen]) -> dict[str, Any]:
     """The plan of the JSON: the horizon, the purchase plans of the recommended candidate
-    and of the cheapest eligible own one, and from which month own capacity pays against
-    the cheapest eligible cloud (with the Monte Carlo's band)."""
+    (a mix's: its base's nodes and the burst, mixes.schedule) and of the cheapest eligible
+    own one, and from which month own capacity pays against the cheapest eligible cloud
+    (with the Monte Carlo's band)."""
     assert proposal.horizon is not None
     own = (table.filter(pl.col("id").is_in(on_prem)).sort("cpm_eur_per_mtok", "id")["id"]
            .to_list()[:1])
@@ -141,6 +143,16 @@ def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
     schedules = []
     for cid in shown:
         row = table.row(by_predicate=pl.col("id") == cid, named=True)
+        if cid in mixed:
+            base = mixed[cid].base[0]
+            base_row = {**point_inputs.row(by_predicate=pl.col("id") == base, named=True),
+                        **table.row(by_predicate=pl.col("id") == base, named=True),
+                        "leased": base in leased}
+            schedules.append({**mixes.schedule(mixed[cid], point_inputs, path, base_row),
+                              "cpm_eur_per_mtok": row["cpm_eur_per_mtok"],
+                              "first_month_cpm_eur_per_mtok":
+                                  row["first_month_cpm_eur_per_mtok"]})
+            continue
         inputs_row = point_inputs.row(by_predicate=pl.col("id") == cid, named=True)
         schedules.append({
             **plan.schedule(point_inputs, cid, fallbacks.get(cid), path,

@@ -1,0 +1,43 @@
+"""A mix under a plan (issue 31 review: findings 2, 4, 5, 6, 11): its purchase plan, its
+parts' eligibility, its fallback's exclusions and sovereignty, against figures by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_mix import API_BLOCK, DEMAND_TABLE, MIX_BLOCK, OWN_BLOCK, PROFILE, _json, _write
+
+#: a flat 3-month plan at 1 % a month (12 % a year): v_m = 1.01^-m
+FLAT = "[horizon]\nmonths = 3\ncost_of_capital = 0.12\ngrowth_per_year = 0\n"
+
+
+def test_a_mix_recommended_under_a_plan_has_its_purchase_plan(tmp_path: Path) -> None:
+    # test_mix.py's worked mix (2 own nodes of 11 EUR/h, an API at 6 EUR/Mtok) over 3 flat
+    # months: every month the base costs 11 x 2 x 730 = 16,060 EUR and serves 5,256 Mtok
+    # (2/3), the API 2,628 Mtok for 15,768 EUR: 31,828 EUR a month, 4.0370 EUR/Mtok, below
+    # the own fleet's 6.111 and the API's 6.0: the mix is recommended. Its plan: 2 nodes
+    # ordered at month 0 serving from 0 (no lead time), the burst the rest of each month.
+    # Discounted: 31,828 x (1.01^-1 + 1.01^-2 + 1.01^-3) = 31,828 x 2.9409852 = 93,605.68 EUR
+    # over 7,884 x 2.9409852 = 23,186.73 Mtok.
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, FLAT, OWN_BLOCK, API_BLOCK,
+                                 MIX_BLOCK))
+    assert doc["recommendation"]["candidate"] == "hybrid"
+    schedule = doc["plan"]["schedules"][0]
+    assert (schedule["candidate"], schedule["fallback"]) == ("hybrid", "api")
+    assert schedule["lead_time_months"] == 0.0
+    assert schedule["cost_pv_eur"] == pytest.approx(93_605.68, abs=0.01)
+    assert schedule["mtok_pv"] == pytest.approx(23_186.73, abs=0.01)
+    assert schedule["cpm_eur_per_mtok"] == pytest.approx(4.0370, abs=1e-4)
+    assert [(n["ordered_at_month"], n["serves_from_month"]) for n in schedule["nodes"]] == [
+        (0.0, 0.0), (0.0, 0.0)]
+    for month in schedule["months"]:
+        assert month["serving_instances"] == 2.0
+        assert month["own_share"] == pytest.approx(2 / 3)
+        assert month["own_cost_eur"] == pytest.approx(16_060.0)
+        assert month["fallback_cost_eur"] == pytest.approx(15_768.0)
+        assert month["unserved_mtok"] == 0.0
+        # the own nodes' goodput all day: 2 x 1,250 x 86,400
+        assert month["own_capacity_tokens_per_day"] == pytest.approx(216e6)
+    # then the cheapest own candidate's plan: the pure own fleet of 6 nodes
+    assert doc["plan"]["schedules"][1]["candidate"] == "own"
