@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 from test_mix import API_BLOCK, DEMAND_TABLE, MIX_BLOCK, OWN_BLOCK, PROFILE, _json, _write
+from test_plan import WORKED
+from typer.testing import CliRunner
+
+from pipeline.cli import app
 
 #: a flat 3-month plan at 1 % a month (12 % a year): v_m = 1.01^-m
 FLAT = "[horizon]\nmonths = 3\ncost_of_capital = 0.12\ngrowth_per_year = 0\n"
@@ -41,3 +45,21 @@ def test_a_mix_recommended_under_a_plan_has_its_purchase_plan(tmp_path: Path) ->
         assert month["own_capacity_tokens_per_day"] == pytest.approx(216e6)
     # then the cheapest own candidate's plan: the pure own fleet of 6 nodes
     assert doc["plan"]["schedules"][1]["candidate"] == "own"
+
+
+def test_a_demand_by_month_whose_first_month_is_not_the_demand_is_refused(
+        tmp_path: Path) -> None:
+    # the sizing, the first month's CPM and the recommendation's month are at [demand]
+    # (200 Mtok/day in test_plan.py's WORKED): a first month of 100 Mtok/day would have them
+    # at a month that is not on the path, so the proposal is refused, naming the key
+    text = WORKED.replace("\nmonths = 36\n", "\n").replace(
+        "growth_per_year = 0.5", "demand_by_month = [100e6, 100e6, 400e6, 400e6, 400e6, 400e6]")
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert ("horizon.demand_by_month[0] = 1e+08 tokens/day differs from [demand] "
+            "tokens_per_day = 2e+08") in result.output
+    assert not out.exists()  # nothing written on a refusal
