@@ -215,7 +215,10 @@ def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Propo
     plan a mix's figures are the horizon's, as the others'."""
     if not proposal.mixes:
         return table, []
-    rows, chosen = mixes.rows(table, point_inputs, proposal, path)
+    # a part's eligibility is its own, without the plan's exclusions of a candidate served
+    # by its fallback (inside the mix the burst serves what the base does not)
+    rows, chosen = mixes.rows(_gate(table, proposal, planned=False), point_inputs, proposal,
+                              path)
     table = table.with_columns(pl.lit(None, dtype=mixes.SPLIT).alias("mix"))
     return pl.concat([table, _gate(rows, proposal)], how="vertical"), chosen
 
@@ -294,23 +297,24 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
 COST = "cpm_eur_per_mtok"
 
 
-def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
+def _gate(table: pl.DataFrame, proposal: Proposal, planned: bool = True) -> pl.DataFrame:
     """Eligible = sovereignty at or above the policy minimum, no failed regulatory gate
     (pipeline/engine/gates.py), a computable cost (CPM; the
     recommendation and P(cheapest) compare every candidate on it), (under
     policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
     quality held against the reference candidate, or not needed (the reference's precision
-    and engine), or waived by the policy (pipeline/inputs/evidence/quality.py). Another
+    and engine), or waived by the policy (pipeline/inputs/evidence/quality.py). Under a plan
+    (and `planned`) a candidate whose fallback serves tokens also needs an eligible fallback,
+    and one that serves late without a fallback is out; a mix's parts are judged without
+    these (`planned` False: inside a mix its burst, not the base's fallback, covers the
+    months before the base serves). Another
     objective that cannot be computed (no grid intensity for the zone, ...) does not exclude:
     the candidate is ranked on the objectives it has (a missing figure neither dominates nor
     is dominated, pareto.py), listed in `compared_without` and noted."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")
-    reasons = [
-        pl.when(pl.col("sovereignty_level") < minimum).then(
-            pl.format(f"sovereignty level {{}} is below the policy minimum {minimum}",
-                      "sovereignty_level")),
+    others = pl.concat_str([
         pl.when(pl.lit(not proposal.policy.allow_estimates) & estimated.fill_null(False)).then(
             pl.lit("uses estimated figures, which policy.allow_estimates = false keeps out of "
                    "the ranking")),
@@ -320,14 +324,32 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col("gate_exclusion").is_not_null()).then(pl.col("gate_exclusion")),
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
+    ], separator="; ", ignore_nulls=True)
+    table = table.with_columns(pl.when(others != "").then(others).alias("_others"))
+    reasons = [
+        pl.when(pl.col("sovereignty_level") < minimum).then(
+            pl.format(f"sovereignty level {{}} is below the policy minimum {minimum}",
+                      "sovereignty_level")),
+        pl.col("_others"),
     ]
-    if "fallback_sovereignty_level" in table.columns:  # a plan: its fallback's tokens too
-        reasons.append(pl.when((pl.col("horizon_fallback_share") > 0)
-                               & (pl.col("fallback_sovereignty_level") < minimum)).then(
+    planned = planned and "fallback_sovereignty_level" in table.columns
+    if planned:  # a plan: its fallback's tokens too
+        table = table.join(table.select(pl.col("id").alias("fallback"),
+                                        pl.col("_others").alias("_fallback_others")),
+                           on="fallback", how="left", maintain_order="left")
+        serves = pl.col("horizon_fallback_share") > 0
+        reasons.append(pl.when(serves & (pl.col("fallback_sovereignty_level") < minimum)).then(
             pl.format(f"under the plan its fallback {{}} (sovereignty level {{}}, below the "
                       f"policy minimum {minimum}) serves the months before its own nodes do",
                       "fallback", "fallback_sovereignty_level")))
-    if "horizon_unserved_mtok" in table.columns:  # a plan: the whole demand, or no rank
+        # the fallback's other exclusions (its estimates, its gates, ...) hold for the tokens
+        # it serves, as a mix's burst's do (mixes.py)
+        reasons.append(pl.when(serves & pl.col("_fallback_others").is_not_null()).then(
+            pl.format("under the plan its fallback {} serves {} of the horizon's tokens and is "
+                      "not eligible: {}", "fallback",
+                      (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String)
+                      + " %", "_fallback_others")))
+    if planned and "horizon_unserved_mtok" in table.columns:  # the whole demand, or no rank
         reasons.append(pl.when(pl.col("horizon_unserved_mtok") > 0).then(pl.format(
             "under the plan its own nodes serve late and it declares no fallback: {} Mtok "
             "of the horizon's demand would go unserved, so it cannot claim the demand "
@@ -350,7 +372,8 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
     ).with_columns(
         pl.when(pl.col("exclusion_reason") == "").then(None)
         .otherwise(pl.col("exclusion_reason")).alias("exclusion_reason"),
-    ).with_columns(pl.col("exclusion_reason").is_null().alias("eligible"))
+    ).with_columns(pl.col("exclusion_reason").is_null().alias("eligible")).drop(
+        "_others", "_fallback_others", strict=False)
 
 
 def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:

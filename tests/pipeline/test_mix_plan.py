@@ -3,6 +3,7 @@ parts' eligibility, its fallback's exclusions and sovereignty, against figures b
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,47 @@ def test_a_demand_by_month_whose_first_month_is_not_the_demand_is_refused(
     assert ("horizon.demand_by_month[0] = 1e+08 tokens/day differs from [demand] "
             "tokens_per_day = 2e+08") in result.output
     assert not out.exists()  # nothing written on a refusal
+
+
+#: test_plan.py's WORKED with a [workload] profile and a mix of its own node and its cloud
+HYBRID = WORKED.replace("[horizon]", "[workload]\nhourly_profile = [" + ", ".join(
+    ["1"] * 16 + ["3"] * 6 + ["1"] * 2) + "]\n[horizon]") + (
+    '[[candidates]]\nid = "hyb"\nlabel = "hybrid"\nmix = { base = "own", burst = "cloud" }\n')
+
+
+def _found(tmp_path: Path, text: str) -> dict:
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
+                                      str(tmp_path / "s.duckdb"), "--json"])
+    assert result.exit_code == 0, result.output
+    return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
+
+
+def test_a_mix_s_base_is_judged_without_the_plan_s_exclusions(tmp_path: Path) -> None:
+    # the own node (lead time 4 months) without a fallback leaves the months before it serves
+    # unserved: alone it cannot claim the demand. As a mix's base it can: the mix's burst
+    # (the cloud) serves those months, so the mix is eligible
+    found = _found(tmp_path, HYBRID.replace('fallback = "cloud"\n', ""))
+    assert not found["own"]["eligible"]
+    assert "its own nodes serve late and it declares no fallback" in \
+        found["own"]["exclusion_reason"]
+    assert found["hyb"]["eligible"] and found["hyb"]["exclusion_reason"] is None
+
+
+def test_a_fallback_excluded_for_any_reason_keeps_the_candidate_out(tmp_path: Path) -> None:
+    # policy.allow_estimates = false and the cloud's power estimated: the cloud is out, and
+    # so is the own node it serves 25,616.68 / 420,412.09 = 6.1 % of the horizon's tokens
+    # for (test_plan.py's worked example), as a mix whose burst is out is
+    text = HYBRID.replace("ttft_ms = 1500", "ttft_ms = 1500\n[policy]\nallow_estimates = false"
+                          ).replace(
+        'power = { watts = 5000, idle_watts = 1000, boundary = "gpu_board", source = "TDP" }',
+        "power = { estimate = { tdp_fraction = 0.75 } }")
+    found = _found(tmp_path, text)
+    estimated = ("uses estimated figures, which policy.allow_estimates = false keeps out of "
+                 "the ranking")
+    assert found["cloud"]["exclusion_reason"] == estimated
+    assert found["own"]["exclusion_reason"] == (
+        "under the plan its fallback cloud serves 6.1 % of the horizon's tokens and is not "
+        f"eligible: {estimated}")
+    assert found["hyb"]["exclusion_reason"] == f"its burst cloud is not eligible: {estimated}"
