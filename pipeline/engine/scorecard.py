@@ -70,6 +70,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
         table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
     table, mixed = _with_mixes(table, point_inputs, proposal, path)
+    if path is not None:
+        table = _lowest_serving_level(table)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
     ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
@@ -206,6 +208,25 @@ def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
                 (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String) + " %",
                 "fallback", "fallback_sovereignty_level"))))
         .otherwise(pl.col("notes")).alias("notes"))
+
+
+def _lowest_serving_level(table: pl.DataFrame) -> pl.DataFrame:
+    """Under a plan a candidate whose fallback serves tokens is at the lowest level of those
+    that serve its tokens, its own and its fallback's, as a mix is at its lowest serving
+    part's (docs/decision.md "Under a plan"; after the gate, whose reasons name a fallback
+    below the minimum, and after the mixes, whose base is at its own level)."""
+    lowered = ((pl.col("horizon_fallback_share") > 0)
+               & (pl.col("fallback_sovereignty_level") < pl.col("sovereignty_level"))
+               ).fill_null(False)
+    return table.with_columns(
+        pl.when(lowered).then(pl.col("fallback_sovereignty_level"))
+        .otherwise(pl.col("sovereignty_level")).alias("sovereignty_level"),
+        pl.when(lowered).then(pl.format(
+            "{}; under the plan its fallback {} (sovereignty level {}) serves {} of the "
+            "horizon's tokens: the lowest level that serves its tokens, as a mix's",
+            "sovereignty_reason", "fallback", "fallback_sovereignty_level",
+            (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String) + " %"))
+        .otherwise(pl.col("sovereignty_reason")).alias("sovereignty_reason"))
 
 
 def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Proposal,

@@ -108,3 +108,20 @@ def test_a_fallback_excluded_for_any_reason_keeps_the_candidate_out(tmp_path: Pa
         "under the plan its fallback cloud serves 6.1 % of the horizon's tokens and is not "
         f"eligible: {estimated}")
     assert found["hyb"]["exclusion_reason"] == f"its burst cloud is not eligible: {estimated}"
+
+
+def test_a_candidate_whose_fallback_serves_tokens_is_at_the_lowest_serving_level(
+        tmp_path: Path) -> None:
+    # the own node (provider self: level 4) leaves 6.1 % of the horizon's tokens to its
+    # fallback, the cloud (ovhcloud, an EU provider: level 2, as the cloud's own row says):
+    # like the mix of the same two parts, it is at the lowest level that serves its tokens, 2
+    found = _found(tmp_path, HYBRID)
+    assert found["cloud"]["sovereignty_level"] == 2
+    assert found["own"]["sovereignty_level"] == 2 == found["hyb"]["sovereignty_level"]
+    assert found["own"]["sovereignty_reasons"][0].endswith(
+        "under the plan its fallback cloud (sovereignty level 2) serves 6.1 % of the "
+        "horizon's tokens: the lowest level that serves its tokens, as a mix's")
+    # with no lead time its nodes serve from the start, the fallback serves nothing: level 4
+    found = _found(tmp_path, HYBRID.replace("lead_time_months = 4", "lead_time_months = 0"))
+    assert found["own"]["detail"]["horizon_fallback_share"] == 0.0
+    assert found["own"]["sovereignty_level"] == 4
