@@ -125,3 +125,16 @@ def test_a_candidate_whose_fallback_serves_tokens_is_at_the_lowest_serving_level
     found = _found(tmp_path, HYBRID.replace("lead_time_months = 4", "lead_time_months = 0"))
     assert found["own"]["detail"]["horizon_fallback_share"] == 0.0
     assert found["own"]["sovereignty_level"] == 4
+
+
+def test_the_reports_show_a_recommended_mix_s_purchase_plan(tmp_path: Path) -> None:
+    # every report renders the mix's plan (it crashed before the JSON was built)
+    path = _write(tmp_path, PROFILE, DEMAND_TABLE, FLAT, OWN_BLOCK, API_BLOCK, MIX_BLOCK)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(tmp_path / "s.duckdb"),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "scorecard.html").read_text(encoding="utf-8")
+    plan_section = page[page.index('id="plan"'):]
+    assert "hybrid" in plan_section[:plan_section.index("</section>")]
+    assert (out / "scorecard.xlsx").exists()
