@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 import tomllib
 from datetime import date
@@ -1503,6 +1504,16 @@ class Proposal(_Strict):
         if self.horizon is not None and self.horizon.has_path and self.demand is None:
             raise ValueError("[horizon] growth_per_year or demand_by_month is the path of a "
                              "demand: give its level in [demand]")
+        by_month = None if self.horizon is None else self.horizon.demand_by_month
+        level = None if self.demand is None else point(self.demand.tokens_per_day)
+        if by_month is not None and not math.isclose(level or math.nan, by_month[0],
+                                                     rel_tol=1e-9):
+            # the sizing, the first month's CPM and the month's cost are at [demand]: month 1
+            raise ValueError(
+                f"horizon.demand_by_month[0] = {by_month[0]:g} tokens/day differs from [demand] "
+                f"tokens_per_day = {'not given' if level is None else f'{level:g}'}: the "
+                "first month is the [demand] month (its sizing and first month's CPM); give "
+                "them equal")
         for name, profile in self.tco.items():
             _check_share(profile.utilisation, f"tco.{name}.utilisation")
         for c in self.candidates:

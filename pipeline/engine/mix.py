@@ -88,6 +88,10 @@ class Horizon:
     #: by part, each figure of `wanted` x the month's tokens, summed (0 for a month it serves
     #: no token)
     weighted: dict[str, dict[str, np.ndarray]]
+    #: by part, each month's cost and tokens in millions (not discounted), (sizes, draws,
+    #: months): a mix's purchase plan (mixes.schedule)
+    cost_by_month: dict[str, np.ndarray]
+    mtok_by_month: dict[str, np.ndarray]
 
     def total(self, of: dict[str, np.ndarray]) -> np.ndarray:
         return of["base"] + of["burst"]
@@ -307,7 +311,9 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         cost_eur={p: stacked[f"cost:{p}"].sum(axis=-1) for p in PARTS},
         mtok_pv={p: path.present_value(stacked[f"mtok:{p}"]) for p in PARTS},
         mtok={p: stacked[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
-        weighted={p: {k: stacked[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS})
+        weighted={p: {k: stacked[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS},
+        cost_by_month={p: stacked[f"cost:{p}"] for p in PARTS},
+        mtok_by_month={p: stacked[f"mtok:{p}"] for p in PARTS})
 
 
 def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.engine import mix, plan
-from pipeline.engine.metrics import DAYS_PER_MONTH, INPUTS, TOKENS_PER_MTOK
+from pipeline.engine.metrics import DAYS_PER_MONTH, INPUTS, SECONDS_PER_DAY, TOKENS_PER_MTOK
 from schemas.proposal import MixCandidate, Proposal
 
 #: the figures a mix blends (the per-token steps candidates are compared on)
@@ -236,3 +236,45 @@ def _split(m: MixCandidate, largest: int, best: int | None, at: int | None,
         split["policy_share_met"] = float(
             mix.share_at_level(figures, *levels, rule.level)[at, 0])
     return split
+
+
+def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
+             base_row: Mapping[str, Any]) -> dict[str, Any]:
+    """A mix's purchase plan at the inputs' modes (as plan.schedule's): its base's
+    `m.base_instances` nodes ordered at the horizon's start and serving from the base's lead
+    time (plan.purchases of a fleet that never grows), the burst serving the rest of each
+    month (`mix.over_horizon` at that size): each month's base and burst cost, the share of
+    the month's tokens the base serves, nothing unserved. `base_row` is the base's inputs
+    and table row (its capex and amortisation give the nodes' book values)."""
+    assert m.base_instances is not None  # a mix without a base size is not eligible
+    base_in, burst_in = given(point, m.base[0]), given(point, m.burst[0])
+    over = mix.over_horizon(base_in, burst_in, [float(m.base_instances)], m.profile,
+                            BLENDED, path)
+    n = m.base_instances
+    lead = float(np.nan_to_num(base_in.get("lead_time_months", 0.0)))
+    demand = np.asarray(path.demand(base_in.get("demand_tokens_per_day", np.nan),
+                                    base_in.get("demand_growth_per_year", 0.0))).ravel()
+    goodput = base_row.get("tokens_per_s")
+    series = []
+    for i in range(path.months):
+        served = float(np.clip(i + 1.0 - lead, 0.0, 1.0))  # the share of the month it serves
+        base_mtok = float(over.mtok_by_month["base"][0, 0, i])
+        total = base_mtok + float(over.mtok_by_month["burst"][0, 0, i])
+        series.append({
+            "month": i + 1,
+            "demand_tokens_per_day": _finite(demand[i]),
+            "serving_instances": float(n) if served > 0 else 0.0,
+            "own_share": _finite(base_mtok / total) if total > 0 else None,
+            "own_cost_eur": _finite(over.cost_by_month["base"][0, 0, i]),
+            "fallback_cost_eur": _finite(over.cost_by_month["burst"][0, 0, i]),
+            "unserved_mtok": 0.0,
+            "own_capacity_tokens_per_day": (
+                None if goodput is None else float(n * served * goodput * SECONDS_PER_DAY)),
+        })
+    nodes = plan.node_book_values(
+        plan.purchases(np.full(path.months, float(n)), lead, path.months), base_row)
+    return {"candidate": m.id, "fallback": m.burst[0], "lead_time_months": lead,
+            "nodes": nodes, "months": series,
+            "cost_pv_eur": _finite(over.total(over.cost_pv_eur)[0, 0]),
+            "mtok_pv": _finite(over.total(over.mtok_pv)[0, 0])}
+

@@ -161,7 +161,7 @@ def recommend(table: pl.DataFrame, point: pl.DataFrame, inputs: pl.DataFrame,
     if runner is not None:
         scale = Scale.over(eligible, rule)
         result["what_would_change_it"] = what_would_change_it(
-            chosen, runner, point, inputs, tornado, rule, scale, has_demand, eligible,
+            chosen, runner, point, inputs, tornado, rule, scale, has_demand, table,
             path, fallbacks or {}, mixes or {})
     return result
 

@@ -70,6 +70,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
         table = _planned(table, point_inputs, fallbacks, path)
     table = _gate(table, proposal)
     table, mixed = _with_mixes(table, point_inputs, proposal, path)
+    if path is not None:
+        table = _lowest_serving_level(table)
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
     ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
@@ -120,18 +122,20 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                    for r in mkt.published_per_request.iter_rows(named=True)])
     planned = None if path is None else _plan(
         proposal, path, table, point_inputs, resolved, fallbacks, choice["candidate"],
-        on_prem, cloud["id"][0] if cloud.height else None, draws)
+        on_prem, cloud["id"][0] if cloud.height else None, draws,
+        {m.id: m for m in mixed})
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
                      published, planned)
 
 
 def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
           point_inputs: pl.DataFrame, resolved: Resolved, fallbacks: dict[str, str | None],
-          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None
-          ) -> dict[str, Any]:
+          chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None,
+          mixed: dict[str, mix.Chosen]) -> dict[str, Any]:
     """The plan of the JSON: the horizon, the purchase plans of the recommended candidate
-    and of the cheapest eligible own one, and from which month own capacity pays against
-    the cheapest eligible cloud (with the Monte Carlo's band)."""
+    (a mix's: its base's nodes and the burst, mixes.schedule) and of the cheapest eligible
+    own one, and from which month own capacity pays against the cheapest eligible cloud
+    (with the Monte Carlo's band)."""
     assert proposal.horizon is not None
     own = (table.filter(pl.col("id").is_in(on_prem)).sort("cpm_eur_per_mtok", "id")["id"]
            .to_list()[:1])
@@ -141,6 +145,16 @@ def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
     schedules = []
     for cid in shown:
         row = table.row(by_predicate=pl.col("id") == cid, named=True)
+        if cid in mixed:
+            base = mixed[cid].base[0]
+            base_row = {**point_inputs.row(by_predicate=pl.col("id") == base, named=True),
+                        **table.row(by_predicate=pl.col("id") == base, named=True),
+                        "leased": base in leased}
+            schedules.append({**mixes.schedule(mixed[cid], point_inputs, path, base_row),
+                              "cpm_eur_per_mtok": row["cpm_eur_per_mtok"],
+                              "first_month_cpm_eur_per_mtok":
+                                  row["first_month_cpm_eur_per_mtok"]})
+            continue
         inputs_row = point_inputs.row(by_predicate=pl.col("id") == cid, named=True)
         schedules.append({
             **plan.schedule(point_inputs, cid, fallbacks.get(cid), path,
@@ -196,6 +210,25 @@ def _planned(table: pl.DataFrame, point_inputs: pl.DataFrame,
         .otherwise(pl.col("notes")).alias("notes"))
 
 
+def _lowest_serving_level(table: pl.DataFrame) -> pl.DataFrame:
+    """Under a plan a candidate whose fallback serves tokens is at the lowest level of those
+    that serve its tokens, its own and its fallback's, as a mix is at its lowest serving
+    part's (docs/decision.md "Under a plan"; after the gate, whose reasons name a fallback
+    below the minimum, and after the mixes, whose base is at its own level)."""
+    lowered = ((pl.col("horizon_fallback_share") > 0)
+               & (pl.col("fallback_sovereignty_level") < pl.col("sovereignty_level"))
+               ).fill_null(False)
+    return table.with_columns(
+        pl.when(lowered).then(pl.col("fallback_sovereignty_level"))
+        .otherwise(pl.col("sovereignty_level")).alias("sovereignty_level"),
+        pl.when(lowered).then(pl.format(
+            "{}; under the plan its fallback {} (sovereignty level {}) serves {} of the "
+            "horizon's tokens: the lowest level that serves its tokens, as a mix's",
+            "sovereignty_reason", "fallback", "fallback_sovereignty_level",
+            (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String) + " %"))
+        .otherwise(pl.col("sovereignty_reason")).alias("sovereignty_reason"))
+
+
 def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Proposal,
                 path: plan.Path | None) -> tuple[pl.DataFrame, list[mix.Chosen]]:
     """The proposal's mixes (pipeline/engine/mixes.py) appended to the gated candidates,
@@ -203,7 +236,10 @@ def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Propo
     plan a mix's figures are the horizon's, as the others'."""
     if not proposal.mixes:
         return table, []
-    rows, chosen = mixes.rows(table, point_inputs, proposal, path)
+    # a part's eligibility is its own, without the plan's exclusions of a candidate served
+    # by its fallback (inside the mix the burst serves what the base does not)
+    rows, chosen = mixes.rows(_gate(table, proposal, planned=False), point_inputs, proposal,
+                              path)
     table = table.with_columns(pl.lit(None, dtype=mixes.SPLIT).alias("mix"))
     return pl.concat([table, _gate(rows, proposal)], how="vertical"), chosen
 
@@ -282,23 +318,24 @@ def _time_matched(table: pl.DataFrame, point_inputs: pl.DataFrame, mkt: Market
 COST = "cpm_eur_per_mtok"
 
 
-def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
+def _gate(table: pl.DataFrame, proposal: Proposal, planned: bool = True) -> pl.DataFrame:
     """Eligible = sovereignty at or above the policy minimum, no failed regulatory gate
     (pipeline/engine/gates.py), a computable cost (CPM; the
     recommendation and P(cheapest) compare every candidate on it), (under
     policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
     quality held against the reference candidate, or not needed (the reference's precision
-    and engine), or waived by the policy (pipeline/inputs/evidence/quality.py). Another
+    and engine), or waived by the policy (pipeline/inputs/evidence/quality.py). Under a plan
+    (and `planned`) a candidate whose fallback serves tokens also needs an eligible fallback,
+    and one that serves late without a fallback is out; a mix's parts are judged without
+    these (`planned` False: inside a mix its burst, not the base's fallback, covers the
+    months before the base serves). Another
     objective that cannot be computed (no grid intensity for the zone, ...) does not exclude:
     the candidate is ranked on the objectives it has (a missing figure neither dominates nor
     is dominated, pareto.py), listed in `compared_without` and noted."""
     minimum = proposal.policy.min_sovereignty
     estimated = (pl.col("tokens_per_s_grade") == "estimated") | (
         pl.col("power_grade") == "estimated")
-    reasons = [
-        pl.when(pl.col("sovereignty_level") < minimum).then(
-            pl.format(f"sovereignty level {{}} is below the policy minimum {minimum}",
-                      "sovereignty_level")),
+    others = pl.concat_str([
         pl.when(pl.lit(not proposal.policy.allow_estimates) & estimated.fill_null(False)).then(
             pl.lit("uses estimated figures, which policy.allow_estimates = false keeps out of "
                    "the ranking")),
@@ -308,14 +345,32 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
         pl.when(pl.col("gate_exclusion").is_not_null()).then(pl.col("gate_exclusion")),
         pl.when(pl.col(COST).is_null() & pl.col("no_goodput_reason").is_null())
         .then(pl.lit(f"{COST} is not computable (see notes)")),
+    ], separator="; ", ignore_nulls=True)
+    table = table.with_columns(pl.when(others != "").then(others).alias("_others"))
+    reasons = [
+        pl.when(pl.col("sovereignty_level") < minimum).then(
+            pl.format(f"sovereignty level {{}} is below the policy minimum {minimum}",
+                      "sovereignty_level")),
+        pl.col("_others"),
     ]
-    if "fallback_sovereignty_level" in table.columns:  # a plan: its fallback's tokens too
-        reasons.append(pl.when((pl.col("horizon_fallback_share") > 0)
-                               & (pl.col("fallback_sovereignty_level") < minimum)).then(
+    planned = planned and "fallback_sovereignty_level" in table.columns
+    if planned:  # a plan: its fallback's tokens too
+        table = table.join(table.select(pl.col("id").alias("fallback"),
+                                        pl.col("_others").alias("_fallback_others")),
+                           on="fallback", how="left", maintain_order="left")
+        serves = pl.col("horizon_fallback_share") > 0
+        reasons.append(pl.when(serves & (pl.col("fallback_sovereignty_level") < minimum)).then(
             pl.format(f"under the plan its fallback {{}} (sovereignty level {{}}, below the "
                       f"policy minimum {minimum}) serves the months before its own nodes do",
                       "fallback", "fallback_sovereignty_level")))
-    if "horizon_unserved_mtok" in table.columns:  # a plan: the whole demand, or no rank
+        # the fallback's other exclusions (its estimates, its gates, ...) hold for the tokens
+        # it serves, as a mix's burst's do (mixes.py)
+        reasons.append(pl.when(serves & pl.col("_fallback_others").is_not_null()).then(
+            pl.format("under the plan its fallback {} serves {} of the horizon's tokens and is "
+                      "not eligible: {}", "fallback",
+                      (pl.col("horizon_fallback_share") * 100).round(1).cast(pl.String)
+                      + " %", "_fallback_others")))
+    if planned and "horizon_unserved_mtok" in table.columns:  # the whole demand, or no rank
         reasons.append(pl.when(pl.col("horizon_unserved_mtok") > 0).then(pl.format(
             "under the plan its own nodes serve late and it declares no fallback: {} Mtok "
             "of the horizon's demand would go unserved, so it cannot claim the demand "
@@ -338,7 +393,8 @@ def _gate(table: pl.DataFrame, proposal: Proposal) -> pl.DataFrame:
     ).with_columns(
         pl.when(pl.col("exclusion_reason") == "").then(None)
         .otherwise(pl.col("exclusion_reason")).alias("exclusion_reason"),
-    ).with_columns(pl.col("exclusion_reason").is_null().alias("eligible"))
+    ).with_columns(pl.col("exclusion_reason").is_null().alias("eligible")).drop(
+        "_others", "_fallback_others", strict=False)
 
 
 def _records(frame: pl.DataFrame | None) -> list[dict[str, Any]]:

@@ -426,7 +426,8 @@ def test_a_demand_by_month(tmp_path: Path) -> None:
     # Discounted at v = 1 / 1.005: 6,083.33 (v + v^2) + 24,333.33 (v^3 + v^4) + 15,515.03
     # (v^5 + v^6) = 90,091.19 EUR over 3,041.667 (v + v^2) + 12,166.67 (v^3 + ... + v^6) =
     # 53,625.31 Mtok: 1.680012 EUR/Mtok
-    text = WORKED.replace("\nmonths = 36\n", "\n").replace(
+    text = WORKED.replace("tokens_per_day = 200_000_000", "tokens_per_day = 100e6").replace(
+        "\nmonths = 36\n", "\n").replace(
         "growth_per_year = 0.5", "demand_by_month = [100e6, 100e6, 400e6, 400e6, 400e6, 400e6]")
     doc = _run(tmp_path, text)
     own = next(c for c in doc["candidates"] if c["id"] == "own")
