@@ -242,7 +242,7 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
              base_row: Mapping[str, Any]) -> dict[str, Any]:
     """A mix's purchase plan at the inputs' modes (as plan.schedule's): its base's
     `m.base_instances` nodes ordered at the horizon's start and serving from the base's lead
-    time (plan.purchases of a fleet that never grows), the burst serving the rest of each
+    time (plan.purchases of a fleet that never grows: one order), the burst serving the rest of each
     month (`mix.over_horizon` at that size): each month's base and burst cost, the share of
     the month's tokens the base serves, nothing unserved. `base_row` is the base's inputs
     and table row (its capex and amortisation give the nodes' book values)."""
@@ -271,10 +271,11 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
             "own_capacity_tokens_per_day": (
                 None if goodput is None else float(n * served * goodput * SECONDS_PER_DAY)),
         })
-    nodes = plan.node_book_values(
-        plan.purchases(np.full(path.months, float(n)), lead, path.months), base_row)
+    # the base serves from the month its lead time ends (plan.months' rule): its order
+    serving = np.where(np.clip(path.month - lead, 0.0, 1.0) > 0, float(n), 0.0)
+    orders = plan.node_book_values(plan.purchases(serving, lead, path.months), base_row)
     return {"candidate": m.id, "fallback": m.burst[0], "lead_time_months": lead,
-            "nodes": nodes, "months": series,
+            "purchases": orders, "months": series, "note": plan.late_note(lead, path.months),
             "cost_pv_eur": _finite(over.total(over.cost_pv_eur)[0, 0]),
             "mtok_pv": _finite(over.total(over.mtok_pv)[0, 0])}
 

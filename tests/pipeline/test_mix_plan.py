@@ -34,8 +34,9 @@ def test_a_mix_recommended_under_a_plan_has_its_purchase_plan(tmp_path: Path) ->
     assert schedule["cost_pv_eur"] == pytest.approx(93_605.68, abs=0.01)
     assert schedule["mtok_pv"] == pytest.approx(23_186.73, abs=0.01)
     assert schedule["cpm_eur_per_mtok"] == pytest.approx(4.0370, abs=1e-4)
-    assert [(n["ordered_at_month"], n["serves_from_month"]) for n in schedule["nodes"]] == [
-        (0.0, 0.0), (0.0, 0.0)]
+    # the 2 base nodes, one order at the horizon's start, serving from it (lead time 0)
+    assert [(o["count"], o["ordered_at_month"], o["serves_from_month"])
+            for o in schedule["purchases"]] == [(2, 0.0, 0.0)]
     for month in schedule["months"]:
         assert month["serving_instances"] == 2.0
         assert month["own_share"] == pytest.approx(2 / 3)
