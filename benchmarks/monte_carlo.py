@@ -40,7 +40,7 @@ import polars as pl
 
 from pipeline.engine import metrics, uncertainty
 from pipeline.engine.metrics import evaluate
-from pipeline.engine.pareto import pareto_ranks
+from pipeline.engine.ranking.pareto import pareto_ranks
 
 OBJECTIVES = ["cpm", "energy", "carbon", "sovereignty"]
 #: the last commit with the previous Monte Carlo (polars frames of candidates x draws rows)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.engine import plan
+from pipeline.engine.fleet import plan
 from pipeline.engine.scorecard import compute
 from pipeline.run import opened, resolve
 

@@ -1,7 +1,7 @@
 """The job of `scorecard diff` (and of a run's change since the last vintage): the markets of
 vintages A and B and the stored scorecard of A read from the store, the proposal resolved and
 computed on each market composed of A's and B's input groups, and the change attributed to
-its causes by the engine (`pipeline.engine.diff`)."""
+its causes by the engine (`pipeline.engine.questions.diff`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from typing import Any
 import duckdb
 
 from pipeline import store
-from pipeline.engine.diff import CAUSES, METRICS, attribute, changed_groups, coalitions, compose
+from pipeline.engine.questions.diff import (
+    CAUSES,
+    METRICS,
+    attribute,
+    changed_groups,
+    coalitions,
+    compose,
+)
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve

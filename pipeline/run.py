@@ -25,9 +25,9 @@ from pydantic import ValidationError
 
 from pipeline import store
 from pipeline.compare import DiffError, diff
-from pipeline.engine import plan
-from pipeline.engine.explain import explain as chain_of
-from pipeline.engine.explain import render
+from pipeline.engine.fleet import plan
+from pipeline.engine.questions.explain import explain as chain_of
+from pipeline.engine.questions.explain import render
 from pipeline.engine.scorecard import compute, contract_data
 from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve

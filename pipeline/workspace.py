@@ -30,7 +30,7 @@ EXAMPLE = "example_proposal.toml"
 
 #: The most candidates one proposal may hold: the size whose whole `scorecard run` was
 #: measured (benchmarks/candidates.py, docs/performance.md). Above pareto.SHORTLIST_ABOVE
-#: candidates, only the shortlist (pipeline/engine/pareto.py: the frontier and its
+#: candidates, only the shortlist (pipeline/engine/ranking/pareto.py: the frontier and its
 #: neighbourhood, at most SHORTLIST_MAX) goes on to the Monte Carlo and the reports' tables,
 #: but every candidate is resolved, evaluated and ranked, and ranking compares the pairs.
 MAX_CANDIDATES = 10_000

@@ -560,7 +560,7 @@ def shortlisted(result: Result) -> Result:
 def shortlist(result: Result, limit: int) -> tuple[list[CandidateResult], int]:
     """At most `limit` candidates for a table a reader scans, in the proposal's order, among
     the engine's shortlist (`shortlisted`: the frontier and its neighbourhood,
-    pipeline/engine/pareto.py; every candidate of a result stored before it): the
+    pipeline/engine/ranking/pareto.py; every candidate of a result stored before it): the
     recommendation, the runner-up and the frontier first, then the other eligible candidates
     by CPM, then the excluded; and how many were left out (every candidate stays in the CSV,
     the workbook and the JSON)."""

@@ -383,7 +383,7 @@ class Policy(_Strict):
     allow_estimates: bool = True  # false: estimated candidates are shown, not ranked
     objectives: list[Objective] = Field(default_factory=lambda: list(DEFAULT_OBJECTIVES),
                                         min_length=1)
-    #: how the recommendation picks among the frontier (pipeline/engine/recommend.py)
+    #: how the recommendation picks among the frontier (pipeline/engine/ranking/recommend.py)
     choose: Annotated[
         Annotated[Literal["cpm", "carbon", "energy", "carbon_market"], Tag(_tag("name"))]
         | Annotated[Weights, Tag(_tag("weights"))],
@@ -928,7 +928,7 @@ class Horizon(_Strict):
 
     months: Annotated[int, Field(ge=1, le=240)] | None = None
     cost_of_capital: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    #: the demand's path over the horizon (plan mode, pipeline/engine/plan.py): the yearly
+    #: the demand's path over the horizon (plan mode, pipeline/engine/fleet/plan.py): the yearly
     #: growth of `[demand]`'s level (compounded month by month), or the daily tokens of each
     #: month; one of the two, never both
     growth_per_year: Annotated[Number, _lower_bound(-0.9, strict=False),
@@ -1230,7 +1230,7 @@ _CandidateId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 class Mix(_Strict):
     """`mix = { base, burst, min_share_at_level }`: own capacity (`base`, an on_prem
     candidate) in whole instances serves each hour of the [workload] profile up to its
-    capacity, the rest goes to `burst` (a cloud or api candidate); pipeline/engine/mix.py
+    capacity, the rest goes to `burst` (a cloud or api candidate); pipeline/engine/fleet/mix.py
     chooses the base size (docs/decision.md "Mixes")."""
 
     base: _CandidateId

@@ -285,7 +285,7 @@ class RubricRow(_Closed):
 
 
 class GateOutcome(_Closed):
-    """A regulatory gate on a candidate (pipeline/engine/gates.py): a `fail` excludes it."""
+    """A regulatory gate on a candidate (pipeline/engine/ranking/gates.py): a `fail` excludes it."""
 
     gate: str
     legal_basis: str
@@ -297,7 +297,7 @@ class GateOutcome(_Closed):
 
 
 class MixPart(_Closed):
-    """One part of a mix at its chosen base size (pipeline/engine/mixes.py): its tokens, cost
+    """One part of a mix at its chosen base size (pipeline/engine/fleet/mixes.py): its tokens, cost
     and carbon, each also as its share of the mix's."""
 
     part: Literal["base", "burst"]
@@ -368,8 +368,9 @@ class CandidateResult(_Open):
     eligible: bool
     exclusion_reason: str | None
     pareto_rank: int | None
-    #: the frontier candidates dominating it, at most 5 sorted by id (pipeline/engine/pareto.py;
-    #: a result stored before dominated_by_count lists every dominator)
+    #: the frontier candidates dominating it, at most 5 sorted by id
+    #: (pipeline/engine/ranking/pareto.py; a result stored before dominated_by_count lists every
+    #: dominator)
     dominated_by: list[str] | None
     #: how many candidates dominate it (null: not ranked, or a result stored before the count)
     dominated_by_count: int | None = Field(default=None, ge=0)
@@ -550,7 +551,7 @@ PLAN_FIGURES = ("cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok
 
 
 class PlanPurchase(_Closed):
-    """One month's order of own nodes of a purchase plan (pipeline/engine/plan.py): the
+    """One month's order of own nodes of a purchase plan (pipeline/engine/fleet/plan.py): the
     nodes first_node to last_node (count of them), bought together; months counted from the
     horizon's start (0), a month m running from m - 1 to m."""
 

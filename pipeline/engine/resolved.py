@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from pipeline.engine.sovereignty import ProviderFacts
+from pipeline.engine.ranking.sovereignty import ProviderFacts
 
 T = TypeVar("T")
 
@@ -58,7 +58,7 @@ STATIC_SCHEMA: dict[str, pl.DataType] = {
     # the benchmark evidence's identity check (pipeline/inputs/evidence/identity.py), or null
     "identity_check": pl.String(),
     # the EU Cloud Sovereignty Framework rubric (one row per objective) and the regulatory
-    # gates with their outcomes (pipeline/engine/gates.py), and the exclusion failures make
+    # gates with their outcomes (pipeline/engine/ranking/gates.py), and the exclusion failures make
     "sovereignty_rubric": pl.List(pl.Struct({
         "objective": pl.String(), "title": pl.String(), "weight_pct": pl.Float64(),
         "seal": pl.Int64(), "evidence": pl.String()})),

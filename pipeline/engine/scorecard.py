@@ -14,9 +14,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import mix, mixes, pareto, plan, recommend, sizing, uncertainty
+from pipeline.engine import uncertainty
+from pipeline.engine.fleet import mix, mixes, plan, sizing
 from pipeline.engine.metrics import INPUTS, STEPS, eur_per_kwh, evaluate
-from pipeline.engine.pareto import OBJECTIVES, pareto_ranks
+from pipeline.engine.ranking import pareto, recommend
+from pipeline.engine.ranking.pareto import OBJECTIVES, pareto_ranks
 from pipeline.engine.resolved import Market, Resolved
 from schemas.outputs import CONTRACT_FIGURES, layout
 from schemas.proposal import Proposal, Range, TcoCost
@@ -231,7 +233,7 @@ def _lowest_serving_level(table: pl.DataFrame) -> pl.DataFrame:
 
 def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Proposal,
                 path: plan.Path | None) -> tuple[pl.DataFrame, list[mix.Chosen]]:
-    """The proposal's mixes (pipeline/engine/mixes.py) appended to the gated candidates,
+    """The proposal's mixes (pipeline/engine/fleet/mixes.py) appended to the gated candidates,
     gated as they are; the `mix` column (their split) only when there are mixes. Under a
     plan a mix's figures are the horizon's, as the others'."""
     if not proposal.mixes:
@@ -320,7 +322,7 @@ COST = "cpm_eur_per_mtok"
 
 def _gate(table: pl.DataFrame, proposal: Proposal, planned: bool = True) -> pl.DataFrame:
     """Eligible = sovereignty at or above the policy minimum, no failed regulatory gate
-    (pipeline/engine/gates.py), a computable cost (CPM; the
+    (pipeline/engine/ranking/gates.py), a computable cost (CPM; the
     recommendation and P(cheapest) compare every candidate on it), (under
     policy.allow_estimates = false) no estimated goodput or power, and (under policy.quality)
     quality held against the reference candidate, or not needed (the reference's precision

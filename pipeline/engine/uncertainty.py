@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import mix, plan
+from pipeline.engine.fleet import mix, plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate, evaluate_arrays
-from pipeline.engine.pareto import OBJECTIVES
+from pipeline.engine.ranking.pareto import OBJECTIVES
 from schemas.outputs import OUTPUTS
 
 #: metrics whose percentiles are reported (each candidate's `uncertainty` in the JSON): the

@@ -8,8 +8,8 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine.ranking.sovereignty import level_for, zone_country
 from pipeline.engine.resolved import INPUT_SCHEMA, STATIC_SCHEMA, Market, Resolved
-from pipeline.engine.sovereignty import level_for, zone_country
 from pipeline.inputs.cost import resolve_capacity, resolve_cost
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.embodied import resolve_embodied

@@ -7,8 +7,8 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
+from pipeline.engine.ranking.sovereignty import ProviderFacts, Qualification
 from pipeline.engine.resolved import Market
-from pipeline.engine.sovereignty import ProviderFacts, Qualification
 from pipeline.store import market
 from schemas.proposal import Workload
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import gates
+from pipeline.engine.ranking import gates
+from pipeline.engine.ranking.sovereignty import FRAMEWORK_VERSION, rubric_for, zone_country
 from pipeline.engine.resolved import Market
-from pipeline.engine.sovereignty import FRAMEWORK_VERSION, rubric_for, zone_country
 from pipeline.inputs.draft import Draft
 from schemas.proposal import point
 from sources.regulation import STORED_OBJECTIVE_NAMES, STORED_RULE_NAMES

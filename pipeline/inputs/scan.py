@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine.ranking.sovereignty import level_for, zone_country
 from pipeline.engine.resolved import Market
 from pipeline.engine.roofline import roofline
 from pipeline.engine.roofline.kv import sized_request_tokens
@@ -29,7 +30,6 @@ from pipeline.engine.roofline.reference import (
     MODEL_FIELDS,
     with_reference_inputs,
 )
-from pipeline.engine.sovereignty import level_for, zone_country
 from schemas.proposal import Candidate, Proposal, ProposalError, Scan
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.engine.metrics import eur_per_kwh
-from pipeline.engine.sovereignty import zone_country
+from pipeline.engine.ranking.sovereignty import zone_country
 from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.records import cite

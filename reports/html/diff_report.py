@@ -1,5 +1,5 @@
-"""The vintage diff (`pipeline.engine.diff`) as a terminal table, and what its HTML section
-and page (reports/templates/diff_section.html, diff_page.html) print.
+"""The vintage diff (`pipeline.engine.questions.diff`) as a terminal table, and what its HTML
+section and page (reports/templates/diff_section.html, diff_page.html) print.
 
 Reads the diff document (`schemas.result.Diff`) only.
 """

@@ -49,7 +49,7 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
 )
 
 #: sovereignty level -> a few words for the summary table, and the one-line legend under it
-#: (the full rubric is under DEFINITIONS and in pipeline/engine/sovereignty.py)
+#: (the full rubric is under DEFINITIONS and in pipeline/engine/ranking/sovereignty.py)
 SOVEREIGNTY_WORDS: dict[int, str] = {
     4: "own, EU",
     3: "qualified EU cloud",

@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.diff import ELECTRICITY, METHOD, changed_groups
 from pipeline.engine.metrics import evaluate
+from pipeline.engine.questions.diff import ELECTRICITY, METHOD, changed_groups
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute
 from pipeline.ingest.bundled import load_bundled

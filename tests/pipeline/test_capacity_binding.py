@@ -13,8 +13,8 @@ from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.engine.fleet.sizing import sizing
 from pipeline.engine.metrics import evaluate, tokens_per_day_from_requests
-from pipeline.engine.sizing import sizing
 
 runner = CliRunner()
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from pipeline import store
 from pipeline.cli.diff import diff as diff_command
 from pipeline.compare import diff
-from pipeline.engine.diff import (
+from pipeline.engine.questions.diff import (
     CAUSES,
     ELECTRICITY,
     EVIDENCE,
@@ -280,7 +280,7 @@ def test_workload_profile_prices_and_intensities_swap_separately() -> None:
     electricity group takes B's price and keeps A's intensity."""
     import polars as pl
 
-    from pipeline.engine.diff import GRID, _compose_profile
+    from pipeline.engine.questions.diff import GRID, _compose_profile
 
     a = pl.DataFrame({"zone": ["FR"], "wholesale_eur_per_kwh_profile": [0.05],
                       "grid_gco2e_per_kwh_profile": [30.0], "price_intervals": [96],

@@ -9,7 +9,7 @@ import dataclasses
 import polars as pl
 import pytest
 
-from pipeline.engine.diff import ELECTRICITY, FX, GRID, METHOD, changed_groups, compose
+from pipeline.engine.questions.diff import ELECTRICITY, FX, GRID, METHOD, changed_groups, compose
 from pipeline.engine.resolved import Market
 
 

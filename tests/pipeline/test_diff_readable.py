@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.diff import RELATIVE_TOLERANCE
+from pipeline.engine.questions.diff import RELATIVE_TOLERANCE
 from pipeline.ingest.bundled import load_bundled
 from tests.pipeline.test_diff import PROPOSAL, files_with_fr_price
 

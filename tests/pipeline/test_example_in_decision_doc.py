@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine import plan
+from pipeline.engine.fleet import plan
 
 DECISION = Path(__file__).resolve().parents[2] / "docs" / "decision.md"
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.explain import dependencies
+from pipeline.engine.questions.explain import dependencies
 
 runner = CliRunner()
 

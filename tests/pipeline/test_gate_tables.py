@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.explain import explain, render
+from pipeline.engine.questions.explain import explain, render
 from pipeline.engine.scorecard import compute
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import resolve

@@ -1,6 +1,6 @@
-"""Regulatory gates (pipeline/engine/gates.py) and the sovereignty rubric by framework objective
-(pipeline/engine/sovereignty.py rubric_for), through the real resolve and compute on the
-bundled reference data; every expected outcome worked out by hand from
+"""Regulatory gates (pipeline/engine/ranking/gates.py) and the sovereignty rubric by framework
+objective (pipeline/engine/ranking/sovereignty.py rubric_for), through the real resolve and
+compute on the bundled reference data; every expected outcome worked out by hand from
 sources/reference/regulatory_rules.csv in the comments."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from proposals import candidate, proposal
 
+from pipeline.engine.ranking.sovereignty import ProviderFacts, Qualification, rubric_for
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import Scorecard, compute
-from pipeline.engine.sovereignty import ProviderFacts, Qualification, rubric_for
 from pipeline.inputs import resolve
 from schemas.proposal import ProposalError, parse
 from sources.bundled import OBJECTIVES_FILE, RULES_FILE, RawFile, read
@@ -265,7 +265,7 @@ def test_the_objectives_table_is_checked() -> None:
 def test_the_eu_reporting_duty_by_it_power(market: Market) -> None:
     from datetime import date
 
-    from pipeline.engine import gates
+    from pipeline.engine.ranking import gates
     from pipeline.inputs.regulation import rules
 
     def outcome(**site: object) -> tuple[str, str]:

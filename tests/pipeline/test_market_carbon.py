@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.diff import ELECTRICITY, GRID, changed_groups, compose
 from pipeline.engine.metrics import evaluate
+from pipeline.engine.questions.diff import ELECTRICITY, GRID, changed_groups, compose
 from pipeline.engine.resolved import Market
 from pipeline.ingest.bundled import load_bundled
 from schemas.proposal import parse

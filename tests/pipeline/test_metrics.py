@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.engine.metrics import FORMULAS, INPUTS, STEPS, evaluate, paired
-from pipeline.engine.pareto import OBJECTIVES
+from pipeline.engine.ranking.pareto import OBJECTIVES
 from schemas import steps
 from schemas.outputs import OUTPUTS
 

@@ -13,7 +13,7 @@ from test_run import EXAMPLE, run_json, without_plan
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine import mix, plan
+from pipeline.engine.fleet import mix, plan
 from schemas.proposal import ProposalError, parse
 
 runner = CliRunner()

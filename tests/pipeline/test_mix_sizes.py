@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.engine import mix
+from pipeline.engine.fleet import mix
 
 #: 18 hours at weight 1 and a 3x evening peak: the hours run at 2/3 and 2 x the day's mean
 EVENING = [1.0] * 16 + [3.0] * 6 + [1.0] * 2

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.engine.pareto import DOMINATED_BY_LISTED, pareto_ranks, shortlist
+from pipeline.engine.ranking.pareto import DOMINATED_BY_LISTED, pareto_ranks, shortlist
 
 
 def _frame(rows: list[tuple[str, float, float, int]]) -> pl.DataFrame:
@@ -100,7 +100,7 @@ def test_frontier_is_never_dominated(values: list[tuple[float, float, int]]) -> 
 
 def _peeled(frame: pl.DataFrame, objectives: list[str]) -> dict[str, tuple[int, list[str]]]:
     """The definition, pair by pair: dominators, then fronts peeled off one at a time."""
-    from pipeline.engine.pareto import OBJECTIVES
+    from pipeline.engine.ranking.pareto import OBJECTIVES
 
     rows = {r["id"]: [None if r[OBJECTIVES[o][0]] is None else r[OBJECTIVES[o][0]]
                       * OBJECTIVES[o][1] for o in objectives]
@@ -149,7 +149,7 @@ def test_ranks_across_blocks_equal_the_definition(monkeypatch: pytest.MonkeyPatc
     # 60 candidates compared in blocks of 7: dominators in earlier blocks and in the same block
     import random
 
-    from pipeline.engine import pareto
+    from pipeline.engine.ranking import pareto
 
     monkeypatch.setattr(pareto, "BLOCK", 7)
     rng = random.Random(30)

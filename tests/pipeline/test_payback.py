@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from pipeline.engine.fleet.sizing import sizing
 from pipeline.engine.metrics import HOURS_PER_MONTH
-from pipeline.engine.sizing import sizing
 
 # seed 001's on-prem node costs ~11 EUR/h all in; of that, the test takes 9 EUR/h as the
 # capital repayment (an illustrative split: the seed gives no capex) of a capex repaid over 36

@@ -1,4 +1,4 @@
-"""The plan over the horizon (pipeline/engine/plan.py): the worked example of issue 31 and the
+"""The plan over the horizon (pipeline/engine/fleet/plan.py): the worked example of issue 31 and the
 residual-value identity."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine import plan
+from pipeline.engine.fleet import plan
 
 # One own node: 4,000 tokens/s, capex 240,000 EUR over 36 months at 6 % a year, no residual,
 # maintenance, staff or hosting; 5 kW busy and idle, PUE 1.25, a 0.10 EUR/kWh contract.

@@ -11,9 +11,10 @@ from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine import recommend, uncertainty
+from pipeline.engine import uncertainty
 from pipeline.engine.metrics import evaluate
-from pipeline.engine.pareto import pareto_ranks
+from pipeline.engine.ranking import recommend
+from pipeline.engine.ranking.pareto import pareto_ranks
 
 TRADE_OFF = pl.DataFrame({
     "id": ["a", "b", "c"], "cpm_eur_per_mtok": [1.0, 2.0, 1.5],

@@ -14,7 +14,7 @@ from proposals import candidate, proposal
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.pareto import SHORTLIST_ABOVE, SHORTLIST_MARGIN
+from pipeline.engine.ranking.pareto import SHORTLIST_ABOVE, SHORTLIST_MARGIN
 
 runner = CliRunner()
 COUNT = 120
@@ -63,7 +63,7 @@ def test_more_than_1000_candidates_run_and_the_monte_carlo_is_capped(tmp_path: P
     # 1,001 copies of one own node (before: refused, "at most 1,000"): all equal, so none
     # dominates another and every one is on the frontier at distance 0; the shortlist keeps
     # SHORTLIST_MAX = 1,000 of them, nearest first and then by id: c0000..c0999, not c1000
-    from pipeline.engine.pareto import SHORTLIST_MAX
+    from pipeline.engine.ranking.pareto import SHORTLIST_MAX
 
     assert SHORTLIST_MAX == 1000
     path = tmp_path / "many.toml"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.engine.sovereignty import ProviderFacts, Qualification, level_for
+from pipeline.engine.ranking.sovereignty import ProviderFacts, Qualification, level_for
 
 
 def facts(gpu_qualifications: tuple[str, ...] = (), other_qualifications: tuple[str, ...] = (),

@@ -8,7 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.engine import sizing, uncertainty
+from pipeline.engine import uncertainty
+from pipeline.engine.fleet import sizing
 from pipeline.engine.metrics import evaluate
 
 STATIC = pl.DataFrame({"id": ["a", "b"], "cost_model": ["declared", "declared"],

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine.fleet.sizing import binding
 from pipeline.engine.metrics import evaluate
 from pipeline.engine.roofline.model import RooflineInputError, RooflineInputs, estimate
 from pipeline.engine.roofline.serving import (
@@ -23,7 +24,6 @@ from pipeline.engine.roofline.serving import (
     speculative,
     warm_prefill_s,
 )
-from pipeline.engine.sizing import binding
 
 #: vLLM's default chunked-prefill budget (max_num_batched_tokens) for its OpenAI server:
 #: 8,192 tokens on a GPU of at least 70 GiB that is not an A100, else 2,048

@@ -18,11 +18,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine import plan
+from pipeline.engine.fleet import plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, STEPS, evaluate
-from pipeline.engine.pareto import OBJECTIVES
+from pipeline.engine.ranking.pareto import OBJECTIVES
+from pipeline.engine.ranking.sovereignty import FRAMEWORK_VERSION, RUBRIC
 from pipeline.engine.resolved import Resolved
-from pipeline.engine.sovereignty import FRAMEWORK_VERSION, RUBRIC
 from pipeline.engine.uncertainty import point_frame
 
 SOVEREIGNTY = "sovereignty"
@@ -136,7 +136,7 @@ def _sovereignty(facts: dict[str, Any], sources: list[dict[str, Any]]) -> dict[s
             "reasons": [facts["sovereignty_reason"]],
             "rubric": [{"level": level, "rule": rule} for level, rule in RUBRIC.items()],
             # the EU Cloud Sovereignty Framework objectives and the regulatory gates
-            # (pipeline/engine/gates.py), as the run reports them
+            # (pipeline/engine/ranking/gates.py), as the run reports them
             "framework": facts["sovereignty_rubric"],
             "framework_source": _framework_source(sources),
             "gates": _gate_sources(facts["gates"] or [], sources),

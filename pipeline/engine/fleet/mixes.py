@@ -1,5 +1,5 @@
 """A proposal's mixes as scorecard rows: each mix's base size chosen at the point
-(pipeline/engine/mix.py), its blended figures in the metric columns and its split (`mix`), so
+(pipeline/engine/fleet/mix.py), its blended figures in the metric columns and its split (`mix`), so
 the gates, Pareto ranks, Monte Carlo and recommendation take it as any candidate. Under a plan
 the base size is the horizon's (`mix.over_horizon`), the plan's figures (plan.REPLACED) and the
 split are the horizon's, the other figures the [demand] month's at that size, as for every
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import mix, plan
+from pipeline.engine.fleet import mix, plan
 from pipeline.engine.metrics import DAYS_PER_MONTH, INPUTS, SECONDS_PER_DAY, TOKENS_PER_MTOK
 from schemas.proposal import MixCandidate, Proposal
 

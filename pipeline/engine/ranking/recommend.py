@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine import mix, plan
+from pipeline.engine.fleet import mix, plan
 from pipeline.engine.metrics import INPUTS, STEP_BY_NAME, evaluate_arrays
-from pipeline.engine.pareto import OBJECTIVES
+from pipeline.engine.ranking.pareto import OBJECTIVES
 
 #: every input's (unit, meaning): the metric steps' and a plan's own
 UNITS = {**INPUTS, **plan.PLAN_INPUTS}

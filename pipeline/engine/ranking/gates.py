@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from pipeline.engine.sovereignty import EU_EEA
+from pipeline.engine.ranking.sovereignty import EU_EEA
 
 #: the EU member states (the EEA's Iceland, Liechtenstein and Norway apply EU directives only
 #: once the EEA Joint Committee takes them over, which is not assessed here)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.engine import plan
+from pipeline.engine.fleet import plan
 from pipeline.engine.metrics import DAYS_PER_MONTH, TOKENS_PER_MTOK, evaluate_arrays
 
 #: hours a month bills, as the steps' monthly figures (`monthly_cost_eur`: x 730 h)
