@@ -119,12 +119,12 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
     served = [lv for lv, p in zip(levels, _parts(over, at), strict=True) if p["mtok"] > 0]
     row["sovereignty_level"] = min(served)
     row["monthly_cost_eur"] = float(figures.monthly_cost_eur[at, 0])
-    row.update({name: _finite(figures.blended[name][at, 0]) for name in BLENDED})
+    row.update({name: plan.finite_or_none(figures.blended[name][at, 0]) for name in BLENDED})
     row["notes"] = [_note(m, best, at, largest, over, len(sizes))]
     if path is not None:  # the plan's figures are the horizon's, the first month's CPM beside
         row["first_month_cpm_eur_per_mtok"] = row["cpm_eur_per_mtok"]
         horizon = over.blended
-        row.update({name: _finite(horizon[name][at, 0]) for name in plan.REPLACED})
+        row.update({name: plan.finite_or_none(horizon[name][at, 0]) for name in plan.REPLACED})
         row["notes"].append(
             f"plan over {path.months} months: the base is bought once and serves from its "
             "lead time (the burst serving everything before); CPM is the horizon's cost over "
@@ -138,11 +138,6 @@ def _boundary(base: Mapping[str, Any], burst: Mapping[str, Any]) -> str | None:
     """The J/token's boundary: the parts' when they share one, else both named."""
     a, b = base["energy_boundary"], burst["energy_boundary"]
     return a if a == b else f"base {a}, burst {b}"
-
-
-def _finite(value: Any) -> float | None:
-    v = float(value)
-    return v if np.isfinite(v) else None
 
 
 def _note(m: MixCandidate, best: int, at: int, largest: int,
@@ -217,9 +212,10 @@ def _split(m: MixCandidate, largest: int, best: int | None, at: int | None,
             "instances": best if part == "base" else None,
             "tokens_share": f["mtok"] / total_mtok, "mtok_per_month": f["mtok"],
             "monthly_cost_eur": f["cost"],
-            "cost_share": _finite(f["weight"] / total_weight) if total_weight > 0 else None,
-            **{k: _finite(f[k]) if served else None for k in PER_TOKEN},
-            "carbon_kgco2e_per_month": _finite(carbon * f["mtok"] / 1000)})
+            "cost_share": (plan.finite_or_none(f["weight"] / total_weight) if total_weight > 0
+                           else None),
+            **{k: plan.finite_or_none(f[k]) if served else None for k in PER_TOKEN},
+            "carbon_kgco2e_per_month": plan.finite_or_none(carbon * f["mtok"] / 1000)})
     carbons = [p["carbon_kgco2e_per_month"] for p in parts]
     carbon_total = None if None in carbons else sum(carbons)
     for p in parts:
@@ -262,11 +258,11 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
         total = base_mtok + float(over.mtok_by_month["burst"][0, 0, i])
         series.append({
             "month": i + 1,
-            "demand_tokens_per_day": _finite(demand[i]),
+            "demand_tokens_per_day": plan.finite_or_none(demand[i]),
             "serving_instances": float(n) if served > 0 else 0.0,
-            "own_share": _finite(base_mtok / total) if total > 0 else None,
-            "own_cost_eur": _finite(over.cost_by_month["base"][0, 0, i]),
-            "fallback_cost_eur": _finite(over.cost_by_month["burst"][0, 0, i]),
+            "own_share": plan.finite_or_none(base_mtok / total) if total > 0 else None,
+            "own_cost_eur": plan.finite_or_none(over.cost_by_month["base"][0, 0, i]),
+            "fallback_cost_eur": plan.finite_or_none(over.cost_by_month["burst"][0, 0, i]),
             "unserved_mtok": 0.0,
             "own_capacity_tokens_per_day": (
                 None if goodput is None else float(n * served * goodput * SECONDS_PER_DAY)),
@@ -276,6 +272,6 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
     orders = plan.node_book_values(plan.purchases(serving, lead, path.months), base_row)
     return {"candidate": m.id, "fallback": m.burst[0], "lead_time_months": lead,
             "purchases": orders, "months": series, "note": plan.late_note(lead, path.months),
-            "cost_pv_eur": _finite(over.total(over.cost_pv_eur)[0, 0]),
-            "mtok_pv": _finite(over.total(over.mtok_pv)[0, 0])}
+            "cost_pv_eur": plan.finite_or_none(over.total(over.cost_pv_eur)[0, 0]),
+            "mtok_pv": plan.finite_or_none(over.total(over.mtok_pv)[0, 0])}
 

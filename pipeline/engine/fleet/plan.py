@@ -371,12 +371,12 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
                     float(serving[m] * share[m] * goodput * SECONDS_PER_DAY))
         series.append({
             "month": m + 1,
-            "demand_tokens_per_day": _finite(mine["demand_tokens_per_day"][0, 0, m]),
-            "serving_instances": _finite(serving[m] * (1.0 if share[m] > 0 else 0.0)),
-            "own_share": _finite(share[m]),
-            "own_cost_eur": _finite(own_cost[m]),
-            "fallback_cost_eur": None if gap_cost is None else _finite(gap_cost[m]),
-            "unserved_mtok": (_finite((1.0 - share[m]) * mine["mtok"][0, 0, m])
+            "demand_tokens_per_day": finite_or_none(mine["demand_tokens_per_day"][0, 0, m]),
+            "serving_instances": finite_or_none(serving[m] * (1.0 if share[m] > 0 else 0.0)),
+            "own_share": finite_or_none(share[m]),
+            "own_cost_eur": finite_or_none(own_cost[m]),
+            "fallback_cost_eur": None if gap_cost is None else finite_or_none(gap_cost[m]),
+            "unserved_mtok": (finite_or_none((1.0 - share[m]) * mine["mtok"][0, 0, m])
                               if fallback is None else 0.0),
             "own_capacity_tokens_per_day": capacity,
         })
@@ -396,7 +396,8 @@ def late_note(lead: float, horizon_months: int) -> str | None:
             "every month is its fallback's (or unserved)")
 
 
-def _finite(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
+    """A number as JSON takes it: null where it is not finite."""
     value = float(value)
     return value if math.isfinite(value) else None
 
@@ -435,7 +436,7 @@ def break_even(point: pl.DataFrame, own_ids: Sequence[str], versus: str | None, 
         out.append({"candidate": cid, "versus": versus,
                     "from_month": None if not math.isfinite(m) else int(m),
                     "from_tokens_per_day": (None if not math.isfinite(m)
-                                            else _finite(demand[i, int(m) - 1])),
+                                            else finite_or_none(demand[i, int(m) - 1])),
                     "note": late_note(float(lead[i]), path.months)})
     return out
 
@@ -448,5 +449,5 @@ def discounted(point: pl.DataFrame, cid: str, fallback: str | None, path: Path
     out = horizon(_rows(columns, np.array([ids.index(cid)])),
                   None if fallback is None else _rows(columns, np.array([ids.index(fallback)])),
                   path)
-    return {"cost_pv_eur": _finite(out["cost_pv_eur"][0, 0]),
-            "mtok_pv": _finite(out["mtok_pv"][0, 0])}
+    return {"cost_pv_eur": finite_or_none(out["cost_pv_eur"][0, 0]),
+            "mtok_pv": finite_or_none(out["mtok_pv"][0, 0])}
