@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from pipeline.store import caches, power_samples
+from pipeline.store.errors import StoreError
 from pipeline.store.snapshots import ensure_snapshot_tables, sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
@@ -58,10 +59,6 @@ _META_DDL = (
 def db_path(explicit: str | os.PathLike[str] | None) -> Path:
     """--db, else $SCORECARD_DB, else ./scorecard.duckdb."""
     return Path(explicit or os.environ.get("SCORECARD_DB") or DEFAULT_DB)
-
-
-class StoreError(Exception):
-    """The store's file cannot be used; the message names it and says why on one line."""
 
 
 class StoreBusy(StoreError):

@@ -41,14 +41,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import numpy as np
 
+from pipeline.store.errors import SnapshotFileError
 from pipeline.store.staging import staged
 from pipeline.store.transactions import rollback
 
@@ -64,11 +67,21 @@ PART_BYTES = 1024
 CHUNK_BYTES = 16 << 20
 #: Raw bytes above which rewriting an older parts table in zstd is said on stderr.
 REWRITE_NOTE_BYTES = 64 << 20
+#: Snapshots larger than this are kept beside the store's file (`raw_folder`), not in it: one
+#: 16 MiB piece (`CHUNK_BYTES`) or less costs DuckDB's zstd under 0.1 s of CPU (2 s for 383 MB,
+#: docs/energy.md), so fetched answers and small benchmark files stay in the one file.
+BESIDE_BYTES = CHUNK_BYTES
+#: The folder beside a store's file that holds its big snapshots: `<file name>.raw`.
+RAW_SUFFIX = ".raw"
+#: zstd level of the files beside the store: 1 (Arrow's default) is the fastest and, on an
+#: nvidia-smi log, no larger than 3 (64 MB for 383 MB; docs/energy.md).
+ZSTD_LEVEL = 1
 
 _DDL = (
     f"""CREATE TABLE IF NOT EXISTS {META} (
         sha256 VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, url VARCHAR NOT NULL,
-        params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL)""",
+        params_json VARCHAR, fetched_at_utc TIMESTAMPTZ NOT NULL, size_bytes BIGINT NOT NULL,
+        beside_path VARCHAR)""",
     # no key: parts are written only with their meta row (whose sha256 is the key), in one
     # transaction, after checking none is kept; an index would cost each part an entry
     f"""CREATE TABLE IF NOT EXISTS {PARTS} (
@@ -105,14 +118,16 @@ def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     afterwards), one whose parts are stored otherwise than in zstd rewritten (once: its DDL
     says so afterwards)."""
     tables = dict(con.execute(  # base tables only: the view is no table in the new layout
-        "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?) AND "
+        "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?, ?) AND "
         "schema_name = current_schema() AND database_name = current_database()",
-        [VIEW, PARTS]).fetchall())
+        [VIEW, PARTS, META]).fetchall())
     if VIEW in tables:
         _split_old_snapshots(con)
         return
     for ddl in _DDL:
         con.execute(ddl)
+    if META in tables and "beside_path" not in tables[META].lower():  # before big files beside
+        con.execute(f"ALTER TABLE {META} ADD COLUMN beside_path VARCHAR")
     if PARTS in tables and not in_zstd(tables[PARTS]):
         _recompress_parts(con)
 
@@ -146,8 +161,9 @@ def _split_old_snapshots(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"ALTER TABLE {VIEW} RENAME TO raw_snapshots_before_parts")
         for ddl in _DDL[:2]:
             con.execute(ddl)
-        con.execute(f"INSERT INTO {META} SELECT sha256, source, url, params_json, "
-                    "fetched_at_utc, size_bytes FROM raw_snapshots_before_parts")
+        con.execute(f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
+                    "size_bytes) SELECT sha256, source, url, params_json, fetched_at_utc, "
+                    "size_bytes FROM raw_snapshots_before_parts")
         for (digest,) in con.execute("SELECT sha256 FROM raw_snapshots_before_parts ORDER BY 1"
                                      ).fetchall():
             (content,) = con.execute("SELECT content FROM raw_snapshots_before_parts WHERE "
@@ -236,36 +252,46 @@ def snapshot_kept(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
 
 def save_snapshot(con: duckdb.DuckDBPyConnection, content: bytes, *, source: str, url: str,
                   params: dict[str, Any] | None = None,
-                  fetched_at: datetime | None = None) -> str:
+                  fetched_at: datetime | None = None, beside_over: int | None = None) -> str:
     """Keep raw bytes content-addressed; `params` must already have secrets redacted."""
     digest = sha256(content)
     return save_snapshot_chunks(con, digest, _slices(memoryview(content)), source=source,
                                 url=url, params=params, fetched_at=fetched_at,
-                                size=len(content))
+                                size=len(content), beside_over=beside_over)
 
 
 def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
                          chunks: Iterable[bytes | memoryview], *, source: str, url: str,
                          params: dict[str, Any] | None = None,
-                         fetched_at: datetime | None = None, size: int | None = None) -> str:
+                         fetched_at: datetime | None = None, size: int | None = None,
+                         beside_over: int | None = None) -> str:
     """`save_snapshot` of bytes arriving in chunks (whole parts each, but the last), `digest`
     their sha256 as the caller took it; nothing to do when kept already (the chunks are not
     read). Meta and parts in one transaction, or in the caller's when one is open. With
     `size`, bytes of another length are refused (OSError: the file changed since it was
-    hashed) and nothing is kept."""
+    hashed) and nothing is kept.
+
+    Bytes of a known `size` above `beside_over` (default `BESIDE_BYTES`) in a store with a file
+    go beside it (`write_beside`: compressed, hashed as they are written, refused unless
+    their sha256 is `digest`), the meta row naming the file; the rest go into the parts."""
     if snapshot_kept(con, digest):
         return digest
+    limit = BESIDE_BYTES if beside_over is None else beside_over
+    folder = raw_folder(con) if size is not None and size > limit else None
     own = _begin(con)
     try:
-        written = _insert_parts(con, digest, chunks)
+        if folder is None:
+            written, beside = _insert_parts(con, digest, chunks), None
+        else:
+            written, beside = write_beside(folder, digest, chunks, url=url)
         if size is not None and written != size:
             raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
                           "while it was being added); add it again")
         con.execute(
             f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
-            "size_bytes) VALUES (?, ?, ?, ?, ?, ?)",
+            "size_bytes, beside_path) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [digest, source, url, json.dumps(params or {}, sort_keys=True),
-             fetched_at or datetime.now(UTC), written])
+             fetched_at or datetime.now(UTC), written, beside])
         if own:  # the parts' last row group is written at the commit
             con.execute("COMMIT")
     except BaseException:
@@ -273,6 +299,97 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             rollback(con)
         raise
     return digest
+
+
+def raw_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
+    """The folder beside the store's file that holds its big snapshots (`<file>.raw`, so it
+    follows --db and $SCORECARD_DB); None for a store in memory (all kept in it)."""
+    rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
+                       "current_database()").fetchall()
+    return Path(rows[0][0] + RAW_SUFFIX) if rows and rows[0][0] else None
+
+
+def beside_name(digest: str) -> str:
+    """A snapshot's file in the raw folder, as its meta row's `beside_path` says it:
+    `<sha256[:2]>/<sha256>.zst` (POSIX separators on every system)."""
+    return f"{digest[:2]}/{digest}.zst"
+
+
+def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview], *,
+                 url: str) -> tuple[int, str]:
+    """The bytes of `chunks` into `folder/<sha256[:2]>/<sha256>.zst`, one zstd frame per chunk
+    (`zstd -d` reads the file), written under a temporary name, flushed to disk and renamed
+    into place once whole, so the name only ever holds bytes whose sha256 is `digest` (bytes
+    hashing otherwise are refused: OSError, the file changed since it was hashed). A file
+    already there is reused, the chunks not read. Returns the bytes' length (that of the
+    reused file's, as its frames say) and `beside_name`. Compressing, hashing and writing
+    release the GIL, so a thread writing this runs beside a load (`snapshot_meanwhile`)."""
+    import pyarrow as pa  # here: a `scorecard run` keeps no snapshot and need not load it
+
+    name = beside_name(digest)
+    final = folder / name
+    if final.exists() and (length := _length_if_holds(final, digest)) is not None:
+        return length, name
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temporary = final.with_name(f"{final.name}.{os.getpid()}{TEMPORARY}")
+    codec, hashed, written = pa.Codec("zstd", ZSTD_LEVEL), hashlib.sha256(), 0
+    try:
+        with temporary.open("wb") as out:
+            for chunk in chunks:
+                hashed.update(chunk)
+                written += len(chunk)
+                out.write(codec.compress(chunk, asbytes=False))
+            out.flush()
+            os.fsync(out.fileno())
+        if hashed.hexdigest() != digest:
+            raise OSError(f"{url}: its bytes no longer hash to {digest} (changed while it was "
+                          "being added); add it again")
+        temporary.replace(final)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _sync_folder(final.parent)
+    return written, name
+
+
+#: The ending of a file being written beside the store (removed by `sweep_orphans`).
+TEMPORARY = ".tmp"
+
+
+def _sync_folder(folder: Path) -> None:
+    """The folder's entries (a rename) flushed to disk; nothing where folders cannot be
+    opened (Windows)."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _length_if_holds(path: Path, digest: str) -> int | None:
+    """The length of the bytes a file beside the store holds when they hash to `digest`
+    (decompressed as they stream, never whole), else None (unreadable or other bytes)."""
+    import pyarrow as pa
+
+    hashed, length = hashlib.sha256(), 0
+    try:
+        for piece in _decompressed(path):
+            hashed.update(piece)
+            length += len(piece)
+    except (OSError, pa.ArrowException):
+        return None
+    return length if hashed.hexdigest() == digest else None
+
+
+def _decompressed(path: Path) -> Iterator[bytes]:
+    import pyarrow as pa
+
+    with pa.CompressedInputStream(pa.OSFile(str(path)), "zstd") as stream:
+        while piece := stream.read(CHUNK_BYTES):
+            yield piece
 
 
 def _begin(con: duckdb.DuckDBPyConnection) -> bool:
@@ -288,15 +405,21 @@ def _begin(con: duckdb.DuckDBPyConnection) -> bool:
 
 def snapshot_content(con: duckdb.DuckDBPyConnection, digest: str) -> bytes:
     """The stored bytes of snapshot `digest` (KeyError when none is kept; ValueError when its
-    parts do not add up to its recorded size)."""
+    parts do not add up to its recorded size; SnapshotFileError when it is kept beside the
+    store and its file is missing or holds other bytes)."""
     if not _parted(con):
         rows = con.execute(f"SELECT content FROM {VIEW} WHERE sha256 = ?", [digest]).fetchall()
         if not rows:
             raise KeyError(f"no raw snapshot {digest}")
         return bytes(rows[0][0])
-    sized = con.execute(f"SELECT size_bytes FROM {META} WHERE sha256 = ?", [digest]).fetchall()
-    if not sized:
+    found = con.execute(f"SELECT * FROM {META} WHERE sha256 = ?", [digest])
+    columns = [column[0] for column in found.description or ()]
+    rows = found.fetchall()
+    if not rows:
         raise KeyError(f"no raw snapshot {digest}")
+    row = dict(zip(columns, rows[0], strict=True))
+    if row.get("beside_path"):  # (a read-only store from before big files beside has none)
+        return _read_beside(con, digest, row)
     numbers: list[np.ndarray] = []
     pieces: list[bytes | memoryview] = []
     query = f"SELECT part, content FROM {PARTS} WHERE sha256 = ?"
@@ -308,9 +431,37 @@ def snapshot_content(con: duckdb.DuckDBPyConnection, digest: str) -> bytes:
         pieces = [bytes(row[1]) for row in con.execute(query + " ORDER BY part",
                                                         [digest]).fetchall()]
     data = b"".join(pieces)
-    if len(data) != sized[0][0]:
+    if len(data) != row["size_bytes"]:
         raise ValueError(f"raw snapshot {digest}: its parts hold {len(data)} bytes where "
-                         f"{sized[0][0]} were kept")
+                         f"{row['size_bytes']} were kept")
+    return data
+
+
+def _read_beside(con: duckdb.DuckDBPyConnection, digest: str, row: dict[str, Any]) -> bytes:
+    """A snapshot's bytes from its file beside the store, decompressed and checked against
+    its sha256 and size; SnapshotFileError naming the file and the snapshot otherwise."""
+    import pyarrow as pa
+
+    folder = raw_folder(con)
+    path = (folder or Path(RAW_SUFFIX)) / row["beside_path"]
+    what = f"raw snapshot {digest} (source {row['source']}, {row['url']})"
+    if not path.is_file():
+        raise SnapshotFileError(f"{path}: missing: the file of {what}; put it back from a "
+                                "copy of the store's folder, or add the file again")
+    hashed, pieces = hashlib.sha256(), []
+    try:
+        for piece in _decompressed(path):
+            hashed.update(piece)
+            pieces.append(piece)
+    except (OSError, pa.ArrowException) as error:
+        raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}"
+                                ) from None
+    data = b"".join(pieces)
+    del pieces
+    if len(data) != row["size_bytes"] or hashed.hexdigest() != digest:
+        raise SnapshotFileError(f"{path}: altered: the file of {what} holds {len(data)} "
+                                f"bytes of sha256 {hashed.hexdigest()}, not the "
+                                f"{row['size_bytes']} bytes kept")
     return data
 
 
@@ -356,8 +507,12 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
     """Delete the snapshots no load links (a process killed between saving a file's bytes and
     loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
     load, failed ones included, links the snapshots it read, so nothing a load or a report
-    cites is touched. Writers only: the store has the parts layout (`ensure_snapshot_tables`),
-    so no catalogue query on the way (every `connect()` sweeps)."""
+    cites is touched. Then the files in the raw folder beside the store that no meta row
+    names (a snapshot swept, or one whose process was killed before its row was committed)
+    and the temporaries of writes cut short: no other process writes there while this one
+    holds the store (DuckDB lets one process write a file). Writers only: the store has the
+    parts layout (`ensure_snapshot_tables`), so no catalogue query on the way (every
+    `connect()` sweeps)."""
     unlinked = f"SELECT sha256 FROM {META} WHERE sha256 NOT IN " \
                "(SELECT snapshot_sha256 FROM load_snapshots)"
     found = con.execute(f"SELECT count(*) FROM ({unlinked})").fetchall()[0][0]
@@ -372,4 +527,24 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
             raise
         if own:
             con.execute("COMMIT")
+    _sweep_files(con)
     return int(found)
+
+
+def _sweep_files(con: duckdb.DuckDBPyConnection) -> None:
+    """Remove the raw folder's files no meta row names (after the rows' deletion committed:
+    a process killed in between leaves the files to the next sweep), and its emptied
+    subfolders."""
+    folder = raw_folder(con)
+    if folder is None or not folder.is_dir():
+        return
+    named = {path for (path,) in con.execute(
+        f"SELECT beside_path FROM {META} WHERE beside_path IS NOT NULL").fetchall()}
+    for sub in folder.iterdir():
+        if not sub.is_dir():
+            continue
+        for file in sub.iterdir():
+            if f"{sub.name}/{file.name}" not in named and file.is_file():
+                file.unlink(missing_ok=True)
+        if not any(sub.iterdir()):
+            sub.rmdir()

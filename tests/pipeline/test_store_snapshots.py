@@ -40,11 +40,12 @@ def test_bytes_come_back_as_saved_in_parts_of_part_bytes(tmp_path: Path, size: i
 
 def test_a_file_read_in_chunks_is_numbered_across_them(tmp_path: Path) -> None:
     # one chunk of CHUNK_BYTES (16,384 parts) then 10 bytes: parts 0..16383 full, 16384 of 10
+    # (kept in the store: its size is not above the threshold asked)
     con = store.connect(tmp_path / "s.duckdb")
     first, last = b"a" * CHUNK_BYTES, b"0123456789"
     digest = hashlib.sha256(first + last).hexdigest()
     save_snapshot_chunks(con, digest, iter([first, last]), source="power", url="file:///x",
-                         size=CHUNK_BYTES + 10)
+                         size=CHUNK_BYTES + 10, beside_over=CHUNK_BYTES + 10)
     found = parts_of(con, digest)
     assert len(found) == CHUNK_BYTES // PART_BYTES + 1 == 16385
     assert found[-1] == (16384, 10) and found[-2] == (16383, PART_BYTES)
@@ -139,7 +140,8 @@ def test_an_older_parts_table_is_rewritten_in_zstd_by_a_writer(
 def test_parts_read_out_of_order_are_put_in_order_and_a_missing_one_is_an_error(
         tmp_path: Path) -> None:
     con = store.connect(tmp_path / "s.duckdb")
-    con.execute("INSERT INTO raw_snapshot_meta VALUES ('x', 's', 'u', '{}', now(), 6)")
+    con.execute("INSERT INTO raw_snapshot_meta (sha256, source, url, params_json, "
+                "fetched_at_utc, size_bytes) VALUES ('x', 's', 'u', '{}', now(), 6)")
     con.execute("INSERT INTO raw_snapshot_parts VALUES ('x', 2, 'ef'), ('x', 1, 'cd'), "
                 "('x', 0, 'ab')")  # stored last part first
     assert store.snapshot_content(con, "x") == b"abcdef"
