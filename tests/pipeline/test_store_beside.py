@@ -1,0 +1,260 @@
+"""Big raw snapshots kept beside the store (`pipeline.store.snapshots`, issue 33): their bytes
+in `<store file>.raw/<sha256[:2]>/<sha256>.zst`, zstd, named by the meta row; read back checked
+against their sha256; a missing or altered file an error naming it and the snapshot; one file
+per sha256; the sweep removes the files no row names and a killed write's temporary; an older
+store (no such column, its snapshots in parts) read and upgraded as it is. Real DuckDB files,
+real files, a threshold of a few bytes instead of 16 MiB files."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline import store
+from pipeline.cli import last_word
+from pipeline.evidence.power.logs import add_power_logs
+from pipeline.store import snapshots
+from pipeline.store.errors import SnapshotFileError
+from pipeline.store.snapshots import save_snapshot_chunks
+
+#: 6,000 bytes of a repeated line: well above the tests' threshold of 1,000, and zstd makes
+#: them far smaller (the file is checked to be under a tenth of them)
+DATA = b"2026/11/20 11:00:00.000, 0, 300.00 W\n" * 162 + b"tail\n" * 1 + b"x" * 1
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # the first four bytes of every zstd frame (RFC 8878)
+
+
+def beside(db: Path, data: bytes) -> Path:
+    digest = hashlib.sha256(data).hexdigest()
+    return db.with_name(db.name + ".raw") / digest[:2] / f"{digest}.zst"
+
+
+def meta(con: duckdb.DuckDBPyConnection, digest: str) -> list[tuple[object, ...]]:
+    return con.execute("SELECT size_bytes, beside_path FROM raw_snapshot_meta WHERE "
+                       "sha256 = ?", [digest]).fetchall()
+
+
+def linked(con: duckdb.DuckDBPyConnection, digest: str) -> None:
+    """A load that read the snapshot, so the sweep keeps it."""
+    store.record_failure(con, "s", "2026-11", [digest], "parse error: x")
+
+
+def test_a_big_snapshot_is_kept_beside_the_store_and_read_back(tmp_path: Path) -> None:
+    db = tmp_path / "stores" / "mine.duckdb"  # follows the store's path (--db, SCORECARD_DB)
+    con = store.connect(db)
+    digest = store.save_snapshot(con, DATA, source="s", url="https://a", beside_over=1000)
+    file = beside(db, DATA)
+    assert len(DATA) == 6000 and digest == hashlib.sha256(DATA).hexdigest()
+    assert file.is_file() and file.read_bytes()[:4] == ZSTD_MAGIC
+    assert file.stat().st_size < len(DATA) // 10
+    assert meta(con, digest) == [(6000, f"{digest[:2]}/{digest}.zst")]
+    assert con.execute("SELECT count(*) FROM raw_snapshot_parts").fetchall() == [(0,)]
+    assert store.snapshot_content(con, digest) == DATA
+    linked(con, digest)
+    con.close()
+    reader = store.connect(db, read_only=True)  # a reader reads it too
+    assert store.snapshot_content(reader, digest) == DATA
+    [snapshot] = store.latest_load_snapshots(reader, "s", "2026-11")
+    assert snapshot.content == DATA
+    assert not list(file.parent.glob("*.tmp"))  # nothing left of the write
+
+
+def test_a_snapshot_up_to_the_threshold_and_one_in_memory_stay_in_parts(tmp_path: Path) -> None:
+    con = store.connect(tmp_path / "s.duckdb")
+    digest = store.save_snapshot(con, DATA, source="s", url="https://a", beside_over=6000)
+    assert meta(con, digest) == [(6000, None)]  # 6,000 bytes are not above 6,000
+    assert not (tmp_path / "s.duckdb.raw").exists()
+    memory = store.connect(":memory:")  # no file to keep anything beside
+    digest = store.save_snapshot(memory, DATA, source="s", url="https://a", beside_over=1000)
+    assert meta(memory, digest) == [(6000, None)]
+    assert store.snapshot_content(memory, digest) == DATA
+
+
+def test_bytes_in_chunks_are_hashed_as_written_and_others_keep_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    digest = hashlib.sha256(DATA).hexdigest()
+    chunks = [DATA[:2500], DATA[2500:5000], DATA[5000:]]  # three zstd frames, one file
+    save_snapshot_chunks(con, digest, iter(chunks), source="power", url="file:///x",
+                         size=6000, beside_over=1000)
+    assert store.snapshot_content(con, digest) == DATA
+    # the same length but another byte (the file changed while it was added): refused,
+    # neither row nor file nor temporary kept
+    other = DATA[:-1] + b"y"
+    wrong = hashlib.sha256(other[::-1]).hexdigest()  # not the digest of `other`
+    with pytest.raises(OSError, match=f"no longer hash to {wrong}"):
+        save_snapshot_chunks(con, wrong, iter([other]), source="power", url="file:///y",
+                             size=6000, beside_over=1000)
+    assert meta(con, wrong) == []
+    assert [p.name for p in db.with_name("s.duckdb.raw").rglob("*.zst*")] == [f"{digest}.zst"]
+
+
+def test_one_file_per_sha256_and_a_file_left_without_its_row_is_reused(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    digest = store.save_snapshot(con, DATA, source="s", url="https://a", beside_over=1000)
+    file = beside(db, DATA)
+    written = file.stat().st_mtime_ns, file.stat().st_ino
+    store.save_snapshot(con, DATA, source="s", url="https://b", beside_over=1000)  # kept: no-op
+    assert con.execute("SELECT url FROM raw_snapshot_meta").fetchall() == [("https://a",)]
+    # its row gone (a process killed after the rename, before its commit): the file is
+    # reused, not written again, as its bytes hash to the name
+    con.execute("DELETE FROM raw_snapshot_meta")
+
+    def unread() -> Iterator[bytes]:
+        raise AssertionError("the chunks of a reused file are read")
+        yield b""
+
+    save_snapshot_chunks(con, digest, unread(), source="s", url="https://c", size=6000,
+                         beside_over=1000)
+    assert (file.stat().st_mtime_ns, file.stat().st_ino) == written
+    assert meta(con, digest) == [(6000, f"{digest[:2]}/{digest}.zst")]
+    assert store.snapshot_content(con, digest) == DATA
+    # a file under the name holding other bytes is not reused: written again
+    con.execute("DELETE FROM raw_snapshot_meta")
+    file.write_bytes(b"not zstd")
+    store.save_snapshot(con, DATA, source="s", url="https://d", beside_over=1000)
+    assert store.snapshot_content(con, digest) == DATA
+
+
+def test_a_missing_or_altered_file_is_an_error_naming_it_and_the_snapshot(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    digest = store.save_snapshot(con, DATA, source="ecb", url="https://ecb/x", beside_over=1000)
+    file = beside(db, DATA)
+    kept = file.read_bytes()
+    # other bytes of the same length, compressed as the store does: a hash of their own
+    file.write_bytes(pa.Codec("zstd").compress(DATA[:-1] + b"y", asbytes=True))
+    with pytest.raises(SnapshotFileError) as altered:
+        store.snapshot_content(con, digest)
+    assert str(altered.value).startswith(f"{file}: altered: the file of raw snapshot {digest} "
+                                         "(source ecb, https://ecb/x) holds 6000 bytes")
+    file.write_bytes(kept[:-8])  # cut short
+    with pytest.raises(SnapshotFileError, match=f"{file}: .*raw snapshot {digest}"):
+        store.snapshot_content(con, digest)
+    file.write_bytes(b"plain text, not zstd")
+    with pytest.raises(SnapshotFileError, match=f"unreadable as zstd .*raw snapshot {digest}"):
+        store.snapshot_content(con, digest)
+    file.unlink()
+    with pytest.raises(SnapshotFileError) as missing:
+        store.snapshot_content(con, digest)
+    assert str(missing.value).startswith(f"{file}: missing: the file of raw snapshot {digest}")
+    # the CLI says it on one line and exits 1 (a StoreError), no traceback; a source that
+    # reads it fails alone (a ValueError, as `pipeline.ingest.pull` catches)
+    assert last_word(missing.value) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing" in err and "Traceback" not in err
+    assert isinstance(missing.value, ValueError)
+
+
+def test_the_sweep_removes_files_no_row_names_and_temporaries(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    kept = store.save_snapshot(con, DATA, source="s", url="https://a", beside_over=1000)
+    linked(con, kept)
+    other = DATA + b"!"
+    orphan = store.save_snapshot(con, other, source="s", url="https://b", beside_over=1000)
+    raw = db.with_name("s.duckdb.raw")
+    stray = raw / "zz" / f"{'z' * 64}.zst"  # no row names it
+    stray.parent.mkdir()
+    stray.write_bytes(b"x")
+    temporary = beside(db, DATA).with_name(f"{kept}.zst.4242.tmp")  # a killed write's
+    temporary.write_bytes(b"half")
+    con.close()
+    con = store.connect(db)  # every writer sweeps
+    assert meta(con, orphan) == [] and not beside(db, other).exists()
+    assert not stray.exists() and not stray.parent.exists() and not temporary.exists()
+    assert beside(db, DATA).exists() and store.snapshot_content(con, kept) == DATA
+    assert snapshots.sweep_orphans(con) == 0
+
+
+def test_an_older_store_keeps_its_parts_and_gets_the_column_from_a_writer(
+        tmp_path: Path) -> None:
+    # a store from before files beside it: no beside_path column, a big snapshot in parts
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    digest = store.save_snapshot(con, DATA, source="s", url="https://a", beside_over=10**9)
+    linked(con, digest)
+    con.execute("ALTER TABLE raw_snapshot_meta DROP COLUMN beside_path")
+    con.close()
+    reader = store.connect(db, read_only=True)  # read as it is
+    assert store.snapshot_content(reader, digest) == DATA
+    assert [s.content for s in store.latest_load_snapshots(reader, "s", "2026-11")] == [DATA]
+    reader.close()
+    con = store.connect(db)
+    assert meta(con, digest) == [(6000, None)]  # the column added, the parts where they were
+    assert store.snapshot_content(con, digest) == DATA
+    more = store.save_snapshot(con, DATA * 2, source="s", url="https://b", beside_over=1000)
+    assert store.snapshot_content(con, more) == DATA * 2 and beside(db, DATA * 2).exists()
+
+
+_KILLED = """
+import sys, time
+from pipeline import store
+from pipeline.store.snapshots import save_snapshot_chunks
+
+con = store.connect(sys.argv[1])
+
+def chunks():
+    yield b"a" * 5000
+    print("writing", flush=True)
+    time.sleep(60)  # killed here, mid-write
+    yield b"b"
+
+save_snapshot_chunks(con, "c" * 64, chunks(), source="s", url="file:///k", size=5001,
+                     beside_over=1000)
+"""
+
+
+def test_a_process_killed_mid_write_leaves_nothing_a_writer_keeps(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    store.connect(db).close()
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_KILLED), str(db)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    temporary = db.with_name("s.duckdb.raw") / "cc" / f"{'c' * 64}.zst.{child.pid}.tmp"
+    deadline = time.monotonic() + 10
+    while not temporary.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert temporary.exists()  # the write under way, under its temporary name
+    child.kill()
+    child.wait()
+    con = store.connect(db)  # the next writer: no row, no file, no temporary
+    assert con.execute("SELECT count(*) FROM raw_snapshot_meta").fetchall() == [(0,)]
+    assert not (db.with_name("s.duckdb.raw") / "cc").exists()
+    # and the same bytes are kept cleanly by a retry
+    data = b"a" * 5000 + b"b"
+    digest = store.save_snapshot(con, data, source="s", url="file:///k", beside_over=1000)
+    assert store.snapshot_content(con, digest) == data
+
+
+def test_evidence_add_keeps_a_big_log_beside_the_store(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # 60 seconds x 2 GPUs of nvidia-smi lines (~4 KB): above a 1,000-byte threshold
+    lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s in range(60)
+             for gpu in (0, 1)]
+    log = tmp_path / "smi.csv"
+    log.write_text("timestamp, index, power.draw [W]\n" + "".join(lines))
+    monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    [(_, result)] = add_power_logs(con, [log], tz="UTC")
+    assert result.status == "loaded" and result.row_count == 120
+    data = log.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    assert beside(db, data).is_file()
+    assert meta(con, digest) == [(len(data), f"{digest[:2]}/{digest}.zst")]
+    assert store.snapshot_content(con, digest) == data
+    con.close()
+    con = store.connect(db)  # linked by its load: the sweep keeps it
+    assert store.snapshot_content(con, digest) == data
