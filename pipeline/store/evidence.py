@@ -16,8 +16,9 @@ dropping it loses nothing but time.
   by path, size and modification time, so an unchanged file is not read to be hashed.
 - `snapshot_meanwhile`: a file's bytes kept as a raw snapshot read piece by piece
   (`pipeline.store.snapshots.save_snapshot_chunks`: never whole in memory, nor one value the
-  size of the file), in a thread, in its own transaction on a cursor of its
-  own, while the caller loads the file's rows on `con`; refused when the bytes read are not
+  size of the file; a file above 16 MiB compressed into the folder beside the store), in a
+  thread, in its own transaction on a cursor of its own, while the caller loads the file's
+  rows on `con`; refused when the bytes read are not
   `size` long (changed meanwhile); yields the `wait()` to call before recording the load
   that links the snapshot.
 - `bounded_memory`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row groups a
@@ -86,8 +87,10 @@ def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: 
     """Keep the file's bytes content-addressed (as `pipeline.store.save_snapshot`, `sha256`
     being the digest the caller took of them; nothing to do when kept already), read in
     pieces of `CHUNK_BYTES`, in a thread, on a cursor of `con` (a transaction of its own),
-    while the block loads the file's rows on `con`: DuckDB inserts the parts from one Arrow
-    stream, on one core, so the two loads together keep both busy (benchmarks/power_log.py).
+    while the block loads the file's rows on `con`: a big file's bytes are compressed into
+    the folder beside the store (pyarrow's zstd, hashlib and the writes release the GIL), a
+    small one's inserted as parts by DuckDB, on one core, so the two keep both cores busy
+    (benchmarks/power_log.py).
     Yields `wait()`, which returns once the snapshot is kept (committed) and raises its error
     when it could not be (OSError when the bytes read are not `size` long: the file changed):
     call it before recording a load that links the snapshot. Leaving the block waits too;

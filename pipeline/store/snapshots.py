@@ -3,12 +3,25 @@ back through the loads that used them (`load_snapshots`), and the sweep of those
 links (left by a killed process).
 
 Layout (`ensure_snapshot_tables`): `raw_snapshot_meta` holds one row per snapshot (sha256,
-source, url, params_json, fetched_at_utc, size_bytes) and `raw_snapshot_parts` its bytes in
-order, `(sha256, part, content)`, parts of `PART_BYTES`; `raw_snapshots` is a view of the two
-with each snapshot's bytes whole as `content`, the columns of the table it replaced, so SQL
-that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A store written
+source, url, params_json, fetched_at_utc, size_bytes, beside_path) and `raw_snapshot_parts` its
+bytes in order, `(sha256, part, content)`, parts of `PART_BYTES`; `raw_snapshots` is a view of
+the two with each snapshot's bytes whole as `content`, the columns of the table it replaced, so
+SQL that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A store written
 before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
 when a writer opens it; read-only, it is read as it is.
+
+Big snapshots beside the store (issue 33): bytes above `BESIDE_BYTES` (16 MiB; a big power log
+or benchmark file, never a fetched answer) of a store kept in a file go into a folder beside
+it, `<store file>.raw/<sha256[:2]>/<sha256>.zst` (`raw_folder`, `write_beside`: zstd through
+pyarrow, one frame per 16 MiB piece, so `zstd -d` reads it; hashed as written, written under a
+temporary name, flushed to disk and renamed into place whole; one file per sha256), and their
+meta row's `beside_path` names the file (relative to the folder; NULL: the bytes are in the
+parts). They have no parts: the view's `content` is NULL for them, `snapshot_content` reads
+the file and checks its bytes against the sha256 and size (`SnapshotFileError`, naming the file
+and the snapshot, when it is missing or altered). The folder moves with the store's file: copy
+or move both. Why: DuckDB's zstd of a 383 MB log's parts cost about 2 s of CPU, pyarrow's
+0.8 s (docs/energy.md). A writer adds the column to an older store's meta table; its
+snapshots stay in their parts.
 
 Why parts, and why small ones (measured on a big power log: docs/energy.md and
 docs/performance.md): DuckDB inserting the bytes as one value copies them into a buffer larger
@@ -25,7 +38,8 @@ FSST and dictionaries on every segment; figures in docs/performance.md). A colum
 setting, unlike DuckDB's global `force_compression`, lets a log's bytes be kept while its rows
 are loaded (with DuckDB's usual compression) by another connection
 (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this (no
-setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once.
+setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once. (Snapshots
+above `BESIDE_BYTES` no longer go into the parts: see above.)
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
@@ -34,7 +48,8 @@ setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables
   (KeyError when none is kept).
 - `latest_load_snapshots`: the snapshots of a source's latest load of a vintage (of its latest
   good one if asked), with or without their bytes.
-- `sweep_orphans`: removes the snapshots no load links and says how many.
+- `sweep_orphans`: removes the snapshots no load links and says how many, then the files
+  beside the store no meta row names and the temporaries of writes cut short.
 """
 
 from __future__ import annotations
