@@ -195,6 +195,36 @@ def test_offline_reparses_stored_snapshots(httpserver: HTTPServer,
     assert exit_code(other) == 2
 
 
+def test_offline_reparses_answers_kept_beside_the_store_and_names_a_missing_file(
+        httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # every answer above 1,000 bytes kept beside the store (issue 33; 16 MiB in use): the
+    # offline re-parse reads them back from their files; one file removed, that source fails
+    # alone, its error naming the file and the snapshot
+    from pipeline.store import snapshots
+
+    monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
+    serve_all(httpserver)
+    run(con, httpserver)
+    kept = dict(con.execute("SELECT source, beside_path FROM raw_snapshot_meta WHERE source IN "
+                            "('energy_charts', 'scaleway')").fetchall())
+    assert len(EC_BODY) > 1000 and kept["energy_charts"] is not None
+    raw = tmp_path / "store.duckdb.raw"
+    assert (raw / kept["energy_charts"]).is_file()
+    ctx = context(httpserver, con)
+    offline = {r.source: r for r in ingest(con, None, ["energy_charts", "scaleway"], ctx,
+                                           offline=True)}
+    assert {r.status for r in offline.values()} == {"unchanged"}, offline
+    assert offline["energy_charts"].rows == 100
+    (raw / kept["energy_charts"]).unlink()
+    offline = {r.source: r for r in ingest(con, None, ["energy_charts", "scaleway"], ctx,
+                                           offline=True)}
+    assert offline["scaleway"].status == "unchanged"
+    assert offline["energy_charts"].status == "failed"
+    assert f"{raw / kept['energy_charts']}: missing: the file of raw snapshot" in \
+        (offline["energy_charts"].error or "")
+
+
 def test_offline_reparses_two_zones_that_answered_the_same_bytes(
         httpserver: HTTPServer, con: duckdb.DuckDBPyConnection) -> None:
     """BE and NL answered byte for byte the same: one snapshot, two fetches. The offline
