@@ -1,7 +1,8 @@
 """The DuckDB file that is the project's memory: raw snapshots, loads, core tables, scorecards.
 
 Every SQL statement on the store lives here: `db` (the file, its DDL, queries into frames),
-`snapshots` (raw_snapshots), `loads` (loads and load_snapshots), `scorecards`
+`snapshots` (raw_snapshots, big ones in files beside the store), `errors` (StoreError,
+SnapshotFileError), `loads` (loads and load_snapshots), `scorecards`
 (out__scorecard), `power_samples` (core__power_samples, a view over two tables), `staging`
 (Python data handed to an INSERT), `market` (the market of a vintage as a run reads it),
 `vintages` (which vintage's rows each source gives), `evidence` (the parsed-evidence cache)

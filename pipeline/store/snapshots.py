@@ -336,9 +336,10 @@ def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview]
     (`zstd -d` reads the file), written under a temporary name, flushed to disk and renamed
     into place once whole, so the name only ever holds bytes whose sha256 is `digest` (bytes
     hashing otherwise are refused: OSError, the file changed since it was hashed). A file
-    already there is reused, the chunks not read. Returns the bytes' length (that of the
-    reused file's, as its frames say) and `beside_name`. Compressing, hashing and writing
-    release the GIL, so a thread writing this runs beside a load (`snapshot_meanwhile`)."""
+    already there is reused, the chunks not read, when its bytes hash to `digest` (it is
+    written again otherwise). Returns the bytes' length and `beside_name`. Compressing,
+    hashing and writing release the GIL, so a thread writing this runs beside a load
+    (`snapshot_meanwhile`)."""
     import pyarrow as pa  # here: a `scorecard run` keeps no snapshot and need not load it
 
     name = beside_name(digest)
@@ -458,11 +459,15 @@ def _read_beside(con: duckdb.DuckDBPyConnection, digest: str, row: dict[str, Any
     import pyarrow as pa
 
     folder = raw_folder(con)
-    path = (folder or Path(RAW_SUFFIX)) / row["beside_path"]
     what = f"raw snapshot {digest} (source {row['source']}, {row['url']})"
+    if folder is None:  # (a store's rows copied into memory: its folder is not known)
+        raise SnapshotFileError(f"{row['beside_path']}: the file of {what} is kept beside "
+                                "the store's file, and this store has none")
+    path = folder / row["beside_path"]
     if not path.is_file():
         raise SnapshotFileError(f"{path}: missing: the file of {what}; put it back from a "
-                                "copy of the store's folder, or add the file again")
+                                f"copy of the store (the folder {folder.name} beside its "
+                                "file goes with it)")
     hashed, pieces = hashlib.sha256(), []
     try:
         for piece in _decompressed(path):
