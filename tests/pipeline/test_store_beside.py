@@ -258,3 +258,18 @@ def test_evidence_add_keeps_a_big_log_beside_the_store(tmp_path: Path,
     con.close()
     con = store.connect(db)  # linked by its load: the sweep keeps it
     assert store.snapshot_content(con, digest) == data
+
+
+def test_a_file_saved_in_a_callers_transaction_rolled_back_is_swept(tmp_path: Path) -> None:
+    # a benchmark file's bytes are kept in the transaction that loads its runs: rolled back,
+    # its row goes, its file stays until the sweep (no row names it), then goes too
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    con.execute("BEGIN TRANSACTION")
+    digest = store.save_snapshot(con, DATA, source="bench", url="file:///b.json",
+                                 beside_over=1000)
+    assert store.snapshot_content(con, digest) == DATA
+    con.execute("ROLLBACK")
+    assert meta(con, digest) == [] and beside(db, DATA).exists()
+    snapshots.sweep_orphans(con)
+    assert not beside(db, DATA).exists()
