@@ -25,9 +25,9 @@ from pipeline.store import snapshots
 from pipeline.store.errors import SnapshotFileError
 from pipeline.store.snapshots import save_snapshot_chunks
 
-#: 6,000 bytes of a repeated line: well above the tests' threshold of 1,000, and zstd makes
-#: them far smaller (the file is checked to be under a tenth of them)
-DATA = b"2026/11/20 11:00:00.000, 0, 300.00 W\n" * 162 + b"tail\n" * 1 + b"x" * 1
+#: 6,000 bytes (a 37-byte line 162 times = 5,994, "tail\n" 5, "x" 1): above the tests'
+#: threshold of 1,000; repeated, so zstd makes them far smaller (checked: under a tenth)
+DATA = b"2026/11/20 11:00:00.000, 0, 300.00 W\n" * 162 + b"tail\n" + b"x"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # the first four bytes of every zstd frame (RFC 8878)
 
 
