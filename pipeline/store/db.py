@@ -6,6 +6,7 @@ frame."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ import polars as pl
 
 from pipeline.store import caches, power_samples
 from pipeline.store.errors import StoreError
-from pipeline.store.snapshots import ensure_snapshot_tables, sweep_orphans
+from pipeline.store.snapshots import RAW_SUFFIX, ensure_snapshot_tables, sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
 from schemas.table import Table
@@ -127,17 +128,21 @@ def connect(path: str | os.PathLike[str],
 
 
 class NewStore:
-    """What opening a store that does not exist yet makes: its file, its WAL and the folders
-    above it that are missing (deepest first), so a refused command removes them."""
+    """What opening a store that does not exist yet makes: its file, its WAL, the folder of
+    raw snapshots beside it (when none was there) and the folders above it that are missing
+    (deepest first), so a refused command removes them."""
 
-    def __init__(self, path: Path, folders: list[Path]) -> None:
-        self.path, self.folders = path, folders
+    def __init__(self, path: Path, folders: list[Path], raw: Path | None = None) -> None:
+        self.path, self.folders, self.raw = path, folders, raw
 
     def remove(self) -> None:
-        """Remove the store's file and WAL, then each folder made for it that is empty."""
+        """Remove the store's file and WAL and its raw folder, then each folder made for it
+        that is empty."""
         for made in (self.path, self.path.with_name(self.path.name + ".wal")):
             if made.exists():  # (a read-only file system refuses even to unlink nothing)
                 made.unlink()
+        if self.raw is not None and self.raw.is_dir():
+            shutil.rmtree(self.raw)
         for folder in self.folders:
             try:
                 folder.rmdir()
@@ -155,7 +160,8 @@ def new_store(path: str | os.PathLike[str]) -> NewStore | None:
     while not folder.exists() and folder != folder.parent:
         folders.append(folder)
         folder = folder.parent
-    return NewStore(store, folders)
+    raw = store.with_name(store.name + RAW_SUFFIX)
+    return NewStore(store, folders, None if raw.exists() else raw)
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> None:

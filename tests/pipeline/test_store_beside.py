@@ -273,3 +273,32 @@ def test_a_file_saved_in_a_callers_transaction_rolled_back_is_swept(tmp_path: Pa
     assert meta(con, digest) == [] and beside(db, DATA).exists()
     snapshots.sweep_orphans(con)
     assert not beside(db, DATA).exists()
+
+
+def test_a_refused_add_into_a_new_store_leaves_no_raw_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a log above the threshold whose last reading is out of order: refused (exit 1) once its
+    # bytes have begun to go beside the store; the new store is removed, its raw folder too
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s in range(60)
+             for gpu in (0, 1)]
+    lines.append("2026/11/20 11:00:00.000, 0, 300.00 W\n")  # behind the one before it
+    log = tmp_path / "smi.csv"
+    log.write_text("timestamp, index, power.draw [W]\n" + "".join(lines))
+    monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
+    db = tmp_path / "new" / "s.duckdb"
+    result = CliRunner().invoke(app, ["evidence", "add", "--tz", "UTC", str(log), "--db",
+                                      str(db)])
+    assert result.exit_code == 1 and "out of order" in result.stderr, result.output
+    assert not (tmp_path / "new").exists()  # neither the store, nor s.duckdb.raw, nor new/
+    # a raw folder that was there before the command is not its to remove
+    (tmp_path / "new").mkdir()
+    kept = db.with_name("s.duckdb.raw") / "keep.txt"
+    kept.parent.mkdir()
+    kept.write_text("someone's")
+    result = CliRunner().invoke(app, ["evidence", "add", "--tz", "UTC", str(log), "--db",
+                                      str(db)])
+    assert result.exit_code == 1 and not db.exists() and kept.exists()
