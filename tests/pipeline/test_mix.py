@@ -349,6 +349,36 @@ def test_the_horizon_s_draws_go_through_together() -> None:
         [62_662.46 + 4 * 17_983.022, 62_662.46 + 8 * 17_983.022], abs=0.02)
 
 
+def test_the_horizon_s_months_in_chunks_are_the_months_at_once() -> None:
+    # over_horizon evaluates the months together, in chunks of months when sizes x draws x
+    # months x 24 hours is large: one month a chunk (chunk_entries=1) must give every figure
+    # bit for bit as all three months in one chunk. The lead time drawn at 0.5, 1.5 and 2.5
+    # months makes the burst serve alone a share of months 1, 2 and 3 in some draw (the base
+    # at 0 evaluated in every chunk), the API's price drawn at 4, 6 and 8 EUR/Mtok.
+    own = {**GROWING, "lead_time_months": np.array([[0.5, 1.5, 2.5]])}
+    api = {**API, "price_eur_per_mtok": np.array([[4.0, 6.0, 8.0]])}
+    whole = mix.over_horizon(own, api, np.arange(13), TWO_LEVELS, WANTED, SHORT)
+    chunked = mix.over_horizon(own, api, np.arange(13), TWO_LEVELS, WANTED, SHORT,
+                               chunk_entries=1)
+    for name in ("cost_pv_eur", "cost_eur", "mtok_pv", "mtok", "cost_by_month",
+                 "mtok_by_month"):
+        for part in mix.PARTS:
+            assert np.array_equal(getattr(chunked, name)[part], getattr(whole, name)[part])
+    for part in mix.PARTS:
+        for k, v in whole.weighted[part].items():
+            assert np.array_equal(chunked.weighted[part][k], v, equal_nan=True)
+    # by hand at 4 nodes, lead 1.5 (the middle draw, 6 EUR/Mtok): month 1 the API alone
+    # (5,256 Mtok); month 2 the base serves half the month: 0.5 x 7,884 = 3,942 Mtok, the API
+    # 0.5 x 2,628 + 0.5 x 10,512 (alone) = 6,570 Mtok; month 3 10,512 Mtok each
+    # (test_a_mix_over_a_short_horizon_by_hand): the base 14,454 of 36,792 Mtok = 0.39286,
+    # its nodes 0.5 x 32,120 + 32,120 = 48,180 EUR, the API 22,338 x 6 = 134,028 EUR
+    assert chunked.mtok_by_month["burst"][4, 1].tolist() == pytest.approx(
+        [5_256.0, 6_570.0, 10_512.0])
+    assert chunked.base_share[4, 1] == pytest.approx(14_454 / 36_792)
+    assert chunked.cost_eur["base"][4, 1] == pytest.approx(48_180.0)
+    assert chunked.cost_eur["burst"][4, 1] == pytest.approx(134_028.0)
+
+
 def test_the_example_s_hybrid_is_ranked_under_its_plan(db: Path, tmp_path: Path) -> None:
     # the bundled example plans 48 months (500 Mtok/day growing 30 % a year, the H200 nodes
     # serving after 4 months): the hybrid is computed over the horizon and ranked, no longer

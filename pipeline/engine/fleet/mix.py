@@ -213,8 +213,16 @@ def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     part's inputs as `metrics.evaluate_arrays` takes them (numbers or (1, draws) arrays; the
     demand is the base's `demand_tokens_per_day`). `wanted`: the per-token figures blended."""
     n = np.asarray(sizes, dtype=np.float64).reshape(-1, 1)  # (sizes, 1)
-    base = {k: _row(v) for k, v in base.items()}
-    burst = {k: _row(v) for k, v in burst.items()}
+    return _evaluate({k: _row(v) for k, v in base.items()},
+                     {k: _row(v) for k, v in burst.items()}, n, profile, wanted)
+
+
+def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
+              profile: Sequence[float], wanted: Sequence[str], blended: bool = True
+              ) -> Figures:
+    """`evaluate` of inputs already shaped to broadcast with the base sizes `n` (sizes, 1),
+    or (sizes, 1, 1) with a months axis last (`over_horizon`); `blended`: the blended
+    figures too (a horizon blends its months' sums, not each month's)."""
     demand = base["demand_tokens_per_day"]
     headroom = np.nan_to_num(base.get("headroom", 0.0))
     capacity = n * base["tokens_per_s"] * (1.0 - headroom)
@@ -247,73 +255,101 @@ def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         base_instances=np.broadcast_to(n, shape), base_tokens_per_day=base_day,
         burst_tokens_per_day=burst_day, base_cost_eur=held(base_out[COST], base_day),
         burst_cost_eur=held(burst_out[COST], burst_day),
-        blended={name: blend(name) for name in wanted},
+        blended={name: blend(name) for name in wanted} if blended else {},
         base={name: np.broadcast_to(base_out[name], shape) for name in wanted},
         burst={name: np.broadcast_to(burst_out[name], shape) for name in wanted})
 
 
+#: entries (sizes x draws x months x 24 hours) of the hourly split of one chunk of months in
+#: `over_horizon`: the months are evaluated together in chunks of at most this many, so a
+#: Monte Carlo's 10,000 draws over a long horizon are not held at once (a chunk is at least
+#: one month)
+CHUNK_ENTRIES = 1 << 21
+
+
 def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
-                 profile: Sequence[float], wanted: Sequence[str], path: plan.Path) -> Horizon:
+                 profile: Sequence[float], wanted: Sequence[str], path: plan.Path,
+                 chunk_entries: int = CHUNK_ENTRIES) -> Horizon:
     """The mix over the plan's horizon at each base size in `sizes` (docs/decision.md "Mixes",
     "Under a plan"): each month m at its demand (`path.demand` of the base's
     demand_tokens_per_day and demand_growth_per_year), `evaluate`'s split with the base at n
     for the share of the month its nodes serve, clip(m - lead_time_months, 0, 1) as
     plan.months, and at 0 (the burst serving everything) for the rest; the months summed,
-    the cost and tokens also discounted (plan.Path.present_value)."""
+    the cost and tokens also discounted (plan.Path.present_value).
+
+    The months are an axis of their own, (sizes, draws, months), evaluated together in
+    chunks of months of at most `chunk_entries` hourly entries (at least one month each);
+    the base at 0 only in the months its nodes do not serve in full in some draw."""
     base = {k: _row(v) for k, v in base.items()}
-    demand = _path(base, path)
+    demand = _path(base, path)  # (..., months)
     lead = np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64))
+    share = np.clip(path.month - lead[..., None], 0.0, 1.0)  # (..., months)
+    # the months whose share is below 1 in some draw: the burst serves the rest alone
+    before = np.any(np.reshape(share < 1.0, (-1, path.months)), axis=0)
     # the horizon's CPM is its discounted cost over its discounted tokens, not a weighting
     names = [name for name in wanted if name != "cpm_eur_per_mtok"]
-    series: dict[str, list[np.ndarray]] = {}
-
-    def add(key: str, value: np.ndarray) -> None:
-        series.setdefault(key, []).append(value)
-
-    per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    lifted = {k: _month_axis(v) for k, v in base.items()}
+    theirs = {k: _month_axis(_row(v)) for k, v in burst.items()}
     sizes = np.asarray(sizes, dtype=np.float64).ravel()
-    k = len(sizes)
-    for m in range(path.months):
-        month = {**base, "demand_tokens_per_day": demand[..., m]}
-        share = np.clip(m + 1.0 - lead, 0.0, 1.0)
-        # the base at 0 only for a month its nodes do not serve in full (in one evaluation)
-        before = bool(np.any(share < 1.0))
-        both = evaluate(month, burst, np.concatenate([sizes, [0.0]]) if before else sizes,
-                        profile, names)
-        at_n = _at_sizes(both, slice(0, k))
-        base_tokens = share * at_n.base_tokens_per_day * per_mtok
-        burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
-        base_cost, burst_cost = share * at_n.base_cost_eur, share * at_n.burst_cost_eur
-        # each part's month: its tokens x its figure (the base serves none at 0)
-        weighted = {f"{name}:{part}": _held(tokens, figures[name])
-                    for name in names for part, tokens, figures in (
-                        ("base", base_tokens, at_n.base), ("burst", burst_tokens, at_n.burst))}
-        if before:  # the share of the month the burst serves alone
-            at_0 = _at_sizes(both, slice(k, k + 1))
-            alone = (1.0 - share) * at_0.burst_tokens_per_day * per_mtok
-            burst_tokens = burst_tokens + alone
-            burst_cost = burst_cost + (1.0 - share) * at_0.burst_cost_eur
-            for name in names:
-                weighted[f"{name}:burst"] = (weighted[f"{name}:burst"]
-                                             + _held(alone, at_0.burst[name]))
-        add("cost:base", base_cost)
-        add("cost:burst", burst_cost)
-        add("mtok:base", base_tokens)
-        add("mtok:burst", burst_tokens)
-        for key, value in weighted.items():
-            add(key, value)
-    stacked = {k: np.stack(np.broadcast_arrays(*v), axis=-1) for k, v in series.items()}
-    shape = stacked["cost:base"].shape[:-1]
+    n = sizes.reshape(-1, 1, 1)
+    draws = max((np.shape(v)[-1] for v in (*lifted.values(), *theirs.values())
+                 if np.ndim(v) == 3), default=1)
+    step = max(1, chunk_entries // ((len(sizes) + 1) * draws * 24))
+    per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    chunks = [_months(lifted, theirs, n, profile, names, demand[..., a:a + step],
+                      share[..., a:a + step], np.flatnonzero(before[a:a + step]), per_mtok)
+              for a in range(0, path.months, step)]
+    # C order, the months last: each sum over them in the same order whatever the chunks
+    series = {key: chunks[0][key] if len(chunks) == 1 else
+              np.concatenate([c[key] for c in chunks], axis=-1) for key in chunks[0]}
+    shape = series["cost:base"].shape[:-1]
     return Horizon(
-        base_instances=np.broadcast_to(np.asarray(sizes, dtype=np.float64).reshape(-1, 1),
-                                       shape), months=path.months,
-        cost_pv_eur={p: path.present_value(stacked[f"cost:{p}"]) for p in PARTS},
-        cost_eur={p: stacked[f"cost:{p}"].sum(axis=-1) for p in PARTS},
-        mtok_pv={p: path.present_value(stacked[f"mtok:{p}"]) for p in PARTS},
-        mtok={p: stacked[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
-        weighted={p: {k: stacked[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS},
-        cost_by_month={p: stacked[f"cost:{p}"] for p in PARTS},
-        mtok_by_month={p: stacked[f"mtok:{p}"] for p in PARTS})
+        base_instances=np.broadcast_to(sizes.reshape(-1, 1), shape), months=path.months,
+        cost_pv_eur={p: path.present_value(series[f"cost:{p}"]) for p in PARTS},
+        cost_eur={p: series[f"cost:{p}"].sum(axis=-1) for p in PARTS},
+        mtok_pv={p: path.present_value(series[f"mtok:{p}"]) for p in PARTS},
+        mtok={p: series[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
+        weighted={p: {k: series[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS},
+        cost_by_month={p: series[f"cost:{p}"] for p in PARTS},
+        mtok_by_month={p: series[f"mtok:{p}"] for p in PARTS})
+
+
+def _months(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
+            profile: Sequence[float], names: Sequence[str], demand: np.ndarray,
+            share: np.ndarray, alone_in: np.ndarray, per_mtok: float
+            ) -> dict[str, np.ndarray]:
+    """A chunk of months of `over_horizon`, each (sizes, draws, months of the chunk): each
+    part's cost, tokens in millions and tokens x figure (`names`), the base serving `share`
+    of each month at its size and the burst alone the rest, in the months `alone_in` (the
+    chunk's positions whose share is below 1 in some draw)."""
+    at_n = _evaluate({**base, "demand_tokens_per_day": demand}, burst, n, profile, names,
+                     blended=False)
+    shape = np.broadcast_shapes(np.shape(share), at_n.base_tokens_per_day.shape)
+    base_tokens = share * at_n.base_tokens_per_day * per_mtok
+    burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
+    out = {"cost:base": share * at_n.base_cost_eur, "cost:burst": share * at_n.burst_cost_eur,
+           "mtok:base": base_tokens, "mtok:burst": burst_tokens}
+    # each part's month: its tokens x its figure (the base serves none at 0)
+    for name in names:
+        out[f"{name}:base"] = _held(base_tokens, at_n.base[name])
+        out[f"{name}:burst"] = _held(burst_tokens, at_n.burst[name])
+    out = {k: np.ascontiguousarray(np.broadcast_to(v, shape)) for k, v in out.items()}
+    if alone_in.size:  # the share of those months the burst serves alone: the base at 0
+        at_0 = _evaluate({**base, "demand_tokens_per_day": demand[..., alone_in]}, burst,
+                         np.zeros((1, 1, 1)), profile, names, blended=False)
+        rest = 1.0 - share[..., alone_in]
+        alone = rest * at_0.burst_tokens_per_day * per_mtok
+        added = {"mtok:burst": alone, "cost:burst": rest * at_0.burst_cost_eur,
+                 **{f"{name}:burst": _held(alone, at_0.burst[name]) for name in names}}
+        for key, value in added.items():
+            out[key] = np.array(out[key], order="C")  # its own, written
+            out[key][..., alone_in] = out[key][..., alone_in] + value
+    return out
+
+
+def _month_axis(value: Any) -> Any:
+    """An input as `_row` gives it, (1, draws), with a months axis: (1, draws, 1)."""
+    return value[..., None] if np.ndim(value) == 2 else value
 
 
 def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
@@ -328,18 +364,6 @@ def _path(base: Mapping[str, Any], path: plan.Path) -> np.ndarray:
     return np.asarray(path.demand(
         np.asarray(base["demand_tokens_per_day"], dtype=np.float64)[..., None],
         np.asarray(base.get("demand_growth_per_year", 0.0), dtype=np.float64)[..., None]))
-
-
-def _at_sizes(figures: Figures, at: slice) -> Figures:
-    """The rows `at` (base sizes) of `figures`."""
-    return Figures(
-        base_instances=figures.base_instances[at],
-        base_tokens_per_day=figures.base_tokens_per_day[at],
-        burst_tokens_per_day=figures.burst_tokens_per_day[at],
-        base_cost_eur=figures.base_cost_eur[at], burst_cost_eur=figures.burst_cost_eur[at],
-        blended={k: v[at] for k, v in figures.blended.items()},
-        base={k: v[at] for k, v in figures.base.items()},
-        burst={k: v[at] for k, v in figures.burst.items()})
 
 
 def _held(tokens: np.ndarray, figure: np.ndarray) -> np.ndarray:
