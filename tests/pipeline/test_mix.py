@@ -379,6 +379,32 @@ def test_the_horizon_s_months_in_chunks_are_the_months_at_once() -> None:
     assert chunked.cost_eur["burst"][4, 1] == pytest.approx(134_028.0)
 
 
+@pytest.mark.parametrize("profile", [TWO_LEVELS, [1.0] * 16 + [3.0] * 6 + [1.0] * 2,
+                                     list(range(1, 25)), [2.0] * 24])
+def test_the_day_s_split_is_the_hours_summed_as_numpy_sums_them(profile: list[float]) -> None:
+    # split adds the hours without a (..., 24) array of them, each weight's hour computed
+    # once: its figures must be numpy's sum, max and mean over the last axis of the hourly
+    # array, bit for bit (the order of a sum moves its last bit), for demands and capacities
+    # spread over 12 orders of magnitude, each hour below, at or above the capacity
+    rng = np.random.default_rng(7)
+    day = 10.0 ** rng.uniform(0, 12, (5, 400, 3))
+    capacity = 10.0 ** rng.uniform(-2, 7, (5, 400, 3))
+    capacity[0, :, 0] = 0.0  # no base: the burst serves the whole day
+    hourly = mix.hourly_tokens_per_s(day, profile)
+    base = np.minimum(hourly, capacity[..., None])
+    burst = hourly - base
+    mean = burst.mean(axis=-1)
+    peak = np.divide(burst.max(axis=-1), mean, out=np.ones_like(mean), where=mean > 0)
+    base_day, burst_day, burst_peak = mix.split(day, profile, capacity)
+    assert np.array_equal(base_day, base.sum(axis=-1) * 3600.0)
+    assert np.array_equal(burst_day, burst.sum(axis=-1) * 3600.0)
+    assert np.array_equal(burst_peak, peak)
+    # and any number of hours below numpy's block of 128: numpy's pairwise order
+    for n in (1, 7, 8, 23, 24, 31, 127):
+        x = 10.0 ** rng.uniform(-3, 9, (n, 50))
+        assert np.array_equal(mix.sum_hours(list(x)), np.ascontiguousarray(x.T).sum(axis=-1))
+
+
 def test_the_example_s_hybrid_is_ranked_under_its_plan(db: Path, tmp_path: Path) -> None:
     # the bundled example plans 48 months (500 Mtok/day growing 30 % a year, the H200 nodes
     # serving after 4 months): the hybrid is computed over the horizon and ranked, no longer

@@ -16,6 +16,7 @@ every draw). Under a plan, `over_horizon` runs that split month by month over th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,25 +135,71 @@ class Chosen:
     profile: tuple[float, ...]
 
 
+def _weights(profile: Sequence[float]) -> np.ndarray:
+    """Each hour's share of the day's mean: the profile's weights over their mean."""
+    weights = np.asarray(profile, dtype=np.float64)
+    return weights / weights.mean()
+
+
 def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
     """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
     profile's weights (their mean is the day's mean)."""
-    weights = np.asarray(profile, dtype=np.float64)
-    weights = weights / weights.mean()
-    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * weights
+    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * _weights(profile)
 
 
-def split(hourly: np.ndarray, capacity_tokens_per_s: np.ndarray
+def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each hour the base serves up to its capacity, the burst the rest: the base's and the
-    burst's tokens per day and the burst's peak hour over its mean (1 when it serves none)."""
-    base = np.minimum(hourly, capacity_tokens_per_s[..., None])
-    burst = hourly - base
-    burst_mean = burst.mean(axis=-1)
-    peak_factor = np.divide(burst.max(axis=-1), burst_mean, out=np.ones_like(burst_mean),
+    """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
+    burst the rest: the base's and the burst's tokens per day and the burst's peak hour over
+    its mean (1 when it serves none).
+
+    Hours of the same weight are the same figures: each is computed once, and the day's sums
+    add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
+    (..., 24) array is held and the figures are that sum's bit for bit."""
+    per_s = np.asarray(tokens_per_day, dtype=np.float64) / 86400.0
+    parts: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+    for w in _weights(profile).tolist():
+        if w not in parts:
+            hour = per_s * w
+            base = np.minimum(hour, capacity_tokens_per_s)
+            parts[w] = (base, hour - base)
+    hours = [parts[w] for w in _weights(profile).tolist()]
+    burst_day = sum_hours([burst for _, burst in hours])
+    burst_mean = burst_day / len(hours)
+    burst_max = functools.reduce(np.maximum, [burst for _, burst in parts.values()])
+    peak_factor = np.divide(burst_max, burst_mean, out=np.ones_like(burst_mean),
                             where=burst_mean > 0)
-    return (base.sum(axis=-1) * SECONDS_PER_HOUR, burst.sum(axis=-1) * SECONDS_PER_HOUR,
-            peak_factor)
+    return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
+            burst_day * SECONDS_PER_HOUR, peak_factor)
+
+
+def sum_hours(hours: Sequence[np.ndarray]) -> np.ndarray:
+    """The sum of `hours` (arrays of one shape, fewer than 128) in the order numpy's
+    pairwise sum adds the last axis of a (..., len(hours)) array (fewer than 8: one after
+    the other; else 8 running sums of every 8th item, added in pairs, then the remainder
+    one after the other), so the figures are that sum's bit for bit (a test checks it
+    against np.sum); the same pair of arrays (hours of the same weight) is added once."""
+    done: dict[tuple[int, int], np.ndarray] = {}
+
+    def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        key = (id(a), id(b))
+        if key not in done:
+            done[key] = a + b
+        return done[key]
+
+    n = len(hours)
+    assert n < 128  # numpy splits a longer axis in halves first
+    if n < 8:
+        return functools.reduce(add, hours, np.zeros_like(hours[0]))
+    run = list(hours[:8])
+    whole = n - n % 8
+    for i in range(8, whole, 8):
+        run = [add(run[j], hours[i + j]) for j in range(8)]
+    out = add(add(add(run[0], run[1]), add(run[2], run[3])),
+              add(add(run[4], run[5]), add(run[6], run[7])))
+    for hour in hours[whole:]:
+        out = add(out, hour)
+    return out
 
 
 def max_base_instances(base: Mapping[str, Any]) -> int:
@@ -228,9 +275,8 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     capacity = n * base["tokens_per_s"] * (1.0 - headroom)
     shape = np.broadcast_shapes(capacity.shape, *map(np.shape, base.values()),
                                 *map(np.shape, burst.values()))
-    base_day, burst_day, burst_peak = split(
-        hourly_tokens_per_s(np.broadcast_to(demand, shape), profile),
-        np.broadcast_to(capacity, shape))
+    base_day, burst_day, burst_peak = split(np.broadcast_to(demand, shape), profile,
+                                            np.broadcast_to(capacity, shape))
     spares = np.nan_to_num(base.get("redundancy_instances", 0.0))
     names = [COST, *wanted]
     # the base's instances are chosen, not sized for a peak: billed = min_instances (its
@@ -260,11 +306,11 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
         burst={name: np.broadcast_to(burst_out[name], shape) for name in wanted})
 
 
-#: entries (sizes x draws x months x 24 hours) of the hourly split of one chunk of months in
-#: `over_horizon`: the months are evaluated together in chunks of at most this many, so a
-#: Monte Carlo's 10,000 draws over a long horizon are not held at once (a chunk is at least
-#: one month)
-CHUNK_ENTRIES = 1 << 21
+#: entries (sizes x draws x months) of one chunk of months in `over_horizon`: the months are
+#: evaluated together in chunks of at most this many (at least one month each), so a Monte
+#: Carlo's 10,000 draws over a horizon of 120 months and more are not held at once (the
+#: hours are not an axis: `split` adds them)
+CHUNK_ENTRIES = 1 << 20
 
 
 def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
@@ -278,7 +324,7 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     the cost and tokens also discounted (plan.Path.present_value).
 
     The months are an axis of their own, (sizes, draws, months), evaluated together in
-    chunks of months of at most `chunk_entries` hourly entries (at least one month each);
+    chunks of months of at most `chunk_entries` entries (at least one month each);
     the base at 0 only in the months its nodes do not serve in full in some draw."""
     base = {k: _row(v) for k, v in base.items()}
     demand = _path(base, path)  # (..., months)
@@ -292,9 +338,9 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     theirs = {k: _month_axis(_row(v)) for k, v in burst.items()}
     sizes = np.asarray(sizes, dtype=np.float64).ravel()
     n = sizes.reshape(-1, 1, 1)
-    draws = max((np.shape(v)[-1] for v in (*lifted.values(), *theirs.values())
+    draws = max((np.shape(v)[1] for v in (*lifted.values(), *theirs.values())
                  if np.ndim(v) == 3), default=1)
-    step = max(1, chunk_entries // ((len(sizes) + 1) * draws * 24))
+    step = max(1, chunk_entries // ((len(sizes) + 1) * draws))
     per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
     chunks = [_months(lifted, theirs, n, profile, names, demand[..., a:a + step],
                       share[..., a:a + step], np.flatnonzero(before[a:a + step]), per_mtok)
