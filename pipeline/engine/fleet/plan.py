@@ -124,12 +124,13 @@ def _lift(columns: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
+def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_STEPS
+           ) -> dict[str, np.ndarray]:
     """Each month's figures of candidates whose inputs `columns` broadcast to (candidates,
-    draws) (NaN: null): MONTH_STEPS, and `demand_tokens_per_day`, `mtok` (the month's
-    tokens in millions), `serving_instances` (a provisioned fleet's, nodes kept once bought)
-    and `own_share` (the share of the month its own capacity serves), each (candidates,
-    draws, months)."""
+    draws) (NaN: null): `steps` (MONTH_STEPS, or those of them the caller reads), and
+    `demand_tokens_per_day`, `mtok` (the month's tokens in millions), `serving_instances` (a
+    provisioned fleet's, nodes kept once bought) and `own_share` (the share of the month its
+    own capacity serves), each (candidates, draws, months)."""
     given = _lift(columns)
     demand = path.demand(given.get("demand_tokens_per_day", np.nan),
                          given.get("demand_growth_per_year", 0.0))
@@ -138,16 +139,20 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
         with np.errstate(all="ignore"):
             at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
                                            / given.get("demand_tokens_per_day", np.nan))
-    need = np.asarray(evaluate_arrays(at, ["instances"])["instances"], dtype=np.float64)
+    # the steps the need is computed from read no min_instances: the month at its fleet
+    # takes them as they are
+    sized: dict[str, Any] = {}
+    need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
+                      dtype=np.float64)
     lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
     share = np.clip(path.month - lead, 0.0, 1.0)
     # only a month the nodes serve (a share of) needs them: the need of the months before
     # goes to the fallback, no node is bought for it
-    serving = np.maximum.accumulate(np.where(share > 0, need, 0.0), axis=-1)
+    serving = _running_max(np.where(share > 0, need, 0.0))
     provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
     own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
     floor = np.where(provisioned, np.fmax(own_floor, serving), own_floor)
-    out = evaluate_arrays({**at, "min_instances": floor}, list(MONTH_STEPS))
+    out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
     # other inputs (a capex, price or PUE range)
     shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share),
@@ -159,6 +164,16 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
     result["serving_instances"] = np.broadcast_to(np.where(provisioned, serving, np.nan), shape)
     result["own_share"] = np.broadcast_to(share, shape)
     return result
+
+
+def _running_max(values: np.ndarray) -> np.ndarray:
+    """np.maximum.accumulate over the last axis (the months), month by month over the other
+    axes at once: the same values, without accumulate's loop over each row."""
+    out = np.empty_like(values)
+    out[..., 0] = values[..., 0]
+    for m in range(1, values.shape[-1]):
+        np.maximum(out[..., m - 1], values[..., m], out=out[..., m])
+    return out
 
 
 def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
@@ -197,9 +212,10 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
     cost_pv = path.present_value(share, mine["monthly_cost_eur"])
-    served = (share * mtok).sum(axis=-1)
+    own_mtok = share * mtok
+    served = own_mtok.sum(axis=-1)
     mtok_pv = path.present_value(share, mtok)
-    per_token = {k: (share * mtok * mine[k]).sum(axis=-1)
+    per_token = {k: (own_mtok * mine[k]).sum(axis=-1)
                  for k in ("energy_j_per_token", "carbon_gco2e_per_mtok",
                            "carbon_market_gco2e_per_mtok")}
     fallback_mtok = np.zeros_like(served)
@@ -407,7 +423,8 @@ def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) 
     fleet serving the whole month) costs no more per token than the `versus` candidate's
     at that month's demand, for candidates `own` (candidates, draws) against `versus` (1,
     draws): (candidates, draws), NaN when no month of the horizon does."""
-    mine, theirs = months(own, path), months(versus, path)
+    mine, theirs = (months(own, path, ("monthly_cost_eur",)),
+                    months(versus, path, ("monthly_cost_eur",)))
     with np.errstate(all="ignore"):
         # a month its nodes do not serve (the lead time) cannot be the one they pay from
         pays = ((mine["monthly_cost_eur"] / mine["mtok"]
