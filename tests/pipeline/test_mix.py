@@ -379,6 +379,27 @@ def test_the_horizon_s_months_in_chunks_are_the_months_at_once() -> None:
     assert chunked.cost_eur["burst"][4, 1] == pytest.approx(134_028.0)
 
 
+def test_a_month_the_burst_serves_nothing_adds_nothing_in_every_draw() -> None:
+    # Each draw's horizon is its own, whatever the other draws (as plan.horizon's fallback:
+    # a month the burst serves nothing adds nothing, even where it lacks the figure). The
+    # lead time drawn at 0 and 1 month, the API without a price: in draw 0 the 12 nodes
+    # serve every month from the first (12,000 tokens/s at month 3's peak), the burst nothing,
+    # so its missing price costs nothing: 12 x 11 EUR x 730 h = 96,360 EUR a month, 289,080
+    # over the 3 months for the 36,792 Mtok of test_a_mix_over_a_short_horizon_by_hand. Draw
+    # 1 leaves month 1 to the API alone: its cost is unknown (NaN).
+    api = {**API, "price_eur_per_mtok": np.nan}
+    own = {**GROWING, "lead_time_months": np.array([[0.0, 1.0]])}
+    both = mix.over_horizon(own, api, [12], TWO_LEVELS, WANTED, SHORT)
+    assert both.total(both.cost_eur)[0].tolist()[0] == pytest.approx(289_080.0)
+    assert np.isnan(both.total(both.cost_eur)[0, 1])
+    assert both.mtok["base"][0, 0] == pytest.approx(36_792.0)
+    alone = mix.over_horizon({**GROWING, "lead_time_months": 0.0}, api, [12], TWO_LEVELS,
+                             WANTED, SHORT)
+    for name in ("cost_pv_eur", "cost_eur", "mtok_pv", "mtok"):
+        for part in mix.PARTS:
+            assert getattr(both, name)[part][0, 0] == getattr(alone, name)[part][0, 0]
+
+
 @pytest.mark.parametrize("profile", [TWO_LEVELS, [1.0] * 16 + [3.0] * 6 + [1.0] * 2,
                                      list(range(1, 25)), [2.0] * 24])
 def test_the_day_s_split_is_the_hours_summed_as_numpy_sums_them(profile: list[float]) -> None:

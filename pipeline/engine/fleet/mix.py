@@ -387,9 +387,12 @@ def _months(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
         alone = rest * at_0.burst_tokens_per_day * per_mtok
         added = {"mtok:burst": alone, "cost:burst": rest * at_0.burst_cost_eur,
                  **{f"{name}:burst": _held(alone, at_0.burst[name]) for name in names}}
+        # a draw whose month the base serves in full adds nothing, even where the burst
+        # lacks the figure (0 x null is 0, not null), as plan.horizon's fallback
         for key, value in added.items():
             out[key] = np.array(out[key], order="C")  # its own, written
-            out[key][..., alone_in] = out[key][..., alone_in] + value
+            month = out[key][..., alone_in]
+            out[key][..., alone_in] = np.where(rest > 0, month + value, month)
     return out
 
 
