@@ -151,7 +151,8 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
     serving = _running_max(np.where(share > 0, need, 0.0))
     provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
     own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
-    floor = np.where(provisioned, np.fmax(own_floor, serving), own_floor)
+    floor = (np.fmax(own_floor, serving) if provisioned.all()
+             else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
     out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
     # other inputs (a capex, price or PUE range)
@@ -161,7 +162,8 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
               for k, v in out.items()}
     result["demand_tokens_per_day"] = np.broadcast_to(demand, shape)
     result["mtok"] = result["demand_tokens_per_day"] * DAYS_PER_MONTH / TOKENS_PER_MTOK
-    result["serving_instances"] = np.broadcast_to(np.where(provisioned, serving, np.nan), shape)
+    result["serving_instances"] = np.broadcast_to(
+        serving if provisioned.all() else np.where(provisioned, serving, np.nan), shape)
     result["own_share"] = np.broadcast_to(share, shape)
     return result
 
