@@ -310,7 +310,7 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
 #: evaluated together in chunks of at most this many (at least one month each), so a Monte
 #: Carlo's 10,000 draws over a horizon of 120 months and more are not held at once (the
 #: hours are not an axis: `split` adds them)
-CHUNK_ENTRIES = 1 << 20
+CHUNK_ENTRIES = 1 << 19
 
 
 def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
