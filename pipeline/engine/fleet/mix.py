@@ -10,8 +10,9 @@ by their tokens (CPM is then the month's cost over its tokens).
 
 Everything is numpy over a leading axis of base sizes and one of draws, so the same code finds
 the base size at the point (every size, one draw) and gives the Monte Carlo's draws (one size,
-every draw). Under a plan, `over_horizon` runs that split month by month over the horizon
-(the base serving from its lead time) and sums the months as plan.py does (`Horizon`).
+every draw). Under a plan, `over_horizon` runs that split over a third axis, the horizon's
+months (in chunks of months), the base serving from its lead time, and sums the months as
+plan.py does (`Horizon`).
 """
 
 from __future__ import annotations
