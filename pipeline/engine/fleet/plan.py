@@ -178,19 +178,22 @@ def _running_max(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
-            ) -> dict[str, np.ndarray]:
+def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
+            versus: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     """The horizon's figures (HORIZON) of candidates whose inputs `own` broadcast to
     (candidates, draws), the gap before their nodes serve going to the candidate whose
-    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None)."""
-    return chunked(lambda a, b: _horizon(a, b, path), own, fallback, path)
+    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None).
+    With `versus` (a candidate's inputs as `fallback`'s), also `paying_month`: the months
+    the horizon computed read again for `paying_month`'s figure against it."""
+    return chunked(lambda a, b, c=None: _horizon(a, b, path, c), own, fallback, path,
+                   *(() if versus is None else (versus,)))
 
 
 def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | None,
-            path: Path) -> dict[str, np.ndarray]:
-    """`compute(own, other)` (a dict of (candidates, draws) arrays) in chunks of draws
-    (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw and
-    month is held at once."""
+            path: Path, *more: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """`compute(own, other, *more)` (a dict of (candidates, draws) arrays) in chunks of
+    draws (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw
+    and month is held at once."""
     numeric = [np.shape(v) for v in [*own.values(), *(other or {}).values()]
                if np.asarray(v).dtype.kind == "f"]
     shape = np.broadcast_shapes((1, 1), *numeric)
@@ -201,16 +204,18 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
         def cut(columns: Mapping[str, Any], a: int = a) -> dict[str, Any]:
             return {k: (v[:, a:a + step] if np.ndim(v) == 2 and np.shape(v)[1] > 1 else v)
                     for k, v in columns.items()}
-        out = compute(cut(own), None if other is None else cut(other))
+        out = compute(cut(own), None if other is None else cut(other), *map(cut, more))
         # an input drawn that no figure here reads leaves a chunk's figures one column wide
         parts.append({k: np.broadcast_to(x, (rows, min(step, draws - a)))
                       for k, x in out.items()})
     return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
 
 
-def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
-             ) -> dict[str, np.ndarray]:
+def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
+             versus: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     mine = months(own, path)
+    paying = ({} if versus is None else
+              {"paying_month": _paying(mine, months(versus, path, ("monthly_cost_eur",)))})
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
     cost_pv = path.present_value(share, mine["monthly_cost_eur"])
@@ -237,7 +242,7 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
         served = served + fallback_mtok
     return finite({**per_token_figures(cost_pv, mtok_pv, per_token, served),
                    "cost_pv_eur": cost_pv, "mtok_pv": mtok_pv, "mtok": mtok.sum(axis=-1),
-                   "fallback_mtok": fallback_mtok, "unserved_mtok": unserved})
+                   "fallback_mtok": fallback_mtok, "unserved_mtok": unserved}) | paying
 
 
 def per_token_figures(cost_pv: Any, mtok_pv: Any, weighted: Mapping[str, Any], mtok: Any
@@ -425,8 +430,12 @@ def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) 
     fleet serving the whole month) costs no more per token than the `versus` candidate's
     at that month's demand, for candidates `own` (candidates, draws) against `versus` (1,
     draws): (candidates, draws), NaN when no month of the horizon does."""
-    mine, theirs = (months(own, path, ("monthly_cost_eur",)),
-                    months(versus, path, ("monthly_cost_eur",)))
+    return _paying(months(own, path, ("monthly_cost_eur",)),
+                   months(versus, path, ("monthly_cost_eur",)))
+
+
+def _paying(mine: Mapping[str, np.ndarray], theirs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """`paying_month` of the months of own candidates `mine` against those of `theirs`."""
     with np.errstate(all="ignore"):
         # a month its nodes do not serve (the lead time) cannot be the one they pay from
         pays = ((mine["monthly_cost_eur"] / mine["mtok"]
