@@ -373,8 +373,8 @@ def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] 
     return (frame if columns is None else frame.select(columns)).collect()
 
 
-def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow: bool = False
-                    ) -> dict[str, Any]:
+def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow: bool = False,
+                    steps: dict[str, Any] | None = None) -> dict[str, Any]:
     """The same steps over numpy arrays, for the Monte Carlo: `columns` maps each input to a
     number or a float array (float32 or float64: the arithmetic is float64), all broadcasting
     together (e.g. (candidates, 1) for an input fixed per candidate, (candidates, draws) for a
@@ -406,9 +406,16 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow
     - NaN: NaN stands for null, so a NaN given as a value (which polars keeps apart from null:
       `fill_null` leaves it) cannot be told from one: `evaluate` sends a frame holding one to
       `evaluate_polars`. Infinities are values until the end of a step, whose non-finite
-      results become NaN (null), as `evaluate_polars` keeps only finite values."""
+      results become NaN (null), as `evaluate_polars` keeps only finite values.
+
+    `steps`: every step computed is put in it, so a later evaluation of the same inputs with
+    others changed that none of them reads can take them as given instead of computing them
+    again (plan.months: the instances a month needs, then the month at its fleet)."""
     block = _ArrayColumns(columns, _power_exact if exact_pow else _power)
-    return {name: block.value(name) for name in wanted}
+    out = {name: block.value(name) for name in wanted}
+    if steps is not None:
+        steps.update((k, v) for k, v in block.values.items() if k in STEP_BY_NAME)
+    return out
 
 
 def _plain(x: Any) -> Any:

@@ -93,22 +93,23 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     short = table.filter(pl.col("shortlisted") | pl.col("id").is_in(used))
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
+    drawn = _with_parts(short_inputs, resolved.inputs, mixed)
+    cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
+    on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
-                         _with_parts(short_inputs, resolved.inputs, mixed),
-                         short.filter(pl.col("eligible"))["id"].to_list(),
+                         drawn, short.filter(pl.col("eligible"))["id"].to_list(),
                          objectives, draws or proposal.uncertainty.draws,
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
                          .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks,
-                         mixes=mixed)
+                         mixes=mixed, paying=_paying(path, on_prem, cloud, short, drawn,
+                                                     resolved.inputs))
     # the sizing is the first month's (a plan's horizon does not size a fleet) and a mix's
     # fleet is its split (`mix`), not a sizing of its own: the rows before the mixes join,
     # with the gate's eligibility (payback compares with an eligible cloud)
     sized = sizing.sizing(first_month.join(table.select("id", "eligible"), on="id",
                                            how="left", maintain_order="left")
                           ) if proposal.demand else None
-    cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
-    on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     even = sizing.break_even(point_inputs, on_prem,
                              cloud["id"][0] if cloud.height else None,
                              cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
@@ -125,7 +126,7 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     planned = None if path is None else _plan(
         proposal, path, table, point_inputs, resolved, fallbacks, choice["candidate"],
         on_prem, cloud["id"][0] if cloud.height else None, draws,
-        {m.id: m for m in mixed})
+        {m.id: m for m in mixed}, mc.paying_band)
     return Scorecard(proposal, mkt.vintage, table, resolved, mc, tornado, sized, even, choice,
                      published, planned)
 
@@ -133,7 +134,9 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
 def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
           point_inputs: pl.DataFrame, resolved: Resolved, fallbacks: dict[str, str | None],
           chosen: str | None, on_prem: list[str], cloud: str | None, draws: int | None,
-          mixed: dict[str, mix.Chosen]) -> dict[str, Any]:
+          mixed: dict[str, mix.Chosen],
+          band: dict[str, tuple[float | None, float | None]] | None = None
+          ) -> dict[str, Any]:
     """The plan of the JSON: the horizon, the purchase plans of the recommended candidate
     (a mix's: its base's nodes and the burst, mixes.schedule) and of the cheapest eligible
     own one, and from which month own capacity pays against the cheapest eligible cloud
@@ -166,7 +169,8 @@ def _plan(proposal: Proposal, path: plan.Path, table: pl.DataFrame,
             **plan.discounted(point_inputs, cid, fallbacks.get(cid), path)})
     even = plan.break_even(point_inputs, on_prem, cloud, path)
     if even and cloud is not None:
-        band = uncertainty.paying_month_band(
+        # the Monte Carlo's, when it computed it from its own horizons (_paying)
+        band = band or uncertainty.paying_month_band(
             resolved.static, resolved.inputs, on_prem, cloud, path,
             draws or proposal.uncertainty.draws, proposal.uncertainty.seed)
         even = [{**e, "from_month_p5": band[e["candidate"]][0],
@@ -244,6 +248,28 @@ def _with_mixes(table: pl.DataFrame, point_inputs: pl.DataFrame, proposal: Propo
                               path)
     table = table.with_columns(pl.lit(None, dtype=mixes.SPLIT).alias("mix"))
     return pl.concat([table, _gate(rows, proposal)], how="vertical"), chosen
+
+
+def _paying(path: plan.Path | None, on_prem: list[str], cloud: pl.DataFrame,
+            short: pl.DataFrame, drawn: pl.DataFrame, inputs: pl.DataFrame
+            ) -> tuple[list[str], str] | None:
+    """What the Monte Carlo is asked to give of the plan's break-even band (own ids, the
+    cheapest eligible cloud): under a plan, when all of them go through it and its draws
+    are the band's (the same uncertain keys drawn from the same seed), so the months each
+    own candidate's horizon computes give the band instead of being computed again."""
+    if path is None or not on_prem or cloud.height == 0:
+        return None
+    versus = cloud["id"][0]
+    if not set([*on_prem, versus]) <= set(short["id"].to_list()):
+        return None
+    if _uncertain_keys(drawn) != _uncertain_keys(inputs):
+        return None
+    return on_prem, versus
+
+
+def _uncertain_keys(inputs: pl.DataFrame) -> list[str]:
+    """The keys `uncertainty.Draws.sample` draws (one stream, in this order)."""
+    return inputs.filter(pl.col("low") < pl.col("high"))["key"].unique().sort().to_list()
 
 
 def _with_parts(short_inputs: pl.DataFrame, inputs: pl.DataFrame, mixed: list[mix.Chosen]

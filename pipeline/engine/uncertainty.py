@@ -173,6 +173,9 @@ class MonteCarlo:
     seed: int
     pairwise_scope: dict[str, Any] = field(default_factory=dict)  # which pairs are given
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step
+    #: under a plan, own id -> (p5, p95) of the month it pays from (`paying_month_band`),
+    #: when `run` was asked for it
+    paying_band: dict[str, tuple[float | None, float | None]] | None = None
 
 
 @functools.cache
@@ -213,19 +216,25 @@ def run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         pairwise_among: Sequence[str] | None = None, pairwise_keep: Sequence[str] = (),
         threads: int | None = None, path: plan.Path | None = None,
         fallbacks: Mapping[str, str | None] | None = None,
-        mixes: Sequence[mix.Chosen] = ()) -> MonteCarlo:
+        mixes: Sequence[mix.Chosen] = (),
+        paying: tuple[Sequence[str], str] | None = None) -> MonteCarlo:
     """`static` needs id, cost_model, capacity and sovereignty_level; `eligible` ids take part
     in the frontier, cheapest and pairwise probabilities (`pairwise_lower` says which pairs
     when they are many: `pairwise_among`, the frontier, and `pairwise_keep`, the chosen
     candidate and the runner-up). Blocks of candidates and chunks of draws go to `threads`
     threads (default: workers()); the figures do not depend on it. `mixes`: the rows of
     `static` that are mixes (cost model "mix"), each drawn from its parts' inputs (in
-    `inputs`, drawn with the others) at its chosen base size (`mix_block`)."""
+    `inputs`, drawn with the others) at its chosen base size (`mix_block`). `paying` (own
+    ids and the candidate they are compared with, all rows of `static`): under a plan, the
+    band of `paying_month_band` (`MonteCarlo.paying_band`) from the months each own
+    candidate's horizon computes; the caller asks for it when these draws are the band's
+    (`inputs` of the same uncertain keys as the band's)."""
     _keep_freed_memory()
     threads = threads or workers()
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
         return _run(static, inputs, eligible, objectives, n, seed, block_entries,
-                    pairwise_among, pairwise_keep, pool, path, fallbacks or {}, mixes)
+                    pairwise_among, pairwise_keep, pool, path, fallbacks or {}, mixes,
+                    paying)
 
 
 def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
@@ -233,7 +242,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
          pairwise_among: Sequence[str] | None, pairwise_keep: Sequence[str],
          pool: Executor | None, path: plan.Path | None = None,
          fallbacks: Mapping[str, str | None] | None = None,
-         mixes: Sequence[mix.Chosen] = ()) -> MonteCarlo:
+         mixes: Sequence[mix.Chosen] = (),
+         paying: tuple[Sequence[str], str] | None = None) -> MonteCarlo:
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
 
@@ -266,6 +276,15 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
               for model in dict.fromkeys(models.tolist()) if model != MIX
               for of_model in [np.flatnonzero(models == model)]
               for start in range(0, len(of_model), size)]
+    # the own candidates' paying months (row of each), against `versus`'s inputs
+    own_row: dict[int, int] = {}
+    versus: dict[str, Any] | None = None
+    if path is not None and paying is not None:
+        own_row = {ids.index(cid): i for i, cid in enumerate(paying[0])}
+        v = ids.index(paying[1])
+        versus = {**layout.block(np.array([v]), draws), "cost_model": np.asarray(models[v]),
+                  "capacity": np.asarray(capacities[v])}
+    paying_month = np.full((len(own_row), n), np.nan)
     lap("inputs_s")
 
     def block(members: np.ndarray, draws: Draws, stack: np.ndarray) -> dict[str, float]:
@@ -320,9 +339,12 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
                 theirs["cost_model"] = np.asarray(models[f])
                 theirs["capacity"] = np.asarray(capacities[f])
             mine = {k: (v[at] if np.ndim(v) else v) for k, v in given.items()}
-            out = plan.horizon(mine, theirs, path)
+            owns = [(j, own_row[m]) for j, m in enumerate(members[at].tolist()) if m in own_row]
+            out = plan.horizon(mine, theirs, path, versus if owns else None)
             for k in plan.REPLACED:
                 result[k][at] = out[k]
+            for j, row in owns:
+                paying_month[row] = out["paying_month"][j]
         return result
 
     # the draws and the stack are bound to this partial only, so dropping it and the name
@@ -353,7 +375,9 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     lap("pairwise_s")
     cheapest = p_cheapest(eligible_ids, cpm)
     lap("cheapest_s")
-    return MonteCarlo(percentiles, frontier, pairwise, cheapest, n, seed, scope, seconds)
+    band = None if versus is None or paying is None else _band(paying[0], paying_month)
+    return MonteCarlo(percentiles, frontier, pairwise, cheapest, n, seed, scope, seconds,
+                      band)
 
 
 #: the cost model of a mix's row: drawn from its parts (`mix_block`), in no block
@@ -723,7 +747,13 @@ def paying_month_band(static: pl.DataFrame, inputs: pl.DataFrame, own_ids: Seque
     own, theirs = given(list(range(len(own_ids)))), given([len(own_ids)])
     month = plan.chunked(lambda a, b: {"month": plan.paying_month(a, b, path)}, own, theirs,
                          path)["month"]
-    month = np.broadcast_to(month, (len(own_ids), n))
+    return _band(own_ids, np.broadcast_to(month, (len(own_ids), n)))
+
+
+def _band(own_ids: Sequence[str], month: np.ndarray
+          ) -> dict[str, tuple[float | None, float | None]]:
+    """`paying_month_band`'s p5 and p95 of each own candidate's row of `month` (its paying
+    month in each draw, NaN: beyond the horizon)."""
     beyond = np.where(np.isnan(month), np.inf, month)
     low, high = np.percentile(beyond, [5.0, 95.0], axis=1, method="higher")
     return {cid: (None if not np.isfinite(low[i]) else float(low[i]),

@@ -349,6 +349,83 @@ def test_the_horizon_s_draws_go_through_together() -> None:
         [62_662.46 + 4 * 17_983.022, 62_662.46 + 8 * 17_983.022], abs=0.02)
 
 
+def test_the_horizon_s_months_in_chunks_are_the_months_at_once() -> None:
+    # over_horizon evaluates the months together, in chunks of months when sizes x draws x
+    # months x 24 hours is large: one month a chunk (chunk_entries=1) must give every figure
+    # bit for bit as all three months in one chunk. The lead time drawn at 0.5, 1.5 and 2.5
+    # months makes the burst serve alone a share of months 1, 2 and 3 in some draw (the base
+    # at 0 evaluated in every chunk), the API's price drawn at 4, 6 and 8 EUR/Mtok.
+    own = {**GROWING, "lead_time_months": np.array([[0.5, 1.5, 2.5]])}
+    api = {**API, "price_eur_per_mtok": np.array([[4.0, 6.0, 8.0]])}
+    whole = mix.over_horizon(own, api, np.arange(13), TWO_LEVELS, WANTED, SHORT)
+    chunked = mix.over_horizon(own, api, np.arange(13), TWO_LEVELS, WANTED, SHORT,
+                               chunk_entries=1)
+    for name in ("cost_pv_eur", "cost_eur", "mtok_pv", "mtok", "cost_by_month",
+                 "mtok_by_month"):
+        for part in mix.PARTS:
+            assert np.array_equal(getattr(chunked, name)[part], getattr(whole, name)[part])
+    for part in mix.PARTS:
+        for k, v in whole.weighted[part].items():
+            assert np.array_equal(chunked.weighted[part][k], v, equal_nan=True)
+    # by hand at 4 nodes, lead 1.5 (the middle draw, 6 EUR/Mtok): month 1 the API alone
+    # (5,256 Mtok); month 2 the base serves half the month: 0.5 x 7,884 = 3,942 Mtok, the API
+    # 0.5 x 2,628 + 0.5 x 10,512 (alone) = 6,570 Mtok; month 3 10,512 Mtok each
+    # (test_a_mix_over_a_short_horizon_by_hand): the base 14,454 of 36,792 Mtok = 0.39286,
+    # its nodes 0.5 x 32,120 + 32,120 = 48,180 EUR, the API 22,338 x 6 = 134,028 EUR
+    assert chunked.mtok_by_month["burst"][4, 1].tolist() == pytest.approx(
+        [5_256.0, 6_570.0, 10_512.0])
+    assert chunked.base_share[4, 1] == pytest.approx(14_454 / 36_792)
+    assert chunked.cost_eur["base"][4, 1] == pytest.approx(48_180.0)
+    assert chunked.cost_eur["burst"][4, 1] == pytest.approx(134_028.0)
+
+
+def test_a_month_the_burst_serves_nothing_adds_nothing_in_every_draw() -> None:
+    # Each draw's horizon is its own, whatever the other draws (as plan.horizon's fallback:
+    # a month the burst serves nothing adds nothing, even where it lacks the figure). The
+    # lead time drawn at 0 and 1 month, the API without a price: in draw 0 the 12 nodes
+    # serve every month from the first (12,000 tokens/s at month 3's peak), the burst nothing,
+    # so its missing price costs nothing: 12 x 11 EUR x 730 h = 96,360 EUR a month, 289,080
+    # over the 3 months for the 36,792 Mtok of test_a_mix_over_a_short_horizon_by_hand. Draw
+    # 1 leaves month 1 to the API alone: its cost is unknown (NaN).
+    api = {**API, "price_eur_per_mtok": np.nan}
+    own = {**GROWING, "lead_time_months": np.array([[0.0, 1.0]])}
+    both = mix.over_horizon(own, api, [12], TWO_LEVELS, WANTED, SHORT)
+    assert both.total(both.cost_eur)[0].tolist()[0] == pytest.approx(289_080.0)
+    assert np.isnan(both.total(both.cost_eur)[0, 1])
+    assert both.mtok["base"][0, 0] == pytest.approx(36_792.0)
+    alone = mix.over_horizon({**GROWING, "lead_time_months": 0.0}, api, [12], TWO_LEVELS,
+                             WANTED, SHORT)
+    for name in ("cost_pv_eur", "cost_eur", "mtok_pv", "mtok"):
+        for part in mix.PARTS:
+            assert getattr(both, name)[part][0, 0] == getattr(alone, name)[part][0, 0]
+
+
+@pytest.mark.parametrize("profile", [TWO_LEVELS, [1.0] * 16 + [3.0] * 6 + [1.0] * 2,
+                                     list(range(1, 25)), [2.0] * 24])
+def test_the_day_s_split_is_the_hours_summed_as_numpy_sums_them(profile: list[float]) -> None:
+    # split adds the hours without a (..., 24) array of them, each weight's hour computed
+    # once: its figures must be numpy's sum, max and mean over the last axis of the hourly
+    # array, bit for bit (the order of a sum moves its last bit), for demands and capacities
+    # spread over 12 orders of magnitude, each hour below, at or above the capacity
+    rng = np.random.default_rng(7)
+    day = 10.0 ** rng.uniform(0, 12, (5, 400, 3))
+    capacity = 10.0 ** rng.uniform(-2, 7, (5, 400, 3))
+    capacity[0, :, 0] = 0.0  # no base: the burst serves the whole day
+    hourly = mix.hourly_tokens_per_s(day, profile)
+    base = np.minimum(hourly, capacity[..., None])
+    burst = hourly - base
+    mean = burst.mean(axis=-1)
+    peak = np.divide(burst.max(axis=-1), mean, out=np.ones_like(mean), where=mean > 0)
+    base_day, burst_day, burst_peak = mix.split(day, profile, capacity)
+    assert np.array_equal(base_day, base.sum(axis=-1) * 3600.0)
+    assert np.array_equal(burst_day, burst.sum(axis=-1) * 3600.0)
+    assert np.array_equal(burst_peak, peak)
+    # and any number of hours below numpy's block of 128: numpy's pairwise order
+    for n in (1, 7, 8, 23, 24, 31, 127):
+        x = 10.0 ** rng.uniform(-3, 9, (n, 50))
+        assert np.array_equal(mix.sum_hours(list(x)), np.ascontiguousarray(x.T).sum(axis=-1))
+
+
 def test_the_example_s_hybrid_is_ranked_under_its_plan(db: Path, tmp_path: Path) -> None:
     # the bundled example plans 48 months (500 Mtok/day growing 30 % a year, the H200 nodes
     # serving after 4 months): the hybrid is computed over the horizon and ranked, no longer

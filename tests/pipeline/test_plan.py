@@ -519,3 +519,32 @@ def test_the_tornado_of_a_plan_moves_the_horizon_s_figures(tmp_path: Path) -> No
              and t["metric"] == "cpm_eur_per_mtok" and t["input"] == "lead_time_months"]
     assert row["metric_at_low"] == pytest.approx(1.056040, rel=1e-6)
     assert row["metric_at_high"] == pytest.approx(1.103946, rel=1e-6)
+
+
+def test_the_monte_carlo_gives_the_break_even_band_as_computed_apart(tmp_path: Path) -> None:
+    # The Monte Carlo, asked for it (`paying`), gives the break-even band from the months its
+    # own horizons computed (MonteCarlo.paying_band) instead of paying_month_band computing
+    # them again: the same draws (seed, keys) must give the same band. At 50 Mtok/day with
+    # the growth drawn triangular(0.3, 0.5, 0.8) the own node pays in some draws (p5 before
+    # month 29) and in more than 5 % not within the horizon (p95 null), as
+    # test_own_capacity_pays_from_the_month_the_demand_reaches_its_break_even works out.
+    from pipeline.engine import uncertainty
+    from pipeline.run import opened, resolve
+
+    proposal = tmp_path / "plan.toml"
+    proposal.write_text(WORKED.replace("200_000_000", "50_000_000").replace(
+        "growth_per_year = 0.5", "growth_per_year = { low = 0.3, mode = 0.5, high = 0.8 }"),
+        encoding="utf-8")
+    with opened(proposal, None, tmp_path / "s.duckdb") as o:
+        resolved = resolve(o.proposal, o.name, o.market, o.cache)
+        path = plan.Path.of(o.proposal)
+    assert path is not None
+    static = resolved.static.with_columns(sovereignty_level=4)
+    mc = uncertainty.run(static, resolved.inputs, ["own", "cloud"], ["cpm"], 2000, 7,
+                         path=path, fallbacks={"own": "cloud"},
+                         paying=(["own"], "cloud"))
+    apart = uncertainty.paying_month_band(static, resolved.inputs, ["own"], "cloud", path,
+                                          2000, 7)
+    assert mc.paying_band == apart
+    low, high = apart["own"]
+    assert low is not None and low < 29 and high is None

@@ -10,12 +10,14 @@ by their tokens (CPM is then the month's cost over its tokens).
 
 Everything is numpy over a leading axis of base sizes and one of draws, so the same code finds
 the base size at the point (every size, one draw) and gives the Monte Carlo's draws (one size,
-every draw). Under a plan, `over_horizon` runs that split month by month over the horizon
-(the base serving from its lead time) and sums the months as plan.py does (`Horizon`).
+every draw). Under a plan, `over_horizon` runs that split over a third axis, the horizon's
+months (in chunks of months), the base serving from its lead time, and sums the months as
+plan.py does (`Horizon`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,25 +136,71 @@ class Chosen:
     profile: tuple[float, ...]
 
 
+def _weights(profile: Sequence[float]) -> np.ndarray:
+    """Each hour's share of the day's mean: the profile's weights over their mean."""
+    weights = np.asarray(profile, dtype=np.float64)
+    return weights / weights.mean()
+
+
 def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
     """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
     profile's weights (their mean is the day's mean)."""
-    weights = np.asarray(profile, dtype=np.float64)
-    weights = weights / weights.mean()
-    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * weights
+    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * _weights(profile)
 
 
-def split(hourly: np.ndarray, capacity_tokens_per_s: np.ndarray
+def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each hour the base serves up to its capacity, the burst the rest: the base's and the
-    burst's tokens per day and the burst's peak hour over its mean (1 when it serves none)."""
-    base = np.minimum(hourly, capacity_tokens_per_s[..., None])
-    burst = hourly - base
-    burst_mean = burst.mean(axis=-1)
-    peak_factor = np.divide(burst.max(axis=-1), burst_mean, out=np.ones_like(burst_mean),
+    """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
+    burst the rest: the base's and the burst's tokens per day and the burst's peak hour over
+    its mean (1 when it serves none).
+
+    Hours of the same weight are the same figures: each is computed once, and the day's sums
+    add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
+    (..., 24) array is held and the figures are that sum's bit for bit."""
+    per_s = np.asarray(tokens_per_day, dtype=np.float64) / 86400.0
+    parts: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+    for w in _weights(profile).tolist():
+        if w not in parts:
+            hour = per_s * w
+            base = np.minimum(hour, capacity_tokens_per_s)
+            parts[w] = (base, hour - base)
+    hours = [parts[w] for w in _weights(profile).tolist()]
+    burst_day = sum_hours([burst for _, burst in hours])
+    burst_mean = burst_day / len(hours)
+    burst_max = functools.reduce(np.maximum, [burst for _, burst in parts.values()])
+    peak_factor = np.divide(burst_max, burst_mean, out=np.ones_like(burst_mean),
                             where=burst_mean > 0)
-    return (base.sum(axis=-1) * SECONDS_PER_HOUR, burst.sum(axis=-1) * SECONDS_PER_HOUR,
-            peak_factor)
+    return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
+            burst_day * SECONDS_PER_HOUR, peak_factor)
+
+
+def sum_hours(hours: Sequence[np.ndarray]) -> np.ndarray:
+    """The sum of `hours` (arrays of one shape, fewer than 128) in the order numpy's
+    pairwise sum adds the last axis of a (..., len(hours)) array (fewer than 8: one after
+    the other; else 8 running sums of every 8th item, added in pairs, then the remainder
+    one after the other), so the figures are that sum's bit for bit (a test checks it
+    against np.sum); the same pair of arrays (hours of the same weight) is added once."""
+    done: dict[tuple[int, int], np.ndarray] = {}
+
+    def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        key = (id(a), id(b))
+        if key not in done:
+            done[key] = a + b
+        return done[key]
+
+    n = len(hours)
+    assert n < 128  # numpy splits a longer axis in halves first
+    if n < 8:
+        return functools.reduce(add, hours, np.zeros_like(hours[0]))
+    run = list(hours[:8])
+    whole = n - n % 8
+    for i in range(8, whole, 8):
+        run = [add(run[j], hours[i + j]) for j in range(8)]
+    out = add(add(add(run[0], run[1]), add(run[2], run[3])),
+              add(add(run[4], run[5]), add(run[6], run[7])))
+    for hour in hours[whole:]:
+        out = add(out, hour)
+    return out
 
 
 def max_base_instances(base: Mapping[str, Any]) -> int:
@@ -213,16 +261,23 @@ def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     part's inputs as `metrics.evaluate_arrays` takes them (numbers or (1, draws) arrays; the
     demand is the base's `demand_tokens_per_day`). `wanted`: the per-token figures blended."""
     n = np.asarray(sizes, dtype=np.float64).reshape(-1, 1)  # (sizes, 1)
-    base = {k: _row(v) for k, v in base.items()}
-    burst = {k: _row(v) for k, v in burst.items()}
+    return _evaluate({k: _row(v) for k, v in base.items()},
+                     {k: _row(v) for k, v in burst.items()}, n, profile, wanted)
+
+
+def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
+              profile: Sequence[float], wanted: Sequence[str], blended: bool = True
+              ) -> Figures:
+    """`evaluate` of inputs already shaped to broadcast with the base sizes `n` (sizes, 1),
+    or (sizes, 1, 1) with a months axis last (`over_horizon`); `blended`: the blended
+    figures too (a horizon blends its months' sums, not each month's)."""
     demand = base["demand_tokens_per_day"]
     headroom = np.nan_to_num(base.get("headroom", 0.0))
     capacity = n * base["tokens_per_s"] * (1.0 - headroom)
     shape = np.broadcast_shapes(capacity.shape, *map(np.shape, base.values()),
                                 *map(np.shape, burst.values()))
-    base_day, burst_day, burst_peak = split(
-        hourly_tokens_per_s(np.broadcast_to(demand, shape), profile),
-        np.broadcast_to(capacity, shape))
+    base_day, burst_day, burst_peak = split(np.broadcast_to(demand, shape), profile,
+                                            np.broadcast_to(capacity, shape))
     spares = np.nan_to_num(base.get("redundancy_instances", 0.0))
     names = [COST, *wanted]
     # the base's instances are chosen, not sized for a peak: billed = min_instances (its
@@ -247,73 +302,104 @@ def evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
         base_instances=np.broadcast_to(n, shape), base_tokens_per_day=base_day,
         burst_tokens_per_day=burst_day, base_cost_eur=held(base_out[COST], base_day),
         burst_cost_eur=held(burst_out[COST], burst_day),
-        blended={name: blend(name) for name in wanted},
+        blended={name: blend(name) for name in wanted} if blended else {},
         base={name: np.broadcast_to(base_out[name], shape) for name in wanted},
         burst={name: np.broadcast_to(burst_out[name], shape) for name in wanted})
 
 
+#: entries (sizes x draws x months) of one chunk of months in `over_horizon`: the months are
+#: evaluated together in chunks of at most this many (at least one month each), so a Monte
+#: Carlo's 10,000 draws over a horizon of 120 months and more are not held at once (the
+#: hours are not an axis: `split` adds them)
+CHUNK_ENTRIES = 1 << 19
+
+
 def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
-                 profile: Sequence[float], wanted: Sequence[str], path: plan.Path) -> Horizon:
+                 profile: Sequence[float], wanted: Sequence[str], path: plan.Path,
+                 chunk_entries: int = CHUNK_ENTRIES) -> Horizon:
     """The mix over the plan's horizon at each base size in `sizes` (docs/decision.md "Mixes",
     "Under a plan"): each month m at its demand (`path.demand` of the base's
     demand_tokens_per_day and demand_growth_per_year), `evaluate`'s split with the base at n
     for the share of the month its nodes serve, clip(m - lead_time_months, 0, 1) as
     plan.months, and at 0 (the burst serving everything) for the rest; the months summed,
-    the cost and tokens also discounted (plan.Path.present_value)."""
+    the cost and tokens also discounted (plan.Path.present_value).
+
+    The months are an axis of their own, (sizes, draws, months), evaluated together in
+    chunks of months of at most `chunk_entries` entries (at least one month each);
+    the base at 0 only in the months its nodes do not serve in full in some draw."""
     base = {k: _row(v) for k, v in base.items()}
-    demand = _path(base, path)
+    demand = _path(base, path)  # (..., months)
     lead = np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64))
+    share = np.clip(path.month - lead[..., None], 0.0, 1.0)  # (..., months)
+    # the months whose share is below 1 in some draw: the burst serves the rest alone
+    before = np.any(np.reshape(share < 1.0, (-1, path.months)), axis=0)
     # the horizon's CPM is its discounted cost over its discounted tokens, not a weighting
     names = [name for name in wanted if name != "cpm_eur_per_mtok"]
-    series: dict[str, list[np.ndarray]] = {}
-
-    def add(key: str, value: np.ndarray) -> None:
-        series.setdefault(key, []).append(value)
-
-    per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    lifted = {k: _month_axis(v) for k, v in base.items()}
+    theirs = {k: _month_axis(_row(v)) for k, v in burst.items()}
     sizes = np.asarray(sizes, dtype=np.float64).ravel()
-    k = len(sizes)
-    for m in range(path.months):
-        month = {**base, "demand_tokens_per_day": demand[..., m]}
-        share = np.clip(m + 1.0 - lead, 0.0, 1.0)
-        # the base at 0 only for a month its nodes do not serve in full (in one evaluation)
-        before = bool(np.any(share < 1.0))
-        both = evaluate(month, burst, np.concatenate([sizes, [0.0]]) if before else sizes,
-                        profile, names)
-        at_n = _at_sizes(both, slice(0, k))
-        base_tokens = share * at_n.base_tokens_per_day * per_mtok
-        burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
-        base_cost, burst_cost = share * at_n.base_cost_eur, share * at_n.burst_cost_eur
-        # each part's month: its tokens x its figure (the base serves none at 0)
-        weighted = {f"{name}:{part}": _held(tokens, figures[name])
-                    for name in names for part, tokens, figures in (
-                        ("base", base_tokens, at_n.base), ("burst", burst_tokens, at_n.burst))}
-        if before:  # the share of the month the burst serves alone
-            at_0 = _at_sizes(both, slice(k, k + 1))
-            alone = (1.0 - share) * at_0.burst_tokens_per_day * per_mtok
-            burst_tokens = burst_tokens + alone
-            burst_cost = burst_cost + (1.0 - share) * at_0.burst_cost_eur
-            for name in names:
-                weighted[f"{name}:burst"] = (weighted[f"{name}:burst"]
-                                             + _held(alone, at_0.burst[name]))
-        add("cost:base", base_cost)
-        add("cost:burst", burst_cost)
-        add("mtok:base", base_tokens)
-        add("mtok:burst", burst_tokens)
-        for key, value in weighted.items():
-            add(key, value)
-    stacked = {k: np.stack(np.broadcast_arrays(*v), axis=-1) for k, v in series.items()}
-    shape = stacked["cost:base"].shape[:-1]
+    n = sizes.reshape(-1, 1, 1)
+    draws = max((np.shape(v)[1] for v in (*lifted.values(), *theirs.values())
+                 if np.ndim(v) == 3), default=1)
+    step = max(1, chunk_entries // ((len(sizes) + 1) * draws))
+    per_mtok = DAYS_PER_MONTH / TOKENS_PER_MTOK
+    chunks = [_months(lifted, theirs, n, profile, names, demand[..., a:a + step],
+                      share[..., a:a + step], np.flatnonzero(before[a:a + step]), per_mtok)
+              for a in range(0, path.months, step)]
+    # C order, the months last: each sum over them in the same order whatever the chunks
+    series = {key: chunks[0][key] if len(chunks) == 1 else
+              np.concatenate([c[key] for c in chunks], axis=-1) for key in chunks[0]}
+    shape = series["cost:base"].shape[:-1]
     return Horizon(
-        base_instances=np.broadcast_to(np.asarray(sizes, dtype=np.float64).reshape(-1, 1),
-                                       shape), months=path.months,
-        cost_pv_eur={p: path.present_value(stacked[f"cost:{p}"]) for p in PARTS},
-        cost_eur={p: stacked[f"cost:{p}"].sum(axis=-1) for p in PARTS},
-        mtok_pv={p: path.present_value(stacked[f"mtok:{p}"]) for p in PARTS},
-        mtok={p: stacked[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
-        weighted={p: {k: stacked[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS},
-        cost_by_month={p: stacked[f"cost:{p}"] for p in PARTS},
-        mtok_by_month={p: stacked[f"mtok:{p}"] for p in PARTS})
+        base_instances=np.broadcast_to(sizes.reshape(-1, 1), shape), months=path.months,
+        cost_pv_eur={p: path.present_value(series[f"cost:{p}"]) for p in PARTS},
+        cost_eur={p: series[f"cost:{p}"].sum(axis=-1) for p in PARTS},
+        mtok_pv={p: path.present_value(series[f"mtok:{p}"]) for p in PARTS},
+        mtok={p: series[f"mtok:{p}"].sum(axis=-1) for p in PARTS},
+        weighted={p: {k: series[f"{k}:{p}"].sum(axis=-1) for k in names} for p in PARTS},
+        cost_by_month={p: series[f"cost:{p}"] for p in PARTS},
+        mtok_by_month={p: series[f"mtok:{p}"] for p in PARTS})
+
+
+def _months(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
+            profile: Sequence[float], names: Sequence[str], demand: np.ndarray,
+            share: np.ndarray, alone_in: np.ndarray, per_mtok: float
+            ) -> dict[str, np.ndarray]:
+    """A chunk of months of `over_horizon`, each (sizes, draws, months of the chunk): each
+    part's cost, tokens in millions and tokens x figure (`names`), the base serving `share`
+    of each month at its size and the burst alone the rest, in the months `alone_in` (the
+    chunk's positions whose share is below 1 in some draw)."""
+    at_n = _evaluate({**base, "demand_tokens_per_day": demand}, burst, n, profile, names,
+                     blended=False)
+    shape = np.broadcast_shapes(np.shape(share), at_n.base_tokens_per_day.shape)
+    base_tokens = share * at_n.base_tokens_per_day * per_mtok
+    burst_tokens = share * at_n.burst_tokens_per_day * per_mtok
+    out = {"cost:base": share * at_n.base_cost_eur, "cost:burst": share * at_n.burst_cost_eur,
+           "mtok:base": base_tokens, "mtok:burst": burst_tokens}
+    # each part's month: its tokens x its figure (the base serves none at 0)
+    for name in names:
+        out[f"{name}:base"] = _held(base_tokens, at_n.base[name])
+        out[f"{name}:burst"] = _held(burst_tokens, at_n.burst[name])
+    out = {k: np.ascontiguousarray(np.broadcast_to(v, shape)) for k, v in out.items()}
+    if alone_in.size:  # the share of those months the burst serves alone: the base at 0
+        at_0 = _evaluate({**base, "demand_tokens_per_day": demand[..., alone_in]}, burst,
+                         np.zeros((1, 1, 1)), profile, names, blended=False)
+        rest = 1.0 - share[..., alone_in]
+        alone = rest * at_0.burst_tokens_per_day * per_mtok
+        added = {"mtok:burst": alone, "cost:burst": rest * at_0.burst_cost_eur,
+                 **{f"{name}:burst": _held(alone, at_0.burst[name]) for name in names}}
+        # a draw whose month the base serves in full adds nothing, even where the burst
+        # lacks the figure (0 x null is 0, not null), as plan.horizon's fallback
+        for key, value in added.items():
+            out[key] = np.array(out[key], order="C")  # its own, written
+            month = out[key][..., alone_in]
+            out[key][..., alone_in] = np.where(rest > 0, month + value, month)
+    return out
+
+
+def _month_axis(value: Any) -> Any:
+    """An input as `_row` gives it, (1, draws), with a months axis: (1, draws, 1)."""
+    return value[..., None] if np.ndim(value) == 2 else value
 
 
 def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
@@ -328,18 +414,6 @@ def _path(base: Mapping[str, Any], path: plan.Path) -> np.ndarray:
     return np.asarray(path.demand(
         np.asarray(base["demand_tokens_per_day"], dtype=np.float64)[..., None],
         np.asarray(base.get("demand_growth_per_year", 0.0), dtype=np.float64)[..., None]))
-
-
-def _at_sizes(figures: Figures, at: slice) -> Figures:
-    """The rows `at` (base sizes) of `figures`."""
-    return Figures(
-        base_instances=figures.base_instances[at],
-        base_tokens_per_day=figures.base_tokens_per_day[at],
-        burst_tokens_per_day=figures.burst_tokens_per_day[at],
-        base_cost_eur=figures.base_cost_eur[at], burst_cost_eur=figures.burst_cost_eur[at],
-        blended={k: v[at] for k, v in figures.blended.items()},
-        base={k: v[at] for k, v in figures.base.items()},
-        burst={k: v[at] for k, v in figures.burst.items()})
 
 
 def _held(tokens: np.ndarray, figure: np.ndarray) -> np.ndarray:

@@ -124,12 +124,13 @@ def _lift(columns: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
+def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_STEPS
+           ) -> dict[str, np.ndarray]:
     """Each month's figures of candidates whose inputs `columns` broadcast to (candidates,
-    draws) (NaN: null): MONTH_STEPS, and `demand_tokens_per_day`, `mtok` (the month's
-    tokens in millions), `serving_instances` (a provisioned fleet's, nodes kept once bought)
-    and `own_share` (the share of the month its own capacity serves), each (candidates,
-    draws, months)."""
+    draws) (NaN: null): `steps` (MONTH_STEPS, or those of them the caller reads), and
+    `demand_tokens_per_day`, `mtok` (the month's tokens in millions), `serving_instances` (a
+    provisioned fleet's, nodes kept once bought) and `own_share` (the share of the month its
+    own capacity serves), each (candidates, draws, months)."""
     given = _lift(columns)
     demand = path.demand(given.get("demand_tokens_per_day", np.nan),
                          given.get("demand_growth_per_year", 0.0))
@@ -138,16 +139,21 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
         with np.errstate(all="ignore"):
             at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
                                            / given.get("demand_tokens_per_day", np.nan))
-    need = np.asarray(evaluate_arrays(at, ["instances"])["instances"], dtype=np.float64)
+    # the steps the need is computed from read no min_instances: the month at its fleet
+    # takes them as they are
+    sized: dict[str, Any] = {}
+    need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
+                      dtype=np.float64)
     lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
     share = np.clip(path.month - lead, 0.0, 1.0)
     # only a month the nodes serve (a share of) needs them: the need of the months before
     # goes to the fallback, no node is bought for it
-    serving = np.maximum.accumulate(np.where(share > 0, need, 0.0), axis=-1)
+    serving = _running_max(np.where(share > 0, need, 0.0))
     provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
     own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
-    floor = np.where(provisioned, np.fmax(own_floor, serving), own_floor)
-    out = evaluate_arrays({**at, "min_instances": floor}, list(MONTH_STEPS))
+    floor = (np.fmax(own_floor, serving) if provisioned.all()
+             else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
+    out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
     # other inputs (a capex, price or PUE range)
     shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share),
@@ -156,24 +162,38 @@ def months(columns: Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
               for k, v in out.items()}
     result["demand_tokens_per_day"] = np.broadcast_to(demand, shape)
     result["mtok"] = result["demand_tokens_per_day"] * DAYS_PER_MONTH / TOKENS_PER_MTOK
-    result["serving_instances"] = np.broadcast_to(np.where(provisioned, serving, np.nan), shape)
+    result["serving_instances"] = np.broadcast_to(
+        serving if provisioned.all() else np.where(provisioned, serving, np.nan), shape)
     result["own_share"] = np.broadcast_to(share, shape)
     return result
 
 
-def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
-            ) -> dict[str, np.ndarray]:
+def _running_max(values: np.ndarray) -> np.ndarray:
+    """np.maximum.accumulate over the last axis (the months), month by month over the other
+    axes at once: the same values, without accumulate's loop over each row."""
+    out = np.empty_like(values)
+    out[..., 0] = values[..., 0]
+    for m in range(1, values.shape[-1]):
+        np.maximum(out[..., m - 1], values[..., m], out=out[..., m])
+    return out
+
+
+def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
+            versus: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     """The horizon's figures (HORIZON) of candidates whose inputs `own` broadcast to
     (candidates, draws), the gap before their nodes serve going to the candidate whose
-    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None)."""
-    return chunked(lambda a, b: _horizon(a, b, path), own, fallback, path)
+    inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None).
+    With `versus` (a candidate's inputs as `fallback`'s), also `paying_month`: the months
+    the horizon computed read again for `paying_month`'s figure against it."""
+    return chunked(lambda a, b, c=None: _horizon(a, b, path, c), own, fallback, path,
+                   *(() if versus is None else (versus,)))
 
 
 def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | None,
-            path: Path) -> dict[str, np.ndarray]:
-    """`compute(own, other)` (a dict of (candidates, draws) arrays) in chunks of draws
-    (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw and
-    month is held at once."""
+            path: Path, *more: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """`compute(own, other, *more)` (a dict of (candidates, draws) arrays) in chunks of
+    draws (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw
+    and month is held at once."""
     numeric = [np.shape(v) for v in [*own.values(), *(other or {}).values()]
                if np.asarray(v).dtype.kind == "f"]
     shape = np.broadcast_shapes((1, 1), *numeric)
@@ -184,22 +204,25 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
         def cut(columns: Mapping[str, Any], a: int = a) -> dict[str, Any]:
             return {k: (v[:, a:a + step] if np.ndim(v) == 2 and np.shape(v)[1] > 1 else v)
                     for k, v in columns.items()}
-        out = compute(cut(own), None if other is None else cut(other))
+        out = compute(cut(own), None if other is None else cut(other), *map(cut, more))
         # an input drawn that no figure here reads leaves a chunk's figures one column wide
         parts.append({k: np.broadcast_to(x, (rows, min(step, draws - a)))
                       for k, x in out.items()})
     return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
 
 
-def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path
-             ) -> dict[str, np.ndarray]:
+def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
+             versus: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     mine = months(own, path)
+    paying = ({} if versus is None else
+              {"paying_month": _paying(mine, months(versus, path, ("monthly_cost_eur",)))})
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
     cost_pv = path.present_value(share, mine["monthly_cost_eur"])
-    served = (share * mtok).sum(axis=-1)
+    own_mtok = share * mtok
+    served = own_mtok.sum(axis=-1)
     mtok_pv = path.present_value(share, mtok)
-    per_token = {k: (share * mtok * mine[k]).sum(axis=-1)
+    per_token = {k: (own_mtok * mine[k]).sum(axis=-1)
                  for k in ("energy_j_per_token", "carbon_gco2e_per_mtok",
                            "carbon_market_gco2e_per_mtok")}
     fallback_mtok = np.zeros_like(served)
@@ -219,7 +242,7 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
         served = served + fallback_mtok
     return finite({**per_token_figures(cost_pv, mtok_pv, per_token, served),
                    "cost_pv_eur": cost_pv, "mtok_pv": mtok_pv, "mtok": mtok.sum(axis=-1),
-                   "fallback_mtok": fallback_mtok, "unserved_mtok": unserved})
+                   "fallback_mtok": fallback_mtok, "unserved_mtok": unserved}) | paying
 
 
 def per_token_figures(cost_pv: Any, mtok_pv: Any, weighted: Mapping[str, Any], mtok: Any
@@ -301,10 +324,11 @@ REPLACED = PLAN_FIGURES
 def columns_of(point: pl.DataFrame) -> dict[str, Any]:
     """The inputs of the candidates of `point` (uncertainty.point_frame) as (candidates, 1)
     arrays, NaN for null, as the Monte Carlo's blocks give them."""
-    out: dict[str, Any] = {}
-    for name in (*INPUTS, *PLAN_INPUTS):
-        if name in point.columns:
-            out[name] = point[name].cast(pl.Float64).fill_null(np.nan).to_numpy()[:, None]
+    names = [name for name in (*INPUTS, *PLAN_INPUTS) if name in point.columns]
+    # one select of every input, each column's values contiguous (the input's rows)
+    values = np.ascontiguousarray(point.select(
+        pl.col(name).cast(pl.Float64).fill_null(np.nan) for name in names).to_numpy().T)
+    out: dict[str, Any] = {name: values[i][:, None] for i, name in enumerate(names)}
     for name in ("cost_model", "capacity"):
         out[name] = point[name].cast(pl.String).to_numpy()[:, None]
     return out
@@ -407,7 +431,12 @@ def paying_month(own: Mapping[str, Any], versus: Mapping[str, Any], path: Path) 
     fleet serving the whole month) costs no more per token than the `versus` candidate's
     at that month's demand, for candidates `own` (candidates, draws) against `versus` (1,
     draws): (candidates, draws), NaN when no month of the horizon does."""
-    mine, theirs = months(own, path), months(versus, path)
+    return _paying(months(own, path, ("monthly_cost_eur",)),
+                   months(versus, path, ("monthly_cost_eur",)))
+
+
+def _paying(mine: Mapping[str, np.ndarray], theirs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """`paying_month` of the months of own candidates `mine` against those of `theirs`."""
     with np.errstate(all="ignore"):
         # a month its nodes do not serve (the lead time) cannot be the one they pay from
         pays = ((mine["monthly_cost_eur"] / mine["mtok"]

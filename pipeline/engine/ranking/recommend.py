@@ -428,8 +428,11 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    def tried(cid: str) -> dict[str, Any]:
-        """`cid`'s inputs at their modes, each key's trials in its span where it sets one."""
+    holders = {i: set(wheres[i]["id"].to_list()) for i in order}
+
+    def tried(cid: str, at: np.ndarray) -> dict[str, Any]:
+        """`cid`'s inputs at their modes, each key's trials in its span where it sets one,
+        at the trials `at`."""
         given: dict[str, Any] = dict(points[cid])
         for i in order:
             for owner, name in wheres[i].select("id", "input").iter_rows():
@@ -438,15 +441,32 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                 if np.ndim(given.get(name, np.nan)) == 0:
                     given[name] = np.full(trials.shape, given.get(name, np.nan), dtype=float)
                 given[name][span[i]] = trials[span[i]]
-        return given
+        return {k: v[at] if isinstance(v, np.ndarray) and v.shape == trials.shape else v
+                for k, v in given.items()}
 
     scored = {}
     mixes = mixes or {}
     for cid in cids:
+        # whose inputs move its figures: its own (and under a plan its fallback's), a mix's
+        # parts'. The trials of keys none of them holds are all its point: one of them is
+        # computed for all (the steps are element by element)
+        fallback = (fallbacks or {}).get(cid) if path is not None else None
+        movers = ({mixes[cid].base[0], mixes[cid].burst[0]} if cid in mixes
+                  else {cid} | ({fallback} if fallback is not None else set()))
+        moved = np.zeros(trials.shape, dtype=bool)
+        for i in order:
+            if holders[i] & movers:
+                moved[span[i]] = True
+        at = np.flatnonzero(moved)
+        back = np.full(trials.shape, len(at), dtype=np.int64)  # the point: last
+        back[at] = np.arange(len(at))
+        if not moved.all():
+            at = np.append(at, np.flatnonzero(~moved)[0])
+        shape = at.shape
         if cid in mixes:  # its parts tried, the mix at its chosen base size
             m = mixes[cid]
             given = dict(points[cid])
-            parts = (tried(m.base[0]), tried(m.burst[0]))
+            parts = (tried(m.base[0], at), tried(m.burst[0], at))
             blended = mix.evaluate(*parts, [m.base_instances], m.profile, steps).blended
             if path is not None:  # the horizon's figures, the trials side by side as draws
                 horizon = mix.over_horizon(*parts, [m.base_instances], m.profile,
@@ -455,19 +475,18 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                 blended = {**blended, **{k: horizon[k] for k in plan.REPLACED if k in steps}}
             out: dict[str, Any] = {c: blended[c][0] for c in steps}
         else:
-            given = tried(cid)
+            given = tried(cid, at)
             out = evaluate_arrays(given, steps)
             if path is not None:  # the horizon's figures, the trials side by side as draws
-                fallback = (fallbacks or {}).get(cid)
-                planned = plan.horizon(_as_draws(given, trials.shape), None if fallback is
-                                       None else _as_draws(tried(fallback), trials.shape),
+                planned = plan.horizon(_as_draws(given, shape), None if fallback is
+                                       None else _as_draws(tried(fallback, at), shape),
                                        path)
                 out.update({k: planned[k][0] for k in plan.REPLACED if k in out})
         # an objective that is no step (the sovereignty level) is the candidate's own figure
         arrays = {c: np.broadcast_to(np.asarray(out[c] if c in out else given.get(c, np.nan),
-                                                dtype=float), trials.shape) for c in columns}
+                                                dtype=float), shape) for c in columns}
         score = np.broadcast_to(np.asarray(scale.score(rule, arrays), dtype=float),
-                                trials.shape)
+                                shape)[back]
         scored[cid] = {i: score[span[i]] for i in order}
     return scored
 
