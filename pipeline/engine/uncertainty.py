@@ -635,13 +635,15 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
 
 def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
     """Share of draws in which each candidate has the lowest CPM; `cpm` is (candidates,
-    draws) in the order of `ids`, NaN counting as never cheapest."""
+    draws) in the order of `ids`, NaN counting as never cheapest. Equal CPMs go to the lowest
+    id, the recommendation's tie rule, whatever the candidates' order in the proposal."""
     if not len(ids):
         return {}
-    # argmin over the candidates, one candidate at a time (the first of equals wins)
-    best = np.where(np.isnan(cpm[0]), np.inf, cpm[0])
-    winner = np.zeros(cpm.shape[1], dtype=np.int64)
-    for i in range(1, len(cpm)):
+    # argmin over the candidates, one at a time in id order (the first of equals wins)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    best = np.where(np.isnan(cpm[order[0]]), np.inf, cpm[order[0]])
+    winner = np.full(cpm.shape[1], order[0], dtype=np.int64)
+    for i in order[1:]:
         row = cpm[i]
         winner[row < best] = i
         np.fmin(best, row, out=best)

@@ -358,3 +358,13 @@ def test_every_ranged_figure_has_its_percentiles_drawn() -> None:
         "cpm_eur_per_mtok", "energy_j_per_token", "carbon_gco2e_per_mtok",
         "electricity_eur_per_mtok", "facility_kwh_per_mtok", "embodied_gco2e_per_mtok",
         "carbon_market_gco2e_per_mtok"}
+
+
+def test_p_cheapest_gives_equal_draws_to_the_lowest_id_in_any_order() -> None:
+    # Draw by draw: 1st, "b" and "a" tie at 2.0 (the lowest; "c" 3.0): "a" wins by id; 2nd,
+    # "c" alone lowest (1.0); 3rd, "a" NaN (never cheapest), "b" 4.0 < "c" 5.0: "b".
+    # So a 1/3, b 1/3, c 1/3, whichever row each candidate comes in.
+    cpm = {"b": [2.0, 3.0, 4.0], "a": [2.0, 3.0, np.nan], "c": [3.0, 1.0, 5.0]}
+    for ids in (["b", "a", "c"], ["a", "b", "c"], ["c", "b", "a"]):
+        got = uncertainty.p_cheapest(ids, np.array([cpm[i] for i in ids]))
+        assert got == {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, ids
