@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.engine.fleet import mix
+from pipeline.engine.fleet import mix, plan
 
 #: 18 hours at weight 1 and a 3x evening peak: the hours run at 2/3 and 2 x the day's mean
 EVENING = [1.0] * 16 + [3.0] * 6 + [1.0] * 2
@@ -53,3 +53,29 @@ def test_a_large_fleet_tries_the_fills_and_a_grid_and_chooses_as_trying_all() ->
     tried = mix.evaluate(own, API, with_policy, EVENING, ["cpm_eur_per_mtok"])
     at = mix.best_size(tried, 4, 3, policy)
     assert at is not None and with_policy[at] == 4800 == mix.best_size(every, 4, 3, policy)
+
+
+def test_under_a_plan_the_fills_of_every_month_are_tried_and_choose_as_trying_all() -> None:
+    # demand_by_month: month 1 at 4,500,000 tokens/s (off-peak 3,000 nodes, peak 9,000: the
+    # pure own fleet, the largest size), months 2-36 at 3,200,000 (off-peak 2,133.33 nodes,
+    # 2 / 3 of the mean). A node costs 264 EUR a day and serves up to 3.6 Mtok an hour, 21.6
+    # EUR of API (as above). Node 2,134 serves a third of its capacity off-peak and all
+    # evening in months 2-36: (18 h x 1/3 + 6 h) x 3.6 Mtok = 43.2 Mtok, 259.2 EUR a day,
+    # 4.8 EUR lost a day for 35 months (168), but busy all day in month 1 (518.4 - 264 =
+    # 254.4 EUR gained a day, 30.4 days): it pays over the horizon. Node 2,135 serves the
+    # evening only in months 2-36 (129.6 EUR, 134.4 lost a day): it does not. The horizon's
+    # base is 2,134, the ceiling of months 2-36's off-peak fill. The first month's fills are
+    # 3,000 and 9,000 and the even grid of 9,000 / 1,023 = 8.8 steps passes 2,129 and 2,138:
+    # searched from the first month alone, the base was 2,138.
+    path = plan.Path(months=36, rate_per_year=0.06, rate_source="test",
+                     by_month=(4.5e6 * 86400,) + (3.2e6 * 86400,) * 35)
+    own = {**OWN, "demand_tokens_per_day": 4.5e6 * 86400}
+    largest = mix.max_base_over(own, path)
+    assert largest == 9000
+    sizes = mix.sizes_to_search(own, largest, EVENING, path=path)
+    assert {2133.0, 2134.0, 3000.0, 9000.0} <= set(sizes.tolist())
+    tried = mix.over_horizon(own, API, sizes, EVENING, ["cpm_eur_per_mtok"], path)
+    every = mix.over_horizon(own, API, np.arange(largest + 1), EVENING, ["cpm_eur_per_mtok"],
+                             path)
+    at = mix.best_size(tried, 4, 3, None)
+    assert at is not None and sizes[at] == 2134 == mix.best_size(every, 4, 3, None)

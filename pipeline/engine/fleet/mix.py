@@ -220,20 +220,25 @@ MAX_SIZES = 1024
 
 
 def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[float],
-                    min_share: float | None = None) -> np.ndarray:
+                    min_share: float | None = None,
+                    path: plan.Path | None = None) -> np.ndarray:
     """The base sizes a mix tries: 0 .. `largest` (the pure own fleet) when they are at most
     MAX_SIZES; else the sizes at which some hour's demand fills whole instances (floor and
     ceil of its demand over one instance's capacity: between two of them the month's cost is
     linear in the size for a burst billed by the token or busy hour) with 0, `largest` and an
     even grid of MAX_SIZES sizes, so a demand of millions of instances is searched in bounded
     memory. With `min_share` (the policy's share of tokens the base must serve), the least
-    size that serves it is tried too: the policy's base exactly, not the grid's next step."""
+    size that serves it is tried too: the policy's base exactly, not the grid's next step.
+    Under a plan (`path`), the hours of every month's demand give fills, and the least size
+    is the one serving the share of all the months' tokens (their lead time aside)."""
     if largest < MAX_SIZES:
         return np.arange(largest + 1, dtype=np.float64)
     capacity = float(np.asarray(base["tokens_per_s"], dtype=float).mean()) * (
         1.0 - float(np.nan_to_num(base.get("headroom", 0.0))))
-    hours = hourly_tokens_per_s(np.asarray(base["demand_tokens_per_day"], dtype=float).mean(),
-                                profile) / capacity
+    per_day = (np.asarray(base["demand_tokens_per_day"], dtype=float).mean() if path is None
+               else _path({k: _row(v) for k, v in base.items()}, path).reshape(
+                   -1, path.months).mean(axis=0))
+    hours = hourly_tokens_per_s(per_day, profile) / capacity
     fills = np.concatenate([np.floor(hours), np.ceil(hours)])
     grid = np.round(np.linspace(0, largest, MAX_SIZES))
     least = [] if min_share is None else [_least_serving(hours, min_share, largest)]
@@ -243,7 +248,8 @@ def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[flo
 
 def _least_serving(hours: np.ndarray, share: float, largest: int) -> float:
     """The least whole size n (0 .. largest) whose hours' min(demand, n) serves `share` of the
-    day (`hours`: each hour's demand in instances); the share rises with n, so bisection."""
+    day, or of every month's day (`hours`: each hour's demand in instances, (24,) or (months,
+    24)); the share rises with n, so bisection."""
     total = float(hours.sum())
     low, high = 0, largest
     while low < high:

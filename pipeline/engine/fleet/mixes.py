@@ -80,7 +80,7 @@ def _row(m: MixCandidate, by_id: Mapping[str, dict[str, Any]], point: pl.DataFra
     rule = m.mix.min_share_at_level
     policy = None if rule is None else mix.Policy(rule.level, rule.share)
     sizes = mix.sizes_to_search(base_in, largest, profile,
-                                None if policy is None else policy.share)
+                                None if policy is None else policy.share, path)
     figures = mix.evaluate(base_in, burst_in, sizes, profile, BLENDED)
     # under a plan the size is chosen, and the split stated, over the horizon
     over: mix.Figures | mix.Horizon = figures if path is None else mix.over_horizon(
