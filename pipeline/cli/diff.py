@@ -45,7 +45,8 @@ def diff(
     if json_out:
         sys.stdout.write(dumps(document.document()))
         return
-    from reports.html.diff_report import print_diff, write_diff_html
+    from reports.diff_text import print_diff
+    from reports.html.diff_report import write_diff_html
 
     print_diff(document)
     if html is not None:
