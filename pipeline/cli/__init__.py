@@ -4,8 +4,6 @@ Imports of polars, duckdb, great-tables and the engine happen inside the command
 `scorecard --help` answers without loading them.
 """
 
-from __future__ import annotations
-
 import gc
 import signal
 import sys

@@ -4,8 +4,6 @@ Registered by pipeline/cli/__init__.py (`app.command("diff")(diff)`); the job
 (`pipeline.run.compare`) is imported inside the command so `scorecard --help` stays fast.
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated
