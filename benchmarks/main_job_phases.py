@@ -3,8 +3,10 @@ fresh processes, each phase timed in CPU seconds of the process (user + system: 
 others load, the wall time counts their work too, the CPU time much less so) and wall seconds.
 
 Each run is one child process that imports as `scorecard run` does (the base libraries, the CLI,
-then `pipeline.run`), then runs `pipeline.run.execute` with its steps wrapped by timers: each
-name of STEPS is replaced in its module by a timed version for that process only. Before the
+then `pipeline.run`), then calls the CLI's app with `run`, as the `scorecard` command does
+(typer reads the command line, then `pipeline.run.execute` runs), with the steps of `execute`
+wrapped by timers: each name of STEPS is replaced in its module by a timed version for that
+process only. Before the
 run the script checks that each step is still there and still called where STEPS says it is
 (`pipeline.run.execute` names it), and after the run that each was called: a refactor that
 moves a step fails here naming it, rather than timing nothing. What is left of `execute` is
@@ -41,6 +43,7 @@ BASELINE = [sys.executable, "-c", "import duckdb, polars, pydantic, numpy"]
 OPEN = "open: proposal parsed, store opened, market read"
 CLOSE = "close the store"
 SAVE = "the run stored (in a thread, overlapping what follows)"
+PARSE = "typer: the command line read, up to execute"
 #: (module, name, caller, label): `module.name` is timed; `caller` is the function of
 #: pipeline.run that calls it (checked to name it). Labels indented by two spaces are part of
 #: the step above them and not counted again in "the rest".
@@ -169,14 +172,27 @@ def child() -> None:
         setattr(module, name, timed(label, getattr(module, name)))
     run.opened = timed_opened  # type: ignore[assignment]
     store.save_run = timed(SAVE, store.save_run, thread_clock)  # type: ignore[assignment]
-    start = _clock()
-    code = run.execute(None, vintage=None, out=None, db=None, json_out=False)
-    add("execute (whole)", start)
-    add("process (to the end of execute)", begin)
-    if code:
-        raise SystemExit(f"scorecard run exited {code}")
+    execute = run.execute
+    called = _clock()
+
+    def timed_execute(*args: Any, **kwargs: Any) -> int:
+        add(PARSE, called)
+        start = _clock()
+        try:
+            return execute(*args, **kwargs)
+        finally:
+            add("execute (whole)", start)
+            add("process (to the end of execute)", begin)
+
+    run.execute = timed_execute  # type: ignore[assignment]
+    from pipeline.cli import app
+    try:
+        app(args=["run"], prog_name="scorecard")
+    except SystemExit as done:
+        if done.code:
+            raise SystemExit(f"scorecard run exited {done.code}") from None
     missed = [label.strip() for *_, label in STEPS if label not in spent]
-    missed += [label for label in (OPEN, CLOSE, SAVE) if label not in spent]
+    missed += [label for label in (PARSE, OPEN, CLOSE, SAVE) if label not in spent]
     if missed:
         raise SystemExit("benchmarks/main_job_phases.py: step(s) not called by "
                          f"pipeline.run.execute: {', '.join(missed)}; update STEPS")
@@ -214,7 +230,7 @@ def main() -> None:
           f"bare imports of the four base libraries {statistics.median(baseline):.3f} s wall "
           f"(median; min {min(baseline):.3f}, max {max(baseline):.3f})")
     order = ["imports: duckdb, polars, pydantic, numpy", "imports: typer and the CLI",
-             "imports: pipeline.run and what it imports", OPEN,
+             "imports: pipeline.run and what it imports", PARSE, OPEN,
              *(label for *_, label in STEPS), SAVE, CLOSE, "execute (whole)",
              "process (to the end of execute)",
              "start-up and teardown (wall outside the child's clock)"]
