@@ -11,8 +11,8 @@ reads; the published schema requires every key but those that may be absent (`_a
 narrowed); every other object is closed.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would read every field's annotation back
+# from its string (an eval each) when it builds the models at import
 from datetime import date
 from typing import Annotated, Any, Literal
 

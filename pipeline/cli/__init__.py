@@ -1,10 +1,10 @@
 """The `scorecard` command line (DESIGN section 9).
 
 Imports of polars, duckdb, great-tables and the engine happen inside the commands, so
-`scorecard --help` answers without loading them.
+`scorecard --help` answers without loading them. The CLI's modules do not postpone their
+annotations (no `from __future__ import annotations`): typer reads every command's annotations
+on each call, and strings would be evaluated again each time (docs/performance.md).
 """
-
-from __future__ import annotations
 
 import gc
 import signal

@@ -4,8 +4,6 @@ Registered by pipeline/cli/__init__.py (`app.command("diff")(diff)`); the job
 (`pipeline.run.compare`) is imported inside the command so `scorecard --help` stays fast.
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -45,7 +43,8 @@ def diff(
     if json_out:
         sys.stdout.write(dumps(document.document()))
         return
-    from reports.html.diff_report import print_diff, write_diff_html
+    from reports.diff_text import print_diff
+    from reports.html.diff_report import write_diff_html
 
     print_diff(document)
     if html is not None:

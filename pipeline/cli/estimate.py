@@ -6,8 +6,6 @@ pipeline/cli/__init__.py registers the command with `app.command("estimate")(est
 engine is imported inside the command so `scorecard --help` stays fast.
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated

@@ -15,8 +15,6 @@ names in the help are written out here for that reason (tests check them against
 registries).
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os

@@ -9,8 +9,6 @@ Registered by pipeline/cli/__init__.py (`app.command("export")(export)`); the wo
 stays fast.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

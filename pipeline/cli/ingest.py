@@ -2,8 +2,6 @@
 imports stay inside the functions so `scorecard --help` starts fast; the run's checks and setup
 are `pipeline.ingest.start`'s, the run itself `pipeline.ingest.pull`'s."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,5 +1,6 @@
-"""The vintage diff (`pipeline.engine.questions.diff`) as a terminal table, and what its HTML
-section and page (reports/templates/diff_section.html, diff_page.html) print.
+"""What the vintage diff's (`pipeline.engine.questions.diff`) HTML section and page
+(reports/templates/diff_section.html, diff_page.html) print, and the lines its terminal table
+(`reports.diff_text`) shares with them.
 
 Reads the diff document (`schemas.result.Diff`) only.
 """
@@ -9,21 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from reports.frames import HEADERS, METRICS
+from reports.frames import HEADERS
 from reports.page import render, significant
 from schemas.result import Diff, MetricChange
 
-#: The console width off a terminal: wide enough that no table row is ever folded.
-_UNWRAPPED = 100_000
-#: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
-_SHORT = {k: m.short_label for k, m in METRICS.items()}
 
-
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
     return "n/a" if value is None else "0 %" if value == 0 else f"{value:+.1%}"
 
 
@@ -49,39 +41,6 @@ def partial_lines(diff: Diff) -> list[str]:
             f"{p.days_in_month} days ({p.share_of_month:.0%} of the month); its monthly "
             "figures may move when the month is complete"
             for vintage, p in diff.partial_months.items()]
-
-
-def print_diff(diff: Diff, console: Console | None = None) -> None:
-    """The diff as a table, then its events and notes. Off a terminal (`scorecard diff >
-    diff.txt`, a pipe) nothing is wrapped: each row and note is one line however long."""
-    if console is None:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=_UNWRAPPED, highlight=False)
-    for line in partial_lines(diff):
-        console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
-    table = Table(title=f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}")
-    table.add_column("id", overflow="fold")
-    table.add_column("metric")
-    table.add_column("A", justify="right")
-    table.add_column("B", justify="right")
-    table.add_column("change", justify="right")
-    table.add_column("caused by", overflow="fold")
-    for c in diff.candidates:
-        if c.change is None:
-            table.add_row(c.id, c.status, "", "", "", "")
-            continue
-        for metric in diff.metrics:
-            ch = c.change[metric]
-            table.add_row(c.id, _SHORT.get(metric, metric), significant(ch.a),
-                          significant(ch.b),
-                          f"{significant(ch.change, True)} {_pct(ch.relative)}",
-                          main_causes(ch))
-    console.print(table)
-    for line in events(diff):
-        console.print(Text(line), soft_wrap=True)
-    for note in diff.notes:
-        console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
 def events(diff: Diff) -> list[str]:
@@ -110,7 +69,7 @@ def diff_view(diff: Diff) -> dict[str, Any]:
             rows.append({"id": c.id, "metric": HEADERS.get(metric, metric),
                          "moved": bool(ch.change),
                          "cells": [significant(ch.a), significant(ch.b),
-                                   significant(ch.change, True), _pct(ch.relative),
+                                   significant(ch.change, True), pct(ch.relative),
                                    *[significant(ch.by_cause[k], True) for k in diff.causes]]})
     return {"proposal": diff.proposal, "vintage_a": diff.vintage_a,
             "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from datetime import date
 
 from reports.freshness import as_of, freshness
@@ -50,13 +51,11 @@ def test_a_figure_newer_than_the_vintage_has_age_zero_and_bad_dates_are_unknown(
 
 
 def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
-    from rich.console import Console
-
     from reports.summary import print_summary
 
-    console = Console(width=200, record=True)
-    print_summary(typed(full), console)
-    text = console.export_text()
+    out = io.StringIO()
+    print_summary(typed(full), out)
+    text = out.getvalue()
     # the fixture's 6 stale figures: 4 December 2025 prices (304 days) and 2 GPU offers
     assert "6 source figure(s) stale at vintage 2026-10" in text
     assert "FR 2025-12" in text and "EXAMPLE DATA" in text

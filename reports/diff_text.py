@@ -1,0 +1,55 @@
+"""The vintage diff (`pipeline.engine.questions.diff`) as a terminal table, for `scorecard
+diff`; apart from the HTML report's modules so that `scorecard run`, which writes the diff into
+its report, does not import rich.
+
+Reads the diff document (`schemas.result.Diff`) only.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reports.frames import METRICS
+from reports.html.diff_report import events, main_causes, partial_lines, pct
+from reports.page import significant
+from schemas.result import Diff
+
+#: The console width off a terminal: wide enough that no table row is ever folded.
+_UNWRAPPED = 100_000
+#: metric -> the terminal table's narrower label ("Elec. (EUR/Mtok)")
+_SHORT = {k: m.short_label for k, m in METRICS.items()}
+
+
+def print_diff(diff: Diff, console: Console | None = None) -> None:
+    """The diff as a table, then its events and notes. Off a terminal (`scorecard diff >
+    diff.txt`, a pipe) nothing is wrapped: each row and note is one line however long."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=_UNWRAPPED, highlight=False)
+    for line in partial_lines(diff):
+        console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
+    table = Table(title=f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}")
+    table.add_column("id", overflow="fold")
+    table.add_column("metric")
+    table.add_column("A", justify="right")
+    table.add_column("B", justify="right")
+    table.add_column("change", justify="right")
+    table.add_column("caused by", overflow="fold")
+    for c in diff.candidates:
+        if c.change is None:
+            table.add_row(c.id, c.status, "", "", "", "")
+            continue
+        for metric in diff.metrics:
+            ch = c.change[metric]
+            table.add_row(c.id, _SHORT.get(metric, metric), significant(ch.a),
+                          significant(ch.b),
+                          f"{significant(ch.change, True)} {pct(ch.relative)}",
+                          main_causes(ch))
+    console.print(table)
+    for line in events(diff):
+        console.print(Text(line), soft_wrap=True)
+    for note in diff.notes:
+        console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
