@@ -548,3 +548,22 @@ def test_the_monte_carlo_gives_the_break_even_band_as_computed_apart(tmp_path: P
     assert mc.paying_band == apart
     low, high = apart["own"]
     assert low is not None and low < 29 and high is None
+
+
+def test_a_plan_of_clouds_alone_gives_the_chosen_cloud_s_months(tmp_path: Path) -> None:
+    # No candidate has TCO terms (no lead time anywhere) and the chosen one is not the first:
+    # the purchase plan's columns had no lead time and the schedule read row 0's default for
+    # row 1 (IndexError, exit 3). The elastic cloud at 28.8 EUR an hour for 4,000 tokens/s
+    # (14.4 Mtok an hour) is 2.0 EUR/Mtok in every month, the dear one 40 / 14.4 = 2.78: the
+    # cloud is chosen; its months cost 2.0 x 200 x 1.5^((m - 1) / 12) x 365 / 12 EUR, paid at
+    # each month's end and discounted at 6 % a year (1.005^-m), no node bought.
+    head = WORKED[:WORKED.index("[tco.node]")]
+    cloud = WORKED[WORKED.index('[[candidates]]\nid = "cloud"'):]
+    dear = cloud.replace('id = "cloud"', 'id = "dear"').replace("28.8", "40")
+    doc = _run(tmp_path, head + dear + cloud)
+    assert doc["recommendation"]["candidate"] == "cloud"
+    [schedule] = [s for s in doc["plan"]["schedules"] if s["candidate"] == "cloud"]
+    assert schedule["lead_time_months"] == 0.0 and schedule["purchases"] == []
+    expected = sum(2.0 * 200 * 1.5 ** ((m - 1) / 12) * 365 / 12 * 1.005 ** -m
+                   for m in range(1, 37))
+    assert schedule["cost_pv_eur"] == pytest.approx(expected, rel=1e-9)

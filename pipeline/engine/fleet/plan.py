@@ -385,8 +385,9 @@ def schedule(point: pl.DataFrame, cid: str, fallback: str | None, path: Path,
     gap_cost = (None if theirs is None else np.where(
         share < 1.0, (1.0 - share) * theirs["monthly_cost_eur"][0, 0], 0.0))
     serving = mine["serving_instances"][0, 0]
-    lead = float(np.nan_to_num(np.asarray(columns.get("lead_time_months", [[0.0]]))[
-        ids.index(cid), 0]))
+    # no candidate of the proposal has a lead time (no TCO terms): none
+    lead = (float(np.nan_to_num(columns["lead_time_months"][ids.index(cid), 0]))
+            if "lead_time_months" in columns else 0.0)
     goodput = row.get("tokens_per_s")
     series = []
     for m in range(path.months):
