@@ -57,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -66,7 +67,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import duckdb
 import numpy as np
 
-from pipeline.store.errors import SnapshotFileError
+from pipeline.store.errors import SnapshotFileError, SnapshotWriteError
 from pipeline.store.staging import staged
 from pipeline.store.transactions import rollback
 
@@ -103,12 +104,15 @@ _DDL = (
         sha256 VARCHAR NOT NULL, part INTEGER NOT NULL,
         content BLOB USING COMPRESSION zstd NOT NULL)""",
     # a snapshot of one part is that part; more are joined in order (as hex: DuckDB has no
-    # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view
+    # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view.
+    # `beside_path` last, after the columns of the table the view replaced: a snapshot kept
+    # beside the store has no parts (`content` NULL) and says where its file is
     f"""CREATE VIEW IF NOT EXISTS {VIEW} AS
         SELECT m.sha256, m.source, m.url, m.params_json, m.fetched_at_utc, m.size_bytes,
                (SELECT CASE WHEN count(*) = 1 THEN any_value(p.content)
                        ELSE unhex(string_agg(hex(p.content), '' ORDER BY p.part)) END
-                FROM {PARTS} p WHERE p.sha256 = m.sha256) AS content
+                FROM {PARTS} p WHERE p.sha256 = m.sha256) AS content,
+               m.beside_path
         FROM {META} m""",
 )
 
@@ -132,17 +136,23 @@ def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     store has); a store of the older layout is split into parts first (once: it has the view
     afterwards), one whose parts are stored otherwise than in zstd rewritten (once: its DDL
     says so afterwards)."""
-    tables = dict(con.execute(  # base tables only: the view is no table in the new layout
+    tables = dict(con.execute(  # the view under a name of its own: in the older layout
+        # `raw_snapshots` is a base table
         "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?, ?) AND "
+        "schema_name = current_schema() AND database_name = current_database() UNION ALL "
+        "SELECT 'view ' || view_name, sql FROM duckdb_views() WHERE view_name = ? AND "
         "schema_name = current_schema() AND database_name = current_database()",
-        [VIEW, PARTS, META]).fetchall())
+        [VIEW, PARTS, META, VIEW]).fetchall())
     if VIEW in tables:
         _split_old_snapshots(con)
         return
-    for ddl in _DDL:
-        con.execute(ddl)
     if META in tables and "beside_path" not in tables[META].lower():  # before big files beside
         con.execute(f"ALTER TABLE {META} ADD COLUMN beside_path VARCHAR")
+    view = tables.get(f"view {VIEW}")
+    if view is not None and "beside_path" not in view.lower():  # (nor in its view)
+        con.execute(f"DROP VIEW {VIEW}")
+    for ddl in _DDL:
+        con.execute(ddl)
     if PARTS in tables and not in_zstd(tables[PARTS]):
         _recompress_parts(con)
 
@@ -282,23 +292,30 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
                          beside_over: int | None = None) -> str:
     """`save_snapshot` of bytes arriving in chunks (whole parts each, but the last), `digest`
     their sha256 as the caller took it; nothing to do when kept already (the chunks are not
-    read). Meta and parts in one transaction, or in the caller's when one is open. With
-    `size`, bytes of another length are refused (OSError: the file changed since it was
-    hashed) and nothing is kept.
+    read), but for a snapshot kept beside the store whose file is missing or holds other
+    bytes: written again from the chunks (`write_beside`). Meta and parts in one
+    transaction, or in the caller's when one is open. With `size`, bytes of another length
+    are refused (OSError: the file changed since it was hashed) and nothing is kept.
 
-    Bytes of a known `size` above `beside_over` (default `BESIDE_BYTES`) in a store with a file
-    go beside it (`write_beside`: compressed, hashed as they are written, refused unless
-    their sha256 is `digest`), the meta row naming the file; the rest go into the parts."""
-    if snapshot_kept(con, digest):
+    Everything goes into the parts unless the caller passes `beside_over` (the evidence
+    files' paths pass `BESIDE_BYTES`; a fetched answer never does, so a store of market data
+    is one file): then bytes of a known `size` above it, in a store with a file, go beside
+    it (`write_beside`: compressed, hashed as they are written, refused unless their sha256
+    is `digest`), the meta row naming the file."""
+    kept = _kept_where(con, digest)
+    if kept is not None:
+        folder = raw_folder(con) if kept else None
+        if folder is not None:  # reused when it holds the bytes, else written again
+            write_beside(folder, digest, chunks, url=url)
         return digest
-    limit = BESIDE_BYTES if beside_over is None else beside_over
-    folder = raw_folder(con) if size is not None and size > limit else None
+    beside = beside_over is not None and size is not None and size > beside_over
+    folder = raw_folder(con) if beside else None
     own = _begin(con)
     try:
         if folder is None:
-            written, beside = _insert_parts(con, digest, chunks), None
+            written, name = _insert_parts(con, digest, chunks), None
         else:
-            written, beside = write_beside(folder, digest, chunks, url=url)
+            written, name = write_beside(folder, digest, chunks, url=url)
         if size is not None and written != size:
             raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
                           "while it was being added); add it again")
@@ -306,7 +323,7 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
             "size_bytes, beside_path) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [digest, source, url, json.dumps(params or {}, sort_keys=True),
-             fetched_at or datetime.now(UTC), written, beside])
+             fetched_at or datetime.now(UTC), written, name])
         if own:  # the parts' last row group is written at the commit
             con.execute("COMMIT")
     except BaseException:
@@ -314,6 +331,24 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             rollback(con)
         raise
     return digest
+
+
+def _kept_where(con: duckdb.DuckDBPyConnection, digest: str) -> str | None:
+    """Where snapshot `digest` is kept: its file's `beside_path`, "" in the store (parts, or
+    a read-only store of the older layout), None when it is not kept."""
+    if not _parted(con):
+        return "" if snapshot_kept(con, digest) else None
+    rows = con.execute(f"SELECT beside_path FROM {META} WHERE sha256 = ?", [digest]).fetchall()
+    return (rows[0][0] or "") if rows else None
+
+
+def beside_missing(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
+    """Whether snapshot `digest` is kept beside the store and no file is there under its name
+    (a stat, its bytes not read: for a command that answers "unchanged" without reading the
+    file, so adding the original file again restores it)."""
+    where = _kept_where(con, digest)
+    folder = raw_folder(con) if where else None
+    return folder is not None and not (folder / str(where)).is_file()
 
 
 def raw_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
@@ -346,21 +381,43 @@ def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview]
     final = folder / name
     if final.exists() and (length := _length_if_holds(final, digest)) is not None:
         return length, name
-    final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(f"{final.name}.{os.getpid()}{TEMPORARY}")
     codec, hashed, written = pa.Codec("zstd", ZSTD_LEVEL), hashlib.sha256(), 0
+    reading: list[BaseException] = []  # an error of the chunks' own (the file being added)
+
+    def pieces() -> Iterator[bytes | memoryview]:
+        iterator = iter(chunks)
+        while True:
+            try:
+                chunk = next(iterator)
+            except StopIteration:
+                return
+            except BaseException as error:
+                reading.append(error)
+                raise
+            yield chunk
+
     try:
-        with temporary.open("wb") as out:
-            for chunk in chunks:
-                hashed.update(chunk)
-                written += len(chunk)
-                out.write(codec.compress(chunk, asbytes=False))
-            out.flush()
-            os.fsync(out.fileno())
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            with temporary.open("wb") as out:
+                for chunk in pieces():
+                    hashed.update(chunk)
+                    written += len(chunk)
+                    out.write(codec.compress(chunk, asbytes=False))
+                out.flush()
+                os.fsync(out.fileno())
+            if hashed.hexdigest() == digest:
+                temporary.replace(final)
+        except OSError as error:  # the OS's text names no file ("No space left on device")
+            if reading:
+                raise
+            raise SnapshotWriteError(error.errno, f"{final}: cannot write the file of raw "
+                                     f"snapshot {digest} ({url}) beside the store: "
+                                     f"{error.strerror or error}") from None
         if hashed.hexdigest() != digest:
             raise OSError(f"{url}: its bytes no longer hash to {digest} (changed while it was "
                           "being added); add it again")
-        temporary.replace(final)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -465,24 +522,40 @@ def _read_beside(con: duckdb.DuckDBPyConnection, digest: str, row: dict[str, Any
                                 "the store's file, and this store has none")
     path = folder / row["beside_path"]
     if not path.is_file():
-        raise SnapshotFileError(f"{path}: missing: the file of {what}; put it back from a "
-                                f"copy of the store (the folder {folder.name} beside its "
-                                "file goes with it)")
+        raise SnapshotFileError(f"{path}: missing: the file of {what}; to restore it, "
+                                f"{_restore(folder, row['url'])}")
     hashed, pieces = hashlib.sha256(), []
     try:
         for piece in _decompressed(path):
             hashed.update(piece)
             pieces.append(piece)
     except (OSError, pa.ArrowException) as error:
-        raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}"
-                                ) from None
+        raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}; "
+                                f"to restore it, delete it, then "
+                                f"{_restore(folder, row['url'])}") from None
     data = b"".join(pieces)
     del pieces
     if len(data) != row["size_bytes"] or hashed.hexdigest() != digest:
         raise SnapshotFileError(f"{path}: altered: the file of {what} holds {len(data)} "
                                 f"bytes of sha256 {hashed.hexdigest()}, not the "
-                                f"{row['size_bytes']} bytes kept")
+                                f"{row['size_bytes']} bytes kept; to restore it, delete it, "
+                                f"then {_restore(folder, row['url'])}")
     return data
+
+
+def _restore(folder: Path, url: str) -> str:
+    """How a snapshot's file beside the store is put back: from a copy of the folder taken
+    with the store, or by adding the original file again (`save_snapshot_chunks` writes a
+    kept snapshot's missing or altered file anew; `evidence add`'s "unchanged" answer checks
+    the file is there first)."""
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname  # here: 20 ms of imports, for an error's text
+
+    parts = urlsplit(url)
+    again = (f"add the original file again (`scorecard evidence add "
+             f"{url2pathname(parts.path)}`, with the options it was added with)"
+             if parts.scheme == "file" else f"add its source ({url}) again")
+    return f"{again}, or put back the folder {folder} from a copy taken with the store"
 
 
 def _values(column: pa.Array) -> memoryview:
@@ -527,18 +600,24 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
     """Delete the snapshots no load links (a process killed between saving a file's bytes and
     loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
     load, failed ones included, links the snapshots it read, so nothing a load or a report
-    cites is touched. Then the files in the raw folder beside the store that no meta row
-    names (a snapshot swept, or one whose process was killed before its row was committed)
-    and the temporaries of writes cut short: no other process writes there while this one
-    holds the store (DuckDB lets one process write a file). Writers only: the store has the
-    parts layout (`ensure_snapshot_tables`), so no catalogue query on the way (every
-    `connect()` sweeps)."""
+    cites is touched. The file beside the store of a snapshot deleted is deleted by its name
+    once the deletion is committed (in a transaction of the sweep's own; within a caller's,
+    which may still roll back, files are left alone: a complete file no row names is reused
+    by the next add of its bytes). Then the temporaries of writes cut short in the raw folder
+    (no other process writes there while this one holds the store: DuckDB lets one process
+    write a file) and its emptied subfolders; never a complete file no row names: it may be
+    a store's moved or restored without its folder. Writers only: the store has the parts
+    layout (`ensure_snapshot_tables`), so no catalogue query on the way (every `connect()`
+    sweeps)."""
     unlinked = f"SELECT sha256 FROM {META} WHERE sha256 NOT IN " \
                "(SELECT snapshot_sha256 FROM load_snapshots)"
+    files: list[str] = []
     found = con.execute(f"SELECT count(*) FROM ({unlinked})").fetchall()[0][0]
     if found:
         own = _begin(con)
         try:
+            named = con.execute(f"SELECT beside_path FROM {META} WHERE sha256 IN ({unlinked}) "
+                                "AND beside_path IS NOT NULL").fetchall()
             con.execute(f"DELETE FROM {PARTS} WHERE sha256 IN ({unlinked})")
             con.execute(f"DELETE FROM {META} WHERE sha256 IN ({unlinked})")
         except BaseException:
@@ -547,24 +626,27 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
             raise
         if own:
             con.execute("COMMIT")
-    _sweep_files(con)
+            files = [name for (name,) in named]
+    folder = raw_folder(con)
+    if folder is not None and folder.is_dir():
+        for name in files:  # (a process killed before this leaves them, complete, reusable)
+            (folder / name).unlink(missing_ok=True)
+        _sweep_temporaries(folder)
     return int(found)
 
 
-def _sweep_files(con: duckdb.DuckDBPyConnection) -> None:
-    """Remove the raw folder's files no meta row names (after the rows' deletion committed:
-    a process killed in between leaves the files to the next sweep), and its emptied
-    subfolders."""
-    folder = raw_folder(con)
-    if folder is None or not folder.is_dir():
-        return
-    named = {path for (path,) in con.execute(
-        f"SELECT beside_path FROM {META} WHERE beside_path IS NOT NULL").fetchall()}
+#: The name of a write's temporary (`write_beside`): `<sha256>.zst.<pid>.tmp`.
+_TEMPORARY_NAME = re.compile(r"[0-9a-f]{64}\.zst\.[0-9]+" + re.escape(TEMPORARY))
+
+
+def _sweep_temporaries(folder: Path) -> None:
+    """Remove the raw folder's temporaries of writes cut short (a process killed mid-write)
+    and its empty subfolders; nothing else."""
     for sub in folder.iterdir():
         if not sub.is_dir():
             continue
         for file in sub.iterdir():
-            if f"{sub.name}/{file.name}" not in named and file.is_file():
+            if _TEMPORARY_NAME.fullmatch(file.name) and file.is_file():
                 file.unlink(missing_ok=True)
         if not any(sub.iterdir()):
             sub.rmdir()

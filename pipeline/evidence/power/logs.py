@@ -198,6 +198,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     st, name = file.stat(), str(file.resolve())
     recorded = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
     if recorded is not None and (loaded := _same_load(con, recorded, fmt, tz)) is not None:
+        evidence_store.restore_missing(con, file, recorded, source="power", size=st.st_size)
         return LoadResult(loaded[0], "unchanged", loaded[1])
     parts = read_power_parts(file, tz=tz, format=fmt)
     # the first parts are parsed while the bytes are hashed (in vain for a file touched but
@@ -210,6 +211,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
             digest = file_sha256(file)
         loaded = None if digest == recorded else _same_load(con, digest, fmt, tz)
         if loaded is not None:  # (the recorded digest's load was looked up above)
+            evidence_store.restore_missing(con, file, digest, source="power", size=st.st_size)
             evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
             return LoadResult(loaded[0], "unchanged", loaded[1])
         if read_ahead is None:  # no part reader for this format: the file whole
