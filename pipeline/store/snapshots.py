@@ -6,22 +6,30 @@ Layout (`ensure_snapshot_tables`): `raw_snapshot_meta` holds one row per snapsho
 source, url, params_json, fetched_at_utc, size_bytes, beside_path) and `raw_snapshot_parts` its
 bytes in order, `(sha256, part, content)`, parts of `PART_BYTES`; `raw_snapshots` is a view of
 the two with each snapshot's bytes whole as `content`, the columns of the table it replaced, so
-SQL that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A store written
-before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
-when a writer opens it; read-only, it is read as it is.
+SQL that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working, then
+`beside_path`. A store written before (one `raw_snapshots` table, each snapshot's bytes one
+BLOB value) is split into parts when a writer opens it; read-only, it is read as it is.
 
-Big snapshots beside the store (issue 33): bytes above `BESIDE_BYTES` (16 MiB; a big power log
-or benchmark file, never a fetched answer) of a store kept in a file go into a folder beside
-it, `<store file>.raw/<sha256[:2]>/<sha256>.zst` (`raw_folder`, `write_beside`: zstd through
-pyarrow, one frame per 16 MiB piece, so `zstd -d` reads it; hashed as written, written under a
-temporary name, flushed to disk and renamed into place whole; one file per sha256), and their
-meta row's `beside_path` names the file (relative to the folder; NULL: the bytes are in the
-parts). They have no parts: the view's `content` is NULL for them, `snapshot_content` reads
-the file and checks its bytes against the sha256 and size (`SnapshotFileError`, naming the file
-and the snapshot, when it is missing or altered). The folder moves with the store's file: copy
-or move both. Why: DuckDB's zstd of a 383 MB log's parts cost about 2 s of CPU, pyarrow's
-0.8 s (docs/energy.md). A writer adds the column to an older store's meta table; its
-snapshots stay in their parts.
+Big snapshots beside the store (issue 33): the evidence files' bytes above `BESIDE_BYTES`
+(16 MiB; a big power log or benchmark file: their callers pass it as `beside_over`; a fetched
+answer never goes there, so a store of market data is one file) of a store kept in a file go
+into a folder beside it, `<store file>.raw/<sha256[:2]>/<sha256>.zst` (`raw_folder`,
+`write_beside`: zstd through pyarrow, one frame per 16 MiB piece, so `zstd -d` reads it;
+hashed as written, written under a temporary name, flushed to disk and renamed into place
+whole; one file per sha256; a write that fails is a `SnapshotWriteError` naming the file and
+the snapshot), and their meta row's `beside_path` names the file (relative to the folder;
+NULL: the bytes are in the parts). They have no parts: the view's `content` is NULL for them
+(its `beside_path` says where they are), `snapshot_content` reads the file and checks its bytes
+against the sha256 and size (`SnapshotFileError`, naming the file and the snapshot and how to
+restore it, when it is missing or altered). Adding the same bytes again writes a missing or
+altered file anew (`save_snapshot_chunks`; `beside_missing` lets a command that answers
+"unchanged" without reading a file check, by a stat, that its file is there). The folder moves
+with the store's file: copy or move both. The sweep never deletes a complete file no row
+names (it may be a store's moved or restored without its folder; the next add of its bytes
+reuses it): only the temporaries of writes cut short and, once their deletion is committed,
+the files of the rows it deletes. Why beside: DuckDB's zstd of a 383 MB log's parts cost
+about 2 s of CPU, pyarrow's 0.8 s (docs/energy.md). A writer adds the column to an older
+store's meta table, and to its view; its snapshots stay in their parts.
 
 Why parts, and why small ones (measured on a big power log: docs/energy.md and
 docs/performance.md): DuckDB inserting the bytes as one value copies them into a buffer larger
@@ -38,8 +46,8 @@ FSST and dictionaries on every segment; figures in docs/performance.md). A colum
 setting, unlike DuckDB's global `force_compression`, lets a log's bytes be kept while its rows
 are loaded (with DuckDB's usual compression) by another connection
 (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this (no
-setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once. (Snapshots
-above `BESIDE_BYTES` no longer go into the parts: see above.)
+setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once. (An
+evidence file's bytes above `BESIDE_BYTES` no longer go into the parts: see above.)
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
@@ -48,8 +56,8 @@ above `BESIDE_BYTES` no longer go into the parts: see above.)
   (KeyError when none is kept).
 - `latest_load_snapshots`: the snapshots of a source's latest load of a vintage (of its latest
   good one if asked), with or without their bytes.
-- `sweep_orphans`: removes the snapshots no load links and says how many, then the files
-  beside the store no meta row names and the temporaries of writes cut short.
+- `sweep_orphans`: removes the snapshots no load links (and their files beside the store)
+  and says how many, then the temporaries of writes cut short.
 """
 
 from __future__ import annotations
@@ -83,9 +91,10 @@ PART_BYTES = 1024
 CHUNK_BYTES = 16 << 20
 #: Raw bytes above which rewriting an older parts table in zstd is said on stderr.
 REWRITE_NOTE_BYTES = 64 << 20
-#: Snapshots larger than this are kept beside the store's file (`raw_folder`), not in it: one
-#: 16 MiB piece (`CHUNK_BYTES`) or less costs DuckDB's zstd under 0.1 s of CPU (2 s for 383 MB,
-#: docs/energy.md), so fetched answers and small benchmark files stay in the one file.
+#: An evidence file's bytes larger than this are kept beside the store's file (`raw_folder`),
+#: not in it (its callers pass it as `beside_over`; fetched answers stay in the store whatever
+#: their size): one 16 MiB piece (`CHUNK_BYTES`) or less costs DuckDB's zstd under 0.1 s of
+#: CPU (2 s for 383 MB, docs/energy.md), so small benchmark files stay in the one file.
 BESIDE_BYTES = CHUNK_BYTES
 #: The folder beside a store's file that holds its big snapshots: `<file name>.raw`.
 RAW_SUFFIX = ".raw"
@@ -372,9 +381,11 @@ def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview]
     into place once whole, so the name only ever holds bytes whose sha256 is `digest` (bytes
     hashing otherwise are refused: OSError, the file changed since it was hashed). A file
     already there is reused, the chunks not read, when its bytes hash to `digest` (it is
-    written again otherwise). Returns the bytes' length and `beside_name`. Compressing,
-    hashing and writing release the GIL, so a thread writing this runs beside a load
-    (`snapshot_meanwhile`)."""
+    written again otherwise). Returns the bytes' length and `beside_name`. A write the system
+    refuses (a full disk, a folder that refuses writes) is a `SnapshotWriteError` naming the
+    file, the snapshot and its URL (the OS's own text names no file); an error of the chunks'
+    own (the file being added) is raised as it is. Compressing, hashing and writing release
+    the GIL, so a thread writing this runs beside a load (`snapshot_meanwhile`)."""
     import pyarrow as pa  # here: a `scorecard run` keeps no snapshot and need not load it
 
     name = beside_name(digest)

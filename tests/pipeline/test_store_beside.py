@@ -1,9 +1,13 @@
 """Big raw snapshots kept beside the store (`pipeline.store.snapshots`, issue 33): their bytes
 in `<store file>.raw/<sha256[:2]>/<sha256>.zst`, zstd, named by the meta row; read back checked
-against their sha256; a missing or altered file an error naming it and the snapshot; one file
-per sha256; the sweep removes the files no row names and a killed write's temporary; an older
-store (no such column, its snapshots in parts) read and upgraded as it is. Real DuckDB files,
-real files, a threshold of a few bytes instead of 16 MiB files."""
+against their sha256; a missing or altered file an error naming it and the snapshot and saying
+how to restore it, and restored by adding the same bytes (or the unchanged file) again; one
+file per sha256; the sweep removes a killed write's temporary and the file of a row it
+deletes (once committed, never in a caller's transaction), never a complete file no row names
+(a store moved or restored without its folder keeps its files); a failed write names the file;
+the view's `beside_path`; an older store (no such column, its snapshots in parts) read and
+upgraded as it is. Real DuckDB files, real files, a child process for a write the system
+refuses, a threshold of a few bytes instead of 16 MiB files."""
 
 from __future__ import annotations
 

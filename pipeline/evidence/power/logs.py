@@ -188,7 +188,9 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                    say: Callable[[Path, str], None], hashed: HashedAhead | None,
                    advance: Callable[[int, int], None] | None = None) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
-    is answered from its recorded sha256, without reading it; else its bytes are hashed
+    is answered from its recorded sha256, without reading it (but to write its snapshot's
+    file beside the store again when it is missing: `restore_missing`, a stat when it is
+    there; so too when it is found unchanged once hashed); else its bytes are hashed
     (streamed; or ahead, by `hashed`) while the first parts are parsed, and a log already
     loaded with the same reader settings is `unchanged`, its rows not loaded. Otherwise the
     rows are read part by part when the format allows it (nvidia-smi: a 36-hour log is never
