@@ -501,3 +501,26 @@ def test_the_view_says_where_a_big_snapshot_is_and_an_older_view_is_rebuilt(
     con = store.connect(db)
     assert con.execute(view).fetchall() == [(big, None, f"{big[:2]}/{big}.zst"),
                                             (small, b"abc", None)]
+
+
+def test_evidence_add_keeps_a_big_benchmark_file_beside_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the benchmark-file path passes the threshold as the power logs' does (a fetched answer
+    # does not): 1,146 bytes above 1,000 beside the store; added again with its file missing,
+    # the file is written again (the bytes are read and kept on every add of a benchmark)
+    from pipeline.evidence.bench import add_bench_files
+
+    bench = tmp_path / "vllm_detailed_small.json"
+    bench.write_bytes((Path(__file__).parents[1] / "fixtures" / "bench" / bench.name
+                       ).read_bytes())
+    monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    [(_, first)] = add_bench_files(con, [bench])
+    data = bench.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    assert len(data) == 1146 and first.status == "loaded"
+    assert meta(con, digest) == [(1146, f"{digest[:2]}/{digest}.zst")]
+    beside(db, data).unlink()
+    [(_, again)] = add_bench_files(con, [bench])
+    assert again.status == "unchanged" and store.snapshot_content(con, digest) == data
