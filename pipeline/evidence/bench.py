@@ -74,7 +74,7 @@ from pipeline.evidence.goodput import (
     slo_checks,
     sweep_metrics,
 )
-from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256
+from pipeline.store import Batch, ensure_tables, load, save_snapshot, sha256, snapshots
 from schemas.evidence import BENCH_REQUESTS, BENCH_RUNS, EVIDENCE_TABLES
 from schemas.fields import FIELDS
 from sources.bench.jsondoc import HEAD_BYTES
@@ -676,7 +676,8 @@ def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
     # each file's bytes are kept as they are read (raw snapshots, like a fetch's): read once;
     # the parsed runs go to the store's cache, so later commands do not parse the file again
     loaded = load_runs(paths, fmt=fmt, tz=tz, keep=lambda path, data: save_snapshot(
-        con, data, source="bench", url=path.resolve().as_uri()),
+        con, data, source="bench", url=path.resolve().as_uri(),
+        beside_over=snapshots.BESIDE_BYTES),  # a big file's bytes beside the store
         skip_bad=notes is not None, progress=progress, cache=con, advance=advance)
     if notes is not None:
         notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)

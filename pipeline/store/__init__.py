@@ -2,7 +2,7 @@
 
 Every SQL statement on the store lives here: `db` (the file, its DDL, queries into frames),
 `snapshots` (raw_snapshots, big ones in files beside the store), `errors` (StoreError,
-SnapshotFileError), `loads` (loads and load_snapshots), `scorecards`
+SnapshotFileError, SnapshotWriteError), `loads` (loads and load_snapshots), `scorecards`
 (out__scorecard), `power_samples` (core__power_samples, a view over two tables), `staging`
 (Python data handed to an INSERT), `market` (the market of a vintage as a run reads it),
 `vintages` (which vintage's rows each source gives), `evidence` (the parsed-evidence cache)

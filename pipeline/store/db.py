@@ -118,12 +118,15 @@ def connect(path: str | os.PathLike[str],
     if not read_only:
         try:
             ensure_tables(con, tables)
-            sweep_orphans(con)
+            if made is None:  # (a new store has nothing to sweep)
+                sweep_orphans(con)
         except BaseException:  # nothing of a store it could not set up is left behind
             con.close()
             if made is not None:
                 made.remove()
             raise
+        if made is not None:
+            made.say_raw_found()
     return con
 
 
@@ -134,6 +137,17 @@ class NewStore:
 
     def __init__(self, path: Path, folders: list[Path], raw: Path | None = None) -> None:
         self.path, self.folders, self.raw = path, folders, raw
+
+    def say_raw_found(self) -> None:
+        """Say on stderr that a raw folder holding files was already beside the new store
+        (those of a store moved or restored without them, perhaps): nothing in it is
+        deleted (the sweep deletes only temporaries and the files of the rows it deletes), and
+        an add of the same bytes reuses its file."""
+        raw = self.path.with_name(self.path.name + RAW_SUFFIX)
+        if self.raw is None and raw.is_dir() and any(raw.iterdir()):
+            print(f"{raw}: already beside the new store {self.path}, holding files (another "
+                  "store's raw snapshots, moved or restored without them?): nothing in it is "
+                  "deleted", file=sys.stderr)
 
     def remove(self) -> None:
         """Remove the store's file and WAL and its raw folder, then each folder made for it

@@ -16,11 +16,14 @@ dropping it loses nothing but time.
   by path, size and modification time, so an unchanged file is not read to be hashed.
 - `snapshot_meanwhile`: a file's bytes kept as a raw snapshot read piece by piece
   (`pipeline.store.snapshots.save_snapshot_chunks`: never whole in memory, nor one value the
-  size of the file; a file above 16 MiB compressed into the folder beside the store), in a
+  size of the file; a file above `BESIDE_BYTES`, 16 MiB, compressed into the folder beside the
+  store), in a
   thread, in its own transaction on a cursor of its own, while the caller loads the file's
   rows on `con`; refused when the bytes read are not
   `size` long (changed meanwhile); yields the `wait()` to call before recording the load
   that links the snapshot.
+- `restore_missing`: a kept snapshot's missing file beside the store written again from the
+  file, for an add answered "unchanged" without reading it.
 - `bounded_memory`: a context in which DuckDB holds at most `LOAD_MEMORY` (the row groups a
   big load writes stay cached in memory otherwise, growing with the rows).
 """
@@ -34,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.store import snapshots
 from pipeline.store.snapshots import CHUNK_BYTES, save_snapshot_chunks
 
 TABLE = "cache__bench_parsed"
@@ -100,15 +104,11 @@ def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: 
     stop, done = threading.Event(), threading.Event()
     failed: list[BaseException] = []
 
-    def chunks() -> Iterator[bytes]:
-        with path.open("rb") as file:
-            while not stop.is_set() and (chunk := file.read(CHUNK_BYTES)):
-                yield chunk
-
     def keep() -> None:
         try:
-            save_snapshot_chunks(cursor, sha256, chunks(), source=source,
-                                 url=path.resolve().as_uri(), size=size)
+            save_snapshot_chunks(cursor, sha256, _chunks(path, stop), source=source,
+                                 url=path.resolve().as_uri(), size=size,
+                                 beside_over=snapshots.BESIDE_BYTES)
         except BaseException as error:  # raised by wait(), in the caller's thread
             failed.append(error)
         finally:
@@ -130,6 +130,24 @@ def snapshot_meanwhile(con: Any, path: Path, sha256: str, *, source: str, size: 
         if thread.ident is not None:  # started
             _wait_through_interrupts(done)
         cursor.close()
+
+
+def _chunks(path: Path, stop: threading.Event | None = None) -> Iterator[bytes]:
+    """The file's bytes in pieces of `CHUNK_BYTES` (until `stop` is set)."""
+    with path.open("rb") as file:
+        while not (stop is not None and stop.is_set()) and (chunk := file.read(CHUNK_BYTES)):
+            yield chunk
+
+
+def restore_missing(con: Any, path: Path, sha256: str, *, source: str, size: int) -> None:
+    """For a file answered "unchanged" without being read: when its snapshot is kept beside
+    the store and its file is not there (a stat), write it again from the file (hashed as it
+    is written: refused, OSError, unless its bytes are still `sha256`), so adding the original
+    file again restores a missing one."""
+    if snapshots.beside_missing(con, sha256):
+        save_snapshot_chunks(con, sha256, _chunks(path), source=source,
+                             url=path.resolve().as_uri(), size=size,
+                             beside_over=snapshots.BESIDE_BYTES)
 
 
 def _wait_through_interrupts(done: threading.Event) -> None:

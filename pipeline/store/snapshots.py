@@ -6,22 +6,30 @@ Layout (`ensure_snapshot_tables`): `raw_snapshot_meta` holds one row per snapsho
 source, url, params_json, fetched_at_utc, size_bytes, beside_path) and `raw_snapshot_parts` its
 bytes in order, `(sha256, part, content)`, parts of `PART_BYTES`; `raw_snapshots` is a view of
 the two with each snapshot's bytes whole as `content`, the columns of the table it replaced, so
-SQL that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working. A store written
-before (one `raw_snapshots` table, each snapshot's bytes one BLOB value) is split into parts
-when a writer opens it; read-only, it is read as it is.
+SQL that reads it (`SELECT content FROM raw_snapshots WHERE ...`) goes on working, then
+`beside_path`. A store written before (one `raw_snapshots` table, each snapshot's bytes one
+BLOB value) is split into parts when a writer opens it; read-only, it is read as it is.
 
-Big snapshots beside the store (issue 33): bytes above `BESIDE_BYTES` (16 MiB; a big power log
-or benchmark file, never a fetched answer) of a store kept in a file go into a folder beside
-it, `<store file>.raw/<sha256[:2]>/<sha256>.zst` (`raw_folder`, `write_beside`: zstd through
-pyarrow, one frame per 16 MiB piece, so `zstd -d` reads it; hashed as written, written under a
-temporary name, flushed to disk and renamed into place whole; one file per sha256), and their
-meta row's `beside_path` names the file (relative to the folder; NULL: the bytes are in the
-parts). They have no parts: the view's `content` is NULL for them, `snapshot_content` reads
-the file and checks its bytes against the sha256 and size (`SnapshotFileError`, naming the file
-and the snapshot, when it is missing or altered). The folder moves with the store's file: copy
-or move both. Why: DuckDB's zstd of a 383 MB log's parts cost about 2 s of CPU, pyarrow's
-0.8 s (docs/energy.md). A writer adds the column to an older store's meta table; its
-snapshots stay in their parts.
+Big snapshots beside the store (issue 33): the evidence files' bytes above `BESIDE_BYTES`
+(16 MiB; a big power log or benchmark file: their callers pass it as `beside_over`; a fetched
+answer never goes there, so a store of market data is one file) of a store kept in a file go
+into a folder beside it, `<store file>.raw/<sha256[:2]>/<sha256>.zst` (`raw_folder`,
+`write_beside`: zstd through pyarrow, one frame per 16 MiB piece, so `zstd -d` reads it;
+hashed as written, written under a temporary name, flushed to disk and renamed into place
+whole; one file per sha256; a write that fails is a `SnapshotWriteError` naming the file and
+the snapshot), and their meta row's `beside_path` names the file (relative to the folder;
+NULL: the bytes are in the parts). They have no parts: the view's `content` is NULL for them
+(its `beside_path` says where they are), `snapshot_content` reads the file and checks its bytes
+against the sha256 and size (`SnapshotFileError`, naming the file and the snapshot and how to
+restore it, when it is missing or altered). Adding the same bytes again writes a missing or
+altered file anew (`save_snapshot_chunks`; `beside_missing` lets a command that answers
+"unchanged" without reading a file check, by a stat, that its file is there). The folder moves
+with the store's file: copy or move both. The sweep never deletes a complete file no row
+names (it may be a store's moved or restored without its folder; the next add of its bytes
+reuses it): only the temporaries of writes cut short and, once their deletion is committed,
+the files of the rows it deletes. Why beside: DuckDB's zstd of a 383 MB log's parts cost
+about 2 s of CPU, pyarrow's 0.8 s (docs/energy.md). A writer adds the column to an older
+store's meta table, and to its view; its snapshots stay in their parts.
 
 Why parts, and why small ones (measured on a big power log: docs/energy.md and
 docs/performance.md): DuckDB inserting the bytes as one value copies them into a buffer larger
@@ -38,8 +46,8 @@ FSST and dictionaries on every segment; figures in docs/performance.md). A colum
 setting, unlike DuckDB's global `force_compression`, lets a log's bytes be kept while its rows
 are loaded (with DuckDB's usual compression) by another connection
 (`pipeline.store.evidence.snapshot_meanwhile`). A store whose parts table predates this (no
-setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once. (Snapshots
-above `BESIDE_BYTES` no longer go into the parts: see above.)
+setting, or `uncompressed`) is rewritten so by a writer (`ensure_snapshot_tables`), once. (An
+evidence file's bytes above `BESIDE_BYTES` no longer go into the parts: see above.)
 
 - `save_snapshot`: keeps bytes as a snapshot (once per sha256) and gives their sha256.
 - `save_snapshot_chunks`: the same from an iterable of bytes (a file read piece by piece,
@@ -48,8 +56,8 @@ above `BESIDE_BYTES` no longer go into the parts: see above.)
   (KeyError when none is kept).
 - `latest_load_snapshots`: the snapshots of a source's latest load of a vintage (of its latest
   good one if asked), with or without their bytes.
-- `sweep_orphans`: removes the snapshots no load links and says how many, then the files
-  beside the store no meta row names and the temporaries of writes cut short.
+- `sweep_orphans`: removes the snapshots no load links (and their files beside the store)
+  and says how many, then the temporaries of writes cut short.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -66,7 +75,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import duckdb
 import numpy as np
 
-from pipeline.store.errors import SnapshotFileError
+from pipeline.store.errors import SnapshotFileError, SnapshotWriteError
 from pipeline.store.staging import staged
 from pipeline.store.transactions import rollback
 
@@ -82,9 +91,10 @@ PART_BYTES = 1024
 CHUNK_BYTES = 16 << 20
 #: Raw bytes above which rewriting an older parts table in zstd is said on stderr.
 REWRITE_NOTE_BYTES = 64 << 20
-#: Snapshots larger than this are kept beside the store's file (`raw_folder`), not in it: one
-#: 16 MiB piece (`CHUNK_BYTES`) or less costs DuckDB's zstd under 0.1 s of CPU (2 s for 383 MB,
-#: docs/energy.md), so fetched answers and small benchmark files stay in the one file.
+#: An evidence file's bytes larger than this are kept beside the store's file (`raw_folder`),
+#: not in it (its callers pass it as `beside_over`; fetched answers stay in the store whatever
+#: their size): one 16 MiB piece (`CHUNK_BYTES`) or less costs DuckDB's zstd under 0.1 s of
+#: CPU (2 s for 383 MB, docs/energy.md), so small benchmark files stay in the one file.
 BESIDE_BYTES = CHUNK_BYTES
 #: The folder beside a store's file that holds its big snapshots: `<file name>.raw`.
 RAW_SUFFIX = ".raw"
@@ -103,12 +113,15 @@ _DDL = (
         sha256 VARCHAR NOT NULL, part INTEGER NOT NULL,
         content BLOB USING COMPRESSION zstd NOT NULL)""",
     # a snapshot of one part is that part; more are joined in order (as hex: DuckDB has no
-    # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view
+    # BLOB string_agg); `snapshot_content` reads the parts themselves, without the view.
+    # `beside_path` last, after the columns of the table the view replaced: a snapshot kept
+    # beside the store has no parts (`content` NULL) and says where its file is
     f"""CREATE VIEW IF NOT EXISTS {VIEW} AS
         SELECT m.sha256, m.source, m.url, m.params_json, m.fetched_at_utc, m.size_bytes,
                (SELECT CASE WHEN count(*) = 1 THEN any_value(p.content)
                        ELSE unhex(string_agg(hex(p.content), '' ORDER BY p.part)) END
-                FROM {PARTS} p WHERE p.sha256 = m.sha256) AS content
+                FROM {PARTS} p WHERE p.sha256 = m.sha256) AS content,
+               m.beside_path
         FROM {META} m""",
 )
 
@@ -132,17 +145,23 @@ def ensure_snapshot_tables(con: duckdb.DuckDBPyConnection) -> None:
     store has); a store of the older layout is split into parts first (once: it has the view
     afterwards), one whose parts are stored otherwise than in zstd rewritten (once: its DDL
     says so afterwards)."""
-    tables = dict(con.execute(  # base tables only: the view is no table in the new layout
+    tables = dict(con.execute(  # the view under a name of its own: in the older layout
+        # `raw_snapshots` is a base table
         "SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN (?, ?, ?) AND "
+        "schema_name = current_schema() AND database_name = current_database() UNION ALL "
+        "SELECT 'view ' || view_name, sql FROM duckdb_views() WHERE view_name = ? AND "
         "schema_name = current_schema() AND database_name = current_database()",
-        [VIEW, PARTS, META]).fetchall())
+        [VIEW, PARTS, META, VIEW]).fetchall())
     if VIEW in tables:
         _split_old_snapshots(con)
         return
-    for ddl in _DDL:
-        con.execute(ddl)
     if META in tables and "beside_path" not in tables[META].lower():  # before big files beside
         con.execute(f"ALTER TABLE {META} ADD COLUMN beside_path VARCHAR")
+    view = tables.get(f"view {VIEW}")
+    if view is not None and "beside_path" not in view.lower():  # (nor in its view)
+        con.execute(f"DROP VIEW {VIEW}")
+    for ddl in _DDL:
+        con.execute(ddl)
     if PARTS in tables and not in_zstd(tables[PARTS]):
         _recompress_parts(con)
 
@@ -282,23 +301,30 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
                          beside_over: int | None = None) -> str:
     """`save_snapshot` of bytes arriving in chunks (whole parts each, but the last), `digest`
     their sha256 as the caller took it; nothing to do when kept already (the chunks are not
-    read). Meta and parts in one transaction, or in the caller's when one is open. With
-    `size`, bytes of another length are refused (OSError: the file changed since it was
-    hashed) and nothing is kept.
+    read), but for a snapshot kept beside the store whose file is missing or holds other
+    bytes: written again from the chunks (`write_beside`). Meta and parts in one
+    transaction, or in the caller's when one is open. With `size`, bytes of another length
+    are refused (OSError: the file changed since it was hashed) and nothing is kept.
 
-    Bytes of a known `size` above `beside_over` (default `BESIDE_BYTES`) in a store with a file
-    go beside it (`write_beside`: compressed, hashed as they are written, refused unless
-    their sha256 is `digest`), the meta row naming the file; the rest go into the parts."""
-    if snapshot_kept(con, digest):
+    Everything goes into the parts unless the caller passes `beside_over` (the evidence
+    files' paths pass `BESIDE_BYTES`; a fetched answer never does, so a store of market data
+    is one file): then bytes of a known `size` above it, in a store with a file, go beside
+    it (`write_beside`: compressed, hashed as they are written, refused unless their sha256
+    is `digest`), the meta row naming the file."""
+    kept = _kept_where(con, digest)
+    if kept is not None:
+        folder = raw_folder(con) if kept else None
+        if folder is not None:  # reused when it holds the bytes, else written again
+            write_beside(folder, digest, chunks, url=url)
         return digest
-    limit = BESIDE_BYTES if beside_over is None else beside_over
-    folder = raw_folder(con) if size is not None and size > limit else None
+    beside = beside_over is not None and size is not None and size > beside_over
+    folder = raw_folder(con) if beside else None
     own = _begin(con)
     try:
         if folder is None:
-            written, beside = _insert_parts(con, digest, chunks), None
+            written, name = _insert_parts(con, digest, chunks), None
         else:
-            written, beside = write_beside(folder, digest, chunks, url=url)
+            written, name = write_beside(folder, digest, chunks, url=url)
         if size is not None and written != size:
             raise OSError(f"{url}: {written} bytes read where {size} were hashed (changed "
                           "while it was being added); add it again")
@@ -306,7 +332,7 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             f"INSERT INTO {META} (sha256, source, url, params_json, fetched_at_utc, "
             "size_bytes, beside_path) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [digest, source, url, json.dumps(params or {}, sort_keys=True),
-             fetched_at or datetime.now(UTC), written, beside])
+             fetched_at or datetime.now(UTC), written, name])
         if own:  # the parts' last row group is written at the commit
             con.execute("COMMIT")
     except BaseException:
@@ -314,6 +340,24 @@ def save_snapshot_chunks(con: duckdb.DuckDBPyConnection, digest: str,
             rollback(con)
         raise
     return digest
+
+
+def _kept_where(con: duckdb.DuckDBPyConnection, digest: str) -> str | None:
+    """Where snapshot `digest` is kept: its file's `beside_path`, "" in the store (parts, or
+    a read-only store of the older layout), None when it is not kept."""
+    if not _parted(con):
+        return "" if snapshot_kept(con, digest) else None
+    rows = con.execute(f"SELECT beside_path FROM {META} WHERE sha256 = ?", [digest]).fetchall()
+    return (rows[0][0] or "") if rows else None
+
+
+def beside_missing(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
+    """Whether snapshot `digest` is kept beside the store and no file is there under its name
+    (a stat, its bytes not read: for a command that answers "unchanged" without reading the
+    file, so adding the original file again restores it)."""
+    where = _kept_where(con, digest)
+    folder = raw_folder(con) if where else None
+    return folder is not None and not (folder / str(where)).is_file()
 
 
 def raw_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
@@ -337,30 +381,54 @@ def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview]
     into place once whole, so the name only ever holds bytes whose sha256 is `digest` (bytes
     hashing otherwise are refused: OSError, the file changed since it was hashed). A file
     already there is reused, the chunks not read, when its bytes hash to `digest` (it is
-    written again otherwise). Returns the bytes' length and `beside_name`. Compressing,
-    hashing and writing release the GIL, so a thread writing this runs beside a load
-    (`snapshot_meanwhile`)."""
+    written again otherwise). Returns the bytes' length and `beside_name`. A write the system
+    refuses (a full disk, a folder that refuses writes) is a `SnapshotWriteError` naming the
+    file, the snapshot and its URL (the OS's own text names no file); an error of the chunks'
+    own (the file being added) is raised as it is. Compressing, hashing and writing release
+    the GIL, so a thread writing this runs beside a load (`snapshot_meanwhile`)."""
     import pyarrow as pa  # here: a `scorecard run` keeps no snapshot and need not load it
 
     name = beside_name(digest)
     final = folder / name
     if final.exists() and (length := _length_if_holds(final, digest)) is not None:
         return length, name
-    final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(f"{final.name}.{os.getpid()}{TEMPORARY}")
     codec, hashed, written = pa.Codec("zstd", ZSTD_LEVEL), hashlib.sha256(), 0
+    reading: list[BaseException] = []  # an error of the chunks' own (the file being added)
+
+    def pieces() -> Iterator[bytes | memoryview]:
+        iterator = iter(chunks)
+        while True:
+            try:
+                chunk = next(iterator)
+            except StopIteration:
+                return
+            except BaseException as error:
+                reading.append(error)
+                raise
+            yield chunk
+
     try:
-        with temporary.open("wb") as out:
-            for chunk in chunks:
-                hashed.update(chunk)
-                written += len(chunk)
-                out.write(codec.compress(chunk, asbytes=False))
-            out.flush()
-            os.fsync(out.fileno())
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            with temporary.open("wb") as out:
+                for chunk in pieces():
+                    hashed.update(chunk)
+                    written += len(chunk)
+                    out.write(codec.compress(chunk, asbytes=False))
+                out.flush()
+                os.fsync(out.fileno())
+            if hashed.hexdigest() == digest:
+                temporary.replace(final)
+        except OSError as error:  # the OS's text names no file ("No space left on device")
+            if reading:
+                raise
+            raise SnapshotWriteError(error.errno, f"{final}: cannot write the file of raw "
+                                     f"snapshot {digest} ({url}) beside the store: "
+                                     f"{error.strerror or error}") from None
         if hashed.hexdigest() != digest:
             raise OSError(f"{url}: its bytes no longer hash to {digest} (changed while it was "
                           "being added); add it again")
-        temporary.replace(final)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -465,24 +533,40 @@ def _read_beside(con: duckdb.DuckDBPyConnection, digest: str, row: dict[str, Any
                                 "the store's file, and this store has none")
     path = folder / row["beside_path"]
     if not path.is_file():
-        raise SnapshotFileError(f"{path}: missing: the file of {what}; put it back from a "
-                                f"copy of the store (the folder {folder.name} beside its "
-                                "file goes with it)")
+        raise SnapshotFileError(f"{path}: missing: the file of {what}; to restore it, "
+                                f"{_restore(folder, row['url'])}")
     hashed, pieces = hashlib.sha256(), []
     try:
         for piece in _decompressed(path):
             hashed.update(piece)
             pieces.append(piece)
     except (OSError, pa.ArrowException) as error:
-        raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}"
-                                ) from None
+        raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}; "
+                                f"to restore it, delete it, then "
+                                f"{_restore(folder, row['url'])}") from None
     data = b"".join(pieces)
     del pieces
     if len(data) != row["size_bytes"] or hashed.hexdigest() != digest:
         raise SnapshotFileError(f"{path}: altered: the file of {what} holds {len(data)} "
                                 f"bytes of sha256 {hashed.hexdigest()}, not the "
-                                f"{row['size_bytes']} bytes kept")
+                                f"{row['size_bytes']} bytes kept; to restore it, delete it, "
+                                f"then {_restore(folder, row['url'])}")
     return data
+
+
+def _restore(folder: Path, url: str) -> str:
+    """How a snapshot's file beside the store is put back: from a copy of the folder taken
+    with the store, or by adding the original file again (`save_snapshot_chunks` writes a
+    kept snapshot's missing or altered file anew; `evidence add`'s "unchanged" answer checks
+    the file is there first)."""
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname  # here: 20 ms of imports, for an error's text
+
+    parts = urlsplit(url)
+    again = (f"add the original file again (`scorecard evidence add "
+             f"{url2pathname(parts.path)}`, with the options it was added with)"
+             if parts.scheme == "file" else f"add its source ({url}) again")
+    return f"{again}, or put back the folder {folder} from a copy taken with the store"
 
 
 def _values(column: pa.Array) -> memoryview:
@@ -527,18 +611,24 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
     """Delete the snapshots no load links (a process killed between saving a file's bytes and
     loading its rows, e.g. during `evidence add`, leaves them); returns how many. Every
     load, failed ones included, links the snapshots it read, so nothing a load or a report
-    cites is touched. Then the files in the raw folder beside the store that no meta row
-    names (a snapshot swept, or one whose process was killed before its row was committed)
-    and the temporaries of writes cut short: no other process writes there while this one
-    holds the store (DuckDB lets one process write a file). Writers only: the store has the
-    parts layout (`ensure_snapshot_tables`), so no catalogue query on the way (every
-    `connect()` sweeps)."""
+    cites is touched. The file beside the store of a snapshot deleted is deleted by its name
+    once the deletion is committed (in a transaction of the sweep's own; within a caller's,
+    which may still roll back, files are left alone: a complete file no row names is reused
+    by the next add of its bytes). Then the temporaries of writes cut short in the raw folder
+    (no other process writes there while this one holds the store: DuckDB lets one process
+    write a file) and its emptied subfolders; never a complete file no row names: it may be
+    a store's moved or restored without its folder. Writers only: the store has the parts
+    layout (`ensure_snapshot_tables`), so no catalogue query on the way (every `connect()`
+    sweeps)."""
     unlinked = f"SELECT sha256 FROM {META} WHERE sha256 NOT IN " \
                "(SELECT snapshot_sha256 FROM load_snapshots)"
+    files: list[str] = []
     found = con.execute(f"SELECT count(*) FROM ({unlinked})").fetchall()[0][0]
     if found:
         own = _begin(con)
         try:
+            named = con.execute(f"SELECT beside_path FROM {META} WHERE sha256 IN ({unlinked}) "
+                                "AND beside_path IS NOT NULL").fetchall()
             con.execute(f"DELETE FROM {PARTS} WHERE sha256 IN ({unlinked})")
             con.execute(f"DELETE FROM {META} WHERE sha256 IN ({unlinked})")
         except BaseException:
@@ -547,24 +637,27 @@ def sweep_orphans(con: duckdb.DuckDBPyConnection) -> int:
             raise
         if own:
             con.execute("COMMIT")
-    _sweep_files(con)
+            files = [name for (name,) in named]
+    folder = raw_folder(con)
+    if folder is not None and folder.is_dir():
+        for name in files:  # (a process killed before this leaves them, complete, reusable)
+            (folder / name).unlink(missing_ok=True)
+        _sweep_temporaries(folder)
     return int(found)
 
 
-def _sweep_files(con: duckdb.DuckDBPyConnection) -> None:
-    """Remove the raw folder's files no meta row names (after the rows' deletion committed:
-    a process killed in between leaves the files to the next sweep), and its emptied
-    subfolders."""
-    folder = raw_folder(con)
-    if folder is None or not folder.is_dir():
-        return
-    named = {path for (path,) in con.execute(
-        f"SELECT beside_path FROM {META} WHERE beside_path IS NOT NULL").fetchall()}
+#: The name of a write's temporary (`write_beside`): `<sha256>.zst.<pid>.tmp`.
+_TEMPORARY_NAME = re.compile(r"[0-9a-f]{64}\.zst\.[0-9]+" + re.escape(TEMPORARY))
+
+
+def _sweep_temporaries(folder: Path) -> None:
+    """Remove the raw folder's temporaries of writes cut short (a process killed mid-write)
+    and its empty subfolders; nothing else."""
     for sub in folder.iterdir():
         if not sub.is_dir():
             continue
         for file in sub.iterdir():
-            if f"{sub.name}/{file.name}" not in named and file.is_file():
+            if _TEMPORARY_NAME.fullmatch(file.name) and file.is_file():
                 file.unlink(missing_ok=True)
         if not any(sub.iterdir()):
             sub.rmdir()

@@ -195,12 +195,12 @@ def test_offline_reparses_stored_snapshots(httpserver: HTTPServer,
     assert exit_code(other) == 2
 
 
-def test_offline_reparses_answers_kept_beside_the_store_and_names_a_missing_file(
+def test_fetched_answers_above_the_threshold_stay_in_the_store(
         httpserver: HTTPServer, con: duckdb.DuckDBPyConnection, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # every answer above 1,000 bytes kept beside the store (issue 33; 16 MiB in use): the
-    # offline re-parse reads them back from their files; one file removed, that source fails
-    # alone, its error naming the file and the snapshot
+    # only evidence files go beside the store (issue 33): a fetched answer above the
+    # threshold (1,000 bytes here; 16 MiB in use) stays in the parts, so a store of market
+    # data is one file; the offline re-parse reads it back from them
     from pipeline.store import snapshots
 
     monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
@@ -208,21 +208,15 @@ def test_offline_reparses_answers_kept_beside_the_store_and_names_a_missing_file
     run(con, httpserver)
     kept = dict(con.execute("SELECT source, beside_path FROM raw_snapshot_meta WHERE source IN "
                             "('energy_charts', 'scaleway')").fetchall())
-    assert len(EC_BODY) > 1000 and kept["energy_charts"] is not None
-    raw = tmp_path / "store.duckdb.raw"
-    assert (raw / kept["energy_charts"]).is_file()
+    assert len(EC_BODY) > 1000 and kept == {"energy_charts": None, "scaleway": None}
+    assert con.execute("SELECT count(*) FROM raw_snapshot_meta WHERE beside_path IS NOT NULL"
+                       ).fetchall() == [(0,)]
+    assert not (tmp_path / "store.duckdb.raw").exists()
     ctx = context(httpserver, con)
     offline = {r.source: r for r in ingest(con, None, ["energy_charts", "scaleway"], ctx,
                                            offline=True)}
     assert {r.status for r in offline.values()} == {"unchanged"}, offline
     assert offline["energy_charts"].rows == 100
-    (raw / kept["energy_charts"]).unlink()
-    offline = {r.source: r for r in ingest(con, None, ["energy_charts", "scaleway"], ctx,
-                                           offline=True)}
-    assert offline["scaleway"].status == "unchanged"
-    assert offline["energy_charts"].status == "failed"
-    assert f"{raw / kept['energy_charts']}: missing: the file of raw snapshot" in \
-        (offline["energy_charts"].error or "")
 
 
 def test_offline_reparses_two_zones_that_answered_the_same_bytes(

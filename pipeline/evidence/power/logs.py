@@ -188,7 +188,9 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
                    say: Callable[[Path, str], None], hashed: HashedAhead | None,
                    advance: Callable[[int, int], None] | None = None) -> Any:
     """One log into the store. A file whose size and modification time are those recorded
-    is answered from its recorded sha256, without reading it; else its bytes are hashed
+    is answered from its recorded sha256, without reading it (but to write its snapshot's
+    file beside the store again when it is missing: `restore_missing`, a stat when it is
+    there; so too when it is found unchanged once hashed); else its bytes are hashed
     (streamed; or ahead, by `hashed`) while the first parts are parsed, and a log already
     loaded with the same reader settings is `unchanged`, its rows not loaded. Otherwise the
     rows are read part by part when the format allows it (nvidia-smi: a 36-hour log is never
@@ -198,6 +200,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
     st, name = file.stat(), str(file.resolve())
     recorded = evidence_store.digest_of(con, name, st.st_size, st.st_mtime_ns)
     if recorded is not None and (loaded := _same_load(con, recorded, fmt, tz)) is not None:
+        evidence_store.restore_missing(con, file, recorded, source="power", size=st.st_size)
         return LoadResult(loaded[0], "unchanged", loaded[1])
     parts = read_power_parts(file, tz=tz, format=fmt)
     # the first parts are parsed while the bytes are hashed (in vain for a file touched but
@@ -210,6 +213,7 @@ def _add_power_log(con: Any, file: Path, fmt: str | None, tz: str | None,
             digest = file_sha256(file)
         loaded = None if digest == recorded else _same_load(con, digest, fmt, tz)
         if loaded is not None:  # (the recorded digest's load was looked up above)
+            evidence_store.restore_missing(con, file, digest, source="power", size=st.st_size)
             evidence_store.put_digest(con, name, st.st_size, st.st_mtime_ns, digest)
             return LoadResult(loaded[0], "unchanged", loaded[1])
         if read_ahead is None:  # no part reader for this format: the file whole
