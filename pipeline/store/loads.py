@@ -191,9 +191,10 @@ def _write(con: duckdb.DuckDBPyConnection, source: str, vintage: str, load_id: s
                 "(SELECT load_id FROM loads WHERE source = ? AND vintage = ?)",
                 [source, vintage],
             )
+        known: power_samples.Known = {}  # the series keys of the load's parts so far
         for name, frame, snapshot in frames:
             if name == power_samples.VIEW:
-                rows += power_samples.insert(con, frame, load_id, snapshot)
+                rows += power_samples.insert(con, frame, load_id, snapshot, known)
             else:
                 rows += _insert(con, name, frame,
                                 {"load_id": load_id, "snapshot_sha256": snapshot})

@@ -94,14 +94,21 @@ def _split_old_table(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("COMMIT")
 
 
+#: The series keys a load has given so far: (load_id, snapshot_sha256, series_id,
+#: measurement_boundary) -> series_key (`insert`'s `known`).
+Known = dict[tuple[str, str, str, str], int]
+
+
 def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
-           snapshot_sha256: str) -> int:
+           snapshot_sha256: str, known: Known | None = None) -> int:
     """One part of load `load_id`'s samples (POWER_SAMPLES columns) appended, the series it
-    holds added to `power_series` the first time they appear in the load."""
+    holds added to `power_series` the first time they appear in the load. `known`: the keys
+    the load's earlier parts were given (filled here), so that a part whose series all came
+    before asks DuckDB nothing (a log's parts mostly repeat its GPUs)."""
     if not frame.height:
         return 0
     series = _series_in(frame)
-    keyed = _keys(con, series, load_id, snapshot_sha256)
+    keyed = _keys(con, series, load_id, snapshot_sha256, {} if known is None else known)
     readings = ", ".join(READING_COLUMNS)
     if keyed.height == 1:  # the usual case: the key a constant, no join
         rows, key, params = frame.select(READING_COLUMNS), "?::INTEGER", [keyed[0, "series_key"]]
@@ -138,19 +145,26 @@ def _series_in(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _keys(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, load_id: str,
-          snapshot_sha256: str) -> pl.DataFrame:
+          snapshot_sha256: str, known: Known) -> pl.DataFrame:
     """`series` with the `series_key` each has in load `load_id` from snapshot
-    `snapshot_sha256` (a load of several snapshots keeps each row's), new ones added."""
-    theirs = f"(SELECT * FROM {SERIES} WHERE load_id = ? AND snapshot_sha256 = ?) k"
-    with staged(con, "staged_power_series", series):
-        con.execute(
-            f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), ?, ?, n.* FROM "
-            f"staged_power_series n ANTI JOIN {theirs} USING (series_id, measurement_boundary)",
-            [load_id, snapshot_sha256] * 2)
-        return con.sql(
-            f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {theirs} "
-            "USING (series_id, measurement_boundary)", params=[load_id, snapshot_sha256]
-        ).pl().cast({"series_key": pl.Int32})
+    `snapshot_sha256` (a load of several snapshots keeps each row's), new ones added; those
+    in `known` are not asked of DuckDB, the others are added to it."""
+    pairs = [(load_id, snapshot_sha256, *row) for row in series.iter_rows()]
+    new = series.filter(pl.Series([pair not in known for pair in pairs]))
+    if new.height:
+        theirs = f"(SELECT * FROM {SERIES} WHERE load_id = ? AND snapshot_sha256 = ?) k"
+        with staged(con, "staged_power_series", new):
+            con.execute(
+                f"INSERT INTO {SERIES} SELECT nextval('{_KEYS}'), ?, ?, n.* FROM staged_power_"
+                f"series n ANTI JOIN {theirs} USING (series_id, measurement_boundary)",
+                [load_id, snapshot_sha256] * 2)
+            for *row, key in con.execute(
+                    f"SELECT n.*, k.series_key FROM staged_power_series n JOIN {theirs} "
+                    "USING (series_id, measurement_boundary)", [load_id, snapshot_sha256]
+            ).fetchall():
+                known[(load_id, snapshot_sha256, *row)] = key
+    return series.with_columns(series_key=pl.Series([known[pair] for pair in pairs],
+                                                     dtype=pl.Int32))
 
 
 def delete_loads(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> None:
