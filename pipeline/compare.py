@@ -23,7 +23,7 @@ from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve
 from pipeline.store.vintages import coverage, sources_of
 from schemas.proposal import Proposal
-from schemas.result import BaselineRun, Diff, PartialMonth
+from schemas.result import BaselineRun, Diff, PartialMonth, Result
 
 POINT_DRAWS = 100
 
@@ -57,8 +57,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                        draws=POINT_DRAWS)
         results[taken] = {c.id: c for c in
                           to_contract(card, generated_at, code_version).candidates}
-    stored = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
-              else None)
+    document = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
+                else None)
+    stored = None if document is None else Result.model_validate_json(document)
     notes = []
     if stored is None:
         notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "

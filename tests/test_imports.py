@@ -194,3 +194,18 @@ def test_the_readers_do_not_import_the_http_stack() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_adding_evidence_builds_no_result_models() -> None:
+    """What `scorecard evidence add` imports (the CLI, the add, the power logs' reader and the
+    store) leaves out `schemas.result`, whose ~45 pydantic models took about 48 ms to build
+    at import (`pipeline.store.scorecards` imported it for a type and one read back; the
+    stored document is now validated by its reader, `pipeline/compare.py`)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pipeline.cli, pipeline.evidence.add, pipeline.evidence.power.logs, "
+            "pipeline.store; print('schemas.result' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"

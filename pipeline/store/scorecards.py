@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from pipeline.store.transactions import rollback
-from schemas.result import Result
+
+if TYPE_CHECKING:  # a store opened to add evidence need not build the result's models
+    from schemas.result import Result
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,9 @@ def published(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
 
 
 def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
-                     ) -> Result | None:
-    """The scorecard published for `vintage` and `proposal`, read back, if any."""
+                     ) -> str | None:
+    """The scorecard published for `vintage` and `proposal` (its JSON document, which
+    `schemas.result.Result.model_validate_json` reads back), if any."""
     runs = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = "
                        "'out__scorecard_run'").fetchall()[0][0]
     # a store made before runs were kept holds every published document in its own row
@@ -103,7 +107,7 @@ def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
              if runs else "SELECT p.candidates_json FROM out__scorecard p ")
     rows = con.execute(query + "WHERE p.vintage = ? AND p.proposal = ?",
                        [vintage, proposal]).fetchall()
-    return Result.model_validate_json(rows[0][0]) if rows else None
+    return str(rows[0][0]) if rows else None
 
 
 def stored_runs(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str

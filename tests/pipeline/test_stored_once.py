@@ -58,11 +58,11 @@ def _documents(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
 def _generated_at(db: Path, vintage: str, proposal: str) -> str:
     con = duckdb.connect(str(db))
     try:
-        result = store.stored_scorecard(con, vintage, proposal)
+        document = store.stored_scorecard(con, vintage, proposal)
     finally:
         con.close()
-    assert result is not None
-    return result.generated_at
+    assert document is not None
+    return Result.model_validate_json(document).generated_at
 
 
 def test_a_published_run_is_stored_once_and_kept_when_its_run_is_replaced(
