@@ -116,7 +116,8 @@ def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
         rows = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
                           ).select("series_key", *READING_COLUMNS)
         key, params = "series_key", []
-    with staged(con, "staged_power_readings", _in_row_groups(rows)):
+    # handed over as an Arrow C stream: DuckDB's polars adapter builds a pyarrow table first
+    with staged(con, "staged_power_readings", _in_row_groups(rows).__arrow_c_stream__()):
         con.execute(f"INSERT INTO {READINGS} SELECT {key}, {readings} "
                     "FROM staged_power_readings", params)
     return frame.height
