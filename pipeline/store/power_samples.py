@@ -15,7 +15,8 @@ of a power log); read-only, or before that, it is read as it is.
 Why: DuckDB's insert of a text column costs time per row even when the column holds one
 value throughout, and four do in a power log (series, boundary, load, snapshot); stored once
 per series, they are not written with every reading (measured in docs/energy.md, "The
-store").
+store"). For the same reason a part whose device ids are its GPU indexes written out (an
+nvidia-smi log by index) stores `device_id` NULL, and the view gives it back (`DEVICE_ID`).
 
 - `ensure`: creates the tables, the key sequence and the view (splitting an older table
   first).
@@ -51,21 +52,43 @@ _TABLES = (
     f"CREATE TABLE IF NOT EXISTS {READINGS} (series_key INTEGER NOT NULL, "
     + ", ".join(f"{c} {duckdb_type(c)}" for c in READING_COLUMNS) + ")",
 )
-_VIEW = (f"CREATE VIEW IF NOT EXISTS {VIEW} AS SELECT "
-         + ", ".join(f"{'r' if c in READING_COLUMNS else 's'}.{c}"
-                     for c in POWER_SAMPLES.all_columns)
-         + f" FROM {READINGS} r JOIN {SERIES} s USING (series_key)")
+#: A reading's device id as the view and `stored` give it: kept NULL when it is the reading's
+#: GPU index written out (an nvidia-smi log by index; `device_id` is required, so NULL means
+#: only that), which DuckDB then need not store as text row by row (`insert`)
+DEVICE_ID = "coalesce(r.device_id, CAST(r.gpu_index AS VARCHAR)) AS device_id"
+
+
+def _columns(names: tuple[str, ...]) -> str:
+    """`names` selected from `power_readings r JOIN power_series s`."""
+    return ", ".join(DEVICE_ID if c == "device_id" else
+                     f"{'r' if c in READING_COLUMNS else 's'}.{c}" for c in names)
+
+
+_VIEW = (f"CREATE OR REPLACE VIEW {VIEW} AS SELECT {_columns(POWER_SAMPLES.all_columns)} "
+         f"FROM {READINGS} r JOIN {SERIES} s USING (series_key)")
 
 
 def ensure(con: duckdb.DuckDBPyConnection) -> None:
     """The layout above; a store with the older `core__power_samples` table is split first
-    (once: it has the view afterwards)."""
-    if relation_kind(con, VIEW) == "BASE TABLE":
+    (once: it has the view afterwards), a view from before device ids were kept NULL
+    (`DEVICE_ID`) replaced (once)."""
+    kind = relation_kind(con, VIEW)
+    if kind == "BASE TABLE":
         _split_old_table(con)
         return
     con.execute(f"CREATE SEQUENCE IF NOT EXISTS {_KEYS}")
-    for ddl in (*_TABLES, _VIEW):
+    for ddl in _TABLES:
         con.execute(ddl)
+    if kind is None or not _view_gives_indexes(con):
+        con.execute(_VIEW)
+
+
+def _view_gives_indexes(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store's view gives a NULL device id back as its GPU index."""
+    rows = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = "
+                       "current_schema() AND database_name = current_database()",
+                       [VIEW]).fetchall()
+    return bool(rows) and "coalesce" in str(rows[0][0]).lower()
 
 
 def _split_old_table(con: duckdb.DuckDBPyConnection) -> None:
@@ -109,18 +132,29 @@ def insert(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, load_id: str,
         return 0
     series = _series_in(frame)
     keyed = _keys(con, series, load_id, snapshot_sha256, {} if known is None else known)
-    readings = ", ".join(READING_COLUMNS)
+    by_index = _device_ids_are_indexes(frame)
+    handed = [c for c in READING_COLUMNS if not (by_index and c == "device_id")]
+    readings = ", ".join("NULL" if c not in handed else c for c in READING_COLUMNS)
     if keyed.height == 1:  # the usual case: the key a constant, no join
-        rows, key, params = frame.select(READING_COLUMNS), "?::INTEGER", [keyed[0, "series_key"]]
+        rows, key, params = frame.select(handed), "?::INTEGER", [keyed[0, "series_key"]]
     else:
         rows = frame.join(keyed, on=list(SERIES_COLUMNS), how="left", maintain_order="left"
-                          ).select("series_key", *READING_COLUMNS)
+                          ).select("series_key", *handed)
         key, params = "series_key", []
     # handed over as an Arrow C stream: DuckDB's polars adapter builds a pyarrow table first
     with staged(con, "staged_power_readings", _in_row_groups(rows).__arrow_c_stream__()):
         con.execute(f"INSERT INTO {READINGS} SELECT {key}, {readings} "
                     "FROM staged_power_readings", params)
     return frame.height
+
+
+def _device_ids_are_indexes(frame: pl.DataFrame) -> bool:
+    """Whether every reading's device id is its GPU index written out ("0" for 0), so that
+    it is stored NULL (`DEVICE_ID`): about 0.4 s of DuckDB's 1.3 s inserting a 10-million-row
+    log went to storing its device ids as text (docs/energy.md). A null index keeps them."""
+    same = frame.select((pl.col("device_id") == pl.col("gpu_index").cast(pl.String))
+                        .all(ignore_nulls=False)).item()
+    return same is True
 
 
 #: Rows per chunk of a frame handed to DuckDB: its row group, so that its scan of the frame has
@@ -180,10 +214,10 @@ def delete_loads(con: duckdb.DuckDBPyConnection, source: str, vintage: str) -> N
 def stored(con: duckdb.DuckDBPyConnection, load_id: str) -> pl.DataFrame:
     """Load `load_id`'s samples (POWER_SAMPLES columns), in the order they were loaded; from
     the older table as it is in a store opened read-only before its split."""
-    columns = ", ".join(POWER_SAMPLES.columns)
     if relation_kind(con, READINGS) is None:
-        sql = f"SELECT {columns} FROM {VIEW} WHERE load_id = ? ORDER BY rowid"
+        sql = (f"SELECT {', '.join(POWER_SAMPLES.columns)} FROM {VIEW} WHERE load_id = ? "
+               "ORDER BY rowid")
     else:
-        sql = (f"SELECT {columns} FROM {READINGS} JOIN {SERIES} USING (series_key) "
-               "WHERE load_id = ? ORDER BY power_readings.rowid")
+        sql = (f"SELECT {_columns(POWER_SAMPLES.columns)} FROM {READINGS} r JOIN {SERIES} s "
+               "USING (series_key) WHERE s.load_id = ? ORDER BY r.rowid")
     return con.sql(sql, params=[load_id]).pl()

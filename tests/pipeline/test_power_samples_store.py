@@ -164,3 +164,44 @@ def test_an_old_store_is_split_by_a_writer_once(tmp_path: Path) -> None:
     assert con.execute(f"SELECT count(DISTINCT series_key) FROM {power_samples.SERIES}"
                        ).fetchall() == [(3,)]
     assert stored_rows(con, new.load_id).height == 1
+
+
+def test_device_ids_that_are_gpu_indexes_are_stored_null_and_read_back(tmp_path: Path) -> None:
+    # samples(): device "0" at gpu_index 0 throughout: the index written out, stored NULL
+    # (no text per reading) and given back as "0" by the view and by `stored`. A part of
+    # GPU UUIDs, and one whose index is missing on a row, keep their ids as text.
+    con = connect(tmp_path / "s.duckdb", tables=[POWER_SAMPLES])
+    by_index = samples(["a"], 3)
+    uuids = samples(["b"], 2).with_columns(device_id=pl.lit("GPU-8f2c"))
+    gap = samples(["c"], 2).with_columns(
+        gpu_index=pl.Series([0, None], dtype=pl.Int64), device_id=pl.lit("0"))
+    loads = [load_parts(con, f"power:{name}", "evidence", POWER_SAMPLES, name * 64, [part],
+                        fingerprint=name)
+             for name, part in (("a", by_index), ("b", uuids), ("c", gap))]
+    stored_ids = con.execute(
+        f"SELECT s.series_id, list(r.device_id ORDER BY r.rowid) FROM {power_samples.READINGS} "
+        f"r JOIN {power_samples.SERIES} s USING (series_key) GROUP BY ALL ORDER BY 1"
+    ).fetchall()
+    assert stored_ids == [("a", [None, None, None]), ("b", ["GPU-8f2c"] * 2), ("c", ["0", "0"])]
+    for result, part in zip(loads, (by_index, uuids, gap), strict=True):
+        assert_frame_equal(stored_rows(con, result.load_id), part)
+    assert con.execute(f"SELECT series_id, list(device_id) FROM {POWER_SAMPLES.name} "
+                       "GROUP BY ALL ORDER BY 1").fetchall() == [
+        ("a", ["0"] * 3), ("b", ["GPU-8f2c"] * 2), ("c", ["0", "0"])]
+
+
+def test_a_view_from_before_is_replaced_once(tmp_path: Path) -> None:
+    # a store whose view read r.device_id as stored (before NULL ids) gets the view that
+    # gives them back; a second opening leaves it as it is
+    path = tmp_path / "s.duckdb"
+    connect(path, tables=[POWER_SAMPLES]).close()
+    con = duckdb.connect(str(path))
+    old = power_samples._VIEW.replace(power_samples.DEVICE_ID, "r.device_id")
+    con.execute(old)
+    con.close()
+    con = connect(path, tables=[POWER_SAMPLES])
+    assert power_samples._view_gives_indexes(con)
+    load_parts(con, "power:a", "evidence", POWER_SAMPLES, "a" * 64, [samples(["a"], 2)],
+               fingerprint="a")
+    assert con.execute(f"SELECT list(device_id) FROM {POWER_SAMPLES.name}").fetchall() == [
+        (["0", "0"],)]
