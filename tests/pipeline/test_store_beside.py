@@ -309,13 +309,19 @@ def test_a_process_killed_mid_write_leaves_nothing_a_writer_keeps(tmp_path: Path
     assert store.snapshot_content(con, digest) == data
 
 
-def test_evidence_add_keeps_a_big_log_beside_the_store(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # 60 seconds x 2 GPUs of nvidia-smi lines (~4 KB): above a 1,000-byte threshold
+def small_log(folder: Path) -> Path:
+    """60 seconds x 2 GPUs of nvidia-smi lines (~4 KB)."""
     lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s in range(60)
              for gpu in (0, 1)]
-    log = tmp_path / "smi.csv"
+    log = folder / "smi.csv"
     log.write_text("timestamp, index, power.draw [W]\n" + "".join(lines))
+    return log
+
+
+def test_evidence_add_keeps_a_big_log_beside_the_store(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # small_log's ~4 KB: above a 1,000-byte threshold
+    log = small_log(tmp_path)
     monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
     db = tmp_path / "s.duckdb"
     con = store.connect(db)
@@ -412,10 +418,7 @@ def test_evidence_add_of_the_unchanged_file_restores_its_missing_snapshot(
     # and writes it again from the file when it is not, as the missing file's error says
     import os
 
-    lines = [f"2026/11/20 11:00:{s:02d}.000, {gpu}, 300.00 W\n" for s in range(60)
-             for gpu in (0, 1)]
-    log = tmp_path / "smi.csv"
-    log.write_text("timestamp, index, power.draw [W]\n" + "".join(lines))
+    log = small_log(tmp_path)
     monkeypatch.setattr(snapshots, "BESIDE_BYTES", 1000)
     db = tmp_path / "s.duckdb"
     con = store.connect(db)
