@@ -647,7 +647,7 @@ def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
         row = cpm[i]
         winner[row < best] = i
         np.fmin(best, row, out=best)
-    counts = np.bincount(winner, minlength=len(ids))
+    counts = np.bincount(winner[np.isfinite(best)], minlength=len(ids))  # all NaN: no one
     return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
 
 

@@ -107,7 +107,7 @@ def stored_scorecard(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str
              if runs else "SELECT p.candidates_json FROM out__scorecard p ")
     rows = con.execute(query + "WHERE p.vintage = ? AND p.proposal = ?",
                        [vintage, proposal]).fetchall()
-    return str(rows[0][0]) if rows else None
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
 
 
 def stored_runs(con: duckdb.DuckDBPyConnection, vintage: str, proposal: str

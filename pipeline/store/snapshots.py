@@ -21,9 +21,10 @@ the snapshot), and their meta row's `beside_path` names the file (relative to th
 NULL: the bytes are in the parts). They have no parts: the view's `content` is NULL for them
 (its `beside_path` says where they are), `snapshot_content` reads the file and checks its bytes
 against the sha256 and size (`SnapshotFileError`, naming the file and the snapshot and how to
-restore it, when it is missing or altered). Adding the same bytes again writes a missing or
-altered file anew (`save_snapshot_chunks`; `beside_missing` lets a command that answers
-"unchanged" without reading a file check, by a stat, that its file is there). The folder moves
+restore it, when it is missing or altered). Keeping the same bytes again writes a missing or
+altered file anew (`save_snapshot_chunks`, which decompresses and hashes the file there to
+check it); `beside_missing` lets a command that answers "unchanged" without reading a file
+check, by a stat, that its file is there (a missing one, not an altered one). The folder moves
 with the store's file: copy or move both. The sweep never deletes a complete file no row
 names (it may be a store's moved or restored without its folder; the next add of its bytes
 reuses it): only the temporaries of writes cut short and, once their deletion is committed,
@@ -62,6 +63,7 @@ evidence file's bytes above `BESIDE_BYTES` no longer go into the parts: see abov
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -430,7 +432,9 @@ def write_beside(folder: Path, digest: str, chunks: Iterable[bytes | memoryview]
             raise OSError(f"{url}: its bytes no longer hash to {digest} (changed while it was "
                           "being added); add it again")
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        # not there, or its folder is no folder (a file named so): the error above says why
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
         raise
     _sync_folder(final.parent)
     return written, name

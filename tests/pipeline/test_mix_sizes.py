@@ -79,3 +79,26 @@ def test_under_a_plan_the_fills_of_every_month_are_tried_and_choose_as_trying_al
                              path)
     at = mix.best_size(tried, 4, 3, None)
     assert at is not None and sizes[at] == 2134 == mix.best_size(every, 4, 3, None)
+
+
+def test_under_a_plan_the_policy_s_least_size_counts_the_lead_time() -> None:
+    # 3,000,000 tokens/s a day's mean throughout 36 months, the base serving from its lead
+    # time of 3 months: months 1-3 not at all (clip(m - 3, 0, 1) = 0), months 4-36 whole, so
+    # at most 33 / 36 of the horizon's tokens. The day's demand is 72,000 node-hours (as
+    # above); from 2,000 nodes a base of n serves 36,000 + 6 n of them. At least 80 % of
+    # the horizon at level 4: (33 / 36) x (36,000 + 6 n) / 72,000 >= 0.8 -> n >= 4,472.7:
+    # 4,473 (at 90 %: n >= 5,781.8, 5,782). The nodes past 2,000 serve the evening only and
+    # do not pay, so the least size allowed is chosen; trying all 6,001 chooses the same. The
+    # least size of the day alone (lead time aside) was 3,600 (80 %), which the horizon's
+    # share refuses: the search then chose the grid's next allowed step, 4,475.
+    path = plan.Path(months=36, rate_per_year=0.06, rate_source="test")
+    own = {**OWN, "demand_tokens_per_day": 3e6 * 86400, "lead_time_months": 3.0}
+    largest = mix.max_base_over(own, path)
+    every = mix.over_horizon(own, API, np.arange(largest + 1), EVENING,
+                             ["cpm_eur_per_mtok"], path)
+    for share, expected in ((0.8, 4473), (0.9, 5782)):
+        policy = mix.Policy(4, share)
+        sizes = mix.sizes_to_search(own, largest, EVENING, share, path)
+        tried = mix.over_horizon(own, API, sizes, EVENING, ["cpm_eur_per_mtok"], path)
+        at = mix.best_size(tried, 4, 3, policy)
+        assert at is not None and sizes[at] == expected == mix.best_size(every, 4, 3, policy)

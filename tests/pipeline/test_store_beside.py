@@ -27,7 +27,7 @@ from pipeline import store
 from pipeline.cli import last_word
 from pipeline.evidence.power.logs import add_power_logs
 from pipeline.store import snapshots
-from pipeline.store.errors import SnapshotFileError
+from pipeline.store.errors import SnapshotFileError, SnapshotWriteError
 from pipeline.store.snapshots import save_snapshot_chunks
 
 #: 6,000 bytes (a 37-byte line 162 times = 5,994, "tail\n" 5, "x" 1): above the tests'
@@ -527,3 +527,16 @@ def test_evidence_add_keeps_a_big_benchmark_file_beside_the_store(
     beside(db, data).unlink()
     [(_, again)] = add_bench_files(con, [bench])
     assert again.status == "unchanged" and store.snapshot_content(con, digest) == data
+
+
+def test_a_raw_folder_that_is_a_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    # `<store>.raw` made a regular file: the write's error names the file it could not write
+    # (the clean-up of its temporary fails the same way, and no longer hides that error)
+    db = tmp_path / "s.duckdb"
+    con = store.connect(db)
+    db.with_name("s.duckdb.raw").write_text("not a folder")
+    with pytest.raises(SnapshotWriteError) as failed:
+        store.save_snapshot(con, DATA, source="s", url="file:///big.csv", beside_over=1000)
+    assert str(failed.value).startswith(f"{beside(db, DATA)}: cannot write the file of raw "
+                                        "snapshot ")
+    assert meta(con, hashlib.sha256(DATA).hexdigest()) == []

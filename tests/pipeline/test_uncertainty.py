@@ -368,3 +368,9 @@ def test_p_cheapest_gives_equal_draws_to_the_lowest_id_in_any_order() -> None:
     for ids in (["b", "a", "c"], ["a", "b", "c"], ["c", "b", "a"]):
         got = uncertainty.p_cheapest(ids, np.array([cpm[i] for i in ids]))
         assert got == {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, ids
+
+
+def test_a_draw_without_any_cpm_counts_for_no_candidate() -> None:
+    # 1st draw: both NaN, no one is cheapest; 2nd: "b" 1.0 alone: b 1/2, a 0
+    got = uncertainty.p_cheapest(["b", "a"], np.array([[np.nan, 1.0], [np.nan, np.nan]]))
+    assert got == {"b": 0.5, "a": 0.0}

@@ -230,7 +230,8 @@ def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[flo
     memory. With `min_share` (the policy's share of tokens the base must serve), the least
     size that serves it is tried too: the policy's base exactly, not the grid's next step.
     Under a plan (`path`), the hours of every month's demand give fills, and the least size
-    is the one serving the share of all the months' tokens (their lead time aside)."""
+    is the one serving the share of all the months' tokens, each month's served by the base
+    for the part of it after its lead time."""
     if largest < MAX_SIZES:
         return np.arange(largest + 1, dtype=np.float64)
     capacity = float(np.asarray(base["tokens_per_s"], dtype=float).mean()) * (
@@ -241,20 +242,26 @@ def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[flo
     hours = hourly_tokens_per_s(per_day, profile) / capacity
     fills = np.concatenate([np.floor(hours), np.ceil(hours)])
     grid = np.round(np.linspace(0, largest, MAX_SIZES))
-    least = [] if min_share is None else [_least_serving(hours, min_share, largest)]
+    # under a plan, month m's base serves clip(m - lead time, 0, 1) of it (over_horizon)
+    served = 1.0 if path is None else np.clip(np.arange(1.0, path.months + 1.0) - float(
+        np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=float)).mean()),
+        0.0, 1.0)[:, None]
+    least = [] if min_share is None else [_least_serving(hours, min_share, largest, served)]
     return np.unique(np.clip(np.concatenate([fills[np.isfinite(fills)], grid, least]),
                              0, largest))
 
 
-def _least_serving(hours: np.ndarray, share: float, largest: int) -> float:
+def _least_serving(hours: np.ndarray, share: float, largest: int,
+                   served: Any = 1.0) -> float:
     """The least whole size n (0 .. largest) whose hours' min(demand, n) serves `share` of the
     day, or of every month's day (`hours`: each hour's demand in instances, (24,) or (months,
-    24)); the share rises with n, so bisection."""
+    24); `served`: the share of each month the base serves, (months, 1)); the share rises with
+    n, so bisection."""
     total = float(hours.sum())
     low, high = 0, largest
     while low < high:
         mid = (low + high) // 2
-        if total > 0 and float(np.minimum(hours, mid).sum()) / total >= share:
+        if total > 0 and float((np.minimum(hours, mid) * served).sum()) / total >= share:
             high = mid
         else:
             low = mid + 1
