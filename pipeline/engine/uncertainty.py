@@ -350,14 +350,17 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     # the draws and the stack are bound to this partial only, so dropping it and the name
     # frees the draws (keys x n) before the frontier and pairwise
     each = functools.partial(block, draws=draws, stack=stack)
+    # the mixes first, on the pool beside the blocks (each writes rows of its own)
+    drawn = [(chosen, pool.submit(mix_block, chosen, inputs, draws, needed, path)
+              if pool else None) for chosen in mixes if chosen.base_instances is not None]
     for spent in (pool.map(each, blocks) if pool else map(each, blocks)):
         for step, t in spent.items():  # summed over the threads
             seconds[step] = seconds.get(step, 0.0) + t
     lap("blocks_s")
-    for chosen in mixes:
-        if chosen.base_instances is not None:
-            at = np.array([ids.index(chosen.id)])
-            keep(at, mix_block(chosen, inputs, draws, needed, path), stack, {}, 0.0)
+    for chosen, future in drawn:
+        out = (future.result() if future is not None else
+               mix_block(chosen, inputs, draws, needed, path))
+        keep(np.array([ids.index(chosen.id)]), out, stack, {}, 0.0)
     if mixes:
         lap("mixes_s")
     del each, draws

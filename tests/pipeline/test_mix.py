@@ -496,3 +496,20 @@ def test_under_the_example_s_plan_the_split_s_columns_say_the_horizon(tmp_path: 
     assert "<th>Mtok a month (horizon&#x27;s mean)</th>" in page
     assert "<th>Share of discounted cost</th>" in page
     assert "<th>Mtok a month</th>" not in page
+
+
+def test_a_mix_s_monte_carlo_is_the_same_on_one_thread_or_beside_the_blocks(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the bundled example's mix is drawn on the Monte Carlo's pool, beside the blocks, when
+    # it has more than one thread: every figure of the document is the one thread's
+    from pipeline.engine import uncertainty
+
+    docs = []
+    for threads in (1, 2):
+        monkeypatch.setattr(uncertainty, "workers", lambda threads=threads: threads)
+        doc = run_json(db)
+        doc.pop("generated_at")
+        docs.append(doc)
+    [mixed] = [c for c in docs[1]["candidates"] if c["deployment"] == "mix"]
+    assert mixed["uncertainty"]  # drawn: its percentiles are in the document
+    assert docs[0] == docs[1]
