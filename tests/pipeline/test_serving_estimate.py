@@ -127,6 +127,31 @@ headroom = 0
 """
 
 
+def _estimate_a40(*flags: str) -> dict:
+    """`scorecard estimate --json` of the A40 case the proposals below declare (Qwen2.5-7B,
+    batch 16, context 8,192, 128 output tokens, seed 004's calibration, 2 requests/s), with
+    `flags` added."""
+    result = runner.invoke(app, [
+        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
+        "--context", "8192", "--output-tokens", "128", *flags,
+        "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
+        "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
+        "--requests-per-s", "2", "--headroom", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _same_figures(cli: dict, c: dict) -> None:
+    """The CLI's goodput, TTFT and sizing are the proposal candidate `c`'s."""
+    assert cli["serving"]["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
+    assert cli["serving"]["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    s = c["sizing"]
+    assert cli["sizing"]["ttft_ms"] / 1e3 == pytest.approx(c["detail"]["operating_ttft_s"])
+    assert cli["sizing"]["request_duration_s"] == pytest.approx(s["request_duration_s"])
+    for key in ("goodput_instances", "littles_law_instances", "instances"):
+        assert cli["sizing"][key] == s[key], key
+
+
 @pytest.mark.parametrize("chunk", [True, False], ids=["chunk-budget-given", "no-chunk-budget"])
 def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path, db: Path,
                                                                 chunk: bool) -> None:
@@ -138,23 +163,9 @@ def test_cli_and_proposal_give_the_same_goodput_ttft_and_sizing(tmp_path: Path, 
     # (disaggregated: one prefill at a time in the pool while decode runs fast, so 16 clients
     # queue for it: TTFT about 19 s, under this SLO)
     (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 100000\n").values()
-    result = runner.invoke(app, [
-        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
-        "--context", "8192", "--output-tokens", "128",
-        *(["--chunk-budget", "2048"] if chunk else []),
-        "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
-        "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
-        "--requests-per-s", "2", "--headroom", "0", "--json"])
-    assert result.exit_code == 0, result.output
-    cli = json.loads(result.stdout)
-    assert cli["serving"]["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
-    assert cli["serving"]["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
+    cli = _estimate_a40(*(["--chunk-budget", "2048"] if chunk else []))
+    _same_figures(cli, c)
     s = c["sizing"]
-    assert cli["sizing"]["ttft_ms"] / 1e3 == pytest.approx(c["detail"]["operating_ttft_s"])
-    assert cli["sizing"]["request_duration_s"] == pytest.approx(s["request_duration_s"])
-    assert cli["sizing"]["goodput_instances"] == s["goodput_instances"]
-    assert cli["sizing"]["littles_law_instances"] == s["littles_law_instances"]
-    assert cli["sizing"]["instances"] == s["instances"]
     # 2 requests/s x 128 tokens = 256 tokens/s over 76.8 per replica: ceil(3.33) = 4 by
     # goodput; a request lasts TTFT + 127 x 0.208 s, so Little's law needs more
     assert s["goodput_instances"] == 4
@@ -287,22 +298,9 @@ def test_cli_and_proposal_agree_with_the_seed_mechanics(tmp_path: Path, db: Path
     # (disaggregated: one prefill at a time in the pool while decode runs fast, so 16 clients
     # queue for it: TTFT about 19 s, under this SLO)
     (c,) = _run(tmp_path, db, REQUESTS, block, slo="ttft_ms = 100000\n").values()
-    result = runner.invoke(app, [
-        "estimate", "--model", "Qwen2.5-7B", "--gpu", "A40-48GB", "--batch", "16",
-        "--context", "8192", "--output-tokens", "128",
-        *(["--chunk-budget", "2048"] if case != "disaggregated" else []), *flags,
-        "--calibrate-tpot-ms", "28", "--calibrate-context", "512", "--calibrate-ttft-ms", "88",
-        "--calibrate-prompt-tokens", "512", "--calibration-source", "seed 004",
-        "--requests-per-s", "2", "--headroom", "0", "--json"])
-    assert result.exit_code == 0, result.output
-    cli = json.loads(result.stdout)
-    assert cli["serving"]["goodput_tokens_per_s"] == pytest.approx(c["tokens_per_s"], rel=1e-9)
-    assert cli["serving"]["ttft_s"] == pytest.approx(c["detail"]["operating_ttft_s"], rel=1e-9)
-    s = c["sizing"]
-    assert cli["sizing"]["ttft_ms"] / 1e3 == pytest.approx(c["detail"]["operating_ttft_s"])
-    assert cli["sizing"]["request_duration_s"] == pytest.approx(s["request_duration_s"])
-    for key in ("goodput_instances", "littles_law_instances", "instances"):
-        assert cli["sizing"][key] == s[key], key
+    cli = _estimate_a40(*(["--chunk-budget", "2048"] if case != "disaggregated" else []),
+                        *flags)
+    _same_figures(cli, c)
     assert cli["sizing"]["gpus_per_instance"] == int(gpus)
     # the defaults not taken are not claimed; each taken one is said among the notes
     kv = [n for n in c["notes"] if n.startswith("KV cache: ")]
