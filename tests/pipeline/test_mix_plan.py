@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_mix import API_BLOCK, DEMAND_TABLE, MIX_BLOCK, OWN_BLOCK, PROFILE, _json, _write
-from test_plan import WORKED
+from test_plan import WORKED, run_plan
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -56,11 +56,8 @@ def test_a_demand_by_month_whose_first_month_is_not_the_demand_is_refused(
     # at a month that is not on the path, so the proposal is refused, naming the key
     text = WORKED.replace("\nmonths = 36\n", "\n").replace(
         "growth_per_year = 0.5", "demand_by_month = [100e6, 100e6, 400e6, 400e6, 400e6, 400e6]")
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(text, encoding="utf-8")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    result = run_plan(tmp_path, text, "--out", str(out))
     assert result.exit_code == 1, result.output
     assert ("horizon.demand_by_month[0] = 1e+08 tokens/day differs from [demand] "
             "tokens_per_day = 2e+08") in result.output
@@ -74,10 +71,7 @@ HYBRID = WORKED.replace("[horizon]", "[workload]\nhourly_profile = [" + ", ".joi
 
 
 def _found(tmp_path: Path, text: str) -> dict:
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--json"])
+    result = run_plan(tmp_path, text, "--json")
     assert result.exit_code == 0, result.output
     return {c["id"]: c for c in json.loads(result.stdout)["candidates"]}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from pipeline.cli import app
 from pipeline.engine.fleet import plan
@@ -232,11 +232,17 @@ def test_the_worked_example_through_a_proposal(tmp_path: Path) -> None:
         "from_month_p5": 5.0, "from_month_p95": 5.0, "note": None}]
 
 
-def _run(tmp_path: Path, text: str) -> dict:
+def run_plan(tmp_path: Path, text: str, *args: str) -> Result:
+    """`scorecard run` of proposal `text` (written to tmp_path/plan.toml) on a store of
+    tmp_path, with `args`."""
     proposal = tmp_path / "plan.toml"
     proposal.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--json"])
+    return CliRunner().invoke(app, ["run", str(proposal), "--db", str(tmp_path / "s.duckdb"),
+                                    *args])
+
+
+def _run(tmp_path: Path, text: str) -> dict:
+    result = run_plan(tmp_path, text, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -357,21 +363,15 @@ def test_a_leased_node_is_its_payment_a_month(tmp_path: Path) -> None:
 def test_a_lease_with_capex_terms_is_refused(tmp_path: Path) -> None:
     text = WORKED.replace("capex = { gpus = 240_000 }\n",
                           "lease = { eur_per_month = 7000, term_months = 36 }\n")
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--json"])
+    result = run_plan(tmp_path, text, "--json")
     assert result.exit_code == 1
     assert "leased node has no capex: amortisation_months" in result.output
 
 
 def test_the_first_screen_shows_the_purchase_plan(tmp_path: Path) -> None:
     # the worked example's plan in words on the first screen, and its chart in the appendix
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(WORKED, encoding="utf-8")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    result = run_plan(tmp_path, WORKED, "--out", str(out))
     assert result.exit_code == 0, result.output
     page = (out / "scorecard.html").read_text(encoding="utf-8")
     summary = page[:page.index('id="appendix"')]
@@ -486,11 +486,8 @@ def test_a_fallback_below_the_sovereignty_minimum_keeps_the_candidate_out(
 ])
 def test_a_bad_plan_is_refused_naming_its_key(tmp_path: Path, change: tuple[str, str],
                                              said: str) -> None:
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(WORKED.replace(*change, 1), encoding="utf-8")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--out", str(out)])
+    result = run_plan(tmp_path, WORKED.replace(*change, 1), "--out", str(out))
     assert result.exit_code == 1, result.output
     assert said in result.output
     assert not out.exists()  # nothing written on a refusal
@@ -499,10 +496,7 @@ def test_a_bad_plan_is_refused_naming_its_key(tmp_path: Path, change: tuple[str,
 def test_a_path_without_a_demand_is_refused(tmp_path: Path) -> None:
     text = WORKED.replace("[demand]\ntokens_per_day = 200_000_000\npeak_factor = 1\n"
                           "headroom = 0\n", "")
-    proposal = tmp_path / "plan.toml"
-    proposal.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(proposal), "--db",
-                                      str(tmp_path / "s.duckdb"), "--json"])
+    result = run_plan(tmp_path, text, "--json")
     assert result.exit_code == 1
     assert "give its level in [demand]" in result.output
 
