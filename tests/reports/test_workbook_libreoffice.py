@@ -93,6 +93,16 @@ def test_libreoffice_gives_the_engine_s_figures(example: tuple[dict, Path],
     assert float(rows[0][monthly]) == pytest.approx(48_180.0, rel=1e-12)
 
 
+def first_price_set(path: Path, tmp_path: Path, eur_per_hour: float) -> list[dict[str, str]]:
+    """The Scorecard sheet's rows, recalculated by LibreOffice, once the first candidate's
+    price per hour in the Inputs sheet is `eur_per_hour`."""
+    headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
+    price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
+    changed = tmp_path / "changed.xlsx"
+    with_input(path, changed, f"{price}2", eur_per_hour)
+    return scorecard_csv(changed, tmp_path)
+
+
 def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dict, Path],
                                                               tmp_path: Path) -> None:
     result, _ = example
@@ -101,11 +111,7 @@ def test_a_price_changed_in_the_file_moves_cpm_in_libreoffice(example: tuple[dic
     result = {k: v for k, v in result.items() if k != "plan"}
     path = tmp_path / "one-month.xlsx"
     write_xlsx(typed(result), path)
-    headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
-    price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
-    changed = tmp_path / "changed.xlsx"
-    with_input(path, changed, f"{price}2", 22.0)
-    rows = scorecard_csv(changed, tmp_path)
+    rows = first_price_set(path, tmp_path, 22.0)
     cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
     # FR H100 serves 964.506 tokens/s per billed instance = 3.472222 Mtok per billed hour:
     # 22 EUR/h / 3.472222 = 6.336 EUR/Mtok (3.168 at 11); 22 x 6 x 730 = 96,360 EUR a month
@@ -124,11 +130,7 @@ def test_under_a_plan_the_cpm_is_the_horizon_s_value(example: tuple[dict, Path],
     # (a change of price moves the first month's cost, a formula, not the plan's CPM)
     result, path = example
     assert "plan" in result
-    headers = [c.value for c in load_workbook(path, read_only=True)["Inputs"][1]]
-    price = get_column_letter(headers.index(OUTPUTS["price_eur_per_hour"].label) + 1)
-    changed = tmp_path / "changed.xlsx"
-    with_input(path, changed, f"{price}2", 22.0)
-    rows = scorecard_csv(changed, tmp_path)
+    rows = first_price_set(path, tmp_path, 22.0)
     cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
     assert float(rows[0][monthly]) == pytest.approx(96_360.0, rel=1e-12)
     assert float(rows[0][cpm]) == pytest.approx(result["candidates"][0]["cpm_eur_per_mtok"],
