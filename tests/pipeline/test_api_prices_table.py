@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from bundled_files import changed
 
 from pipeline import store
 from pipeline.engine.resolved import Market
@@ -23,11 +24,7 @@ LLAMA = b"scaleway,llama-3.3-70b-instruct,fr-par,FR,0.90,0.90,EUR,"
 
 
 def _files(old: bytes, new: bytes) -> dict[str, bundled.RawFile]:
-    files = {n: bundled.read(n) for n in bundled.FILES}
-    raw = bundled.read("api_prices.csv")
-    assert old in raw.content
-    files[raw.name] = bundled.RawFile(raw.name, raw.content.replace(old, new, 1))
-    return files
+    return changed(api_prices=(old, new))
 
 
 def _api_price(db: Path, files: dict[str, bundled.RawFile]) -> tuple[float, str | None]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import openpyxl
 import pytest
+from bundled_files import changed
 from proposals import candidate, proposal
 from typer.testing import CliRunner
 
@@ -33,16 +34,6 @@ SITE = ('{ source = "site survey", commissioned_on = 2026-09-01, connected_power
 TEXT = proposal("gates", "[policy]\nregulation_as_of = 2026-12-01\n",
                 candidate("de-13", zone='"DE-LU"', pue="1.3", site=SITE))
 RULE = b"enefg-11-2-pue-1.2,EnEfG \xc2\xa7 11,DE,EnEfG \xc2\xa7 11(2) Satz 1 Nr. 1,"
-
-
-def _files(**changes: tuple[bytes, bytes]) -> dict[str, bundled.RawFile]:
-    """The packaged files, `name=(old, new)` replaced once in the file `name`.csv."""
-    files = {n: bundled.read(n) for n in bundled.FILES}
-    for name, (old, new) in changes.items():
-        raw = files[f"{name}.csv"]
-        assert old in raw.content
-        files[raw.name] = bundled.RawFile(raw.name, raw.content.replace(old, new, 1))
-    return files
 
 
 def _sha(name: str) -> str:
@@ -92,7 +83,7 @@ def test_a_rule_the_schema_refuses_is_not_loaded(db: Path) -> None:
     load_bundled(con)
     # a source that is no URL: the row checks of sources/regulation.py let it through, the
     # table's pandera schema (source_url ^https?://) does not; nothing of that load is kept
-    bad = _files(regulatory_rules=(b",https://gesetze.legal/bund/enefg/11,",
+    bad = changed(regulatory_rules=(b",https://gesetze.legal/bund/enefg/11,",
                                    b",gesetze.legal/bund/enefg/11,"))
     with pytest.raises(ValidationFailed) as caught:
         load_bundled(con, bad)
@@ -125,7 +116,7 @@ def test_the_gates_read_the_stored_rows_and_cite_them(db: Path) -> None:
 def test_a_stored_rule_changed_changes_the_gate(db: Path) -> None:
     # the store's rule at 1.35 instead of 1.2 (the package's file unchanged): the run reads
     # the store, so PUE 1.3 <= 1.35 passes, and the citation is the altered file's snapshot
-    altered = _files(regulatory_rules=(RULE + b'"built and operated to reach PUE <= 1.2',
+    altered = changed(regulatory_rules=(RULE + b'"built and operated to reach PUE <= 1.2',
                                        RULE + b'"built and operated to reach PUE <= 1.35'),
                      )
     raw = altered[bundled.RULES_FILE]

@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from bundled_files import changed
 
 from pipeline import store
 from pipeline.ingest.bundled import load_bundled
@@ -19,11 +20,7 @@ OWN_SITE = b"pue,own_site,1.3,1.58,2.5,"
 
 
 def _files(old: bytes, new: bytes) -> dict[str, bundled.RawFile]:
-    files = {n: bundled.read(n) for n in bundled.FILES}
-    raw = bundled.read("power_defaults.csv")
-    assert old in raw.content
-    files[raw.name] = bundled.RawFile(raw.name, raw.content.replace(old, new, 1))
-    return files
+    return changed(power_defaults=(old, new))
 
 
 def test_the_defaults_are_stored_with_their_snapshot(db: Path) -> None:
