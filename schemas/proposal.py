@@ -1449,17 +1449,21 @@ class Proposal(_Strict):
         quality = document["policy"].get("quality")
         if quality is not None and quality["unvalidated"] is None:
             del quality["unvalidated"], quality["unvalidated_reason"]
-        # no regulatory keys (site, SEAL minimum, assessment day): left out, so the identity
-        # is what it was before them
+        # keys added since, unset: left out, so the identity is what it was before them
+        # (regulation: site, SEAL minimum, assessment day; latency; carbon contract; the plan:
+        # a demand path, a lead time, a lease, a fallback)
+        horizon = document.get("horizon") or {}
         for table, key in ((document["policy"], "min_seal"),
                            (document["policy"], "regulation_as_of"),
-                           *((c, "site") for c in document["candidates"])):
+                           (horizon, "growth_per_year"), (horizon, "demand_by_month"),
+                           *((t, k) for t in document["tco"].values()
+                             for k in ("lead_time_months", "lease")),
+                           *((c, k) for c in document["candidates"]
+                             for k in ("site", "latency", "carbon_contract", "fallback"))):
             if table.get(key, 0) is None:
                 del table[key]
-        # no term on a cost, no latency: left out, as the identity was before them
+        # no term on a cost: left out, as the identity was before it
         for c in document["candidates"]:
-            if c.get("latency", 0) is None:
-                del c["latency"]
             cost = c.get("cost")
             if isinstance(cost, dict) and "term" in cost and cost["term"] is None:
                 del cost["term"]
@@ -1474,18 +1478,6 @@ class Proposal(_Strict):
             del document["carbon_contracts"]
         if document["policy"]["carbon_basis"] == "location":
             del document["policy"]["carbon_basis"]
-        for c in document["candidates"]:
-            if c.get("carbon_contract", "") is None:
-                del c["carbon_contract"]
-        # no plan keys (a demand path, a lead time, a fallback): left out, as the identity was
-        # before them
-        for table, key in ((document.get("horizon") or {}, "growth_per_year"),
-                           (document.get("horizon") or {}, "demand_by_month"),
-                           *((t, "lead_time_months") for t in document["tco"].values()),
-                           *((t, "lease") for t in document["tco"].values()),
-                           *((c, "fallback") for c in document["candidates"])):
-            if key in table and table[key] is None:
-                del table[key]
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
