@@ -25,11 +25,14 @@ from typing import Any
 import numpy as np
 
 from pipeline.engine.fleet import plan
-from pipeline.engine.metrics import DAYS_PER_MONTH, TOKENS_PER_MTOK, evaluate_arrays
+from pipeline.engine.metrics import (
+    DAYS_PER_MONTH,
+    SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
+    TOKENS_PER_MTOK,
+    evaluate_arrays,
+)
 
-#: hours a month bills, as the steps' monthly figures (`monthly_cost_eur`: x 730 h)
-HOURS_PER_MONTH = 730.0
-SECONDS_PER_HOUR = 3600.0
 #: what each part's steps give the mix: its month's cost, and the per-token figures blended
 COST = "monthly_cost_eur"
 
@@ -145,7 +148,8 @@ def _weights(profile: Sequence[float]) -> np.ndarray:
 def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
     """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
     profile's weights (their mean is the day's mean)."""
-    return np.asarray(tokens_per_day, dtype=np.float64)[..., None] / 86400.0 * _weights(profile)
+    per_s = np.asarray(tokens_per_day, dtype=np.float64)[..., None] / SECONDS_PER_DAY
+    return per_s * _weights(profile)
 
 
 def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray
@@ -157,7 +161,7 @@ def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: 
     Hours of the same weight are the same figures: each is computed once, and the day's sums
     add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
     (..., 24) array is held and the figures are that sum's bit for bit."""
-    per_s = np.asarray(tokens_per_day, dtype=np.float64) / 86400.0
+    per_s = np.asarray(tokens_per_day, dtype=np.float64) / SECONDS_PER_DAY
     parts: dict[float, tuple[np.ndarray, np.ndarray]] = {}
     for w in _weights(profile).tolist():
         if w not in parts:
