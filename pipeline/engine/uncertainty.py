@@ -400,14 +400,8 @@ def mix_block(chosen: mix.Chosen, inputs: pl.DataFrame, draws: Draws, needed: Se
     for i, (_, model, capacity) in enumerate((chosen.base, chosen.burst)):
         one = parts.block(np.array([i]), draws)
         given.append({**one, "cost_model": model, "capacity": capacity})
-    blended = [name for name in needed if name in STEP_BY_NAME]
-    figures = mix.evaluate(given[0], given[1], [chosen.base_instances], chosen.profile,
-                           blended)
-    if path is None:
-        return figures.blended
-    horizon = mix.over_horizon(given[0], given[1], [chosen.base_instances], chosen.profile,
-                               [k for k in plan.REPLACED if k in blended], path).blended
-    return {**figures.blended, **{k: horizon[k] for k in plan.REPLACED if k in blended}}
+    return mix.at_size(given[0], given[1], chosen.base_instances, chosen.profile,
+                       [name for name in needed if name in STEP_BY_NAME], path)
 
 
 def _sorted_rows(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -419,6 +419,19 @@ def _month_axis(value: Any) -> Any:
     return value[..., None] if np.ndim(value) == 2 else value
 
 
+def at_size(base: Mapping[str, Any], burst: Mapping[str, Any], n: float | None,
+            profile: Sequence[float], wanted: Sequence[str], path: plan.Path | None = None
+            ) -> dict[str, np.ndarray]:
+    """The blended figures `wanted` of the mix with its base at `n` instances (None: NaN
+    figures), each (1, draws); under a plan (`path`), those of plan.REPLACED the horizon's, the others the
+    first month's."""
+    out = evaluate(base, burst, [n], profile, wanted).blended
+    if path is None:
+        return out
+    planned = [k for k in plan.REPLACED if k in wanted]
+    return {**out, **over_horizon(base, burst, [n], profile, planned, path).blended}
+
+
 def max_base_over(base: Mapping[str, Any], path: plan.Path) -> int:
     """The pure own fleet's serving instances at the horizon's largest month's demand."""
     demand = _path({k: _row(v) for k, v in base.items()}, path)

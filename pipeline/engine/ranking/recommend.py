@@ -467,12 +467,8 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
             m = mixes[cid]
             given = dict(points[cid])
             parts = (tried(m.base[0], at), tried(m.burst[0], at))
-            blended = mix.evaluate(*parts, [m.base_instances], m.profile, steps).blended
-            if path is not None:  # the horizon's figures, the trials side by side as draws
-                horizon = mix.over_horizon(*parts, [m.base_instances], m.profile,
-                                           [k for k in plan.REPLACED if k in steps],
-                                           path).blended
-                blended = {**blended, **{k: horizon[k] for k in plan.REPLACED if k in steps}}
+            # (under a plan the horizon's figures, the trials side by side as draws)
+            blended = mix.at_size(*parts, m.base_instances, m.profile, steps, path)
             out: dict[str, Any] = {c: blended[c][0] for c in steps}
         else:
             given = tried(cid, at)
