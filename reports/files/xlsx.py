@@ -274,17 +274,6 @@ def _xml_text(text: str) -> str:
 _PLAIN_TYPES = frozenset({str, float, int, bool, type(None)})
 
 
-class _PerCell(dict[str, str]):
-    """`_Sheet._shared` looked up item by item, as a mapping."""
-
-    def __init__(self, lookup: Callable[[str], str]) -> None:
-        super().__init__()
-        self.lookup = lookup
-
-    def __missing__(self, item: str) -> str:
-        return self.lookup(item)
-
-
 class _Sheet(Worksheet):
     """A worksheet whose body, every row under its header, is given column by column
     (`write_column`) and goes into the sheet's XML as text when the book closes.
@@ -337,14 +326,14 @@ class _Sheet(Worksheet):
         self._texts[item] = tail
         return tail
 
-    def _shared_all(self, items: list[Any]) -> dict[str, str]:
+    def _shared_all(self, items: list[Any]) -> dict[str, str] | None:
         """`_shared` of every string item, each distinct string looked up once (in the order
         they first appear, so the shared-string table's indexes are those of one lookup per
-        cell), the table's use count raised by every further use. A column holding items
-        written through their `str()` is looked up cell by cell, in its order."""
+        cell), the table's use count raised by every further use. None for a column holding
+        items written through their `str()`: looked up cell by cell, in its order."""
         kinds = set(map(type, items))
         if not kinds <= _PLAIN_TYPES:
-            return _PerCell(self._shared)
+            return None
         if str not in kinds:
             return {}
         uses = Counter(items if len(kinds) == 1 else [i for i in items if type(i) is str])
