@@ -95,9 +95,10 @@ def print_summary(result: Result, out: TextIO | None = None) -> None:
     width = max(len(line) for line in lines)
     say(plain(f"{result.proposal} (vintage {result.vintage})").center(width).rstrip())
     say("")
-    for line in lines[:-len(rows)] if rows else lines:
+    head = len(lines) - len(rows)  # the header's lines and the rule under it
+    for line in lines[:head]:
         say(line)
-    for c, line in zip(shown, lines[len(lines) - len(rows):], strict=True):
+    for c, line in zip(shown, lines[head:], strict=True):
         say(line, "green" if c.pareto_rank == 1 else None if c.eligible else "dim")
     say("")
     say(f"per million {result.token_basis} tokens".center(width).rstrip())

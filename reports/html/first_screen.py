@@ -173,7 +173,7 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
             said.append(f"{eur(sizing.monthly_cost_eur)} a month")
         figures.append(("Runner-up", ", ".join(said)))
     if result.plan is not None:
-        figures += plan_lines(result.plan, basis)
+        figures += plan_lines(result.plan)
     return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
             "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
             "measured": None if chosen is None else measured_text(chosen),
@@ -356,11 +356,6 @@ def node_text(order: PlanPurchase) -> str:
     return text
 
 
-def node_texts(orders: list[PlanPurchase]) -> list[str]:
-    """A purchase plan's orders in words, one line each."""
-    return [node_text(o) for o in orders]
-
-
 def gap_text(s: PlanSchedule) -> str | None:
     """The months before the own nodes serve, and what covers them; None without a gap."""
     gap = [m for m in s.months if (m.own_share or 0.0) < 1.0]
@@ -390,7 +385,7 @@ def paying_text(b: PlanBreakEven) -> str:
             f"{b.from_month}{demand}{band}")
 
 
-def plan_lines(plan: Plan, basis: str) -> list[tuple[str, str]]:
+def plan_lines(plan: Plan) -> list[tuple[str, str]]:
     """What the first screen says of the plan, in one short item (the CPM above is the
     horizon's; the appendix's Purchase plan, linked from the contents, has the nodes, the
     gap, the months and the chart): the first schedule with own nodes, how many serve first

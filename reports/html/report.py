@@ -39,7 +39,7 @@ from reports.html.diff_report import diff_view
 from reports.html.first_screen import (
     demand_text,
     gap_text,
-    node_texts,
+    node_text,
     paying_text,
     sizing_of,
     slo_text,
@@ -83,13 +83,13 @@ def plan_view(result: Result) -> dict[str, Any] | None:
                        f"{plan.cost_of_capital_per_year:.2%} a year "
                        f"({plan.cost_of_capital_source}).",
             "schedules": [{
-        "candidate": s.candidate, "nodes": node_texts(s.purchases),
+        "candidate": s.candidate, "nodes": [node_text(o) for o in s.purchases],
         "gap": gap_text(s), "heads": heads,
         "rows": [[m.month, num(m.demand_tokens_per_day), num(m.serving_instances),
                   num(m.own_share), num(m.own_cost_eur), num(m.fallback_cost_eur),
                   num(m.unserved_mtok)] for m in s.months]}
-        for s in result.plan.schedules],
-        "paying": [paying_text(b) for b in result.plan.break_even]}
+        for s in plan.schedules],
+        "paying": [paying_text(b) for b in plan.break_even]}
 
 
 def appendix_of(result: Result) -> tuple[tuple[str, str], ...]:
