@@ -227,8 +227,9 @@ def add_command(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Benchmark results, power logs, or folders of them.", show_default=False)] = None,
     db: Annotated[Path | None, typer.Option(
-        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb).",
-        show_default=False)] = None,
+        "--db", help="DuckDB file (default: $SCORECARD_DB or ./scorecard.duckdb). The raw "
+        "bytes of files above 16 MiB are kept compressed beside it, in <file>.raw/: copy or "
+        "move the two together.", show_default=False)] = None,
     fmt: Annotated[BenchFormat | None, typer.Option(
         "--format", help="Force a benchmark format (files no reader recognises are then read "
         "as benchmark results).")] = None,
