@@ -13,6 +13,8 @@ import duckdb
 import polars as pl
 
 from pipeline.store.db import frame
+from schemas.market import API_PRICES, GPU_OFFERS
+from schemas.table import Table
 
 
 def fx_rates(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
@@ -32,12 +34,7 @@ def fx_rates(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
 
 
 def offers(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
-    return frame(con, """
-        SELECT * EXCLUDE (rn) FROM (
-          SELECT *, row_number() OVER (PARTITION BY provider_id, offer_id, region, pricing_model
-                                       ORDER BY vintage DESC, source_date DESC) AS rn
-          FROM core__gpu_offers WHERE vintage <= ?)
-        WHERE rn = 1 ORDER BY provider_id, offer_id, region, pricing_model""", [vintage])
+    return _latest(con, vintage, GPU_OFFERS)
 
 
 def api_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
@@ -46,12 +43,21 @@ def api_prices(con: duckdb.DuckDBPyConnection, vintage: str) -> pl.DataFrame:
     ingest of fresh prices replaces the bundled ones; each with its source and snapshot (not
     its load or vintage: the same rows loaded for two vintages are the same figures to a
     diff)."""
-    return frame(con, """
-        SELECT * EXCLUDE (rn, load_id, vintage) FROM (
-          SELECT *, row_number() OVER (PARTITION BY provider_id, api_model, region
+    return _latest(con, vintage, API_PRICES, drop=("load_id", "vintage"))
+
+
+def _latest(con: duckdb.DuckDBPyConnection, vintage: str, table: Table,
+            drop: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Per key of `table` (its declared key but the vintage) the row of the latest vintage
+    <= `vintage`, then the latest published (`source_date`), ordered by that key; the
+    columns `drop` left out."""
+    by = ", ".join(k for k in table.key if k != "vintage")
+    return frame(con, f"""
+        SELECT * EXCLUDE ({", ".join(("rn", *drop))}) FROM (
+          SELECT *, row_number() OVER (PARTITION BY {by}
                                        ORDER BY vintage DESC, source_date DESC) AS rn
-          FROM core__api_prices WHERE vintage <= ?)
-        WHERE rn = 1 ORDER BY provider_id, api_model, region""", [vintage])
+          FROM {table.name} WHERE vintage <= ?)
+        WHERE rn = 1 ORDER BY {by}""", [vintage])
 
 
 _RESOLUTION_ORDER = "CASE resolution WHEN '15min' THEN 1 WHEN 'hour' THEN 2 WHEN 'day' THEN 3 " \
