@@ -462,14 +462,23 @@ def _length_if_holds(path: Path, digest: str) -> int | None:
     (decompressed as they stream, never whole), else None (unreadable or other bytes)."""
     import pyarrow as pa
 
-    hashed, length = hashlib.sha256(), 0
     try:
-        for piece in _decompressed(path):
-            hashed.update(piece)
-            length += len(piece)
+        found, length = _hashed(path)
     except (OSError, pa.ArrowException):
         return None
-    return length if hashed.hexdigest() == digest else None
+    return length if found == digest else None
+
+
+def _hashed(path: Path, keep: list[bytes] | None = None) -> tuple[str, int]:
+    """The sha256 and length of a file's bytes beside the store, decompressed as they stream
+    (each piece appended to `keep` when given)."""
+    hashed, length = hashlib.sha256(), 0
+    for piece in _decompressed(path):
+        hashed.update(piece)
+        length += len(piece)
+        if keep is not None:
+            keep.append(piece)
+    return hashed.hexdigest(), length
 
 
 def _decompressed(path: Path) -> Iterator[bytes]:
@@ -539,20 +548,18 @@ def _read_beside(con: duckdb.DuckDBPyConnection, digest: str, row: dict[str, Any
     if not path.is_file():
         raise SnapshotFileError(f"{path}: missing: the file of {what}; to restore it, "
                                 f"{_restore(folder, row['url'])}")
-    hashed, pieces = hashlib.sha256(), []
+    pieces: list[bytes] = []
     try:
-        for piece in _decompressed(path):
-            hashed.update(piece)
-            pieces.append(piece)
+        found, _ = _hashed(path, pieces)
     except (OSError, pa.ArrowException) as error:
         raise SnapshotFileError(f"{path}: unreadable as zstd ({error}): the file of {what}; "
                                 f"to restore it, delete it, then "
                                 f"{_restore(folder, row['url'])}") from None
     data = b"".join(pieces)
     del pieces
-    if len(data) != row["size_bytes"] or hashed.hexdigest() != digest:
+    if len(data) != row["size_bytes"] or found != digest:
         raise SnapshotFileError(f"{path}: altered: the file of {what} holds {len(data)} "
-                                f"bytes of sha256 {hashed.hexdigest()}, not the "
+                                f"bytes of sha256 {found}, not the "
                                 f"{row['size_bytes']} bytes kept; to restore it, delete it, "
                                 f"then {_restore(folder, row['url'])}")
     return data
