@@ -423,8 +423,8 @@ def at_size(base: Mapping[str, Any], burst: Mapping[str, Any], n: float | None,
             profile: Sequence[float], wanted: Sequence[str], path: plan.Path | None = None
             ) -> dict[str, np.ndarray]:
     """The blended figures `wanted` of the mix with its base at `n` instances (None: NaN
-    figures), each (1, draws); under a plan (`path`), those of plan.REPLACED the horizon's, the others the
-    first month's."""
+    figures), each (1, draws); under a plan (`path`), those of plan.REPLACED the horizon's,
+    the others the first month's."""
     out = evaluate(base, burst, [n], profile, wanted).blended
     if path is None:
         return out
