@@ -167,8 +167,10 @@ def _stored_mb(db: Path) -> float:
 
 def _remove(db: Path) -> None:
     """A store's file and the folder of raw snapshots beside it."""
+    from pipeline.store.snapshots import raw_folder_of
+
     db.unlink(missing_ok=True)
-    shutil.rmtree(db.with_name(db.name + ".raw"), ignore_errors=True)
+    shutil.rmtree(raw_folder_of(db), ignore_errors=True)
 
 
 def main() -> None:

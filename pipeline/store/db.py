@@ -18,7 +18,7 @@ import polars as pl
 
 from pipeline.store import caches, power_samples
 from pipeline.store.errors import StoreError
-from pipeline.store.snapshots import RAW_SUFFIX, ensure_snapshot_tables, sweep_orphans
+from pipeline.store.snapshots import ensure_snapshot_tables, raw_folder_of, sweep_orphans
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import MARKET_TABLES
 from schemas.table import Table
@@ -143,7 +143,7 @@ class NewStore:
         (those of a store moved or restored without them, perhaps): nothing in it is
         deleted (the sweep deletes only temporaries and the files of the rows it deletes), and
         an add of the same bytes reuses its file."""
-        raw = self.path.with_name(self.path.name + RAW_SUFFIX)
+        raw = raw_folder_of(self.path)
         if self.raw is None and raw.is_dir() and any(raw.iterdir()):
             print(f"{raw}: already beside the new store {self.path}, holding files (another "
                   "store's raw snapshots, moved or restored without them?): nothing in it is "
@@ -174,7 +174,7 @@ def new_store(path: str | os.PathLike[str]) -> NewStore | None:
     while not folder.exists() and folder != folder.parent:
         folders.append(folder)
         folder = folder.parent
-    raw = store.with_name(store.name + RAW_SUFFIX)
+    raw = raw_folder_of(store)
     return NewStore(store, folders, None if raw.exists() else raw)
 
 

@@ -220,4 +220,4 @@ def stored(con: duckdb.DuckDBPyConnection, load_id: str) -> pl.DataFrame:
     else:
         sql = (f"SELECT {_columns(POWER_SAMPLES.columns)} FROM {READINGS} r JOIN {SERIES} s "
                "USING (series_key) WHERE s.load_id = ? ORDER BY r.rowid")
-    return con.sql(sql, params=[load_id]).pl()
+    return pl.DataFrame(con.sql(sql, params=[load_id]))  # (no pyarrow table on the way)

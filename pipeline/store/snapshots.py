@@ -367,7 +367,12 @@ def raw_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
     follows --db and $SCORECARD_DB); None for a store in memory (all kept in it)."""
     rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
                        "current_database()").fetchall()
-    return Path(rows[0][0] + RAW_SUFFIX) if rows and rows[0][0] else None
+    return raw_folder_of(Path(rows[0][0])) if rows and rows[0][0] else None
+
+
+def raw_folder_of(store: Path) -> Path:
+    """The raw folder of the store file `store`: `<file name>.raw` beside it."""
+    return store.with_name(store.name + RAW_SUFFIX)
 
 
 def beside_name(digest: str) -> str:
