@@ -246,10 +246,9 @@ def sizes_to_search(base: Mapping[str, Any], largest: int, profile: Sequence[flo
     hours = hourly_tokens_per_s(per_day, profile) / capacity
     fills = np.concatenate([np.floor(hours), np.ceil(hours)])
     grid = np.round(np.linspace(0, largest, MAX_SIZES))
-    # under a plan, month m's base serves clip(m - lead time, 0, 1) of it (over_horizon)
-    served = 1.0 if path is None else np.clip(np.arange(1.0, path.months + 1.0) - float(
-        np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=float)).mean()),
-        0.0, 1.0)[:, None]
+    # under a plan, the share of each month the base serves (over_horizon)
+    served = 1.0 if path is None else path.served(float(np.nan_to_num(np.asarray(
+        base.get("lead_time_months", 0.0), dtype=float)).mean()))[:, None]
     least = [] if min_share is None else [_least_serving(hours, min_share, largest, served)]
     return np.unique(np.clip(np.concatenate([fills[np.isfinite(fills)], grid, least]),
                              0, largest))
@@ -346,8 +345,8 @@ def over_horizon(base: Mapping[str, Any], burst: Mapping[str, Any], sizes: Any,
     the base at 0 only in the months its nodes do not serve in full in some draw."""
     base = {k: _row(v) for k, v in base.items()}
     demand = _path(base, path)  # (..., months)
-    lead = np.nan_to_num(np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64))
-    share = np.clip(path.month - lead[..., None], 0.0, 1.0)  # (..., months)
+    lead = np.asarray(base.get("lead_time_months", 0.0), dtype=np.float64)
+    share = path.served(lead[..., None])  # (..., months)
     # the months whose share is below 1 in some draw: the burst serves the rest alone
     before = np.any(np.reshape(share < 1.0, (-1, path.months)), axis=0)
     # the horizon's CPM is its discounted cost over its discounted tokens, not a weighting

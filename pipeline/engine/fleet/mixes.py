@@ -251,9 +251,10 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
     demand = np.asarray(path.demand(base_in.get("demand_tokens_per_day", np.nan),
                                     base_in.get("demand_growth_per_year", 0.0))).ravel()
     goodput = base_row.get("tokens_per_s")
+    shares = path.served(lead)  # of each month, the base's
     series = []
     for i in range(path.months):
-        served = float(np.clip(i + 1.0 - lead, 0.0, 1.0))  # the share of the month it serves
+        served = float(shares[i])
         base_mtok = float(over.mtok_by_month["base"][0, 0, i])
         total = base_mtok + float(over.mtok_by_month["burst"][0, 0, i])
         series.append({
@@ -268,7 +269,7 @@ def schedule(m: mix.Chosen, point: pl.DataFrame, path: plan.Path,
                 None if goodput is None else float(n * served * goodput * SECONDS_PER_DAY)),
         })
     # the base serves from the month its lead time ends (plan.months' rule): its order
-    serving = np.where(np.clip(path.month - lead, 0.0, 1.0) > 0, float(n), 0.0)
+    serving = np.where(shares > 0, float(n), 0.0)
     orders = plan.node_book_values(plan.purchases(serving, lead, path.months), base_row)
     return {"candidate": m.id, "fallback": m.burst[0], "lead_time_months": lead,
             "purchases": orders, "months": series, "note": plan.late_note(lead, path.months),

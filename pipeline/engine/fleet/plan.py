@@ -96,6 +96,13 @@ class Path:
         """Each month's discount factor (1 + i)^-m, i = rate / 12, paid at the month's end."""
         return (1.0 + self.rate_per_year / MONTHS_PER_YEAR) ** -self.month
 
+    def served(self, lead: Any) -> np.ndarray:
+        """The share of each month (the last axis) that nodes of `lead` months' lead time
+        serve, clip(m - lead, 0, 1) (the one place it is written: the nodes serve from the
+        month their lead time ends); `lead` broadcasts against the months, NaN for none."""
+        return np.clip(self.month - np.nan_to_num(np.asarray(lead, dtype=np.float64)), 0.0,
+                       1.0)
+
     def present_value(self, *monthly: Any) -> Any:
         """The horizon's sum of each month's product of `monthly` (arrays whose last axis is
         the months), discounted: sum over m of v_m x monthly[0]_m x monthly[1]_m ... (the one
@@ -144,8 +151,7 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
     sized: dict[str, Any] = {}
     need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
                       dtype=np.float64)
-    lead = np.nan_to_num(np.asarray(given.get("lead_time_months", 0.0), dtype=np.float64))
-    share = np.clip(path.month - lead, 0.0, 1.0)
+    share = path.served(given.get("lead_time_months", 0.0))
     # only a month the nodes serve (a share of) needs them: the need of the months before
     # goes to the fallback, no node is bought for it
     serving = _running_max(np.where(share > 0, need, 0.0))
