@@ -461,9 +461,11 @@ def break_even(point: pl.DataFrame, own_ids: Sequence[str], versus: str | None, 
     ids = point["id"].to_list()
     columns = columns_of(point)
     at = np.array([ids.index(c) for c in own_ids])
-    month = paying_month(_rows(columns, at), _rows(columns, np.array([ids.index(versus)])),
-                         path)[:, 0]
-    demand = months(_rows(columns, at), path)["demand_tokens_per_day"][:, 0]
+    cost = ("monthly_cost_eur",)  # what paying_month compares (its demand comes with it)
+    mine = months(_rows(columns, at), path, cost)
+    month = _paying(mine, months(_rows(columns, np.array([ids.index(versus)])), path,
+                                 cost))[:, 0]
+    demand = mine["demand_tokens_per_day"][:, 0]
     lead = np.nan_to_num(np.asarray(columns.get("lead_time_months", np.zeros((len(ids), 1))),
                                     dtype=np.float64)[at, 0])
     out = []
