@@ -274,23 +274,20 @@ NonNegativeMoney = Annotated[Money, _lower_bound(0.0, strict=False)]
 def _upper_share(of: str, *, one: bool = False) -> AfterValidator:
     """A share (a range's high end too) below 1, or at most 1 with `one`; `of` says what it
     is a share of. Its low end is `NonNegative`'s."""
+    return _upper_bound(1.0, strict=not one, of=of)
+
+
+def _upper_bound(maximum: float, *, strict: bool = False, of: str | None = None
+                 ) -> AfterValidator:
+    """A number (or a range's high end) at most `maximum`, or below it when `strict`; `of`
+    says what it is, in the error."""
+    what = "" if of is None else f" ({of})"
 
     def check(value: Number) -> Number:
         high = value.high if isinstance(value, Range) else value
-        if not (high <= 1 if one else high < 1):
-            raise ValueError(f"must be {'at most' if one else 'below'} 1 ({of}), got {high:g}")
-        return value
-
-    return AfterValidator(check)
-
-
-def _upper_bound(maximum: float) -> AfterValidator:
-    """A number (or a range's high end) at most `maximum`."""
-
-    def check(value: Number) -> Number:
-        high = value.high if isinstance(value, Range) else value
-        if not high <= maximum:
-            raise ValueError(f"must be at most {maximum:g}, got {high:g}")
+        if not (high < maximum if strict else high <= maximum):
+            raise ValueError(f"must be {'below' if strict else 'at most'} {maximum:g}{what}, "
+                             f"got {high:g}")
         return value
 
     return AfterValidator(check)
