@@ -22,7 +22,7 @@ import polars as pl
 
 from reports.page import eur
 from schemas.outputs import OUTPUTS, PERCENTILES, RANGED, Output, columns_for, layout
-from schemas.result import CandidateResult, Change, Percentiles, Result
+from schemas.result import CandidateResult, Change, Percentiles, PlanMonth, PlanSchedule, Result
 
 
 @dataclass(frozen=True)
@@ -580,3 +580,9 @@ def shortlist(result: Result, limit: int) -> tuple[list[CandidateResult], int]:
 
     kept = sorted(sorted(enumerate(candidates), key=order)[:limit], key=lambda pair: pair[0])
     return [c for _, c in kept], left + len(candidates) - limit
+
+
+def gap_months(s: PlanSchedule) -> list[PlanMonth]:
+    """A purchase plan's months its own nodes do not serve in full (before their lead time
+    ends): its fallback's, or unserved."""
+    return [m for m in s.months if (m.own_share or 0.0) < 1.0]

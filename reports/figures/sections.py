@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from reports.figures import charts
 from reports.figures.charts import Spec
-from reports.frames import HEADERS, in_sentence
+from reports.frames import HEADERS, gap_months, in_sentence
 from reports.page import figure_text, macros, quantity, volume
 from schemas.outputs import OUTPUTS
 from schemas.result import Result
@@ -276,7 +276,7 @@ def _plan(result: Result) -> list[Part]:
         return []
     parts: list[Part] = []
     for i, s in enumerate(result.plan.schedules, start=1):
-        gap = [m.month for m in s.months if (m.own_share or 0.0) < 1.0]
+        gap = [m.month for m in gap_months(s)]
         nodes = s.purchases[-1].last_node if s.purchases else 0
         alt = (f"Monthly cost and capacity of {s.candidate} over {len(s.months)} months: "
                f"{nodes} own node(s) added"

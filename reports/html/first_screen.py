@@ -21,6 +21,7 @@ from reports.frames import (
     change_text,
     degenerate,
     figure,
+    gap_months,
     measured_text,
     ranges,
     shortlist,
@@ -358,7 +359,7 @@ def node_text(order: PlanPurchase) -> str:
 
 def gap_text(s: PlanSchedule) -> str | None:
     """The months before the own nodes serve, and what covers them; None without a gap."""
-    gap = [m for m in s.months if (m.own_share or 0.0) < 1.0]
+    gap = gap_months(s)
     if not gap:
         return None
     months = (f"month {gap[0].month}" if len(gap) == 1
@@ -400,7 +401,7 @@ def plan_lines(plan: Plan) -> list[tuple[str, str]]:
     first, last = owned.purchases[0], owned.purchases[-1]
     said = (f"{owned.candidate}: {first.count} from {_serving(first.serves_from_month)}, "
             f"{last.last_node} by {_serving(last.serves_from_month)}")
-    gap = [m.month for m in owned.months if (m.own_share or 0.0) < 1.0]
+    gap = [m.month for m in gap_months(owned)]
     if gap:
         said += (f", months {gap[0]}-{gap[-1]} " + (f"on {owned.fallback}" if owned.fallback
                                                   else "unserved"))
