@@ -528,7 +528,7 @@ def _reads(step: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in _PLACEHOLDER.finditer(_STEP[step].excel or ""))
 
 
-def planned_steps() -> frozenset[str]:
+def _planned_steps() -> frozenset[str]:
     """The plan's figures (PLAN_FIGURES) and every step whose formula reads one of them,
     directly or through other steps: under a plan the first are the horizon's, so a formula
     over them would mix the horizon's figure with one month's inputs (energy per Mtok from the
@@ -538,6 +538,10 @@ def planned_steps() -> frozenset[str]:
         if _reads(step.name) & found:
             found.add(step.name)
     return frozenset(found)
+
+
+#: `_planned_steps()`, found once (the steps do not change)
+PLANNED_STEPS = _planned_steps()
 
 
 #: the row number in a column's formula pattern, replaced per row (no formula has braces)
@@ -720,12 +724,13 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
                      card: pl.DataFrame, places: Layout, points: Points) -> None:
     sheet = _add_sheet(book, "Scorecard")
     names = places.scorecard
-    planned = planned_steps()
+    # under a plan, the steps written as the engine's values (none without one)
+    planned = PLANNED_STEPS if result.plan is not None else frozenset()
 
     def kind(name: str) -> str:
         if name in _IDENTITY:
             return "plain"
-        if result.plan is not None and name in planned:
+        if name in planned:
             return "value"  # the horizon's, or read from it: not one row's formula
         formula = (name in _STEP and _STEP[name].excel) or name in places.inputs
         return "formula" if places.computes and formula else "value"
@@ -742,11 +747,11 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
             _comment(sheet, col, f"{meaning}Formula over Inputs: {_STEP[name].formula}.")
         elif k == "formula":
             _comment(sheet, col, f"{meaning}The Inputs sheet's value.")
-        elif k == "value" and result.plan is not None and name in PLAN_FIGURES:
+        elif k == "value" and planned and name in PLAN_FIGURES:
             _comment(sheet, col, f"{meaning}The plan's figure over the horizon (the Plan "
                      "sheet), the engine's value, not a formula: it does not move when an "
                      "input changes.")
-        elif k == "value" and result.plan is not None and name in planned:
+        elif k == "value" and name in planned:
             _comment(sheet, col, f"{meaning}The engine's value, not a formula: its formula "
                      "reads a figure the plan makes the horizon's (CPM, J/token or carbon), "
                      "so it does not move when an input changes.")
