@@ -70,13 +70,14 @@ def _dtypes(columns: tuple[str, ...] | list[str]) -> dict[str, pl.DataType]:
     return {c: FIELDS[c].dtype for c in columns}
 
 
-def parse_table(raw: RawFile, table: Table, names: dict[str, str] | None = None
-                ) -> pl.DataFrame:
-    """The file's rows typed as `table`'s declared fields; `names` maps the file's own
-    column names (short ones) to the fields'."""
+def parse_table(raw: RawFile, table: Table, names: dict[str, str] | None = None,
+                columns: list[str] | None = None) -> pl.DataFrame:
+    """The file's rows typed as `table`'s declared fields (those of `columns` when the file
+    has not all of them); `names` maps the file's own column names (short ones) to the
+    fields'."""
     names = names or {}
     own = {field: column for column, field in names.items()}
-    dtypes = {own.get(c, c): FIELDS[c].dtype for c in table.columns}
+    dtypes = {own.get(c, c): FIELDS[c].dtype for c in (columns or table.columns)}
     return read_typed_csv(raw.content, raw.name, dtypes).rename(names)
 
 
@@ -191,10 +192,8 @@ def parse_api_prices(raw: RawFile, vintage: str) -> pl.DataFrame:
     """The per-token prices as published (converted to EUR by the run, at the ECB rate of the
     day the price was published), each row of the vintage they describe."""
     columns = [c for c in API_PRICES.columns if c != "vintage"]  # the file has no vintage
-    own = {field: column for column, field in API_PRICE_COLUMNS.items()}
-    frame = read_typed_csv(raw.content, raw.name, {own.get(c, c): FIELDS[c].dtype
-                                                   for c in columns})
-    return frame.rename(API_PRICE_COLUMNS).select(pl.lit(vintage).alias("vintage"), *columns)
+    return parse_table(raw, API_PRICES, API_PRICE_COLUMNS, columns).select(
+        pl.lit(vintage).alias("vintage"), *columns)
 
 
 def parse_all(files: dict[str, RawFile], vintage: str = VINTAGE
