@@ -93,7 +93,9 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     short = table.filter(pl.col("shortlisted") | pl.col("id").is_in(used))
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
-    drawn = _with_parts(short_inputs, resolved.inputs, mixed)
+    # a mix off the shortlist is drawn no more than any other candidate off it
+    drawn_mixes = [m for m in mixed if m.id in set(short_ids[0].to_list())]
+    drawn = _with_parts(short_inputs, resolved.inputs, drawn_mixes)
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()
     mc = uncertainty.run(short.select("id", "cost_model", "capacity", "sovereignty_level"),
@@ -102,8 +104,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
                          proposal.uncertainty.seed,
                          pairwise_among=short.filter(pl.col("pareto_rank") == 1)["id"]
                          .to_list(), pairwise_keep=keep, path=path, fallbacks=fallbacks,
-                         mixes=mixed, paying=_paying(path, on_prem, cloud, short, drawn,
-                                                     resolved.inputs))
+                         mixes=drawn_mixes, paying=_paying(path, on_prem, cloud, short,
+                                                           drawn, resolved.inputs))
     # the sizing is the first month's (a plan's horizon does not size a fleet) and a mix's
     # fleet is its split (`mix`), not a sizing of its own: the rows before the mixes join,
     # with the gate's eligibility (payback compares with an eligible cloud)

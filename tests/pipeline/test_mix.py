@@ -513,3 +513,26 @@ def test_a_mix_s_monte_carlo_is_the_same_on_one_thread_or_beside_the_blocks(
     [mixed] = [c for c in docs[1]["candidates"] if c["deployment"] == "mix"]
     assert mixed["uncertainty"]  # drawn: its percentiles are in the document
     assert docs[0] == docs[1]
+
+
+def test_a_mix_off_the_shortlist_of_a_large_proposal(tmp_path: Path) -> None:
+    # more than SHORTLIST_ABOVE candidates: the Monte Carlo draws the shortlist only. A node
+    # as "own" but at 1 EUR/h (CPM 1/11 of own's 6.1111 = 0.5556 EUR/Mtok, level 4) is far
+    # below the mix's 4.0370 with the mix's own carbon or better: the mix is off the
+    # shortlist. Before, its draws were still asked for, and the run stopped (exit 3,
+    # "ValueError: 'hybrid' is not in list")
+    from pipeline.engine.ranking.pareto import SHORTLIST_ABOVE
+
+    cheap = candidate("cheap", throughput='{ tokens_per_s = 1250, source = "bench" }',
+                      cost='{ eur_per_hour = 1.0, source = "quote" }')
+    fillers = [candidate(f"c{i:03d}") for i in range(SHORTLIST_ABOVE)]
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, OWN_BLOCK, API_BLOCK,
+                                 MIX_BLOCK, cheap, *fillers))
+    found = {c["id"]: c for c in doc["candidates"]}
+    hybrid = found["hybrid"]
+    assert len(found) == SHORTLIST_ABOVE + 4
+    assert found["cheap"]["shortlisted"] and not hybrid["shortlisted"]
+    # its point figures as in the small proposal; no draws, as any candidate off the list
+    assert hybrid["cpm_eur_per_mtok"] == pytest.approx(4.0370, abs=1e-4)
+    assert hybrid["uncertainty"] == {} and hybrid["p_frontier"] is None
+    assert doc["recommendation"]["candidate"] == "cheap"
