@@ -135,6 +135,7 @@ def main() -> None:
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"uptime before: {load}", flush=True)
     walls: dict[tuple[str, int], float] = {}
+    failed = []  # (mode, size) of runs that exited non-zero: the script fails after them
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -153,6 +154,8 @@ def main() -> None:
                 rss = max(r[1] for r in results)
                 cpu = statistics.median(r[3] for r in results)
                 codes = sorted({r[2] for r in results})
+                if codes != [0]:
+                    failed.append(f"{mode} {n:,}")
                 base = base or wall
                 target = TARGETS.get(n) if mode == "full" else None
                 verdict = "" if target is None else (
@@ -186,6 +189,8 @@ def main() -> None:
               if parts[sizes[0]] > 0 else f"report files, {n:,} candidates: {part:.2f} s")
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"uptime: {load}")
+    if failed:  # a timing of a run that stopped is no timing of the run
+        sys.exit(f"runs that exited non-zero: {', '.join(failed)} (their errors above)")
 
 
 if __name__ == "__main__":
