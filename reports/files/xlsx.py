@@ -13,10 +13,10 @@ so changing an input on Inputs moves them. A formula over a null input gives "" 
 cell), never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier),
 Pareto rank, sovereignty, time-matched figures; under a plan the horizon's CPM, J/token and
 carbon and the steps reading them) hold the engine's values, and their headers say so, as the
-Sizing and Recommendation sheets say which of their figures are values. References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row
-relative, so sorting the Scorecard keeps every row's figures its own; Inputs is read by
-position, so it has no filter buttons (sorting it would mix candidates), as its header comment
-says.
+Sizing and Recommendation sheets say which of their figures are values. References to Inputs
+are absolute (Inputs!$E$2), references within a Scorecard row relative, so sorting the
+Scorecard keeps every row's figures its own; Inputs is read by position, so it has no filter
+buttons (sorting it would mix candidates), as its header comment says.
 
 A formula cell stores no cached result and the workbook names this project as its producer
 (`_Packager`), so Excel (`fullCalcOnLoad`) and LibreOffice compute every figure on opening,
