@@ -304,7 +304,7 @@ def _fleet(c: CandidateResult, sizing: CandidateSizing | None) -> dict[str, str 
         n = c.mix.base_instances
         return {"fleet": "n/a" if n is None else f"{n:,} + burst",
                 "capacity": "base + burst",
-                "monthly": figure_text(c.detail.get("monthly_cost_eur"), ",.0f")}
+                "monthly": figure_text(figure(c, "monthly_cost_eur"), ",.0f")}
     return {"fleet": figure_text(None if sizing is None else sizing.instances, ""),
             "capacity": (sizing.capacity if sizing is not None else None) or c.capacity,
             "monthly": figure_text(None if sizing is None else sizing.monthly_cost_eur,
