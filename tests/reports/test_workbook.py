@@ -533,6 +533,24 @@ def test_under_a_plan_the_recommendation_s_cpm_is_a_value_said_so(
         2 * engine["detail"]["monthly_cost_eur"], rel=1e-9)
 
 
+def test_a_recommended_mix_s_figures_are_its_values_said_so(tmp_path: Path) -> None:
+    """A mix's Scorecard row holds values (it has no Inputs), so the Recommendation sheet
+    gives a recommended mix's CPM and monthly cost as those values, not as formulas said to
+    move: the example's hybrid-fr-h200-api, 2.907 EUR/Mtok (the horizon's) and 58,549.07 EUR
+    a month."""
+    result = json.loads(EXAMPLE.read_text("utf-8"))
+    result["recommendation"]["candidate"] = "hybrid-fr-h200-api"
+    write_xlsx(typed(result), tmp_path / "mix.xlsx")
+    sheet = {row[0].value: row for row in
+             openpyxl.load_workbook(tmp_path / "mix.xlsx")["Recommendation"].iter_rows()}
+    engine = next(c for c in result["candidates"] if c["id"] == "hybrid-fr-h200-api")
+    for name, expected in (("cpm_eur_per_mtok", engine["cpm_eur_per_mtok"]),
+                           ("monthly_cost_eur", engine["detail"]["monthly_cost_eur"])):
+        _, cell, said = sheet[OUTPUTS[name].label]
+        assert cell.data_type == "n" and same(cell.value, expected), name
+        assert said.value.startswith("the mix's, from its parts: a value, not recomputed")
+
+
 def test_the_recommendation_s_cost_moves_with_the_inputs(
         example: tuple[dict[str, Any], Book]) -> None:
     """The Recommendation sheet names the engine's choice (static) and gives its CPM and
