@@ -11,11 +11,12 @@ average power, the TCO lines, ...) are Excel formulas over Inputs, filled from t
 template each step declares in schemas/steps.py (the engine computes the same declared steps),
 so changing an input on Inputs moves them. A formula over a null input gives "" (an empty
 cell), never #DIV/0! or 0. The columns no formula can give (Monte Carlo ranges, P(frontier),
-Pareto rank, sovereignty, time-matched figures) hold the engine's values, and their headers say
-so. References to Inputs are absolute (Inputs!$E$2), references within a Scorecard row
-relative, so sorting the Scorecard keeps every row's figures its own; Inputs is read by
-position, so it has no filter buttons (sorting it would mix candidates), as its header comment
-says.
+Pareto rank, sovereignty, time-matched figures; under a plan the horizon's CPM, J/token and
+carbon and the steps reading them) hold the engine's values, and their headers say so, as the
+Sizing and Recommendation sheets say which of their figures are values. References to Inputs
+are absolute (Inputs!$E$2), references within a Scorecard row relative, so sorting the
+Scorecard keeps every row's figures its own; Inputs is read by position, so it has no filter
+buttons (sorting it would mix candidates), as its header comment says.
 
 A formula cell stores no cached result and the workbook names this project as its producer
 (`_Packager`), so Excel (`fullCalcOnLoad`) and LibreOffice compute every figure on opening,
@@ -721,11 +722,11 @@ TEMPLATE_FUNCTIONS = ("IF", "OR", "IFERROR", "CEILING", "PMT", "MAX", "MIN")
 
 
 def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
-                     card: pl.DataFrame, places: Layout, points: Points) -> None:
+                     card: pl.DataFrame, places: Layout, points: Points,
+                     planned: frozenset[str]) -> None:
+    """The Scorecard; `planned`: the steps written as the engine's values (a plan's)."""
     sheet = _add_sheet(book, "Scorecard")
     names = places.scorecard
-    # under a plan, the steps written as the engine's values (none without one)
-    planned = PLANNED_STEPS if result.plan is not None else frozenset()
 
     def kind(name: str) -> str:
         if name in _IDENTITY:
@@ -782,16 +783,24 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
 # --- the other sheets
 
 def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
-                 frame: pl.DataFrame, formulas: dict[str, str] | None = None) -> None:
+                 frame: pl.DataFrame, formulas: dict[str, str] | None = None,
+                 notes: Mapping[str, str] | None = None) -> None:
     """A sheet of `frame`'s values; a column of `formulas` is that formula on every row (its
-    row number written ROW), the frame's values only sizing the column."""
+    row number written ROW), the frame's values only sizing the column, under a blue header;
+    a column of `notes` gets that header comment (with formulas, a grey header: a value)."""
     sheet = _add_sheet(book, name)
     if frame.is_empty() or (name == "P(frontier)" and frame["p_frontier"].is_null().all()):
         sheet.write_string(0, 0, f"{name}: {NOT_COMPUTED}")
         sheet.set_column(0, 0, 50)
         return
     columns = frame.columns
-    _header_row(sheet, [header(c, name) for c in columns], [styles.header()] * len(columns))
+    notes = notes or {}
+    _header_row(sheet, [header(c, name) for c in columns], [styles.header(
+        "formula" if c in (formulas or {}) else "value" if formulas and c in notes
+        else "plain") for c in columns])
+    for col, column in enumerate(columns):
+        if column in notes:
+            _comment(sheet, col, f"{header(column, name)}: {notes[column]}")
     per_row_unit = name == "Assumptions"  # value, low, high: each row in its own unit
     units = frame["unit"].to_list() if per_row_unit else []
     by_unit = {u: styles.number(UNIT_FORMATS.get(u or "")) for u in set(units)}
@@ -827,14 +836,19 @@ def _scorecard_lookup(places: Layout, step: str, count: int, key: str) -> str | 
             f"MATCH({key},Scorecard!$A$2:$A${last},0))")
 
 
-def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int) -> dict[str, str]:
+def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int,
+                     static: frozenset[str] = frozenset()) -> dict[str, str]:
     """The Sizing sheet's figures as formulas reading the Scorecard's row of the same
     candidate by its id (INDEX/MATCH, so sorting the Scorecard keeps them right) and the
-    Demand sheet's tokens/day: they move with the inputs. `count`: the candidates."""
+    Demand sheet's tokens/day: they move with the inputs. `count`: the candidates; a figure
+    reading a Scorecard step of `static` (a plan's horizon figures, which are not the first
+    month's the sizing is) stays the engine's value."""
     if not places.computes or "candidate" not in frame.columns:
         return {}
 
     def look_up(step: str) -> str | None:
+        if step in static:
+            return None
         return _scorecard_lookup(places, step, count, f"$A{ROW}")
 
     out: dict[str, str] = {}
@@ -855,22 +869,50 @@ def _sizing_formulas(frame: pl.DataFrame, places: Layout, count: int) -> dict[st
     return out
 
 
+def _sizing_notes(frame: pl.DataFrame, formulas: Mapping[str, str],
+                  static: frozenset[str]) -> dict[str, str]:
+    """The Sizing sheet's header comments when it computes: which figures are formulas and
+    which the engine's values (a figure reading a Scorecard step of `static`, the plan's)."""
+    if not formulas:
+        return {}
+    out = {}
+    for column in frame.columns:
+        if column in ("candidate", "capacity"):
+            continue
+        if column in formulas:
+            out[column] = ("a formula over the Scorecard's row of the same candidate (by its "
+                           "id) and the Demand sheet: it moves with the inputs.")
+            continue
+        reads = _SIZING_YEARLY.get(column, (_SIZING_STEPS.get(column, column), ""))[0]
+        why = (f" (it reads the Scorecard's {header(reads, 'Scorecard')}, under the plan the "
+               "horizon's, not the first month's this sizing is)" if reads in static else "")
+        out[column] = (f"the engine's value, not a formula{why}: it does not move when an "
+                       "input changes (re-run scorecard run).")
+    return out
+
+
 def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         ("Proposal", result.proposal), ("Vintage", result.vintage),
     ]
     if result.proposal_sha256:
         rows.append(("Proposal sha256", result.proposal_sha256))
+    plan = result.plan
     return [
         *rows,
         ("Generated at", result.generated_at), ("Code version", result.code_version),
         ("Example data", "yes: illustrative declarations, not measurements"
          if result.example_data else "no"),
         ("Units", "in every column header; numbers are numbers"),
-        ("Scorecard", "blue headers are Excel formulas over the Inputs sheet (change an input "
-         "there and they move: CPM, cost, monthly cost, energy, electricity, carbon and the "
-         "steps between); grey headers are the engine's values (ranges, P(frontier), Pareto "
-         "rank, sovereignty, time-matched figures), which do not move" if computes else
+        ("Scorecard", ("blue headers are Excel formulas over the Inputs sheet (change an "
+         "input there and they move: " + (
+             "cost, monthly cost and the steps of the first month" if plan else
+             "CPM, cost, monthly cost, energy, electricity, carbon and the steps between")
+         + "; a mix's row holds the engine's values); grey headers are the engine's values "
+         "(ranges, P(frontier), Pareto rank, sovereignty, time-matched figures" + (
+             f"; under the plan, the horizon's CPM, J/token and carbon over its {plan.months} "
+             "months and the figures read from them: values, not recomputed" if plan else "")
+         + "), which do not move") if computes else
          "the engine's values: this result carries no evaluated inputs per candidate, so no "
          "formula is written"),
         ("Inputs", "one row per candidate, in the Scorecard's order, at the engine's point "
@@ -878,8 +920,11 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
          "Do not sort it: the Scorecard reads it row by row"),
         ("Demand", "with a demand: one cell per demand input, which every candidate's "
          "formulas read (change it there, once)"),
-        ("Sizing", "with a demand: formulas over the Scorecard's row of each candidate and "
-         "the Demand sheet: they move with the inputs"),
+        ("Sizing", "with a demand" + (": the first month's" if plan else "") + ": blue "
+         "headers are formulas over the Scorecard's row of each candidate and the Demand "
+         "sheet: they move with the inputs" + (
+             "; the MWh and tCO2e a year (grey) are the engine's values: they read the "
+             "horizon's energy and carbon" if plan else "")),
         ("Other sheets", "the engine's values as computed, for the record"),
     ]
 
@@ -919,31 +964,45 @@ _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _write_recommendation(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
-                          places: Layout) -> None:
+                          places: Layout, planned: frozenset[str]) -> None:
     """The Recommendation sheet: the engine's choice (static: it comes with the Monte Carlo
     and the rank; re-run to choose again) and its CPM and monthly cost as formulas reading
-    its Scorecard row by id (INDEX/MATCH), so they move with the inputs. Only for an id as a
-    proposal may write it (a hand-made result's id is never put inside a formula)."""
+    its Scorecard row by id (INDEX/MATCH), so they move with the inputs; but a figure the
+    Scorecard holds as a value (of `planned`, the plan's horizon figures, or a mix's) is that
+    value, labelled so. Only for an id as a proposal may write it (a hand-made result's id is
+    never put inside a formula)."""
     chosen = result.recommendation.candidate if result.recommendation else None
-    if chosen is None or not places.computes or not _PLAIN_ID.fullmatch(chosen):
+    candidate = next((c for c in result.candidates if c.id == chosen), None)
+    if candidate is None or not places.computes or not _PLAIN_ID.fullmatch(candidate.id):
         return
     sheet = book.add_worksheet("Recommendation")  # a few cells: xlsxwriter's own
     bold = styles.get(bold=True)
     sheet.write_string(0, 0, "Recommended", bold)
-    sheet.write_string(0, 1, chosen)
+    sheet.write_string(0, 1, candidate.id)
     sheet.write_string(0, 2, "the engine's choice by the policy's rule, with the Monte Carlo "
                        "and the rank: it does not move when an input changes (re-run to "
                        "choose again)")
     row = 1
     for step in ("cpm_eur_per_mtok", "monthly_cost_eur"):
-        found = _scorecard_lookup(places, step, len(result.candidates), f'"{chosen}"')
+        found = _scorecard_lookup(places, step, len(result.candidates), f'"{candidate.id}"')
         if found is None:
             continue
         sheet.write_string(row, 0, header(step, "Scorecard"), bold)
-        sheet.write_formula(row, 1, f'=IFERROR({found},"")',
-                            styles.number(number_format(step)), "")  # computed on opening
-        sheet.write_string(row, 2, "a formula over the candidate's Scorecard row: it moves "
-                           "with the inputs")
+        fmt = styles.number(number_format(step))
+        static = ("the mix's, from its parts" if candidate.deployment == "mix" else
+                  f"the horizon's CPM over the plan's {result.plan.months} months"
+                  if step in planned and result.plan is not None else None)
+        if static is None:
+            sheet.write_formula(row, 1, f'=IFERROR({found},"")', fmt, "")  # on opening
+            sheet.write_string(row, 2, "a formula over the candidate's Scorecard row: it "
+                               "moves with the inputs" + (
+                                   " (the first month's)" if result.plan is not None else ""))
+        else:
+            figure = value(candidate, step)
+            if figure is not None:
+                sheet.write_number(row, 1, figure, fmt)
+            sheet.write_string(row, 2, f"{static}: a value, not recomputed (it does not move "
+                               "when an input changes; re-run to recompute)")
         row += 1
     sheet.set_column(0, 0, 24)
     sheet.set_column(1, 1, 24)
@@ -969,14 +1028,17 @@ def write_xlsx(result: Result, path: Path, frames: Frames | None = None) -> None
     about.write_column(1, list(items), styles.get(text_wrap=True, valign="top"), first_row=0)
     about.set_column(0, 0, 16)
     about.set_column(1, 1, 90)
-    _write_scorecard(book, styles, result, card, places, points)
+    # under a plan, the Scorecard's steps written as the engine's values (none without one)
+    planned = PLANNED_STEPS if result.plan is not None else frozenset()
+    _write_scorecard(book, styles, result, card, places, points, planned)
     _write_inputs(book, styles, places, points)
     _write_demand(book, styles, result, places, points)
-    _write_recommendation(book, styles, result, places)
+    _write_recommendation(book, styles, result, places, planned)
     for name, frame in tables.items():
-        # under a plan the Scorecard's carbon is the horizon's: the first month's sizing
-        # is written as the engine's values
-        _write_table(book, styles, name, frame, _sizing_formulas(
-            frame, places, len(result.candidates))
-            if name == "Sizing" and result.plan is None else None)
+        if name != "Sizing":
+            _write_table(book, styles, name, frame)
+            continue
+        formulas = _sizing_formulas(frame, places, len(result.candidates), planned)
+        _write_table(book, styles, name, frame, formulas,
+                     _sizing_notes(frame, formulas, planned))
     book.close()

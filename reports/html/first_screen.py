@@ -278,9 +278,7 @@ def _scorecard(result: Result) -> dict[str, Any]:
             "css": word if word in ("chosen", "excluded") else "",
             "where": f"{c.provider} · {c.zone or c.detail.get('region') or ''}",
             "id": c.id, "label": c.label,
-            "fleet": figure_text(None if sizing is None else sizing.instances, ""),
-            "capacity": (sizing.capacity if sizing is not None else None) or c.capacity,
-            "monthly": figure_text(None if sizing is None else sizing.monthly_cost_eur, ",.0f"),
+            **_fleet(c, sizing),
             "capital": "–" if part is None else f"{part:,.0f}",
             "metrics": [_metric_cell(c, m) for m in AXES],
             "level": c.sovereignty_level,
@@ -289,9 +287,28 @@ def _scorecard(result: Result) -> dict[str, Any]:
             "quality": _quality_cell(c)})
     note = shortlist_note(len(candidates), left_out, "the full scorecard lists more, "
                           "scorecard.csv every one") if left_out else None
+    basis = basis_text(result)
+    if sized and any(c.mix is not None for c in candidates):
+        basis += (" A mix's fleet is its base's instances plus the burst, which serves the "
+                  "rest of each hour; its cost a month is both parts'.")
     return {"heads": heads, "rows": rows, "sized": sized, "capital": capital,
-            "quality": quality, "note": note, "basis": basis_text(result),
+            "quality": quality, "note": note, "basis": basis,
             "legend": SOVEREIGNTY_LEGEND}
+
+
+def _fleet(c: CandidateResult, sizing: CandidateSizing | None) -> dict[str, str | None]:
+    """A row's fleet, its capacity and its cost a month at the demand: the sizing's, or a
+    mix's (no sizing of its own: its base's instances + the burst, its month's cost both
+    parts')."""
+    if c.mix is not None:
+        n = c.mix.base_instances
+        return {"fleet": "n/a" if n is None else f"{n:,} + burst",
+                "capacity": "base + burst",
+                "monthly": figure_text(figure(c, "monthly_cost_eur"), ",.0f")}
+    return {"fleet": figure_text(None if sizing is None else sizing.instances, ""),
+            "capacity": (sizing.capacity if sizing is not None else None) or c.capacity,
+            "monthly": figure_text(None if sizing is None else sizing.monthly_cost_eur,
+                                   ",.0f")}
 
 
 def demand_text(demand: Demand, basis: str) -> str:

@@ -342,3 +342,24 @@ def test_the_sources_table_has_one_row_per_source(full: dict[str, Any]) -> None:
     assert len(full["sources"]) == 10 and len(rows) == 4
     prices = [r for r in rows if "electricity_price" in r]
     assert len(prices) == 1 and "DE-LU 2025-12, ES 2025-12, FR 2025-12, SE 2025-12" in prices[0]
+
+
+def test_a_mix_s_fleet_and_month_on_the_first_screen() -> None:
+    """The compact scorecard shows a mix's fleet and its cost a month, as the workbook's
+    Scorecard and the JSON (`detail.monthly_cost_eur`) hold them, not n/a: the bundled
+    example's hybrid-fr-h200-api holds 5 own FR H200 nodes (its `mix.base_instances`) and
+    sends the rest of each hour to Scaleway's API (the burst, billed per token: no
+    instances); its month at the demand is 58,549.07 EUR (the JSON's), printed 58,549."""
+    from reports.html.first_screen import summary
+    from tests.reports.conftest import FIXTURES
+
+    example = json.loads((FIXTURES / "example_scorecard.json").read_text("utf-8"))
+    mix = next(c for c in example["candidates"] if c["id"] == "hybrid-fr-h200-api")
+    assert mix["mix"]["base_instances"] == 5
+    assert round(mix["detail"]["monthly_cost_eur"]) == 58_549
+    head = summary(typed(example), ())
+    row = re.search(r"<tr[^>]*><td[^>]*><strong>hybrid-fr-h200-api</strong>.*?</tr>", head,
+                    flags=re.DOTALL)
+    assert row and ('<td class="num">5 + burst<small>base + burst</small></td>'
+                    '<td class="num">58,549</td>') in row.group(0)
+    assert "A mix's fleet is its base's instances plus the burst" in html.unescape(head)

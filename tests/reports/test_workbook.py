@@ -461,6 +461,96 @@ def test_the_sizing_sheet_computes_from_the_inputs(
         2 * book.computed("Sizing", f"{mwh}{fr}"), rel=1e-12)
 
 
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Book]:
+    """The bundled example's result with its plan (48 months, 30 % growth a year) and its
+    workbook."""
+    result = json.loads(EXAMPLE.read_text("utf-8"))
+    assert result["plan"]["months"] == 48
+    path = tmp_path_factory.mktemp("planned") / "plan.xlsx"
+    write_xlsx(typed(result), path)
+    return result, Book(path)
+
+
+def test_under_a_plan_the_sizing_computes_the_first_month(
+        planned: tuple[dict[str, Any], Book]) -> None:
+    """Under a plan the sizing is the first month's (the engine's `sizing`), as the
+    Scorecard's formulas are: the Sizing sheet's figures are formulas over them, but the MWh
+    and tCO2e a year, which would read the horizon's energy and carbon per Mtok (values
+    there), stay the engine's values, labelled so."""
+    result, book = planned
+    # 9 candidates (the mix has no sizing row) x 7 formulas: instances, billed instances,
+    # utilisation, monthly cost, headroom instances, headroom cost, period cost
+    assert check_sizing(book, result) == 9 * 7
+    sheet = book.cells["Sizing"]
+    headers = [c.value for c in sheet[1]]
+    rows = {r["candidate"]: r for r in result["sizing"]}
+    for name in ("annual_mwh", "annual_tco2e"):
+        col = headers.index(header(name, "Sizing")) + 1
+        assert "not a formula" in sheet.cell(1, col).comment.text
+        for row in range(2, sheet.max_row + 1):
+            cell = sheet.cell(row, col)
+            assert cell.data_type == "n" and same(cell.value, rows[sheet[f"A{row}"].value][name])
+    fr = next(r for r in range(2, sheet.max_row + 1)
+              if sheet[f"A{r}"].value == "onprem-fr-h100-fp16")
+    instances = get_column_letter(headers.index(header("instances", "Sizing")) + 1)
+    monthly = get_column_letter(headers.index(header("monthly_cost_eur", "Sizing")) + 1)
+    solution = book.changed("Demand", demand_cell(book, "demand_tokens_per_day"), 1e9)
+    # twice the first month's demand: a peak of 1e9 / 86,400 x 2 = 23,148 tokens/s over
+    # 2,800 x (1 - 0.25) = 2,100 per instance: ceil(11.02) = 12 instances (6 at 500M), and
+    # 12 x 11 EUR/h x 730 h = 96,360 EUR a month
+    assert book.computed("Sizing", f"{instances}{fr}") == 6
+    assert book.computed("Sizing", f"{instances}{fr}", solution) == 12
+    assert book.computed("Sizing", f"{monthly}{fr}", solution) == pytest.approx(96_360.0,
+                                                                                rel=1e-12)
+
+
+def test_under_a_plan_the_recommendation_s_cpm_is_a_value_said_so(
+        planned: tuple[dict[str, Any], Book]) -> None:
+    """The recommended candidate's CPM is the horizon's under a plan: the engine's value,
+    labelled "a value, not recomputed"; its monthly cost (the first month's) a formula that
+    moves with the inputs."""
+    result, book = planned
+    chosen = result["recommendation"]["candidate"]
+    assert chosen == "ovhcloud-h100x4-fp8"
+    sheet = {row[0].value: row for row in book.cells["Recommendation"].iter_rows()}
+    cpm = sheet[OUTPUTS["cpm_eur_per_mtok"].label]
+    monthly = sheet[OUTPUTS["monthly_cost_eur"].label]
+    engine = next(c for c in result["candidates"] if c["id"] == chosen)
+    assert cpm[1].data_type == "n" and same(cpm[1].value, engine["cpm_eur_per_mtok"])
+    assert "the horizon's CPM over the plan's 48 months: a value, not recomputed" in cpm[2].value
+    assert monthly[1].data_type == "f" and "moves with the inputs" in monthly[2].value
+    row = [c["id"] for c in result["candidates"]].index(chosen) + 2
+    price = book.column("Inputs", OUTPUTS["price_eur_per_hour"].label)
+    old = book.cells["Inputs"][f"{price}{row}"].value
+    solution = book.changed("Inputs", f"{price}{row}", 2 * old)
+    # elastic, billed 3.858 busy instances (above its floor of 2) x 11.20 EUR/h x 730 h =
+    # 31,543.21 EUR a month; twice the price, twice the month
+    assert book.computed("Recommendation", monthly[1].coordinate) == pytest.approx(
+        engine["detail"]["monthly_cost_eur"], rel=1e-9)
+    assert round(engine["detail"]["monthly_cost_eur"], 2) == 31_543.21
+    assert book.computed("Recommendation", monthly[1].coordinate, solution) == pytest.approx(
+        2 * engine["detail"]["monthly_cost_eur"], rel=1e-9)
+
+
+def test_a_recommended_mix_s_figures_are_its_values_said_so(tmp_path: Path) -> None:
+    """A mix's Scorecard row holds values (it has no Inputs), so the Recommendation sheet
+    gives a recommended mix's CPM and monthly cost as those values, not as formulas said to
+    move: the example's hybrid-fr-h200-api, 2.907 EUR/Mtok (the horizon's) and 58,549.07 EUR
+    a month."""
+    result = json.loads(EXAMPLE.read_text("utf-8"))
+    result["recommendation"]["candidate"] = "hybrid-fr-h200-api"
+    write_xlsx(typed(result), tmp_path / "mix.xlsx")
+    sheet = {row[0].value: row for row in
+             openpyxl.load_workbook(tmp_path / "mix.xlsx")["Recommendation"].iter_rows()}
+    engine = next(c for c in result["candidates"] if c["id"] == "hybrid-fr-h200-api")
+    for name, expected in (("cpm_eur_per_mtok", engine["cpm_eur_per_mtok"]),
+                           ("monthly_cost_eur", engine["detail"]["monthly_cost_eur"])):
+        _, cell, said = sheet[OUTPUTS[name].label]
+        assert cell.data_type == "n" and same(cell.value, expected), name
+        assert said.value.startswith("the mix's, from its parts: a value, not recomputed")
+
+
 def test_the_recommendation_s_cost_moves_with_the_inputs(
         example: tuple[dict[str, Any], Book]) -> None:
     """The Recommendation sheet names the engine's choice (static) and gives its CPM and

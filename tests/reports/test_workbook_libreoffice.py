@@ -1,6 +1,8 @@
 """LibreOffice computes the workbook on opening: a price changed in the file (as a script or
 another tool would change it, with no recalculation) moves CPM and the monthly cost when
-LibreOffice opens it, and the untouched file gives the engine's figures.
+LibreOffice opens it, and the untouched file gives the engine's figures. Under the bundled
+example's plan the CPM is the horizon's (a value), and a changed price or demand moves the
+first month's cost, fleet and Sizing sheet.
 
 LibreOffice keeps the cached results of a file whose producer is Microsoft Excel and never
 recalculates it by default; the workbook stores no cached results and names this project as
@@ -49,11 +51,11 @@ def scorecard_csv(book: Path, folder: Path, sheet: str = "Scorecard") -> list[di
         return list(csv.DictReader(handle))
 
 
-def with_input(book: Path, out: Path, cell: str, value: float) -> None:
-    """A copy of `book` with the Inputs sheet's `cell` set to `value` in its XML, nothing else
-    touched (no recalculation: what openpyxl or a script leaves)."""
+def with_input(book: Path, out: Path, cell: str, value: float, sheet: str = "Inputs") -> None:
+    """A copy of `book` with `sheet`'s `cell` (Inputs by default) set to `value` in its XML,
+    nothing else touched (no recalculation: what openpyxl or a script leaves)."""
     sheets = [s.title for s in load_workbook(book, read_only=True).worksheets]
-    part = f"xl/worksheets/sheet{sheets.index('Inputs') + 1}.xml"
+    part = f"xl/worksheets/sheet{sheets.index(sheet) + 1}.xml"
     with zipfile.ZipFile(book) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             data = src.read(info)
@@ -183,3 +185,43 @@ def test_under_a_plan_every_figure_agrees_with_the_json(example: tuple[dict, Pat
     # the steps that read the plan's figures are among those compared
     assert {"facility_kwh_per_mtok", "electricity_eur_per_mtok", "energy_j_per_token",
             "carbon_gco2e_per_mtok", "monthly_cost_eur"} <= compared
+
+
+def test_under_a_plan_the_demand_moves_the_sizing_and_the_recommendation_s_cost(
+        example: tuple[dict, Path], tmp_path: Path) -> None:
+    """The bundled example with its plan: Demand (tokens/day) 500M -> 1G on the Demand sheet
+    moves every fleet of the first month, on the Scorecard, the Sizing sheet and the
+    Recommendation's monthly cost; the CPMs are the horizon's values and stay."""
+    result, path = example
+    assert "plan" in result
+    labels = [row[0] for row in load_workbook(path, read_only=True)["Demand"].iter_rows(
+        values_only=True)]
+    changed = tmp_path / "demand.xlsx"
+    cell = f"B{labels.index(OUTPUTS['demand_tokens_per_day'].label) + 1}"
+    with_input(path, changed, cell, 1e9, "Demand")
+    cpm, monthly = OUTPUTS["cpm_eur_per_mtok"].label, OUTPUTS["monthly_cost_eur"].label
+    instances = OUTPUTS["instances"].label
+    card = {r["Candidate id"]: r for r in scorecard_csv(changed, tmp_path)}
+    sizing = {r["Candidate id"]: r for r in scorecard_csv(changed, tmp_path, "Sizing")}
+    # the Recommendation sheet's first row is "Recommended", the id, its note: read as CSV
+    # headers, each figure's row is keyed by its label, its value under the id
+    chosen = {r["Recommended"]: r for r in scorecard_csv(changed, tmp_path,
+                                                         "Recommendation")}
+    # FR H100: a peak of 1e9 / 86,400 x 2 = 23,148 tokens/s over 2,800 x (1 - 0.25) = 2,100
+    # per instance: ceil(11.02) = 12 instances (6 at 500M), 12 x 11 EUR/h x 730 h = 96,360
+    fr = "onprem-fr-h100-fp16"
+    for row in (card[fr], sizing[fr]):
+        assert float(row[instances]) == 12
+        assert float(row[monthly]) == pytest.approx(96_360.0, rel=1e-12)
+    engine = {c["id"]: c for c in result["candidates"]}
+    assert float(card[fr][cpm]) == pytest.approx(engine[fr]["cpm_eur_per_mtok"], rel=1e-9)
+    # the recommended OVHcloud fleet is elastic: 3.858 busy instances (above its floor of 2)
+    # become 7.716, so its month doubles, 31,543.21 -> 63,086.42 EUR; its CPM, the
+    # horizon's, is the engine's value
+    ovh = engine["ovhcloud-h100x4-fp8"]
+    assert result["recommendation"]["candidate"] == ovh["id"]
+    assert chosen[cpm][ovh["id"]] != ""
+    assert float(chosen[cpm][ovh["id"]]) == pytest.approx(ovh["cpm_eur_per_mtok"], rel=1e-9)
+    assert float(chosen[monthly][ovh["id"]]) == pytest.approx(
+        2 * ovh["detail"]["monthly_cost_eur"], rel=1e-9)
+    assert round(2 * ovh["detail"]["monthly_cost_eur"], 2) == 63_086.42
