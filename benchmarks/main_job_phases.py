@@ -3,11 +3,11 @@ fresh processes, each phase timed in CPU seconds of the process (user + system: 
 others load, the wall time counts their work too, the CPU time much less so) and wall seconds.
 
 Each run is one child process that imports as `scorecard run` does (the CLI, then with the
-cyclic garbage collector off the base libraries and `pipeline.run`), then calls the CLI's app with `run`, as the `scorecard` command does
-(typer reads the command line, then `pipeline.run.execute` runs), with the steps of `execute`
-wrapped by timers: each name of STEPS is replaced in its module by a timed version for that
-process only. Before the
-run the script checks that each step is still there and still called where STEPS says it is
+cyclic garbage collector off the base libraries and `pipeline.run`), then calls the CLI's app
+with `run`, as the `scorecard` command does (typer reads the command line, then
+`pipeline.run.execute` runs), with the steps of `execute` wrapped by timers: each name of
+STEPS is replaced in its module by a timed version for that process only. Before the run the
+script checks that each step is still there and still called where STEPS says it is
 (`pipeline.run.execute` names it), and after the run that each was called: a refactor that
 moves a step fails here naming it, rather than timing nothing. What is left of `execute` is
 counted as "the rest" (the stored run waited for, the folder swapped in). The store's write of
