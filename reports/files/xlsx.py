@@ -265,9 +265,8 @@ def _float_texts(columns: Sequence[list[Any]]) -> list[list[str | None]]:
     texts: list[list[str | None]] = [[None] * len(items) for items in floats]
     if not having:
         return texts
-    flat: list[str | None] = pl.Series([v for i in having for v in floats[i]],
-                                       dtype=pl.Float64()).cast(pl.String()).str.strip_suffix(
-                                           ".0").to_list()
+    series = pl.Series([v for i in having for v in floats[i]], dtype=pl.Float64())
+    flat: list[str | None] = series.cast(pl.String()).str.strip_suffix(".0").to_list()
     start = 0
     for i in having:
         texts[i] = flat[start:start + len(floats[i])]
