@@ -9,8 +9,8 @@ Checks that need market data (does this offer or zone exist in the vintage?) hap
 candidates are resolved against the store.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would read every field's annotation back
+# from its string (an eval each) when the module defines its ~55 models
 import difflib
 import hashlib
 import json
@@ -19,7 +19,7 @@ import re
 import tomllib
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -217,7 +217,7 @@ class Range(_Strict):
     high: float
 
     @model_validator(mode="after")
-    def _ordered(self) -> Range:
+    def _ordered(self) -> Self:
         if not self.low <= self.mode <= self.high:
             raise ValueError("a range needs low <= mode <= high")
         return self
@@ -324,7 +324,7 @@ class Weights(_Strict):
     weights: Annotated[dict[Objective, Annotated[float, Field(ge=0)]], Field(min_length=1)]
 
     @model_validator(mode="after")
-    def _some_weight(self) -> Weights:
+    def _some_weight(self) -> Self:
         if not sum(self.weights.values()) > 0:
             raise ValueError("at least one weight must be above 0")
         return self
@@ -364,7 +364,7 @@ class QualityPolicy(_Strict):
     unvalidated_reason: Annotated[str, Field(min_length=10)] | None = None
 
     @model_validator(mode="after")
-    def _waiver_has_a_reason(self) -> QualityPolicy:
+    def _waiver_has_a_reason(self) -> Self:
         if (self.unvalidated == "allow") != (self.unvalidated_reason is not None):
             raise ValueError("unvalidated = \"allow\" goes with an unvalidated_reason (why "
                              "candidates whose quality is not validated may be recommended)")
@@ -487,7 +487,7 @@ class Calibration(_Strict):
                 if not (k in ("gpu", "model", "tensor_parallel") and v is None)}
 
     @model_validator(mode="after")
-    def _stated(self) -> Calibration:
+    def _stated(self) -> Self:
         if self.evidence is None and self.tpot_ms is None and self.ttft_ms is None:
             raise ValueError("give `evidence`, or a measured `tpot_ms` and/or `ttft_ms`")
         if self.evidence is None and not self.source:
@@ -563,7 +563,7 @@ class Estimate(_Strict):
     kv_link_gbs: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="after")
-    def _one_form(self) -> Estimate:
+    def _one_form(self) -> Self:
         serving = ("concurrency", "prompt_tokens", "output_tokens")
         warm = ("batch", "context")
         given = [k for k in (*serving, "chunk_tokens", "serialised")
@@ -603,7 +603,7 @@ class Estimate(_Strict):
                 if not (k in _SERVING_KEYS and v is None)}
 
     @model_validator(mode="after")
-    def _effects_cited(self) -> Estimate:
+    def _effects_cited(self) -> Self:
         if (self.prefix_hit_rate is not None or self.speculative_acceptance is not None) \
                 and not (self.effects_source or "").strip():
             raise ValueError("a declared prefix_hit_rate or speculative_acceptance needs "
@@ -662,7 +662,7 @@ class DeclaredCost(_Strict):
     source: str
     pricing: Literal["on_demand", "reserved"] = "reserved"
     #: a commitment to this price for a term (None: billed at it by the hour)
-    term: Term | None = None
+    term: "Term | None" = None
 
 
 class TcoCost(_Strict):
@@ -689,7 +689,7 @@ class ApiPriceCost(_Strict):
     rate_limit_tokens_per_min: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="after")
-    def _qualified(self) -> ApiPriceCost:
+    def _qualified(self) -> Self:
         if ":" not in self.api:
             raise ValueError("api must be written 'provider:model', e.g. "
                              "'scaleway:llama-3.3-70b-instruct'")
@@ -793,7 +793,7 @@ class TcoProfile(_Strict):
     lead_time_months: Annotated[NonNegative, _upper_bound(60.0)] | None = None
 
     @model_validator(mode="after")
-    def _bought_or_leased(self) -> TcoProfile:
+    def _bought_or_leased(self) -> Self:
         if (self.capex is None) == (self.lease is None):
             raise ValueError("a node is bought (`capex` with `amortisation_months`) or leased "
                              "(`lease = { eur_per_month, term_months }`): give one of the two")
@@ -841,7 +841,7 @@ class Demand(_Strict):
     redundancy_instances: Annotated[int, Field(ge=0, le=10_000, strict=True)] = 0
 
     @model_validator(mode="after")
-    def _not_beyond_any_deployment(self) -> Demand:
+    def _not_beyond_any_deployment(self) -> Self:
         """At most 10^15 tokens a day (11.6 billion tokens/s, thousands of times any
         deployment's; a request carries at least one output token, so at most 10^15 / 86,400
         requests/s): past it the sizing means nothing, and near 1e308 it overflows."""
@@ -854,7 +854,7 @@ class Demand(_Strict):
         return self
 
     @model_validator(mode="after")
-    def _one_volume(self) -> Demand:
+    def _one_volume(self) -> Self:
         if (self.tokens_per_day is None) == (self.requests_per_s is None):
             raise ValueError("give tokens_per_day or requests_per_s (with prompt_tokens and "
                              "output_tokens), exactly one")
@@ -935,7 +935,7 @@ class Horizon(_Strict):
                                Field(min_length=1, max_length=240)] | None = None
 
     @model_validator(mode="after")
-    def _one_path(self) -> Horizon:
+    def _one_path(self) -> Self:
         if self.growth_per_year is not None and self.demand_by_month is not None:
             raise ValueError("give the demand's path once: growth_per_year or demand_by_month")
         if self.demand_by_month is not None and self.months is not None \
@@ -974,7 +974,7 @@ class OfferCost(_Strict):
         return self.offer.split(":", 1)[1]
 
     @model_validator(mode="after")
-    def _qualified(self) -> OfferCost:
+    def _qualified(self) -> Self:
         if ":" not in self.offer:
             raise ValueError("offer must be written 'provider:offer_id', e.g. "
                              "'scaleway:H100-SXM-8-80G'")
@@ -1151,7 +1151,7 @@ class Candidate(_Strict):
     fallback: str | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> Candidate:
+    def _consistent(self) -> Self:
         if self.deployment == "on_prem" and self.provider != "self":
             raise ValueError("an on_prem candidate has provider = \"self\"")
         if self.deployment == "cloud" and self.site is not None:
@@ -1309,7 +1309,7 @@ class ScanEstimate(Estimate):
     model: str = ""
 
     @model_validator(mode="after")
-    def _set_by_the_scan(self) -> ScanEstimate:
+    def _set_by_the_scan(self) -> Self:
         given = [k for k in _SCAN_SETS if k in self.model_fields_set]
         if given:
             raise ValueError(f"{given[0]} is set by the scan (model: the scan's `model`; "
@@ -1327,7 +1327,7 @@ class ScanThroughput(_Strict):
     by_gpu: Annotated[dict[str, EvidenceThroughput], Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
-    def _one_source(self) -> ScanThroughput:
+    def _one_source(self) -> Self:
         if (self.estimate is None) == (self.by_gpu is None):
             raise ValueError("give `estimate` (a roofline estimate for every offer) or "
                              "`by_gpu` (evidence per accelerator type), exactly one")
@@ -1357,7 +1357,7 @@ class Scan(_Strict):
     engine: str | None = None
 
     @model_validator(mode="after")
-    def _distinct(self) -> Scan:
+    def _distinct(self) -> Self:
         for key in ("precisions", "providers", "regions", "pricing", "gpus"):
             values = getattr(self, key)
             if isinstance(values, list) and len(set(values)) < len(values):
@@ -1480,7 +1480,7 @@ class Proposal(_Strict):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> Proposal:
+    def _unique_ids(self) -> Self:
         if not self.candidates and not self.scan:
             raise ValueError("give at least one [[candidates]] table (or a [[scan]] of the "
                              "market)")

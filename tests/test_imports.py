@@ -209,3 +209,24 @@ def test_adding_evidence_builds_no_result_models() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_models_annotations_are_not_postponed() -> None:
+    """schemas/proposal.py and schemas/result.py define their pydantic models without
+    `from __future__ import annotations`: postponed, every field's annotation is a string that
+    pydantic evaluates back (an eval each) when it defines the model, at every run's import. A
+    string is left only where a field names a class defined after it: DeclaredCost.term
+    (Term)."""
+    from pydantic import BaseModel
+
+    import schemas.proposal
+    import schemas.result
+
+    strings = sorted(f"{model.__name__}.{name}"
+                     for module in (schemas.proposal, schemas.result)
+                     for model in vars(module).values()
+                     if isinstance(model, type) and issubclass(model, BaseModel)
+                     and model.__module__ == module.__name__
+                     for name, annotation in vars(model).get("__annotations__", {}).items()
+                     if isinstance(annotation, str))
+    assert strings == ["DeclaredCost.term"]

@@ -4,6 +4,8 @@ zones' prices and intensities weighted by the workload's hourly profile."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 import polars as pl
 
@@ -33,9 +35,11 @@ def read_market(con: duckdb.DuckDBPyConnection, vintage: str,
 def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, ProviderFacts]:
     """Each provider's facts (core__providers) with the qualifications it holds
     (core__qualifications), each saying whether it covers the provider's GPU offers."""
+    held: dict[str, list[dict[str, Any]]] = {}
+    for q in quals.iter_rows(named=True):
+        held.setdefault(q["provider_id"], []).append(q)
     facts = {}
     for p in providers.iter_rows(named=True):
-        mine = quals.filter(pl.col("provider_id") == p["provider_id"])
         facts[p["provider_id"]] = ProviderFacts(
             provider_id=p["provider_id"], provider_name=p["provider_name"],
             hq_country=p["hq_country"], parent_company=p["parent_company"],
@@ -45,6 +49,6 @@ def provider_facts(providers: pl.DataFrame, quals: pl.DataFrame) -> dict[str, Pr
                 scheme=q["scheme"], version=q["scheme_version"], scope=q["scope"],
                 covers_gpu_offers=q["covers_gpu_offers"],
                 qualified_on=None if q["qualified_on"] is None else str(q["qualified_on"]),
-                source_url=q["source_url"]) for q in mine.iter_rows(named=True)),
+                source_url=q["source_url"]) for q in held.get(p["provider_id"], ())),
         )
     return facts

@@ -185,10 +185,15 @@ def ensure_tables(con: duckdb.DuckDBPyConnection, tables: Sequence[Table]) -> No
     caches.ensure(con)
     _link_old_snapshots(con)
     _published_reads_runs(con)
+    # one catalogue query rather than a `CREATE TABLE IF NOT EXISTS` (each its own write
+    # transaction) per table a store opened before already holds
+    held = {name for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema()").fetchall()}
     for table in tables:
         if table.name == power_samples.VIEW:  # a view over two tables (power_samples.py)
             power_samples.ensure(con)
-        else:
+        elif table.name not in held:
             con.execute(table.ddl())
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -255,14 +255,23 @@ def _excel_text(text: str) -> str:
     return text
 
 
-def _float_texts(items: list[Any]) -> list[str | None]:
-    """Each float of `items` as the shortest text that reads back as the same double, a whole
-    number without its ".0" (formatted by polars), None for anything else. (xlsxwriter's
-    write_number writes 16 significant digits, which can round the last bit away:
-    3.1679999999999997 reads back as 3.168.)"""
-    floats = pl.Series([item if type(item) is float else None for item in items],
-                       dtype=pl.Float64())
-    texts: list[str | None] = floats.cast(pl.String()).str.strip_suffix(".0").to_list()
+def _float_texts(columns: Sequence[list[Any]]) -> list[list[str | None]]:
+    """For each column, each float of its items as the shortest text that reads back as the
+    same double, a whole number without its ".0" (formatted by polars), None for anything
+    else. (xlsxwriter's write_number writes 16 significant digits, which can round the last
+    bit away: 3.1679999999999997 reads back as 3.168.) The columns of a sheet are formatted
+    together, in one Series: a Series per column cost more than the formatting."""
+    floats = [[item if type(item) is float else None for item in items] for items in columns]
+    having = [i for i, items in enumerate(floats) if any(v is not None for v in items)]
+    texts: list[list[str | None]] = [[None] * len(items) for items in floats]
+    if not having:
+        return texts
+    series = pl.Series([v for i in having for v in floats[i]], dtype=pl.Float64())
+    flat: list[str | None] = series.cast(pl.String()).str.strip_suffix(".0").to_list()
+    start = 0
+    for i in having:
+        texts[i] = flat[start:start + len(floats[i])]
+        start += len(floats[i])
     return texts
 
 
@@ -353,13 +362,15 @@ class _Sheet(Worksheet):
     def write_column(self, col: int, items: list[Any],
                      fmt: Format | list[Format | None] | None = None, *,
                      formula: str | None = None, first_row: int = 1,
-                     values_at: frozenset[int] = frozenset()) -> None:
+                     values_at: frozenset[int] = frozenset(),
+                     texts: list[str | None] | None = None) -> None:
         """Column `col` of the body, from row `first_row` (0-based) down, one item a row:
         `fmt` for each (or one format per row). With `formula` (its row number written
         ROW), each row's cell is that formula, with no cached result (the items size the
         column only): Excel and LibreOffice compute it on opening (see `_Packager`); but the
         items at `values_at` (their indices) are written as values (a row no formula over
-        Inputs gives: a mix's)."""
+        Inputs gives: a mix's). `texts`: the items' float texts when the sheet formatted its
+        columns together (`_float_texts`)."""
         if not items:
             return
         if self._first is None:
@@ -381,15 +392,18 @@ class _Sheet(Worksheet):
         add = cells.append
         if formula is not None:  # no cached result: every reader that calculates computes it
             parts = _xml_text(formula[1:] if formula.startswith("=") else formula).split(ROW)
-            texts = _float_texts(items) if values_at else []
+            if texts is None and values_at:
+                texts = _float_texts([items])[0]
             for i, (row, s) in enumerate(zip(rows, styles, strict=True)):
                 if i in values_at:
+                    assert texts is not None
                     self._value_cell(add, letter, row, items[i], texts[i], s)
                 else:
                     add(f'<c r="{letter}{row}"{s}><f>{str(row).join(parts)}</f></c>')
             self._body[col] = cells
             return
-        texts = _float_texts(items)
+        if texts is None:
+            texts = _float_texts([items])[0]
         if all(type(item) is float and math.isfinite(item) for item in items):
             self._body[col] = [f'<c r="{letter}{row}"{s}><v>{text}</v></c>'
                                for row, text, s in zip(rows, texts, styles, strict=True)]
@@ -645,7 +659,9 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
     names = places.inputs
     _header_row(sheet, [header(n, "Inputs") for n in names],
                 [styles.header("plain" if n in _FIRST_COLUMNS else "input") for n in names])
-    for col, name in enumerate(names):
+    columns = [points(name) for name in names]
+    for col, (name, items, texts) in enumerate(zip(names, columns, _float_texts(columns),
+                                                   strict=True)):
         meaning = OUTPUTS[name].meaning if name in OUTPUTS else {
             "id": "the candidate's id", "label": "the candidate",
             "cost_model": "tco (the TCO lines) or a price per hour (declared, on_demand, "
@@ -655,10 +671,9 @@ def _write_inputs(book: xlsxwriter.Workbook, styles: _Styles, places: Layout,
         note = {0: _INPUT_NOTE}.get(col, _INPUT_NOTES.get(
             name, "Change it and the Scorecard's formulas move."))
         _comment(sheet, col, f"{header(name, 'Inputs')}: {meaning}. {note}")
-        items = points(name)
         numeric = name not in _FIRST_COLUMNS
         fmt = styles.number(number_format(name), font_color="#1F4E79") if numeric else None
-        sheet.write_column(col, items, fmt)
+        sheet.write_column(col, items, fmt, texts=texts)
         sheet.set_column(col, col, _width(header(name, "Inputs"), items, numeric))
         if name in _CHOICES and items:  # a drop-down of the words the formulas test for
             sheet.data_validation(1, col, len(items), col, {
@@ -741,7 +756,10 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
     mixes = frozenset(i for i, c in enumerate(result.candidates) if c.deployment == "mix")
     _header_row(sheet, [header(n, "Scorecard") for n in names],
                 [styles.header(k) for k in kinds])
-    for col, (name, k) in enumerate(zip(names, kinds, strict=True)):
+    columns = [card[name].to_list() if name in card.columns else points(name)
+               for name in names]
+    for col, (name, k, items, texts) in enumerate(zip(names, kinds, columns,
+                                                      _float_texts(columns), strict=True)):
         title = header(name, "Scorecard")
         meaning = f"{title}: {OUTPUTS[name].meaning}. " if name in OUTPUTS else f"{title}. "
         if k == "formula" and name in _STEP:
@@ -762,13 +780,11 @@ def _write_scorecard(book: xlsxwriter.Workbook, styles: _Styles, result: Result,
         dtype = card.schema.get(name, pl.Float64())
         numeric = dtype.is_numeric()
         fmt = styles.number(number_format(name, "Scorecard", dtype)) if numeric else None
-        items = (card[name].to_list() if name in card.columns
-                 else points(name))
         # the column's formula, filled once with ROW for the row number
         pattern = fill(_STEP[name].excel or "", places.ref) if name in _STEP else (
             '=IF({ref}="","",{ref})'.format(ref=places.input_ref(name)))
         sheet.write_column(col, items, fmt, formula=pattern if k == "formula" else None,
-                           values_at=mixes)
+                           values_at=mixes, texts=texts)
         sheet.set_column(col, col, _width(title, items, numeric))
     last = len(result.candidates)
     sheet.freeze_panes(1, 1)
@@ -804,14 +820,16 @@ def _write_table(book: xlsxwriter.Workbook, styles: _Styles, name: str,
     per_row_unit = name == "Assumptions"  # value, low, high: each row in its own unit
     units = frame["unit"].to_list() if per_row_unit else []
     by_unit = {u: styles.number(UNIT_FORMATS.get(u or "")) for u in set(units)}
-    for col, column in enumerate(columns):
+    values = [frame[column].to_list() for column in columns]
+    for col, (column, items, texts) in enumerate(zip(columns, values, _float_texts(values),
+                                                     strict=True)):
         dtype = frame.schema[column]
-        items = frame[column].to_list()
         numeric = dtype.is_numeric()
         fmt = styles.number(number_format(column, name, dtype)) if numeric else None
         formats = ([by_unit[u] for u in units] if per_row_unit and column in
                    ("value", "low", "high") else fmt)
-        sheet.write_column(col, items, formats, formula=(formulas or {}).get(column))
+        sheet.write_column(col, items, formats, formula=(formulas or {}).get(column),
+                           texts=texts)
         sheet.set_column(col, col, _width(header(column, name), items, numeric))
     sheet.freeze_panes(1, 1)
     sheet.autofilter(0, 0, frame.height, len(columns) - 1)

@@ -10,9 +10,9 @@ from sources.market.energy_charts import RESTRICTED
 
 
 def _insert(con, zone: str, prices: list[float], resolution: str, licence: str,  # type: ignore[no-untyped-def]
-            url: str) -> None:
+            url: str, day: int = 1) -> None:
     step = timedelta(minutes=15 if resolution == "15min" else 60)
-    start = datetime(2026, 11, 1, tzinfo=UTC)
+    start = datetime(2026, 11, day, tzinfo=UTC)
     for k, price in enumerate(prices):
         con.execute(
             "INSERT INTO core__electricity_prices (vintage, zone, interval_start_utc, resolution,"
@@ -36,3 +36,16 @@ def test_open_rows_are_preferred_to_restricted_ones_of_the_same_month() -> None:
     # PT: (80 + 90) / 2 = 85, flagged
     assert rows["PT"]["price_eur_per_mwh"] == 85.0
     assert rows["PT"]["licence"].startswith("RESTRICTED")
+
+
+def test_a_month_from_two_sources_names_each_once_in_sorted_order() -> None:
+    con = store.connect(":memory:")
+    # hourly rows of the same month from two open sources, the later URL loaded first:
+    # 2 rows at 30 and 50 on the 1st, then 1 row at 70 on the 2nd
+    _insert(con, "NL", [30.0, 50.0], "hour", "CC BY 4.0", "https://b.example/")
+    _insert(con, "NL", [70.0], "hour", "CC BY 4.0", "https://a.example/", day=2)
+    (row,) = zone_prices(con, "2026-11").iter_rows(named=True)
+    # (30 + 50 + 70) / 3 = 50 over the 3 intervals; each source and licence once, sorted
+    assert row["price_eur_per_mwh"] == 50.0 and row["intervals"] == 3
+    assert row["source_url"] == "https://a.example/ https://b.example/"
+    assert row["licence"] == "CC BY 4.0" and row["snapshot_sha256"] == "s"
