@@ -263,7 +263,8 @@ def test_monthly_rerun_ingest_run_diff_explain_sources(
     diff = json.loads(ok("diff", "2026-10", "2026-11", str(proposal), "--json"))
     assert diff["baseline"] != "recomputed"  # last month's stored run, found in the store
     assert diff["baseline_run"]["vintage"] == "2026-10"
-    assert diff["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    # the file relative to the proposal's folder: no output shows this machine's folders
+    assert diff["baseline_run"]["proposal_source"] == "proposal.toml"
     assert diff["rows_used"]["2026-11"]["ember"] == "2026-11"
     change = candidate_of(diff, EXAMPLE_ID)["change"]["electricity_eur_per_mtok"]
     assert change["a"] == pytest.approx(before) and change["b"] == pytest.approx(after)
@@ -373,7 +374,7 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     second = ok("run", str(proposal), "--db", db)
     assert "not published" not in first and "not published" not in second
     same = json.loads(ok("diff", "2026-10", "2026-10", str(proposal), "--db", db, "--json"))
-    assert same["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    assert same["baseline_run"]["proposal_source"] == "proposal.toml"
     assert all(change["change"] == 0 for c in same["candidates"]
                for change in c["change"].values())
     published = json.loads(next((tmp_path / "scorecard-out").rglob("scorecard.json"))
@@ -386,7 +387,8 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     stored = candidate_of(published, cid)
     assert what_if["cpm_eur_per_mtok"] == pytest.approx(stored["cpm_eur_per_mtok"] * 1.2)
     diff = json.loads(ok("diff", "2026-10", "2026-10", str(proposal), "--db", db, "--json"))
-    assert diff["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    # the file relative to the proposal's folder: no output shows this machine's folders
+    assert diff["baseline_run"]["proposal_source"] == "proposal.toml"
     assert any("differs from the one published" in note for note in diff["notes"])
     change = candidate_of(diff, cid)["change"]["cpm_eur_per_mtok"]
     assert change["a"] == pytest.approx(stored["cpm_eur_per_mtok"])  # the published run's
