@@ -23,7 +23,7 @@ from pipeline.engine.questions.diff import (
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve
-from pipeline.store.vintages import coverage, sources_of
+from pipeline.store.vintages import coverage, failed_without_rows, sources_of
 from schemas.proposal import Proposal
 from schemas.result import BaselineRun, Diff, PartialMonth, Result
 
@@ -89,6 +89,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             why = f" (its {v} load failed: {u.failed})" if u.failed else ""
             notes.append(f"{v} has no data of its own from {u.source}{why}: its rows are "
                          f"{u.used}'s")
+        for source, error in failed_without_rows(con, v).items():
+            notes.append(f"{v} has no data from {source}: its {v} load failed ({error}) and "
+                         "no earlier month has its rows")
     if not groups:
         own = ("" if not borrowed[vintage_b] else
                f", because {vintage_b} reuses earlier rows for "
