@@ -75,9 +75,9 @@ def ingest(
         for note in result.notes if verbose else fold(result.notes):
             err.print(Text(f"    note: {note}"), soft_wrap=True)
     if offline and all(result.status == NOTHING for result in results):
-        err.print(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
-                  "`scorecard ingest` with the network first (or `scorecard run`, which "
-                  "works offline on the bundled reference data)", highlight=False)
+        err.print(Text(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
+                       "`scorecard ingest` with the network first (or `scorecard run`, which "
+                       "works offline on the bundled reference data)"), soft_wrap=True)
     code = exit_code(results)
     con.close()
     if code:
