@@ -182,10 +182,10 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         loaded = store.load(con, name, ctx.vintage, batches, clean=clean,
                             fetches=fetches(raws))
     except FetchError as error:
-        result.error = clean(str(error))
+        result.error = clean(unnamed(str(error), name))
         store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
-        result.error = clean(f"parse error: {error}")
+        result.error = clean(f"parse error: {unnamed(str(error), name)}")
         store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error,
                              fetches=fetches(raws))
     except ValidationFailed as error:  # store.load has recorded it in `loads`
@@ -205,6 +205,12 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         sweep_orphans(con)
     progress(name, result.status)
     return result
+
+
+def unnamed(message: str, name: str) -> str:
+    """An error's message without the source's name in front: every line that shows it
+    (`ecb: failed: ...`, `scorecard sources`) and the `loads` row name the source already."""
+    return message.removeprefix(f"{name}: ")
 
 
 #: The answers a "nothing to load" failure names one by one.

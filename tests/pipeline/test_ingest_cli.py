@@ -118,3 +118,25 @@ def test_both_ember_hosts_can_be_pointed_at_a_replay_server(
     assert [p.rsplit("/", 1)[-1] for p in paths] == [
         "european_wholesale_electricity_price_data_monthly.csv", "monthly", "yearly"]
     assert "ember-secret" not in result.output
+
+
+def test_sources_says_skipped_and_failed_without_repeating_the_name(
+        tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source `ingest` skips for its missing key records no load: `sources` said `last
+    attempt: never` right after `ingest` printed `skipped`. A failure's line said the
+    source's name twice (`ecb: failed: ecb: http://...`)."""
+    httpserver.expect_request("/eurofxref-hist-90d.xml").respond_with_data("gone", status=404)
+    monkeypatch.setenv("SCORECARD_ECB_BASE_URL", httpserver.url_for("").rstrip("/"))
+    monkeypatch.delenv("ELECTRICITYMAPS_API_KEY", raising=False)
+    db = str(tmp_path / "s.duckdb")
+    result = runner.invoke(app, ["ingest", "ecb", "electricity_maps", "--db", db])
+    assert result.exit_code == 2, result.output
+    url = httpserver.url_for("/eurofxref-hist-90d.xml")
+    assert f"ecb: failed: {url}: HTTP 404" in result.stderr
+    assert "electricity_maps: skipped" in result.stderr
+    lines = runner.invoke(app, ["sources", "--db", db]).stdout.splitlines()
+    ecb = lines[lines.index("ecb: provides core_ecb__fx_rates") + 4]
+    assert ecb.startswith("  last attempt: 20") and f"): failed: {url}: HTTP 404" in ecb
+    maps = lines[lines.index("electricity_maps: provides core__grid_intensity") + 4]
+    assert maps == ("  last attempt: never: skipped, no key (ELECTRICITYMAPS_API_KEY not "
+                    "set)")
