@@ -126,7 +126,7 @@ def _announce_store(o: Opened) -> None:
     if store.bundled_only(o.con, bundled.SOURCE):
         state = "new store" if not o.existed else "store with no ingested data"
         _note(f"{state} at {o.db}: bundled reference data only, vintage "
-              f"{o.market.vintage} (`scorecard ingest` fetches fresh market data)")
+              f"{bundled.VINTAGE} (`scorecard ingest` fetches fresh market data)")
 
 
 @contextmanager

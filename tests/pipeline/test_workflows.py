@@ -95,14 +95,15 @@ def test_a_file_that_is_no_store_is_one_line_naming_it_and_exit_1(
     before = db.read_bytes()
     code, _, err = process(*command, "--db", str(db))
     assert code == 1, err  # was 3, "unexpected error (a bug)"
-    assert f"{db}: not a scorecard store" in err and err.count("\n") == 1
+    assert err.startswith(f"error: {db}: not a scorecard store") and err.count("\n") == 1
     assert db.read_bytes() == before  # left as it was
 
 
 def test_a_store_whose_folder_is_a_file_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     code, _, err = process("run", "--json", "--db", str(tmp_path / "f" / "s.duckdb"))
-    assert code == 1 and f"{tmp_path / 'f' / 's.duckdb'}: cannot make its folder" in err
+    assert code == 1 and err.startswith(f"error: {tmp_path / 'f' / 's.duckdb'}: cannot make "
+                                        "its folder")
 
 
 def test_a_proposal_that_is_no_regular_file_or_too_big_is_refused_before_it_is_read(
@@ -201,6 +202,16 @@ def test_readme_tour_init_run_explain_sources_on_a_fresh_store(
     assert "(vintage 2026-10, " in lines[at + 3]
     assert lines[lines.index("ember: provides core__electricity_prices, core__grid_intensity")
                  + 3] == "  last good load: never"
+
+
+def test_a_new_store_names_the_bundled_month_not_the_month_asked(tmp_path: Path) -> None:
+    """`run --vintage 2026-11` on a new store reads the bundled data, whose month is
+    2026-10 (the notice said the month asked, as if the store held data of it)."""
+    code, _, err = scorecard("run", "--db", str(tmp_path / "s.duckdb"), "--vintage",
+                             "2026-11", "--json")
+    assert code == 0, err
+    assert (f"new store at {tmp_path / 's.duckdb'}: bundled reference data only, vintage "
+            "2026-10 (") in err
 
 
 def serve_ember(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch,
