@@ -59,7 +59,7 @@ class SourceResult:
         if self.status in (LOADED, UNCHANGED):
             text += f", {self.rows} rows from {self.snapshots} snapshot(s)"
         if self.error:
-            text += f": {self.error}"
+            text += f": {unnamed(self.error, self.source)}"
         return text
 
 
@@ -182,10 +182,10 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         loaded = store.load(con, name, ctx.vintage, batches, clean=clean,
                             fetches=fetches(raws))
     except FetchError as error:
-        result.error = clean(unnamed(str(error), name))
+        result.error = clean(str(error))
         store.record_failure(con, name, ctx.vintage, [], result.error)
     except ParseError as error:
-        result.error = clean(f"parse error: {unnamed(str(error), name)}")
+        result.error = clean(f"parse error: {error}")
         store.record_failure(con, name, ctx.vintage, [r.sha256 for r in raws], result.error,
                              fetches=fetches(raws))
     except ValidationFailed as error:  # store.load has recorded it in `loads`
@@ -208,9 +208,14 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
 
 
 def unnamed(message: str, name: str) -> str:
-    """An error's message without the source's name in front: every line that shows it
-    (`ecb: failed: ...`, `scorecard sources`) and the `loads` row name the source already."""
-    return message.removeprefix(f"{name}: ")
+    """An error as a line that names its source already shows it (`ecb: failed: ...`,
+    `scorecard sources`): without the source's name in front, which the error keeps where it
+    stands alone (`loads.error`) and FetchError or ParseError put there. After a parse
+    error's "parse error: " too."""
+    for lead in ("", "parse error: "):
+        if message.startswith(f"{lead}{name}: "):
+            return lead + message.removeprefix(f"{lead}{name}: ")
+    return message
 
 
 #: The answers a "nothing to load" failure names one by one.
