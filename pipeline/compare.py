@@ -5,6 +5,8 @@ its causes by the engine (`pipeline.engine.questions.diff`)."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -21,7 +23,7 @@ from pipeline.engine.questions.diff import (
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute, to_contract
 from pipeline.inputs import read_market, resolve
-from pipeline.store.vintages import coverage, sources_of
+from pipeline.store.vintages import coverage, failed_without_rows, sources_of
 from schemas.proposal import Proposal
 from schemas.result import BaselineRun, Diff, PartialMonth, Result
 
@@ -66,7 +68,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                      "recomputed with today's proposal and code, so evidence and method "
                      "changes cannot be seen; only market changes are attributed")
     else:
-        run = store.published(con, vintage_a, proposal.proposal.name)
+        run = _shown(store.published(con, vintage_a, proposal.proposal.name), path)
         which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
         notes.append(f"A is {which}, code {stored.code_version}")
         if run is not None and run.proposal_sha256 != proposal.sha256():
@@ -87,6 +89,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             why = f" (its {v} load failed: {u.failed})" if u.failed else ""
             notes.append(f"{v} has no data of its own from {u.source}{why}: its rows are "
                          f"{u.used}'s")
+        for source, error in failed_without_rows(con, v).items():
+            notes.append(f"{v} has no data from {source}: its {v} load failed ({error}) and "
+                         "no earlier month has its rows")
     if not groups:
         own = ("" if not borrowed[vintage_b] else
                f", because {vintage_b} reuses earlier rows for "
@@ -97,17 +102,30 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         proposal=proposal.proposal.name, vintage_a=vintage_a, vintage_b=vintage_b,
         generated_at=generated_at, code_version=code_version,
         baseline="recomputed" if stored is None else "stored", changed_groups=groups,
-        baseline_run=None if stored is None else _run_key(con, vintage_a, proposal),
+        baseline_run=None if stored is None else _run_key(con, vintage_a, proposal, path),
         rows_used={v: {u.source: u.used for u in sources_of(con, v)}
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
         candidates=attribute(groups, results, stored, code_version), partial_months=partial)
 
 
-def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal
+def _shown(run: store.StoredRun | None, path: str) -> store.StoredRun | None:
+    """The run with its proposal file as a diff shows it: relative to the folder of today's
+    proposal (`path`) when under it, else the file's name (the sha256 beside it says which
+    proposal), so that no output a committee reads holds a machine's folders."""
+    if run is None or run.source is None or not Path(run.source).is_absolute():
+        return run
+    source, folder = Path(run.source), Path(path).resolve().parent
+    shown = (source.relative_to(folder).as_posix() if source.is_relative_to(folder)
+             else source.name)
+    return dataclasses.replace(run, source=shown)
+
+
+def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal, path: str
              ) -> BaselineRun | None:
-    """Which stored run A is: the published one's vintage, name, sha256, file and time."""
-    run = store.published(con, vintage, proposal.proposal.name)
+    """Which stored run A is: the published one's vintage, name, sha256, file (as `_shown`
+    gives it) and time."""
+    run = _shown(store.published(con, vintage, proposal.proposal.name), path)
     return None if run is None else BaselineRun(
         vintage=run.vintage, proposal=run.proposal, proposal_sha256=run.proposal_sha256,
         proposal_source=run.source, generated_at=run.generated_at)

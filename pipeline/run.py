@@ -46,7 +46,7 @@ from reports.files.outputs import REPORT_FILES, STEM, write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
 from reports.summary import print_summary
-from schemas.fields import is_vintage
+from schemas.fields import vintage_refused
 from schemas.result import Diff, Result
 from sources import bundled
 
@@ -77,13 +77,14 @@ def check_vintage(vintage: str | None, now: datetime | None = None) -> None:
     data: the vintage is the data as seen in that month), checked before anything runs."""
     if vintage is None:
         return
-    if not is_vintage(vintage):
-        raise UserError(1, f"--vintage {vintage!r} is not a month YYYY-MM")
-    this_month = (now or datetime.now(UTC)).strftime("%Y-%m")
-    if vintage > this_month:
-        raise UserError(1, f"--vintage {vintage!r} is after this month ({this_month}): no "
-                        "market data is seen in a month to come; give this month or an "
-                        "earlier one, or leave --vintage out for the latest loaded")
+    why = vintage_refused(vintage, _this_month(now))
+    if why is not None:
+        raise UserError(1, f"--vintage {vintage!r} {why} (or leave --vintage out for the "
+                        "latest loaded)")
+
+
+def _this_month(now: datetime | None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m")
 
 
 def validated(data: dict[str, Any]) -> tuple[Result, str]:
@@ -125,7 +126,7 @@ def _announce_store(o: Opened) -> None:
     if store.bundled_only(o.con, bundled.SOURCE):
         state = "new store" if not o.existed else "store with no ingested data"
         _note(f"{state} at {o.db}: bundled reference data only, vintage "
-              f"{o.market.vintage} (`scorecard ingest` fetches fresh market data)")
+              f"{bundled.VINTAGE} (`scorecard ingest` fetches fresh market data)")
 
 
 @contextmanager
@@ -262,11 +263,15 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
 def compare(vintage_a: str, vintage_b: str, path: Path | None, *, db: Path | None,
             recompute: bool = False, now: datetime | None = None) -> Diff:
     """The diff document of `scorecard diff`. The proposal, the store and bad inputs are met
-    as `scorecard run` meets them: the bundled reference data is loaded, a bad vintage,
-    proposal or evidence file is a UserError with code 1, a diff that cannot be made code 2."""
-    for v in (vintage_a, vintage_b):
-        if not is_vintage(v):
-            raise UserError(1, f"vintage {v!r} is not YYYY-MM")
+    as `scorecard run` meets them: the bundled reference data is loaded, a bad vintage (a
+    month to come, as `run` checks it, or A after B), proposal or evidence file is a
+    UserError with code 1, a diff that cannot be made code 2."""
+    for which, v in (("A", vintage_a), ("B", vintage_b)):
+        if (why := vintage_refused(v, _this_month(now))) is not None:
+            raise UserError(1, f"vintage {which} {v!r} {why}")
+    if vintage_a > vintage_b:
+        raise UserError(1, f"vintage A {vintage_a} is after vintage B {vintage_b}: give the "
+                        f"earlier month first (scorecard diff {vintage_b} {vintage_a})")
     try:
         with opened(path, vintage_b, db) as o, input_errors():
             return diff(o.con, vintage_a, vintage_b, o.proposal, o.name,

@@ -12,7 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from reports.frames import METRICS
-from reports.html.diff_report import events, main_causes, partial_lines, pct
+from reports.html.diff_report import (
+    UNCHANGED,
+    change_cells,
+    events,
+    main_causes,
+    partial_lines,
+)
 from reports.page import significant
 from schemas.result import Diff
 
@@ -31,7 +37,8 @@ def print_diff(diff: Diff, console: Console | None = None) -> None:
             console = Console(width=_UNWRAPPED, highlight=False)
     for line in partial_lines(diff):
         console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
-    table = Table(title=f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}")
+    # every cell and the title as Text: names and ids are the proposal's, never markup
+    table = Table(title=Text(f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}"))
     table.add_column("id", overflow="fold")
     table.add_column("metric")
     table.add_column("A", justify="right")
@@ -40,14 +47,15 @@ def print_diff(diff: Diff, console: Console | None = None) -> None:
     table.add_column("caused by", overflow="fold")
     for c in diff.candidates:
         if c.change is None:
-            table.add_row(c.id, c.status, "", "", "", "")
+            table.add_row(Text(c.id), Text(c.status), "", "", "", "")
             continue
         for metric in diff.metrics:
             ch = c.change[metric]
-            table.add_row(c.id, _SHORT.get(metric, metric), significant(ch.a),
+            change, relative = change_cells(ch)
+            table.add_row(Text(c.id), Text(_SHORT.get(metric, metric)), significant(ch.a),
                           significant(ch.b),
-                          f"{significant(ch.change, True)} {pct(ch.relative)}",
-                          main_causes(ch))
+                          change if change == UNCHANGED else f"{change} {relative}",
+                          Text(main_causes(ch)))
     console.print(table)
     for line in events(diff):
         console.print(Text(line), soft_wrap=True)

@@ -97,3 +97,15 @@ def is_vintage(text: str) -> bool:
     """Whether `text` is a month YYYY-MM in ASCII digits, nothing before or after (a trailing
     newline included, which `re.match` with `$` would let through)."""
     return re.fullmatch(VINTAGE_PATTERN, text) is not None
+
+
+def vintage_refused(vintage: str, this_month: str) -> str | None:
+    """Why a vintage asked for cannot be read, None when it can: not a month YYYY-MM, or a
+    month after `this_month` (a vintage is the market data as seen in its month: a month to
+    come holds none). The one check `run`, `diff` and `ingest` make, each naming the value."""
+    if not is_vintage(vintage):
+        return "is not a month YYYY-MM"
+    if vintage > this_month:
+        return (f"is after this month ({this_month}): no market data is seen in a month to "
+                "come; give this month or an earlier one")
+    return None

@@ -727,7 +727,8 @@ class BaselineRun(_Closed):
     vintage: str
     proposal: str
     proposal_sha256: str
-    #: the proposal file it was run from (null: stored before sources were)
+    #: the proposal file it was run from, relative to the diffed proposal's folder when under
+    #: it, else its file name (null: stored before sources were)
     proposal_source: str | None
     generated_at: str
 

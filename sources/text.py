@@ -25,6 +25,11 @@ MAX_SHOWN = 300
 #: C0/C1 controls and DEL, and the Unicode bidi controls (LRE..RLO, LRI..PDI, LRM/RLM/ALM).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: The longest URL `one_line` keeps whole (browsers take about 2,000 characters; counted after
+#: its scheme), and a URL: up to the next space, quote or bracket, a colon or full stop after
+#: it not its own.
+_LONGEST_URL = 2048
+_URL = re.compile(rf"https?://[^\s'\"<>()\[\]]{{1,{_LONGEST_URL}}}(?<![:.,;])")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -36,10 +41,15 @@ def _escape(match: re.Match[str]) -> str:
 
 def one_line(text: str, limit: int = MAX_SHOWN) -> str:
     """`text` on one line, its control and bidi characters escaped, cut to `limit`
-    characters (with "..." and the count left out)."""
+    characters (with "..." and the count left out); a URL the cut falls in is kept whole (a
+    cut one cannot be opened), up to the longest a browser takes."""
     shown = _UNSAFE.sub(_escape, text)
     if len(shown) > limit:
-        shown = f"{shown[:limit]}... ({len(shown) - limit} more characters)"
+        cut = next((url.end() for url in _URL.finditer(shown, max(0, limit - _LONGEST_URL),
+                                                       limit + _LONGEST_URL)
+                    if url.start() < limit < url.end()), limit)
+        if cut < len(shown):
+            shown = f"{shown[:cut]}... ({len(shown) - cut} more characters)"
     return shown
 
 

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -103,14 +104,20 @@ uv() {
 """
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    folder = tmp_path_factory.mktemp("fresh")
+def fresh(folder: Path) -> dict[str, str]:
+    """`folder` as a user starts: what `scorecard init .` writes, a store of its own; the
+    environment the commands run in."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
            "SCORECARD_DB": str(folder / "scorecard.duckdb")}
     subprocess.run([BIN / "scorecard", "init", "."], cwd=folder, env=env, check=True,
                    capture_output=True)
-    return folder, env
+    return env
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    folder = tmp_path_factory.mktemp("fresh")
+    return folder, fresh(folder)
 
 
 def test_the_readme_and_the_docs_hold_the_commands_this_test_runs() -> None:
@@ -137,6 +144,37 @@ def test_documented_commands_exit_0(block: Block, workspace: tuple[Path, dict[st
     assert done.returncode == 0, (
         f"{block.where}: exit {done.returncode}\n{block.script}\n--- stderr\n"
         f"{done.stderr[-4000:]}")
+
+
+def test_the_monthly_commands_run_again_for_the_same_month(tmp_path: Path) -> None:
+    """docs/monthly.md's commands as monthly.sh holds them (`set -euo pipefail`), run twice
+    for the same month, as its "a rerun after a failure is safe" and step 3 ("Retry") say:
+    the second `run --out reports/$THIS` found the diff files the first left in its folder
+    and refused to replace it, which stopped the cron job. Every file a committee reads
+    names the proposal by its file, never this machine's folders."""
+    [block] = [b for b in BLOCKS if b.where.startswith("docs/monthly.md")
+               and "scorecard diff" in b.script]
+    env = fresh(tmp_path)
+    # last month's cron published its scorecard: the diff's A, found in the store
+    first = datetime.now(UTC).date().replace(day=1)
+    last = (first - timedelta(days=1)).strftime("%Y-%m")
+    subprocess.run([BIN / "scorecard", "run", "proposal.toml", "--vintage", last, "--out",
+                    f"reports/{last}", "--publish"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    for attempt in (1, 2):
+        done = subprocess.run(["bash", "-c", PRELUDE + block.script], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, (attempt, done.stderr[-4000:])
+    folder = tmp_path / "reports" / first.strftime("%Y-%m")  # reports/$THIS
+    written = {p.name for p in folder.iterdir()}
+    assert {"scorecard.html", "scorecard.json", "diff.html", "diff.txt",
+            "diff.json"} <= written
+    text = (folder / "diff.txt").read_text(encoding="utf-8")
+    assert "wrote" not in text  # the status line went to stderr, not into the document
+    assert "from proposal.toml, generated" in text  # A: the run the first attempt published
+    for path in (*folder.iterdir(), *(tmp_path / "reports" / last).iterdir()):
+        if path.suffix in {".html", ".txt", ".json", ".csv"}:
+            assert str(tmp_path) not in path.read_text(encoding="utf-8"), path.name
 
 
 SKIPPED = [(b.where, c, why) for b in BLOCKS for c, why in b.skipped]

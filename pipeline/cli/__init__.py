@@ -92,16 +92,16 @@ def last_word(error: Exception, debug: bool = False) -> int:
     if interrupted(error):
         return _cut_short()
     if isinstance(error, StoreError):
-        print(one_line(str(error)), file=sys.stderr)
+        print(f"error: {one_line(str(error))}", file=sys.stderr)
         return 1
     if isinstance(error, duckdb.IOException) and "lock" in str(error).lower():
-        print("store in use by another scorecard process: " + one_line(str(error)),
+        print("error: store in use by another scorecard process: " + one_line(str(error)),
               file=sys.stderr)
         return 1
     if isinstance(error, duckdb.Error | OSError) and any(
             cause in str(error) for cause in ENVIRONMENT_FAILURES):
         # the machine's, not a bug: DuckDB's or the OS's text names the file and the cause
-        print(f"cannot read or write: {one_line(str(error))}", file=sys.stderr)
+        print(f"error: cannot read or write: {one_line(str(error))}", file=sys.stderr)
         return 1
     if debug or os.environ.get("SCORECARD_DEBUG"):
         traceback.print_exception(error)

@@ -35,6 +35,10 @@ def diff(
     from pipeline.run import compare
     from pipeline.workspace import UserError, dumps
 
+    refused = None if html is None else _unwritable(html)
+    if refused is not None:
+        typer.echo(f"error: --html {html}: {refused}", err=True)
+        raise typer.Exit(1)
     try:
         document = compare(vintage_a, vintage_b, proposal, db=db, recompute=recompute)
     except UserError as err:
@@ -48,5 +52,20 @@ def diff(
 
     print_diff(document)
     if html is not None:
-        write_diff_html(document, html)
-        typer.echo(f"wrote {html}")
+        try:
+            write_diff_html(document, html)
+        except OSError as err:  # the folder refuses the write (permissions, a full disk)
+            typer.echo(f"error: --html {html}: cannot write it: {err.strerror or err}",
+                       err=True)
+            raise typer.Exit(1) from None
+        # on stderr: stdout is the diff itself (`scorecard diff ... > diff.txt`)
+        typer.echo(f"wrote {html}", err=True)
+
+
+def _unwritable(html: Path) -> str | None:
+    """Why the --html file cannot be written, said before the diff is computed."""
+    if html.is_dir():
+        return f"is a folder; give the file to write, e.g. {html / 'diff.html'}"
+    if not html.parent.is_dir():
+        return f"its folder {html.parent} does not exist"
+    return None

@@ -22,8 +22,8 @@ def ingest(
     check: Annotated[bool, typer.Option(
         "--check", help="Load nothing: say for each source whether it is configured (its "
                         "key set when it needs one) and a cheap request of its API "
-                        "answers 2xx (401/403: key refused; other: failing); exit 2 if "
-                        "any is not.")] = False,
+                        "answers 2xx (401/403 to a key sent: key refused; other: "
+                        "failing); exit 2 if any is not.")] = False,
     record: Annotated[Path | None, typer.Option(
         help="Also write every fetched response into this folder, one subfolder per source "
              "(to refresh test fixtures where network exists).")] = None,
@@ -75,9 +75,9 @@ def ingest(
         for note in result.notes if verbose else fold(result.notes):
             err.print(Text(f"    note: {note}"), soft_wrap=True)
     if offline and all(result.status == NOTHING for result in results):
-        err.print(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
-                  "`scorecard ingest` with the network first (or `scorecard run`, which "
-                  "works offline on the bundled reference data)", highlight=False)
+        err.print(Text(f"nothing stored for vintage {vintage} in {store.db_path(db)}: run "
+                       "`scorecard ingest` with the network first (or `scorecard run`, which "
+                       "works offline on the bundled reference data)"), soft_wrap=True)
     code = exit_code(results)
     con.close()
     if code:
@@ -122,7 +122,7 @@ def sources_cmd(
     import duckdb
 
     from pipeline import store
-    from pipeline.ingest.pull import MAX_ERROR_CHARS
+    from pipeline.ingest.pull import MAX_ERROR_CHARS, unnamed
     from sources.registry import SOURCES
     from sources.text import one_line
 
@@ -146,14 +146,17 @@ def sources_cmd(
                 f"{done.row_count} rows)")
 
     def attempt(name: str) -> str:
-        """The latest load whatever came of it: its error when it failed."""
+        """The latest load whatever came of it: its error when it failed; `ingest` records
+        no load of a source it skips for its missing key."""
         if name not in attempts:
-            return "never"
+            env = SOURCES[name].ENV_VAR
+            missing = SOURCES[name].NEEDS_KEY and env and not os.environ.get(env)
+            return f"never: skipped, no key ({env} not set)" if missing else "never"
         tried = attempts[name]
         said = f"{tried.started_at:%Y-%m-%d %H:%M} UTC (vintage {tried.vintage}): "
+        error = unnamed(tried.error or "no error recorded", name)
         return said + (tried.status if tried.status == "ok" else
-                       f"{tried.status}: "
-                       f"{one_line(tried.error or 'no error recorded', MAX_ERROR_CHARS)}")
+                       f"{tried.status}: {one_line(error, MAX_ERROR_CHARS)}")
 
     for name, module in SOURCES.items():
         env = module.ENV_VAR

@@ -64,8 +64,8 @@ def inspect_report(paths: Sequence[Path], slo: Slo, *, fmt: str | None = None,
         try:
             report["power"] = energy_at_operating_point(ev, power, tz=tz, fmt=power_fmt,
                                                         cache=cache)
-        except (EnergyError, ValidationFailed) as err:
-            raise PowerLogError(f"power log {power}: {err}") from err
+        except (EnergyError, ValidationFailed) as err:  # each names the log(s) it read
+            raise PowerLogError(str(err)) from err
     for run in report["runs"]:
         run["notes"].extend(run_notes)
     return report

@@ -1,8 +1,8 @@
 """`scorecard ingest --check`: for each source, whether it is configured (its key set when it
 needs one) and its service answers its probe (`PROBE`, a cheap real request of its API) with a
 2xx, loading nothing and writing nothing to the store. A bare base URL may answer 404 on a
-healthy API, so it is not what is asked; 401/403 say the key is refused, any other non-2xx
-that the service is failing."""
+healthy API, so it is not what is asked; 401/403 to a probe that sent a key say the key is
+refused, any other non-2xx (a 401/403 without a key included) that the service is failing."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class Check:
     key: str  # "no key needed", "EMBER_API_KEY set", "EMBER_API_KEY not set", ...
     status: int | None  # the final HTTP status, None when nothing answered
     answer: str  # "HTTP 200" or the connection error
+    keyed: bool = False  # whether the probe sent a key
 
     @property
     def state(self) -> str:
@@ -41,15 +42,18 @@ class Check:
             return UNREACHABLE
         if 200 <= self.status < 300:
             return OK
-        return KEY_REFUSED if self.status in (401, 403) else FAILING
+        # a 401/403 to a request that sent no key is the service refusing it, not a key
+        return KEY_REFUSED if self.keyed and self.status in (401, 403) else FAILING
 
     @property
     def ok(self) -> bool:
         return self.state == OK
 
     def line(self) -> str:
+        refused = self.status in (401, 403)
         why = {KEY_REFUSED: " (the key is refused)",
-               FAILING: " (the service is failing)"}.get(self.state, "")
+               FAILING: " (the service refuses the request)" if refused
+               else " (the service is failing)"}.get(self.state, "")
         return f"{self.source}: {self.state}: {self.key}; {self.url}: {self.answer}{why}"
 
 
@@ -100,5 +104,6 @@ def check(chosen: Sequence[str], timeout_s: float = 10.0) -> list[Check]:
         except requests.RequestException as error:
             status, said = None, f"no answer ({type(error).__name__})"
         found.append(Check(name, shown, configured, key, status,
-                           one_line(redact(said, [secret] if secret else []))))
+                           one_line(redact(said, [secret] if secret else [])),
+                           keyed=bool(params or headers)))
     return found

@@ -59,7 +59,7 @@ class SourceResult:
         if self.status in (LOADED, UNCHANGED):
             text += f", {self.rows} rows from {self.snapshots} snapshot(s)"
         if self.error:
-            text += f": {self.error}"
+            text += f": {unnamed(self.error, self.source)}"
         return text
 
 
@@ -205,6 +205,17 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
         sweep_orphans(con)
     progress(name, result.status)
     return result
+
+
+def unnamed(message: str, name: str) -> str:
+    """An error as a line that names its source already shows it (`ecb: failed: ...`,
+    `scorecard sources`): without the source's name in front, which the error keeps where it
+    stands alone (`loads.error`) and FetchError or ParseError put there. After a parse
+    error's "parse error: " too."""
+    for lead in ("", "parse error: "):
+        if message.startswith(f"{lead}{name}: "):
+            return lead + message.removeprefix(f"{lead}{name}: ")
+    return message
 
 
 #: The answers a "nothing to load" failure names one by one.

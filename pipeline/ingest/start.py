@@ -15,7 +15,7 @@ import duckdb
 import requests
 
 from pipeline.ingest.inputs import fx_rates, regions
-from schemas.fields import is_vintage
+from schemas.fields import vintage_refused
 from sources.http import DEFAULT_POLICY, TIMEOUT_ENV
 from sources.job import Context
 from sources.registry import SOURCES
@@ -36,8 +36,8 @@ def checked(sources: Sequence[str] | None, vintage: str | None, *, offline: bool
         raise RequestError(f"unknown source(s): {', '.join(unknown)}; "
                            f"known: {', '.join(SOURCES)}")
     vintage = vintage or today.strftime("%Y-%m")
-    if not is_vintage(vintage):
-        raise RequestError(f"--vintage {vintage!r} is not YYYY-MM")
+    if (why := vintage_refused(vintage, today.strftime("%Y-%m"))) is not None:
+        raise RequestError(f"--vintage {vintage!r} {why}")
     if record and offline:
         raise RequestError("--record needs the network; it cannot be combined with --offline")
     return chosen, vintage

@@ -34,6 +34,16 @@ def sources_of(con: duckdb.DuckDBPyConnection, vintage: str) -> list[SourceVinta
             for source, used in rows]
 
 
+def failed_without_rows(con: duckdb.DuckDBPyConnection, vintage: str) -> dict[str, str]:
+    """Per source whose latest load of `vintage` failed and that has no good load up to it
+    (no rows to lend, so `sources_of` does not name it): that load's error."""
+    return dict(con.execute(
+        "SELECT source, arg_max(error, started_at_utc) FROM loads WHERE vintage = ? "
+        "GROUP BY source HAVING arg_max(status, started_at_utc) = 'failed' AND source NOT IN "
+        "(SELECT source FROM loads WHERE status = 'ok' AND vintage <= ?) ORDER BY source",
+        [vintage, vintage]).fetchall())
+
+
 @dataclass(frozen=True)
 class Coverage:
     """How much of its month a vintage's own market data can cover: its loads fetched up to

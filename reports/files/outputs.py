@@ -31,10 +31,14 @@ from reports.html.report import write_html
 from schemas.result import Diff, Result
 
 STEM = "scorecard"
-#: every file a report folder may hold (`write_outputs`' and the caller's scorecard.json): the
-#: folder is replaced whole, so pipeline.run refuses one holding anything else
-REPORT_FILES = frozenset(f"{STEM}.{suffix}"
-                         for suffix in ("json", "html", "xlsx", "csv", "parquet", "pdf"))
+#: the vintage diff docs/monthly.md writes beside the report (`scorecard diff --html`, its text
+#: and `--json`): a rerun of the month's `run` replaces it with the rest, as the rerun's own
+#: `diff` commands write it again (a diff kept from before would describe the data it replaced)
+DIFF_FILES = frozenset(f"diff.{suffix}" for suffix in ("html", "txt", "json"))
+#: every file a report folder may hold (`write_outputs`' and the caller's scorecard.json, and
+#: the diff): the folder is replaced whole, so pipeline.run refuses one holding anything else
+REPORT_FILES = frozenset(f"{STEM}.{suffix}" for suffix in (
+    "json", "html", "xlsx", "csv", "parquet", "pdf")) | DIFF_FILES
 
 
 #: the columns that say which run a row is from, first in every CSV and Parquet row

@@ -14,9 +14,19 @@ from reports.frames import HEADERS
 from reports.page import render, significant
 from schemas.result import Diff, MetricChange
 
+#: what the change columns read for a figure that did not move: a dash, where "0 0 %" beside
+#: changes such as "-1.848 -9.7%" reads as a figure
+UNCHANGED = "\u2014"
 
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else "0 %" if value == 0 else f"{value:+.1%}"
+
+def change_cells(change: MetricChange) -> tuple[str, str]:
+    """A metric's change and its relative change as printed: UNCHANGED for a figure that did
+    not move, n/a for one that cannot be computed."""
+    if change.change == 0:
+        return UNCHANGED, UNCHANGED
+    relative = change.relative
+    return (significant(change.change, True),
+            "n/a" if relative is None else f"{relative:+.1%}")
 
 
 def main_causes(change: MetricChange) -> str:
@@ -68,8 +78,7 @@ def diff_view(diff: Diff) -> dict[str, Any]:
             ch = c.change[metric]
             rows.append({"id": c.id, "metric": HEADERS.get(metric, metric),
                          "moved": bool(ch.change),
-                         "cells": [significant(ch.a), significant(ch.b),
-                                   significant(ch.change, True), pct(ch.relative),
+                         "cells": [significant(ch.a), significant(ch.b), *change_cells(ch),
                                    *[significant(ch.by_cause[k], True) for k in diff.causes]]})
     return {"proposal": diff.proposal, "vintage_a": diff.vintage_a,
             "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",

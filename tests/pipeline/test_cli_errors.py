@@ -36,10 +36,11 @@ def test_a_store_in_use_waits_then_exits_1_on_one_line(tmp_path: Path) -> None:
         holder.close()
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
-    # one line saying it waits, one saying it gave up: no traceback
+    # one line saying it waits, one saying it gave up (an error, said as every error is):
+    # no traceback
     assert lines == [f"{db}: store in use by another scorecard process; waiting up to 1 s",
-                     f"{db}: store in use by another scorecard process (waited 1 s; set "
-                     "SCORECARD_STORE_WAIT_S to wait longer)"]
+                     f"error: {db}: store in use by another scorecard process (waited 1 s; "
+                     "set SCORECARD_STORE_WAIT_S to wait longer)"]
     assert "Traceback" not in done.stderr and took >= 1
 
 

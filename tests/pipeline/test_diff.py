@@ -431,3 +431,67 @@ def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConne
         diff(two_vintages, "2026-09", "2026-11", parse(), str(PROPOSAL), generated_at=STAMP,
              code_version="test", use_stored=False,
              market_b=read_market(two_vintages, "2026-09"))
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    app.command()(diff_command)
+    return app
+
+
+def test_cli_refuses_a_month_to_come_and_the_later_month_first(
+        two_vintages: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """A month to come holds no market data (`run` refuses it: the same check); A after B
+    would print every change with its sign flipped under the earlier month's name. Both exit
+    1 before anything is computed, saying what to give."""
+    two_vintages.close()
+    runner = CliRunner()
+    future = runner.invoke(_cli(), ["2026-11", "2999-01", str(PROPOSAL), "--db", str(db)])
+    assert future.exit_code == 1, future.output
+    assert future.stderr.startswith("error: vintage B '2999-01' is after this month (")
+    assert future.stdout == ""  # no table
+    reversed_ = runner.invoke(_cli(), ["2026-11", "2026-09", str(PROPOSAL), "--db", str(db)])
+    assert reversed_.exit_code == 1, reversed_.output
+    assert reversed_.stderr == ("error: vintage A 2026-11 is after vintage B 2026-09: give the "
+                                "earlier month first (scorecard diff 2026-09 2026-11)\n")
+
+
+def test_cli_html_to_a_folder_or_into_a_missing_folder_is_one_error_line(
+        two_vintages: duckdb.DuckDBPyConnection, db: Path, tmp_path: Path) -> None:
+    """Both were an IsADirectoryError / FileNotFoundError escaping as "a bug" (exit 3)."""
+    two_vintages.close()
+    runner = CliRunner()
+    args = ["2026-09", "2026-11", str(PROPOSAL), "--db", str(db), "--html"]
+    folder = runner.invoke(_cli(), [*args, str(tmp_path)])
+    assert folder.exit_code == 1 and folder.stderr == (
+        f"error: --html {tmp_path}: is a folder; give the file to write, e.g. "
+        f"{tmp_path / 'diff.html'}\n")
+    missing = tmp_path / "missing" / "diff.html"
+    refused = runner.invoke(_cli(), [*args, str(missing)])
+    assert refused.exit_code == 1 and refused.stderr == (
+        f"error: --html {missing}: its folder {missing.parent} does not exist\n")
+    assert not missing.parent.exists()
+
+
+def test_cli_prints_names_as_text_and_only_the_diff_on_stdout(
+        two_vintages: duckdb.DuckDBPyConnection, db: Path, tmp_path: Path) -> None:
+    """A proposal's name is foreign text: `[/]` made rich raise MarkupError (exit 3) and
+    `[draft]` vanished as a style tag. Written to a file (`> diff.txt`), stdout is the diff
+    alone: the `wrote` line goes to stderr. A figure that did not move reads UNCHANGED, not
+    `0 0 %`."""
+    two_vintages.close()
+    name = "[/] Inference [draft] platform"
+    proposal = tmp_path / "proposal.toml"
+    proposal.write_text(PROPOSAL.read_text(encoding="utf-8").replace(
+        'name = "Diff worked example"', f'name = "{name}"'), encoding="utf-8")
+    page = tmp_path / "diff.html"
+    result = CliRunner().invoke(_cli(), ["2026-09", "2026-11", str(proposal), "--db", str(db),
+                                         "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    assert f"{name}: 2026-09 -> 2026-11" in result.stdout
+    assert "wrote" not in result.stdout and result.stderr == f"wrote {page}\n"
+    assert f"<title>Diff: {name}</title>" in page.read_text(encoding="utf-8")
+    # the Scaleway candidate's figures did not move (only FR's wholesale price changed)
+    [row] = [line for line in result.stdout.splitlines()
+             if "scaleway" in line and "CPM" in line]
+    assert "\u2014" in row and "0 %" not in row

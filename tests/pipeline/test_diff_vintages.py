@@ -44,3 +44,21 @@ def test_a_failed_month_says_whose_rows_it_used(db: Path) -> None:
             "because 2026-11 reuses earlier rows for bundled, ecb") in notes
     assert document["rows_used"] == {"2026-10": {"bundled": "2026-10", "ecb": "2026-10"},
                                      "2026-11": {"bundled": "2026-10", "ecb": "2026-10"}}
+
+
+def test_a_source_that_failed_with_no_earlier_rows_is_named(db: Path) -> None:
+    """A source whose first load ever failed lends no rows, so the note above (whose rows a
+    month used) cannot name it: the diff still says it failed, with its error."""
+    assert runner.invoke(app, ["run", "--db", str(db), "--json"]).exit_code == 0
+    con = duckdb.connect(str(db))
+    _load(con, "ecb-11", "ecb", "2026-11", "failed", "HTTP 503 from data-api.ecb.europa.eu")
+    _load(con, "aws-10", "aws", "2026-10", "failed", "HTTP 500")  # another month's failure
+    con.close()
+    result = runner.invoke(app, ["diff", "2026-10", "2026-11", "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert ("2026-11 has no data from ecb: its 2026-11 load failed (HTTP 503 from "
+            "data-api.ecb.europa.eu) and no earlier month has its rows") in notes
+    assert ("2026-10 has no data from aws: its 2026-10 load failed (HTTP 500) and no "
+            "earlier month has its rows") in notes
+    assert not any("2026-11 has no data from aws" in note for note in notes)

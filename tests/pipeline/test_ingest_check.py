@@ -71,6 +71,19 @@ def test_check_fails_on_any_non_2xx_answer_of_the_probe(
     assert [entry.path for entry, _ in httpserver.log].count("/") == 0
 
 
+def test_a_keyless_probe_answered_401_is_failing_not_a_refused_key(
+        httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ECB takes no key and none was sent: a 401 or 403 is the service refusing the request
+    (it said `key refused: no key needed` before)."""
+    httpserver.expect_request("/eurofxref-daily.xml").respond_with_data("", status=401)
+    monkeypatch.setenv("SCORECARD_ECB_BASE_URL", httpserver.url_for(""))
+    result = runner.invoke(app, ["ingest", "ecb", "--check"])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == (f"ecb: failing: no key needed; "
+                             f"{httpserver.url_for('/eurofxref-daily.xml')}: HTTP 401 (the "
+                             "service refuses the request)\n")
+
+
 def test_check_sends_the_key_and_says_when_it_is_refused(
         httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Electricity Maps' key goes in the auth-token header, ENTSO-E's in securityToken: a

@@ -28,7 +28,7 @@ def test_unknown_source_exits_1(tmp_path: Path) -> None:
 def test_bad_vintage_exits_1(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", "ecb", "--vintage", "2026-13",
                                  "--db", str(tmp_path / "s.duckdb")])
-    assert result.exit_code == 1 and "is not YYYY-MM" in result.output
+    assert result.exit_code == 1 and "is not a month YYYY-MM" in result.output
 
 
 def test_offline_with_nothing_stored_exits_2(tmp_path: Path) -> None:
@@ -36,8 +36,24 @@ def test_offline_with_nothing_stored_exits_2(tmp_path: Path) -> None:
                                  "--db", str(tmp_path / "s.duckdb")])
     assert result.exit_code == 2
     assert "scaleway: none: no stored snapshots for vintage 2026-11" in result.output
-    assert "nothing stored for vintage 2026-11" in result.output  # and what to do instead
-    assert "`scorecard ingest` with the network" in " ".join(result.output.split())
+    # and what to do instead, on one line however long (stderr is no terminal here: rich
+    # would fold it at 80 columns, a log line cut in the middle of the store's path)
+    db = tmp_path / "s.duckdb"
+    assert (f"nothing stored for vintage 2026-11 in {db}: run `scorecard ingest` with the "
+            "network first (or `scorecard run`, which works offline on the bundled reference "
+            "data)") in result.stderr.splitlines()
+
+
+def test_a_month_to_come_is_refused_before_anything_is_fetched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` refuses it (the same check): fetching it found nothing to load, after the
+    network calls, as a parse error."""
+    monkeypatch.setenv("SCORECARD_ECB_BASE_URL", "http://127.0.0.1:9")  # never the internet
+    db = tmp_path / "s.duckdb"
+    result = runner.invoke(app, ["ingest", "ecb", "--vintage", "2999-01", "--db", str(db)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: --vintage '2999-01' is after this month (")
+    assert not db.exists()
 
 
 def test_ingest_then_sources_lists_the_load(tmp_path: Path, httpserver: HTTPServer,
@@ -102,3 +118,25 @@ def test_both_ember_hosts_can_be_pointed_at_a_replay_server(
     assert [p.rsplit("/", 1)[-1] for p in paths] == [
         "european_wholesale_electricity_price_data_monthly.csv", "monthly", "yearly"]
     assert "ember-secret" not in result.output
+
+
+def test_sources_says_skipped_and_failed_without_repeating_the_name(
+        tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source `ingest` skips for its missing key records no load: `sources` said `last
+    attempt: never` right after `ingest` printed `skipped`. A failure's line said the
+    source's name twice (`ecb: failed: ecb: http://...`)."""
+    httpserver.expect_request("/eurofxref-hist-90d.xml").respond_with_data("gone", status=404)
+    monkeypatch.setenv("SCORECARD_ECB_BASE_URL", httpserver.url_for("").rstrip("/"))
+    monkeypatch.delenv("ELECTRICITYMAPS_API_KEY", raising=False)
+    db = str(tmp_path / "s.duckdb")
+    result = runner.invoke(app, ["ingest", "ecb", "electricity_maps", "--db", db])
+    assert result.exit_code == 2, result.output
+    url = httpserver.url_for("/eurofxref-hist-90d.xml")
+    assert f"ecb: failed: {url}: HTTP 404" in result.stderr
+    assert "electricity_maps: skipped" in result.stderr
+    lines = runner.invoke(app, ["sources", "--db", db]).stdout.splitlines()
+    ecb = lines[lines.index("ecb: provides core_ecb__fx_rates") + 4]
+    assert ecb.startswith("  last attempt: 20") and f"): failed: {url}: HTTP 404" in ecb
+    maps = lines[lines.index("electricity_maps: provides core__grid_intensity") + 4]
+    assert maps == ("  last attempt: never: skipped, no key (ELECTRICITYMAPS_API_KEY not "
+                    "set)")

@@ -80,7 +80,7 @@ def test_nothing_to_load_names_zone_day_and_url_and_sources_shows_the_attempt(
     url = httpserver.url_for("/v4/carbon-intensity/history")
     when = r"fetched \d{4}-\d\d-\d\d \d\d:\d\d UTC from "
     assert re.fullmatch(
-        r"electricity_maps: failed: parse error: electricity_maps: 13 answer\(s\): vintage "
+        r"electricity_maps: failed: parse error: 13 answer\(s\): vintage "
         r"2026-12: nothing to load: none holds a row of 2026-12 \("
         + "; ".join(f"zone {zone}, {when}{re.escape(url)}\\?zone={zone}&disableCallerLookup="
                     "true&emissionFactorType=lifecycle" for zone in DEFAULT_ZONES[:3])
@@ -90,8 +90,9 @@ def test_nothing_to_load_names_zone_day_and_url_and_sources_shows_the_attempt(
     lines = listing.stdout.splitlines()
     at = lines.index("electricity_maps: provides core__grid_intensity")
     assert re.fullmatch(r"  last good load: .* UTC \(vintage 2026-11, 312 rows\)", lines[at + 3])
+    # the source named once: the line's own name, not the error's again
     assert re.fullmatch(r"  last attempt: .* UTC \(vintage 2026-12\): failed: parse error: "
-                        r"electricity_maps: 13 answer\(s\): vintage 2026-12: nothing to load: "
+                        r"13 answer\(s\): vintage 2026-12: nothing to load: "
                         r"none holds a row of 2026-12 \(zone FR, .*; and 10 more\)",
                         lines[at + 4]), lines[at + 4]
     ecb = lines.index("ecb: provides core_ecb__fx_rates")
@@ -118,7 +119,7 @@ def test_a_parse_failure_names_the_zone_the_url_and_the_fetch_time(
                   if line.startswith("electricity_maps: failed"))
     url = httpserver.url_for("/v4/carbon-intensity/history")
     assert re.fullmatch(
-        r"electricity_maps: failed: parse error: electricity_maps: " + re.escape(url)
+        r"electricity_maps: failed: parse error: " + re.escape(url)
         + r"\?zone=ES&disableCallerLookup=true&emissionFactorType=lifecycle: \[0\]\.datetime: "
         r"missing \(answer fetched \d{4}-\d\d-\d\d \d\d:\d\d UTC\)", failed), failed
 

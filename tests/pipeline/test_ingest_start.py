@@ -24,7 +24,9 @@ def test_defaults_are_every_source_and_this_month() -> None:
 
 @pytest.mark.parametrize(("sources", "vintage", "offline", "record", "message"), [
     (["nope"], None, False, False, "unknown source\\(s\\): nope; known: ecb"),
-    (None, "2026-13", False, False, "--vintage '2026-13' is not YYYY-MM"),
+    (None, "2026-13", False, False, "--vintage '2026-13' is not a month YYYY-MM"),
+    # a month to come holds no market data: refused before anything is fetched
+    (None, "2026-12", False, False, "--vintage '2026-12' is after this month \\(2026-11\\)"),
     (None, None, True, True, "--record needs the network"),
 ])
 def test_a_request_that_cannot_run_says_why(sources: list[str] | None, vintage: str | None,

@@ -95,14 +95,15 @@ def test_a_file_that_is_no_store_is_one_line_naming_it_and_exit_1(
     before = db.read_bytes()
     code, _, err = process(*command, "--db", str(db))
     assert code == 1, err  # was 3, "unexpected error (a bug)"
-    assert f"{db}: not a scorecard store" in err and err.count("\n") == 1
+    assert err.startswith(f"error: {db}: not a scorecard store") and err.count("\n") == 1
     assert db.read_bytes() == before  # left as it was
 
 
 def test_a_store_whose_folder_is_a_file_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     code, _, err = process("run", "--json", "--db", str(tmp_path / "f" / "s.duckdb"))
-    assert code == 1 and f"{tmp_path / 'f' / 's.duckdb'}: cannot make its folder" in err
+    assert code == 1 and err.startswith(f"error: {tmp_path / 'f' / 's.duckdb'}: cannot make "
+                                        "its folder")
 
 
 def test_a_proposal_that_is_no_regular_file_or_too_big_is_refused_before_it_is_read(
@@ -203,6 +204,16 @@ def test_readme_tour_init_run_explain_sources_on_a_fresh_store(
                  + 3] == "  last good load: never"
 
 
+def test_a_new_store_names_the_bundled_month_not_the_month_asked(tmp_path: Path) -> None:
+    """`run --vintage 2026-11` on a new store reads the bundled data, whose month is
+    2026-10 (the notice said the month asked, as if the store held data of it)."""
+    code, _, err = scorecard("run", "--db", str(tmp_path / "s.duckdb"), "--vintage",
+                             "2026-11", "--json")
+    assert code == 0, err
+    assert (f"new store at {tmp_path / 's.duckdb'}: bundled reference data only, vintage "
+            "2026-10 (") in err
+
+
 def serve_ember(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch,
                 body: bytes | None = None) -> None:
     """Ember's public wholesale CSV (FR 2026-10 at 70.0, 2026-11 at 65.0 EUR/MWh; DE 90.0,
@@ -263,7 +274,8 @@ def test_monthly_rerun_ingest_run_diff_explain_sources(
     diff = json.loads(ok("diff", "2026-10", "2026-11", str(proposal), "--json"))
     assert diff["baseline"] != "recomputed"  # last month's stored run, found in the store
     assert diff["baseline_run"]["vintage"] == "2026-10"
-    assert diff["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    # the file relative to the proposal's folder: no output shows this machine's folders
+    assert diff["baseline_run"]["proposal_source"] == "proposal.toml"
     assert diff["rows_used"]["2026-11"]["ember"] == "2026-11"
     change = candidate_of(diff, EXAMPLE_ID)["change"]["electricity_eur_per_mtok"]
     assert change["a"] == pytest.approx(before) and change["b"] == pytest.approx(after)
@@ -373,7 +385,7 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     second = ok("run", str(proposal), "--db", db)
     assert "not published" not in first and "not published" not in second
     same = json.loads(ok("diff", "2026-10", "2026-10", str(proposal), "--db", db, "--json"))
-    assert same["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    assert same["baseline_run"]["proposal_source"] == "proposal.toml"
     assert all(change["change"] == 0 for c in same["candidates"]
                for change in c["change"].values())
     published = json.loads(next((tmp_path / "scorecard-out").rglob("scorecard.json"))
@@ -386,7 +398,8 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     stored = candidate_of(published, cid)
     assert what_if["cpm_eur_per_mtok"] == pytest.approx(stored["cpm_eur_per_mtok"] * 1.2)
     diff = json.loads(ok("diff", "2026-10", "2026-10", str(proposal), "--db", db, "--json"))
-    assert diff["baseline_run"]["proposal_source"] == str(proposal.resolve())
+    # the file relative to the proposal's folder: no output shows this machine's folders
+    assert diff["baseline_run"]["proposal_source"] == "proposal.toml"
     assert any("differs from the one published" in note for note in diff["notes"])
     change = candidate_of(diff, cid)["change"]["cpm_eur_per_mtok"]
     assert change["a"] == pytest.approx(stored["cpm_eur_per_mtok"])  # the published run's

@@ -19,6 +19,21 @@ def test_one_line_escapes_controls_and_bidi_and_cuts() -> None:
     assert one_line("y" * 500, 10) == "yyyyyyyyyy... (490 more characters)"
 
 
+def test_one_line_never_cuts_a_url() -> None:
+    """A URL the cut falls in is kept whole (its trailing colon is not its own); a URL longer
+    than a browser takes is cut at that length (2,048 characters after its scheme)."""
+    url = "https://data-api.ecb.europa.eu/service/data/EXR/D.USD.EUR.SP00.A?format=csvdata"
+    text = f"fetch {url}: HTTP 503: " + "z" * 100
+    # the URL: 8 + 22 + 18 + 16 + 15 = 79 characters from 6, ending at 85; the text: 6 + 79
+    # + 12 (": HTTP 503: ") + 100 = 197. A cut at 20 falls in the URL: kept whole, 112 left
+    assert one_line(text, 20) == f"fetch {url}... (112 more characters)"
+    assert one_line(text, 4) == "fetc... (193 more characters)"  # a cut before it: as ever
+    endless = "see http://h/" + "b" * 5000
+    # "see " and the URL's "http://" and 2,048 characters after it kept: 4 + 7 + 2048 = 2059
+    # of 4 + 9 + 5000 = 5013; 2954 left
+    assert one_line(endless, 20) == endless[:2059] + "... (2954 more characters)"
+
+
 @given(secret=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x2FF),
                       min_size=6, max_size=30))
 def test_no_form_of_a_secret_survives(secret: str) -> None:
