@@ -12,8 +12,10 @@ is decided here, `publishes`.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -63,8 +65,18 @@ def _note(message: str) -> None:
 
 
 def slug(name: str) -> str:
-    """A proposal name as a folder name: lower case, runs of other characters as one '-'."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "proposal"
+    """A proposal name as a folder name: accents dropped (NFKD: "Évaluation" -> "evaluation"),
+    lower case, runs of other characters as one '-'; a name with letters or digits that have
+    no ASCII form (推論, Ωmega) ends with 8 hex digits of its sha256, so two such names do
+    not share a folder."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    base = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    untranslated = any(c.isalnum() for c in unicodedata.normalize("NFKD", name)
+                       if not c.isascii())
+    if not untranslated:
+        return base or "proposal"
+    tag = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{base}-{tag}" if base else tag
 
 
 def default_out(proposal_name: str, vintage: str) -> Path:
