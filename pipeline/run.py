@@ -33,6 +33,7 @@ from pipeline.engine.questions.explain import render
 from pipeline.engine.scorecard import compute, contract_data
 from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve
+from pipeline.stdout import to_stdout
 from pipeline.store import caches
 from pipeline.workspace import (
     Opened,
@@ -220,10 +221,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                         generated_at=generated_at, code_version=code_version(),
                         market_b=o.market, cache=o.cache)
                     if staging is None:
-                        sys.stdout.write(document)
+                        to_stdout(lambda: sys.stdout.write(document))
                         return 0
                     (staging / f"{STEM}.json").write_text(document, encoding="utf-8")
-                    print_summary(result)
+                    to_stdout(lambda: print_summary(result))
                     try:
                         # charts and the scorecard table already rendered from the same
                         # inputs come from the store
@@ -241,9 +242,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
         _error(str(err))
         return 1
 
-    print(f"\nwrote {folder / f'{STEM}.json'}, " + ", ".join(p.name for p in written))
-    print(f"published as the scorecard of {result.vintage} for {result.proposal!r} "
-          f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
+    kept = (f"published as the scorecard of {result.vintage} for {result.proposal!r} "
+            f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
+    to_stdout(lambda: print(f"\nwrote {folder / f'{STEM}.json'}, "
+                            + ", ".join(p.name for p in written), kept, sep="\n"))
     return 0
 
 
