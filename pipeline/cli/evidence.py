@@ -277,7 +277,8 @@ def add_command(
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
-    skipped. With --parquet, the energy of a fleet's Parquet power samples instead; with
+    skipped, and a benchmark file that cannot be read is skipped, named, and makes the
+    command exit 1 once the others are added. With --parquet, the energy of a fleet's Parquet power samples instead; with
     --fleet-result, that of a fleet query run elsewhere (Spark, Trino)."""
     if fleet_result is not None or fleet_query is not None:
         if fleet_result is None or fleet_query is None or paths or parquet is not None:
@@ -306,6 +307,7 @@ def add_command(
     import duckdb
 
     from pipeline.evidence.add import add_files, evidence_files
+    from pipeline.evidence.bench import UNREADABLE
     from pipeline.store import LoadFailed, StoreError, connect, db_path
     from pipeline.store.db import new_store
     from schemas.table import ValidationFailed
@@ -332,6 +334,10 @@ def add_command(
             made.remove()
         raise _fail(str(err)) from None
     _print_loads(results, notes)
+    unread = sum(UNREADABLE in n for n in notes)
+    if unread:  # a scripted add must not lose a sweep point silently
+        raise _fail(f"{unread} file(s) could not be read and were skipped (above); the "
+                    "others were added: fix or remove them and add again")
 
 
 def _print_json(report: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.evidence.bench import add_bench_files
+from pipeline.evidence.bench import UNREADABLE, add_bench_files
 from pipeline.evidence.files import split_files
 from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
@@ -76,7 +76,7 @@ def add_files(con: Any, files: EvidenceFiles, paths: Sequence[Path], *,
     if bench and not results and not power:  # every benchmark file of the folders skipped
         raise ParseError("evidence", ", ".join(map(str, paths)), "files", (
             "no file could be read, nothing was added: " + "; ".join(
-                n for n in notes if ": skipped, it could not be read: " in n)
+                n for n in notes if UNREADABLE in n)
             + "; fix or remove the files, or force a format with --format"))
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
                                     hashed=hashed, advance=advance), notes
