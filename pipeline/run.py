@@ -48,7 +48,7 @@ from reports.figures.charts import rendering_cache
 from reports.files.outputs import REPORT_FILES, STEM, write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
-from reports.summary import print_summary
+from reports.summary import fit, print_summary
 from schemas.fields import is_vintage
 from schemas.result import Diff, Result
 from sources import bundled
@@ -244,8 +244,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
 
     kept = (f"published as the scorecard of {result.vintage} for {result.proposal!r} "
             f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
-    to_stdout(lambda: print(f"\nwrote {folder / f'{STEM}.json'}, "
-                            + ", ".join(p.name for p in written), kept, sep="\n"))
+    said = f"wrote {folder}/: {STEM}.json, " + ", ".join(p.name for p in written)
+    to_stdout(lambda: print("", *fit(said), *fit(str(kept)), sep="\n"))
     return 0
 
 
