@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline import store
-from pipeline.compare import DiffError, diff
+from pipeline.compare import DiffError, diff, partial_month
 from pipeline.engine.fleet import plan
 from pipeline.engine.questions.explain import explain as chain_of
 from pipeline.engine.questions.explain import render
@@ -196,7 +196,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             # every other output writes it: stdout, scorecard.json and the stored run alike;
             # the JSON text tells whether there is any (scanning that text costs a fraction of
             # a walk of the result)
-            result, document = validated(contract_data(card, generated_at, code_version()))
+            data = contract_data(card, generated_at, code_version())
+            partial = partial_month(o.con, o.market.vintage)
+            data["partial_month"] = None if partial is None else partial.model_dump()
+            result, document = validated(data)
             if not plain_json(document):
                 result = Result.model_validate(plain_all(result.document()))
                 document = dumps(result.document())

@@ -21,7 +21,7 @@ from reports.frames import (
     shortlist_note,
     value,
 )
-from reports.freshness import freshness
+from reports.freshness import freshness, partial_sentence
 from reports.page import figure_text
 from reports.scans import scan_sentence
 from schemas.outputs import columns_for
@@ -134,6 +134,8 @@ def print_summary(result: Result, out: TextIO | None = None) -> None:
     head, *blocks = table_lines(header, rows, right)
     width = max(len(line) for line in head)
     say(plain(f"{result.proposal} (vintage {result.vintage})").center(width).rstrip())
+    if result.partial_month is not None:
+        say(partial_sentence(result.vintage, result.partial_month), "yellow")
     say("")
     for line in head:
         say(line, wrap=False)
