@@ -333,7 +333,7 @@ def add_command(
         if made is not None:  # the store, its WAL and the folders made for it
             made.remove()
         raise _fail(str(err)) from None
-    _print_loads(results, notes)
+    _print_loads(results, notes, con)
     unread = sum(UNREADABLE in n for n in notes)
     if unread:  # a scripted add must not lose a sweep point silently
         raise _fail(f"{unread} file(s) could not be read and were skipped (above); the "
@@ -345,12 +345,18 @@ def _print_json(report: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
 
 
-def _print_loads(results: list[tuple[str, Any]], notes: list[str]) -> None:
-    """What `evidence add` loaded: its notes on stderr, then one line per file."""
+def _print_loads(results: list[tuple[str, Any]], notes: list[str], con: Any) -> None:
+    """What `evidence add` loaded: its notes on stderr, then one line per file, naming the
+    load a file's new reading replaced."""
+    from pipeline.evidence.add import replaced_load
+
     for note in notes:
         typer.echo(note, err=True)
     for name, result in results:
-        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+        old = replaced_load(con, result.load_id) if result.status == "loaded" else None
+        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id}"
+                   + (")" if old is None else f"; it replaces load {old}, the same file read "
+                      "with other settings, as --tz or --format)"))
 
 
 def _moments(start: str, end: str, options: str) -> tuple[datetime, datetime]:
@@ -416,7 +422,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
             ValueError, OSError) as err:
         raise _fail(str(err)) from None
     typer.echo(f"answers kept in {folder}", err=True)
-    _print_loads(results, notes)
+    _print_loads(results, notes, con)
 
 
 def _fleet_result(result: Path, query: Path, as_json: bool) -> None:

@@ -81,3 +81,14 @@ def add_files(con: Any, files: EvidenceFiles, paths: Sequence[Path], *,
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
                                     hashed=hashed, advance=advance), notes
 
+
+def replaced_load(con: Any, load_id: str) -> str | None:
+    """The load whose rows `load_id` replaced: the same file's (its source is named by the
+    file's sha256) latest earlier good load, read with other settings (another --tz, a format
+    forced). A file has one reading in the store, the latest, and `export` writes that one."""
+    rows = con.execute(
+        "SELECT e.load_id FROM loads l JOIN loads e ON e.source = l.source "
+        "AND e.vintage = l.vintage AND e.status = 'ok' AND e.load_id <> l.load_id "
+        "AND e.started_at_utc <= l.started_at_utc WHERE l.load_id = ? "
+        "ORDER BY e.started_at_utc DESC LIMIT 1", [load_id]).fetchall()
+    return str(rows[0][0]) if rows else None
