@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 
 
-def to_stdout(write: Callable[[], None]) -> None:
+def to_stdout(write: Callable[[], object]) -> None:
     """Run `write` (prints to sys.stdout) and flush; on a closed pipe, point stdout's file
     descriptor at /dev/null, so the rest of the output and the flush at exit are dropped
     quietly."""

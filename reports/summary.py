@@ -81,8 +81,8 @@ def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]],
     depth = max(len(h) for h in heads)
     heads = [[""] * (depth - len(h)) + h for h in heads]
     widths = [max(len(x) for x in [*h, *(r[i] for r in rows)]) for i, h in enumerate(heads)]
-    rest = 1 + sum(widths[1:]) + 2 * (len(widths) - 1)  # the line's first space, the gaps
-    widths[0] = min(widths[0], max(width - rest, MIN_ID_WIDTH, *map(len, heads[0])))
+    others = 1 + sum(widths[1:]) + 2 * (len(widths) - 1)  # the line's first space, the gaps
+    widths[0] = min(widths[0], max(width - others, MIN_ID_WIDTH, *map(len, heads[0])))
     ruled = sum(widths) + 2 * (len(widths) - 1)
 
     def line(cells: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -276,7 +276,7 @@ def init(
 
     from pipeline.engine.contract import schema
 
-    def refuse(message: str) -> None:
+    def refuse(message: str) -> NoReturn:
         typer.echo(f"error: {message}", err=True)
         raise typer.Exit(1)
 

@@ -278,8 +278,9 @@ def add_command(
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
     skipped, and a benchmark file that cannot be read is skipped, named, and makes the
-    command exit 1 once the others are added. With --parquet, the energy of a fleet's Parquet power samples instead; with
-    --fleet-result, that of a fleet query run elsewhere (Spark, Trino)."""
+    command exit 1 once the others are added. With --parquet, the energy of a fleet's
+    Parquet power samples instead; with --fleet-result, that of a fleet query run elsewhere
+    (Spark, Trino)."""
     if fleet_result is not None or fleet_query is not None:
         if fleet_result is None or fleet_query is None or paths or parquet is not None:
             raise _fail("--fleet-result and --fleet-query go together, without files or "

@@ -1,6 +1,7 @@
 """The terminal summary `scorecard run` prints (reports/summary.py): a plain text table whose
-columns line up within 80 columns (a long id wraps in its column, no other cell is folded), colour only on a terminal, foreign text without
-control characters; and a run's imports leave rich out (the summary was rendered with it)."""
+columns line up within 80 columns (a long id wraps in its column, no other cell is folded),
+colour only on a terminal, foreign text without control characters; and a run's imports
+leave rich out (the summary was rendered with it)."""
 
 from __future__ import annotations
 
