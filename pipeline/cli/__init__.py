@@ -296,13 +296,13 @@ def init(
     shipped = [f for f in resources.files("pipeline").joinpath("example_results").iterdir()
                if f.name.endswith(".json")]
     names = {f.name for f in shipped}
-    results = next((directory / d for d in EXAMPLE_FOLDERS
-                    if not (directory / d).is_dir()
-                    or {p.name for p in (directory / d).iterdir()} <= names), None)
+    results = next((directory / d for d in EXAMPLE_FOLDERS if not (directory / d).exists()
+                    or ((directory / d).is_dir()
+                        and {p.name for p in (directory / d).iterdir()} <= names)), None)
     if results is None:
-        refuse(f"{directory / EXAMPLE_FOLDERS[0]} and {directory / EXAMPLE_FOLDERS[1]} hold "
-               "files of their own: the example results would mix with them; init another "
-               "folder")
+        refuse(f"{directory / EXAMPLE_FOLDERS[0]} and {directory / EXAMPLE_FOLDERS[1]} are "
+               "taken (files of their own, or not folders): the example results would mix "
+               "with them; init another folder")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         example = resources.files("pipeline").joinpath("example_proposal.toml").read_text(
@@ -316,8 +316,8 @@ def init(
     except OSError as err:
         refuse(f"cannot write {err.filename or directory}: {err.strerror}")
     if results.name != EXAMPLE_FOLDERS[0]:
-        typer.echo(f"{directory / EXAMPLE_FOLDERS[0]} holds files of its own: the example "
-                   f"results went to {results}/ instead", err=True)
+        typer.echo(f"{directory / EXAMPLE_FOLDERS[0]} is taken (files of its own, or not a "
+                   f"folder): the example results went to {results}/ instead", err=True)
     typer.echo(f"wrote {target}, {directory / SCHEMA_FILE} and {results}/ (example benchmark "
                f"results: `scorecard evidence inspect {results} --ttft-ms 1500 --tpot-ms 60`): "
                f"edit the proposal, then `scorecard run {target}`")

@@ -48,8 +48,8 @@ def test_a_results_folder_of_the_users_own_is_left_alone(tmp_path: Path) -> None
     assert done.exit_code == 0, done.output
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["mine.json"]
     assert sorted(p.name for p in (tmp_path / "example-results").iterdir()) == EXAMPLE
-    assert (f"{tmp_path / 'results'} holds files of its own: the example results went to "
-            f"{tmp_path / 'example-results'}/ instead") in done.stderr
+    assert (f"{tmp_path / 'results'} is taken (files of its own, or not a folder): the "
+            f"example results went to {tmp_path / 'example-results'}/ instead") in done.stderr
     assert f"evidence inspect {tmp_path / 'example-results'} " in done.stdout
     # again with --force: the example's own folder is rewritten, nothing else
     assert runner.invoke(app, ["init", "--force", str(tmp_path)]).exit_code == 0
@@ -69,6 +69,14 @@ def test_a_fresh_init_writes_results_and_a_rerun_keeps_writing_there(tmp_path: P
     assert again.exit_code == 0 and again.stderr == ""
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == EXAMPLE
     assert not (tmp_path / "example-results").exists()
+
+
+def test_a_file_named_results_is_left_alone_too(tmp_path: Path) -> None:
+    (tmp_path / "results").write_text("notes")
+    done = runner.invoke(app, ["init", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "results").read_text() == "notes"
+    assert sorted(p.name for p in (tmp_path / "example-results").iterdir()) == EXAMPLE
 
 
 def test_a_path_that_cannot_be_a_folder_is_an_error_naming_it(tmp_path: Path) -> None:
