@@ -75,13 +75,8 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
             notes.append(f"the proposal differs from the one published for {vintage_a} "
                          f"(sha256 {proposal.sha256()[:12]} now): evidence and method "
                          "changes include the proposal's")
-    partial = {}
-    for v in dict.fromkeys((vintage_a, vintage_b)):
-        covered = coverage(con, v)
-        if covered is not None and covered.partial:
-            partial[v] = PartialMonth(
-                through=covered.through.isoformat(), days_covered=covered.days,
-                days_in_month=covered.days_in_month, share_of_month=covered.share)
+    partial = {v: p for v in dict.fromkeys((vintage_a, vintage_b))
+               if (p := partial_month(con, v)) is not None}
     borrowed = {v: [u for u in sources_of(con, v) if u.used != v]
                 for v in dict.fromkeys((vintage_a, vintage_b))}
     for v, lent in borrowed.items():
@@ -107,6 +102,16 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
         candidates=attribute(groups, results, stored, code_version), partial_months=partial)
+
+
+def partial_month(con: duckdb.DuckDBPyConnection, vintage: str) -> PartialMonth | None:
+    """How much of its month the vintage's own market data cover (`store.vintages.coverage`),
+    when that is not all of it: what a diff warns of and a run shows beside its vintage."""
+    covered = coverage(con, vintage)
+    if covered is None or not covered.partial:
+        return None
+    return PartialMonth(through=covered.through.isoformat(), days_covered=covered.days,
+                        days_in_month=covered.days_in_month, share_of_month=covered.share)
 
 
 def _shown(run: store.StoredRun | None, path: str) -> store.StoredRun | None:

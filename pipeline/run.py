@@ -12,8 +12,10 @@ is decided here, `publishes`.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -24,13 +26,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline import store
-from pipeline.compare import DiffError, diff
+from pipeline.compare import DiffError, diff, partial_month
 from pipeline.engine.fleet import plan
 from pipeline.engine.questions.explain import explain as chain_of
 from pipeline.engine.questions.explain import render
 from pipeline.engine.scorecard import compute, contract_data
 from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve
+from pipeline.stdout import to_stdout
 from pipeline.store import caches
 from pipeline.workspace import (
     Opened,
@@ -45,7 +48,7 @@ from reports.figures.charts import rendering_cache
 from reports.files.outputs import REPORT_FILES, STEM, write_outputs
 from reports.html.pdf import ChromiumFailed, ChromiumMissing
 from reports.html.scorecard_table import table_cache
-from reports.summary import print_summary
+from reports.summary import fit, print_summary
 from schemas.fields import vintage_refused
 from schemas.result import Diff, Result
 from sources import bundled
@@ -63,8 +66,18 @@ def _note(message: str) -> None:
 
 
 def slug(name: str) -> str:
-    """A proposal name as a folder name: lower case, runs of other characters as one '-'."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "proposal"
+    """A proposal name as a folder name: accents dropped (NFKD: "Évaluation" -> "evaluation"),
+    lower case, runs of other characters as one '-'; a name with letters or digits that have
+    no ASCII form (推論, Ωmega) ends with 8 hex digits of its sha256, so two such names do
+    not share a folder."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    base = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    untranslated = any(c.isalnum() for c in unicodedata.normalize("NFKD", name)
+                       if not c.isascii())
+    if not untranslated:
+        return base or "proposal"
+    tag = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{base}-{tag}" if base else tag
 
 
 def default_out(proposal_name: str, vintage: str) -> Path:
@@ -184,7 +197,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             # every other output writes it: stdout, scorecard.json and the stored run alike;
             # the JSON text tells whether there is any (scanning that text costs a fraction of
             # a walk of the result)
-            result, document = validated(contract_data(card, generated_at, code_version()))
+            data = contract_data(card, generated_at, code_version())
+            partial = partial_month(o.con, o.market.vintage)
+            data["partial_month"] = None if partial is None else partial.model_dump()
+            result, document = validated(data)
             if not plain_json(document):
                 result = Result.model_validate(plain_all(result.document()))
                 document = dumps(result.document())
@@ -209,10 +225,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
                         generated_at=generated_at, code_version=code_version(),
                         market_b=o.market, cache=o.cache)
                     if staging is None:
-                        sys.stdout.write(document)
+                        to_stdout(lambda: sys.stdout.write(document))
                         return 0
                     (staging / f"{STEM}.json").write_text(document, encoding="utf-8")
-                    print_summary(result)
+                    to_stdout(lambda: print_summary(result))
                     try:
                         # charts and the scorecard table already rendered from the same
                         # inputs come from the store
@@ -230,9 +246,10 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
         _error(str(err))
         return 1
 
-    print(f"\nwrote {folder / f'{STEM}.json'}, " + ", ".join(p.name for p in written))
-    print(f"published as the scorecard of {result.vintage} for {result.proposal!r} "
-          f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
+    kept = (f"published as the scorecard of {result.vintage} for {result.proposal!r} "
+            f"(proposal sha256 {sha[:12]})" if publish_it else why_not)
+    said = f"wrote {folder}/: {STEM}.json, " + ", ".join(p.name for p in written)
+    to_stdout(lambda: print("", *fit(said), *fit(str(kept)), sep="\n"))
     return 0
 
 

@@ -93,8 +93,8 @@ def proposal_text(path: Path | None) -> tuple[str, str]:
         raise UserError(1, f"{path}: cannot read: {err.strerror}") from None
     if len(data) > MAX_PROPOSAL_BYTES:
         raise UserError(1, f"{path}: larger than {MAX_PROPOSAL_BYTES:,} bytes: not a proposal")
-    try:
-        return data.decode("utf-8"), str(path)
+    try:  # a byte-order mark some editors save is not part of the TOML: dropped
+        return data.decode("utf-8-sig"), str(path)
     except UnicodeDecodeError as err:
         raise UserError(1, f"{path}: not UTF-8 text (byte {err.start})") from None
 

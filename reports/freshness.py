@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from schemas.result import Result, Source
+from schemas.result import PartialMonth, Result, Source
 
 #: kind -> (stale after this many days, the rule in words)
 STALE_AFTER_DAYS: dict[str, tuple[int, str]] = {
@@ -77,3 +77,11 @@ def freshness(result: Result) -> list[Freshness]:
                              None if age is None else age > limit,
                              f"{rule} (stale after {limit} days)"))
     return out
+
+
+def partial_sentence(vintage: str, p: PartialMonth) -> str:
+    """The warning of a vintage whose own data were fetched before its month ended: the
+    share of the month they cover (the diff's, the report's first screen, the terminal)."""
+    return (f"{vintage} is a partial month: data up to {p.through}, {p.days_covered} of "
+            f"{p.days_in_month} days ({p.share_of_month:.0%} of the month); its monthly "
+            "figures may move when the month is complete")

@@ -627,6 +627,17 @@ class Plan(_Closed):
     break_even: list[PlanBreakEven]
 
 
+class PartialMonth(_Closed):
+    """A vintage whose own market data were fetched before its month ended."""
+
+    #: the UTC day of the latest fetch
+    through: str
+    days_covered: int
+    days_in_month: int
+    #: days_covered / days_in_month
+    share_of_month: float
+
+
 class Result(_Open):
     """The `scorecard run --json` document (scorecard.json). Defaults: keys a result stored
     before them lacks."""
@@ -638,6 +649,10 @@ class Result(_Open):
     #: sha256 of the parsed proposal: with the name, the identity runs are stored under
     proposal_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     vintage: str = Field(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])$")
+    #: how much of its month the vintage's own market data cover, when they were fetched
+    #: before it ended (null: a complete month, no data of its own, or a result stored
+    #: before the key)
+    partial_month: PartialMonth | None = None
     generated_at: str
     code_version: str
     sources: list[Source]
@@ -731,17 +746,6 @@ class BaselineRun(_Closed):
     #: it, else its file name (null: stored before sources were)
     proposal_source: str | None
     generated_at: str
-
-
-class PartialMonth(_Closed):
-    """A vintage whose own market data were fetched before its month ended."""
-
-    #: the UTC day of the latest fetch
-    through: str
-    days_covered: int
-    days_in_month: int
-    #: days_covered / days_in_month
-    share_of_month: float
 
 
 class Diff(_Closed):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -256,6 +256,9 @@ def explain(
 
 #: the JSON Schema `init` writes beside proposal.toml, named by its `#:schema` line
 SCHEMA_FILE = "proposal.schema.json"
+#: where `init` writes the example results: `results/`, or, when that folder already holds
+#: files of its own, `example-results/` (never the example's sweep among the user's files)
+EXAMPLE_FOLDERS = ("results", "example-results")
 
 
 @app.command()
@@ -266,26 +269,55 @@ def init(
     """Write the commented example proposal (proposal.toml) to start from, with its JSON
     Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
     TOML), and an example results folder (results/: a small vLLM concurrency sweep, synthetic)
-    to try `scorecard evidence inspect` on before your own benchmark files."""
+    to try `scorecard evidence inspect` on before your own benchmark files; a results/ that
+    holds other files is left alone and the example goes to example-results/, said so."""
     import json
     from importlib import resources
 
     from pipeline.engine.contract import schema
 
-    target = directory / "proposal.toml"
-    if target.exists() and not force:
-        typer.echo(f"error: {target} exists; use --force to overwrite it.", err=True)
+    def refuse(message: str) -> NoReturn:
+        typer.echo(f"error: {message}", err=True)
         raise typer.Exit(1)
-    directory.mkdir(parents=True, exist_ok=True)
-    example = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
-    target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
-    (directory / SCHEMA_FILE).write_text(
-        json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    results = directory / "results"
-    results.mkdir(exist_ok=True)
-    for shipped in resources.files("pipeline").joinpath("example_results").iterdir():
-        if shipped.name.endswith(".json"):
-            (results / shipped.name).write_bytes(shipped.read_bytes())
+
+    target = directory / "proposal.toml"
+    if directory.exists() and not directory.is_dir():
+        refuse(f"{directory} is a file, not a folder: give a folder to write proposal.toml "
+               "into")
+    if target.exists() and not force:
+        refuse(f"{target} exists; use --force to overwrite it.")
+    # The example sweep is a closed loop as vLLM's benchmark runs it: max_concurrency
+    # requests in flight, each slot taking the next request as one ends. Each request's
+    # latency is its TTFT plus its inter-token gaps (ITLs), and each file's duration is the
+    # sum of its latencies over the concurrency, every slot busy to the end (the 4-slot run's
+    # 8 requests pair a 0.29 s with a 0.69 s one per slot: 0.98 s); its request and output
+    # throughputs are completed and output tokens over that duration, so throughput x mean
+    # latency = the concurrency, Little's law, as `evidence inspect` checks it.
+    shipped = [f for f in resources.files("pipeline").joinpath("example_results").iterdir()
+               if f.name.endswith(".json")]
+    names = {f.name for f in shipped}
+    results = next((directory / d for d in EXAMPLE_FOLDERS if not (directory / d).exists()
+                    or ((directory / d).is_dir()
+                        and {p.name for p in (directory / d).iterdir()} <= names)), None)
+    if results is None:
+        refuse(f"{directory / EXAMPLE_FOLDERS[0]} and {directory / EXAMPLE_FOLDERS[1]} are "
+               "taken (files of their own, or not folders): the example results would mix "
+               "with them; init another folder")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        example = resources.files("pipeline").joinpath("example_proposal.toml").read_text(
+            "utf-8")
+        target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
+        (directory / SCHEMA_FILE).write_text(
+            json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        results.mkdir(exist_ok=True)
+        for f in shipped:
+            (results / f.name).write_bytes(f.read_bytes())
+    except OSError as err:
+        refuse(f"cannot write {err.filename or directory}: {err.strerror}")
+    if results.name != EXAMPLE_FOLDERS[0]:
+        typer.echo(f"{directory / EXAMPLE_FOLDERS[0]} is taken (files of its own, or not a "
+                   f"folder): the example results went to {results}/ instead", err=True)
     typer.echo(f"wrote {target}, {directory / SCHEMA_FILE} and {results}/ (example benchmark "
                f"results: `scorecard evidence inspect {results} --ttft-ms 1500 --tpot-ms 60`): "
                f"edit the proposal, then `scorecard run {target}`")

@@ -277,8 +277,10 @@ def add_command(
 ) -> None:
     """Load benchmark runs and requests, and power-log samples, into DuckDB (idempotent, by
     content hash). Each file is recognised by its content; in folders, other files are
-    skipped. With --parquet, the energy of a fleet's Parquet power samples instead; with
-    --fleet-result, that of a fleet query run elsewhere (Spark, Trino)."""
+    skipped, and a benchmark file that cannot be read is skipped, named, and makes the
+    command exit 1 once the others are added. With --parquet, the energy of a fleet's
+    Parquet power samples instead; with --fleet-result, that of a fleet query run elsewhere
+    (Spark, Trino)."""
     if fleet_result is not None or fleet_query is not None:
         if fleet_result is None or fleet_query is None or paths or parquet is not None:
             raise _fail("--fleet-result and --fleet-query go together, without files or "
@@ -306,6 +308,7 @@ def add_command(
     import duckdb
 
     from pipeline.evidence.add import add_files, evidence_files
+    from pipeline.evidence.bench import UNREADABLE
     from pipeline.store import LoadFailed, StoreError, connect, db_path
     from pipeline.store.db import new_store
     from schemas.table import ValidationFailed
@@ -331,7 +334,11 @@ def add_command(
         if made is not None:  # the store, its WAL and the folders made for it
             made.remove()
         raise _fail(str(err)) from None
-    _print_loads(results, notes)
+    _print_loads(results, notes, con)
+    unread = sum(UNREADABLE in n for n in notes)
+    if unread:  # a scripted add must not lose a sweep point silently
+        raise _fail(f"{unread} file(s) could not be read and were skipped (above); the "
+                    "others were added: fix or remove them and add again")
 
 
 def _print_json(report: dict[str, Any]) -> None:
@@ -339,12 +346,18 @@ def _print_json(report: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n")
 
 
-def _print_loads(results: list[tuple[str, Any]], notes: list[str]) -> None:
-    """What `evidence add` loaded: its notes on stderr, then one line per file."""
+def _print_loads(results: list[tuple[str, Any]], notes: list[str], con: Any) -> None:
+    """What `evidence add` loaded: its notes on stderr, then one line per file, naming the
+    load a file's new reading replaced."""
+    from pipeline.evidence.add import replaced_load
+
     for note in notes:
         typer.echo(note, err=True)
     for name, result in results:
-        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id})")
+        old = replaced_load(con, result.load_id) if result.status == "loaded" else None
+        typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id}"
+                   + (")" if old is None else f"; it replaces load {old}, the same file read "
+                      "with other settings, as --tz or --format)"))
 
 
 def _moments(start: str, end: str, options: str) -> tuple[datetime, datetime]:
@@ -410,7 +423,7 @@ def _prometheus(url: str, window: str, step: float | None, save_to: Path | None,
             ValueError, OSError) as err:
         raise _fail(str(err)) from None
     typer.echo(f"answers kept in {folder}", err=True)
-    _print_loads(results, notes)
+    _print_loads(results, notes, con)
 
 
 def _fleet_result(result: Path, query: Path, as_json: bool) -> None:

@@ -23,7 +23,8 @@ unknown option or a value outside its choices, with a usage line), 3 an unexpect
 bug: one line, the traceback with `--debug`), 130 interrupted (Ctrl-C: "interrupted" on
 stderr; a load cut short is rolled back, nothing recorded), 143 terminated (SIGTERM, undone
 as a Ctrl-C is, "terminated" on stderr). A report folder is replaced whole: the old set of
-files or the new one, never a mix.
+files or the new one, never a mix. `scorecard run` into a pipe whose reader left early
+(`scorecard run | head -1`) drops the rest of its printing, writes its files and exits 0.
 
 Shell completion of commands, subcommands and options (bash, zsh, fish, PowerShell):
 `scorecard --install-completion` adds it to your shell's start-up file; or load it for the

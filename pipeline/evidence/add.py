@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.evidence.bench import add_bench_files
+from pipeline.evidence.bench import UNREADABLE, add_bench_files
 from pipeline.evidence.files import split_files
 from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
@@ -76,8 +76,19 @@ def add_files(con: Any, files: EvidenceFiles, paths: Sequence[Path], *,
     if bench and not results and not power:  # every benchmark file of the folders skipped
         raise ParseError("evidence", ", ".join(map(str, paths)), "files", (
             "no file could be read, nothing was added: " + "; ".join(
-                n for n in notes if ": skipped, it could not be read: " in n)
+                n for n in notes if UNREADABLE in n)
             + "; fix or remove the files, or force a format with --format"))
     return results + add_power_logs(con, power, fmt=power_fmt, tz=tz, progress=progress,
                                     hashed=hashed, advance=advance), notes
 
+
+def replaced_load(con: Any, load_id: str) -> str | None:
+    """The load whose rows `load_id` replaced: the same file's (its source is named by the
+    file's sha256) latest earlier good load, read with other settings (another --tz, a format
+    forced). A file has one reading in the store, the latest, and `export` writes that one."""
+    rows = con.execute(
+        "SELECT e.load_id FROM loads l JOIN loads e ON e.source = l.source "
+        "AND e.vintage = l.vintage AND e.status = 'ok' AND e.load_id <> l.load_id "
+        "AND e.started_at_utc <= l.started_at_utc WHERE l.load_id = ? "
+        "ORDER BY e.started_at_utc DESC LIMIT 1", [load_id]).fetchall()
+    return str(rows[0][0]) if rows else None

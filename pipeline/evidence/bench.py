@@ -217,7 +217,7 @@ def load_runs(paths: Sequence[Path], *, fmt: str | None = None, tz: str | None =
                 except ParseError as err:
                     if not skip_bad:
                         raise
-                    notes.append(f"{name}: skipped, it could not be read: {err}")
+                    notes.append(f"{name}{UNREADABLE}{err}")
                     continue
                 if stamp is None:
                     evidence_cache.remember(cache, digest, name, fmt, tz, runs)
@@ -339,6 +339,9 @@ def _pair_by_content(runs: list[BenchRun], notes: list[str]) -> list[BenchRun]:
 
 
 _SCRAPED = re.compile(SCRAPE_TIME_COMMENT, re.MULTILINE)
+
+#: how a file of a folder that cannot be read is noted, after its name (it is skipped)
+UNREADABLE = ": skipped, it could not be read: "
 
 #: the formats whose one run may come as two files (per-request + summary)
 _TWO_FILE = ("llmperf", "aiperf")
@@ -680,7 +683,7 @@ def add_bench_files(con: Any, paths: Sequence[Path], *, fmt: str | None = None,
         beside_over=snapshots.BESIDE_BYTES),  # a big file's bytes beside the store
         skip_bad=notes is not None, progress=progress, cache=con, advance=advance)
     if notes is not None:
-        notes.extend(n for n in loaded.notes if ": skipped, it could not be read: " in n)
+        notes.extend(n for n in loaded.notes if UNREADABLE in n)
     if said is not None:  # a file whose runs another file gave: kept, not loaded again
         said.extend(n for n in loaded.notes if n.endswith(": counted once"))
     runs_frame, requests_frame = bench_frames(loaded)

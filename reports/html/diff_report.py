@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.frames import HEADERS
+from reports.freshness import partial_sentence
 from reports.page import render, significant
 from schemas.result import Diff, MetricChange
 
@@ -46,11 +47,8 @@ def main_causes(change: MetricChange) -> str:
 
 
 def partial_lines(diff: Diff) -> list[str]:
-    """One warning per partial month (A or B): the share of the month its data cover."""
-    return [f"{vintage} is a partial month: data up to {p.through}, {p.days_covered} of "
-            f"{p.days_in_month} days ({p.share_of_month:.0%} of the month); its monthly "
-            "figures may move when the month is complete"
-            for vintage, p in diff.partial_months.items()]
+    """One warning per partial month (A or B)."""
+    return [partial_sentence(vintage, p) for vintage, p in diff.partial_months.items()]
 
 
 def events(diff: Diff) -> list[str]:

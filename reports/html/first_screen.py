@@ -28,7 +28,7 @@ from reports.frames import (
     shortlist_note,
     words,
 )
-from reports.freshness import freshness
+from reports.freshness import freshness, partial_sentence
 from reports.html.methodology import SOVEREIGNTY_LEGEND, SOVEREIGNTY_WORDS
 from reports.html.scorecard_table import better_text
 from reports.page import eur, figure_text, num, render, volume
@@ -57,7 +57,8 @@ def summary(result: Result, appendix: tuple[tuple[str, str], ...]) -> str:
     stale = [f for f in fresh if f.stale]
     return render("first_screen.html", result=result, slo=slo_text(result.slo),
                   objectives=", ".join(result.policy.objectives) or "none",
-                  fresh=fresh, stale=stale,
+                  fresh=fresh, stale=stale, partial=None if result.partial_month is None else
+                  partial_sentence(result.vintage, result.partial_month),
                   oldest=max(stale, key=lambda f: f.age_days or 0) if stale else None,
                   recommendation=_recommendation(result), excluded=_excluded(result),
                   fewer_axes=_fewer_axes(result), waived=_waived(result),

@@ -114,7 +114,22 @@ def test_who_publishes() -> None:
 def test_output_folder_per_proposal_and_vintage() -> None:
     assert slug("Sovereign 70B inference platform (example)") == \
         "sovereign-70b-inference-platform-example"
-    assert default_out("Été / 2026", "2026-10") == Path("scorecard-out/t-2026/2026-10")
+    # accents dropped by NFKD, not the letter: "Été" is "ete", "Évaluation" "evaluation"
+    assert default_out("Été / 2026", "2026-10") == Path("scorecard-out/ete-2026/2026-10")
+    assert slug("Évaluation des offres") == "evaluation-des-offres"
+
+
+def test_names_without_an_ascii_form_keep_their_own_folders() -> None:
+    # both names have no ASCII letter: each is 8 hex digits of the sha256 of its UTF-8 name
+    # (they were both "proposal", one folder for two proposals)
+    import hashlib
+    first, second = "推論プラットフォーム", "別の提案"
+    assert slug(first) == hashlib.sha256(first.encode()).hexdigest()[:8]
+    assert slug(second) == hashlib.sha256(second.encode()).hexdigest()[:8]
+    assert default_out(first, "2026-10") != default_out(second, "2026-10")
+    # a name with some letters left keeps them, the tag telling it from its namesakes
+    tag = hashlib.sha256("推論 platform".encode()).hexdigest()[:8]
+    assert slug("推論 platform") == f"platform-{tag}" != slug("別の platform")
 
 
 def test_a_bad_vintage_is_refused_before_anything_runs(db: Path) -> None:

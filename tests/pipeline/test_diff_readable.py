@@ -67,6 +67,30 @@ def test_a_partial_month_is_flagged_with_its_share(december: Path, tmp_path: Pat
     assert (f"<strong>Partial month:</strong> {said}.") in page.read_text(encoding="utf-8")
 
 
+def test_a_run_of_a_partial_month_says_so_where_it_shows_its_vintage(december: Path,
+                                                                   tmp_path: Path) -> None:
+    # the run of December, 2 days in: its scorecard.json, its report's first screen and the
+    # terminal carry the diff's flag (2 of 31 days, 6 %); they carried none
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(PROPOSAL), "--db", str(december), "--vintage",
+                                 "2026-12", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
+    assert document["partial_month"] == {"through": "2026-12-02", "days_covered": 2,
+                                         "days_in_month": 31, "share_of_month": 2 / 31}
+    said = ("2026-12 is a partial month: data up to 2026-12-02, 2 of 31 days (6% of the "
+            "month); its monthly figures may move when the month is complete")
+    assert said in " ".join(result.stdout.split())  # wrapped at 80 columns
+    assert f'id="partial-month"><strong>{said}</strong>' in (
+        out / "scorecard.html").read_text(encoding="utf-8")
+    # November was fetched after it ended: complete, null, and nothing said
+    result = runner.invoke(app, ["run", str(PROPOSAL), "--db", str(december), "--vintage",
+                                 "2026-11", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["partial_month"] is None
+    assert "partial month" not in result.stdout
+
+
 def test_float_noise_is_not_an_input_change(december: Path, tmp_path: Path) -> None:
     """The stored run of November has capex 300000; today's proposal writes
     300000.0000000001, which parses to 300000 + 2 ulps (2 x 5.8e-11): a relative change of

@@ -76,8 +76,14 @@ def test_folder_with_a_bad_file_loads_the_others(tmp_path: Path) -> None:
     (folder / "broken.json").write_text(json.dumps({**doc, "duration": "never"}))
     db = str(tmp_path / "ev.duckdb")
     result = runner.invoke(app, ["evidence", "add", str(folder), "--db", db])
-    assert result.exit_code == 0, result.output
+    # the three readable files are added, but the command fails: a scripted add must not
+    # lose a sweep point silently (it exited 0)
+    assert result.exit_code == 1, result.output
     assert "broken.json: skipped, it could not be read" in result.stderr
+    assert result.stdout.count(": loaded, ") == 3
+    assert result.stderr.endswith("error: 1 file(s) could not be read and were skipped "
+                                  "(above); the others were added: fix or remove them and "
+                                  "add again\n")
     con = duckdb.connect(db)
     assert con.execute("SELECT count(*) FROM core__bench_runs").fetchall() == [(3,)]
     con.close()

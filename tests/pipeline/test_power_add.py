@@ -295,3 +295,41 @@ def test_a_ctrl_c_while_the_snapshot_finishes_is_raised_once_it_is_done() -> Non
         assert done.is_set() and time.perf_counter() - start >= 0.35
     finally:
         signal.signal(signal.SIGUSR1, before)
+
+
+def test_a_log_added_again_with_another_tz_replaces_its_reading_and_export_agrees(
+        tmp_path: Path) -> None:
+    """The same nvidia-smi log (21 readings of 2 GPUs, naive times from 16:00:58) added with
+    --tz UTC, then Europe/Paris (UTC+2 in August): the later reading replaces the earlier, the
+    add says which load it replaced (it printed `loaded` twice, as if both were kept), and
+    the store and `export` hold the one reading, 42 rows from 14:00:58 UTC."""
+    from datetime import UTC, datetime
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "scorecard" / \
+        "nvidia_smi_sweep_window.csv"
+    db, out = tmp_path / "s.duckdb", tmp_path / "export"
+    runner = CliRunner()
+    first = runner.invoke(app, ["evidence", "add", str(log), "--tz", "UTC", "--db", str(db)])
+    assert first.exit_code == 0, first.output
+    first_load = first.stdout.split("(load ")[1][:32]
+    again = runner.invoke(app, ["evidence", "add", str(log), "--tz", "Europe/Paris", "--db",
+                                str(db)])
+    assert again.exit_code == 0, again.output
+    assert (f"; it replaces load {first_load}, the same file read with other settings, as "
+            "--tz or --format)") in again.stdout
+    done = runner.invoke(app, ["export", "--parquet", str(out), "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    con = duckdb.connect(str(db), read_only=True)
+    stored = con.execute("SELECT count(*), min(sample_utc) FROM core__power_samples").fetchone()
+    exported = [con.execute(f"SELECT count(*), min({column}) FROM read_parquet(?)",
+                            [str(out / table / "**" / "*.parquet")]).fetchone()
+                for table, column in (("core__power_samples", "sample_utc"),
+                                      ("fleet_power_samples", "timestamp_utc"))]
+    con.close()
+    paris = datetime(2026, 8, 16, 14, 0, 58, tzinfo=UTC)
+    assert stored == (42, paris)
+    assert exported == [(42, paris), (42, paris)]

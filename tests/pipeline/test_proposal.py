@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +179,16 @@ def test_every_problem_is_listed_one_a_line() -> None:
     assert lines[0].startswith("two.toml: slo.ttft_ms: "), lines
     assert lines[1].startswith("two.toml: candidates[0] (id 'A').gpu_count: "), lines
     assert len(lines) == 2
+
+
+def test_a_proposal_saved_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    # some editors start a UTF-8 file with EF BB BF; tomllib read it as a stray character
+    # ("Invalid statement (at line 1, column 1)"); the identity is the parsed proposal's, so
+    # the same text with and without the mark has the same sha256
+    from pipeline.workspace import proposal_text
+    plain, marked = tmp_path / "plain.toml", tmp_path / "bom.toml"
+    plain.write_text(MINIMAL, encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    text, name = proposal_text(marked)
+    assert name == str(marked) and text == MINIMAL
+    assert parse(text, name).sha256() == parse(proposal_text(plain)[0], "p").sha256()

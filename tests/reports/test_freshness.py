@@ -55,7 +55,7 @@ def test_the_terminal_summary_names_stale_sources(full: dict) -> None:
 
     out = io.StringIO()
     print_summary(typed(full), out)
-    text = out.getvalue()
+    text = " ".join(out.getvalue().split())  # the line wraps at 80 columns
     # the fixture's 6 stale figures: 4 December 2025 prices (304 days) and 2 GPU offers
     assert "6 source figure(s) stale at vintage 2026-10" in text
     assert "FR 2025-12" in text and "EXAMPLE DATA" in text

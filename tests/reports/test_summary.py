@@ -1,12 +1,15 @@
 """The terminal summary `scorecard run` prints (reports/summary.py): a plain text table whose
-columns line up, no cell cut or folded, colour only on a terminal, foreign text without
-control characters; and a run's imports leave rich out (the summary was rendered with it)."""
+columns line up within 80 columns (a long id wraps in its column, no other cell is folded),
+colour only on a terminal, foreign text without control characters; and a run's imports
+leave rich out (the summary was rendered with it)."""
 
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +24,30 @@ class _Terminal(io.StringIO):
 
 
 def test_a_table_s_columns_line_up_under_a_two_line_header() -> None:
-    lines = table_lines(["id", "CPM\nEUR/Mtok"], [["a", "1.000"], ["long-id", "12.5"]],
-                        [False, True])
-    # widths: id 7 ("long-id"), CPM 8 ("EUR/Mtok"); a line is one space, the cells three
+    blocks = table_lines(["id", "CPM\nEUR/Mtok"], [["a", "1.000"], ["long-id", "12.5"]],
+                         [False, True])
+    # widths: id 7 ("long-id"), CPM 8 ("EUR/Mtok"); a line is one space, the cells two
     # spaces apart (id left-aligned, the figure right-aligned), no trailing space; the rule is
-    # 7 + 3 + 8 + 1 = 19 wide
-    assert lines == [
-        " " + " " * 7 + "   " + "     CPM",
-        " id" + " " * 5 + "   " + "EUR/Mtok",
-        " " + "\u2500" * 19,
-        " a" + " " * 6 + "   " + "   1.000",
-        " long-id" + "   " + "    12.5",
+    # 7 + 2 + 8 = 17 wide; one block for the header and rule, one per row
+    assert blocks == [
+        [" " + " " * 7 + "  " + "     CPM",
+         " id" + " " * 5 + "  " + "EUR/Mtok",
+         " " + "\u2500" * 17],
+        [" a" + " " * 6 + "  " + "   1.000"],
+        [" long-id" + "  " + "    12.5"],
     ]
+
+
+def test_a_long_id_wraps_within_its_column_and_the_table_fits() -> None:
+    # width 30: the figure column takes 8, the gap 2, the first space 1, so the id 19; the id
+    # of 35 characters wraps after a hyphen onto two lines of its row ("scaleway-h100x8-",
+    # 16, since "fp8-" would make 20; then "fp8-36m-reserved-eu", 19), the figure on the first
+    long = "scaleway-h100x8-fp8-36m-reserved-eu"
+    head, row = table_lines(["id", "CPM\nEUR/Mtok"], [[long, "3.767"]], [False, True],
+                            width=30)
+    assert head[-1] == " " + "\u2500" * 29
+    assert row == [" scaleway-h100x8-" + " " * 3 + "  " + "   3.767", " fp8-36m-reserved-eu"]
+    assert all(len(line) <= 30 for line in [*head, *row])
 
 
 def test_the_summary_of_the_example(full: dict[str, Any]) -> None:
@@ -102,3 +117,30 @@ def test_a_run_imports_no_rich() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_run_s_whole_output_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    """`scorecard run` at COLUMNS=80, in a process of its own, of the example with one id
+    made 56 characters long: every line of stdout fits in 80 columns (the table was 87
+    wide), and the long id is all there, wrapped within its column."""
+    from importlib import resources
+
+    long = "onprem-fr-h100-fp16-with-a-very-long-descriptive-suffix"
+    example = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+    proposal = tmp_path / "p.toml"
+    proposal.write_text(example.replace('id = "onprem-fr-h100-fp16"', f'id = "{long}"'),
+                        encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pipeline", "run", str(proposal), "--db",
+                           str(tmp_path / "s.duckdb")], capture_output=True, text=True,
+                          timeout=300, check=False, cwd=tmp_path,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, [x for x in lines if len(x) > 80]
+    # the id column is 80 - 56 (figures, gaps, the first space) = 24 wide: the id wraps after
+    # its hyphens, "onprem-fr-h100-fp16-" on the row's first line with its figures
+    first = next(i for i, line in enumerate(lines) if line.startswith(" onprem-fr-h100-fp16-"))
+    assert lines[first].split()[1:] != []  # its figures beside it
+    # then "with-a-very-long-" (17) and "descriptive-suffix" (18) alone on their lines
+    assert [line[1:25].strip() for line in lines[first:first + 3]] == [
+        "onprem-fr-h100-fp16-", "with-a-very-long-", "descriptive-suffix"]
