@@ -113,7 +113,7 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
         chain_inputs.append({
             "input": name, "unit": unit, "meaning": meaning, "value": r["mode"],
             "low": r["low"], "high": r["high"], "grade": r["grade"], "source": r["source"],
-            "key": written_key(r["key"], model_ids, written),
+            "key": _written_key(r["key"], model_ids, written),
         })
     steps = [{"step": s, "unit": STEP_BY_NAME[s].unit, "formula": STEP_BY_NAME[s].formula,
               "value": facts[s]} for s in deps if s in STEP_BY_NAME]
@@ -125,7 +125,7 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
     return chain
 
 
-def written_key(key: str, model_ids: Sequence[str], written: Sequence[str] | None) -> str:
+def _written_key(key: str, model_ids: Sequence[str], written: Sequence[str] | None) -> str:
     """An input's key as the proposal file writes it and its errors name it: a hand-listed
     candidate's `candidates[i]` (its place among the parsed candidates, `model_ids`) as
     `candidates[n] (id 'x')`, n its place among the file's [[candidates]] (`written`)."""
