@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import tomllib
 import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from pipeline.compare import DiffError, diff, partial_month
 from pipeline.engine.fleet import plan
 from pipeline.engine.questions.explain import explain as chain_of
 from pipeline.engine.questions.explain import render
-from pipeline.engine.scorecard import compute, contract_data
+from pipeline.engine.scorecard import compute, contract_data, figures
 from pipeline.folders import FolderBusy, NotAFolder, replaced
 from pipeline.inputs import resolve
 from pipeline.stdout import to_stdout
@@ -259,15 +260,14 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
         with _opened_and_announced(path, vintage, db, read_only=True) as o:
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
-            mixed = next((m for m in o.proposal.mixes if m.id == candidate), None)
-            if mixed is not None:
-                raise UserError(1, f"{candidate} is a mix of {mixed.mix.base} and "
-                                   f"{mixed.mix.burst}: explain each part (its figures are "
-                                   "theirs, weighted by the tokens each serves: the split is "
-                                   "the result's `mix` and the report's cost breakdown)")
+                shown = figures(o.proposal, resolved, o.market)
+            # the keys' places in the file, where a mix (kept apart by the parser) may come
+            # before a candidate
+            written = [e["id"] for e in tomllib.loads(o.text)["candidates"]] \
+                if o.proposal.mixes else None
             try:
-                chain = chain_of(resolved, candidate, metric, plan.Path.of(o.proposal),
-                                 {c.id: c.fallback for c in o.proposal.candidates})
+                chain = chain_of(shown, resolved, candidate, metric, plan.Path.of(o.proposal),
+                                 written)
             except KeyError as err:
                 raise UserError(1, str(err.args[0])) from None
     except UserError as err:

@@ -228,10 +228,12 @@ def run(
 
 @app.command()
 def explain(
-    candidate: Annotated[str, typer.Argument(help="Candidate id from the proposal.")],
+    candidate: Annotated[str, typer.Argument(
+        help="Candidate id from the proposal, a mix's too.")],
     metric: Annotated[str, typer.Argument(
-        help="A policy objective (cpm, energy, carbon, electricity), sovereignty (the level "
-             "and the rubric's reasons), or any metric column, e.g. cost_eur_per_hour.")
+        help="A policy objective (cpm, energy, carbon, electricity), sovereignty (the level, "
+             "its reason and who serves the tokens), or any metric column, e.g. "
+             "cost_eur_per_hour.")
     ] = "cpm_eur_per_mtok",
     proposal: ProposalArg = None,
     proposal_opt: Annotated[Path | None, typer.Option(
@@ -241,7 +243,8 @@ def explain(
     db: DbOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the chain as JSON.")] = False,
 ) -> None:
-    """Show how a figure is derived: its inputs (value, unit, grade, source) and formula steps.
+    """Show the scorecard's figure and how it is made: its inputs (value, unit, grade, source)
+    and formula steps (under a plan, the first month's); a mix's split and each part's figure.
     The proposal is positional, as in `run` and `diff`: explain CANDIDATE METRIC PROPOSAL."""
     with frozen_imports("pipeline.run"):
         from pipeline.run import explain as run_explain

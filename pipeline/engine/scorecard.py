@@ -58,30 +58,54 @@ class Scorecard:
         return bool(self.table["example_data"].any())
 
 
-def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | None = None
-            ) -> Scorecard:
-    """The scorecard of `proposal`'s candidates as `resolved` against the market `mkt`."""
+@dataclass(frozen=True)
+class Figures:
+    """Each candidate's figures as the scorecard shows them (`table`: a plan's, gated, the
+    mixes appended, Pareto-ranked) and what they are made of: the [demand] month's point
+    (`first_month`, the metric steps of every candidate but the mixes), its inputs at their
+    modes (`point_inputs`) and the mixes' chosen splits."""
+
+    table: pl.DataFrame
+    first_month: pl.DataFrame
+    point_inputs: pl.DataFrame
+    mixed: list[mix.Chosen]
+
+
+def figures(proposal: Proposal, resolved: Resolved, mkt: Market) -> Figures:
+    """The scorecard's figures before the analyses (Monte Carlo, tornado, sizing): what
+    `compute` and `explain` both read, so explain gives the scorecard's figure."""
     point_inputs = uncertainty.point_frame(resolved.static, resolved.inputs)
     point = evaluate(point_inputs)
     table = resolved.static.join(point.drop("cost_model", "capacity"), on="id", how="left",
                                  maintain_order="left")
     path = plan.Path.of(proposal)
-    fallbacks = {c.id: c.fallback for c in proposal.candidates}
-    first_month = table  # the sizing's figures are the first month's
+    first_month = table
     if path is not None:
-        table = _planned(table, point_inputs, fallbacks, path)
+        table = _planned(table, point_inputs, {c.id: c.fallback for c in proposal.candidates},
+                         path)
     table = _gate(table, proposal)
     table, mixed = _with_mixes(table, point_inputs, proposal, path)
     if path is not None:
         table = _lowest_serving_level(table)
+    eligible = table.filter(pl.col("eligible"))
+    ranks = pareto_ranks(eligible, list(proposal.policy.objectives)) if eligible.height \
+        else pl.DataFrame(schema={"id": pl.String(), "pareto_rank": pl.Int64(),
+                                  "dominated_by": pl.List(pl.String()),
+                                  "dominated_by_count": pl.Int64()})
+    table = table.join(ranks, on="id", how="left", maintain_order="left")
+    return Figures(_time_matched(table, point_inputs, mkt), first_month, point_inputs, mixed)
+
+
+def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | None = None
+            ) -> Scorecard:
+    """The scorecard of `proposal`'s candidates as `resolved` against the market `mkt`."""
+    shown = figures(proposal, resolved, mkt)
+    table, point_inputs, mixed = shown.table, shown.point_inputs, shown.mixed
+    first_month = shown.first_month  # the sizing's figures are the first month's
+    path = plan.Path.of(proposal)
+    fallbacks = {c.id: c.fallback for c in proposal.candidates}
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
-    ranks = pareto_ranks(eligible, objectives) if eligible.height else pl.DataFrame(
-        schema={"id": pl.String(), "pareto_rank": pl.Int64(),
-                "dominated_by": pl.List(pl.String()), "dominated_by_count": pl.Int64()})
-    table = table.join(ranks, on="id", how="left", maintain_order="left")
-
-    table = _time_matched(table, point_inputs, mkt)
     rule = recommend.Rule.of(_choose(proposal))
     ranked = table.filter(pl.col("eligible"))
     # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier

@@ -224,10 +224,12 @@ def resolve_market_grid(d: Draft, zone: str) -> None:
     if contract is not None:
         k = f"carbon_contracts.{name}"
         what = f"carbon contract {name}: {contract.source}"
-        d.inputs.add("covered_share", contract.covered_share, f"{k}.covered_share",
-                     "declared", what)
-        d.inputs.add("covered_gco2e_per_kwh", contract.covered_gco2e_per_kwh,
-                     f"{k}.covered_gco2e_per_kwh", "declared", what)
+        for field in ("covered_share", "covered_gco2e_per_kwh"):
+            if field in contract.model_fields_set:
+                d.inputs.add(field, getattr(contract, field), f"{k}.{field}", "declared", what)
+            else:  # the model's default, where the proposal would write it
+                d.inputs.add(field, getattr(contract, field), f"{k}.{field}", "assumed",
+                             "default: not in the proposal")
         d.inputs.add("supplier_gco2e_per_kwh", contract.supplier_gco2e_per_kwh,
                      f"{k}.supplier_gco2e_per_kwh", "declared", what)
         parts.append(f"{what} (covered share {_shown(contract.covered_share)} at "

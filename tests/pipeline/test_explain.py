@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.engine.questions.explain import dependencies
+from pipeline.engine.fleet import plan
+from pipeline.engine.questions.explain import ALIASES, dependencies, explain, metric_names, render
+from pipeline.engine.scorecard import figures
+from pipeline.inputs import resolve
+from pipeline.workspace import opened
 
 runner = CliRunner()
 
@@ -31,12 +39,19 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
                                  "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     chain = json.loads(result.stdout)
-    # the example plans 48 months: the chain is the first month's, the scorecard's CPM the
-    # horizon's, which the chain gives beside it
+    # the example plans 48 months: the figure is the scorecard's, the horizon's (3.13283:
+    # the run table's 3.133), and the chain below it the first month's (3.08924)
     h200 = candidates["onprem-fr-h200-fp8"]
-    assert chain["value"] == pytest.approx(h200["detail"]["first_month_cpm_eur_per_mtok"])
-    assert chain["horizon"]["value"] == pytest.approx(h200["cpm_eur_per_mtok"], rel=1e-12)
+    assert chain["value"] == h200["cpm_eur_per_mtok"]
+    assert chain["value"] == pytest.approx(3.13283, abs=1e-5)
+    first = h200["detail"]["first_month_cpm_eur_per_mtok"]
+    assert chain["horizon"]["first_month_value"] == first == chain["steps"][-1]["value"]
+    assert first == pytest.approx(3.08924, abs=1e-5)
     assert chain["horizon"]["fallback"] == "ovhcloud-h100x4-fp8"
+    text = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm_eur_per_mtok",
+                               "--db", str(db)]).stdout
+    assert text.startswith("onprem-fr-h200-fp8: cpm_eur_per_mtok = 3.13283 EUR/Mtok")
+    assert "its first month: cpm_eur_per_mtok = 3.08924 EUR/Mtok" in text
     steps = {s["step"]: s["value"] for s in chain["steps"]}
     # every line of the TCO enters a TCO candidate's cost
     assert {"capital_eur_per_hour", "maintenance_eur_per_hour", "staff_eur_per_hour",
@@ -51,9 +66,139 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
     inputs = {i["input"]: i for i in chain["inputs"]}
     assert inputs["capex_eur"]["key"] == "tco.hgx-h200.capex"
     assert (inputs["capex_eur"]["low"], inputs["capex_eur"]["high"]) == (312_000, 382_000)
+    # a candidate's own key as the file writes it and its errors name it
+    assert inputs["busy_power_w"]["key"] == "candidates[1] (id 'onprem-fr-h200-fp8').power.watts"
     wholesale = inputs["wholesale_eur_per_kwh"]
     assert wholesale["grade"] == "reference" and "https://" in wholesale["source"]
     assert "sha256" in wholesale["source"]
+    # the notes are the scorecard's, the plan's among them
+    assert chain["notes"] == h200["notes"]
+
+
+def _shown(value: dict[str, Any], metric: str) -> Any:
+    """A candidate's figure in the run's JSON: a contract key, or its `detail`."""
+    return value[metric] if metric in value else value["detail"][metric]
+
+
+def test_explain_gives_the_runs_figure_for_every_candidate_and_metric(db: Path) -> None:
+    """One answer: for every candidate (the mix too) and every metric explain accepts, its
+    figure is the one `run --json` reports, and every key it names is the file's."""
+    run = runner.invoke(app, ["run", "--db", str(db), "--json"])
+    assert run.exit_code == 0, run.output
+    reported = {c["id"]: c for c in json.loads(run.stdout)["candidates"]}
+    document = tomllib.loads(
+        resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8"))
+    with opened(None, None, db, read_only=True) as o:
+        resolved = resolve(o.proposal, o.name, o.market, o.cache)
+        shown = figures(o.proposal, resolved, o.market)
+        path = plan.Path.of(o.proposal)
+    differ, keys, checked = [], [], 0
+    for cid, value in reported.items():
+        for name in metric_names():
+            chain = explain(shown, resolved, cid, name, path)
+            column = ALIASES.get(name, "sovereignty_level" if name == "sovereignty" else name)
+            if chain["value"] != _shown(value, column):
+                differ.append((cid, name, chain["value"], _shown(value, column)))
+            keys += [(cid, i["key"]) for i in chain["inputs"] if i["grade"] == "declared"
+                     and not _written(document, i["key"])]
+            render(chain)  # every chain renders
+            checked += 1
+    assert differ == [] and keys == [], (differ, keys)
+    assert checked == len(reported) * len(metric_names())
+    # the three the reviewer read: the horizon's CPM, the level after the plan's fallback,
+    # and the mix
+    assert explain(shown, resolved, "onprem-fr-h200-fp8", "cpm", path)["value"] == (
+        reported["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"])
+    assert explain(shown, resolved, "onprem-fr-h200-fp8", "sovereignty", path)["value"] == 2
+    assert explain(shown, resolved, "hybrid-fr-h200-api", "cpm", path)["value"] == (
+        reported["hybrid-fr-h200-api"]["cpm_eur_per_mtok"])
+
+
+def test_sovereignty_under_a_plan_is_the_scorecards_level(db: Path) -> None:
+    """The own French node is level 4 alone, but under the plan its fallback OVHcloud (level
+    2) serves 4.9 % of the horizon's tokens: the scorecard's level is the lowest that serves
+    them, min(4, 2) = 2, and explain says so and why."""
+    text = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "sovereignty", "--db",
+                               str(db)])
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith("onprem-fr-h200-fp8: sovereignty_level = 2 ")
+    assert "under the plan its fallback ovhcloud-h100x4-fp8 (sovereignty level 2) serves " \
+        "4.9 % of the horizon's tokens" in text.stdout
+    assert "  onprem-fr-h200-fp8 (its own nodes): level 4, 95.1 % of the tokens" in text.stdout
+    assert "  ovhcloud-h100x4-fp8 (its fallback): level 2, 4.9 % of the tokens" in text.stdout
+    chain = json.loads(runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "sovereignty",
+                                           "--db", str(db), "--json"]).stdout)
+    assert chain["value"] == 2
+    assert [(s["id"], s["level"]) for s in chain["serving"]] == [
+        ("onprem-fr-h200-fp8", 4), ("ovhcloud-h100x4-fp8", 2)]
+    assert sum(s["tokens_share"] for s in chain["serving"]) == pytest.approx(1.0)
+
+
+def test_a_mix_explains_its_own_figure_and_points_to_its_parts(db: Path) -> None:
+    """The hybrid (docs/decision.md "Under a plan": 5 H200 nodes serve 80.9 % of the horizon's
+    tokens, the API the rest, 2.9072 EUR/Mtok) gives its figure, its split, each part's figure
+    in the mix and the weighting that makes the first from the others."""
+    run = runner.invoke(app, ["run", "--db", str(db), "--json"])
+    hybrid = next(c for c in json.loads(run.stdout)["candidates"]
+                  if c["id"] == "hybrid-fr-h200-api")
+    result = runner.invoke(app, ["explain", "hybrid-fr-h200-api", "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    chain = json.loads(result.stdout)
+    assert chain["value"] == hybrid["cpm_eur_per_mtok"]
+    assert chain["value"] == pytest.approx(2.9072, abs=1e-4)
+    split = chain["mix"]
+    assert (split["base"], split["burst"], split["base_instances"], split["split_over"]) == (
+        "onprem-fr-h200-fp8", "scaleway-api-llama-70b", 5, "horizon")
+    base, burst = split["parts"]
+    assert base["tokens_share"] == pytest.approx(0.809, abs=1e-3)
+    assert burst["value"] == pytest.approx(4.5)  # the API's price per Mtok
+    # the horizon's discounted cost over its discounted tokens: each part's share of the
+    # cost over its CPM is its share of the discounted tokens
+    assert 1 / (base["cost_share"] / base["value"] + burst["cost_share"] / burst["value"]) \
+        == pytest.approx(chain["value"], rel=1e-12)
+    assert split["explain_parts"] == [
+        "scorecard explain onprem-fr-h200-fp8 cpm_eur_per_mtok",
+        "scorecard explain scaleway-api-llama-70b cpm_eur_per_mtok"]
+    # J/token: the parts' weighted by the horizon's tokens each serves
+    energy = json.loads(runner.invoke(app, ["explain", "hybrid-fr-h200-api", "energy", "--db",
+                                            str(db), "--json"]).stdout)
+    assert sum(p["tokens_share"] * p["value"] for p in energy["mix"]["parts"]) == \
+        pytest.approx(energy["value"], rel=1e-12)
+    text = runner.invoke(app, ["explain", "hybrid-fr-h200-api", "--db", str(db)]).stdout
+    assert text.startswith("hybrid-fr-h200-api: cpm_eur_per_mtok = 2.90723 EUR/Mtok (a mix")
+    assert "  = 1 / (" in text and "scorecard explain scaleway-api-llama-70b" in text
+    # a figure a mix has no own of: null, as the run's, with its parts named
+    hourly = json.loads(runner.invoke(app, ["explain", "hybrid-fr-h200-api",
+                                            "cost_eur_per_hour", "--db", str(db),
+                                            "--json"]).stdout)
+    assert hourly["value"] is None and hybrid["cost_eur_per_hour"] is None
+
+
+def test_a_mistyped_id_suggests_the_closest_and_lists_the_mixes(db: Path) -> None:
+    result = runner.invoke(app, ["explain", "onprem-fr-h200", "--db", str(db)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1].startswith(
+        "error: unknown candidate 'onprem-fr-h200' (did you mean 'onprem-fr-h200-fp8'?); "
+        "candidates: onprem-fr-h100-fp16, ")
+    assert result.stderr.rstrip().endswith(
+        "azure-nd-h100-v5-fp8; mixes: hybrid-fr-h200-api")
+
+
+def test_keys_name_the_files_entry_when_a_mix_comes_first(db: Path, tmp_path: Path) -> None:
+    """The parser keeps a mix apart from the candidates: with the mix written first, the own
+    French H200 node is the file's third entry, candidates[2], not the parsed list's [1]."""
+    text = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
+    at = text.index('[[candidates]]\nid = "hybrid-fr-h200-api"')
+    first = text.index("[[candidates]]")
+    path = tmp_path / "proposal.toml"
+    path.write_text(text[:first] + text[at:].rstrip() + "\n\n" + text[first:at],
+                    encoding="utf-8")
+    chain = json.loads(runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "energy",
+                                           str(path), "--db", str(db), "--json"]).stdout)
+    keys = {i["input"]: i["key"] for i in chain["inputs"]}
+    assert keys["busy_power_w"] == "candidates[2] (id 'onprem-fr-h200-fp8').power.watts"
+    assert _written(tomllib.loads(text[:first] + text[at:] + text[first:at]),
+                    keys["busy_power_w"])
 
 
 def test_unknown_candidate_or_metric_exits_1(db: Path) -> None:
@@ -149,20 +294,23 @@ def test_the_proposal_is_positional_as_in_run_and_diff(db: Path, tmp_path: Path)
     assert both.exit_code == 1 and both.stderr.startswith("error: give the proposal once")
 
 
-def _found(document: object, key: str) -> bool:
-    """Whether the dotted `key` (with `candidates[i]` indices) names a value or table of the
-    proposal `document`."""
-    node = document
-    for part in key.split("."):
-        name, _, index = part.partition("[")
+def _written(document: dict[str, Any], key: str) -> bool:
+    """Whether the dotted `key` names a value or table of the proposal `document`, each
+    `candidates[i] (id 'x')` the file's i-th entry, whose id is x."""
+    node: Any = document
+    for part in re.split(r"\.(?![^(]*\))", key):
+        found = re.fullmatch(r"(.+?)(?:\[(\d+)\](?: \(id '(.+)'\))?)?", part)
+        assert found is not None
+        name, index, ident = found.groups()
         if not isinstance(node, dict) or name not in node:
             return False
         node = node[name]
-        if index:
-            position = int(index.rstrip("]"))
-            if not isinstance(node, list) or position >= len(node):
+        if index is not None:
+            if not isinstance(node, list) or int(index) >= len(node):
                 return False
-            node = node[position]
+            node = node[int(index)]
+            if ident is not None and node.get("id") != ident:
+                return False
     return True
 
 
@@ -171,9 +319,6 @@ def test_explain_names_keys_as_the_proposal_file_writes_them(db: Path) -> None:
     `tco.hgx-h200.cost_of_capital_per_year` for the file's `cost_of_capital`, and
     `tco.hgx-h200.hosting` for `hosting.eur_per_kw_month`; a default the file leaves out
     (`demand.redundancy_instances`) is graded `assumed`, not `declared`."""
-    import tomllib
-    from importlib import resources
-
     document = tomllib.loads(
         resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8"))
     missing = []
@@ -184,5 +329,5 @@ def test_explain_names_keys_as_the_proposal_file_writes_them(db: Path) -> None:
                                      "--db", str(db), "--json"])
         assert result.exit_code == 0, result.output
         missing += [(candidate["id"], i["key"]) for i in json.loads(result.stdout)["inputs"]
-                    if i["grade"] == "declared" and not _found(document, i["key"])]
+                    if i["grade"] == "declared" and not _written(document, i["key"])]
     assert missing == [], missing

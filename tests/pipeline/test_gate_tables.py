@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from pipeline import store
 from pipeline.cli import app
 from pipeline.engine.questions.explain import explain, render
-from pipeline.engine.scorecard import compute
+from pipeline.engine.scorecard import compute, figures
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import resolve
 from pipeline.inputs.market import read_market
@@ -50,7 +50,8 @@ def _run(db: Path, files: dict[str, bundled.RawFile] | None = None
     resolved = resolve(p, "p.toml", mkt)
     card = compute(p, resolved, mkt, draws=50)
     row = card.table.row(0, named=True)
-    return {g["gate"]: g for g in row["gates"]}, card.sources, resolved
+    return ({g["gate"]: g for g in row["gates"]}, card.sources,
+            (figures(p, resolved, mkt), resolved))
 
 
 def test_the_gate_tables_are_stored_with_their_snapshots(db: Path) -> None:
@@ -131,8 +132,8 @@ def test_a_stored_rule_changed_changes_the_gate(db: Path) -> None:
 
 
 def test_explain_shows_each_gates_source(db: Path) -> None:
-    _, _, resolved = _run(db)
-    chain = explain(resolved, "de-13", "sovereignty")
+    _, _, (shown, resolved) = _run(db)
+    chain = explain(shown, resolved, "de-13", "sovereignty")
     by_gate = {g["gate"]: g for g in chain["gates"]}
     short = _sha(bundled.RULES_FILE)[:12]
     assert by_gate["enefg-11-2-pue-1.2"]["source"] == (

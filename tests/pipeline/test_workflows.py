@@ -151,13 +151,6 @@ def candidate_of(document: dict[str, Any], cid: str) -> dict[str, Any]:
     return next(c for c in document["candidates"] if c["id"] == cid)
 
 
-def scorecard_value(chain: dict[str, Any]) -> float:
-    """The figure `explain --json` says the scorecard shows: under a plan the horizon's (the
-    chain's steps are the first month's, its `value` the first month's figure), else the
-    chain's value."""
-    return chain["horizon"]["value"] if chain.get("horizon") else chain["value"]
-
-
 def test_readme_tour_init_run_explain_sources_on_a_fresh_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """README's tour from a fresh folder: `init` writes the proposal the next `run` computes;
@@ -192,10 +185,10 @@ def test_readme_tour_init_run_explain_sources_on_a_fresh_store(
     for args in ((), (str(proposal),)):  # the bundled example, and the proposal `init` wrote
         chain = json.loads(ok("explain", EXAMPLE_ID, "cpm_eur_per_mtok", *args, "--json"))
         assert chain["candidate"] == EXAMPLE_ID
-        assert scorecard_value(chain) == pytest.approx(
+        assert chain["value"] == pytest.approx(
             candidate_of(written, EXAMPLE_ID)["cpm_eur_per_mtok"])
         # the example plans 48 months: the chain is its first month's
-        assert chain["value"] == pytest.approx(
+        assert chain["horizon"]["first_month_value"] == pytest.approx(
             candidate_of(written, EXAMPLE_ID)["detail"]["first_month_cpm_eur_per_mtok"])
     lines = ok("sources").splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("bundled: "))
@@ -409,7 +402,7 @@ def test_run_twice_publishes_and_diff_compares_with_the_stored_run(
     assert all(change["by_cause"][cause] == 0 for cause in market)
     chain = json.loads(ok("explain", cid, "cpm_eur_per_mtok", str(proposal), "--db", db,
                           "--json"))
-    assert scorecard_value(chain) == pytest.approx(what_if["cpm_eur_per_mtok"])  # today's
+    assert chain["value"] == pytest.approx(what_if["cpm_eur_per_mtok"])  # today's
 
 
 def test_ingest_then_offline_reingest_then_run(
@@ -433,7 +426,7 @@ def test_ingest_then_offline_reingest_then_run(
     assert document["vintage"] == "2026-11"
     cid = "scaleway-h100x8-fp8"
     chain = json.loads(ok("explain", cid, "cpm_eur_per_mtok", "--db", db, "--json"))
-    assert scorecard_value(chain) == pytest.approx(candidate_of(document, cid)["cpm_eur_per_mtok"])
+    assert chain["value"] == pytest.approx(candidate_of(document, cid)["cpm_eur_per_mtok"])
 
 
 def test_an_fx_ingest_of_next_month_leaves_last_month_and_its_diff_to_fx(
