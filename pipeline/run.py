@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-import tomllib
 import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -261,13 +260,9 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
                 shown = figures(o.proposal, resolved, o.market)
-            # the keys' places in the file, where a mix (kept apart by the parser) may come
-            # before a candidate
-            written = [e["id"] for e in tomllib.loads(o.text)["candidates"]] \
-                if o.proposal.mixes else None
             try:
                 chain = chain_of(shown, resolved, candidate, metric, plan.Path.of(o.proposal),
-                                 written)
+                                 o.proposal.written_ids())
             except KeyError as err:
                 raise UserError(1, str(err.args[0])) from None
     except UserError as err:

@@ -1400,6 +1400,8 @@ class Proposal(_Strict):
     horizon: Horizon | None = None
     #: the longest cost.term.months of the candidates (0: none), found on first use
     _longest_term: int | None = PrivateAttr(default=None)
+    #: the places of the mixes among the file's [[candidates]] entries (`_mixes_apart`)
+    _mixes_at: list[int] = PrivateAttr(default_factory=list)
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
     candidates: list[Candidate] = Field(default_factory=list)
@@ -1408,23 +1410,43 @@ class Proposal(_Strict):
     #: the [[candidates]] entries that are mixes (written there; kept apart by the parser)
     mixes: list[MixCandidate] = Field(default_factory=list)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _mixes_apart(cls, data: Any) -> Any:
-        """The [[candidates]] entries with a `mix` go to `mixes` (`parse` names their
-        errors by their place among the candidates)."""
+    def _mixes_apart(cls, data: Any, handler: Any) -> Any:
+        """The [[candidates]] entries with a `mix` go to `mixes`, their places kept
+        (`written_at`, and `parse` names errors by their place among the candidates)."""
         if not isinstance(data, dict):
-            return data
+            return handler(data)
         if "mixes" in data:
             raise PydanticCustomError(
                 "unknown_key", "unknown key; a mix is a [[candidates]] entry with a `mix` "
                 "table", {"key": "mixes"})
         at = _mix_positions(data)
         if not at:
-            return data
+            return handler(data)
         entries = data["candidates"]
-        return {**data, "candidates": [e for i, e in enumerate(entries) if i not in at],
-                "mixes": [entries[i] for i in at]}
+        proposal = handler({**data, "candidates": [e for i, e in enumerate(entries)
+                                                   if i not in at],
+                            "mixes": [entries[i] for i in at]})
+        proposal._mixes_at = at
+        return proposal
+
+    def written_ids(self) -> list[str]:
+        """The ids of the file's [[candidates]] entries in the file's order, mixes among
+        them."""
+        ids = [c.id for c in self.candidates]
+        for at, m in zip(self._mixes_at, self.mixes, strict=True):  # ascending places
+            ids.insert(at, m.id)
+        return ids
+
+    def written_at(self, index: int) -> int:
+        """The place among the file's [[candidates]] entries of the `index`-th of
+        `candidates` (the mixes written before it counted): how errors and inputs name its
+        keys, `candidates[n] (id '...')`."""
+        for at in self._mixes_at:  # ascending
+            if at <= index:
+                index += 1
+        return index
 
     def sha256(self) -> str:
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
@@ -1624,9 +1646,15 @@ def _key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
 
 
 def _among_candidates(loc: tuple[Any, ...], at: list[int]) -> tuple[Any, ...]:
-    """A mix's error located at its entry among the [[candidates]] as written."""
-    if len(loc) >= 2 and loc[0] == "mixes" and isinstance(loc[1], int) and loc[1] < len(at):
+    """An error located at its entry among the [[candidates]] as written (`at`: the mixes'
+    places there): a mix's by its place, a candidate's with the mixes before it counted."""
+    if len(loc) < 2 or not isinstance(loc[1], int):
+        return loc
+    if loc[0] == "mixes" and loc[1] < len(at):
         return ("candidates", at[loc[1]], *loc[2:])
+    if loc[0] == "candidates" and at:
+        plain = [i for i in range(len(at) + loc[1] + 1) if i not in at]
+        return ("candidates", plain[loc[1]], *loc[2:])
     return loc
 
 

@@ -22,8 +22,9 @@ class Draft:
                  prov: Provenance, cache: Any | None = None):
         self.c, self.proposal, self.path, self.mkt, self.prov = c, proposal, path, mkt, prov
         self.cache = cache
-        self.key = f"candidates[{index}]"
-        self.where = f"candidates[{index}] (id {c.id!r})"
+        at = proposal.written_at(index)  # its place in the file, mixes counted
+        self.key = f"candidates[{at}]"
+        self.where = f"candidates[{at}] (id {c.id!r})"
         self.notes: list[str] = []
         self.inputs = InputRows(c.id)
         self.row: dict[str, Any] = {

@@ -184,21 +184,54 @@ def test_a_mistyped_id_suggests_the_closest_and_lists_the_mixes(db: Path) -> Non
         "azure-nd-h100-v5-fp8; mixes: hybrid-fr-h200-api")
 
 
+def _mix_first(text: str) -> str:
+    """The example proposal with its mix (its last entry) written first."""
+    at = text.index('[[candidates]]\nid = "hybrid-fr-h200-api"')
+    first = text.index("[[candidates]]")
+    return text[:first] + text[at:].rstrip() + "\n\n" + text[first:at]
+
+
 def test_keys_name_the_files_entry_when_a_mix_comes_first(db: Path, tmp_path: Path) -> None:
     """The parser keeps a mix apart from the candidates: with the mix written first, the own
     French H200 node is the file's third entry, candidates[2], not the parsed list's [1]."""
-    text = resources.files("pipeline").joinpath("example_proposal.toml").read_text("utf-8")
-    at = text.index('[[candidates]]\nid = "hybrid-fr-h200-api"')
-    first = text.index("[[candidates]]")
+    text = _mix_first(resources.files("pipeline").joinpath("example_proposal.toml")
+                      .read_text("utf-8"))
     path = tmp_path / "proposal.toml"
-    path.write_text(text[:first] + text[at:].rstrip() + "\n\n" + text[first:at],
-                    encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     chain = json.loads(runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "energy",
                                            str(path), "--db", str(db), "--json"]).stdout)
     keys = {i["input"]: i["key"] for i in chain["inputs"]}
     assert keys["busy_power_w"] == "candidates[2] (id 'onprem-fr-h200-fp8').power.watts"
-    assert _written(tomllib.loads(text[:first] + text[at:] + text[first:at]),
-                    keys["busy_power_w"])
+    assert _written(tomllib.loads(text), keys["busy_power_w"])
+    # the run's own input keys name the same entry
+    doc = json.loads(runner.invoke(app, ["run", str(path), "--db", str(db), "--json"]).stdout)
+    own = next(c for c in doc["candidates"] if c["id"] == "onprem-fr-h200-fp8")
+    assert {i["key"] for i in own["inputs"]} >= {"candidates[2].power.watts"}
+
+
+def test_errors_name_the_files_entry_when_a_mix_comes_first(db: Path, tmp_path: Path) -> None:
+    """With the mix written first, an error in the own French H200 node (the file's third
+    entry) names candidates[2] and its id: the parser's error of an unknown key, and the
+    inputs' error of an evidence folder that is not there. Before, both named the parsed
+    list's place, candidates[1], and the parser's the id of the entry written there."""
+    text = _mix_first(resources.files("pipeline").joinpath("example_proposal.toml")
+                      .read_text("utf-8"))
+    entry = text.index('id = "onprem-fr-h200-fp8"')
+    path = tmp_path / "proposal.toml"
+    path.write_text(text[:entry] + "bogus_key = 1\n" + text[entry:], encoding="utf-8")
+    typo = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert typo.exit_code == 1
+    assert "candidates[2] (id 'onprem-fr-h200-fp8').bogus_key: unknown key" in typo.stderr
+    entry_text = text[entry:text.index("[[candidates]]", entry)]
+    measured = entry_text.split("\n")[11]
+    assert measured.startswith("throughput = { tokens_per_s")
+    moved = entry_text.replace(measured, 'throughput = { evidence = "nowhere/" }')
+    assert moved != entry_text
+    path.write_text(text.replace(entry_text, moved), encoding="utf-8")
+    missing = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert missing.exit_code == 1, missing.stdout
+    assert ("candidates[2] (id 'onprem-fr-h200-fp8').throughput.evidence: no such file"
+            in missing.stderr)
 
 
 def test_unknown_candidate_or_metric_exits_1(db: Path) -> None:

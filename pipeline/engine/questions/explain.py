@@ -79,9 +79,8 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
             ) -> dict[str, Any]:
     """The scorecard's `metric` of `candidate` (`shown`: scorecard.figures of the proposal
     `resolved` is of; `path`: its plan) and how it is made. `written`: the ids of the
-    proposal file's [[candidates]] entries in the file's order (mixes among them), for the
-    keys' positions; None when they are the hand-listed candidates' order (no mix before
-    another candidate)."""
+    proposal file's [[candidates]] entries in the file's order (`Proposal.written_ids`),
+    naming each key's candidate; None: the keys as stored (`candidates[n]`)."""
     metric = ALIASES.get(metric, metric)
     if metric not in STEP_BY_NAME and metric not in (SOVEREIGNTY, LEVEL):
         raise KeyError(f"{_unknown('metric', metric, metric_names())}; one of: "
@@ -101,7 +100,6 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
     if facts is None:
         return _mix(row, metric, path)
     deps = dependencies(metric, facts["cost_model"])
-    model_ids = resolved.static["id"].to_list()
     chain_inputs = []
     stated = {r["input"]: r for r in resolved.inputs.filter(pl.col("id") == candidate)
               .iter_rows(named=True)}
@@ -113,7 +111,7 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
         chain_inputs.append({
             "input": name, "unit": unit, "meaning": meaning, "value": r["mode"],
             "low": r["low"], "high": r["high"], "grade": r["grade"], "source": r["source"],
-            "key": _written_key(r["key"], model_ids, written),
+            "key": _written_key(r["key"], written),
         })
     steps = [{"step": s, "unit": STEP_BY_NAME[s].unit, "formula": STEP_BY_NAME[s].formula,
               "value": facts[s]} for s in deps if s in STEP_BY_NAME]
@@ -125,16 +123,14 @@ def explain(shown: Figures, resolved: Resolved, candidate: str, metric: str,
     return chain
 
 
-def _written_key(key: str, model_ids: Sequence[str], written: Sequence[str] | None) -> str:
+def _written_key(key: str, written: Sequence[str] | None) -> str:
     """An input's key as the proposal file writes it and its errors name it: a hand-listed
-    candidate's `candidates[i]` (its place among the parsed candidates, `model_ids`) as
-    `candidates[n] (id 'x')`, n its place among the file's [[candidates]] (`written`)."""
+    candidate's `candidates[n]` (n its place among the file's [[candidates]], whose ids
+    are `written`) as `candidates[n] (id 'x')`."""
     found = re.match(r"candidates\[(\d+)\]", key)
-    if found is None or int(found[1]) >= len(model_ids):
+    if found is None or written is None or int(found[1]) >= len(written):
         return key
-    cid = model_ids[int(found[1])]
-    at = written.index(cid) if written is not None and cid in written else int(found[1])
-    return f"candidates[{at}] (id {cid!r}){key[found.end():]}"
+    return f"candidates[{found[1]}] (id {written[int(found[1])]!r}){key[found.end():]}"
 
 
 def _horizon(row: dict[str, Any], metric: str, first_month: float | None, path: plan.Path
