@@ -333,7 +333,9 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         block_ids = [ids[i] for i in members]
         for fallback, at in plan.by_fallback(block_ids, fallbacks or {}).items():
             theirs = None
-            if fallback is not None:
+            if fallback is not None and paying is not None and fallback == paying[1]:
+                theirs = versus  # the same inputs: plan.horizon computes their months once
+            elif fallback is not None:
                 f = ids.index(fallback)
                 theirs = layout.block(np.array([f]), draws)
                 theirs["cost_model"] = np.asarray(models[f])
