@@ -17,6 +17,7 @@ finite number (a division by a zero goodput) is null.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -412,7 +413,8 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow
     others changed that none of them reads can take them as given instead of computing them
     again (plan.months: the instances a month needs, then the month at its fleet)."""
     block = _ArrayColumns(columns, _power_exact if exact_pow else _power)
-    out = {name: block.value(name) for name in wanted}
+    with np.errstate(all="ignore"):  # a step's value that is not a finite number is null
+        out = {name: block.value(name) for name in wanted}
     if steps is not None:
         steps.update((k, v) for k, v in block.values.items() if k in STEP_BY_NAME)
     return out
@@ -425,8 +427,12 @@ def _plain(x: Any) -> Any:
     return np.nan if x is None else x
 
 
+#: np.sum without its wrapper's cost (a check made for every step and fill_null)
+_sum = functools.partial(np.add.reduce, axis=None)
+
+
 def _has_nan(v: Any) -> bool:
-    if not np.isnan(np.sum(v)):  # one pass, no mask: a NaN anywhere makes the sum NaN
+    if not np.isnan(_sum(v)):  # one pass, no mask: a NaN anywhere makes the sum NaN
         return False
     return bool(np.isnan(v).any())
 
@@ -470,7 +476,7 @@ def _apply(ufunc: Any, a: Any, b: Any) -> Any:
     float32, exactly widened here); arithmetic with a null that is one number (an input no
     candidate of the block has, a demand not given) is that null, without an array of NaN."""
     if ufunc in _NULL_PROPAGATING:
-        if any(np.ndim(x) == 0 and x != x for x in (a, b)):
+        if _null_number(a) or _null_number(b):
             return np.nan
         if isinstance(ufunc, np.ufunc):
             return ufunc(a, b, dtype=np.float64)
@@ -478,6 +484,11 @@ def _apply(ufunc: Any, a: Any, b: Any) -> Any:
 
 
 _NULL_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, _power, _power_exact)
+
+
+def _null_number(x: Any) -> bool:
+    """Whether `x` is a null that is one number (NaN; not an array)."""
+    return bool(x != x) if getattr(x, "ndim", 0) == 0 else False
 
 
 class _Column:
@@ -594,12 +605,11 @@ class _ArrayColumns:
             if step is None:
                 self.values[name] = np.nan  # a missing input is null
             else:
-                with np.errstate(all="ignore"):
-                    v = _plain(step.build(self))
-                    if not np.isfinite(np.sum(v)):  # one pass; then, if need be, the mask
-                        bad = ~np.isfinite(v)
-                        if bad.any():  # not a finite number: null (NaN)
-                            v = np.where(bad, np.nan, v)
+                v = _plain(step.build(self))
+                if not np.isfinite(_sum(v)):  # one pass; then, if need be, the mask
+                    bad = ~np.isfinite(v)
+                    if bad.any():  # not a finite number: null (NaN)
+                        v = np.where(bad, np.nan, v)
                 self.values[name] = v
         return self.values[name]
 
