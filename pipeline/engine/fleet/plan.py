@@ -157,19 +157,22 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
         with np.errstate(all="ignore"):
             at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
                                            / given.get("demand_tokens_per_day", np.nan))
+    share = path.served(given.get("lead_time_months", 0.0))
+    provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
+    own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
     # the steps the need is computed from read no min_instances: the month at its fleet
     # takes them as they are
     sized: dict[str, Any] = {}
-    need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
-                      dtype=np.float64)
-    share = path.served(given.get("lead_time_months", 0.0))
-    # only a month the nodes serve (a share of) needs them: the need of the months before
-    # goes to the fallback, no node is bought for it
-    serving = _running_max(np.where(share > 0, need, 0.0))
-    provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
-    own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
-    floor = (np.fmax(own_floor, serving) if provisioned.all()
-             else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
+    serving: Any = np.nan  # elastic capacity holds no nodes: its floor is its own
+    floor = own_floor
+    if provisioned.any():
+        need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
+                          dtype=np.float64)
+        # only a month the nodes serve (a share of) needs them: the need of the months
+        # before goes to the fallback, no node is bought for it
+        serving = _running_max(np.where(share > 0, need, 0.0))
+        floor = (np.fmax(own_floor, serving) if provisioned.all()
+                 else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
     out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
     # other inputs (a capex, price or PUE range); a row per candidate given
