@@ -340,10 +340,10 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
     rows); an input holding NaN as a value (not null) takes the polars expressions."""
     frame = inputs.collect() if isinstance(inputs, pl.LazyFrame) else inputs
     present = [name for name in INPUTS if name in frame.columns]
-    if any(frame[name].dtype.is_float() and frame[name].is_nan().any() for name in present):
+    floats = [name for name in present if frame.schema[name].is_float()]
+    if floats and any(frame.select(pl.col(name).is_nan().any() for name in floats).row(0)):
         return evaluate_polars(frame, columns)
-    given: dict[str, Any] = {name: frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-                             for name in present}
+    given: dict[str, Any] = number_arrays(frame, present)
     for name in ("cost_model", "capacity"):
         if name in frame.columns:
             given[name] = frame[name].cast(pl.String).to_numpy()
@@ -356,6 +356,14 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
         pl.Series(name, np.broadcast_to(np.asarray(values[name], dtype=np.float64), (height,)),
                   dtype=pl.Float64, nan_to_null=True) for name in wanted)
     return out if columns is None else out.select(columns)
+
+
+def number_arrays(frame: pl.DataFrame, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The columns `names` of `frame` as float64 arrays, NaN for null: one select of them
+    all (not a polars query per column), each array's values contiguous."""
+    values = np.ascontiguousarray(frame.select(
+        pl.col(name).cast(pl.Float64).fill_null(np.nan) for name in names).to_numpy().T)
+    return {name: values[i] for i, name in enumerate(names)}
 
 
 def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None = None

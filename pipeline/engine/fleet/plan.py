@@ -45,6 +45,7 @@ from pipeline.engine.metrics import (
     SECONDS_PER_DAY,
     TOKENS_PER_MTOK,
     evaluate_arrays,
+    number_arrays,
 )
 from schemas.outputs import OUTPUTS
 from schemas.proposal import Proposal
@@ -350,10 +351,7 @@ def columns_of(point: pl.DataFrame) -> dict[str, Any]:
     """The inputs of the candidates of `point` (uncertainty.point_frame) as (candidates, 1)
     arrays, NaN for null, as the Monte Carlo's blocks give them."""
     names = [name for name in (*INPUTS, *PLAN_INPUTS) if name in point.columns]
-    # one select of every input, each column's values contiguous (the input's rows)
-    values = np.ascontiguousarray(point.select(
-        pl.col(name).cast(pl.Float64).fill_null(np.nan) for name in names).to_numpy().T)
-    out: dict[str, Any] = {name: values[i][:, None] for i, name in enumerate(names)}
+    out: dict[str, Any] = {name: v[:, None] for name, v in number_arrays(point, names).items()}
     for name in ("cost_model", "capacity"):
         out[name] = point[name].cast(pl.String).to_numpy()[:, None]
     return out

@@ -428,14 +428,16 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    holders = {i: set(wheres[i]["id"].to_list()) for i in order}
+    # each key's (id, input) pairs, read out of their frames once
+    setting = {i: wheres[i].select("id", "input").rows() for i in order}
+    holders = {i: {owner for owner, _ in setting[i]} for i in order}
 
     def tried(cid: str, at: np.ndarray) -> dict[str, Any]:
         """`cid`'s inputs at their modes, each key's trials in its span where it sets one,
         at the trials `at`."""
         given: dict[str, Any] = dict(points[cid])
         for i in order:
-            for owner, name in wheres[i].select("id", "input").iter_rows():
+            for owner, name in setting[i]:
                 if owner != cid:
                     continue
                 if np.ndim(given.get(name, np.nan)) == 0:
