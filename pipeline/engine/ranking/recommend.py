@@ -231,11 +231,13 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
                      if c not in STEP_BY_NAME and c in table.columns]
             points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     unique = list(dict.fromkeys(keys))
-    wheres = [pair.filter(pl.col("key") == key) for key in unique]
+    by_key = pair.partition_by("key", as_dict=True)
+    wheres = [by_key[(key,)] for key in unique]
     thresholds = _solve_all(points, wheres, chosen, runner, rule, scale, path, fallbacks,
                             mixes)
     there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
                           inputs, rule, scale, table, path, fallbacks, mixes)
+    holding = _holders(inputs)
     out = []
     for key, where, solved in zip(unique, wheres, thresholds, strict=True):
         if solved is None:
@@ -243,7 +245,7 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         first = where.row(0, named=True)
         current = float(first["mode"])
         unit = UNITS[first["input"]][0]
-        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        holders = holding[key]
         # a mix moves with its parts' inputs: it shares them
         owners = sorted(holders | {m for m, c in mixes.items()
                                    if {c.base[0], c.burst[0]} & holders})
@@ -282,9 +284,10 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
     eligible = set((table.filter(pl.col("eligible")) if "eligible" in table.columns
                     else table)["id"].to_list())
     solved = {k: t for k, t in thresholds.items() if t is not None}
+    holding = _holders(inputs)
     movers: dict[str, list[str]] = {}
     for key in solved:
-        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        holders = holding[key]
         moved = holders | {m for m, c in mixes.items() if {c.base[0], c.burst[0]} & holders}
         others = sorted((moved & eligible) - {chosen, runner})
         if others:
@@ -302,7 +305,8 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
         if cid in mixes:  # its objectives that are no step: its own
             points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     keys = list(movers)
-    wheres = {i: inputs.filter(pl.col("key") == key) for i, key in enumerate(keys)}
+    by_key = inputs.partition_by("key", as_dict=True)
+    wheres = {i: by_key[(key,)] for i, key in enumerate(keys)}
     values = {i: np.array([solved[key]]) for i, key in enumerate(keys)}
     scored = _scores(points, wheres, cids, rule, scale, values, path, fallbacks, mixes)
     out = {}
@@ -321,12 +325,22 @@ def points_of(point: pl.DataFrame, ids: tuple[str, ...], table: pl.DataFrame | N
     objectives of `table` that are no metric step (the sovereignty level)."""
     extra = [c for c, _ in OBJECTIVES.values() if c not in STEP_BY_NAME and table is not None
              and c in table.columns and c not in point.columns]
+    rows = {r["id"]: r for r in point.filter(pl.col("id").is_in(ids)).iter_rows(named=True)}
+    more = ({r.pop("id"): r for r in table.filter(pl.col("id").is_in(ids))
+             .select("id", *extra).iter_rows(named=True)} if extra and table is not None
+            else {})
     out = {}
     for cid in ids:
-        row = point.row(by_predicate=pl.col("id") == cid, named=True)
-        if extra and table is not None:
-            row.update(table.filter(pl.col("id") == cid).select(extra).row(0, named=True))
+        row = {**rows[cid], **more.get(cid, {})}
         out[cid] = {name: np.nan if v is None else v for name, v in row.items() if name != "id"}
+    return out
+
+
+def _holders(inputs: pl.DataFrame) -> dict[str, set[str]]:
+    """Key -> the ids of the candidates holding it."""
+    out: dict[str, set[str]] = {}
+    for key, cid in inputs.select("key", "id").iter_rows():
+        out.setdefault(key, set()).add(cid)
     return out
 
 
