@@ -231,8 +231,7 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
                      if c not in STEP_BY_NAME and c in table.columns]
             points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     unique = list(dict.fromkeys(keys))
-    by_key = pair.partition_by("key", as_dict=True)
-    wheres = [by_key[(key,)] for key in unique]
+    wheres = [pair.filter(pl.col("key") == key) for key in unique]
     thresholds = _solve_all(points, wheres, chosen, runner, rule, scale, path, fallbacks,
                             mixes)
     there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
@@ -305,8 +304,7 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
         if cid in mixes:  # its objectives that are no step: its own
             points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
     keys = list(movers)
-    by_key = inputs.partition_by("key", as_dict=True)
-    wheres = {i: by_key[(key,)] for i, key in enumerate(keys)}
+    wheres = {i: inputs.filter(pl.col("key") == key) for i, key in enumerate(keys)}
     values = {i: np.array([solved[key]]) for i, key in enumerate(keys)}
     scored = _scores(points, wheres, cids, rule, scale, values, path, fallbacks, mixes)
     out = {}
