@@ -242,7 +242,8 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
     mine = months(own, path)
     theirs = None if fallback is None else months(fallback, path)
     paying = ({} if versus is None else {"paying_month": _paying(
-        mine, theirs if versus is fallback else months(versus, path, ("monthly_cost_eur",)))})
+        mine, theirs if theirs is not None and versus is fallback
+        else months(versus, path, ("monthly_cost_eur",)))})
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
     cost_pv = path.present_value(share, mine["monthly_cost_eur"])
