@@ -176,10 +176,11 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
                  else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
     out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
-    # other inputs (a capex, price or PUE range); a row per candidate given
-    rows = max((np.shape(v)[0] for v in columns.values() if np.ndim(v)), default=1)
-    shape = np.broadcast_shapes((rows, 1, 1), np.shape(demand), np.shape(serving),
-                                np.shape(share), *(np.shape(v) for v in out.values()))
+    # other inputs (a capex, price or PUE range); a row per candidate given (the inputs
+    # every candidate shares were computed on one)
+    rows = [(np.shape(v)[0], 1, 1) for v in columns.values() if np.ndim(v) == 2]
+    shape = np.broadcast_shapes(*rows, np.shape(demand), np.shape(serving), np.shape(share),
+                                *(np.shape(v) for v in out.values()))
     result = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
               for k, v in out.items()}
     result["demand_tokens_per_day"] = np.broadcast_to(demand, shape)
