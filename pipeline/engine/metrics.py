@@ -17,6 +17,7 @@ finite number (a division by a zero goodput) is null.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -339,10 +340,10 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
     rows); an input holding NaN as a value (not null) takes the polars expressions."""
     frame = inputs.collect() if isinstance(inputs, pl.LazyFrame) else inputs
     present = [name for name in INPUTS if name in frame.columns]
-    if any(frame[name].dtype.is_float() and frame[name].is_nan().any() for name in present):
+    floats = [name for name in present if frame.schema[name].is_float()]
+    if floats and any(frame.select(pl.col(name).is_nan().any() for name in floats).row(0)):
         return evaluate_polars(frame, columns)
-    given: dict[str, Any] = {name: frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-                             for name in present}
+    given: dict[str, Any] = number_arrays(frame, present)
     for name in ("cost_model", "capacity"):
         if name in frame.columns:
             given[name] = frame[name].cast(pl.String).to_numpy()
@@ -355,6 +356,14 @@ def evaluate(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None 
         pl.Series(name, np.broadcast_to(np.asarray(values[name], dtype=np.float64), (height,)),
                   dtype=pl.Float64, nan_to_null=True) for name in wanted)
     return out if columns is None else out.select(columns)
+
+
+def number_arrays(frame: pl.DataFrame, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The columns `names` of `frame` as float64 arrays, NaN for null: one select of them
+    all (not a polars query per column), each array's values contiguous."""
+    values = np.ascontiguousarray(frame.select(
+        pl.col(name).cast(pl.Float64).fill_null(np.nan) for name in names).to_numpy().T)
+    return {name: values[i] for i, name in enumerate(names)}
 
 
 def evaluate_polars(inputs: pl.DataFrame | pl.LazyFrame, columns: Sequence[str] | None = None
@@ -412,7 +421,8 @@ def evaluate_arrays(columns: Mapping[str, Any], wanted: Sequence[str], exact_pow
     others changed that none of them reads can take them as given instead of computing them
     again (plan.months: the instances a month needs, then the month at its fleet)."""
     block = _ArrayColumns(columns, _power_exact if exact_pow else _power)
-    out = {name: block.value(name) for name in wanted}
+    with np.errstate(all="ignore"):  # a step's value that is not a finite number is null
+        out = {name: block.value(name) for name in wanted}
     if steps is not None:
         steps.update((k, v) for k, v in block.values.items() if k in STEP_BY_NAME)
     return out
@@ -425,8 +435,12 @@ def _plain(x: Any) -> Any:
     return np.nan if x is None else x
 
 
+#: np.sum without its wrapper's cost (a check made for every step and fill_null)
+_sum = functools.partial(np.add.reduce, axis=None)
+
+
 def _has_nan(v: Any) -> bool:
-    if not np.isnan(np.sum(v)):  # one pass, no mask: a NaN anywhere makes the sum NaN
+    if not np.isnan(_sum(v)):  # one pass, no mask: a NaN anywhere makes the sum NaN
         return False
     return bool(np.isnan(v).any())
 
@@ -470,7 +484,7 @@ def _apply(ufunc: Any, a: Any, b: Any) -> Any:
     float32, exactly widened here); arithmetic with a null that is one number (an input no
     candidate of the block has, a demand not given) is that null, without an array of NaN."""
     if ufunc in _NULL_PROPAGATING:
-        if any(np.ndim(x) == 0 and x != x for x in (a, b)):
+        if _null_number(a) or _null_number(b):
             return np.nan
         if isinstance(ufunc, np.ufunc):
             return ufunc(a, b, dtype=np.float64)
@@ -478,6 +492,11 @@ def _apply(ufunc: Any, a: Any, b: Any) -> Any:
 
 
 _NULL_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, _power, _power_exact)
+
+
+def _null_number(x: Any) -> bool:
+    """Whether `x` is a null that is one number (NaN; not an array)."""
+    return bool(x != x) if getattr(x, "ndim", 0) == 0 else False
 
 
 class _Column:
@@ -594,12 +613,11 @@ class _ArrayColumns:
             if step is None:
                 self.values[name] = np.nan  # a missing input is null
             else:
-                with np.errstate(all="ignore"):
-                    v = _plain(step.build(self))
-                    if not np.isfinite(np.sum(v)):  # one pass; then, if need be, the mask
-                        bad = ~np.isfinite(v)
-                        if bad.any():  # not a finite number: null (NaN)
-                            v = np.where(bad, np.nan, v)
+                v = _plain(step.build(self))
+                if not np.isfinite(_sum(v)):  # one pass; then, if need be, the mask
+                    bad = ~np.isfinite(v)
+                    if bad.any():  # not a finite number: null (NaN)
+                        v = np.where(bad, np.nan, v)
                 self.values[name] = v
         return self.values[name]
 

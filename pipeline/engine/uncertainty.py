@@ -266,7 +266,8 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
     slot[eligible_at] = np.arange(len(eligible_ids))
     stack = np.empty((len(eligible_ids), len(columns), n), dtype=np.float32)  # (k, o, n)
     cpm = np.empty((len(eligible_ids), n))
-    quantiles = np.empty((len(METRICS), len(ids), len(PERCENTILES)))
+    # NaN (null) for a mix without a base size, which no block or mix_block computes
+    quantiles = np.full((len(METRICS), len(ids), len(PERCENTILES)), np.nan)
     models = static["cost_model"].cast(pl.String).to_numpy()
     capacities = static["capacity"].cast(pl.String).to_numpy()
     fixed = {col: static[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
@@ -333,7 +334,9 @@ def _run(static: pl.DataFrame, inputs: pl.DataFrame, eligible: Sequence[str],
         block_ids = [ids[i] for i in members]
         for fallback, at in plan.by_fallback(block_ids, fallbacks or {}).items():
             theirs = None
-            if fallback is not None:
+            if fallback is not None and paying is not None and fallback == paying[1]:
+                theirs = versus  # the same inputs: plan.horizon computes their months once
+            elif fallback is not None:
                 f = ids.index(fallback)
                 theirs = layout.block(np.array([f]), draws)
                 theirs["cost_model"] = np.asarray(models[f])

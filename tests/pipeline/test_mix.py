@@ -193,6 +193,25 @@ def test_the_policy_raises_the_base_or_excludes_the_mix(tmp_path: Path) -> None:
         "level >= 4" in hybrid["exclusion_reason"]
 
 
+def test_a_mix_without_a_base_size_has_no_percentiles(tmp_path: Path) -> None:
+    # the policy above that no base size meets, with the API's price uncertain so that the
+    # other candidates' percentiles are drawn: the mix is computed in no draw, so each of
+    # its percentiles is null, not a number
+    mixed = MIX_BLOCK.replace('burst = "api" }',
+                              'burst = "api", min_share_at_level = { level = 4, share = 0.9 } }')
+    own = OWN_BLOCK + ('sovereignty_override = { level = 3, justification = "operated by a '
+                       'contractor under a foreign parent" }\n')
+    api = API_BLOCK.replace("output_eur_per_mtok = 6,",
+                            "output_eur_per_mtok = { low = 5, mode = 6, high = 8 },")
+    assert api != API_BLOCK
+    doc = _json(tmp_path, _write(tmp_path, PROFILE, DEMAND_TABLE, own, api, mixed))
+    found = {c["id"]: c for c in doc["candidates"]}
+    assert found["hybrid"]["mix"]["base_instances"] is None
+    assert found["api"]["uncertainty"]["cpm_eur_per_mtok"]["p95"] > 6.0
+    assert found["hybrid"]["uncertainty"]
+    assert all(v is None for v in found["hybrid"]["uncertainty"].values())
+
+
 @pytest.mark.parametrize(("mixed", "key", "problem"), [
     ('mix = { base = "nope", burst = "api" }', "candidates[2] (id 'hybrid').mix.base",
      "'nope' names no [[candidates]] entry"),

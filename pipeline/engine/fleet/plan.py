@@ -45,6 +45,7 @@ from pipeline.engine.metrics import (
     SECONDS_PER_DAY,
     TOKENS_PER_MTOK,
     evaluate_arrays,
+    number_arrays,
 )
 from schemas.outputs import OUTPUTS
 from schemas.proposal import Proposal
@@ -123,10 +124,21 @@ class Path:
 
 
 def _lift(columns: Mapping[str, Any]) -> dict[str, Any]:
-    """Each input with a months axis added (a string of one value stays one)."""
+    """Each input with a months axis added (a string of one value stays one), numbers in
+    float64 (the steps' arithmetic, widened once rather than in every step that reads it),
+    and one row where every candidate's is the same (the demand, its growth, a shared
+    profile's draws): the steps that read only such inputs are computed once, not once per
+    candidate, and broadcast."""
     out = {}
     for k, v in columns.items():
         a = np.asarray(v)
+        if a.dtype.kind == "f":
+            a = a.astype(np.float64, copy=False)
+            same = a.view(np.int64)  # bit for bit, NaN included
+        else:
+            same = a
+        if a.ndim and len(a) > 1 and (same == same[:1]).all():
+            a = a[:1]
         out[k] = a if a.ndim == 0 else a[..., None]
     return out
 
@@ -146,23 +158,28 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
         with np.errstate(all="ignore"):
             at["demand_requests_per_s"] = (given["demand_requests_per_s"] * demand
                                            / given.get("demand_tokens_per_day", np.nan))
+    share = path.served(given.get("lead_time_months", 0.0))
+    provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
+    own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
     # the steps the need is computed from read no min_instances: the month at its fleet
     # takes them as they are
     sized: dict[str, Any] = {}
-    need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
-                      dtype=np.float64)
-    share = path.served(given.get("lead_time_months", 0.0))
-    # only a month the nodes serve (a share of) needs them: the need of the months before
-    # goes to the fallback, no node is bought for it
-    serving = _running_max(np.where(share > 0, need, 0.0))
-    provisioned = np.asarray(given.get("capacity", "provisioned")) != "elastic"
-    own_floor = np.asarray(given.get("min_instances", np.nan), dtype=np.float64)
-    floor = (np.fmax(own_floor, serving) if provisioned.all()
-             else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
+    serving: Any = np.nan  # elastic capacity holds no nodes: its floor is its own
+    floor = own_floor
+    if provisioned.any():
+        need = np.asarray(evaluate_arrays(at, ["instances"], steps=sized)["instances"],
+                          dtype=np.float64)
+        # only a month the nodes serve (a share of) needs them: the need of the months
+        # before goes to the fallback, no node is bought for it
+        serving = _running_max(np.where(share > 0, need, 0.0))
+        floor = (np.fmax(own_floor, serving) if provisioned.all()
+                 else np.where(provisioned, np.fmax(own_floor, serving), own_floor))
     out = evaluate_arrays({**at, **sized, "min_instances": floor}, list(steps))
     # a single-number growth leaves the demand one draw wide: the draws come from the steps'
-    # other inputs (a capex, price or PUE range)
-    shape = np.broadcast_shapes(np.shape(demand), np.shape(serving), np.shape(share),
+    # other inputs (a capex, price or PUE range); a row per candidate given (the inputs
+    # every candidate shares were computed on one)
+    rows = [(np.shape(v)[0], 1, 1) for v in columns.values() if np.ndim(v) == 2]
+    shape = np.broadcast_shapes(*rows, np.shape(demand), np.shape(serving), np.shape(share),
                                 *(np.shape(v) for v in out.values()))
     result = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
               for k, v in out.items()}
@@ -176,12 +193,12 @@ def months(columns: Mapping[str, Any], path: Path, steps: Sequence[str] = MONTH_
 
 def _running_max(values: np.ndarray) -> np.ndarray:
     """np.maximum.accumulate over the last axis (the months), month by month over the other
-    axes at once: the same values, without accumulate's loop over each row."""
-    out = np.empty_like(values)
-    out[..., 0] = values[..., 0]
-    for m in range(1, values.shape[-1]):
-        np.maximum(out[..., m - 1], values[..., m], out=out[..., m])
-    return out
+    axes at once (the same values, without accumulate's loop over each row), on a copy with
+    the months first so that each month's values are contiguous."""
+    out = np.ascontiguousarray(np.moveaxis(values, -1, 0))
+    for m in range(1, len(out)):
+        np.maximum(out[m - 1, ...], out[m, ...], out=out[m, ...])
+    return np.ascontiguousarray(np.moveaxis(out, 0, -1))
 
 
 def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
@@ -190,7 +207,8 @@ def horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Pa
     (candidates, draws), the gap before their nodes serve going to the candidate whose
     inputs are `fallback` (broadcasting to (1, draws): the same draws) or unserved (None).
     With `versus` (a candidate's inputs as `fallback`'s), also `paying_month`: the months
-    the horizon computed read again for `paying_month`'s figure against it."""
+    the horizon computed read again for `paying_month`'s figure against it (`versus` being
+    `fallback`, the same mapping: the fallback's months)."""
     return chunked(lambda a, b, c=None: _horizon(a, b, path, c), own, fallback, path,
                    *(() if versus is None else (versus,)))
 
@@ -199,7 +217,8 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
             path: Path, *more: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """`compute(own, other, *more)` (a dict of (candidates, draws) arrays) in chunks of
     draws (CHUNK_ENTRIES per (candidates, draws, months) array), so no array of every draw
-    and month is held at once."""
+    and month is held at once. A mapping given twice is cut once: `compute` gets the same
+    chunk twice."""
     numeric = [np.shape(v) for v in [*own.values(), *(other or {}).values()]
                if np.asarray(v).dtype.kind == "f"]
     shape = np.broadcast_shapes((1, 1), *numeric)
@@ -210,7 +229,9 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
         def cut(columns: Mapping[str, Any], a: int = a) -> dict[str, Any]:
             return {k: (v[:, a:a + step] if np.ndim(v) == 2 and np.shape(v)[1] > 1 else v)
                     for k, v in columns.items()}
-        out = compute(cut(own), None if other is None else cut(other), *map(cut, more))
+        cuts: dict[int, dict[str, Any]] = {}
+        out = compute(*(None if m is None else cuts.setdefault(id(m), cut(m))
+                        for m in (own, other, *more)))
         # an input drawn that no figure here reads leaves a chunk's figures one column wide
         parts.append({k: np.broadcast_to(x, (rows, min(step, draws - a)))
                       for k, x in out.items()})
@@ -220,8 +241,10 @@ def chunked(compute: Any, own: Mapping[str, Any], other: Mapping[str, Any] | Non
 def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: Path,
              versus: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     mine = months(own, path)
-    paying = ({} if versus is None else
-              {"paying_month": _paying(mine, months(versus, path, ("monthly_cost_eur",)))})
+    theirs = None if fallback is None else months(fallback, path)
+    paying = ({} if versus is None else {"paying_month": _paying(
+        mine, theirs if theirs is not None and versus is fallback
+        else months(versus, path, ("monthly_cost_eur",)))})
     share, mtok = mine["own_share"], mine["mtok"]
     gap = (1.0 - share) * mtok
     cost_pv = path.present_value(share, mine["monthly_cost_eur"])
@@ -233,8 +256,7 @@ def _horizon(own: Mapping[str, Any], fallback: Mapping[str, Any] | None, path: P
                            "carbon_market_gco2e_per_mtok")}
     fallback_mtok = np.zeros_like(served)
     unserved = gap.sum(axis=-1)
-    if fallback is not None:
-        theirs = months(fallback, path)
+    if theirs is not None:
         # the fallback's bill for the share of the month it serves (its fleet sized for the
         # month's whole demand, billed pro rata)
         # a month the fallback serves nothing adds nothing, even where it lacks the figure
@@ -331,10 +353,7 @@ def columns_of(point: pl.DataFrame) -> dict[str, Any]:
     """The inputs of the candidates of `point` (uncertainty.point_frame) as (candidates, 1)
     arrays, NaN for null, as the Monte Carlo's blocks give them."""
     names = [name for name in (*INPUTS, *PLAN_INPUTS) if name in point.columns]
-    # one select of every input, each column's values contiguous (the input's rows)
-    values = np.ascontiguousarray(point.select(
-        pl.col(name).cast(pl.Float64).fill_null(np.nan) for name in names).to_numpy().T)
-    out: dict[str, Any] = {name: values[i][:, None] for i, name in enumerate(names)}
+    out: dict[str, Any] = {name: v[:, None] for name, v in number_arrays(point, names).items()}
     for name in ("cost_model", "capacity"):
         out[name] = point[name].cast(pl.String).to_numpy()[:, None]
     return out

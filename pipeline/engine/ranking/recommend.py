@@ -236,6 +236,7 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
                             mixes)
     there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
                           inputs, rule, scale, table, path, fallbacks, mixes)
+    holding = _holders(inputs)
     out = []
     for key, where, solved in zip(unique, wheres, thresholds, strict=True):
         if solved is None:
@@ -243,7 +244,7 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         first = where.row(0, named=True)
         current = float(first["mode"])
         unit = UNITS[first["input"]][0]
-        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        holders = holding[key]
         # a mix moves with its parts' inputs: it shares them
         owners = sorted(holders | {m for m, c in mixes.items()
                                    if {c.base[0], c.burst[0]} & holders})
@@ -282,9 +283,10 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
     eligible = set((table.filter(pl.col("eligible")) if "eligible" in table.columns
                     else table)["id"].to_list())
     solved = {k: t for k, t in thresholds.items() if t is not None}
+    holding = _holders(inputs)
     movers: dict[str, list[str]] = {}
     for key in solved:
-        holders = set(inputs.filter(pl.col("key") == key)["id"].to_list())
+        holders = holding[key]
         moved = holders | {m for m, c in mixes.items() if {c.base[0], c.burst[0]} & holders}
         others = sorted((moved & eligible) - {chosen, runner})
         if others:
@@ -321,12 +323,22 @@ def points_of(point: pl.DataFrame, ids: tuple[str, ...], table: pl.DataFrame | N
     objectives of `table` that are no metric step (the sovereignty level)."""
     extra = [c for c, _ in OBJECTIVES.values() if c not in STEP_BY_NAME and table is not None
              and c in table.columns and c not in point.columns]
+    rows = {r["id"]: r for r in point.filter(pl.col("id").is_in(ids)).iter_rows(named=True)}
+    more = ({r.pop("id"): r for r in table.filter(pl.col("id").is_in(ids))
+             .select("id", *extra).iter_rows(named=True)} if extra and table is not None
+            else {})
     out = {}
     for cid in ids:
-        row = point.row(by_predicate=pl.col("id") == cid, named=True)
-        if extra and table is not None:
-            row.update(table.filter(pl.col("id") == cid).select(extra).row(0, named=True))
+        row = {**rows[cid], **more.get(cid, {})}
         out[cid] = {name: np.nan if v is None else v for name, v in row.items() if name != "id"}
+    return out
+
+
+def _holders(inputs: pl.DataFrame) -> dict[str, set[str]]:
+    """Key -> the ids of the candidates holding it."""
+    out: dict[str, set[str]] = {}
+    for key, cid in inputs.select("key", "id").iter_rows():
+        out.setdefault(key, set()).add(cid)
     return out
 
 
@@ -428,14 +440,16 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    holders = {i: set(wheres[i]["id"].to_list()) for i in order}
+    # each key's (id, input) pairs, read out of their frames once
+    setting = {i: wheres[i].select("id", "input").rows() for i in order}
+    holders = {i: {owner for owner, _ in setting[i]} for i in order}
 
     def tried(cid: str, at: np.ndarray) -> dict[str, Any]:
         """`cid`'s inputs at their modes, each key's trials in its span where it sets one,
         at the trials `at`."""
         given: dict[str, Any] = dict(points[cid])
         for i in order:
-            for owner, name in wheres[i].select("id", "input").iter_rows():
+            for owner, name in setting[i]:
                 if owner != cid:
                     continue
                 if np.ndim(given.get(name, np.nan)) == 0:
