@@ -268,7 +268,8 @@ def explain(candidate: str, metric: str, path: Path | None, *, vintage: str | No
     except UserError as err:
         _error(str(err))
         return err.code
-    sys.stdout.write(dumps(plain_all(chain)) if json_out else plain(render(chain)) + "\n")
+    to_stdout(lambda: sys.stdout.write(dumps(plain_all(chain)) if json_out
+                                       else plain(render(chain)) + "\n"))
     return 0
 
 

@@ -44,13 +44,15 @@ def diff(
     except UserError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(err.code) from None
+    from pipeline.stdout import to_stdout
+
     if json_out:
-        sys.stdout.write(dumps(document.document()))
+        to_stdout(lambda: sys.stdout.write(dumps(document.document())))
         return
     from reports.diff_text import print_diff
     from reports.html.diff_report import write_diff_html
 
-    print_diff(document)
+    to_stdout(lambda: print_diff(document))  # a reader that leaves early: --html still written
     if html is not None:
         try:
             write_diff_html(document, html)

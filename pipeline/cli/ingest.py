@@ -123,6 +123,7 @@ def sources_cmd(
 
     from pipeline import store
     from pipeline.ingest.pull import MAX_ERROR_CHARS, unnamed
+    from pipeline.stdout import to_stdout
     from sources.registry import SOURCES
     from sources.text import one_line
 
@@ -158,18 +159,16 @@ def sources_cmd(
         return said + (tried.status if tried.status == "ok" else
                        f"{tried.status}: {one_line(error, MAX_ERROR_CHARS)}")
 
+    lines = []
     for name, module in SOURCES.items():
         env = module.ENV_VAR
         key = "none needed" if env is None else (
             f"{env} ({'set' if os.environ.get(env) else 'not set'}"
             f"{'' if module.NEEDS_KEY else '; optional, extra data when set'})")
-        typer.echo(f"{name}: provides {', '.join(t.name for t in module.PROVIDES)}")
-        typer.echo(f"  licence: {module.LICENCE}")
-        typer.echo(f"  key: {key}")
-        typer.echo(f"  last good load: {last(name)}")
-        typer.echo(f"  last attempt: {attempt(name)}")
-    typer.echo("bundled: reference data shipped with the package (sources/reference/*.csv), "
-               "loaded by `scorecard run`")
-    typer.echo("  licence: per row (sources/reference/README.md)")
-    typer.echo("  key: none needed")
-    typer.echo(f"  last good load: {last('bundled')}")
+        lines += [f"{name}: provides {', '.join(t.name for t in module.PROVIDES)}",
+                  f"  licence: {module.LICENCE}", f"  key: {key}",
+                  f"  last good load: {last(name)}", f"  last attempt: {attempt(name)}"]
+    lines += ["bundled: reference data shipped with the package (sources/reference/*.csv), "
+              "loaded by `scorecard run`", "  licence: per row (sources/reference/README.md)",
+              "  key: none needed", f"  last good load: {last('bundled')}"]
+    to_stdout(lambda: typer.echo("\n".join(lines)))  # `scorecard sources | head` ends quietly

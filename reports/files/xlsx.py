@@ -902,8 +902,12 @@ def _sizing_notes(frame: pl.DataFrame, formulas: Mapping[str, str],
                            "id) and the Demand sheet: it moves with the inputs.")
             continue
         reads = _SIZING_YEARLY.get(column, (_SIZING_STEPS.get(column, column), ""))[0]
-        why = (f" (it reads the Scorecard's {header(reads, 'Scorecard')}, under the plan the "
-               "horizon's, not the first month's this sizing is)" if reads in static else "")
+        why = "" if reads not in static else (
+            f" (it reads the Scorecard's {header(reads, 'Scorecard')}, under the plan the "
+            "horizon's, not the first month's this sizing is)" if reads in PLAN_FIGURES else
+            f" (it reads the Scorecard's {header(reads, 'Scorecard')}, the first month's, "
+            "which the Scorecard holds as a value under the plan: its formula would read the "
+            "horizon's J/token)")
         out[column] = (f"the engine's value, not a formula{why}: it does not move when an "
                        "input changes (re-run scorecard run).")
     return out
@@ -929,7 +933,9 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
          + "; a mix's row holds the engine's values); grey headers are the engine's values "
          "(ranges, P(frontier), Pareto rank, sovereignty, time-matched figures" + (
              f"; under the plan, the horizon's CPM, J/token and carbon over its {plan.months} "
-             "months and the figures read from them: values, not recomputed" if plan else "")
+             "months, and the first month's figures whose formulas would read them (facility "
+             "energy and electricity per Mtok, energy and carbon per request): values, not "
+             "recomputed" if plan else "")
          + "), which do not move") if computes else
          "the engine's values: this result carries no evaluated inputs per candidate, so no "
          "formula is written"),
@@ -941,8 +947,9 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
         ("Sizing", "with a demand" + (": the first month's" if plan else "") + ": blue "
          "headers are formulas over the Scorecard's row of each candidate and the Demand "
          "sheet: they move with the inputs" + (
-             "; the MWh and tCO2e a year (grey) are the engine's values: they read the "
-             "horizon's energy and carbon" if plan else "")),
+             "; the MWh a year (from the first month's facility energy per Mtok) and the "
+             "tCO2e a year (from the horizon's carbon per Mtok), grey, are the engine's "
+             "values" if plan else "")),
         ("Other sheets", "the engine's values as computed, for the record"),
     ]
 

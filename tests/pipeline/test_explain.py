@@ -46,6 +46,7 @@ def test_chain_of_a_tco_candidate_matches_the_scorecard(db: Path) -> None:
     assert chain["value"] == pytest.approx(3.13283, abs=1e-5)
     first = h200["detail"]["first_month_cpm_eur_per_mtok"]
     assert chain["horizon"]["first_month_value"] == first == chain["steps"][-1]["value"]
+    assert chain["horizon"]["value"] == chain["value"]  # kept where scripts read it before
     assert first == pytest.approx(3.08924, abs=1e-5)
     assert chain["horizon"]["fallback"] == "ovhcloud-h100x4-fp8"
     text = runner.invoke(app, ["explain", "onprem-fr-h200-fp8", "cpm_eur_per_mtok",
@@ -132,6 +133,21 @@ def test_sovereignty_under_a_plan_is_the_scorecards_level(db: Path) -> None:
     assert [(s["id"], s["level"]) for s in chain["serving"]] == [
         ("onprem-fr-h200-fp8", 4), ("ovhcloud-h100x4-fp8", 2)]
     assert sum(s["tokens_share"] for s in chain["serving"]) == pytest.approx(1.0)
+    # the rubric marks its own verdict, level 4 (own hardware), not the scorecard's 2
+    assert chain["rubric_level"] == 4
+    marked = [line for line in text.stdout.splitlines() if line.startswith("  > ")]
+    assert [line.split()[1] for line in marked] == ["4"]
+
+
+def test_a_mix_s_sovereignty_names_its_parts_once(db: Path) -> None:
+    # the hybrid's level is its parts' (4 and 2): the pointer to each part's explanation is
+    # printed once, under the gates, and no rubric line is marked as its own
+    text = runner.invoke(app, ["explain", "hybrid-fr-h200-api", "sovereignty", "--db",
+                               str(db)]).stdout
+    lines = text.splitlines()
+    for part in ("onprem-fr-h200-fp8", "scaleway-api-llama-70b"):
+        assert lines.count(f"  its parts': scorecard explain {part} sovereignty") == 1
+    assert not any(line.startswith("  > ") for line in lines)
 
 
 def test_a_mix_explains_its_own_figure_and_points_to_its_parts(db: Path) -> None:

@@ -476,8 +476,8 @@ def test_under_a_plan_the_sizing_computes_the_first_month(
         planned: tuple[dict[str, Any], Book]) -> None:
     """Under a plan the sizing is the first month's (the engine's `sizing`), as the
     Scorecard's formulas are: the Sizing sheet's figures are formulas over them, but the MWh
-    and tCO2e a year, which would read the horizon's energy and carbon per Mtok (values
-    there), stay the engine's values, labelled so."""
+    and tCO2e a year, which read the first month's facility energy and the horizon's carbon
+    per Mtok (values there), stay the engine's values, labelled so."""
     result, book = planned
     # 9 candidates (the mix has no sizing row) x 7 formulas: instances, billed instances,
     # utilisation, monthly cost, headroom instances, headroom cost, period cost

@@ -152,6 +152,7 @@ def _horizon(row: dict[str, Any], metric: str, first_month: float | None, path: 
     return {"months": path.months, "rate_per_year": path.rate_per_year,
             "rate_source": path.rate_source, "fallback": fallback,
             "fallback_tokens_share": share, "unserved_mtok": unserved,
+            "value": row[metric],  # the scorecard's figure, the chain's `value` (as before)
             "first_month_value": first_month,
             "note": (f"the plan's over {path.months} months: each month the steps below at "
                      f"that month's demand{gap}; {weighting}")}
@@ -259,6 +260,9 @@ def _sovereignty(row: dict[str, Any], facts: dict[str, Any] | None,
             "inputs": [], "steps": [], "reasons": [row["sovereignty_reason"]],
             "serving": _serving(row, facts),
             "rubric": [{"level": level, "rule": rule} for level, rule in RUBRIC.items()],
+            # the rubric's verdict on the candidate itself (a mix: its parts'), before a
+            # fallback that serves tokens lowers the scorecard's level
+            "rubric_level": None if facts is None else facts["sovereignty_level"],
             # the EU Cloud Sovereignty Framework objectives and the regulatory gates
             # (pipeline/engine/ranking/gates.py), as the run reports them
             "framework": row["sovereignty_rubric"],
@@ -331,14 +335,13 @@ def _render_sovereignty(chain: dict[str, Any]) -> str:
                     f"{_share(s['tokens_share'])} of the tokens" for s in chain["serving"])]
     return "\n".join([
         *lines, "", "Rubric",
-        *(f"  {'>' if r['level'] == chain['value'] else ' '} {r['level']}  {r['rule']}"
+        *(f"  {'>' if r['level'] == chain['rubric_level'] else ' '} {r['level']}  {r['rule']}"
           for r in chain["rubric"]),
         "", f"EU Cloud Sovereignty Framework {FRAMEWORK_VERSION}: SEAL the facts support",
         *([f"  source: {chain['framework_source']}"] if chain.get("framework_source")
           else []),
         *(f"  {r['objective']}  {'-' if r['seal'] is None else r['seal']}  "
           f"{r['evidence']}" for r in chain.get("framework") or []),
-        *(parts if mixed else []),
         "", "Regulatory gates",
         *(line for g in chain.get("gates") or []
           for line in (f"  {g['status']}: {g['legal_basis']}: {g['reason']}",
