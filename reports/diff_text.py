@@ -28,13 +28,20 @@ _UNWRAPPED = 100_000
 _SHORT = {k: m.short_label for k, m in METRICS.items()}
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A reader that left (`scorecard diff | head`): the error goes to the caller
+        (`pipeline.stdout.to_stdout`, which drops the rest quietly), not rich's exit 1."""
+        raise BrokenPipeError
+
+
 def print_diff(diff: Diff, console: Console | None = None) -> None:
     """The diff as a table, then its events and notes. Off a terminal (`scorecard diff >
     diff.txt`, a pipe) nothing is wrapped: each row and note is one line however long."""
     if console is None:
-        console = Console()
+        console = _Console()
         if not console.is_terminal:
-            console = Console(width=_UNWRAPPED, highlight=False)
+            console = _Console(width=_UNWRAPPED, highlight=False)
     for line in partial_lines(diff):
         console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
     # every cell and the title as Text: names and ids are the proposal's, never markup
