@@ -70,6 +70,7 @@ from reports.frames import (
     frames_of,
     value,
 )
+from reports.freshness import partial_sentence
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
 from schemas.result import PLAN_FIGURES, CandidateResult, Result
@@ -917,6 +918,8 @@ def about_rows(result: Result, computes: bool = True) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         ("Proposal", result.proposal), ("Vintage", result.vintage),
     ]
+    if result.partial_month is not None:  # as the report's first screen and the terminal
+        rows.append(("Partial month", partial_sentence(result.vintage, result.partial_month)))
     if result.proposal_sha256:
         rows.append(("Proposal sha256", result.proposal_sha256))
     plan = result.plan

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from pipeline import store
@@ -83,6 +84,10 @@ def test_a_run_of_a_partial_month_says_so_where_it_shows_its_vintage(december: P
     assert said in " ".join(result.stdout.split())  # wrapped at 80 columns
     assert f'id="partial-month"><strong>{said}</strong>' in (
         out / "scorecard.html").read_text(encoding="utf-8")
+    # and the workbook's About sheet, right under the vintage
+    about = load_workbook(out / "scorecard.xlsx", read_only=True)["About"]
+    rows = [tuple(r) for r in about.iter_rows(values_only=True)][:3]
+    assert rows[1] == ("Vintage", "2026-12") and rows[2] == ("Partial month", said)
     # November was fetched after it ended: complete, null, and nothing said
     result = runner.invoke(app, ["run", str(PROPOSAL), "--db", str(december), "--vintage",
                                  "2026-11", "--json"])
