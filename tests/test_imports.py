@@ -16,6 +16,8 @@ function): no cycle between modules, and the direction between the packages and 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,14 +188,7 @@ def test_the_readers_do_not_import_the_http_stack() -> None:
     """The readers of saved files (every format's registry, the saved Prometheus answers among
     them) import no `requests`: the live queries are in sources/prometheus_query.py, apart
     (about 40 ms of every `evidence add` and `run` with evidence, before)."""
-    import subprocess
-    import sys
-
-    code = ("import sys, sources.power.registry, sources.bench.registry; "
-            "print('requests' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.strip() == "False"
+    assert not _loads("sources.power.registry, sources.bench.registry", "requests")
 
 
 def test_adding_evidence_builds_no_result_models() -> None:
@@ -201,14 +196,16 @@ def test_adding_evidence_builds_no_result_models() -> None:
     store) leaves out `schemas.result`, whose ~45 pydantic models took about 48 ms to build
     at import (`pipeline.store.scorecards` imported it for a type and one read back; the
     stored document is now validated by its reader, `pipeline/compare.py`)."""
-    import subprocess
-    import sys
+    assert not _loads("pipeline.cli, pipeline.evidence.add, pipeline.evidence.power.logs, "
+                      "pipeline.store", "schemas.result")
 
-    code = ("import sys, pipeline.cli, pipeline.evidence.add, pipeline.evidence.power.logs, "
-            "pipeline.store; print('schemas.result' in sys.modules)")
+
+def _loads(modules: str, module: str) -> bool:
+    """Whether importing `modules` (comma-separated) in a fresh interpreter loads `module`."""
+    code = f"import sys, {modules}; print({module!r} in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
-    assert done.stdout.strip() == "False"
+    return {"True": True, "False": False}[done.stdout.strip()]
 
 
 def test_the_models_annotations_are_not_postponed() -> None:
