@@ -1443,10 +1443,7 @@ class Proposal(_Strict):
         """The place among the file's [[candidates]] entries of the `index`-th of
         `candidates` (the mixes written before it counted): how errors and inputs name its
         keys, `candidates[n] (id '...')`."""
-        for at in self._mixes_at:  # ascending
-            if at <= index:
-                index += 1
-        return index
+        return _written_place(index, self._mixes_at)
 
     def sha256(self) -> str:
         """The proposal's identity beside its name: the sha256 of the parsed proposal as
@@ -1652,10 +1649,18 @@ def _among_candidates(loc: tuple[Any, ...], at: list[int]) -> tuple[Any, ...]:
         return loc
     if loc[0] == "mixes" and loc[1] < len(at):
         return ("candidates", at[loc[1]], *loc[2:])
-    if loc[0] == "candidates" and at:
-        plain = [i for i in range(len(at) + loc[1] + 1) if i not in at]
-        return ("candidates", plain[loc[1]], *loc[2:])
+    if loc[0] == "candidates":
+        return ("candidates", _written_place(loc[1], at), *loc[2:])
     return loc
+
+
+def _written_place(index: int, mixes_at: list[int]) -> int:
+    """The place among the file's [[candidates]] entries of the `index`-th entry that is not
+    a mix, the mixes being at the places `mixes_at` (ascending)."""
+    for at in mixes_at:
+        if at <= index:
+            index += 1
+    return index
 
 
 def _located(error: Any) -> tuple[tuple[Any, ...], str]:
