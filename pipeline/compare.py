@@ -63,12 +63,13 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                 else None)
     stored = None if document is None else Result.model_validate_json(document)
     notes = []
+    run = None if stored is None else _shown(
+        store.published(con, vintage_a, proposal.proposal.name), path)
     if stored is None:
         notes.append(f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
                      "recomputed with today's proposal and code, so evidence and method "
                      "changes cannot be seen; only market changes are attributed")
     else:
-        run = _shown(store.published(con, vintage_a, proposal.proposal.name), path)
         which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
         notes.append(f"A is {which}, code {stored.code_version}")
         if run is not None and run.proposal_sha256 != proposal.sha256():
@@ -97,7 +98,9 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         proposal=proposal.proposal.name, vintage_a=vintage_a, vintage_b=vintage_b,
         generated_at=generated_at, code_version=code_version,
         baseline="recomputed" if stored is None else "stored", changed_groups=groups,
-        baseline_run=None if stored is None else _run_key(con, vintage_a, proposal, path),
+        baseline_run=None if run is None else BaselineRun(
+            vintage=run.vintage, proposal=run.proposal, proposal_sha256=run.proposal_sha256,
+            proposal_source=run.source, generated_at=run.generated_at),
         rows_used={v: {u.source: u.used for u in sources_of(con, v)}
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
@@ -124,13 +127,3 @@ def _shown(run: store.StoredRun | None, path: str) -> store.StoredRun | None:
     shown = (source.relative_to(folder).as_posix() if source.is_relative_to(folder)
              else source.name)
     return dataclasses.replace(run, source=shown)
-
-
-def _run_key(con: duckdb.DuckDBPyConnection, vintage: str, proposal: Proposal, path: str
-             ) -> BaselineRun | None:
-    """Which stored run A is: the published one's vintage, name, sha256, file (as `_shown`
-    gives it) and time."""
-    run = _shown(store.published(con, vintage, proposal.proposal.name), path)
-    return None if run is None else BaselineRun(
-        vintage=run.vintage, proposal=run.proposal, proposal_sha256=run.proposal_sha256,
-        proposal_source=run.source, generated_at=run.generated_at)
