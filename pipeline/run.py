@@ -70,10 +70,10 @@ def slug(name: str) -> str:
     lower case, runs of other characters as one '-'; a name with letters or digits that have
     no ASCII form (推論, Ωmega) ends with 8 hex digits of its sha256, so two such names do
     not share a folder."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    base = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
-    untranslated = any(c.isalnum() for c in unicodedata.normalize("NFKD", name)
-                       if not c.isascii())
+    split = unicodedata.normalize("NFKD", name)  # a letter and its accents apart
+    base = re.sub(r"[^a-z0-9]+", "-", split.encode("ascii", "ignore").decode().lower()
+                  ).strip("-")
+    untranslated = any(c.isalnum() for c in split if not c.isascii())
     if not untranslated:
         return base or "proposal"
     tag = hashlib.sha256(name.encode()).hexdigest()[:8]
