@@ -118,7 +118,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     short_ids = short["id"].implode()
     short_inputs = resolved.inputs.filter(pl.col("id").is_in(short_ids))
     # a mix off the shortlist is drawn no more than any other candidate off it
-    drawn_mixes = [m for m in mixed if m.id in set(short_ids[0].to_list())]
+    in_short = set(short["id"].to_list())
+    drawn_mixes = [m for m in mixed if m.id in in_short]
     drawn = _with_parts(short_inputs, resolved.inputs, drawn_mixes)
     cloud = eligible.filter(pl.col("deployment") == "cloud").sort("cpm_eur_per_mtok", "id")
     on_prem = eligible.filter(pl.col("deployment") == "on_prem")["id"].to_list()

@@ -234,9 +234,9 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
     wheres = [pair.filter(pl.col("key") == key) for key in unique]
     thresholds = _solve_all(points, wheres, chosen, runner, rule, scale, path, fallbacks,
                             mixes)
-    there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
-                          inputs, rule, scale, table, path, fallbacks, mixes)
     holding = _holders(inputs)
+    there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
+                          inputs, holding, rule, scale, table, path, fallbacks, mixes)
     out = []
     for key, where, solved in zip(unique, wheres, thresholds, strict=True):
         if solved is None:
@@ -266,7 +266,8 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
 
 
 def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: str,
-                  point: pl.DataFrame, inputs: pl.DataFrame, rule: Rule, scale: Scale,
+                  point: pl.DataFrame, inputs: pl.DataFrame, holding: Mapping[str, set[str]],
+                  rule: Rule, scale: Scale,
                   table: pl.DataFrame | None, path: plan.Path | None,
                   fallbacks: Mapping[str, str | None] | None,
                   mixes: Mapping[str, mix.Chosen] | None) -> dict[str, str]:
@@ -275,7 +276,7 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
     figures too, and one of them may beat both there. Each eligible candidate holding the
     key (a mix through its parts) is scored with the key at its threshold; one that does not
     hold it keeps its score, no better than the runner-up's, which meets the chosen one's
-    there. Needs `table` (the eligible candidates)."""
+    there. Needs `table` (the eligible candidates); `holding`: `_holders(inputs)`."""
     fallbacks = fallbacks or {}
     mixes = mixes or {}
     if table is None:
@@ -283,7 +284,6 @@ def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: s
     eligible = set((table.filter(pl.col("eligible")) if "eligible" in table.columns
                     else table)["id"].to_list())
     solved = {k: t for k, t in thresholds.items() if t is not None}
-    holding = _holders(inputs)
     movers: dict[str, list[str]] = {}
     for key in solved:
         holders = holding[key]
