@@ -107,9 +107,8 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     objectives = list(proposal.policy.objectives)
     eligible = table.filter(pl.col("eligible"))
     rule = recommend.Rule.of(_choose(proposal))
-    ranked = table.filter(pl.col("eligible"))
     # many candidates: pairwise probabilities for the chosen, the runner-up and the frontier
-    keep = [c for c in recommend.choice(ranked, rule) if c] if ranked.height else []
+    keep = [c for c in recommend.choice(eligible, rule) if c] if eligible.height else []
     table = _shortlisted(table, objectives, keep)
     # a plan's fallbacks go through the Monte Carlo with the candidates that use them
     used = [f for c, f in fallbacks.items() if f is not None and c in set(
