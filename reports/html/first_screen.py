@@ -103,6 +103,10 @@ def _split_text(rec: Recommendation, chosen: CandidateResult | None) -> str | No
         return "all opex: rented by the hour, no capex"
     if chosen is not None and chosen.deployment == "api":
         return "all opex: bought per token, no capex"
+    if chosen is not None and chosen.mix is not None:
+        parts = " + ".join(f"its {p.part} {p.id} {eur(p.monthly_cost_eur)}"
+                           for p in chosen.mix.parts)
+        return f"not split for a mix: {parts} a month"
     return "not split: the cost is declared per hour"
 
 

@@ -133,3 +133,15 @@ def test_the_reports_show_a_recommended_mix_s_purchase_plan(tmp_path: Path) -> N
     plan_section = page[page.index('id="plan"'):]
     assert "hybrid" in plan_section[:plan_section.index("</section>")]
     assert (out / "scorecard.xlsx").exists()
+    # the first screen's capex / opex line names the mix's parts and their months' costs
+    # (the JSON's), not "declared per hour": the base is own nodes, the burst an API
+    data = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
+    chosen = next(c for c in data["candidates"]
+                  if c["id"] == data["recommendation"]["candidate"])
+    base, burst = chosen["mix"]["parts"]
+    said = (f"not split for a mix: its base {base['id']} {base['monthly_cost_eur']:,.0f} EUR "
+            f"+ its burst {burst['id']} {burst['monthly_cost_eur']:,.0f} EUR a month")
+    recommendation = page[page.index('id="recommendation"'):]
+    recommendation = recommendation[:recommendation.index("</section>")]
+    assert said in recommendation
+    assert "declared per hour" not in recommendation
