@@ -118,6 +118,13 @@ def shown(path: str, folder: str | None) -> str:
     return Path(os.path.relpath(Path(path).absolute(), Path(folder).absolute())).as_posix()
 
 
+def shown_notes(notes: Sequence[str], path: str, folder: str | None) -> list[str]:
+    """An evidence reader's notes (which name the files as the reader was given them, under
+    `path`) with `path` as the report shows it (`shown`): no local path in a note."""
+    said = shown(path, folder)
+    return [note.replace(path, said) for note in notes]
+
+
 def file_listing(files: Sequence[tuple[str, str]], folder: str | None = None) -> str:
     """Evidence files, each (path, sha256), as a source names them (relative to `folder`,
     the proposal's, when given)."""

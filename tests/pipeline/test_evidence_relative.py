@@ -55,3 +55,17 @@ def test_the_report_lists_evidence_relative_to_the_proposal(
     for key in ("tokens_per_s_source", "power_source"):
         source = candidate["detail"][key]
         assert "proposals/lab" not in source and "evidence/" in source, source
+    # and so do its inputs' sources (the goodput, the operating point, the power), also when
+    # the proposal is given by its absolute path (a cron job's): the report files showed
+    # /abs/proposals/lab/evidence/sweep there
+    absolute = runner.invoke(app, ["run", str(folder / "p.toml"), "--db",
+                                   str(tmp_path / "s.duckdb"), "--json"])
+    assert absolute.exit_code == 0, absolute.output
+    assert str(tmp_path) not in absolute.stdout
+    for doc in (doc, json.loads(absolute.stdout)):
+        [candidate] = doc["candidates"]
+        sources = {i["input"]: i["source"] for i in candidate["inputs"]
+                   if i["input"] in ("tokens_per_s", "operating_concurrency", "busy_power_w")}
+        assert sources["tokens_per_s"] == "evidence/sweep"
+        assert sources["operating_concurrency"].endswith("of evidence/sweep")
+        assert sources["busy_power_w"].startswith("evidence/power.csv")

@@ -26,7 +26,7 @@ from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread
-from pipeline.inputs.records import checks, file_listing
+from pipeline.inputs.records import checks, file_listing, shown, shown_notes
 from schemas.proposal import (
     DeclaredPower,
     EstimatedPower,
@@ -146,16 +146,17 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
             raise d.error(key, str(err)) from None
     grade = ev.grade if isinstance(p, ParquetPower) else _identity(d, p, ev)
     factor, scaling = _to_candidate_gpus(d, ev, grade)
+    source = shown(str(path), d.prov.folder)  # as the report shows it: no local path
     d.inputs.add("busy_power_w", ev.average_power_w * factor, f"{d.key}.power", grade,
-                 f"{path}{scaling}")
+                 f"{source}{scaling}")
     if ev.energy.idle_power_w is not None and p.idle_watts is None:
         d.inputs.add("idle_power_w", ev.energy.idle_power_w * factor, f"{d.key}.power.idle",
-                     grade, f"{path} (samples outside the benchmark window){scaling}")
+                     grade, f"{source} (samples outside the benchmark window){scaling}")
     d.row["power_grade"] = grade
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
     d.row["power_source"] = f"{given} ({ev.method}): {file_listing(files, d.prov.folder)}"
-    d.notes.extend(ev.notes)
+    d.notes.extend(shown_notes(ev.notes, str(path), d.prov.folder))
     d.prov.add_files(files)
 
 

@@ -26,7 +26,14 @@ from pipeline.inputs.draft import Draft
 from pipeline.inputs.estimate import serving_error
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
-from pipeline.inputs.records import checks, configuration_rows, file_listing, pairs
+from pipeline.inputs.records import (
+    checks,
+    configuration_rows,
+    file_listing,
+    pairs,
+    shown,
+    shown_notes,
+)
 from schemas.proposal import (
     Calibration,
     EstimatedThroughput,
@@ -87,7 +94,9 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
             tokens = scaled(tokens, 1.0 + ev.input_per_output)
             d.notes.append(f"token basis total: goodput x (1 + {ev.input_per_output:.4g} input "
                            "tokens per output token of the requests meeting the SLO)")
-    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", grade, str(path))
+    # the file as the report shows it: relative to the proposal's folder, no local path
+    source = shown(str(path), d.prov.folder)
+    d.inputs.add("tokens_per_s", tokens, f"{d.key}.throughput", grade, source)
     d.row["tokens_per_s_grade"] = grade
     d.row["raw_tokens_per_s"] = ev.output_tokens_per_s
     d.row["tokens_per_s_source"] = f"{t.evidence}: {file_listing(ev.files, d.prov.folder)}"
@@ -103,8 +112,8 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
     if ev.configurations:
         d.row["evidence_configurations"] = configuration_rows(ev.configurations)
         d.row["evidence_configuration"] = pairs(ev.configuration)
-    _operating_point(d, ev, str(path), grade)
-    d.notes.extend(ev.notes)
+    _operating_point(d, ev, source, grade)
+    d.notes.extend(shown_notes(ev.notes, str(path), d.prov.folder))
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
     d.row["evidence_checks"] = checks("throughput", identity, ev.checks)
