@@ -269,7 +269,8 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write the commented example proposal (proposal.toml) to start from, with its JSON
+    """Write the commented example proposal (proposal.toml, named for its folder so that its
+    runs publish apart from the bundled example's) to start from, with its JSON
     Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
     TOML), and an example results folder (results/: a small vLLM concurrency sweep, synthetic)
     to try `scorecard evidence inspect` on before your own benchmark files; a results/ that
@@ -310,7 +311,8 @@ def init(
         directory.mkdir(parents=True, exist_ok=True)
         example = resources.files("pipeline").joinpath("example_proposal.toml").read_text(
             "utf-8")
-        target.write_text(f"#:schema ./{SCHEMA_FILE}\n{example}", encoding="utf-8")
+        target.write_text(f"#:schema ./{SCHEMA_FILE}\n{own_name(example, directory)}",
+                          encoding="utf-8")
         (directory / SCHEMA_FILE).write_text(
             json.dumps(schema("proposal"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
         results.mkdir(exist_ok=True)
@@ -324,6 +326,22 @@ def init(
     typer.echo(f"wrote {target}, {directory / SCHEMA_FILE} and {results}/ (example benchmark "
                f"results: `scorecard evidence inspect {results} --ttft-ms 1500 --tpot-ms 60`): "
                f"edit the proposal, then `scorecard run {target}`")
+
+
+#: the bundled example's name line, which `init` gives the copy's own name
+EXAMPLE_NAME = 'name = "Sovereign 70B inference platform (example)"'
+
+
+def own_name(example: str, directory: Path) -> str:
+    """The example proposal named for the folder `init` writes it into, so that its runs
+    publish into a report folder of their own, not the bundled example's (one name, one
+    slug: scorecard-out/<slug>/<vintage>/)."""
+    import json
+
+    if example.count(EXAMPLE_NAME) != 1:
+        raise RuntimeError(f"the example proposal's line {EXAMPLE_NAME!r} is not there once")
+    name = f"{directory.resolve().name or 'proposal'} (from the example)"
+    return example.replace(EXAMPLE_NAME, f"name = {json.dumps(name, ensure_ascii=False)}")
 
 
 class SchemaKind(StrEnum):

@@ -62,8 +62,8 @@ def test_the_report_lists_evidence_relative_to_the_proposal(
                                    str(tmp_path / "s.duckdb"), "--json"])
     assert absolute.exit_code == 0, absolute.output
     assert str(tmp_path) not in absolute.stdout
-    for doc in (doc, json.loads(absolute.stdout)):
-        [candidate] = doc["candidates"]
+    for each in (doc, json.loads(absolute.stdout)):
+        [candidate] = each["candidates"]
         sources = {i["input"]: i["source"] for i in candidate["inputs"]
                    if i["input"] in ("tokens_per_s", "operating_concurrency", "busy_power_w")}
         assert sources["tokens_per_s"] == "evidence/sweep"

@@ -90,3 +90,18 @@ def test_a_path_that_cannot_be_a_folder_is_an_error_naming_it(tmp_path: Path) ->
     done = runner.invoke(app, ["init", "/proc/x"])
     assert done.exit_code == 1
     assert done.stderr == "error: cannot write /proc/x: No such file or directory\n"
+
+
+def test_init_names_the_copy_for_its_folder(tmp_path: Path) -> None:
+    """The copy `init` writes is named for its folder, not as the bundled example: its runs
+    publish into a report folder of their own and the example's published scorecard stays
+    the example's (they shared `scorecard-out/sovereign-70b-inference-platform-example/`)."""
+    folder = tmp_path / "Proposition été"
+    assert runner.invoke(app, ["init", str(folder)]).exit_code == 0
+    text = (folder / "proposal.toml").read_text(encoding="utf-8")
+    assert 'name = "Proposition été (from the example)"' in text
+    assert "Sovereign 70B inference platform (example)" not in text
+    done = runner.invoke(app, ["run", str(folder / "proposal.toml"), "--db",
+                               str(tmp_path / "s.duckdb"), "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["proposal"] == "Proposition été (from the example)"

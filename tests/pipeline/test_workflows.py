@@ -19,7 +19,6 @@ from typer.testing import CliRunner
 
 import pipeline.evidence.bench as bench
 from pipeline.cli import app
-from pipeline.run import slug
 from pipeline.store import power_samples
 from schemas.fields import is_vintage
 
@@ -165,8 +164,8 @@ def test_readme_tour_init_run_explain_sources_on_a_fresh_store(
     assert code == 0, err
     assert "new store at" in err and "bundled reference data only, vintage 2026-10" in err
     assert "published" in out and "not published" not in out
-    folder = tmp_path / "scorecard-out" / slug("Sovereign 70B inference platform (example)")
-    folder /= "2026-10"
+    # init names the copy for its folder: its runs publish apart from the bundled example's
+    folder = tmp_path / "scorecard-out" / "my-proposal-from-the-example" / "2026-10"
     written = json.loads((folder / "scorecard.json").read_text())
     assert {p.name for p in folder.iterdir()} >= {
         "scorecard.html", "scorecard.json", "scorecard.xlsx", "scorecard.csv",
