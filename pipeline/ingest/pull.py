@@ -129,7 +129,7 @@ def _run_source(con: duckdb.DuckDBPyConnection, session: requests.Session | None
     env_var = source.ENV_VAR
     if not offline and source.NEEDS_KEY and env_var and not os.environ.get(env_var):
         result.status = SKIPPED
-        result.error = f"{env_var} is not set; skipped (set it to ingest this source)"
+        result.error = f"{env_var} is not set (set it to ingest this source)"
         return result
     raws: list[Raw] = []  # what is parsed: each snapshot's bytes are read when it is parsed
     try:
