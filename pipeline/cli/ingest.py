@@ -138,6 +138,9 @@ def sources_cmd(
         except duckdb.CatalogException:  # a store no load ever wrote to
             status, attempts = {}, {}
         con.close()
+    else:  # a mistyped --db or $SCORECARD_DB would otherwise read as "nothing ever loaded"
+        typer.echo(f"no store at {path}: every load below reads never (check --db or "
+                   "$SCORECARD_DB)", err=True)
 
     def last(name: str) -> str:
         if name not in status:

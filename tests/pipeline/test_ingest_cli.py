@@ -85,9 +85,13 @@ def test_sources_lists_the_bundled_data_once_loaded(tmp_path: Path) -> None:
     from pipeline.ingest.bundled import load_bundled
 
     db = tmp_path / "s.duckdb"
-    before = runner.invoke(app, ["sources", "--db", str(db)]).output.splitlines()
+    fresh = runner.invoke(app, ["sources", "--db", str(db)])
+    before = fresh.stdout.splitlines()
     assert before[before.index("  licence: per row (sources/reference/README.md)") + 2] == (
         "  last good load: never")
+    # no store there yet (a mistyped --db reads the same): said, on stderr
+    assert fresh.stderr == f"no store at {db}: every load below reads never (check --db or " \
+                           "$SCORECARD_DB)\n"
     con = store.connect(db)
     loaded = load_bundled(con)
     con.close()
