@@ -194,7 +194,7 @@ def test_init_writes_the_example_and_it_runs(tmp_path: Path, db: Path) -> None:
     assert result.exit_code == 0, result.output
     proposal = tmp_path / "mine" / "proposal.toml"
     doc = run_json(db, str(proposal))
-    assert doc["proposal"] == "Sovereign 70B inference platform (example)"
+    assert doc["proposal"] == "mine (from the example)"  # named for its folder
     again = runner.invoke(app, ["init", str(tmp_path / "mine")])
     assert again.exit_code == 1 and "exists" in again.output
 
