@@ -458,14 +458,18 @@ class CurvePoint(_Closed):
 
 
 class BreakEven(_Closed):
-    """An on-prem candidate's CPM over one instance's daily volume, the cloud candidate and CPM
-    it is compared with, and the volume where they meet (null when they never do)."""
+    """An on-prem candidate's CPM over a curve of daily volumes, the cloud candidate and CPM
+    it is compared with, and the volume from which it stays at or below it (null when it
+    does not by the curve's end). `basis`: "sized", its fleet sized at each volume as the
+    scorecard sizes it at the demand (the demand scaled, from a hundredth to ten times it);
+    "one_instance", without a demand, one instance swept over its utilisation."""
 
     candidate: str
     versus: str
     versus_cpm_eur_per_mtok: Figure
     tokens_per_day: Figure
     curve: list[CurvePoint]
+    basis: Literal["sized", "one_instance"] = "one_instance"
 
 
 class Excluded(_Closed):

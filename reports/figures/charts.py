@@ -765,13 +765,22 @@ class BreakEven:
     versus_cpm: float | None
     crossing: float | None
     curve: list[tuple[float, float]]  # (tokens/day, CPM)
+    sized: bool = False  # the fleet sized at each volume, else one instance
 
     def sentence(self) -> str:
         cloud = (f"{self.versus}'s {quantity(self.versus_cpm, 'EUR/Mtok')}"
                  if self.versus_cpm is not None else self.versus)
         if self.crossing is not None:
-            return (f"{self.candidate} costs less per token than {cloud} from "
-                    f"{volume(self.crossing)} (one instance).")
+            return (f"{self.candidate} costs no more per token than {cloud} from "
+                    f"{volume(self.crossing)} on ("
+                    + ("its fleet sized for each volume's peak, as at the demand)."
+                       if self.sized else "one instance)."))
+        if self.curve and self.sized:
+            low_volume, low = min(self.curve, key=lambda point: point[1])
+            return (f"{self.candidate} never costs less per token than {cloud} up to ten times "
+                    f"the demand ({volume(self.curve[-1][0])}), its fleet sized for each "
+                    f"volume's peak: its lowest CPM is {quantity(low, 'EUR/Mtok')} (at "
+                    f"{volume(low_volume)}).")
         if self.curve:
             top_volume, cpm = self.curve[-1]
             return (f"{self.candidate} never costs less per token than {cloud}: even at full "
@@ -780,11 +789,18 @@ class BreakEven:
         return f"{self.candidate}: no break-even curve against {cloud}."
 
 
+def basis_words(entries: Sequence[BreakEven]) -> str:
+    """What a break-even curve's volume is of: the fleet sized for it, or one instance."""
+    return ("the fleet sized for each volume" if all(e.sized for e in entries)
+            else "one instance")
+
+
 def break_even_entries(result: Result) -> list[BreakEven]:
     return [BreakEven(b.candidate, b.versus, b.versus_cpm_eur_per_mtok, b.tokens_per_day,
                       [(p.tokens_per_day, p.cpm_eur_per_mtok) for p in b.curve
                        if p.cpm_eur_per_mtok is not None
-                       and p.cpm_eur_per_mtok > 0 and p.tokens_per_day > 0])
+                       and p.cpm_eur_per_mtok > 0 and p.tokens_per_day > 0],
+                      b.basis == "sized")
             for b in result.break_even]
 
 
@@ -823,7 +839,7 @@ def break_even_spec(entries: Sequence[BreakEven]) -> Spec | None:
                                    y_axis.hi))}
               for y, name in placed]
     x: Spec = {"field": "tokens_per_day", "type": "quantitative", "scale": x_axis.scale(),
-         "title": "Volume (tokens/day, one instance, log scale)",
+         "title": f"Volume (tokens/day, {basis_words(curved)}, log scale)",
          "axis": {"format": "~s", "values": log_ticks(x_axis.lo, x_axis.hi)}}
     y: Spec = {"field": "cpm", "type": "quantitative", "scale": y_axis.scale(),
          "title": f"{HEADERS.get('cpm_eur_per_mtok', 'CPM')}, log scale",

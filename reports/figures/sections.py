@@ -203,7 +203,7 @@ def _break_even(result: Result) -> list[Part]:
         return parts
     crossing = sorted((e for e in shown if e.crossing is not None),
                       key=lambda e: (e.crossing, e.candidate))
-    alt = ("CPM against daily volume of one instance for " +
+    alt = (f"CPM against daily volume ({charts.basis_words(shown)}) for " +
            ", ".join(e.candidate for e in shown if e.curve) +
            f", with {shown[0].versus}'s CPM as a flat line; the first to break even: "
            f"{crossing[0].candidate} at {volume(crossing[0].crossing or 0)}.")

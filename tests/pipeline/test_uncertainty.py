@@ -112,6 +112,35 @@ def test_break_even_volume_where_curves_cross() -> None:
     assert never["tokens_per_day"] is None
 
 
+def test_break_even_of_a_fleet_sized_for_each_volume() -> None:
+    # With a demand the fleet is sized at each volume as the scorecard sizes it: 14 EUR/h,
+    # 4,000 tokens/s, peak factor 2, headroom 0.25: one instance serves 4,000 x 86,400 x
+    # 0.75 / 2 = 129.6e6 tokens/day; n instances cost 14 x 730 n = 10,220 n EUR a month for
+    # V x 365 / 12 / 1e6 Mtok, CPM(V) = 10,220 n / (V x 3.041667e-5).
+    # At the demand, 500e6: n = ceil(3.858) = 4, CPM = 40,880 / 15,208.3 = 2.68800, the
+    # scorecard's (the curve's 27th point, the demand itself).
+    # Full instances give 10,220 / (129.6e6 x 3.041667e-5) = 2.59259 at any n; one instance
+    # more raises it to (n + 1) / n x 2.59259. Against a cloud at 3.0 that top is <= 3 from
+    # n = 7 (8/7 x 2.59259 = 2.963; 7/6 x 2.59259 = 3.025 > 3), so the CPM stays <= 3 from
+    # where the 7-instance tooth (777.6e6 .. 907.2e6) falls to 3: V = 71,540 / (3 x
+    # 3.041667e-5) = 784.0e6 (the first crossing, in the 6-instance tooth at 61,320 /
+    # 9.125e-5 = 672.0e6, does not hold: the next instance takes it back above 3).
+    demand = inputs([("a", "demand_tokens_per_day", "demand", 500e6, 500e6, 500e6),
+                     ("a", "peak_factor", "demand.peak", 2.0, 2.0, 2.0),
+                     ("a", "headroom", "demand.headroom", 0.25, 0.25, 0.25)])
+    point = uncertainty.point_frame(STATIC, pl.concat([base(), demand]))
+    [row] = sizing.break_even(point, ["a"], "cloud", 3.0)
+    assert row["basis"] == "sized"
+    assert row["tokens_per_day"] == pytest.approx(784.0e6, rel=1e-3)
+    curve = row["curve"]
+    assert len(curve) == 40
+    assert curve[26]["tokens_per_day"] == 500e6
+    assert curve[26]["cpm_eur_per_mtok"] == pytest.approx(2.68800, rel=1e-5)
+    # below the full instances' 2.59259 no volume pays
+    [never] = sizing.break_even(point, ["a"], "cloud", 2.5)
+    assert never["tokens_per_day"] is None
+
+
 def test_triangular_inverse_cdf() -> None:
     # triangular(1, 2, 3): F(x) = (x-1)^2 / 2 left of the mode, 1 - (3-x)^2 / 2 right of it.
     # u = 0.25 -> 1 + sqrt(0.25 x 2 x 1) = 1.70711; u = 0.75 -> 3 - sqrt(0.25 x 2) = 2.29289

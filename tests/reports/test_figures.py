@@ -149,13 +149,32 @@ def test_no_break_even_is_a_sentence_and_no_chart() -> None:
             "of one instance (100 M tokens/day) its CPM is 10 EUR/Mtok.") in fragment
 
 
+def test_a_sized_fleet_s_break_even_says_so() -> None:
+    # the same curve read as a fleet sized for each volume (basis "sized"): it never pays,
+    # its lowest point is the last, 10 EUR/Mtok at 100 M tokens/day; crossing, it says the
+    # fleet is sized, on the chart's axis too
+    result = _break_even(None)
+    result["break_even"][0]["basis"] = "sized"
+    fragment = chart_sections(fragment_of(result))["break_even"]
+    assert ("onprem never costs less per token than cloud&#x27;s 2 EUR/Mtok up to ten times "
+            "the demand (100 M tokens/day), its fleet sized for each volume&#x27;s peak: its "
+            "lowest CPM is 10 EUR/Mtok (at 100 M tokens/day).") in fragment
+    result["break_even"][0]["tokens_per_day"] = 5e7
+    fragment = chart_sections(fragment_of(result))["break_even"]
+    assert ("from 50 M tokens/day on (its fleet sized for each volume&#x27;s peak, as at the "
+            "demand).") in fragment
+    [svg] = figures_in(fragment).values()
+    assert "the fleet sized for each volume" in svg and "one instance" not in svg
+
+
 def test_break_even_curves_carry_dash_marker_and_label() -> None:
     result = _break_even(5e7)
     second = {**result["break_even"][0], "candidate": "onprem-b"}
     result["break_even"].append(second)
     fragment = chart_sections(fragment_of(result))["break_even"]
     [svg] = figures_in(fragment).values()
-    assert "costs less per token than cloud&#x27;s 2 EUR/Mtok from 50 M tokens/day" in fragment
+    assert ("costs no more per token than cloud&#x27;s 2 EUR/Mtok from 50 M tokens/day on "
+            "(one instance).") in fragment
     drawn = re.findall(r">([^<>]+)</text>", svg)
     assert "onprem" in drawn and "onprem-b" in drawn  # direct labels
     # two line styles: the second curve dashed 8 4
@@ -171,7 +190,7 @@ def test_many_on_prem_candidates_draw_the_first_to_break_even_and_count_the_rest
         {**base, "candidate": f"onprem-{i:02d}", "tokens_per_day": 1e7 * i}
         for i in range(12, 0, -1)]}
     fragment = chart_sections(fragment_of(result))["break_even"]
-    assert fragment.count("costs less per token than cloud") == 8
+    assert fragment.count("costs no more per token than cloud") == 8
     assert "onprem-01" in fragment and "onprem-08" in fragment
     assert "onprem-09 " not in fragment and "onprem-12" not in fragment
     assert "4 more on-prem candidates" in fragment

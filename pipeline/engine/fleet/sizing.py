@@ -6,9 +6,10 @@ scorecard's CPM and the sizing table are one evaluation. This module lays that e
 per candidate, with the year's energy and emissions, the two counts the fleet is sized on
 (goodput and Little's law, `instances` being the larger) and which one binds, an on-prem
 purchase's payback months and the electricity share of each TCO. Break-even:
-the daily token volume at which one on-prem instance's CPM (which falls as utilisation rises,
-fixed costs being spread over more tokens) meets the cheapest eligible cloud candidate's CPM
-at the demand.
+the daily token volume from which an on-prem candidate's CPM stays at or below the cheapest
+eligible cloud candidate's CPM at the demand: with a demand, its fleet sized at each volume as
+the scorecard sizes it at the demand (peak, headroom, whole instances, spares: the same steps,
+the demand scaled); without one, one instance swept over its utilisation.
 """
 
 from __future__ import annotations
@@ -118,42 +119,111 @@ def _with_payback(evaluated: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: with a demand, the volumes as multiples of it: 10^(k/130) for k = -260 .. 130, from a
+#: hundredth to ten times the demand (the demand itself, k = 0, among them) in steps of 1.8 %;
+#: the curve shows every tenth (CURVE_POINTS of them), the crossing is found on all
+FINE_MULTIPLES = 10.0 ** (np.arange(-260, 131) / 130.0)
+#: bisection steps locating each added instance between two of FINE_MULTIPLES (1.8 % / 2^30)
+EDGE_STEPS = 30
+
+
 def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
                cloud_cpm: float | None) -> list[dict[str, object]]:
-    """For each on-prem candidate: CPM over one instance's utilisation (a curve of daily
-    volumes) and the volume where it meets the cloud CPM (None when it never does)."""
+    """For each on-prem candidate: its CPM over a curve of daily volumes and the volume from
+    which it stays at or below the cloud CPM (None when it does not by the curve's end).
+
+    With a demand (`demand_tokens_per_day`), each volume is the demand scaled (its request
+    rate with it) and the steps size the fleet for it as the scorecard does at the demand
+    (basis "sized": the curve passes through the scorecard's CPM at the demand). Such a curve
+    is a saw: an added instance raises the CPM, which then falls as the volume fills it. The
+    crossing is found on a finer grid of volumes with, between two of them where the fleet
+    grows, the volume just past each added instance (located by bisection on the steps'
+    `instances`), so no tooth's top is missed. Without a demand, one instance swept over its
+    utilisation (basis "one_instance")."""
     if not on_prem or cloud_id is None or cloud_cpm is None:
         return []
-    grid = np.geomspace(0.01, 1.0, CURVE_POINTS)
+    own = point.filter(pl.col("id").is_in(on_prem))
+    if (own.height and "demand_tokens_per_day" in own.columns
+            and own["demand_tokens_per_day"].is_not_null().all()):
+        return _sized(own, on_prem, cloud_id, cloud_cpm)
     # one instance swept over its utilisation: the demand's sizing does not apply
-    rows = point.filter(pl.col("id").is_in(on_prem)).join(
-        pl.DataFrame({"u": grid}), how="cross").with_columns(
-        pl.col("u").alias("utilisation"),
+    grid = np.geomspace(0.01, 1.0, CURVE_POINTS)
+    rows = own.join(pl.DataFrame({"f": grid}), how="cross").with_columns(
+        pl.col("f").alias("utilisation"),
         pl.lit(None, dtype=pl.Float64()).alias("demand_tokens_per_day"))
     out = evaluate(rows).with_columns(
-        tokens_per_day(pl.col("u"), pl.col("tokens_per_s")).alias("tokens_per_day"))
-    curves = out.sort("u").partition_by("id", as_dict=True, maintain_order=True)
+        tokens_per_day(pl.col("f"), pl.col("tokens_per_s")).alias("tokens_per_day"))
+    curves = out.sort("f").partition_by("id", as_dict=True, maintain_order=True)
     result = []
     for cid in on_prem:
-        curve = curves[(cid,)]
-        volume = _crossing(curve["tokens_per_day"].to_numpy(),
-                           curve["cpm_eur_per_mtok"].to_numpy(), cloud_cpm)
-        result.append({
-            "candidate": cid, "versus": cloud_id, "versus_cpm_eur_per_mtok": cloud_cpm,
-            "tokens_per_day": volume,
-            "curve": [{"tokens_per_day": v, "cpm_eur_per_mtok": c}
-                      for v, c in zip(curve["tokens_per_day"], curve["cpm_eur_per_mtok"],
-                                      strict=True)],
-        })
+        volume = curves[(cid,)]["tokens_per_day"].to_numpy()
+        cpm = curves[(cid,)]["cpm_eur_per_mtok"].to_numpy()
+        result.append(_entry(cid, cloud_id, cloud_cpm, _crossing(volume, cpm, cloud_cpm),
+                             "one_instance", volume, cpm))
+    return result
+
+
+def _entry(cid: str, cloud_id: str, cloud_cpm: float, crossing: float | None, basis: str,
+           volume: np.ndarray, cpm: np.ndarray) -> dict[str, object]:
+    return {"candidate": cid, "versus": cloud_id, "versus_cpm_eur_per_mtok": cloud_cpm,
+            "tokens_per_day": crossing, "basis": basis,
+            "curve": [{"tokens_per_day": v, "cpm_eur_per_mtok": None if np.isnan(c) else c}
+                      for v, c in zip(volume.tolist(), cpm.tolist(), strict=True)]}
+
+
+def _scaled(own: pl.DataFrame, at: np.ndarray, multiple: np.ndarray) -> pl.DataFrame:
+    """The steps at the rows `at` of `own`, each with its demand (and request rate) times
+    `multiple`: (instances, cpm_eur_per_mtok, demand_tokens_per_day) per row."""
+    rows = own[at.tolist()].with_columns(pl.Series("f", multiple, dtype=pl.Float64()))
+    rows = rows.with_columns(pl.col(c) * pl.col("f") for c in (
+        "demand_tokens_per_day", "demand_requests_per_s") if c in own.columns)
+    return evaluate(rows).select("instances", "cpm_eur_per_mtok", "demand_tokens_per_day")
+
+
+def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: float
+           ) -> list[dict[str, object]]:
+    n, fine = own.height, len(FINE_MULTIPLES)
+    at = np.repeat(np.arange(n), fine)
+    grid = _scaled(own, at, np.tile(FINE_MULTIPLES, n))
+    instances = grid["instances"].to_numpy().reshape(n, fine)
+    # between two fine volumes where the fleet grows: bisect to the volume just past the
+    # instance added (the tooth's top), the multiples of each pair narrowed together
+    rows, cols = np.nonzero(np.diff(instances, axis=1) > 0)
+    low, high = FINE_MULTIPLES[cols], FINE_MULTIPLES[cols + 1]
+    for _ in range(EDGE_STEPS if len(rows) else 0):
+        mid = np.sqrt(low * high)
+        grown = _scaled(own, rows, mid)["instances"].to_numpy() > instances[rows, cols]
+        high, low = np.where(grown, mid, high), np.where(grown, low, mid)
+    tops = _scaled(own, rows, high) if len(rows) else None
+    cpm = grid["cpm_eur_per_mtok"].to_numpy().reshape(n, fine)
+    volume = grid["demand_tokens_per_day"].to_numpy().reshape(n, fine)
+    ids = own["id"].to_list()
+    shown = np.arange(0, fine, 10)  # the curve: every tenth fine volume (DEMAND_MULTIPLES)
+    result = []
+    for cid in on_prem:
+        i = ids.index(cid)
+        v, c = volume[i], cpm[i]
+        if tops is not None:
+            mine = rows == i
+            v = np.concatenate([v, tops["demand_tokens_per_day"].to_numpy()[mine]])
+            c = np.concatenate([c, tops["cpm_eur_per_mtok"].to_numpy()[mine]])
+            order = np.argsort(v, kind="stable")
+            v, c = v[order], c[order]
+        result.append(_entry(cid, cloud_id, cloud_cpm, _crossing(v, c, cloud_cpm), "sized",
+                             volume[i][shown], cpm[i][shown]))
     return result
 
 
 def _crossing(volume: np.ndarray, cpm: np.ndarray, target: float) -> float | None:
-    """First volume where the falling CPM curve reaches `target` (linear between points)."""
+    """The volume from which the CPM curve stays at or below `target`: after its last point
+    above it, where the segment to the next point meets it (linear between points); None when
+    the curve ends above it or lacks a point. A sized fleet's curve is a saw (an instance
+    added raises the CPM), so the last crossing, not the first."""
     if len(cpm) == 0 or np.isnan(cpm).any() or cpm[-1] > target:
         return None
-    if cpm[0] <= target:
+    above = np.flatnonzero(cpm > target)
+    if len(above) == 0:
         return float(volume[0])
-    i = int(np.argmax(cpm <= target))
-    v0, v1, c0, c1 = volume[i - 1], volume[i], cpm[i - 1], cpm[i]
+    i = int(above[-1])
+    v0, v1, c0, c1 = volume[i], volume[i + 1], cpm[i], cpm[i + 1]
     return float(v0 + (c0 - target) / (c0 - c1) * (v1 - v0))
