@@ -166,6 +166,15 @@ def test_a_mix_is_a_candidate_of_the_scorecard(tmp_path: Path) -> None:
         hybrid["cpm_eur_per_mtok"], rel=1e-12)
     assert doc["recommendation"]["candidate"] == "hybrid"
     assert doc["recommendation"]["p_chosen_cheapest"] == 1.0
+    # the per-request figures blend as the per-token ones (both parts serve the same request:
+    # 250 tokens on the output basis), so they are the mix's per-token figures at that
+    # request: facility kWh/Mtok x 250 / 1e6 x 1,000 Wh, gCO2e/Mtok x 250 / 1e6 (were null)
+    for per_request, per_mtok, scale in (
+            ("facility_wh_per_request", "facility_kwh_per_mtok", 0.25),
+            ("carbon_gco2e_per_request", "carbon_gco2e_per_mtok", 2.5e-4),
+            ("carbon_market_gco2e_per_request", "carbon_market_gco2e_per_mtok", 2.5e-4)):
+        assert hybrid[per_request] is not None, per_request
+        assert hybrid[per_request] == pytest.approx(hybrid[per_mtok] * scale, rel=1e-9)
 
 
 def test_the_policy_raises_the_base_or_excludes_the_mix(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ from schemas.proposal import MixCandidate, Proposal
 #: the figures a mix blends (the per-token steps candidates are compared on)
 BLENDED = ("cpm_eur_per_mtok", "energy_j_per_token", "facility_kwh_per_mtok",
            "electricity_eur_per_mtok", "carbon_gco2e_per_mtok", "carbon_market_gco2e_per_mtok",
-           "embodied_gco2e_per_mtok")
+           "embodied_gco2e_per_mtok", "facility_wh_per_request", "carbon_gco2e_per_request",
+           "carbon_market_gco2e_per_request")
 
 #: the `mix` column: a mix's split (null for any other candidate)
 PART = pl.Struct({
