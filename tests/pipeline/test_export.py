@@ -55,3 +55,39 @@ def test_export_without_a_store_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["export", "--parquet", str(tmp_path / "out"), "--db",
                                       str(tmp_path / "none.duckdb")])
     assert result.exit_code == 1 and "no store there" in result.stderr
+
+
+def test_two_logs_by_index_export_as_two_sets_of_gpus(tmp_path: Path) -> None:
+    """Two machines' nvidia-smi logs by index both have GPUs 0 and 1: the fleet layout keeps
+    them apart (`<log sha256, 12 characters>:<index>`), so the folder reads back as four GPUs
+    and the energy is both logs' (it was refused: "duplicated sample for device 0"). A
+    device id that is a UUID is written as it is."""
+    log = ROOT / "tests" / "fixtures" / "scorecard" / "nvidia_smi_sweep_window.csv"
+    text = log.read_text(encoding="utf-8")
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text(text, encoding="utf-8")
+    # the other machine: every reading 10 W higher (other bytes, the same instants)
+    lines = text.splitlines()
+    second.write_text("\n".join([lines[0], *(f"{line.rsplit(',', 1)[0]}, "
+                                             f"{float(line.rsplit(',', 1)[1]) + 10:.2f}"
+                                             for line in lines[1:])]) + "\n",
+                      encoding="utf-8")
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    runner = CliRunner()
+    added = runner.invoke(app, ["evidence", "add", str(first), str(second), "--tz", "UTC",
+                                "--db", str(db)])
+    assert added.exit_code == 0, added.output
+    assert runner.invoke(app, ["export", "--parquet", str(out), "--db", str(db)]
+                         ).exit_code == 0
+    fleet = out / "fleet_power_samples"
+    con = duckdb.connect()
+    gpus = con.execute(f"SELECT gpu_uuid, count(*) FROM read_parquet('{fleet}/**/*.parquet') "
+                       "GROUP BY 1 ORDER BY 1").fetchall()
+    con.close()
+    # 21 readings per GPU per log (42 rows, GPUs 0 and 1), four GPUs of two logs
+    assert len(gpus) == 4 and {n for _, n in gpus} == {21}
+    assert {g.split(":")[1] for g, _ in gpus} == {"0", "1"}
+    assert len({g.split(":")[0] for g, _ in gpus}) == 2
+    read = runner.invoke(app, ["evidence", "add", "--parquet", str(fleet)])
+    assert read.exit_code == 0, read.output
+    assert "4 GPUs" in read.stdout

@@ -384,11 +384,16 @@ def export_samples(con: duckdb.DuckDBPyConnection, folder: Path) -> int:
     """The store's GPU-board power samples (`core__power_samples`) in the fleet layout
     (schemas/fleet.py: `folder/day=YYYY-MM-DD/*.parquet`, gpu_uuid = device_id, timestamp_utc
     = sample_utc, energy_j = energy_counter_j), replacing what `folder` held; the rows
-    written. `scorecard export --parquet DIR` writes it as DIR/fleet_power_samples, which
+    written. A device id that is only a GPU's index in its log (an nvidia-smi log by index:
+    digits) names a GPU of that log alone, so its gpu_uuid is the log's (the snapshot's
+    sha256, 12 characters) and the index, `<sha12>:<index>`: two machines' GPU 0 stay two
+    GPUs. `scorecard export --parquet DIR` writes it as DIR/fleet_power_samples, which
     `evidence add --parquet`, `power = { parquet = ... }` and `evidence sql` read as they are."""
     import shutil
 
-    rows = ("SELECT device_id AS gpu_uuid, sample_utc AS timestamp_utc, power_w, "
+    rows = ("SELECT CASE WHEN regexp_full_match(device_id, '[0-9]+') THEN "
+            "left(snapshot_sha256, 12) || ':' || device_id ELSE device_id END AS gpu_uuid, "
+            "sample_utc AS timestamp_utc, power_w, "
             "energy_counter_j AS energy_j, CAST(timezone('UTC', sample_utc) AS DATE) AS day "
             "FROM core__power_samples WHERE measurement_boundary = 'gpu_board'")
     (count,), = con.execute(f"SELECT count(*) FROM ({rows})").fetchall()
