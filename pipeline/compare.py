@@ -66,10 +66,10 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     run = None if stored is None else _shown(
         store.published(con, vintage_a, proposal.proposal.name), path)
     if stored is None:
-        why = (f"no stored scorecard of vintage {vintage_a} for this proposal" if use_stored
-               else "--recompute")
-        notes.append(f"{why}: A is recomputed with today's proposal and code, so evidence "
-                     "and method changes cannot be seen; only market changes are attributed")
+        lead = (f"no stored scorecard of vintage {vintage_a} for this proposal: A is "
+                "recomputed" if use_stored else "A is recomputed, as asked (--recompute),")
+        notes.append(f"{lead} with today's proposal and code, so evidence and method changes "
+                     "cannot be seen; only market changes are attributed")
     else:
         which = run.describe() if run else f"the scorecard stored for vintage {vintage_a}"
         notes.append(f"A is {which}, code {stored.code_version}")

@@ -425,7 +425,8 @@ def test_market_b_given_by_the_caller_is_used(two_vintages: duckdb.DuckDBPyConne
     assert document["changed_groups"] == []
     # recomputed as asked (`--recompute`), which the note says rather than "no stored
     # scorecard" (a stored one may well be there)
-    assert any(n.startswith("--recompute: A is recomputed") for n in document["notes"])
+    assert any(n.startswith("A is recomputed, as asked (--recompute), with today's")
+               for n in document["notes"])
     assert not any("no stored scorecard" in n for n in document["notes"])
     # FR electricity stays at 0.0293222 EUR/Mtok (5600 W / 4000 tokens/s x 1e6 / 3.6e6 x 1.3
     # x 0.058 EUR/kWh): a change of 0
