@@ -14,15 +14,19 @@ from typing import Any
 from sources.errors import ParseError
 
 HEAD_BYTES = 65_536
+#: the UTF-8 byte-order mark some editors (Notepad, Excel's "CSV UTF-8") put at a file's start
+BOM = b"\xef\xbb\xbf"
 
 
 def head(path_or_bytes: str | Path | bytes, size: int = HEAD_BYTES) -> bytes:
-    """The first `size` bytes of a file or a byte string (b"" for an unreadable path)."""
+    """The first `size` bytes of a file or a byte string (b"" for an unreadable path), a
+    byte-order mark at the start dropped: the readers decode with it dropped ("utf-8-sig"),
+    so every detector, benchmark or power, looks past it."""
     if isinstance(path_or_bytes, bytes | bytearray | memoryview):
-        return bytes(path_or_bytes[:size])
+        return bytes(path_or_bytes[:size]).removeprefix(BOM)
     try:
         with Path(path_or_bytes).open("rb") as f:
-            return f.read(size)
+            return f.read(size).removeprefix(BOM)
     except OSError:
         return b""
 

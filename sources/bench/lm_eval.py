@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sources.bench.jsondoc import decode_text, number
+from sources.bench.jsondoc import decode_text, head, number
 from sources.errors import ParseError, reading
 
 TOOL = "lm-eval"
@@ -99,10 +99,10 @@ class EvalResults:
         return None
 
 
-def detect(head: bytes) -> bool:
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return (text.startswith(b"{") and b'"results"' in head
-            and any(key in head for key in _OWN_KEYS))
+def detect(data: bytes) -> bool:
+    top = head(data)
+    return (top.lstrip().startswith(b"{") and b'"results"' in top
+            and any(key in top for key in _OWN_KEYS))
 
 
 def parse(data: bytes, path: str) -> EvalResults:

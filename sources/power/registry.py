@@ -22,6 +22,7 @@ import polars as pl
 
 from schemas.power import POWER_SAMPLES, surely_valid
 from schemas.table import ValidationFailed
+from sources.bench.jsondoc import head
 from sources.errors import ParseError, reading
 from sources.power import (
     aiperf_telemetry,
@@ -52,9 +53,11 @@ def gpu_names(tool: str, head: bytes) -> tuple[str, ...]:
 
 
 def detect_format(data: bytes, path: str) -> str:
-    """The TOOL name of the first reader that recognises the bytes."""
+    """The TOOL name of the first reader that recognises the bytes' head (the benchmark
+    readers' head: the first 64 kB, a byte-order mark dropped)."""
+    top = head(data)
     for reader in READERS:
-        if reader.detect(data, path):
+        if reader.detect(top, path):
             return str(reader.TOOL)
     raise ParseError("power", path, "format", "not a power log this project reads (formats: "
                      f"{', '.join(FORMATS)}); force one with format = ... in the "
@@ -163,9 +166,9 @@ def read_power_parts(path: Path, *, tz: str | None = None, format: str | None = 
     """(tool, validated POWER_SAMPLES frames in file order) read part by part, or None when
     the file's format has no part reader (read it with `read_power`)."""
     with path.open("rb") as file:
-        head = file.read(8192)
+        first = file.read(8192)
     with reading("power", str(path)):
-        tool = format or detect_format(head, str(path))
+        tool = format or detect_format(first, str(path))
     if tool != nvidia_smi.TOOL:
         return None
     file = path.open("rb")

@@ -72,8 +72,8 @@ def partner(name: str) -> str | None:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    first = data.lstrip()[:1]
-    if first == b"{" and b'"metadata"' in data.lstrip().split(b"\n", 1)[0]:
+    top = head(data).lstrip()
+    if top.startswith(b"{") and b'"metadata"' in top.split(b"\n", 1)[0]:
         return [_records(data, path)]
     values = json_values(data, TOOL, path)
     if len(values) != 1 or not isinstance(values[0], dict):

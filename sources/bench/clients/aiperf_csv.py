@@ -35,7 +35,7 @@ _NAME = re.compile(r"^(.*?) \(([^()]*)\)$")
 
 
 def detect(path_or_bytes: str | Path | bytes) -> bool:
-    top = head(path_or_bytes).lstrip(b"\xef\xbb\xbf")
+    top = head(path_or_bytes)
     return top.startswith(b"Metric,avg,") and (b"Time to First Token" in top
                                               or b"Request Latency (ms)" in top)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from sources.bench.jsondoc import HEAD_BYTES, decode_text, head, integer, json_values, number
+from sources.bench.jsondoc import decode_text, head, integer, json_values, number
 from sources.bench.run import BenchRun, conform
 from sources.errors import ParseError
 
@@ -50,7 +50,7 @@ def detect(path_or_bytes: str | Path | bytes) -> bool:
 
 
 def parse(data: bytes, *, path: str, tz: str | None = None) -> list[BenchRun]:
-    if _is_yaml(data[:HEAD_BYTES]):
+    if _is_yaml(head(data)):
         doc = _yaml_doc(data, path)
     else:
         values = json_values(data, TOOL, path)
@@ -80,7 +80,7 @@ _YAML_KEY = re.compile(rb"(?m)^benchmarks:")
 
 def _is_yaml(top: bytes) -> bool:
     """A YAML report: not a JSON object, with a top-level `benchmarks:` key in its head."""
-    return not top.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and bool(
+    return not top.lstrip().startswith(b"{") and bool(
         _YAML_KEY.search(top))
 
 

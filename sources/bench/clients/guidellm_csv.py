@@ -32,7 +32,7 @@ _LATENCY = {("Time to First Token", "Successful ms"): ("ttft", 1e-3),
 
 
 def detect(path_or_bytes: str | Path | bytes) -> bool:
-    top = head(path_or_bytes).lstrip(b"\xef\xbb\xbf")
+    top = head(path_or_bytes)
     return top.startswith(b"Run Info,") and b"Time to First Token" in top and (
         b"Request Counts" in top)
 

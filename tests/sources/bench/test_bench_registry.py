@@ -4,6 +4,7 @@ runs or a ParseError naming the file, never another exception."""
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,32 @@ def test_detect_and_parse_samples(name: str, tool: str | None) -> None:
     elif tool is not None:
         runs = parse_bench(path.read_bytes(), path=str(path))
         assert runs and all(r.tool == tool for r in runs)
+
+
+#: the UTF-8 byte-order mark Notepad and Excel's "CSV UTF-8" put at the start of a file they save
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("path", sorted(p for folder in (FIXTURES, SAMPLES)
+                                        for p in folder.rglob("*") if p.is_file()),
+                         ids=lambda p: "/".join(p.parts[-2:]))
+def test_a_byte_order_mark_hides_no_format(path: Path, tmp_path: Path) -> None:
+    """The readers decode past a leading BOM ("utf-8-sig"), so detection looks past it too:
+    a file re-saved with one is the same format (as bytes and as a file), read to the same
+    runs; a file no reader knows stays unknown."""
+    data = path.read_bytes()
+    marked = tmp_path / path.name
+    marked.write_bytes(BOM + data)
+    tool = detect_format(data)
+    assert detect_format(BOM + data) == tool
+    assert detect_format(marked) == tool
+    if tool is None or tool == "vllm-metrics":  # a bare scrape: no runs without its time
+        return
+    plain, bommed = parse_bench(data, path="f"), parse_bench(BOM + data, path="f")
+    assert [replace(r, requests=None) for r in bommed] == [
+        replace(r, requests=None) for r in plain]
+    for a, b in zip(bommed, plain, strict=True):
+        assert a.requests is None if b.requests is None else b.requests.equals(a.requests)
 
 
 def test_fixtures_detected() -> None:
