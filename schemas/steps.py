@@ -74,6 +74,11 @@ CAPACITIES = ("provisioned", "elastic")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 PER_TOKEN = ("per_token",)  # tokens bought from an API: a price per million tokens
 
+#: each local hour's demand over the day's mean (hour 0 first): an elastic fleet with a floor
+#: is billed hour by hour where the day's hours are known ([workload] hourly_profile, or a
+#: mix's burst's own hours); null elsewhere
+HOUR_DEMAND_RATIOS = tuple(f"hour_{h:02d}_demand_ratio" for h in range(24))
+
 #: the formulas' numeric input columns, in the workbook's Inputs order; their units and
 #: meanings are declared in schemas/outputs.toml
 INPUT_COLUMNS = (
@@ -90,6 +95,7 @@ INPUT_COLUMNS = (
     "request_tokens",
     "price_eur_per_mtok",
     "energy_eur_per_kwh", "network_eur_per_kwh", "taxes_levies_eur_per_kwh",
+    *HOUR_DEMAND_RATIOS,
 )
 
 
@@ -178,9 +184,15 @@ STEPS: tuple[Step, ...] = (
                '{demand_requests_per_s?}/{replica_requests_per_s?}))'),
     Step("billed_instances",
          "provisioned: max(instances, min_instances) (a term's minimum commitment, in "
-         "instances' worth of its price); elastic: max(busy_instances, min_instances)",
-         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),'
-               'MAX({instances?},{min_instances:0}))'),
+         "instances' worth of its price); elastic: the mean over the day's hours of "
+         "max(busy_instances x hour_NN_demand_ratio, min_instances) where the hours are "
+         "given (a floor held in the quiet hours is billed there), else "
+         "max(busy_instances, min_instances)",
+         excel='IF({capacity}="elastic",IF({hour_00_demand_ratio?}="",'
+               'MAX({busy_instances},{min_instances:0}),('
+               + "+".join(f"MAX({{busy_instances}}*{{{h}?}},{{min_instances:0}})"
+                          for h in HOUR_DEMAND_RATIOS)
+               + ')/24),MAX({instances?},{min_instances:0}))'),
     Step("billed_utilisation",
          "share of the goodput paid for that the mean demand uses: with a demand, "
          "demand_tokens_per_day / 86400 / (tokens_per_s x billed_instances); without, 1 when "

@@ -18,6 +18,7 @@ finite number (a division by a zero goodput) is null.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -26,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from schemas.outputs import OUTPUTS
-from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, Step
+from schemas.steps import CAPACITIES, COST_MODELS, HOUR_DEMAND_RATIOS, INPUT_COLUMNS, Step
 from schemas.steps import STEPS as DECLARED
 
 SECONDS_PER_HOUR = 3600.0
@@ -116,8 +117,27 @@ def _provisioned_hours(c: Columns) -> Any:
     return c.when(_elastic(c)).then(0.0).otherwise(HOURS_PER_MONTH)
 
 
+def _elastic_billed_instances(c: Columns) -> Any:
+    """Busy instances, at least the floor, hour by hour where the day's hours are given (the
+    mean of each hour's max(busy x its demand ratio, floor): the floor is billed in the quiet
+    hours even when the day's mean is above it), else for the day's mean."""
+    floor = c("min_instances").fill_null(0.0)
+    hours = [c.max_horizontal(c("busy_instances") * c(name), floor)
+             for name in HOUR_DEMAND_RATIOS]
+    return c.when(c(HOUR_DEMAND_RATIOS[0]).is_null()).then(
+        c.max_horizontal(c("busy_instances"), floor)).otherwise(
+        functools.reduce(operator.add, hours) / float(len(hours)))
+
+
 def _mean_demand_tokens_per_s(c: Columns) -> Any:
     return c("demand_tokens_per_day") / SECONDS_PER_DAY
+
+
+def hour_demand_ratios(profile: Sequence[float]) -> np.ndarray:
+    """Each hour's demand over the day's mean (HOUR_DEMAND_RATIOS): the profile's weights over
+    their mean."""
+    weights = np.asarray(profile, dtype=np.float64)
+    return weights / weights.mean()
 
 
 def tokens_per_day_from_requests(requests_per_s: NumT, tokens_per_request: float) -> NumT:
@@ -231,7 +251,7 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
                     c("demand_requests_per_s") / c("replica_requests_per_s")))),
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
-            c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
+            _elastic_billed_instances(c))
         .otherwise(c.max_horizontal(c("instances"), c("min_instances"))),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())
