@@ -48,7 +48,9 @@ Two string columns say how hours are paid for:
   price per million tokens, billed per token used: elastic);
   `capacity` (CAPACITIES): provisioned (default: every hour of every sized instance is billed,
   so fixed costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour,
-  holding at least `min_instances`; without a demand, only busy hours are paid).
+  holding at least `min_instances` in every hour: hour by hour where the day's hours are
+  given, HOUR_DEMAND_RATIOS, else on the day's mean; without a demand, only busy hours are
+  paid).
 A null input gives a null output, and every step's value that is not a finite number (a
 division by a zero goodput) is null.
 
@@ -184,13 +186,14 @@ STEPS: tuple[Step, ...] = (
                '{demand_requests_per_s?}/{replica_requests_per_s?}))'),
     Step("billed_instances",
          "provisioned: max(instances, min_instances) (a term's minimum commitment, in "
-         "instances' worth of its price); elastic: the mean over the day's hours of "
-         "max(busy_instances x hour_NN_demand_ratio, min_instances) where the hours are "
-         "given (a floor held in the quiet hours is billed there), else "
-         "max(busy_instances, min_instances)",
+         "instances' worth of its price); elastic, where the day's hours are given: "
+         "busy_instances + the mean over the 24 hours of max(min_instances - busy_instances "
+         "x hour_NN_demand_ratio, 0), i.e. each hour billed max(its busy instances, "
+         "min_instances) (the floor's idle instances in the quiet hours are paid for); "
+         "elastic without them: max(busy_instances, min_instances)",
          excel='IF({capacity}="elastic",IF({hour_00_demand_ratio?}="",'
-               'MAX({busy_instances},{min_instances:0}),('
-               + "+".join(f"MAX({{busy_instances}}*{{{h}?}},{{min_instances:0}})"
+               'MAX({busy_instances},{min_instances:0}),{busy_instances}+('
+               + "+".join(f"MAX({{min_instances:0}}-{{busy_instances}}*{{{h}?}},0)"
                           for h in HOUR_DEMAND_RATIOS)
                + ')/24),MAX({instances?},{min_instances:0}))'),
     Step("billed_utilisation",

@@ -118,15 +118,17 @@ def _provisioned_hours(c: Columns) -> Any:
 
 
 def _elastic_billed_instances(c: Columns) -> Any:
-    """Busy instances, at least the floor, hour by hour where the day's hours are given (the
-    mean of each hour's max(busy x its demand ratio, floor): the floor is billed in the quiet
-    hours even when the day's mean is above it), else for the day's mean."""
+    """Busy instances, at least the floor: hour by hour where the day's hours are given, the
+    mean busy instances plus the mean over the hours of the floor's idle instances,
+    max(floor - busy x the hour's demand ratio, 0) (the mean of each hour's max(busy x its
+    ratio, floor), the ratios' mean being 1; 0 added when the floor binds in no hour), else
+    for the day's mean."""
     floor = c("min_instances").fill_null(0.0)
-    hours = [c.max_horizontal(c("busy_instances") * c(name), floor)
-             for name in HOUR_DEMAND_RATIOS]
+    idle = [c.max_horizontal(floor - c("busy_instances") * c(name), 0.0)
+            for name in HOUR_DEMAND_RATIOS]
     return c.when(c(HOUR_DEMAND_RATIOS[0]).is_null()).then(
         c.max_horizontal(c("busy_instances"), floor)).otherwise(
-        functools.reduce(operator.add, hours) / float(len(hours)))
+        c("busy_instances") + functools.reduce(operator.add, idle) / float(len(idle)))
 
 
 def _mean_demand_tokens_per_s(c: Columns) -> Any:

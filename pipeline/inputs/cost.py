@@ -450,10 +450,11 @@ def resolve_capacity(d: Draft) -> None:
     workload = d.proposal.workload
     if d.c.min_instances and demand is not None and workload is not None:
         # the floor is billed hour by hour: held in the quiet hours, below the day's mean
-        for name, ratio in zip(HOUR_DEMAND_RATIOS,
-                               hour_demand_ratios(workload.hourly_profile), strict=True):
+        for hour, (name, ratio) in enumerate(zip(
+                HOUR_DEMAND_RATIOS, hour_demand_ratios(workload.hourly_profile), strict=True)):
             d.inputs.add(name, float(ratio), "workload.hourly_profile", "declared",
-                         "proposal [workload]: the hour's weight over their mean")
+                         f"proposal [workload] hourly_profile: hour {hour}'s weight over "
+                         "the weights' mean")
     if d.c.capacity == "elastic" and d.c.deployment != "api":
         d.notes.append("elastic capacity: only busy instance-hours are billed"
                        + (f", at least {d.c.min_instances} instance(s) held"

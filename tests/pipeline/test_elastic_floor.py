@@ -7,12 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from proposals import candidate, proposal
 from test_run import run_json, without_plan
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.engine import metrics
 from pipeline.engine.fleet import mix
 from schemas.steps import HOUR_DEMAND_RATIOS
 
@@ -169,3 +171,20 @@ def test_a_mix_free_to_hold_no_base_ties_its_burst_alone(db: Path, tmp_path: Pat
     assert c["hybrid"]["mix"]["base_instances"] == 0
     assert c["hybrid"]["cpm_eur_per_mtok"] == c["cloud"]["cpm_eur_per_mtok"]
     assert c["cloud"]["cpm_eur_per_mtok"] == pytest.approx(21_900.0 / 7_884.0)
+
+
+def test_the_step_hour_by_hour_in_polars_and_numpy() -> None:
+    # docs/decision.md's elastic fleet at 500 Mtok/day, 2,800 tokens/s an instance: 2.066799
+    # busy on average, 1.377866 in the 18 quiet hours (2/3) and 4.133598 in the 6 evening ones
+    # (2x). At least 3 every hour: (18 x 3 + 6 x 4.133598) / 24 = 3.283400 instances, x 21.84
+    # EUR/h x 730 h = 52,347.9 EUR/month (max(2.0668, 3) = 3: 47,829.6 on the day's mean)
+    ratios = dict(zip(HOUR_DEMAND_RATIOS, metrics.hour_demand_ratios(EVENING).tolist(),
+                      strict=True))
+    row = {"cost_model": "declared", "capacity": "elastic", "tokens_per_s": 2800.0,
+           "price_eur_per_hour": 21.84, "demand_tokens_per_day": 500e6, "peak_factor": 2.0,
+           "headroom": 0.25, "min_instances": 3.0, **ratios}
+    names = ["billed_instances", "monthly_cost_eur"]
+    arrays = metrics.evaluate(pl.DataFrame([row]), names)
+    assert arrays.row(0) == pytest.approx((3.283400, 52_347.9), abs=1e-1)
+    assert arrays.row(0)[0] == pytest.approx(3.2834, abs=1e-4)
+    assert metrics.evaluate_polars(pl.DataFrame([row]), names).row(0) == arrays.row(0)
