@@ -156,6 +156,13 @@ def test_a_mix_at_base_0_costs_what_its_burst_costs_alone() -> None:
     figures = mix.evaluate(own, cloud, [0, 1], EVENING, ["billed_instances"])
     assert figures.burst["billed_instances"][0, 0] == pytest.approx(3.75)
     assert figures.burst_cost_eur[0, 0] == pytest.approx(27_375.0)
+    # the burst alone, from the profile's ratios as resolve gives them: the same bits
+    alone = metrics.evaluate_arrays(
+        {**cloud, **dict(zip(HOUR_DEMAND_RATIOS, metrics.hour_demand_ratios(EVENING),
+                             strict=True)), "demand_tokens_per_day": 259.2e6},
+        ["billed_instances", "monthly_cost_eur"])
+    assert figures.burst["billed_instances"][0, 0] == alone["billed_instances"]
+    assert figures.burst_cost_eur[0, 0] == alone["monthly_cost_eur"]
     # at base 1: 1 and 5 busy, floor 3: (18 x 3 + 6 x 5) / 24 = 3.5
     assert figures.burst["billed_instances"][1, 0] == pytest.approx(3.5)
     assert np.isfinite(figures.monthly_cost_eur).all()

@@ -153,8 +153,8 @@ def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: 
     """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
     burst the rest: the base's and the burst's tokens per day, the burst's peak hour over
     its mean (1 when it serves none) and each of its hours over its mean (its
-    HOUR_DEMAND_RATIOS, NaN when it serves none: the burst's own day, billed hour by hour
-    with an elastic floor).
+    HOUR_DEMAND_RATIOS: the burst's own day, billed hour by hour with an elastic floor; the
+    profile's own where there is no base, NaN where the burst serves none).
 
     Hours of the same weight are the same figures: each is computed once, and the day's sums
     add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
@@ -172,8 +172,10 @@ def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: 
     burst_max = functools.reduce(np.maximum, [burst for _, burst in parts.values()])
     peak_factor = np.divide(burst_max, burst_mean, out=np.ones_like(burst_mean),
                             where=burst_mean > 0)
-    ratios = {w: np.divide(burst, burst_mean, out=np.full_like(burst_mean, np.nan),
-                           where=burst_mean > 0) for w, (_, burst) in parts.items()}
+    # without a base the burst's hours are the profile's, as the burst's alone (the same bits)
+    ratios = {w: np.where(capacity_tokens_per_s > 0, np.divide(
+        burst, burst_mean, out=np.full_like(burst_mean, np.nan), where=burst_mean > 0), w)
+        for w, (_, burst) in parts.items()}
     return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
             burst_day * SECONDS_PER_HOUR, peak_factor,
             [ratios[w] for w in hour_demand_ratios(profile).tolist()])
