@@ -148,13 +148,14 @@ def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.nda
     return per_s * hour_demand_ratios(profile)
 
 
-def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray
+def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray,
+          burst_hours: bool = False
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
     burst the rest: the base's and the burst's tokens per day, the burst's peak hour over
-    its mean (1 when it serves none) and each of its hours over its mean (its
-    HOUR_DEMAND_RATIOS: the burst's own day, billed hour by hour with an elastic floor; the
-    profile's own where there is no base, NaN where the burst serves none).
+    its mean (1 when it serves none) and, if `burst_hours` (else none), each of its hours
+    over its mean (its HOUR_DEMAND_RATIOS: the burst's own day, billed hour by hour with an
+    elastic floor; the profile's own where there is no base, NaN where it serves none).
 
     Hours of the same weight are the same figures: each is computed once, and the day's sums
     add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
@@ -175,10 +176,10 @@ def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: 
     # without a base the burst's hours are the profile's, as the burst's alone (the same bits)
     ratios = {w: np.where(capacity_tokens_per_s > 0, np.divide(
         burst, burst_mean, out=np.full_like(burst_mean, np.nan), where=burst_mean > 0), w)
-        for w, (_, burst) in parts.items()}
+        for w, (_, burst) in parts.items()} if burst_hours else {}
     return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
             burst_day * SECONDS_PER_HOUR, peak_factor,
-            [ratios[w] for w in hour_demand_ratios(profile).tolist()])
+            [ratios[w] for w in hour_demand_ratios(profile).tolist()] if burst_hours else [])
 
 
 def sum_hours(hours: Sequence[np.ndarray]) -> np.ndarray:
@@ -295,8 +296,12 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     capacity = n * base["tokens_per_s"] * (1.0 - headroom)
     shape = np.broadcast_shapes(capacity.shape, *map(np.shape, base.values()),
                                 *map(np.shape, burst.values()))
+    # a burst billed hour by hour (an elastic floor: resolve gave it the day's hours) is
+    # billed by its own hours, what the base leaves
+    hourly = bool(np.isfinite(np.asarray(burst.get(HOUR_DEMAND_RATIOS[0], np.nan),
+                                         dtype=np.float64)).any())
     base_day, burst_day, burst_peak, burst_hours = split(
-        np.broadcast_to(demand, shape), profile, np.broadcast_to(capacity, shape))
+        np.broadcast_to(demand, shape), profile, np.broadcast_to(capacity, shape), hourly)
     spares = np.nan_to_num(base.get("redundancy_instances", 0.0))
     names = [COST, *wanted]
     # the base's instances are chosen, not sized for a peak: billed = min_instances (its
@@ -304,11 +309,7 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     base_out = evaluate_arrays({**base, "demand_tokens_per_day": base_day, "peak_factor": 0.0,
                                 "demand_requests_per_s": np.nan,
                                 "min_instances": n + spares}, names)
-    # a burst billed hour by hour (an elastic floor: resolve gave it the day's hours) is
-    # billed by its own hours, what the base leaves
-    given = np.asarray(burst.get(HOUR_DEMAND_RATIOS[0], np.nan), dtype=np.float64)
-    hours = (dict(zip(HOUR_DEMAND_RATIOS, burst_hours, strict=True))
-             if np.isfinite(given).any() else {})
+    hours = dict(zip(HOUR_DEMAND_RATIOS, burst_hours, strict=True)) if hourly else {}
     burst_out = evaluate_arrays({**burst, "demand_tokens_per_day": burst_day,
                                  "peak_factor": burst_peak, "demand_requests_per_s": np.nan,
                                  **hours}, names)
