@@ -121,14 +121,17 @@ def _elastic_billed_instances(c: Columns) -> Any:
     """Busy instances, at least the floor: hour by hour where the day's hours are given, the
     mean busy instances plus the mean over the hours of the floor's idle instances,
     max(floor - busy x the hour's demand ratio, 0) (the mean of each hour's max(busy x its
-    ratio, floor), the ratios' mean being 1; 0 added when the floor binds in no hour), else
-    for the day's mean."""
+    ratio, floor), the ratios' mean being 1), else for the day's mean. Where the quietest
+    hour keeps the floor busy every idle term is 0: busy as it is, the hours not computed."""
     floor = c("min_instances").fill_null(0.0)
-    idle = [c.max_horizontal(floor - c("busy_instances") * c(name), 0.0)
-            for name in HOUR_DEMAND_RATIOS]
-    return c.when(c(HOUR_DEMAND_RATIOS[0]).is_null()).then(
-        c.max_horizontal(c("busy_instances"), floor)).otherwise(
-        c("busy_instances") + functools.reduce(operator.add, idle) / float(len(idle)))
+    busy = c("busy_instances")
+    idle = [c.max_horizontal(floor - busy * c(name), 0.0) for name in HOUR_DEMAND_RATIOS]
+    quietest = c.min_horizontal(*(c(name) for name in HOUR_DEMAND_RATIOS))
+    # the second arm holds for the rows the first took too (no hours: null), so a block
+    # whose floors bind in no hour computes no hour over its draws
+    return (c.when(c(HOUR_DEMAND_RATIOS[0]).is_null()).then(c.max_horizontal(busy, floor))
+            .when(c.coalesce(busy * quietest - floor, 0.0) >= 0.0).then(busy)
+            .otherwise(busy + functools.reduce(operator.add, idle) / float(len(idle))))
 
 
 def _mean_demand_tokens_per_s(c: Columns) -> Any:
