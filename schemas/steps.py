@@ -48,7 +48,9 @@ Two string columns say how hours are paid for:
   price per million tokens, billed per token used: elastic);
   `capacity` (CAPACITIES): provisioned (default: every hour of every sized instance is billed,
   so fixed costs spread over u x capacity) or elastic (a cloud billed per busy instance-hour,
-  holding at least `min_instances`; without a demand, only busy hours are paid).
+  holding at least `min_instances` in every hour: hour by hour where the day's hours are
+  given, HOUR_DEMAND_RATIOS, else on the day's mean; without a demand, only busy hours are
+  paid).
 A null input gives a null output, and every step's value that is not a finite number (a
 division by a zero goodput) is null.
 
@@ -74,6 +76,11 @@ CAPACITIES = ("provisioned", "elastic")
 TCO_ONLY = ("tco",)  # the lines of an on-prem TCO; a price per hour replaces them otherwise
 PER_TOKEN = ("per_token",)  # tokens bought from an API: a price per million tokens
 
+#: each local hour's demand over the day's mean (hour 0 first): an elastic fleet with a floor
+#: is billed hour by hour where the day's hours are known ([workload] hourly_profile, or a
+#: mix's burst's own hours); null elsewhere
+HOUR_DEMAND_RATIOS = tuple(f"hour_{h:02d}_demand_ratio" for h in range(24))
+
 #: the formulas' numeric input columns, in the workbook's Inputs order; their units and
 #: meanings are declared in schemas/outputs.toml
 INPUT_COLUMNS = (
@@ -90,6 +97,7 @@ INPUT_COLUMNS = (
     "request_tokens",
     "price_eur_per_mtok",
     "energy_eur_per_kwh", "network_eur_per_kwh", "taxes_levies_eur_per_kwh",
+    *HOUR_DEMAND_RATIOS,
 )
 
 
@@ -178,9 +186,16 @@ STEPS: tuple[Step, ...] = (
                '{demand_requests_per_s?}/{replica_requests_per_s?}))'),
     Step("billed_instances",
          "provisioned: max(instances, min_instances) (a term's minimum commitment, in "
-         "instances' worth of its price); elastic: max(busy_instances, min_instances)",
-         excel='IF({capacity}="elastic",MAX({busy_instances},{min_instances:0}),'
-               'MAX({instances?},{min_instances:0}))'),
+         "instances' worth of its price); elastic, where the day's hours are given: "
+         "busy_instances + the mean over the 24 hours of max(min_instances - busy_instances "
+         "x hour_NN_demand_ratio, 0), i.e. each hour billed max(its busy instances, "
+         "min_instances) (the floor's idle instances in the quiet hours are paid for); "
+         "elastic without them: max(busy_instances, min_instances)",
+         excel='IF({capacity}="elastic",IF({hour_00_demand_ratio?}="",'
+               'MAX({busy_instances},{min_instances:0}),{busy_instances}+('
+               + "+".join(f"MAX({{min_instances:0}}-{{busy_instances}}*{{{h}?}},0)"
+                          for h in HOUR_DEMAND_RATIOS)
+               + ')/24),MAX({instances?},{min_instances:0}))'),
     Step("billed_utilisation",
          "share of the goodput paid for that the mean demand uses: with a demand, "
          "demand_tokens_per_day / 86400 / (tokens_per_s x billed_instances); without, 1 when "

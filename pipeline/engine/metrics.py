@@ -18,6 +18,7 @@ finite number (a division by a zero goodput) is null.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -26,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from schemas.outputs import OUTPUTS
-from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, Step
+from schemas.steps import CAPACITIES, COST_MODELS, HOUR_DEMAND_RATIOS, INPUT_COLUMNS, Step
 from schemas.steps import STEPS as DECLARED
 
 SECONDS_PER_HOUR = 3600.0
@@ -116,8 +117,32 @@ def _provisioned_hours(c: Columns) -> Any:
     return c.when(_elastic(c)).then(0.0).otherwise(HOURS_PER_MONTH)
 
 
+def _elastic_billed_instances(c: Columns) -> Any:
+    """Busy instances, at least the floor: hour by hour where the day's hours are given, the
+    mean busy instances plus the mean over the hours of the floor's idle instances,
+    max(floor - busy x the hour's demand ratio, 0) (the mean of each hour's max(busy x its
+    ratio, floor), the ratios' mean being 1), else for the day's mean. Where the quietest
+    hour keeps the floor busy every idle term is 0: busy as it is, the hours not computed."""
+    floor = c("min_instances").fill_null(0.0)
+    busy = c("busy_instances")
+    idle = [c.max_horizontal(floor - busy * c(name), 0.0) for name in HOUR_DEMAND_RATIOS]
+    quietest = c.min_horizontal(*(c(name) for name in HOUR_DEMAND_RATIOS))
+    # the second arm holds for the rows the first took too (no hours: null), so a block
+    # whose floors bind in no hour computes no hour over its draws
+    return (c.when(c(HOUR_DEMAND_RATIOS[0]).is_null()).then(c.max_horizontal(busy, floor))
+            .when(c.coalesce(busy * quietest - floor, 0.0) >= 0.0).then(busy)
+            .otherwise(busy + functools.reduce(operator.add, idle) / float(len(idle))))
+
+
 def _mean_demand_tokens_per_s(c: Columns) -> Any:
     return c("demand_tokens_per_day") / SECONDS_PER_DAY
+
+
+def hour_demand_ratios(profile: Sequence[float]) -> np.ndarray:
+    """Each hour's demand over the day's mean (HOUR_DEMAND_RATIOS): the profile's weights over
+    their mean."""
+    weights = np.asarray(profile, dtype=np.float64)
+    return weights / weights.mean()
 
 
 def tokens_per_day_from_requests(requests_per_s: NumT, tokens_per_request: float) -> NumT:
@@ -231,7 +256,7 @@ FORMULAS: dict[str, Callable[[Columns], Any]] = {
                     c("demand_requests_per_s") / c("replica_requests_per_s")))),
     "billed_instances":
         lambda c: c.when(c("busy_instances").is_null()).then(None).when(_elastic(c)).then(
-            c.max_horizontal(c("busy_instances"), c("min_instances").fill_null(0.0)))
+            _elastic_billed_instances(c))
         .otherwise(c.max_horizontal(c("instances"), c("min_instances"))),
     "billed_utilisation":
         lambda c: c.when(c("demand_tokens_per_day").is_not_null())

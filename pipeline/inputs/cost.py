@@ -14,6 +14,7 @@ import polars as pl
 from pipeline.engine.metrics import (
     HOURS_PER_MONTH,
     api_eur_per_mtok,
+    hour_demand_ratios,
     levelled_commitment_eur_per_hour,
     tokens_per_day_from_requests,
     tokens_per_request,
@@ -35,6 +36,7 @@ from schemas.proposal import (
     TcoCost,
     Term,
 )
+from schemas.steps import HOUR_DEMAND_RATIOS
 
 
 def resolve_cost(d: Draft) -> str:
@@ -445,6 +447,14 @@ def resolve_capacity(d: Draft) -> None:
     if d.c.min_instances is not None:
         d.inputs.add("min_instances", float(d.c.min_instances), f"{d.key}.min_instances",
                      "declared", "proposal")
+    workload = d.proposal.workload
+    if d.c.min_instances and demand is not None and workload is not None:
+        # the floor is billed hour by hour: held in the quiet hours, below the day's mean
+        for hour, (name, ratio) in enumerate(zip(
+                HOUR_DEMAND_RATIOS, hour_demand_ratios(workload.hourly_profile), strict=True)):
+            d.inputs.add(name, float(ratio), "workload.hourly_profile", "declared",
+                         f"proposal [workload] hourly_profile: hour {hour}'s weight over "
+                         "the weights' mean")
     if d.c.capacity == "elastic" and d.c.deployment != "api":
         d.notes.append("elastic capacity: only busy instance-hours are billed"
                        + (f", at least {d.c.min_instances} instance(s) held"

@@ -74,7 +74,7 @@ from reports.freshness import partial_sentence
 from reports.html.scorecard_table import NOT_COMPUTED
 from schemas.outputs import OUTPUTS
 from schemas.result import PLAN_FIGURES, CandidateResult, Result
-from schemas.steps import CAPACITIES, COST_MODELS, INPUT_COLUMNS, STEPS
+from schemas.steps import CAPACITIES, COST_MODELS, HOUR_DEMAND_RATIOS, INPUT_COLUMNS, STEPS
 
 _OTHER_HEADERS = {
     "input": "Input", "column": "Key", "value": "Value (point)", "low": "Low", "high": "High",
@@ -651,6 +651,8 @@ _INPUT_NOTES = {
                    "from the sizing (change the demand, peak factor or headroom instead).",
     "min_instances": "Read only with a demand: an elastic fleet's floor, or a term's minimum "
                      "commitment in instances.",
+    **{name: "Read only by an elastic fleet with a floor: each hour is billed at least "
+             "min_instances." for name in HOUR_DEMAND_RATIOS},
 }
 
 

@@ -444,7 +444,7 @@ def test_the_day_s_split_is_the_hours_summed_as_numpy_sums_them(profile: list[fl
     burst = hourly - base
     mean = burst.mean(axis=-1)
     peak = np.divide(burst.max(axis=-1), mean, out=np.ones_like(mean), where=mean > 0)
-    base_day, burst_day, burst_peak = mix.split(day, profile, capacity)
+    base_day, burst_day, burst_peak, _ = mix.split(day, profile, capacity)
     assert np.array_equal(base_day, base.sum(axis=-1) * 3600.0)
     assert np.array_equal(burst_day, burst.sum(axis=-1) * 3600.0)
     assert np.array_equal(burst_peak, peak)

@@ -31,7 +31,9 @@ from pipeline.engine.metrics import (
     SECONDS_PER_HOUR,
     TOKENS_PER_MTOK,
     evaluate_arrays,
+    hour_demand_ratios,
 )
+from schemas.steps import HOUR_DEMAND_RATIOS
 
 #: what each part's steps give the mix: its month's cost, and the per-token figures blended
 COST = "monthly_cost_eur"
@@ -139,43 +141,45 @@ class Chosen:
     profile: tuple[float, ...]
 
 
-def _weights(profile: Sequence[float]) -> np.ndarray:
-    """Each hour's share of the day's mean: the profile's weights over their mean."""
-    weights = np.asarray(profile, dtype=np.float64)
-    return weights / weights.mean()
-
-
 def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.ndarray:
     """The demand in each hour of the day (..., 24), tokens/s: the day's tokens spread by the
     profile's weights (their mean is the day's mean)."""
     per_s = np.asarray(tokens_per_day, dtype=np.float64)[..., None] / SECONDS_PER_DAY
-    return per_s * _weights(profile)
+    return per_s * hour_demand_ratios(profile)
 
 
-def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray,
+          burst_hours: bool = False
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
-    burst the rest: the base's and the burst's tokens per day and the burst's peak hour over
-    its mean (1 when it serves none).
+    burst the rest: the base's and the burst's tokens per day, the burst's peak hour over
+    its mean (1 when it serves none) and, if `burst_hours` (else none), each of its hours
+    over its mean (its HOUR_DEMAND_RATIOS: the burst's own day, billed hour by hour with an
+    elastic floor; the profile's own where there is no base, NaN where it serves none).
 
     Hours of the same weight are the same figures: each is computed once, and the day's sums
     add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
     (..., 24) array is held and the figures are that sum's bit for bit."""
     per_s = np.asarray(tokens_per_day, dtype=np.float64) / SECONDS_PER_DAY
     parts: dict[float, tuple[np.ndarray, np.ndarray]] = {}
-    for w in _weights(profile).tolist():
+    for w in hour_demand_ratios(profile).tolist():
         if w not in parts:
             hour = per_s * w
             base = np.minimum(hour, capacity_tokens_per_s)
             parts[w] = (base, hour - base)
-    hours = [parts[w] for w in _weights(profile).tolist()]
+    hours = [parts[w] for w in hour_demand_ratios(profile).tolist()]
     burst_day = sum_hours([burst for _, burst in hours])
     burst_mean = burst_day / len(hours)
     burst_max = functools.reduce(np.maximum, [burst for _, burst in parts.values()])
     peak_factor = np.divide(burst_max, burst_mean, out=np.ones_like(burst_mean),
                             where=burst_mean > 0)
+    # without a base the burst's hours are the profile's, as the burst's alone (the same bits)
+    ratios = {w: np.where(capacity_tokens_per_s > 0, np.divide(
+        burst, burst_mean, out=np.full_like(burst_mean, np.nan), where=burst_mean > 0), w)
+        for w, (_, burst) in parts.items()} if burst_hours else {}
     return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
-            burst_day * SECONDS_PER_HOUR, peak_factor)
+            burst_day * SECONDS_PER_HOUR, peak_factor,
+            [ratios[w] for w in hour_demand_ratios(profile).tolist()] if burst_hours else [])
 
 
 def sum_hours(hours: Sequence[np.ndarray]) -> np.ndarray:
@@ -292,8 +296,12 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     capacity = n * base["tokens_per_s"] * (1.0 - headroom)
     shape = np.broadcast_shapes(capacity.shape, *map(np.shape, base.values()),
                                 *map(np.shape, burst.values()))
-    base_day, burst_day, burst_peak = split(np.broadcast_to(demand, shape), profile,
-                                            np.broadcast_to(capacity, shape))
+    # a burst billed hour by hour (an elastic floor: resolve gave it the day's hours) is
+    # billed by its own hours, what the base leaves
+    hourly = bool(np.isfinite(np.asarray(burst.get(HOUR_DEMAND_RATIOS[0], np.nan),
+                                         dtype=np.float64)).any())
+    base_day, burst_day, burst_peak, burst_hours = split(
+        np.broadcast_to(demand, shape), profile, np.broadcast_to(capacity, shape), hourly)
     spares = np.nan_to_num(base.get("redundancy_instances", 0.0))
     names = [COST, *wanted]
     # the base's instances are chosen, not sized for a peak: billed = min_instances (its
@@ -301,9 +309,10 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     base_out = evaluate_arrays({**base, "demand_tokens_per_day": base_day, "peak_factor": 0.0,
                                 "demand_requests_per_s": np.nan,
                                 "min_instances": n + spares}, names)
+    hours = dict(zip(HOUR_DEMAND_RATIOS, burst_hours, strict=True)) if hourly else {}
     burst_out = evaluate_arrays({**burst, "demand_tokens_per_day": burst_day,
-                                 "peak_factor": burst_peak, "demand_requests_per_s": np.nan},
-                                names)
+                                 "peak_factor": burst_peak, "demand_requests_per_s": np.nan,
+                                 **hours}, names)
     total = base_day + burst_day
 
     def held(values: Any, tokens: np.ndarray) -> np.ndarray:
