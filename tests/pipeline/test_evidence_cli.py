@@ -183,6 +183,27 @@ def test_add_names_a_file_that_is_neither(tmp_path: Path) -> None:
     assert "neither a benchmark result" in result.stderr and "nvidia-smi" in result.stderr
 
 
+def test_an_empty_or_blank_file_is_said_to_be_so(tmp_path: Path) -> None:
+    # not "neither a benchmark result ... nor a power log": a file with nothing in it
+    (tmp_path / "empty.csv").write_bytes(b"")
+    (tmp_path / "blank.csv").write_bytes(b"\n  \n")
+    db = str(tmp_path / "ev.duckdb")
+    for name, said in (("empty.csv", "the file is empty"),
+                       ("blank.csv", "the file holds only whitespace")):
+        for command in (["add", "--db", db], ["inspect"]):
+            result = runner.invoke(app, ["evidence", *command, str(tmp_path / name)])
+            assert result.exit_code == 1
+            assert result.stderr == (f"error: evidence: {tmp_path / name}: (file): {said}: no "
+                                     "benchmark result or power log to read\n")
+    # in a folder, skipped with the same reason beside the files that are evidence
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "empty.csv").write_bytes(b"")
+    (folder / "vllm.json").write_bytes((FIXTURES / "vllm_detailed_small.json").read_bytes())
+    added = runner.invoke(app, ["evidence", "add", str(folder), "--db", db])
+    assert added.exit_code == 0, added.output
+    assert f"{folder / 'empty.csv'}: skipped (the file is empty)\n" in added.stderr
+
 def test_add_power_log_without_timezone_loads_nothing(tmp_path: Path) -> None:
     import duckdb
 
