@@ -308,6 +308,27 @@ def test_inspect_a_power_log_alone_prints_its_summary() -> None:
     assert code == 0 and "mean 700.0 W, peak 700.0 W, energy 7,000.0 J" in out
 
 
+def test_add_says_what_the_energy_will_skip_as_inspect_does(tmp_path: Path) -> None:
+    # the log above: 20 rows loaded, 2 of them without power (one [N/A], the truncated last
+    # line), kept in the store with their note; `add` says so as `inspect` does, and again
+    # when the file is unchanged; a log with a value everywhere gets no such note
+    log = ROOT / "tests" / "fixtures" / "power" / "nvidia_smi_2gpu_gap_na_truncated.csv"
+    said = ("2 sample(s) without power or energy skipped (1 x power.draw was [N/A]; 1 x "
+            "truncated last line: power dropped)")
+    _, out, _ = invoke(str(log), "--tz", "UTC")
+    assert said in out
+    db = str(tmp_path / "ev.duckdb")
+    for status in ("loaded", "unchanged"):
+        added = runner.invoke(app, ["evidence", "add", str(log), "--tz", "UTC", "--db", db])
+        assert added.exit_code == 0, added.output
+        line, note = added.stdout.splitlines()
+        assert line.startswith(f"{log}: {status}, 20 rows")
+        assert note == (f"note: {log}: {said} when its energy is computed (kept in the store "
+                        "with their note)")
+    whole = runner.invoke(app, ["evidence", "add", str(POWER / "nvidia_smi_nounits.csv"),
+                                "--tz", "UTC", "--db", db])
+    assert whole.exit_code == 0 and "note:" not in whole.stdout
+
 def test_amd_smi_start_end_pair_from_the_command_line() -> None:
     # tests/fixtures/bench/energy_run/trace.jsonl: window [1, 3] s (11:00:01-11:00:03 UTC),
     # 900 goodput tokens under TTFT <= 300 ms (test_power_at_the_operating_point). The amd-smi
