@@ -23,8 +23,8 @@ from typing import Any
 
 from pipeline.evidence.bench import UNREADABLE, add_bench_files
 from pipeline.evidence.files import split_files
-from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.energy import skipped_note
+from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
 from pipeline.store import power_samples
 from sources.errors import ParseError
