@@ -22,6 +22,7 @@ from pipeline.inputs.evidence.quality import (
 )
 from pipeline.inputs.evidence.throughput import resolve_throughput
 from pipeline.inputs.latency import resolve_latency
+from pipeline.inputs.models import unknown_model
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
 from pipeline.inputs.regulation import resolve_regulation
@@ -65,6 +66,8 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None
 def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     _check_gpu(d)
+    if (said := unknown_model(d.c.model, d.mkt)) is not None:
+        d.notes.append(said)
     window = resolve_throughput(d)
     resolve_quality(d, reference, precisions)
     zone = resolve_cost(d)
