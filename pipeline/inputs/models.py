@@ -15,11 +15,30 @@ from pipeline.inputs.evidence.identity import model_name
 from schemas.proposal import Proposal
 
 
-def unknown_model(model: str | None, mkt: Market) -> str | None:
+def unknown_models(proposal: Proposal, mkt: Market) -> dict[str, str]:
+    """The note on each model of the hand-listed candidates that the table does not know,
+    by model (each name looked at once, however many candidates name it; a scan's candidates
+    take a model the table knows, pipeline/inputs/scan.py)."""
+    names = {c.model for c in proposal.candidates if c.model is not None}
+    return {m: said for m in sorted(names) if (said := _unknown(m, mkt)) is not None}
+
+
+def model_warnings(proposal: Proposal, mkt: Market) -> list[str]:
+    """The stderr lines of `unknown_models`: one per model, with the candidates naming it."""
+    said = unknown_models(proposal, mkt)
+    lines = []
+    for model, note in said.items():
+        ids = [c.id for c in proposal.candidates if c.model == model]
+        more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+        lines.append(f"{', '.join(ids[:3])}{more}: {note}")
+    return lines
+
+
+def _unknown(model: str, mkt: Market) -> str | None:
     """The note on `model` when the table does not know it, else None. Names compare as the
     evidence's alias table compares them (`meta-llama/Llama-3.1-70B-Instruct` is
     `Llama-3.1-70B`)."""
-    if model is None or mkt.row("models", model=model) is not None:
+    if mkt.row("models", model=model) is not None:
         return None
     known = {model_name(m): m for m in mkt.models["model"].to_list()}
     if model_name(model) in known:
@@ -29,19 +48,3 @@ def unknown_model(model: str | None, mkt: Market) -> str | None:
               else f"known: {', '.join(known.values())}")
     return (f"model {model!r} is not in the reference models table ({listed}): a typo? It "
             "is shown as written and evidence files are checked against it")
-
-
-def model_warnings(proposal: Proposal, mkt: Market) -> list[str]:
-    """The `unknown_model` note of each model of the hand-listed candidates that has one, once
-    per model with the candidates naming it (a scan's candidates take a model the table
-    knows, pipeline/inputs/scan.py)."""
-    named: dict[str, list[str]] = {}
-    for c in proposal.candidates:
-        if c.model is not None:
-            named.setdefault(c.model, []).append(c.id)
-    lines = []
-    for model, ids in named.items():
-        if (said := unknown_model(model, mkt)) is not None:
-            more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
-            lines.append(f"{', '.join(ids[:3])}{more}: {said}")
-    return lines
