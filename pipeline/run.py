@@ -32,7 +32,7 @@ from pipeline.engine.questions.explain import explain as chain_of
 from pipeline.engine.questions.explain import render
 from pipeline.engine.scorecard import compute, contract_data, figures
 from pipeline.folders import FolderBusy, NotAFolder, replaced
-from pipeline.inputs import resolve
+from pipeline.inputs import model_warnings, resolve
 from pipeline.stdout import to_stdout
 from pipeline.store import caches
 from pipeline.workspace import (
@@ -192,6 +192,8 @@ def execute(path: Path | None, *, vintage: str | None, out: Path | None, db: Pat
             with input_errors():
                 resolved = resolve(o.proposal, o.name, o.market, o.cache)
                 card = compute(o.proposal, resolved, o.market)
+            for said in model_warnings(o.proposal, o.market):  # also in the candidate's notes
+                _note(f"warning: {said}")
             generated_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
             # foreign text (labels, notes, sources) without bidi or control characters, as
             # every other output writes it: stdout, scorecard.json and the stored run alike;

@@ -158,6 +158,25 @@ def _currency_keys(data: dict[str, Any], fields: dict[str, Any]) -> dict[str, An
 #: the custom error type of each union -> the key whose value decides it (`_by_value`)
 _DECIDING_VALUE: dict[str, str] = {}
 
+#: a name other keys and files refer to (a candidate's id, a quality reference): plain ASCII,
+#: so that it is spelt alike in the JSON, the workbook, the report's anchors and a shell
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+PROVIDER_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
+#: each pattern in words, for its error (pydantic's own message shows the regular expression)
+_PATTERN_WORDS = {
+    ID_PATTERN: "use ASCII letters, digits, `_`, `.` and `-` only (no accents, no spaces), "
+                "starting with a letter or digit",
+    PROVIDER_PATTERN: "use lower-case ASCII letters, digits, `_` and `-` only, starting with "
+                      "a letter or digit",
+    CURRENCY_PATTERN: "give the currency's three-letter ISO 4217 code in capitals (EUR, USD)",
+}
+#: what a free-text key holds, said when its text is too short
+_TEXT_WORDS = {
+    "proxy": "a proxy says why evidence of another model, precision or GPU stands in for the "
+             "candidate's own (it is graded `proxy`): write that reason as a sentence",
+}
+
 
 def _tag(name: str) -> str:
     """A branch's tag; `_key` leaves the <...> pydantic puts in an error's location out."""
@@ -255,7 +274,7 @@ class ForeignMoney(_Strict):
     vintage when the candidate is resolved, the rate recorded in the figure's source."""
 
     amount: Number
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+    currency: Annotated[str, Field(pattern=CURRENCY_PATTERN)]
 
 
 def _money_shape(value: Any) -> str:
@@ -354,7 +373,7 @@ class QualityPolicy(_Strict):
     `reference` candidate's on any of `tasks`, beyond one combined standard error, is not
     eligible (docs/proposal.md, Quality)."""
 
-    reference: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    reference: Annotated[str, Field(pattern=ID_PATTERN)]
     tasks: Annotated[list[QualityTask], Field(min_length=1)]
     max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     #: "allow" keeps a candidate whose precision or engine differs from the reference's and
@@ -1111,10 +1130,10 @@ class Site(_Strict):
 
 
 class Candidate(_Strict):
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    id: Annotated[str, Field(pattern=ID_PATTERN)]
     label: str
     deployment: Literal["on_prem", "cloud", "api"]
-    provider: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    provider: Annotated[str, Field(pattern=PROVIDER_PATTERN)]
     zone: str | None = None
     region: str | None = None
     gpu: str
@@ -1221,7 +1240,7 @@ class MinShareAtLevel(_Strict):
     share: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 
 
-_CandidateId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+_CandidateId = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
 class Mix(_Strict):
@@ -1524,14 +1543,14 @@ class Proposal(_Strict):
                 "them equal")
         for name, profile in self.tco.items():
             _check_share(profile.utilisation, f"tco.{name}.utilisation")
-        for c in self.candidates:
+        for i, c in enumerate(self.candidates):
             if isinstance(c.cost, TcoCost) and c.cost.tco not in self.tco:
                 known = ", ".join(sorted(self.tco)) or "none defined"
-                raise ValueError(f"candidate {c.id!r}: cost.tco = {c.cost.tco!r} names no "
+                raise KeyedError(("candidates", i, "cost", "tco"), f"{c.cost.tco!r} names no "
                                  f"[tco.{c.cost.tco}] table (defined: {known})")
             if c.carbon_contract is not None and c.carbon_contract not in self.carbon_contracts:
                 known = ", ".join(sorted(self.carbon_contracts)) or "none defined"
-                raise ValueError(f"candidate {c.id!r}: carbon_contract = {c.carbon_contract!r} "
+                raise KeyedError(("candidates", i, "carbon_contract"), f"{c.carbon_contract!r} "
                                  f"names no [carbon_contracts.{c.carbon_contract}] table "
                                  f"(defined: {known})")
             self._check_fallback(c)
@@ -1677,6 +1696,12 @@ def _located(error: Any) -> tuple[tuple[Any, ...], str]:
         return loc, "missing: this key is required"
     if kind == "literal_error":
         return loc, f"{error['input']!r} is not allowed; allowed: {ctx['expected']}"
+    if kind == "string_pattern_mismatch" and ctx["pattern"] in _PATTERN_WORDS:
+        return loc, f"{error['input']!r}: {_PATTERN_WORDS[ctx['pattern']]}"
+    if kind == "string_too_short":
+        said = _TEXT_WORDS.get(str(loc[-1]), "too short") if loc else "too short"
+        return loc, (f"{error['input']!r}: {said} ({ctx['min_length']} characters at least, "
+                     f"{len(error['input'])} given)")
     if kind in _DECIDING_VALUE:
         key = _DECIDING_VALUE[kind]
         got = error["input"].get(key) if isinstance(error["input"], dict) else None

@@ -226,6 +226,10 @@ def run(
                              pdf=pdf, publish=publish))
 
 
+#: the figure `explain` gives when no metric is named
+DEFAULT_METRIC = "cpm_eur_per_mtok"
+
+
 @app.command()
 def explain(
     candidate: Annotated[str, typer.Argument(
@@ -234,7 +238,7 @@ def explain(
         help="A policy objective (cpm, energy, carbon, electricity), sovereignty (the level, "
              "its reason and who serves the tokens), or any metric column, e.g. "
              "cost_eur_per_hour.")
-    ] = "cpm_eur_per_mtok",
+    ] = DEFAULT_METRIC,
     proposal: ProposalArg = None,
     proposal_opt: Annotated[Path | None, typer.Option(
         "--proposal", help="The proposal, as before it was positional (kept for scripts).",
@@ -245,10 +249,15 @@ def explain(
 ) -> None:
     """Show the scorecard's figure and how it is made: its inputs (value, unit, grade, source)
     and formula steps (under a plan, the first month's); a mix's split and each part's figure.
-    The proposal is positional, as in `run` and `diff`: explain CANDIDATE METRIC PROPOSAL."""
+    The proposal is positional, as in `run` and `diff`: explain CANDIDATE METRIC PROPOSAL; a
+    .toml file in the metric's place, with no proposal after it, is the proposal (the metric
+    then cpm_eur_per_mtok)."""
     with frozen_imports("pipeline.run"):
         from pipeline.run import explain as run_explain
 
+    # no metric's name ends in .toml: the metric was left out and this is the proposal
+    if proposal is None and proposal_opt is None and metric.endswith(".toml"):
+        proposal, metric = Path(metric), DEFAULT_METRIC
     if proposal is not None and proposal_opt is not None and proposal != proposal_opt:
         typer.echo("error: give the proposal once (positional, or the older --proposal)",
                    err=True)

@@ -348,8 +348,9 @@ def _print_json(report: dict[str, Any]) -> None:
 
 def _print_loads(results: list[tuple[str, Any]], notes: list[str], con: Any) -> None:
     """What `evidence add` loaded: its notes on stderr, then one line per file, naming the
-    load a file's new reading replaced."""
-    from pipeline.evidence.add import replaced_load
+    load a file's new reading replaced, and a note under a power log with samples the
+    energy will skip (`evidence inspect` says the same)."""
+    from pipeline.evidence.add import replaced_load, skipped_samples
 
     for note in notes:
         typer.echo(note, err=True)
@@ -358,6 +359,9 @@ def _print_loads(results: list[tuple[str, Any]], notes: list[str], con: Any) -> 
         typer.echo(f"{name}: {result.status}, {result.row_count} rows (load {result.load_id}"
                    + (")" if old is None else f"; it replaces load {old}, the same file read "
                       "with other settings, as --tz or --format)"))
+        if skipped := skipped_samples(con, result.load_id):
+            typer.echo(f"note: {name}: {skipped} when its energy is computed (kept in the "
+                       "store with their note)")
 
 
 def _moments(start: str, end: str, options: str) -> tuple[datetime, datetime]:

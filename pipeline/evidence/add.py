@@ -10,7 +10,8 @@ power logs by `pipeline.evidence.power.logs.add_power_logs` (`core__power_sample
 the same file twice changes nothing; invalid rows load nothing (ValidationFailed, raised by the
 readers' validation before any row is written). The notes name the files of folders that are
 neither and were skipped. `hashed` (`pipeline.evidence.power.hashing.HashedAhead`) holds the
-digests of big files hashed beforehand. A Prometheus server's answers are added by
+digests of big files hashed beforehand. `skipped_samples` says what of a loaded power log
+the energy will skip, and why. A Prometheus server's answers are added by
 `pipeline.evidence.prometheus` (which loads the HTTP client this module does without).
 """
 
@@ -22,8 +23,10 @@ from typing import Any
 
 from pipeline.evidence.bench import UNREADABLE, add_bench_files
 from pipeline.evidence.files import split_files
+from pipeline.evidence.power.energy import skipped_note
 from pipeline.evidence.power.hashing import HashedAhead
 from pipeline.evidence.power.logs import add_power_logs
+from pipeline.store import power_samples
 from sources.errors import ParseError
 
 
@@ -92,3 +95,10 @@ def replaced_load(con: Any, load_id: str) -> str | None:
         "AND e.started_at_utc <= l.started_at_utc WHERE l.load_id = ? "
         "ORDER BY e.started_at_utc DESC LIMIT 1", [load_id]).fetchall()
     return str(rows[0][0]) if rows else None
+
+
+def skipped_samples(con: Any, load_id: str) -> str | None:
+    """What the energy will skip of a power log's load, worded as `evidence inspect` words
+    it; None when every sample has a value (or the load is a benchmark's)."""
+    skipped = power_samples.valueless(con, load_id)
+    return skipped_note(skipped) if skipped else None

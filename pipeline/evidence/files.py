@@ -10,7 +10,8 @@ family (benchmark result or power log) each file is, for benchmark results and p
   read so far (`evidence add`'s progress bar).
 - `split_files`: splits files and folders into benchmark files and power logs, with notes,
   each file recognised by its head through `sources.bench.registry` then
-  `sources.power.registry`; see its docstring for files neither recognises.
+  `sources.power.registry`; see its docstring for files neither recognises (an empty or
+  blank file is said to be so).
 
 Errors: a missing path raises FileNotFoundError; a named file neither family reads raises
 `sources.errors.ParseError` listing both families of formats.
@@ -100,6 +101,11 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
                 if not root.is_dir():
                     raise ParseError("evidence", str(path), "format", said.split(": ", 1)[1])
                 notes.append(f"{said}; skipped")
+            elif (blank := _blank(top, path)) is not None:
+                if not root.is_dir():
+                    raise ParseError("evidence", str(path), "(file)", f"the file {blank}: no "
+                                     "benchmark result or power log to read")
+                notes.append(f"{path}: skipped (the file {blank})")
             elif root.is_dir():
                 notes.append(f"{path}: skipped (neither a benchmark result nor a power log "
                              "this project reads)")
@@ -112,6 +118,14 @@ def split_files(paths: Sequence[Path], *, fmt: str | None = None,
                     f"{', '.join(sorted(BENCH_FORMATS))}) nor a power log (formats: "
                     f"{', '.join(POWER_FORMATS)}); force one with --format or --power-format"))
     return bench, power, notes
+
+
+def _blank(top: bytes, path: Path) -> str | None:
+    """'is empty' or 'holds only whitespace' when the file holds no text (said as such, not
+    as a format no reader recognises), else None."""
+    if top.strip() or path.stat().st_size > len(top):
+        return None
+    return "holds only whitespace" if top else "is empty"
 
 
 def _is_power_log(top: bytes, path: Path) -> bool:

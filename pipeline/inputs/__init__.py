@@ -14,6 +14,7 @@ Carlo draws across candidates. A figure that cannot be found is null, with a not
 One module per input besides the evidence ones: `cost`, `zone_inputs` (the zone's electricity
 price and grid intensity), `embodied`, `currency` (declared amounts in other currencies);
 `assembly` runs them for each candidate on a `draft` (its row, inputs and notes so far);
+`models` says when a candidate's model is not in the market's models table;
 `records` collects the input rows and sources, `ranges` the arithmetic on declared numbers and
 ranges, `plausibility` the bounds a declared figure is checked against, `market` reads the
 vintage's market. `estimate` resolves the options of `scorecard estimate` (flags, TOML, the
@@ -22,5 +23,6 @@ reference tables, a measured sweep) into the roofline's inputs.
 
 from pipeline.inputs.assembly import resolve
 from pipeline.inputs.market import read_market
+from pipeline.inputs.models import model_warnings
 
-__all__ = ["read_market", "resolve"]
+__all__ = ["model_warnings", "read_market", "resolve"]

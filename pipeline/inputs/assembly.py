@@ -22,6 +22,7 @@ from pipeline.inputs.evidence.quality import (
 )
 from pipeline.inputs.evidence.throughput import resolve_throughput
 from pipeline.inputs.latency import resolve_latency
+from pipeline.inputs.models import unknown_models
 from pipeline.inputs.plausibility import check_plausible
 from pipeline.inputs.records import Provenance
 from pipeline.inputs.regulation import resolve_regulation
@@ -47,12 +48,15 @@ def resolve(proposal: Proposal, path: Path | str, mkt: Market, cache: Any | None
     statics, inputs = [], []
     reference = reference_quality(proposal, str(path), mkt, prov)
     precisions = precisions_of(proposal)
+    unknown = unknown_models(proposal, mkt)
     for i, c in enumerate(proposal.candidates):
         draft = Draft(i, c, proposal, str(path), mkt, prov, cache)
         if c.id in scan_of:  # its inputs and errors name the scan it comes from
             draft.key = f"scan[{scan_of[c.id]}].{c.id}"
             draft.where = f"scan[{scan_of[c.id]}] (generated candidate {c.id!r})"
         static, rows = _candidate(draft, reference, precisions)
+        if c.model in unknown:
+            static["notes"] = [unknown[c.model], *static["notes"]]
         if c.id in generated:
             static["notes"] = [generated[c.id], *static["notes"]]
         statics.append(static)

@@ -24,6 +24,7 @@ nvidia-smi log by index) stores `device_id` NULL, and the view gives it back (`D
   to DuckDB as a constant when the part holds one series).
 - `delete_loads`: the samples of a source's loads of a vintage.
 - `stored`: a load's samples as a frame, in the order loaded.
+- `valueless`: how many of a load's samples have neither power nor energy, by their note.
 """
 
 from __future__ import annotations
@@ -221,3 +222,14 @@ def stored(con: duckdb.DuckDBPyConnection, load_id: str) -> pl.DataFrame:
         sql = (f"SELECT {_columns(POWER_SAMPLES.columns)} FROM {READINGS} r JOIN {SERIES} s "
                "USING (series_key) WHERE s.load_id = ? ORDER BY r.rowid")
     return pl.DataFrame(con.sql(sql, params=[load_id]))  # (no pyarrow table on the way)
+
+
+def valueless(con: duckdb.DuckDBPyConnection, load_id: str) -> dict[str | None, int]:
+    """Load `load_id`'s samples with neither power nor energy (kept, flagged by their note;
+    the energy skips them), counted by note; none in a store without the power tables."""
+    if relation_kind(con, READINGS) is None:
+        return {}
+    rows = con.execute(f"SELECT r.note, count(*) FROM {READINGS} r JOIN {SERIES} s USING "
+                       "(series_key) WHERE s.load_id = ? AND r.power_w IS NULL AND "
+                       "r.energy_counter_j IS NULL GROUP BY r.note", [load_id]).fetchall()
+    return {note: int(n) for note, n in rows}

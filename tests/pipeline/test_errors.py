@@ -47,8 +47,21 @@ def snapshot(db: Path) -> dict[str, list]:
         ("pue = { low = 1.25,", "pue = { low = 0.9,",
          r"candidates\[3\] \(id 'onprem-es-h200-fp8'\): pue = 0.9 is below 1"),
         ('cost = { tco = "hgx-h200" }', 'cost = { tco = "hgx-b200" }',
-         r"cost.tco = 'hgx-b200' names no \[tco.hgx-b200\] table "
-         r"\(defined: hgx-h200, hgx-h200-de\)"),
+         r"candidates\[1\] \(id 'onprem-fr-h200-fp8'\)\.cost\.tco: 'hgx-b200' names no "
+         r"\[tco.hgx-b200\] table \(defined: hgx-h200, hgx-h200-de\)"),
+        # a pattern and a minimum length said in words, not as pydantic's regex and count
+        ('id = "onprem-fr-h200-fp8"', 'id = "nœud-fr-h100-été"',
+         r"candidates\[1\] \(id 'nœud-fr-h100-été'\)\.id: 'nœud-fr-h100-été': use ASCII "
+         r"letters, digits, `_`, `\.` and `-` only \(no accents, no spaces\), starting with a "
+         r"letter or digit\n"),
+        ('throughput = { tokens_per_s = { low = 2400, mode = 2800, high = 3100 }, source = '
+         '"example figure, declared: 70B BF16 on 8 x H100 SXM meets the 60 ms TPOT SLO at about '
+         '350 tokens/s per GPU (docs/evidence.md: how to measure your own)" }',
+         'throughput = { evidence = "results/", proxy = "H200" }',
+         r"candidates\[0\] \(id 'onprem-fr-h100-fp16'\)\.throughput\.proxy: 'H200': a "
+         r"proxy says why evidence of another model, precision or GPU stands in for the "
+         r"candidate's own \(it is graded `proxy`\): write that reason as a sentence \(10 "
+         r"characters at least, 4 given\)"),
         ("min_sovereignty = 2", "min_sovereignty = 2\nmax_cost = 3",
          r"policy\.max_cost: unknown key"),
     ],

@@ -183,6 +183,27 @@ def test_add_names_a_file_that_is_neither(tmp_path: Path) -> None:
     assert "neither a benchmark result" in result.stderr and "nvidia-smi" in result.stderr
 
 
+def test_an_empty_or_blank_file_is_said_to_be_so(tmp_path: Path) -> None:
+    # not "neither a benchmark result ... nor a power log": a file with nothing in it
+    (tmp_path / "empty.csv").write_bytes(b"")
+    (tmp_path / "blank.csv").write_bytes(b"\n  \n")
+    db = str(tmp_path / "ev.duckdb")
+    for name, said in (("empty.csv", "the file is empty"),
+                       ("blank.csv", "the file holds only whitespace")):
+        for command in (["add", "--db", db], ["inspect"]):
+            result = runner.invoke(app, ["evidence", *command, str(tmp_path / name)])
+            assert result.exit_code == 1
+            assert result.stderr == (f"error: evidence: {tmp_path / name}: (file): {said}: no "
+                                     "benchmark result or power log to read\n")
+    # in a folder, skipped with the same reason beside the files that are evidence
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "empty.csv").write_bytes(b"")
+    (folder / "vllm.json").write_bytes((FIXTURES / "vllm_detailed_small.json").read_bytes())
+    added = runner.invoke(app, ["evidence", "add", str(folder), "--db", db])
+    assert added.exit_code == 0, added.output
+    assert f"{folder / 'empty.csv'}: skipped (the file is empty)\n" in added.stderr
+
 def test_add_power_log_without_timezone_loads_nothing(tmp_path: Path) -> None:
     import duckdb
 
@@ -286,6 +307,27 @@ def test_inspect_a_power_log_alone_prints_its_summary() -> None:
     code, out, _ = invoke(str(log), "--tz", "UTC")
     assert code == 0 and "mean 700.0 W, peak 700.0 W, energy 7,000.0 J" in out
 
+
+def test_add_says_what_the_energy_will_skip_as_inspect_does(tmp_path: Path) -> None:
+    # the log above: 20 rows loaded, 2 of them without power (one [N/A], the truncated last
+    # line), kept in the store with their note; `add` says so as `inspect` does, and again
+    # when the file is unchanged; a log with a value everywhere gets no such note
+    log = ROOT / "tests" / "fixtures" / "power" / "nvidia_smi_2gpu_gap_na_truncated.csv"
+    said = ("2 sample(s) without power or energy skipped (1 x power.draw was [N/A]; 1 x "
+            "truncated last line: power dropped)")
+    _, out, _ = invoke(str(log), "--tz", "UTC")
+    assert said in out
+    db = str(tmp_path / "ev.duckdb")
+    for status in ("loaded", "unchanged"):
+        added = runner.invoke(app, ["evidence", "add", str(log), "--tz", "UTC", "--db", db])
+        assert added.exit_code == 0, added.output
+        line, note = added.stdout.splitlines()
+        assert line.startswith(f"{log}: {status}, 20 rows")
+        assert note == (f"note: {log}: {said} when its energy is computed (kept in the store "
+                        "with their note)")
+    whole = runner.invoke(app, ["evidence", "add", str(POWER / "nvidia_smi_nounits.csv"),
+                                "--tz", "UTC", "--db", db])
+    assert whole.exit_code == 0 and "note:" not in whole.stdout
 
 def test_amd_smi_start_end_pair_from_the_command_line() -> None:
     # tests/fixtures/bench/energy_run/trace.jsonl: window [1, 3] s (11:00:01-11:00:03 UTC),

@@ -380,3 +380,21 @@ def test_explain_names_keys_as_the_proposal_file_writes_them(db: Path) -> None:
         missing += [(candidate["id"], i["key"]) for i in json.loads(result.stdout)["inputs"]
                     if i["grade"] == "declared" and not _written(document, i["key"])]
     assert missing == [], missing
+
+
+def test_a_proposal_in_the_metrics_place_is_the_proposal(db: Path, tmp_path: Path) -> None:
+    # `explain CANDIDATE PROPOSAL.toml`: the metric left out, the default's (CPM) figure of
+    # that file, the same as `explain CANDIDATE cpm_eur_per_mtok PROPOSAL.toml`
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0
+    proposal = str(tmp_path / "proposal.toml")
+    short = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", proposal, "--db", str(db),
+                                "--json"])
+    assert short.exit_code == 0, short.output
+    full = runner.invoke(app, ["explain", "onprem-fr-h100-fp16", "cpm_eur_per_mtok", proposal,
+                               "--db", str(db), "--json"])
+    assert json.loads(short.stdout) == json.loads(full.stdout)
+    # a .toml that is not there is named as the missing file, not as an unknown metric
+    missing = runner.invoke(app, ["explain", "onprem-fr-h100-fp16",
+                                  str(tmp_path / "nope.toml"), "--db", str(db)])
+    assert missing.exit_code == 1
+    assert missing.stderr.startswith(f"error: {tmp_path / 'nope.toml'}: cannot read")

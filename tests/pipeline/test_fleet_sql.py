@@ -237,3 +237,10 @@ def test_a_result_with_nan_or_another_layout_is_refused(tmp_path: Path) -> None:
     short = runner.invoke(app, ["evidence", "add", "--fleet-result", str(tmp_path / "short.csv"),
                                 "--fleet-query", str(query)])
     assert short.exit_code == 1 and "no column 'window_start_utc'" in short.output
+    # a missing file is named as the other commands name it, not as Python's errno text
+    for result, text, absent in ((tmp_path / "none.json", query, tmp_path / "none.json"),
+                                 (tmp_path / "short.csv", tmp_path / "none.sql",
+                                  tmp_path / "none.sql")):
+        gone = runner.invoke(app, ["evidence", "add", "--fleet-result", str(result),
+                                   "--fleet-query", str(text)])
+        assert gone.exit_code == 1 and gone.stderr == f"error: {absent}: no such file\n"

@@ -175,7 +175,9 @@ def test_a_candidate_naming_no_contract_is_refused(tmp_path: Path, db: Path) -> 
     path.write_text(proposal("bad", candidate("a", carbon_contract='"nope"')))
     result = runner.invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 1
-    assert "carbon_contract = 'nope' names no [carbon_contracts.nope]" in result.stderr
+    # at the key that names it, as the file writes it (not at the proposal's top level)
+    assert ("candidates[0] (id 'a').carbon_contract: 'nope' names no [carbon_contracts.nope]"
+            in result.stderr)
 
 
 def _altered(old: str, new: str) -> dict[str, bundled.RawFile]:

@@ -31,6 +31,7 @@ per device, window, method), `_integrate` (the energy over the window and the sh
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -391,14 +392,20 @@ def _usable(samples: pl.DataFrame, boundary: str, notes: list[str]) -> pl.DataFr
     if usable.height < frame.height:
         skipped = (frame.filter(pl.col("power_w").is_null()
                                 & pl.col("energy_counter_j").is_null())
-                   .group_by("note").len().sort("len", "note", descending=[True, False]))
-        listed = "; ".join(f"{r['len']} x {r['note'] or 'no value'}"
-                           for r in skipped.iter_rows(named=True))
-        notes.append(f"{frame.height - usable.height} sample(s) without power or energy "
-                     f"skipped ({listed})")
+                   .group_by("note").len().iter_rows())
+        notes.append(skipped_note(dict(skipped)))
     if not usable["sample_utc"].is_sorted():
         usable = usable.sort("sample_utc", maintain_order=True)
     return usable
+
+
+def skipped_note(skipped: Mapping[str | None, int]) -> str:
+    """What the energy leaves out, the samples without power or energy counted by their note
+    (the reader's reason: "truncated last line: power dropped"), most first: the one wording of
+    `evidence inspect`, `evidence add` and a candidate's notes."""
+    listed = "; ".join(f"{n} x {note or 'no value'}" for note, n in sorted(
+        skipped.items(), key=lambda item: (-item[1], item[0] or "")))
+    return f"{sum(skipped.values())} sample(s) without power or energy skipped ({listed})"
 
 
 def _choose_method(chosen: pl.DataFrame, method: str | None, origin: str, notes: list[str]

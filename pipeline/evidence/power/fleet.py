@@ -54,6 +54,7 @@ from pipeline.evidence.power.energy import (
     Gap,
     Reset,
     Window,
+    skipped_note,
     stability_reasons,
     utc_of,
 )
@@ -646,8 +647,7 @@ def fleet_energy(folder: Path, window: Window | None = None, *,
         notes: list[str] = []
         empty = sum(d["empty"] for d in devices)
         if empty:
-            notes.append(f"{empty} sample(s) without power or energy skipped ({empty} x "
-                         "no value)")
+            notes.append(skipped_note({None: empty}))
         if window is None:
             a = max(d["first"] for d in devices)
             b = min(d["last"] for d in devices)

@@ -209,6 +209,14 @@ def _rows(data: bytes, origin: str) -> dict[str, str]:
     return {k: v for k, v in found[0].items() if k is not None}
 
 
+def _read(path: Path) -> bytes:
+    """The file's bytes; a missing one named as the other commands name it."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FleetSqlError(f"{path}: no such file") from None
+
+
 def fleet_result(result: Path, query: Path, params: EnergyParams | None = None
                  ) -> PowerEvidence:
     """The `PowerEvidence` of a fleet query's result (`result`, as the engine wrote it) and of
@@ -216,9 +224,9 @@ def fleet_result(result: Path, query: Path, params: EnergyParams | None = None
     must be the text's; a GPU whose log does not cover the window, a duplicated sample or an
     unknown interval is an error, as on one machine. Stability from `stability_reasons`."""
     params = params or EnergyParams()
-    text_bytes = query.read_bytes()
+    text_bytes = _read(query)
     start, end, method = _header(text_bytes.decode("utf-8", "replace"), str(query))
-    data = result.read_bytes()
+    data = _read(result)
     row = _rows(data, str(result))
     missing = [c for c in RESULT_COLUMNS if c not in row]
     if missing:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.evidence.power.energy import EnergyParams, EnergyResult, Window
+from pipeline.evidence.power.energy import EnergyParams, EnergyResult, Window, skipped_note
 from pipeline.evidence.power.fleet import _connect, _source, fleet_energy
 from pipeline.evidence.power.hashing import file_sha256
 from pipeline.evidence.power.measured import EvidenceFile
@@ -78,12 +78,8 @@ def streamed_energy(path: Path, window: Window | None, *, tz: str | None = None,
         if not usable:
             return None  # the whole-file path names the file and what it lacks
         result, _ = fleet_energy(folder, window, params=params, origin=str(path))
-        if skipped:  # as energy.py's `_usable` words it, first
-            listed = "; ".join(f"{n} x {note or 'no value'}" for note, n in sorted(
-                skipped.items(), key=lambda item: (-item[1], item[0] or "")))
-            result = replace(result, notes=(
-                f"{sum(skipped.values())} sample(s) without power or energy skipped "
-                f"({listed})", *result.notes))
+        if skipped:  # first, as energy.py's `_usable` puts it
+            result = replace(result, notes=(skipped_note(skipped), *result.notes))
         return Streamed(result, EvidenceFile(str(path), file_sha256(path), tool, rows), usable,
                         _peak(folder) if peak else None)
 
