@@ -356,6 +356,8 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
         (i, tuple(rivals)): (low, high) for i, (_, low, high) in ranges.items()}
     last: dict[tuple[int, str], tuple[float, float, float, float]] = {}
     for pass_ in range(3):
+        if not cells:  # no key to search (none with a span), or no flip left
+            break
         units = list(cells)
         grids = {u: np.geomspace(low, high, GRID) for u, (low, high) in cells.items()}
         # the first pass also evaluates each key at its current value: a rival whose gap
@@ -390,8 +392,6 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
         last = {u: c for u, c in last.items()
                 if min(abs(math.log(v / ranges[u[0]][0])) for v in c[:2]) <= reach[u[0]]}
         cells = {(i, (rival,)): (low, high) for (i, rival), (low, high, _, _) in last.items()}
-        if not cells:
-            break
     solved: list[tuple[float, str] | None] = [None] * len(wheres)
     for (i, rival), (low, high, g_low, g_high) in sorted(
             last.items(), key=lambda c: rivals.index(c[0][1])):
