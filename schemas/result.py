@@ -485,7 +485,7 @@ class CostSplit(_Closed):
 
 
 class Change(_Closed):
-    """An input crossing that would make the runner-up the choice (docs/decision.md)."""
+    """An input crossing that would make another candidate the choice (docs/decision.md)."""
 
     key: str
     input: str

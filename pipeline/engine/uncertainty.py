@@ -635,20 +635,21 @@ def pairwise_lower(ids: list[str], cpm: np.ndarray, among: Sequence[str] | None 
 
 def p_cheapest(ids: Sequence[str], cpm: np.ndarray) -> dict[str, float]:
     """Share of draws in which each candidate has the lowest CPM; `cpm` is (candidates,
-    draws) in the order of `ids`, NaN counting as never cheapest. Equal CPMs go to the lowest
-    id, the recommendation's tie rule, whatever the candidates' order in the proposal."""
+    draws) in the order of `ids`, NaN counting as never cheapest. A draw in which k
+    candidates share the lowest CPM counts 1/k for each: identical candidates (a mix that
+    keeps no node of its own and its burst) share the probability, whatever their order."""
     if not len(ids):
         return {}
-    # argmin over the candidates, one at a time in id order (the first of equals wins)
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    best = np.where(np.isnan(cpm[order[0]]), np.inf, cpm[order[0]])
-    winner = np.full(cpm.shape[1], order[0], dtype=np.int64)
-    for i in order[1:]:
-        row = cpm[i]
-        winner[row < best] = i
+    best = np.full(cpm.shape[1], np.inf)
+    for row in cpm:  # row by row: no (candidates x draws) mask in one piece
         np.fmin(best, row, out=best)
-    counts = np.bincount(winner[np.isfinite(best)], minlength=len(ids))  # all NaN: no one
-    return {cid: float(counts[i] / cpm.shape[1]) for i, cid in enumerate(ids)}
+    best[np.isinf(best)] = np.nan  # no finite CPM: no one is cheapest
+    ties = np.zeros(cpm.shape[1])
+    for row in cpm:
+        ties += row == best
+    share = np.divide(1.0, ties, out=np.zeros_like(ties), where=ties > 0)
+    return {cid: float(share[cpm[i] == best].sum() / cpm.shape[1])
+            for i, cid in enumerate(ids)}
 
 
 def _tornado_planned(out: pl.DataFrame, rows: pl.DataFrame, inputs: pl.DataFrame,

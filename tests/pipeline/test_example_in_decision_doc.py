@@ -63,9 +63,10 @@ def test_the_recommendation_paragraph_quotes_the_planned_run(example: dict) -> N
     assert (rec["candidate"], rec["runner_up"]) == ("ovhcloud-h100x4-fp8", "hybrid-fr-h200-api")
     assert f"{hybrid['cpm_eur_per_mtok']:.4f}" == "2.9072"
     assert hybrid["mix"]["base_instances"] == 5
-    assert f"{capex['threshold']:,.0f}" == "170,940"
+    assert f"{capex['threshold']:,.0f}" == "195,124"
+    assert capex["text"].startswith("onprem-fr-h200-fp8 becomes the choice")
     text = _flat(DECISION.read_text("utf-8"))
     start = text.index("Bundled example without its plan")
     paragraph = text[start:text.index("What would change it", start)]
-    assert "2.9072 EUR/Mtok at 5 nodes" in paragraph and "170,940 EUR" in paragraph
+    assert "2.9072 EUR/Mtok at 5 nodes" in paragraph and "195,124 EUR" in paragraph
     assert "FR H200 alone is the choice" in paragraph

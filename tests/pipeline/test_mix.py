@@ -487,16 +487,19 @@ def test_without_a_plan_the_split_is_the_month_s(db: Path, tmp_path: Path) -> No
     assert hybrid["mix"]["base_instances"] == 3
 
 
-def test_what_would_change_it_searches_the_mix_s_horizon(db: Path, tmp_path: Path) -> None:
-    # under the example's plan the hybrid is the runner-up; the H200 capex at which it becomes
-    # the choice is where its horizon CPM (at its 5 nodes) meets OVHcloud's 2.074074: the
-    # example rerun with that capex (the gpus line lowered by the difference; servers,
-    # network and installation 62,000) gives the hybrid OVHcloud's CPM. The [demand] month's
-    # search said 206,392 EUR (test_run.py, without the plan): a month's figures, not these.
+def test_what_would_change_it_searches_the_plan_s_horizon(db: Path, tmp_path: Path) -> None:
+    # under the example's plan the hybrid is the runner-up, but lowering the H200 capex the
+    # first to undercut OVHcloud is FR H200 alone: the capex at which the choice changes is
+    # where its horizon CPM (its nodes from month 4, OVHcloud before) meets OVHcloud's
+    # 2.074074. The example rerun with that capex (the gpus line lowered by the difference;
+    # servers, network and installation 62,000) gives the two the same CPM; the hybrid, at
+    # its 5 nodes, is dearer there. The [demand] month's search named the hybrid at 206,392
+    # EUR (test_run.py, without the plan): a month's figures, not these.
     doc = run_json(db)
     rec = doc["recommendation"]
     assert rec["runner_up"] == "hybrid-fr-h200-api"
     capex = next(w for w in rec["what_would_change_it"] if w["key"] == "tco.hgx-h200.capex")
+    assert capex["text"].startswith("onprem-fr-h200-fp8 becomes the choice if")
     text = EXAMPLE.read_text(encoding="utf-8")
     line = "capex = { gpus = { low = 250_000, mode = 280_000, high = 320_000 }"
     at = text.index("[tco.hgx-h200]")
@@ -506,9 +509,11 @@ def test_what_would_change_it_searches_the_mix_s_horizon(db: Path, tmp_path: Pat
     path = tmp_path / "at-threshold.toml"
     path.write_text(moved, encoding="utf-8")
     found = {c["id"]: c for c in run_json(tmp_path / "again.duckdb", str(path))["candidates"]}
-    assert found["hybrid-fr-h200-api"]["mix"]["base_instances"] == 5
-    assert found["hybrid-fr-h200-api"]["cpm_eur_per_mtok"] == pytest.approx(
+    assert found["onprem-fr-h200-fp8"]["cpm_eur_per_mtok"] == pytest.approx(
         found["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"], rel=1e-5)
+    assert found["hybrid-fr-h200-api"]["mix"]["base_instances"] == 5
+    assert (found["hybrid-fr-h200-api"]["cpm_eur_per_mtok"]
+            > found["ovhcloud-h100x4-fp8"]["cpm_eur_per_mtok"])
 
 
 def test_under_the_example_s_plan_the_split_s_columns_say_the_horizon(tmp_path: Path) -> None:

@@ -89,13 +89,13 @@ def test_keys_solved_together_give_each_keys_threshold_alone() -> None:
     points = recommend.points_of(point, ("a", "b"))
     keys = ["a.tps", "b.u", "a.u", "b.price"]
     wheres = [inputs.filter(pl.col("key") == k) for k in keys]
-    together = recommend._solve_all(points, wheres, "a", "b", rule, scale)
-    alone = [recommend._solve_all(points, [w], "a", "b", rule, scale)[0] for w in wheres]
+    together = recommend._solve_all(points, wheres, "a", ["b"], rule, scale)
+    alone = [recommend._solve_all(points, [w], "a", ["b"], rule, scale)[0] for w in wheres]
     assert together == alone  # exactly: the same floats
-    assert together[0] == pytest.approx(4000 * 11 / 14, rel=1e-6)
+    assert together[0] == (pytest.approx(4000 * 11 / 14, rel=1e-6), "b")
     assert together[1] is None
-    assert together[2] == pytest.approx(11 / 14, rel=1e-6)
-    assert together[3] == pytest.approx(11.0, rel=1e-6)
+    assert together[2] == (pytest.approx(11 / 14, rel=1e-6), "b")
+    assert together[3] == (pytest.approx(11.0, rel=1e-6), "b")
 
 
 def test_a_weighted_rule_with_sovereignty_solves_on_the_fixed_level() -> None:
@@ -154,29 +154,98 @@ def test_many_candidates_give_pairs_of_the_choice_and_the_frontier(db: Path, tmp
 def test_a_shared_key_names_who_is_chosen_at_its_threshold(db: Path, tmp_path: Path) -> None:
     # the bundled example: the H200 TCO profile's capex (342,000 EUR: GPUs 280,000 + servers
     # 45,000 + network 12,000 + installation 5,000) is shared by the two own H200 nodes and
-    # the hybrid (FR H200 + API). Lowering it, the runner-up (the hybrid) meets the choice's
-    # CPM near 170,900 EUR, but the pure FR H200 node, whose CPM falls with it too, is
-    # cheaper still there: it, not the hybrid, is the choice at that value.
+    # the hybrid (FR H200 + API). Lowering it, the runner-up (the hybrid) would meet the
+    # choice's CPM near 170,900 EUR, but the pure FR H200 node, whose horizon CPM falls with
+    # it too, meets OVHcloud's 2.074074 first, near 195,100 EUR: the choice changes there,
+    # to FR H200.
     example = Path(__file__).resolve().parents[2] / "pipeline" / "example_proposal.toml"
     text = example.read_text("utf-8")
     result = CliRunner().invoke(app, ["run", str(example), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     rec = json.loads(result.stdout)["recommendation"]
     (capex,) = [w for w in rec["what_would_change_it"] if w["key"] == "tco.hgx-h200.capex"]
-    assert capex["direction"] == "falls" and 160_000 < capex["threshold"] < 180_000
+    assert capex["direction"] == "falls" and 194_000 < capex["threshold"] < 196_000
     assert rec["runner_up"] == "hybrid-fr-h200-api"
-    assert "becomes the choice" not in capex["text"]
-    # "ties": meets the choice's CPM (the text fits one line of the report's first screen)
-    assert capex["text"] == ("hybrid-fr-h200-api ties if capex_eur (tco.hgx-h200.capex) falls "
-                             "below 170,900 EUR (now 342,000); onprem-fr-h200-fp8 is chosen "
-                             "there"), capex["text"]
-    # the check: the example with the capex at 170,000 EUR (GPUs 108,000 + 45,000 + 12,000
-    # + 5,000), just below the threshold, chooses FR H200
+    assert capex["text"] == ("onprem-fr-h200-fp8 becomes the choice if capex_eur "
+                             "(tco.hgx-h200.capex, shared by 3 candidates) falls below "
+                             "195,100 EUR (now 342,000)"), capex["text"]
+    # the check: the example rerun with the capex 200 EUR either side of the threshold
+    # (the GPUs line lowered, servers, network and installation 62,000): FR H200 below it,
+    # OVHcloud still above it
     ranged = "gpus = { low = 250_000, mode = 280_000, high = 320_000 }"
     assert text.count(ranged) == 2
-    cheaper = tmp_path / "capex170.toml"
-    cheaper.write_text(text.replace(ranged, "gpus = 108_000")
-                       .replace("draws = 10_000", "draws = 500"), encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", str(cheaper), "--db", str(db), "--json"])
+    for offset, chosen in ((-200, "onprem-fr-h200-fp8"), (200, "ovhcloud-h100x4-fp8")):
+        moved = tmp_path / f"capex{offset}.toml"
+        moved.write_text(text.replace(ranged, f"gpus = {capex['threshold'] - 62_000 + offset:.0f}",
+                                      1).replace("draws = 10_000", "draws = 500"),
+                         encoding="utf-8")
+        result = CliRunner().invoke(app, ["run", str(moved), "--db", str(db), "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["recommendation"]["candidate"] == chosen, offset
+
+
+def test_the_nearest_change_is_named_whoever_overtakes(db: Path, tmp_path: Path) -> None:
+    # a: 50 EUR/h declared, 4,000 tokens/s = 14.4 Mtok/h: CPM 50 / 14.4 = 3.4722 EUR/Mtok.
+    # b and c share the TCO profile t: capex C over 12 months, no interest, nothing else but
+    # the electricity at 0.5 EUR/kWh (PUE 1): capital C / 12 a month = C / 8,760 EUR/h
+    # (100 EUR/h at 876,000). b: 4,000 tokens/s, 20 kW (10 EUR/h): (100 + 10) / 14.4 =
+    # 7.6389; c: 3,600 tokens/s = 12.96 Mtok/h, 2 kW (1 EUR/h): 101 / 12.96 = 7.7932. So a is
+    # chosen, b is the runner-up. Lowering C, b meets a when C / 8,760 + 10 = 50, C = 350,400;
+    # c meets a first, when C / 8,760 + 1 = 3.4722 x 12.96 = 45, C = 385,440 (b then
+    # (44 + 10) / 14.4 = 3.75, still dearer than a): c becomes the choice there.
+    tco = ('[tco.t]\nsource = "quote"\ncapex = { gpus = { low = 800_000, mode = 876_000, '
+           'high = 950_000 } }\namortisation_months = 12\n'
+           'electricity = { basis = "contract", eur_per_kwh = 0.5 }\n')
+    blocks = [candidate("a", pue="1.0", cost='{ eur_per_hour = 50.0, source = "quote" }'),
+              candidate("b", pue="1.0", cost='{ tco = "t" }',
+                        power='{ watts = 20000, boundary = "gpu_board", source = "TDP" }'),
+              candidate("c", pue="1.0", cost='{ tco = "t" }',
+                        throughput='{ tokens_per_s = 3600, source = "bench" }',
+                        power='{ watts = 2000, boundary = "gpu_board", source = "TDP" }')]
+    path = tmp_path / "three.toml"
+    path.write_text(proposal("three", tco, *blocks), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["recommendation"]["candidate"] == "onprem-fr-h200-fp8"
+    doc = json.loads(result.stdout)
+    cpm = {c["id"]: c["cpm_eur_per_mtok"] for c in doc["candidates"]}
+    assert cpm == pytest.approx({"a": 50 / 14.4, "b": 110 / 14.4, "c": 101 / 12.96})
+    rec = doc["recommendation"]
+    assert (rec["candidate"], rec["runner_up"]) == ("a", "b")
+    (capex,) = [w for w in rec["what_would_change_it"] if w["key"] == "tco.t.capex"]
+    assert capex["threshold"] == pytest.approx(385_440, rel=1e-6)
+    assert capex["text"] == ("c becomes the choice if capex_eur (tco.t.capex, shared by 2 "
+                             "candidates) falls below 385,400 EUR (now 876,000)")
+
+
+def test_a_mix_without_nodes_shares_p_cheapest_with_its_burst(db: Path, tmp_path: Path
+                                                               ) -> None:
+    # own: 200 EUR/h for 4,000 tokens/s, 13.9 EUR/Mtok even when always busy; the API 6
+    # EUR/Mtok of output (5 .. 7): the mix of the two keeps no node (no hour pays one) and
+    # is the API itself, draw by draw. "api" is chosen (equal score and rank: the id), and
+    # each of the two is the cheapest in half of each draw: P = 0.5, not 1 for the first
+    # id; pairwise neither is lower.
+    api = candidate("api", label='"an API"', deployment='"api"', provider='"scaleway"',
+                    throughput='{ tokens_per_s = 1000, source = "assumed" }',
+                    cost='{ input_eur_per_mtok = 0, output_eur_per_mtok = { low = 5, '
+                         'mode = 6, high = 7 }, source = "list price" }')
+    own = candidate("own", cost='{ eur_per_hour = 200.0, source = "quote" }')
+    hybrid = ('[[candidates]]\nid = "hybrid"\nlabel = "own base, API burst"\n'
+              'mix = { base = "own", burst = "api" }\n')
+    demand = ("[demand]\ntokens_per_day = 259_200_000\npeak_factor = 2\nheadroom = 0.2\n"
+              "prompt_tokens = 1000\noutput_tokens = 250\n[uncertainty]\ndraws = 200\n"
+              "[workload]\nhourly_profile = [" + ", ".join(["1"] * 24) + "]\n")
+    path = tmp_path / "twin.toml"
+    path.write_text(proposal("twin", demand, own, api, hybrid), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    found = {c["id"]: c for c in doc["candidates"]}
+    assert found["hybrid"]["mix"]["base_instances"] == 0
+    assert found["hybrid"]["cpm_eur_per_mtok"] == found["api"]["cpm_eur_per_mtok"]
+    rec = doc["recommendation"]
+    assert rec["candidate"] == "api"
+    assert rec["p_chosen_cheapest"] == pytest.approx(0.5)
+    pair = {(p["a"], p["b"]): p["p_a_lower"] for p in doc["pairwise"]}
+    assert pair[("api", "hybrid")] == 0.0
+    # the equal twin never overtakes: no entry names it
+    assert not any(w["text"].startswith("hybrid ") for w in rec["what_would_change_it"])

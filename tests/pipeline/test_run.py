@@ -248,10 +248,21 @@ def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
     path.write_text(text[:text.index("# --- a hybrid")], encoding="utf-8")
     rec = run_json(db, str(path))["recommendation"]
     assert rec["runner_up"] == "onprem-fr-h200-fp8"
-    # Below 129.6 Mtok/day the peak (2 x 1,500 = 3,000 tokens/s) fits one FR H200 instance
-    # (4,000 x 0.75 = 3,000 usable) instead of two: just below it FR H200 costs 16.10 EUR/h
-    # over 0.375 x 4,000 tokens/s = 2.98 EUR/Mtok, while OVHcloud pays its floor of 2
-    # instances (2 x 11.2 x 730 = 16,352 EUR/month over 3,942 Mtok = 4.15 EUR/Mtok).
+    # The choice changes first by FR H100, not by the runner-up (FR H200 would undercut
+    # OVHcloud below 129.6 Mtok/day, when the peak fits one of its instances). Below 181.44
+    # Mtok/day (2,100 tokens/s on average, 4,200 at the peak) FR H100 (2,800 tokens/s,
+    # 2,100 usable) needs 2 instances instead of 3: 2 x 11 x 730 = 16,060 EUR a month, while
+    # OVHcloud keeps 2,100 / 1,500 = 1.4 instances busy and pays its floor of 2: 2 x 11.2 x
+    # 730 = 16,352 EUR a month.
     demand = next(w for w in rec["what_would_change_it"] if w["input"] == "demand_tokens_per_day")
     assert demand["direction"] == "falls"
-    assert demand["threshold"] == pytest.approx(129.6e6, rel=1e-4)
+    assert demand["threshold"] == pytest.approx(181.44e6, rel=1e-6)
+    assert demand["text"].startswith("onprem-fr-h100-fp16 becomes the choice if")
+    # the check: rerun just below and just above it
+    for tokens, chosen in (("181_000_000", "onprem-fr-h100-fp16"),
+                           ("182_000_000", "ovhcloud-h100x4-fp8")):
+        moved = tmp_path / f"demand-{tokens}.toml"
+        moved.write_text(path.read_text(encoding="utf-8").replace(
+            "tokens_per_day = 500_000_000", f"tokens_per_day = {tokens}", 1).replace(
+            "draws = 10_000", "draws = 500"), encoding="utf-8")
+        assert run_json(db, str(moved))["recommendation"]["candidate"] == chosen, tokens

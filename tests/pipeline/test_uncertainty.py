@@ -389,14 +389,14 @@ def test_every_ranged_figure_has_its_percentiles_drawn() -> None:
         "carbon_market_gco2e_per_mtok"}
 
 
-def test_p_cheapest_gives_equal_draws_to_the_lowest_id_in_any_order() -> None:
-    # Draw by draw: 1st, "b" and "a" tie at 2.0 (the lowest; "c" 3.0): "a" wins by id; 2nd,
+def test_p_cheapest_splits_equal_draws_in_any_order() -> None:
+    # Draw by draw: 1st, "b" and "a" tie at 2.0 (the lowest; "c" 3.0): a half each; 2nd,
     # "c" alone lowest (1.0); 3rd, "a" NaN (never cheapest), "b" 4.0 < "c" 5.0: "b".
-    # So a 1/3, b 1/3, c 1/3, whichever row each candidate comes in.
+    # So a 0.5 / 3 = 1/6, b 1.5 / 3 = 1/2, c 1/3, whichever row each candidate comes in.
     cpm = {"b": [2.0, 3.0, 4.0], "a": [2.0, 3.0, np.nan], "c": [3.0, 1.0, 5.0]}
     for ids in (["b", "a", "c"], ["a", "b", "c"], ["c", "b", "a"]):
         got = uncertainty.p_cheapest(ids, np.array([cpm[i] for i in ids]))
-        assert got == {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, ids
+        assert got == pytest.approx({"a": 1 / 6, "b": 1 / 2, "c": 1 / 3}, rel=1e-12), ids
 
 
 def test_a_draw_without_any_cpm_counts_for_no_candidate() -> None:

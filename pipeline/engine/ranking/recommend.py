@@ -9,9 +9,10 @@ runner-up is the next eligible candidate by the same score.
 
 What would change the choice is solved on the metric steps (`metrics.evaluate`), never read
 off a chart: for each of the inputs that move the two candidates' figures most (the tornado's
-top rows, and the demand), the value of that input's key at which the runner-up's score meets
-the chosen one's, every other input at its mode. A key shared by other eligible candidates
-moves them too: the one chosen at the threshold, when not the runner-up, is named.
+top rows, and the demand), the value of that input's key nearest its current one at which
+another eligible candidate's score falls below the chosen one's, every other input at its
+mode, and who that is: the runner-up, or another candidate a shared key (the demand, a TCO
+profile) moves too.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from pipeline.engine.ranking.pareto import OBJECTIVES
 UNITS = {**INPUTS, **plan.PLAN_INPUTS}
 #: how many of each candidate's top tornado inputs are solved for
 TOP_INPUTS = 3
+#: how many eligible candidates, the best scored after the chosen one, are searched for the
+#: value at which they overtake it: the search's cost grows with them
+RIVALS = 20
 #: the search for a crossing spans the current value / SPAN .. x SPAN (inside the domain)
 SPAN = 100.0
 GRID = 241  # points per search pass; three passes give a relative precision below 1e-6
@@ -195,27 +199,28 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
                          fallbacks: Mapping[str, str | None] | None = None,
                          mixes: Mapping[str, mix.Chosen] | None = None
                          ) -> list[dict[str, Any]]:
-    """For the top inputs of both candidates (and the demand): the key's value at which the
-    runner-up's score equals the chosen one's, or nothing when no value in range does.
-    `table` (the scorecard) gives an objective that is no metric step (the sovereignty
-    level of a weighted rule). Under a plan the figures are the horizon's (plan.horizon,
-    each candidate's gap to its fallback, whose inputs of a shared key move with it), and
-    the demand's growth is solved for too. A mix in `mixes` stands for its parts: their top
-    inputs, at its chosen base size."""
+    """For the top inputs of both candidates (and the demand): the key's value nearest its
+    current one at which another eligible candidate's score falls below the chosen one's, and
+    which candidate that is (the runner-up, or another that moves with the key: a shared TCO
+    profile, the demand), or nothing when no value in range does. The rivals are the RIVALS
+    eligible candidates of `table` best scored after the chosen one (the runner-up alone
+    without a `table`); `table` also gives an objective that is no metric step (the
+    sovereignty level of a weighted rule). Under a plan the figures are the horizon's
+    (plan.horizon, each candidate's gap to its fallback, whose inputs of a shared key move
+    with it), and the demand's growth is solved for too. A mix in `mixes` stands for its
+    parts: their top inputs, at its chosen base size."""
     fallbacks = fallbacks or {}
     mixes = mixes or {}
     # each of the two, or a mix's parts: the candidates whose inputs are searched
-    searched = {cid: [p[0] for p in (mixes[cid].base, mixes[cid].burst)] if cid in mixes
-                else [cid] for cid in (chosen, runner)}
+    searched = [o for cid in (chosen, runner) for o in _parts(cid, mixes)]
     helpers = tuple(f for c in (chosen, runner) if (f := fallbacks.get(c)) is not None
                     and path is not None)
-    pair = inputs.filter(pl.col("id").is_in(
-        [*(o for ids in searched.values() for o in ids), *helpers]))
+    pair = inputs.filter(pl.col("id").is_in([*searched, *helpers]))
     metric = rule.metric
     if metric not in tornado["metric"].unique().to_list():
         metric = "cpm_eur_per_mtok"
     keys: list[str] = []
-    for cid in [o for ids in searched.values() for o in ids]:
+    for cid in searched:
         top = tornado.filter((pl.col("candidate") == cid) & (pl.col("metric") == metric))
         for inp in top.head(TOP_INPUTS)["input"].to_list():
             keys += pair.filter((pl.col("id") == cid) & (pl.col("input") == inp))["key"].to_list()
@@ -223,24 +228,19 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         keys += pair.filter(pl.col("input") == "demand_tokens_per_day")["key"].to_list()[:1]
     if path is not None:
         keys += pair.filter(pl.col("input") == "demand_growth_per_year")["key"].to_list()[:1]
-    points = points_of(point, tuple(dict.fromkeys(
-        [*(o for ids in searched.values() for o in ids), *helpers])), table)
-    for cid in (chosen, runner):
-        if cid in mixes and table is not None:  # its objectives that are no step: its own
-            extra = [c for c, _ in OBJECTIVES.values()
-                     if c not in STEP_BY_NAME and c in table.columns]
-            points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
+    rivals = [runner] if table is None else [
+        c for c in order(table.filter(pl.col("eligible")) if "eligible" in table.columns
+                         else table, rule) if c != chosen][:RIVALS]
+    points = _points((chosen, *rivals), point, table, path, fallbacks, mixes)
     unique = list(dict.fromkeys(keys))
-    wheres = [pair.filter(pl.col("key") == key) for key in unique]
-    thresholds = _solve_all(points, wheres, chosen, runner, rule, scale, path, fallbacks,
-                            mixes)
+    wheres = [inputs.filter(pl.col("key") == key) for key in unique]
+    found = _solve_all(points, wheres, chosen, rivals, rule, scale, path, fallbacks, mixes)
     holding = _holders(inputs)
-    there = _chosen_there(dict(zip(unique, thresholds, strict=True)), chosen, runner, point,
-                          inputs, holding, rule, scale, table, path, fallbacks, mixes)
     out = []
-    for key, where, solved in zip(unique, wheres, thresholds, strict=True):
+    for key, where, solved in zip(unique, wheres, found, strict=True):
         if solved is None:
             continue
+        threshold, winner = solved
         first = where.row(0, named=True)
         current = float(first["mode"])
         unit = UNITS[first["input"]][0]
@@ -248,73 +248,41 @@ def what_would_change_it(chosen: str, runner: str, point: pl.DataFrame, inputs: 
         # a mix moves with its parts' inputs: it shares them
         owners = sorted(holders | {m for m, c in mixes.items()
                                    if {c.base[0], c.burst[0]} & holders})
-        other = there.get(key)  # who is chosen there, when not the runner-up
-        # (the sharing said by naming who moves with it: the text fits one line on the page)
+        # (the sharing said by naming how many move with it: the text fits one line on the
+        # page)
         subject = (f"{owners[0]}'s {first['input']}" if len(owners) == 1 else
-                   f"{first['input']} ({key})" if other is not None else
                    f"{first['input']} ({key}, shared by {len(owners)} candidates)")
-        direction = "falls below" if solved < current else "rises above"
-        when = f"if {subject} {direction} {_figure(solved)} {unit} (now {_figure(current)})"
+        direction = "falls below" if threshold < current else "rises above"
         out.append({
             "key": key, "input": first["input"], "unit": unit, "candidates": owners,
-            "current": current, "threshold": solved, "direction": direction.split()[0],
-            "within_stated_range": bool(first["low"] <= solved <= first["high"]),
-            "text": f"{runner} becomes the choice {when}" if other is None else
-                    f"{runner} ties {when}; {other} is chosen there",
+            "current": current, "threshold": threshold, "direction": direction.split()[0],
+            "within_stated_range": bool(first["low"] <= threshold <= first["high"]),
+            "text": f"{winner} becomes the choice if {subject} {direction} "
+                    f"{_figure(threshold)} {unit} (now {_figure(current)})",
         })
     return out
 
 
-def _chosen_there(thresholds: Mapping[str, float | None], chosen: str, runner: str,
-                  point: pl.DataFrame, inputs: pl.DataFrame, holding: Mapping[str, set[str]],
-                  rule: Rule, scale: Scale,
-                  table: pl.DataFrame | None, path: plan.Path | None,
-                  fallbacks: Mapping[str, str | None] | None,
-                  mixes: Mapping[str, mix.Chosen] | None) -> dict[str, str]:
-    """Key -> the candidate chosen at its threshold when that is not the runner-up: a key
-    shared by other eligible candidates (the demand, a TCO profile's capex) moves their
-    figures too, and one of them may beat both there. Each eligible candidate holding the
-    key (a mix through its parts) is scored with the key at its threshold; one that does not
-    hold it keeps its score, no better than the runner-up's, which meets the chosen one's
-    there. Needs `table` (the eligible candidates); `holding`: `_holders(inputs)`."""
-    fallbacks = fallbacks or {}
-    mixes = mixes or {}
-    if table is None:
-        return {}
-    eligible = set((table.filter(pl.col("eligible")) if "eligible" in table.columns
-                    else table)["id"].to_list())
-    solved = {k: t for k, t in thresholds.items() if t is not None}
-    movers: dict[str, list[str]] = {}
-    for key in solved:
-        holders = holding[key]
-        moved = holders | {m for m, c in mixes.items() if {c.base[0], c.burst[0]} & holders}
-        others = sorted((moved & eligible) - {chosen, runner})
-        if others:
-            movers[key] = [chosen, runner, *others]
-    if not movers:
-        return {}
-    cids = tuple(dict.fromkeys(c for ids in movers.values() for c in ids))
-    plain = [c for c in cids if c not in mixes]
-    parts = [p for c in cids if c in mixes for p in (mixes[c].base[0], mixes[c].burst[0])]
-    helpers = [f for c in [*plain, *parts] if (f := fallbacks.get(c)) is not None
-               and path is not None]
-    points = points_of(point, tuple(dict.fromkeys([*plain, *parts, *helpers])), table)
-    extra = [c for c, _ in OBJECTIVES.values() if c not in STEP_BY_NAME and c in table.columns]
-    for cid in cids:
-        if cid in mixes:  # its objectives that are no step: its own
-            points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
-    keys = list(movers)
-    wheres = {i: inputs.filter(pl.col("key") == key) for i, key in enumerate(keys)}
-    values = {i: np.array([solved[key]]) for i, key in enumerate(keys)}
-    scored = _scores(points, wheres, cids, rule, scale, values, path, fallbacks, mixes)
-    out = {}
-    for i, key in enumerate(keys):
-        at = {c: float(scored[c][i][0]) for c in movers[key]}
-        meet = min(at[chosen], at[runner])  # equal at the threshold, to its precision
-        best = min(movers[key][2:], key=lambda c: (at[c], c))
-        if at[best] < meet - 1e-9 * max(1.0, abs(meet)):
-            out[key] = best
-    return out
+def _parts(cid: str, mixes: Mapping[str, mix.Chosen]) -> list[str]:
+    """The candidates whose inputs move `cid`'s figures: a mix's parts, else itself."""
+    return [mixes[cid].base[0], mixes[cid].burst[0]] if cid in mixes else [cid]
+
+
+def _points(cids: tuple[str, ...], point: pl.DataFrame, table: pl.DataFrame | None,
+            path: plan.Path | None, fallbacks: Mapping[str, str | None],
+            mixes: Mapping[str, mix.Chosen]) -> dict[str, dict[str, Any]]:
+    """`points_of` for the candidates `_scores` scores `cids` from: their parts and, under a
+    plan, their fallbacks; a mix's own entry its objectives that are no step (its level)."""
+    parts = [p for c in cids for p in _parts(c, mixes)]
+    helpers = [f for c in parts if (f := fallbacks.get(c)) is not None and path is not None]
+    points = points_of(point, tuple(dict.fromkeys([*parts, *helpers])), table)
+    if table is not None:
+        extra = [c for c, _ in OBJECTIVES.values()
+                 if c not in STEP_BY_NAME and c in table.columns]
+        for cid in cids:
+            if cid in mixes:
+                points[cid] = table.filter(pl.col("id") == cid).select(extra).row(0, named=True)
+    return points
 
 
 def points_of(point: pl.DataFrame, ids: tuple[str, ...], table: pl.DataFrame | None = None
@@ -363,76 +331,92 @@ def _search_range(where: pl.DataFrame) -> tuple[float, float, float] | None:
 
 
 def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFrame],
-               chosen: str, runner: str, rule: Rule, scale: Scale,
+               chosen: str, rivals: list[str], rule: Rule, scale: Scale,
                path: plan.Path | None = None,
                fallbacks: Mapping[str, str | None] | None = None,
-               mixes: Mapping[str, mix.Chosen] | None = None) -> list[float | None]:
+               mixes: Mapping[str, mix.Chosen] | None = None
+               ) -> list[tuple[float, str] | None]:
     """For each key (set on every (id, input) of its `where`): the value nearest its current
-    one at which score(runner) - score(chosen) changes sign; None when none does within the
-    span. Three passes of GRID points, each narrowing to the interval of the flip nearest the
-    current value, then a linear interpolation inside the last interval; the keys go through
-    each pass together (one evaluation of the metric steps per pass, not one per key and
-    pass: the steps are element by element, so a key's figures do not depend on the
-    others'). `points`: each of the two candidates' inputs at their modes (`points_of`)."""
-    solved: list[float | None] = [None] * len(wheres)
+    one at which some rival's score falls below the chosen one's, with that rival; None when
+    none does within the span. A rival scoring no lower than the chosen one at the current
+    value (an equal twin) is not searched.
+
+    Three passes of GRID points, each narrowing to the interval of a flip nearest the current
+    value, then a linear interpolation inside the last interval. The first pass scores every
+    rival on each key's grid; the next two only the (key, rival) intervals that may hold the
+    key's nearest flip (an interval whose near end is farther than another's far end cannot).
+    Every interval goes through each pass together: one evaluation of the metric steps per
+    candidate and pass (the steps are element by element, so an interval's figures do not
+    depend on the others'). `points`: `_points` of the chosen one and the rivals."""
+    fallbacks, mixes = fallbacks or {}, mixes or {}
     ranges = {i: r for i, where in enumerate(wheres) if (r := _search_range(where)) is not None}
-    bounds = {i: (low, high) for i, (_, low, high) in ranges.items()}
+    setting = [where.select("id", "input").rows() for where in wheres]
+    # an interval searched: (key, the rivals scored on it) -> its (low, high)
+    cells: dict[tuple[int, tuple[str, ...]], tuple[float, float]] = {
+        (i, tuple(rivals)): (low, high) for i, (_, low, high) in ranges.items()}
+    last: dict[tuple[int, str], tuple[float, float, float, float]] = {}
     for pass_ in range(3):
-        grids = {i: np.geomspace(low, high, GRID) for i, (low, high) in bounds.items()}
-        # the first pass also evaluates each key at its current value: a gap there that is
-        # not finite, or zero, has no crossing to speak of
-        values = {i: np.concatenate([[ranges[i][0]], grid]) if pass_ == 0 else grid
-                  for i, grid in grids.items()}
-        gaps = _gaps(points, {i: wheres[i] for i in values}, chosen, runner, rule, scale,
-                     values, path, fallbacks or {}, mixes or {})
-        last = {}
-        for i, grid in grids.items():
-            found = gaps[i]
-            if pass_ == 0:
-                gap0, found = found[0], found[1:]
-                if not math.isfinite(gap0) or gap0 == 0:
-                    continue
-            flips = np.flatnonzero(np.isfinite(found[:-1]) & np.isfinite(found[1:])
-                                   & (np.sign(found[:-1]) != np.sign(found[1:])))
-            if flips.size == 0:
-                continue
-            nearest = flips[np.argmin(np.abs(np.log(grid[flips] / ranges[i][0])))]
-            last[i] = (float(grid[nearest]), float(grid[nearest + 1]),
-                       float(found[nearest]), float(found[nearest + 1]))
-        bounds = {i: (low, high) for i, (low, high, _, _) in last.items()}
-        if not bounds:
+        if not cells:  # no key to search (none with a span), or no flip left
             break
-    for i, (low, high, g_low, g_high) in last.items():
-        solved[i] = float(low + g_low / (g_low - g_high) * (high - low))
+        units = list(cells)
+        grids = {u: np.geomspace(low, high, GRID) for u, (low, high) in cells.items()}
+        # the first pass also evaluates each key at its current value: a rival whose gap
+        # there is not above zero is no rival to overtake
+        values = {n: np.concatenate([[ranges[u[0]][0]], grids[u]]) if pass_ == 0
+                  else grids[u] for n, u in enumerate(units)}
+        scored = _scores(points, {n: setting[u[0]] for n, u in enumerate(units)},
+                         tuple(dict.fromkeys([chosen, *(r for u in units for r in u[1])])),
+                         rule, scale, values, path, fallbacks, mixes,
+                         {n: (chosen, *u[1]) for n, u in enumerate(units)})
+        last = {}
+        for n, (i, among) in enumerate(units):
+            grid = grids[(i, among)]
+            for rival in among:
+                found = scored[rival][n] - scored[chosen][n]
+                if pass_ == 0:
+                    gap0, found = found[0], found[1:]
+                    if not math.isfinite(gap0) or gap0 <= 0:
+                        continue
+                flips = np.flatnonzero(np.isfinite(found[:-1]) & np.isfinite(found[1:])
+                                       & (np.sign(found[:-1]) != np.sign(found[1:])))
+                if flips.size == 0:
+                    continue
+                nearest = flips[np.argmin(np.abs(np.log(grid[flips] / ranges[i][0])))]
+                last[(i, rival)] = (float(grid[nearest]), float(grid[nearest + 1]),
+                                    float(found[nearest]), float(found[nearest + 1]))
+        # per key, the intervals that may hold its nearest flip
+        reach: dict[int, float] = {}
+        for (i, _), (low, high, _, _) in last.items():
+            far = max(abs(math.log(v / ranges[i][0])) for v in (low, high))
+            reach[i] = min(reach.get(i, math.inf), far)
+        last = {u: c for u, c in last.items()
+                if min(abs(math.log(v / ranges[u[0]][0])) for v in c[:2]) <= reach[u[0]]}
+        cells = {(i, (rival,)): (low, high) for (i, rival), (low, high, _, _) in last.items()}
+    solved: list[tuple[float, str] | None] = [None] * len(wheres)
+    for (i, rival), (low, high, g_low, g_high) in sorted(
+            last.items(), key=lambda c: rivals.index(c[0][1])):
+        at = float(low + g_low / (g_low - g_high) * (high - low))
+        before = solved[i]
+        if before is None or (abs(math.log(at / ranges[i][0]))
+                              < abs(math.log(before[0] / ranges[i][0]))):
+            solved[i] = (at, rival)
     return solved
 
 
-def _gaps(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
-          chosen: str, runner: str, rule: Rule, scale: Scale,
-          values: Mapping[int, np.ndarray], path: plan.Path | None = None,
-          fallbacks: Mapping[str, str | None] | None = None,
-          mixes: Mapping[str, mix.Chosen] | None = None) -> dict[int, np.ndarray]:
-    """Per key i: score(runner) - score(chosen) with the key (set on every (id, input) of
-    wheres[i]) at each of values[i], the other inputs at `points` (candidate -> column ->
-    value)."""
-    if not values:
-        return {}
-    scored = _scores(points, wheres, (runner, chosen), rule, scale, values, path, fallbacks,
-                     mixes)
-    return {i: scored[runner][i] - scored[chosen][i] for i in values}
-
-
-def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.DataFrame],
-            cids: tuple[str, ...], rule: Rule, scale: Scale,
+def _scores(points: Mapping[str, Mapping[str, Any]],
+            setting: Mapping[int, list[tuple[str, str]]], cids: tuple[str, ...],
+            rule: Rule, scale: Scale,
             values: Mapping[int, np.ndarray], path: plan.Path | None = None,
             fallbacks: Mapping[str, str | None] | None = None,
-            mixes: Mapping[str, mix.Chosen] | None = None
+            mixes: Mapping[str, mix.Chosen] | None = None,
+            read: Mapping[int, tuple[str, ...]] | None = None
             ) -> dict[str, dict[int, np.ndarray]]:
     """Per candidate of `cids` and key i: its score with the key (set on every (id, input)
-    of wheres[i]) at each of values[i], the other inputs at `points`. The metric steps run
+    of setting[i]) at each of values[i], the other inputs at `points`. The metric steps run
     over numpy arrays (`metrics.evaluate_arrays`, the same formulas as `evaluate`), every
     key's trials side by side: one array per input a key sets, one number per input none
-    does."""
+    does. `read`: per key, the candidates whose scores there are read (the others' are
+    their point's, not computed)."""
     order = list(values)
     trials = np.concatenate([np.asarray(values[i], dtype=float) for i in order])
     ends = np.cumsum([len(values[i]) for i in order])
@@ -440,8 +424,6 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                                                                           strict=True)}
     columns = sorted({OBJECTIVES[o][0] for o in rule.weights})
     steps = [c for c in columns if c in STEP_BY_NAME]
-    # each key's (id, input) pairs, read out of their frames once
-    setting = {i: wheres[i].select("id", "input").rows() for i in order}
     holders = {i: {owner for owner, _ in setting[i]} for i in order}
 
     def tried(cid: str, at: np.ndarray) -> dict[str, Any]:
@@ -469,7 +451,7 @@ def _scores(points: Mapping[str, Mapping[str, Any]], wheres: Mapping[int, pl.Dat
                   else {cid} | ({fallback} if fallback is not None else set()))
         moved = np.zeros(trials.shape, dtype=bool)
         for i in order:
-            if holders[i] & movers:
+            if holders[i] & movers and (read is None or cid in read[i]):
                 moved[span[i]] = True
         at = np.flatnonzero(moved)
         back = np.full(trials.shape, len(at), dtype=np.int64)  # the point: last
