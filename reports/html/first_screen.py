@@ -36,6 +36,7 @@ from reports.scans import scan_sentence
 from schemas.result import (
     CandidateResult,
     CandidateSizing,
+    Change,
     Demand,
     Plan,
     PlanBreakEven,
@@ -183,7 +184,21 @@ def _recommendation(result: Result) -> dict[str, Any] | None:
     return {"candidate": rec.candidate, "label": None if chosen is None else chosen.label,
             "reason": words(rec.reason), "rule": words(rec.rule), "figures": figures,
             "measured": None if chosen is None else measured_text(chosen),
-            "changes": [change_text(w) for w in rec.what_would_change_it]}
+            "changes": [change_text(w) for w in nearest_changes(rec)[:FIRST_SCREEN_CHANGES]],
+            "more_changes": max(0, len(rec.what_would_change_it) - FIRST_SCREEN_CHANGES)}
+
+
+#: the input crossings the first screen lists (the nearest: it keeps the summary table on a
+#: 1280 x 800 screen); the Sensitivity section lists them all
+FIRST_SCREEN_CHANGES = 1
+
+
+def nearest_changes(rec: Recommendation) -> list[Change]:
+    """The recommendation's input crossings, those within the inputs' stated ranges first,
+    then by how far each threshold lies from the input's value (relative)."""
+    def far(c: Change) -> float:
+        return abs(c.threshold - c.current) / abs(c.current) if c.current else float("inf")
+    return sorted(rec.what_would_change_it, key=lambda c: (not c.within_stated_range, far(c)))
 
 
 def _excluded(result: Result) -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ from reports.frames import (
     BREAK_EVEN_HEADERS,
     SIZING_HEADERS,
     Frames,
+    change_text,
     frames_of,
     has_p_frontier,
     shortlist,
@@ -37,8 +38,10 @@ from reports.frames import (
 from reports.freshness import freshness
 from reports.html.diff_report import diff_view
 from reports.html.first_screen import (
+    FIRST_SCREEN_CHANGES,
     demand_text,
     gap_text,
+    nearest_changes,
     node_text,
     paying_text,
     sizing_of,
@@ -129,6 +132,9 @@ def render_html(result: Result, diff: Diff | None = None, *,
                      else "no break-even in the volumes compared"]
                     for b in result.break_even],
         break_even_head=BREAK_EVEN_HEADERS["break_even_tokens_per_day"],
+        changes=[] if result.recommendation is None else [
+            change_text(c) for c in nearest_changes(result.recommendation)],
+        changes_shown=FIRST_SCREEN_CHANGES,
         plan=plan_view(result),
         demand=None if demand is None else demand_text(demand, result.token_basis),
         sizing={"heads": [SIZING_HEADERS[c] for c in sizing.columns], "rows": sizing.rows()}

@@ -363,3 +363,32 @@ def test_a_mix_s_fleet_and_month_on_the_first_screen() -> None:
     assert row and ('<td class="num">5 + burst<small>base + burst</small></td>'
                     '<td class="num">58,549</td>') in row.group(0)
     assert "A mix's fleet is its base's instances plus the burst" in html.unescape(head)
+
+
+def test_the_first_screen_shows_the_nearest_change_and_sensitivity_all(
+        full: dict[str, Any]) -> None:
+    """Three input crossings: the first screen shows one (keeping the summary table on a
+    1280 x 800 screen: tests/reports/test_first_screen.py), the one within its stated range
+    before those outside it, then the nearest; the Sensitivity section lists all three in
+    that order. Relative distances: capex |195,124 - 342,000| / 342,000 = 0.43 (outside),
+    demand |84.4e6 - 500e6| / 500e6 = 0.83 (outside), goodput |3,971.2 - 4,000| / 4,000 =
+    0.007 (within): goodput, capex, demand."""
+    given = full["recommendation"]["what_would_change_it"][0]
+
+    def change(key: str, current: float, threshold: float, within: bool) -> dict[str, Any]:
+        return {**given, "key": key, "current": current, "threshold": threshold,
+                "within_stated_range": within, "text": f"X becomes the choice if {key} moves"}
+
+    result = json.loads(json.dumps(full))
+    result["recommendation"]["what_would_change_it"] = [
+        change("demand", 500e6, 84.4e6, False), change("capex", 342_000.0, 195_124.0, False),
+        change("goodput", 4000.0, 3971.2, True)]
+    page = html.unescape(render_html(typed(result)))
+    chosen = section(page, "recommendation")
+    assert "What would change it (the nearest of 3: every one under Sensitivity)" in (
+        re.sub(r"<[^>]+>", "", chosen))
+    assert "goodput moves" in chosen
+    assert "capex moves" not in chosen and "demand moves" not in chosen
+    listed = section(page, "tornado")
+    at = [listed.index(f"{key} moves") for key in ("goodput", "capex", "demand")]
+    assert at == sorted(at)
