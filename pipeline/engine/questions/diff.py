@@ -114,11 +114,23 @@ def _compose_profile(a: pl.DataFrame | None, b: pl.DataFrame | None, electricity
         [c for c in a.columns if c in prices.columns or c in grids.columns])
 
 
-Columns = list[str] | Callable[[pl.DataFrame], list[str]] | None
+def _profile_rows(group: str) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The zones of the profile frame that have the group's weighted figure, with its columns:
+    a zone whose month gained hourly prices but no hourly intensities has a row with a null
+    intensity, which is no grid figure, so grid intensity has not changed."""
+    def rows(frame: pl.DataFrame) -> pl.DataFrame:
+        columns = _profile_columns(frame, group)
+        return frame.select("zone", *columns).filter(pl.any_horizontal(
+            pl.col(c).is_not_null() for c in columns if c.endswith("_profile")))
+    return rows
+
+
+Columns = list[str] | Callable[[pl.DataFrame], pl.DataFrame] | None
 
 #: The Market fields each market group's figures are in (what `compose` swaps for it), with
-#: the columns compared (None: all; the offers hold two groups' figures, the workload profile
-#: one column set per group). Every other compared field is method/assumptions'.
+#: the columns compared (None: all; the offers hold two groups' figures) or the rows and
+#: columns (the workload profile: one column set per group, and only the zones that have the
+#: group's figure). Every other compared field is method/assumptions'.
 GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
     GPU_PRICE: (("offers", [*OFFER_KEY, "price_original_per_hour", "currency", "gpu",
                             "gpu_count"]),),
@@ -128,12 +140,12 @@ GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
                   # an all-in tariff's network costs and taxes
                   ("tariff_components", ["country", "consumption_band", "year",
                                          "network_eur_per_kwh", "taxes_levies_eur_per_kwh"]),
-                  ("profile", lambda f: ["zone", *_profile_columns(f, ELECTRICITY)])),
+                  ("profile", _profile_rows(ELECTRICITY))),
     GRID: (("intensities", ["zone", "year", "intensity_gco2e_per_kwh",
                             "emission_factor_basis"]),
            # the market-based side of the grid
            ("residual_mixes", ["country", "year", "intensity_gco2e_per_kwh"]),
-           ("profile", lambda f: ["zone", *_profile_columns(f, GRID)])),
+           ("profile", _profile_rows(GRID))),
 }
 
 
@@ -177,8 +189,9 @@ def _same_figure(x: Any, y: Any, columns: Columns) -> bool:
     """Two vintages' figure: frames equal on `columns` (in any row order), anything else
     equal; a frame one vintage lacks is a change."""
     if isinstance(x, pl.DataFrame) and isinstance(y, pl.DataFrame):
-        return _same(x, y, x.columns if columns is None else
-                     columns(x) if callable(columns) else columns)
+        if callable(columns):
+            x, y = columns(x), columns(y)
+        return _same(x, y, columns if isinstance(columns, list) else x.columns)
     if isinstance(x, pl.DataFrame) or isinstance(y, pl.DataFrame):
         return False
     return bool(x == y)
@@ -231,8 +244,46 @@ def _close(x: Any, y: Any) -> bool:
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """`key: old -> new` for each key whose value differs by more than float noise
     (RELATIVE_TOLERANCE), in the order of `old`, then `new`."""
-    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in dict.fromkeys([*old, *new])
-            if not _close(old.get(k), new.get(k))]
+    return [f"{k}: {' -> '.join(_shown(old.get(k), new.get(k)))}"
+            for k in dict.fromkeys([*old, *new]) if not _close(old.get(k), new.get(k))]
+
+
+#: the significant digits an input change is printed with, as the diff's figures are
+_DIGITS = 4
+
+
+def _shown(old: Any, new: Any) -> tuple[str, str]:
+    """An input's old and new value as printed: numbers to _DIGITS significant digits, or as
+    many more as it takes to tell the two apart (300,000 -> 300,000.3), a range element by
+    element, a missing value n/a, anything else as Python writes it."""
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        pairs = [_shown(x, y) for x, y in zip(old, new, strict=True)]
+        return (f"({', '.join(x for x, _ in pairs)})", f"({', '.join(y for _, y in pairs)})")
+    if _number(old) and _number(new):
+        for digits in range(_DIGITS, 18):
+            shown = _rounded(old, digits), _rounded(new, digits)
+            if shown[0] != shown[1]:
+                return shown
+    return _one(old), _one(new)
+
+
+def _one(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, tuple):
+        return f"({', '.join(map(_one, value))})"
+    return _rounded(value, _DIGITS) if _number(value) else repr(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _rounded(value: float, digits: int) -> str:
+    """`value` rounded to `digits` significant digits, thousands separated, no trailing .0
+    (2,800, 0.3, 163.3)."""
+    rounded = float(f"{value:.{digits}g}")
+    return f"{int(rounded):,}" if rounded.is_integer() and abs(rounded) < 1e15 else f"{rounded:,}"
 
 
 def _delta(new: Any, old: Any) -> float | None:
