@@ -18,8 +18,9 @@ declared costs, TCO parameters, any other resolved input, code version), and the
 changed are listed. Derived figures (the TCO's hourly cost, which holds electricity = power x
 PUE x tariff) are not compared: they move with the evidence.
 
-Here: which groups changed (`changed_groups`), the composed markets (`compose`) and the
-attribution of the results computed on them (`attribute`). Reading the markets and the stored
+Here: which groups changed (`changed_groups`), the composed markets (`compose`), the
+attribution of the results computed on them (`attribute`) and the recommendation at A and B
+(`recommendation_change`). Reading the markets and the stored
 scorecard, and computing each composed market's result, is the job's (pipeline/compare.py).
 """
 
@@ -36,7 +37,15 @@ import polars as pl
 from pipeline.engine.resolved import Market
 from schemas.fx import convert_to_eur
 from schemas.outputs import OUTPUTS, RANGED
-from schemas.result import CandidateResult, DiffCandidate, DiffFigures, MetricChange, Result
+from schemas.result import (
+    CandidateResult,
+    DiffCandidate,
+    DiffFigures,
+    DiffRecommendation,
+    MetricChange,
+    Recommendation,
+    Result,
+)
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -349,6 +358,24 @@ def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, Cand
                 id=cid, label=a.label, status="gone in B", a=_figures(a), b=None,
                 change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
     return candidates
+
+
+def recommendation_change(a: Recommendation | None, b: Recommendation | None,
+                          candidates: list[DiffCandidate]) -> DiffRecommendation | None:
+    """The recommendation at A and at B, with the CPM change of the candidate recommended at
+    B (`attribute`'s, or its CPM at B alone when it is new in B); None when A has none (a
+    scorecard stored before recommendations)."""
+    if a is None or b is None:
+        return None
+    chosen = next((c for c in candidates if c.id == b.candidate), None)
+    cpm = None
+    if chosen is not None and chosen.change is not None:
+        cpm = chosen.change["cpm_eur_per_mtok"]
+    elif chosen is not None and chosen.b is not None:
+        cpm = MetricChange(a=None, b=chosen.b.cpm_eur_per_mtok, change=None, relative=None,
+                           by_cause=dict.fromkeys(CAUSES))
+    return DiffRecommendation(a=a.candidate, b=b.candidate, changed=a.candidate != b.candidate,
+                              cpm_eur_per_mtok=cpm)
 
 
 def _clean(value: float) -> float:
