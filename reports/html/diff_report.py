@@ -61,7 +61,7 @@ def recommendation_line(diff: Diff) -> str | None:
     if cpm is None:
         return said
     whose = f"{r.b}'s CPM" if r.changed else "its CPM"
-    if cpm.a is None:
+    if any(c.id == r.b and c.status == "new in B" for c in diff.candidates):
         return f"{said}; {whose} {significant(cpm.b)} EUR/Mtok (new in {diff.vintage_b})"
     change, relative = change_cells(cpm)
     moved = ("unchanged" if change == UNCHANGED else
