@@ -19,6 +19,7 @@ from pipeline.engine.questions.diff import (
     changed_groups,
     coalitions,
     compose,
+    recommendation_change,
 )
 from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute, to_contract
@@ -51,14 +52,16 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
     if market_b is None:
         market_b = read_market(con, vintage_b, proposal.workload)
     groups = changed_groups(market_a, market_b)
-    results = {}
+    contracts = {}
     for taken in coalitions(groups):
         market = compose(market_a, market_b, taken)
-        # point figures only: the fewest Monte Carlo draws the engine accepts
+        # point figures only: the fewest Monte Carlo draws the engine accepts (the
+        # recommendation is chosen on point figures too)
         card = compute(proposal, resolve(proposal, path, market, cache), market,
                        draws=POINT_DRAWS)
-        results[taken] = {c.id: c for c in
-                          to_contract(card, generated_at, code_version).candidates}
+        contracts[taken] = to_contract(card, generated_at, code_version)
+    results = {taken: {c.id: c for c in contract.candidates}
+               for taken, contract in contracts.items()}
     document = (store.stored_scorecard(con, vintage_a, proposal.proposal.name) if use_stored
                 else None)
     stored = None if document is None else Result.model_validate_json(document)
@@ -95,6 +98,7 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
                f"{', '.join(u.source for u in borrowed[vintage_b])}")
         notes.append(f"the market data of {vintage_a} and {vintage_b} are identical for "
                      f"every input group{own}")
+    candidates = attribute(groups, results, stored, code_version)
     return Diff(
         proposal=proposal.proposal.name, vintage_a=vintage_a, vintage_b=vintage_b,
         generated_at=generated_at, code_version=code_version,
@@ -105,7 +109,10 @@ def diff(con: duckdb.DuckDBPyConnection, vintage_a: str, vintage_b: str, proposa
         rows_used={v: {u.source: u.used for u in sources_of(con, v)}
                    for v in dict.fromkeys((vintage_a, vintage_b))},
         causes=list(CAUSES), metrics=list(METRICS), notes=notes,
-        candidates=attribute(groups, results, stored, code_version), partial_months=partial)
+        candidates=candidates, partial_months=partial,
+        recommendation=recommendation_change(
+            (contracts[frozenset()] if stored is None else stored).recommendation,
+            contracts[frozenset(groups)].recommendation, candidates))
 
 
 def partial_month(con: duckdb.DuckDBPyConnection, vintage: str) -> PartialMonth | None:

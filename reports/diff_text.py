@@ -18,6 +18,7 @@ from reports.html.diff_report import (
     events,
     main_causes,
     partial_lines,
+    recommendation_line,
 )
 from reports.page import significant
 from schemas.result import Diff
@@ -36,14 +37,18 @@ class _Console(Console):
 
 
 def print_diff(diff: Diff, console: Console | None = None) -> None:
-    """The diff as a table, then its events and notes. Off a terminal (`scorecard diff >
-    diff.txt`, a pipe) nothing is wrapped: each row and note is one line however long."""
+    """The recommendation at A and B, the diff as a table, then its events and notes. Off a
+    terminal (`scorecard diff > diff.txt`, a pipe) nothing is wrapped: each row and note is
+    one line however long."""
     if console is None:
         console = _Console()
         if not console.is_terminal:
             console = _Console(width=_UNWRAPPED, highlight=False)
     for line in partial_lines(diff):
         console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
+    recommendation = recommendation_line(diff)
+    if recommendation is not None:  # the question the monthly rerun asks, before the detail
+        console.print(Text(recommendation, style="bold"), soft_wrap=True)
     # every cell and the title as Text: names and ids are the proposal's, never markup
     table = Table(title=Text(f"{diff.proposal}: {diff.vintage_a} -> {diff.vintage_b}"))
     table.add_column("id", overflow="fold")

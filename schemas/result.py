@@ -740,6 +740,21 @@ class DiffCandidate(_Closed):
     changed_inputs: list[str]
 
 
+class DiffRecommendation(_Closed):
+    """The recommendation (`Result.recommendation`) at A and at B: is the candidate to pay for
+    still the same, and how the CPM of the one recommended at B moved."""
+
+    #: the candidate recommended at A (null: no candidate was eligible)
+    a: str | None
+    #: the candidate recommended at B (null: no candidate is eligible)
+    b: str | None
+    #: whether B recommends another candidate than A
+    changed: bool
+    #: the CPM change of the candidate recommended at B, its candidate's `change` (null when
+    #: none is recommended; `a`, the change and its causes null when it is new in B)
+    cpm_eur_per_mtok: MetricChange | None
+
+
 class BaselineRun(_Closed):
     """The stored run a diff's A is: the published scorecard of vintage A."""
 
@@ -775,6 +790,8 @@ class Diff(_Closed):
     candidates: list[DiffCandidate]
     #: vintage (A or B) -> how much of its month its own data cover, for a partial month only
     partial_months: dict[str, PartialMonth] = {}
+    #: the recommendation at A and at B (null: A's stored scorecard predates recommendations)
+    recommendation: DiffRecommendation | None = None
 
     def document(self) -> dict[str, Any]:
         """The document as plain data: `pipeline.workspace.dumps` writes it."""

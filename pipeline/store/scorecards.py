@@ -31,7 +31,11 @@ class StoredRun:
     generated_at: str
 
     def describe(self) -> str:
-        where = f" from {self.source}" if self.source else ""
+        source = self.source or ""
+        # a source in parentheses says what the proposal was, not a file: "(bundled example
+        # example_proposal.toml)" goes inside this sentence's parentheses without its own
+        where = (f", {source[1:-1]}" if source.startswith("(") and source.endswith(")")
+                 else f" from {source}" if source else "")
         return (f"the scorecard published for {self.vintage} of {self.proposal!r} (proposal "
                 f"sha256 {self.proposal_sha256[:12]}{where}, generated {self.generated_at})")
 

@@ -46,6 +46,30 @@ def main_causes(change: MetricChange) -> str:
     return "; ".join(parts)
 
 
+def recommendation_line(diff: Diff) -> str | None:
+    """The monthly rerun's question, "do we still buy X?": the candidate recommended at A and
+    at B, and how the CPM of B's moved and why; None when A's scorecard has no
+    recommendation."""
+    r = diff.recommendation
+    if r is None:
+        return None
+    a, b = r.a or "none (no eligible candidate)", r.b or "none (no eligible candidate)"
+    said = (f"Recommendation changed: {a} in {diff.vintage_a} -> {b} in {diff.vintage_b}"
+            if r.changed else
+            f"Recommendation: {b} in {diff.vintage_a} and in {diff.vintage_b}, unchanged")
+    cpm = r.cpm_eur_per_mtok
+    if cpm is None:
+        return said
+    whose = f"{r.b}'s CPM" if r.changed else "its CPM"
+    if any(c.id == r.b and c.status == "new in B" for c in diff.candidates):
+        return f"{said}; {whose} {significant(cpm.b)} EUR/Mtok (new in {diff.vintage_b})"
+    change, relative = change_cells(cpm)
+    moved = ("unchanged" if change == UNCHANGED else
+             f"{change} {relative}: {main_causes(cpm)}")
+    return (f"{said}; {whose} {significant(cpm.a)} -> {significant(cpm.b)} EUR/Mtok "
+            f"({moved})")
+
+
 def partial_lines(diff: Diff) -> list[str]:
     """One warning per partial month (A or B)."""
     return [partial_sentence(vintage, p) for vintage, p in diff.partial_months.items()]
@@ -65,8 +89,9 @@ def events(diff: Diff) -> list[str]:
 
 
 def diff_view(diff: Diff) -> dict[str, Any]:
-    """What reports/templates/diff_section.html prints of a diff document: one row per
-    candidate and metric, the causes in columns, then the rank and frontier changes."""
+    """What reports/templates/diff_section.html prints of a diff document: the
+    recommendation at A and B, one row per candidate and metric, the causes in columns, then
+    the rank and frontier changes."""
     rows: list[dict[str, Any]] = []
     for c in diff.candidates:
         if c.change is None:
@@ -82,6 +107,7 @@ def diff_view(diff: Diff) -> dict[str, Any]:
             "vintage_b": diff.vintage_b, "groups": ", ".join(diff.changed_groups) or "none",
             "heads": ["Candidate", "Metric", "A", "B", "Change", "Change (%)", *diff.causes],
             "rows": rows, "events": events(diff), "notes": diff.notes,
+            "recommendation": recommendation_line(diff),
             "partial": partial_lines(diff)}
 
 

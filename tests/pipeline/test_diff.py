@@ -184,7 +184,7 @@ def test_stored_baseline_separates_evidence_from_electricity(
                     generated_at=STAMP, code_version="test").document()
     assert document["baseline"] == "stored"
     fr = by_id(document)["onprem-fr"]
-    assert fr["changed_inputs"] == ["tokens_per_s: 4000.0 -> 5000.0"]
+    assert fr["changed_inputs"] == ["tokens_per_s: 4,000 -> 5,000"]
     cpm = fr["change"]["cpm_eur_per_mtok"]
     # Evidence: the same hourly cost H over 5000 instead of 4000 tokens/s:
     # H / 18 - H / 14.4 EUR/Mtok (18 = 5000 x 3600 / 1e6 Mtok/h).
@@ -328,7 +328,7 @@ def test_a_changed_power_log_is_evidence(two_vintages: duckdb.DuckDBPyConnection
     document = diff(two_vintages, "2026-09", "2026-11", parse(text), str(PROPOSAL),
                     generated_at=STAMP, code_version="test").document()
     fr = by_id(document)["onprem-fr"]
-    assert fr["changed_inputs"] == ["busy_power_w: 2800.0 -> 4800.0"]
+    assert fr["changed_inputs"] == ["busy_power_w: 2,800 -> 4,800"]
     cpm = fr["change"]["cpm_eur_per_mtok"]
     # At utilisation 1 only the electricity part of the TCO's hourly cost depends on power:
     # power [kW] x PUE 1.3 x tariff [EUR/kWh] / 14.4 Mtok/h (4000 tokens/s x 3600 / 1e6).
@@ -359,7 +359,7 @@ def test_a_changed_tco_parameter_is_method(two_vintages: duckdb.DuckDBPyConnecti
     document = diff(two_vintages, "2026-09", "2026-11", parse(dearer), str(PROPOSAL),
                     generated_at=STAMP, code_version="test").document()
     fr = by_id(document)["onprem-fr"]
-    assert fr["changed_inputs"] == ["capex_eur: 300000.0 -> 360000.0"]
+    assert fr["changed_inputs"] == ["capex_eur: 300,000 -> 360,000"]
     # No cost of capital, no residual: capital per hour = capex / 48 months x 12 / 8760;
     # +60000 EUR -> +60000 / 48 x 12 / 8760 = +1.712329 EUR/h over 14.4 Mtok/h
     # = +0.1189117 EUR/Mtok, all of it method/assumptions; evidence gets none.

@@ -9,18 +9,25 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.engine.questions.diff import RELATIVE_TOLERANCE
+from pipeline.compare import diff
+from pipeline.engine.questions.diff import ELECTRICITY, GRID, RELATIVE_TOLERANCE
+from pipeline.engine.scorecard import compute, to_contract
 from pipeline.ingest.bundled import load_bundled
+from pipeline.inputs import read_market, resolve
+from pipeline.workspace import dumps
+from schemas import proposal as proposal_file
+from schemas.market import ELECTRICITY_PRICES
 from tests.pipeline.test_diff import PROPOSAL, files_with_fr_price
 
 runner = CliRunner()
@@ -121,7 +128,90 @@ def test_float_noise_is_not_an_input_change(december: Path, tmp_path: Path) -> N
         return list(fr["changed_inputs"])
 
     assert changed_inputs(noisy) == []
-    assert changed_inputs(moved) == ["capex_eur: 300000.0 -> 300000.3"]
+    # printed to 4 significant digits, or as many more as tell the two apart
+    assert changed_inputs(moved) == ["capex_eur: 300,000 -> 300,000.3"]
+
+
+def test_an_input_change_prints_its_figures_as_the_diff_does(december: Path,
+                                                             tmp_path: Path) -> None:
+    """Today's proposal declares FR's throughput as 163.26530612244898 tokens/s (8000 / 49,
+    as Python writes it) and its capex as 360000.00000000006 (a sum's float noise): the
+    change reads 4,000 -> 163.3 and 300,000 -> 360,000, as the diff's other figures (4
+    significant digits), not 4000.0 -> 163.26530612244898."""
+    original = PROPOSAL.read_text(encoding="utf-8")
+    stored = runner.invoke(app, ["run", str(PROPOSAL), "--vintage", "2026-11", "--db",
+                                 str(december), "--json", "--publish"])
+    assert stored.exit_code == 0, stored.output
+    today = tmp_path / "today.toml"
+    today.write_text(original.replace("gpus = 300000 }", "gpus = 360000.00000000006 }", 1)
+                     .replace("tokens_per_s = 4000,", "tokens_per_s = 163.26530612244898,", 1),
+                     encoding="utf-8")
+    result = runner.invoke(app, ["diff", "2026-11", "2026-12", str(today), "--db",
+                                 str(december), "--json"])
+    assert result.exit_code == 0, result.output
+    fr = next(c for c in json.loads(result.stdout)["candidates"] if c["id"] == "onprem-fr")
+    assert fr["changed_inputs"] == ["tokens_per_s: 4,000 -> 163.3",
+                                    "capex_eur: 300,000 -> 360,000"]
+    result = runner.invoke(app, ["diff", "2026-11", "2026-12", str(today), "--db",
+                                 str(december)])
+    assert ("onprem-fr: inputs changed: tokens_per_s: 4,000 -> 163.3; capex_eur: 300,000 -> "
+            "360,000") in result.stdout
+
+
+def test_the_bundled_example_s_run_is_named_in_one_pair_of_parentheses(
+        december: Path) -> None:
+    """The bundled example's runs are stored with the source "(bundled example
+    example_proposal.toml)": the note names it inside its own parentheses, not in a second
+    pair ("from (bundled example ...)")."""
+    proposal = proposal_file.parse(PROPOSAL.read_text(encoding="utf-8"), str(PROPOSAL))
+    con = store.connect(december)
+    market = read_market(con, "2026-11")
+    result = to_contract(compute(proposal, resolve(proposal, str(PROPOSAL), market), market),
+                         "2026-12-01T09:00:00+00:00", "test")
+    store.save_scorecard(con, result, "text", dumps(result.document()),
+                         proposal_sha256="ab" * 32,
+                         source="(bundled example example_proposal.toml)")
+    document = diff(con, "2026-11", "2026-12", proposal, str(PROPOSAL),
+                    generated_at="2026-12-02T09:00:00+00:00", code_version="test")
+    note = document.notes[0]
+    assert note.startswith("A is the scorecard published for 2026-11 of 'Diff worked "
+                           "example' (proposal sha256 abababababab, bundled example "
+                           "example_proposal.toml, generated 2026-12-01"), note
+    assert "((" not in note and "))" not in note
+
+
+def test_a_group_changes_only_when_its_own_figures_do(db: Path) -> None:
+    """2026-12 holds the same reference data as 2026-11 plus two days of FR hourly day-ahead
+    prices (no hourly intensities): with a [workload], each vintage's profile frame has a
+    row per zone with sub-daily data, and December's FR row has a price and a null
+    intensity. Only the electricity price changed: grid intensity is not a changed group,
+    and the carbon figures, which only the grid moves, do not change."""
+    con = store.connect(db)
+    load_bundled(con, files_with_fr_price(58), "2026-11")
+    load_bundled(con, files_with_fr_price(58), "2026-12")
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    prices = pl.DataFrame({
+        "vintage": "2026-12", "zone": "FR",
+        "interval_start_utc": [start + timedelta(hours=h) for h in range(48)],
+        "resolution": "hour", "price_eur_per_mwh": 90.0, "price_basis": "day_ahead",
+        "source_url": "https://example.org/hourly", "source_date": date(2026, 12, 3),
+        "licence": "CC BY 4.0"})
+    sha = store.save_snapshot(con, b"hourly", source="test", url="https://example.org/hourly")
+    store.load(con, "test-hourly", "2026-12",
+               [store.Batch(ELECTRICITY_PRICES, prices, sha, "hourly")])
+    flat = "[workload]\nhourly_profile = [" + ", ".join(["1"] * 24) + "]\n\n"
+    text = PROPOSAL.read_text(encoding="utf-8").replace("[tco.node]", flat + "[tco.node]", 1)
+    proposal = proposal_file.parse(text, str(PROPOSAL))
+    assert proposal.workload is not None
+    document = diff(con, "2026-11", "2026-12", proposal, str(PROPOSAL),
+                    generated_at="2026-12-02T09:00:00+00:00", code_version="test",
+                    use_stored=False)
+    assert document.changed_groups == [ELECTRICITY]
+    for c in document.candidates:
+        assert c.change is not None
+        for metric in ("carbon_gco2e_per_mtok", "carbon_market_gco2e_per_mtok"):
+            assert c.change[metric].change == 0.0, (c.id, metric)
+            assert c.change[metric].by_cause[GRID] == 0.0, (c.id, metric)
 
 
 def test_written_to_a_pipe_nothing_is_wrapped(december: Path) -> None:

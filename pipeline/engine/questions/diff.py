@@ -18,8 +18,9 @@ declared costs, TCO parameters, any other resolved input, code version), and the
 changed are listed. Derived figures (the TCO's hourly cost, which holds electricity = power x
 PUE x tariff) are not compared: they move with the evidence.
 
-Here: which groups changed (`changed_groups`), the composed markets (`compose`) and the
-attribution of the results computed on them (`attribute`). Reading the markets and the stored
+Here: which groups changed (`changed_groups`), the composed markets (`compose`), the
+attribution of the results computed on them (`attribute`) and the recommendation at A and B
+(`recommendation_change`). Reading the markets and the stored
 scorecard, and computing each composed market's result, is the job's (pipeline/compare.py).
 """
 
@@ -36,7 +37,15 @@ import polars as pl
 from pipeline.engine.resolved import Market
 from schemas.fx import convert_to_eur
 from schemas.outputs import OUTPUTS, RANGED
-from schemas.result import CandidateResult, DiffCandidate, DiffFigures, MetricChange, Result
+from schemas.result import (
+    CandidateResult,
+    DiffCandidate,
+    DiffFigures,
+    DiffRecommendation,
+    MetricChange,
+    Recommendation,
+    Result,
+)
 
 GPU_PRICE = "GPU price"
 FX = "FX"
@@ -114,11 +123,23 @@ def _compose_profile(a: pl.DataFrame | None, b: pl.DataFrame | None, electricity
         [c for c in a.columns if c in prices.columns or c in grids.columns])
 
 
-Columns = list[str] | Callable[[pl.DataFrame], list[str]] | None
+def _profile_rows(group: str) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The zones of the profile frame that have the group's weighted figure, with its columns:
+    a zone whose month gained hourly prices but no hourly intensities has a row with a null
+    intensity, which is no grid figure, so grid intensity has not changed."""
+    def rows(frame: pl.DataFrame) -> pl.DataFrame:
+        columns = _profile_columns(frame, group)
+        return frame.select("zone", *columns).filter(pl.any_horizontal(
+            pl.col(c).is_not_null() for c in columns if c.endswith("_profile")))
+    return rows
+
+
+Columns = list[str] | Callable[[pl.DataFrame], pl.DataFrame] | None
 
 #: The Market fields each market group's figures are in (what `compose` swaps for it), with
-#: the columns compared (None: all; the offers hold two groups' figures, the workload profile
-#: one column set per group). Every other compared field is method/assumptions'.
+#: the columns compared (None: all; the offers hold two groups' figures) or the rows and
+#: columns (the workload profile: one column set per group, and only the zones that have the
+#: group's figure). Every other compared field is method/assumptions'.
 GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
     GPU_PRICE: (("offers", [*OFFER_KEY, "price_original_per_hour", "currency", "gpu",
                             "gpu_count"]),),
@@ -128,12 +149,12 @@ GROUP_FIELDS: dict[str, tuple[tuple[str, Columns], ...]] = {
                   # an all-in tariff's network costs and taxes
                   ("tariff_components", ["country", "consumption_band", "year",
                                          "network_eur_per_kwh", "taxes_levies_eur_per_kwh"]),
-                  ("profile", lambda f: ["zone", *_profile_columns(f, ELECTRICITY)])),
+                  ("profile", _profile_rows(ELECTRICITY))),
     GRID: (("intensities", ["zone", "year", "intensity_gco2e_per_kwh",
                             "emission_factor_basis"]),
            # the market-based side of the grid
            ("residual_mixes", ["country", "year", "intensity_gco2e_per_kwh"]),
-           ("profile", lambda f: ["zone", *_profile_columns(f, GRID)])),
+           ("profile", _profile_rows(GRID))),
 }
 
 
@@ -177,8 +198,9 @@ def _same_figure(x: Any, y: Any, columns: Columns) -> bool:
     """Two vintages' figure: frames equal on `columns` (in any row order), anything else
     equal; a frame one vintage lacks is a change."""
     if isinstance(x, pl.DataFrame) and isinstance(y, pl.DataFrame):
-        return _same(x, y, x.columns if columns is None else
-                     columns(x) if callable(columns) else columns)
+        if callable(columns):
+            x, y = columns(x), columns(y)
+        return _same(x, y, columns if isinstance(columns, list) else x.columns)
     if isinstance(x, pl.DataFrame) or isinstance(y, pl.DataFrame):
         return False
     return bool(x == y)
@@ -231,8 +253,46 @@ def _close(x: Any, y: Any) -> bool:
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """`key: old -> new` for each key whose value differs by more than float noise
     (RELATIVE_TOLERANCE), in the order of `old`, then `new`."""
-    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in dict.fromkeys([*old, *new])
-            if not _close(old.get(k), new.get(k))]
+    return [f"{k}: {' -> '.join(_shown(old.get(k), new.get(k)))}"
+            for k in dict.fromkeys([*old, *new]) if not _close(old.get(k), new.get(k))]
+
+
+#: the significant digits an input change is printed with, as the diff's figures are
+_DIGITS = 4
+
+
+def _shown(old: Any, new: Any) -> tuple[str, str]:
+    """An input's old and new value as printed: numbers to _DIGITS significant digits, or as
+    many more as it takes to tell the two apart (300,000 -> 300,000.3), a range element by
+    element, a missing value n/a, anything else as Python writes it."""
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        pairs = [_shown(x, y) for x, y in zip(old, new, strict=True)]
+        return (f"({', '.join(x for x, _ in pairs)})", f"({', '.join(y for _, y in pairs)})")
+    if _number(old) and _number(new):
+        for digits in range(_DIGITS, 18):
+            shown = _rounded(old, digits), _rounded(new, digits)
+            if shown[0] != shown[1]:
+                return shown
+    return _one(old), _one(new)
+
+
+def _one(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, tuple):
+        return f"({', '.join(map(_one, value))})"
+    return _rounded(value, _DIGITS) if _number(value) else repr(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _rounded(value: float, digits: int) -> str:
+    """`value` rounded to `digits` significant digits, thousands separated, no trailing .0
+    (2,800, 0.3, 163.3)."""
+    rounded = float(f"{value:.{digits}g}")
+    return f"{int(rounded):,}" if rounded.is_integer() and abs(rounded) < 1e15 else f"{rounded:,}"
 
 
 def _delta(new: Any, old: Any) -> float | None:
@@ -298,6 +358,24 @@ def attribute(groups: list[str], results: Mapping[frozenset[str], dict[str, Cand
                 id=cid, label=a.label, status="gone in B", a=_figures(a), b=None,
                 change=None, rank_change=None, frontier_change=None, changed_inputs=[]))
     return candidates
+
+
+def recommendation_change(a: Recommendation | None, b: Recommendation | None,
+                          candidates: list[DiffCandidate]) -> DiffRecommendation | None:
+    """The recommendation at A and at B, with the CPM change of the candidate recommended at
+    B (`attribute`'s, or its CPM at B alone when it is new in B); None when A has none (a
+    scorecard stored before recommendations)."""
+    if a is None or b is None:
+        return None
+    chosen = next((c for c in candidates if c.id == b.candidate), None)
+    cpm = None
+    if chosen is not None and chosen.change is not None:
+        cpm = chosen.change["cpm_eur_per_mtok"]
+    elif chosen is not None and chosen.b is not None:
+        cpm = MetricChange(a=None, b=chosen.b.cpm_eur_per_mtok, change=None, relative=None,
+                           by_cause=dict.fromkeys(CAUSES))
+    return DiffRecommendation(a=a.candidate, b=b.candidate, changed=a.candidate != b.candidate,
+                              cpm_eur_per_mtok=cpm)
 
 
 def _clean(value: float) -> float:
