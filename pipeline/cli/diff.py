@@ -29,9 +29,10 @@ def diff(
         "--recompute", help="Compare with vintage A recomputed today, not with the scorecard "
                             "stored for A (market changes only).")] = False,
 ) -> None:
-    """Per candidate, the change in CPM, electricity cost and carbon between two vintages,
-    split between GPU price, FX, electricity price, grid intensity, evidence and
-    method/assumptions; rank and frontier changes."""
+    """The recommendation in each vintage (the same, or A's -> B's) and, per candidate, the
+    change in CPM, electricity cost and carbon between them, split between GPU price, FX,
+    electricity price, grid intensity, evidence and method/assumptions; rank and frontier
+    changes."""
     from pipeline.run import compare
     from pipeline.workspace import UserError, dumps
 
