@@ -237,10 +237,14 @@ NOT_CHECKED = "not checked"
 _FILES_OF = {"throughput": "tokens_per_s_source", "power": "power_source"}
 
 
+#: the buyer's declarations every candidate shares: the demand (volume and margins) and the
+#: workload's hours (an elastic floor's hour-by-hour billing reads them), not a candidate's own
+SHARED_KEYS = ("demand.", "workload.")
+
+
 def own_inputs(c: CandidateResult) -> list[dict[str, Any]]:
-    """A candidate's own inputs (`input_rows`) but the demand's (the buyer's volume and
-    margins, the same for every candidate)."""
-    return [r for r in input_rows(c) if not r["column"].startswith("demand.")]
+    """A candidate's own inputs (`input_rows`) but the buyer's shared ones (SHARED_KEYS)."""
+    return [r for r in input_rows(c) if not r["column"].startswith(SHARED_KEYS)]
 
 
 def _declaration(key: str) -> str | None:

@@ -136,9 +136,11 @@ def compute(proposal: Proposal, resolved: Resolved, mkt: Market, draws: int | No
     sized = sizing.sizing(first_month.join(table.select("id", "eligible"), on="id",
                                            how="left", maintain_order="left")
                           ) if proposal.demand else None
-    even = sizing.break_even(point_inputs, on_prem,
-                             cloud["id"][0] if cloud.height else None,
-                             cloud["cpm_eur_per_mtok"][0] if cloud.height else None)
+    # the curve is the [demand] month's fleet at other volumes: against the cloud's figure
+    # of the same month (under a plan the scorecard's CPM is the horizon's)
+    versus = cloud["id"][0] if cloud.height else None
+    even = sizing.break_even(point_inputs, on_prem, versus, None if versus is None else (
+        first_month.filter(pl.col("id") == versus)["cpm_eur_per_mtok"][0]))
     tornado = uncertainty.tornado(resolved.static.filter(pl.col("id").is_in(short_ids)),
                                   short_inputs, path=path, fallbacks=fallbacks,
                                   everyone=(resolved.static, resolved.inputs))

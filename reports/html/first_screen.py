@@ -195,9 +195,11 @@ FIRST_SCREEN_CHANGES = 1
 
 def nearest_changes(rec: Recommendation) -> list[Change]:
     """The recommendation's input crossings, those within the inputs' stated ranges first,
-    then by how far each threshold lies from the input's value (relative)."""
+    then by how far each threshold lies from the input's value as the engine measures it
+    (|log(threshold / value)|: halving and doubling are as far)."""
     def far(c: Change) -> float:
-        return abs(c.threshold - c.current) / abs(c.current) if c.current else float("inf")
+        ratio = c.threshold / c.current if c.current else 0.0
+        return abs(math.log(ratio)) if ratio > 0 else math.inf
     return sorted(rec.what_would_change_it, key=lambda c: (not c.within_stated_range, far(c)))
 
 

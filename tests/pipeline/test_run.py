@@ -266,3 +266,31 @@ def test_what_would_change_it_speaks_of_the_demand_without_the_mix(db: Path,
             "tokens_per_day = 500_000_000", f"tokens_per_day = {tokens}", 1).replace(
             "draws = 10_000", "draws = 500"), encoding="utf-8")
         assert run_json(db, str(moved))["recommendation"]["candidate"] == chosen, tokens
+
+
+def test_under_a_plan_the_break_even_compares_the_same_month(db: Path, tmp_path: Path) -> None:
+    """The break-even's curve is the [demand] month's fleet at other volumes, so the cloud it
+    is compared with is taken at that month too, not at its horizon CPM (the scorecard's
+    under a plan). The example with OVHcloud provisioned (no elastic floor): a rented fleet
+    sized for a growing demand costs another CPM over the horizon than in its first month,
+    and the cheapest cloud's two figures differ."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for line in ('capacity = "elastic"       # billed per busy instance-hour, assuming '
+                 "OVHcloud has them when asked\n",
+                 "min_instances = 2          # always held, busy or not\n"):
+        assert text.count(line) == 1
+        text = text.replace(line, "")
+    path = tmp_path / "provisioned.toml"
+    path.write_text(text, encoding="utf-8")
+    doc = run_json(db, str(path))
+    by_id = {c["id"]: c for c in doc["candidates"]}
+    for even in doc["break_even"]:
+        cloud = by_id[even["versus"]]
+        first = cloud["detail"]["first_month_cpm_eur_per_mtok"]
+        assert cloud["cpm_eur_per_mtok"] != pytest.approx(first, rel=1e-3)  # they differ
+        assert even["versus_cpm_eur_per_mtok"] == pytest.approx(first, rel=1e-12)
+        # and the own candidate's curve passes through its own first month at the demand
+        own = by_id[even["candidate"]]["detail"]["first_month_cpm_eur_per_mtok"]
+        [at_demand] = [p for p in even["curve"]
+                       if p["tokens_per_day"] == doc["demand"]["tokens_per_day"]]
+        assert at_demand["cpm_eur_per_mtok"] == pytest.approx(own, rel=1e-12)

@@ -101,3 +101,17 @@ def test_a_result_stored_before_the_checks_still_reads(tmp_path: Path, db: Path)
     assert old.candidates[0].evidence_checks == []
     rows = {r["input"]: r for r in evidence_frame(old).iter_rows(named=True)}
     assert rows["tokens_per_s"]["checks"] == "identity: not checked"
+
+
+def test_the_workload_s_hours_are_not_a_candidate_s_own_inputs() -> None:
+    """OVHcloud in the bundled example is elastic with a floor of 2 instances, so its billing
+    reads the [workload] profile's 24 hour ratios (`workload.hourly_profile`); like the
+    demand, they are the buyer's, shared by every candidate: its evidence line counts its 10
+    own inputs (price, goodput, power, PUE, zone figures ...), not 34."""
+    example = Result.model_validate_json(
+        (FIXTURES / "reports" / "example_scorecard.json").read_text(encoding="utf-8"))
+    ovh = next(c for c in example.candidates if c.id == "ovhcloud-h100x4-fp8")
+    assert sum(i.input.startswith("hour_") for i in ovh.inputs) == 24
+    assert measured_text(ovh).startswith("0 of 10 inputs of ovhcloud-h100x4-fp8 are measured")
+    table = evidence_frame(example).filter(id="ovhcloud-h100x4-fp8")
+    assert table.height == 10

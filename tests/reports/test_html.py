@@ -370,9 +370,11 @@ def test_the_first_screen_shows_the_nearest_change_and_sensitivity_all(
     """Three input crossings: the first screen shows one (keeping the summary table on a
     1280 x 800 screen: tests/reports/test_first_screen.py), the one within its stated range
     before those outside it, then the nearest; the Sensitivity section lists all three in
-    that order. Relative distances: capex |195,124 - 342,000| / 342,000 = 0.43 (outside),
-    demand |84.4e6 - 500e6| / 500e6 = 0.83 (outside), goodput |3,971.2 - 4,000| / 4,000 =
-    0.007 (within): goodput, capex, demand."""
+    that order. Distances as the engine measures them, |ln(threshold / value)|: capex
+    |ln(195,124 / 342,000)| = 0.561 (outside), demand |ln(84.4e6 / 500e6)| = 1.779
+    (outside), a goodput rise 4,000 -> 6,379 |ln(1.595)| = 0.467 (outside), a goodput fall
+    4,000 -> 3,971.2 = 0.0072 (within): goodput fall, goodput rise, capex, demand (a fall of
+    43 % is farther than a rise of 59 %)."""
     given = full["recommendation"]["what_would_change_it"][0]
 
     def change(key: str, current: float, threshold: float, within: bool) -> dict[str, Any]:
@@ -382,13 +384,13 @@ def test_the_first_screen_shows_the_nearest_change_and_sensitivity_all(
     result = json.loads(json.dumps(full))
     result["recommendation"]["what_would_change_it"] = [
         change("demand", 500e6, 84.4e6, False), change("capex", 342_000.0, 195_124.0, False),
-        change("goodput", 4000.0, 3971.2, True)]
+        change("rise", 4000.0, 6379.0, False), change("fall", 4000.0, 3971.2, True)]
     page = html.unescape(render_html(typed(result)))
     chosen = section(page, "recommendation")
-    assert "What would change it (the nearest of 3: every one under Sensitivity)" in (
+    assert "What would change it (the nearest of 4: every one under Sensitivity)" in (
         re.sub(r"<[^>]+>", "", chosen))
-    assert "goodput moves" in chosen
-    assert "capex moves" not in chosen and "demand moves" not in chosen
+    assert "fall moves" in chosen
+    assert all(f"{key} moves" not in chosen for key in ("rise", "capex", "demand"))
     listed = section(page, "tornado")
-    at = [listed.index(f"{key} moves") for key in ("goodput", "capex", "demand")]
+    at = [listed.index(f"{key} moves") for key in ("fall", "rise", "capex", "demand")]
     assert at == sorted(at)

@@ -137,8 +137,10 @@ def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
     (basis "sized": the curve passes through the scorecard's CPM at the demand). Such a curve
     is a saw: an added instance raises the CPM, which then falls as the volume fills it. The
     crossing is found on a finer grid of volumes with, between two of them where the fleet
-    grows, the volume just past each added instance (located by bisection on the steps'
-    `instances`), so no tooth's top is missed. Without a demand, one instance swept over its
+    grows, the volume just past the first instance added there (located by bisection on the
+    steps' `instances`): a tooth's top is not missed between two volumes; where one step adds
+    several instances (fleets past some 56 instances), the later, lower tops are, which moves
+    the crossing by less than one step. Without a demand, one instance swept over its
     utilisation (basis "one_instance")."""
     if not on_prem or cloud_id is None or cloud_cpm is None:
         return []
@@ -198,7 +200,8 @@ def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: floa
     cpm = grid["cpm_eur_per_mtok"].to_numpy().reshape(n, fine)
     volume = grid["demand_tokens_per_day"].to_numpy().reshape(n, fine)
     ids = own["id"].to_list()
-    shown = np.arange(0, fine, 10)  # the curve: every tenth fine volume (DEMAND_MULTIPLES)
+    # the curve: CURVE_POINTS of the fine volumes, evenly spaced (every tenth)
+    shown = np.linspace(0, fine - 1, CURVE_POINTS).round().astype(int)
     result = []
     for cid in on_prem:
         i = ids.index(cid)
