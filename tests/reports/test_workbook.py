@@ -575,3 +575,24 @@ def test_the_recommendation_s_cost_moves_with_the_inputs(
         2 * engine["cpm_eur_per_mtok"], rel=1e-9)
     assert book.computed("Recommendation", monthly_cell, solution) == pytest.approx(
         2 * book.computed("Recommendation", monthly_cell), rel=1e-9)
+
+
+def test_an_elastic_floor_billed_hour_by_hour_computes_in_the_workbook(
+        tmp_path: Path) -> None:
+    """OVHcloud's floor raised from 2 to 3 instances in the example (without its plan), so
+    `billed_instances` reads the 24 hour ratios on the Inputs sheet: busy 500e6 / 86,400 /
+    1,500 = 3.858 instances on the day's mean; the profile's 18 quiet hours (weight 1 of a
+    mean of 1.5) keep 3.858 x 2/3 = 2.572 busy, below the floor, so they bill 3; the 6
+    evening hours (weight 3) 7.716: (18 x 3 + 6 x 7.716) / 24 = 4.179 (was max(3.858, 3)).
+    The `formulas` engine computes every step of every row as the engine did (at the
+    example's floor of 2 no hour binds, so the hour terms were all 0 there)."""
+    text = PROPOSAL.read_text("utf-8")
+    start = text.index("[horizon]")
+    text = text[:start] + text[text.index("\n\n", start) + 2:]
+    floor = "min_instances = 2          # always held, busy or not"
+    assert text.count(floor) == 1
+    result, book = scored(text.replace(floor, "min_instances = 3"), tmp_path)
+    ovh = next(c for c in result["candidates"] if c["id"] == "ovhcloud-h100x4-fp8")
+    assert ovh["detail"]["billed_instances"] == pytest.approx(4.179, abs=1e-3)
+    assert check_every_step(book, result) == 10 * 33
+    no_errors_and_formulas_only_on_the_scorecard(book)
