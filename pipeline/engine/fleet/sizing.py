@@ -123,8 +123,8 @@ def _with_payback(evaluated: pl.DataFrame) -> pl.DataFrame:
 #: hundredth to ten times the demand (the demand itself, k = 0, among them) in steps of 1.8 %;
 #: the curve shows every tenth (CURVE_POINTS of them), the crossing is found on all
 FINE_MULTIPLES = 10.0 ** (np.arange(-260, 131) / 130.0)
-#: bisection steps locating each added instance between two of FINE_MULTIPLES (1.8 % / 2^30)
-EDGE_STEPS = 30
+#: bisection steps locating each added instance between two of FINE_MULTIPLES (1.8 % / 2^20)
+EDGE_STEPS = 20
 
 
 def break_even(point: pl.DataFrame, on_prem: list[str], cloud_id: str | None,
@@ -188,16 +188,23 @@ def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: floa
     at = np.repeat(np.arange(n), fine)
     grid = _scaled(own, at, np.tile(FINE_MULTIPLES, n))
     instances = grid["instances"].to_numpy().reshape(n, fine)
+    cpm = grid["cpm_eur_per_mtok"].to_numpy().reshape(n, fine)
     # between two fine volumes where the fleet grows: bisect to the volume just past the
-    # instance added (the tooth's top), the multiples of each pair narrowed together
-    rows, cols = np.nonzero(np.diff(instances, axis=1) > 0)
+    # instance added (the tooth's top), the multiples of each pair narrowed together; only
+    # past each curve's last fine volume above the cloud's CPM (a top before it cannot be the
+    # last above) and on a curve that ends at or below it (else there is no crossing)
+    last_above = np.array([np.flatnonzero(row > cloud_cpm)[-1] if (row > cloud_cpm).any()
+                           else -1 for row in cpm])
+    ends_below = ~np.isnan(cpm).any(axis=1) & (cpm[:, -1] <= cloud_cpm)
+    grows = (np.diff(instances, axis=1) > 0) & ends_below[:, None] & (
+        np.arange(fine - 1)[None, :] >= last_above[:, None])
+    rows, cols = np.nonzero(grows)
     low, high = FINE_MULTIPLES[cols], FINE_MULTIPLES[cols + 1]
     for _ in range(EDGE_STEPS if len(rows) else 0):
         mid = np.sqrt(low * high)
         grown = _scaled(own, rows, mid)["instances"].to_numpy() > instances[rows, cols]
         high, low = np.where(grown, mid, high), np.where(grown, low, mid)
     tops = _scaled(own, rows, high) if len(rows) else None
-    cpm = grid["cpm_eur_per_mtok"].to_numpy().reshape(n, fine)
     volume = grid["demand_tokens_per_day"].to_numpy().reshape(n, fine)
     ids = own["id"].to_list()
     # the curve: CURVE_POINTS of the fine volumes, evenly spaced (every tenth)
