@@ -9,7 +9,7 @@ accelerator, every provider and region, a roofline estimate for the goodput. Tim
 warm store (--db in a temporary folder, loaded once before timing), each a separate process:
 the example alone (the baseline) and the example with the scan, as `scorecard run --json`
 (engine and store) and as a full `scorecard run` (every output file). Also timed in-process:
-the expansion alone (`pipeline.inputs.scan.expand` on the market read once). Prints the
+the expansion alone (`pipeline.inputs.market.scan.expand` on the market read once). Prints the
 scan's counts, the median wall times, peak RSS (`/usr/bin/time -f %M`), the ratio to the
 example alone measured in the same run, and `uptime` before and after.
 """
@@ -56,7 +56,7 @@ def expansion_seconds(file: Path, db: Path, runs: int) -> tuple[float, dict[str,
     and the scan's counts."""
     from pipeline import store
     from pipeline.inputs import read_market
-    from pipeline.inputs.scan import expand
+    from pipeline.inputs.market.scan import expand
     from schemas.proposal import parse
 
     proposal = parse(file.read_text(encoding="utf-8"), str(file))

@@ -1424,7 +1424,8 @@ class Proposal(_Strict):
     #: evidence paths may leave the proposal's folder (kept out of the proposal's identity)
     allow_outside: bool = Field(default=False, exclude=True)
     candidates: list[Candidate] = Field(default_factory=list)
-    #: every offer of the vintage that fits, as generated candidates (pipeline/inputs/scan.py)
+    #: every offer of the vintage that fits, as generated candidates
+    #: (pipeline/inputs/market/scan.py)
     scan: list[Scan] = Field(default_factory=list)
     #: the [[candidates]] entries that are mixes (written there; kept apart by the parser)
     mixes: list[MixCandidate] = Field(default_factory=list)

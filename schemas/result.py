@@ -528,7 +528,7 @@ class ScanLeftOut(_Closed):
 
 
 class ScanSummary(_Closed):
-    """One `[[scan]]` of the proposal (pipeline/inputs/scan.py): the offers of the vintage it
+    """One `[[scan]]` of the proposal (pipeline/inputs/market/scan.py): the offers of the vintage it
     considered, those that fit the model in memory, those its filters kept, the candidates
     generated from them (one per kept offer and fitting precision) and how many of those the
     policy left eligible."""

@@ -1,7 +1,7 @@
 """`scorecard estimate`: the roofline capacity model (pipeline/engine/roofline/) from the command
 line. The options are declared here; resolving them into inputs (flags, `--from-toml`, the
 bundled reference tables, stated defaults, a measured sweep) and the calibration are
-pipeline/inputs/estimate.py, the report pipeline/engine/roofline/report.py.
+pipeline/inputs/evidence/estimate.py, the report pipeline/engine/roofline/report.py.
 pipeline/cli/__init__.py registers the command with `app.command("estimate")(estimate)`. The
 engine is imported inside the command so `scorecard --help` stays fast.
 """
@@ -19,7 +19,7 @@ class PrecisionChoice(StrEnum):
 
 
 # The --help text of each option ("": none). An option's name is its TOML key and its flag is
-# the name with dashes (`bandwidth_gbs`, `--bandwidth-gbs`), as pipeline/inputs/estimate.py
+# the name with dashes (`bandwidth_gbs`, `--bandwidth-gbs`), as pipeline/inputs/evidence/estimate.py
 # reads them.
 HELP: dict[str, str] = {
     "model": "Model id from sources/reference/models.csv (fills the architecture flags).",
@@ -194,7 +194,7 @@ def estimate(
         render_json,
         render_text,
     )
-    from pipeline.inputs.estimate import resolve
+    from pipeline.inputs.evidence.estimate import resolve
 
     try:
         data = estimate_report(*resolve(options, from_toml, models_csv, hardware_csv))

@@ -88,7 +88,7 @@ class Resolved:
     inputs: pl.DataFrame  # one row per (candidate, numeric input): key, low, mode, high, ...
     sources: list[dict[str, Any]]
     #: per [[scan]] of the proposal: its counts, generated ids and offers left out
-    #: (pipeline/inputs/scan.py)
+    #: (pipeline/inputs/market/scan.py)
     scans: list[dict[str, Any]] = field(default_factory=list)
 
 

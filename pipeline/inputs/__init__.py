@@ -11,18 +11,19 @@ TCO profile. Every numeric input is a row (low, mode, high) keyed by where it wa
 inputs stated once (a shared TCO profile, [defaults].pue, a zone's price) share their Monte
 Carlo draws across candidates. A figure that cannot be found is null, with a note saying why.
 
-One module per input besides the evidence ones: `cost`, `zone_inputs` (the zone's electricity
-price and grid intensity), `embodied`, `currency` (declared amounts in other currencies);
-`assembly` runs them for each candidate on a `draft` (its row, inputs and notes so far);
-`models` says when a candidate's model is not in the market's models table;
-`records` collects the input rows and sources, `ranges` the arithmetic on declared numbers and
-ranges, `plausibility` the bounds a declared figure is checked against, `market` reads the
-vintage's market. `estimate` resolves the options of `scorecard estimate` (flags, TOML, the
-reference tables, a measured sweep) into the roofline's inputs.
+Its stages, each in a room of its own: `market/` (the vintage's market read once, a
+candidate's cost, its zone's electricity and grid, other currencies, `[[scan]]`s expanded into
+candidates), `evidence/` (what a candidate's figures rest on: its goodput, power and quality
+from the user's files or estimates, an API's latency, the identity and plausibility checks, and
+`estimate`, the options of `scorecard estimate` resolved into the roofline's inputs) and
+`reference/` (the cited tables: embodied emissions, the models table, the regulatory rules).
+Here, the machinery every stage shares: `assembly` runs them for each candidate on a `draft`
+(its row, inputs and notes so far), `records` collects the input rows and sources, `ranges`
+does the arithmetic on declared numbers and ranges.
 """
 
 from pipeline.inputs.assembly import resolve
-from pipeline.inputs.market import read_market
-from pipeline.inputs.models import model_warnings
+from pipeline.inputs.market.read import read_market
+from pipeline.inputs.reference.models import model_warnings
 
 __all__ = ["model_warnings", "read_market", "resolve"]

@@ -1,6 +1,6 @@
 """What the store knows about the market as of a vintage: offers, zone prices, intensities,
 reference tables, provider facts, each as a frame. Each answer keeps the source of the figure
-it returns. `pipeline.inputs.market` reads them into the run's `Market`.
+it returns. `pipeline.inputs.market.read` reads them into the run's `Market`.
 
 A vintage V sees every row loaded for a vintage <= V; for each item the freshest row wins
 (latest vintage, then latest interval). So a month with no fresh ingestion still resolves,

@@ -28,7 +28,7 @@ from pipeline.engine.resolved import Market
 from pipeline.engine.scorecard import compute
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import resolve
-from pipeline.inputs.market import read_market
+from pipeline.inputs.market.read import read_market
 from schemas.proposal import ProposalError, parse
 from schemas.table import ValidationFailed
 from sources import bundled

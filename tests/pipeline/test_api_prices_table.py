@@ -14,7 +14,7 @@ from pipeline import store
 from pipeline.engine.resolved import Market
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs.assembly import resolve
-from pipeline.inputs.market import read_market
+from pipeline.inputs.market.read import read_market
 from schemas.proposal import ProposalError, parse
 from schemas.table import ValidationFailed
 from sources import bundled

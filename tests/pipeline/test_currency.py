@@ -9,7 +9,7 @@ from proposals import candidate, proposal
 
 from pipeline.engine.resolved import Market
 from pipeline.inputs import resolve
-from pipeline.inputs.currency import vintage_end
+from pipeline.inputs.market.currency import vintage_end
 from schemas.proposal import ForeignMoney, ProposalError, parse
 
 # The bundled vintage is 2026-10; the latest bundled USD rate on or before 2026-10-31 is the

@@ -203,7 +203,7 @@ def test_calibration_flags():
 
 def test_the_report_is_built_without_the_cli():
     from pipeline.engine.roofline.report import estimate_report, render_json
-    from pipeline.inputs.estimate import resolve
+    from pipeline.inputs.evidence.estimate import resolve
 
     # options keyed by TOML key, as the command passes them (its float flags as floats)
     options = {"params": 8e9, "layers": 32, "q_heads": 32, "kv_heads": 8, "head_dim": 128,
@@ -220,7 +220,7 @@ def test_importing_the_command_does_not_import_polars():
 
 
 def test_every_bundled_gpu_can_be_looked_up():
-    from pipeline.inputs.estimate import lookup_gpu
+    from pipeline.inputs.evidence.estimate import lookup_gpu
     from sources import bundled
 
     text = bundled.read("hardware.csv").content.decode("utf-8")

@@ -22,7 +22,7 @@ from pipeline.engine.questions.explain import explain, render
 from pipeline.engine.scorecard import compute, figures
 from pipeline.ingest.bundled import load_bundled
 from pipeline.inputs import resolve
-from pipeline.inputs.market import read_market
+from pipeline.inputs.market.read import read_market
 from schemas.proposal import parse
 from schemas.table import ValidationFailed
 from sources import bundled

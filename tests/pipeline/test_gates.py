@@ -266,7 +266,7 @@ def test_the_eu_reporting_duty_by_it_power(market: Market) -> None:
     from datetime import date
 
     from pipeline.engine.ranking import gates
-    from pipeline.inputs.regulation import rules
+    from pipeline.inputs.reference.regulation import rules
 
     def outcome(**site: object) -> tuple[str, str]:
         [o] = gates.evaluate("on_prem", "ES", gates.SiteFacts(**site),  # type: ignore[arg-type]

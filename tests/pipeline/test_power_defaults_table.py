@@ -12,7 +12,7 @@ from bundled_files import changed
 
 from pipeline import store
 from pipeline.ingest.bundled import load_bundled
-from pipeline.inputs.market import read_market
+from pipeline.inputs.market.read import read_market
 from schemas.table import ValidationFailed
 from sources import bundled
 

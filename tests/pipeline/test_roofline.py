@@ -25,7 +25,7 @@ from pipeline.engine.roofline import (
     roofline,
     with_reference_inputs,
 )
-from pipeline.inputs.estimate import read_reference, reference_file
+from pipeline.inputs.evidence.estimate import read_reference, reference_file
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.market import HARDWARE
 from schemas.table import ValidationFailed

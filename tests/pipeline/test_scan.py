@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.engine.resolved import Market
-from pipeline.inputs.scan import expand
+from pipeline.inputs.market.scan import expand
 from schemas.proposal import ProposalError, parse
 from tests.proposals import candidate, proposal
 

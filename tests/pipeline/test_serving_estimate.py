@@ -195,7 +195,7 @@ def test_an_uncalibrated_estimate_takes_the_datasheet_error(tmp_path: Path, db: 
     text = _a40("c8", 8).replace(f", {CALIBRATION}", "")
     (c,) = _run(tmp_path, db, text, slo="ttft_ms = 10000\n").values()
     from pipeline.engine.roofline import validation as v
-    from pipeline.inputs.estimate import validation_rows
+    from pipeline.inputs.evidence.estimate import validation_rows
     _, mode, _ = v.basis_range(validation_rows(), v.PEAK)
     # the model on the A40's peaks at C = 8 (in the source), x the median measured / predicted
     # ratio of the datasheet predictions (0.64): the point goodput

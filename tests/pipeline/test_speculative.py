@@ -16,7 +16,7 @@ from pipeline.cli import app
 from pipeline.engine.roofline import RooflineInputs, estimate
 from pipeline.engine.roofline.reference import with_model
 from pipeline.engine.roofline.serving import draft_step_ms, speculative
-from pipeline.inputs.estimate import lookup_model, resolve
+from pipeline.inputs.evidence.estimate import lookup_model, resolve
 
 runner = CliRunner()
 

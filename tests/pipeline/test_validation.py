@@ -11,7 +11,7 @@ import pytest
 from samples import sample
 
 from pipeline.engine.roofline import validation as v
-from pipeline.inputs.estimate import serving_error, validation_rows
+from pipeline.inputs.evidence.estimate import serving_error, validation_rows
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "roofline.md"
 

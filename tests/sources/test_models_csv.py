@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.inputs.estimate import read_reference, reference_file
+from pipeline.inputs.evidence.estimate import read_reference, reference_file
 from schemas.architecture import MODEL_ARCHITECTURES
 from schemas.table import ValidationFailed
 

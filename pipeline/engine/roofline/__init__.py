@@ -45,7 +45,7 @@ and sweep, prefix caching, disaggregated prefill's KV transfer, speculative deco
 kv.py (the paged KV cache against a naive one, the preemption onset, the p95 request rule),
 validation.py (the serving model against measured runs: errors, MAPE, the goodput range) and
 report.py (`scorecard estimate`'s JSON object and text table; its flags, TOML and
-reference files are resolved into inputs by pipeline/inputs/estimate.py).
+reference files are resolved into inputs by pipeline/inputs/evidence/estimate.py).
 """
 
 from pipeline.engine.roofline.calibration import (

@@ -1,7 +1,7 @@
 """The roofline's reference defaults and reference rows: the weight bytes and compute column of
 each precision, the default KV-cache bytes and reserve, and which model and GPU columns feed
-which input (core__model_architectures and core__hardware rows, which pipeline/inputs/estimate.py
-reads from the bundled tables for `scorecard estimate`).
+which input (core__model_architectures and core__hardware rows, which
+pipeline/inputs/evidence/estimate.py reads from the bundled tables for `scorecard estimate`).
 
 Each default formula is written once and serves both the frame path (`with_reference_inputs`,
 polars expressions) and the scalar one (`scorecard estimate`, plain numbers).

@@ -1,7 +1,7 @@
 """What `scorecard estimate` prints: the `--json` object (every roofline output at the top
 level, DESIGN section 9, then the inputs, assumptions, sources and calibration) and the text
 table, built from the inputs and context the options resolved into
-(pipeline/inputs/estimate.py).
+(pipeline/inputs/evidence/estimate.py).
 """
 
 from __future__ import annotations

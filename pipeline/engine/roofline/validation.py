@@ -13,7 +13,7 @@ observed spread is what the Monte Carlo draws, and its p5-p95 holds the validati
 the others).
 
 Nothing here reads a file: the model and GPU reference rows are passed in
-(pipeline/inputs/estimate.py reads them). Each measured run names its source.
+(pipeline/inputs/evidence/estimate.py reads them). Each measured run names its source.
 """
 
 from __future__ import annotations

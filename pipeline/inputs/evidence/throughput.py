@@ -21,10 +21,10 @@ from pipeline.engine.roofline.reference import with_model
 from pipeline.engine.roofline.serving import draft_step_ms, speculative, warm_prefill_s
 from pipeline.evidence.bench import ThroughputEvidence, inspect, throughput_from_evidence
 from pipeline.evidence.goodput import Slo
-from pipeline.inputs.cost import basis_per_output_token
 from pipeline.inputs.draft import Draft
-from pipeline.inputs.estimate import serving_error
+from pipeline.inputs.evidence.estimate import serving_error
 from pipeline.inputs.evidence.identity import check_identity
+from pipeline.inputs.market.cost import basis_per_output_token
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
 from pipeline.inputs.records import (
     checks,

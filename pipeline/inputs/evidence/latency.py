@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pipeline.evidence.bench import ThroughputEvidence, throughput_from_evidence
 from pipeline.evidence.goodput import TOLERANCE_S, Slo, p99_bounds, percentile_bound
-from pipeline.inputs.cost import basis_per_output_token, point_tokens_per_day
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.market.cost import basis_per_output_token, point_tokens_per_day
 from pipeline.inputs.ranges import bounds
 from pipeline.inputs.records import file_listing
 from schemas.proposal import EvidenceLatency, PublishedLatency

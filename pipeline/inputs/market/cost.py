@@ -19,11 +19,11 @@ from pipeline.engine.metrics import (
     tokens_per_day_from_requests,
     tokens_per_request,
 )
-from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.market.currency import in_eur
+from pipeline.inputs.market.zones import bidding_zone
 from pipeline.inputs.ranges import bounds, scaled, spread, sum_numbers
 from pipeline.inputs.records import cite
-from pipeline.inputs.zone_inputs import bidding_zone
 from schemas.proposal import (
     ApiCost,
     ApiPriceCost,

@@ -15,8 +15,8 @@ from typing import Any
 
 from pipeline.engine.metrics import eur_per_kwh
 from pipeline.engine.ranking.sovereignty import zone_country
-from pipeline.inputs.currency import in_eur
 from pipeline.inputs.draft import Draft
+from pipeline.inputs.market.currency import in_eur
 from pipeline.inputs.records import cite
 from schemas.proposal import AllInTariff, ContractTariff, ProposalError, Range, TcoCost
 

@@ -18,7 +18,7 @@ from schemas.proposal import Proposal
 def unknown_models(proposal: Proposal, mkt: Market) -> dict[str, str]:
     """The note on each model of the hand-listed candidates that the table does not know,
     by model (each name looked at once, however many candidates name it; a scan's candidates
-    take a model the table knows, pipeline/inputs/scan.py)."""
+    take a model the table knows, pipeline/inputs/market/scan.py)."""
     names = {c.model for c in proposal.candidates if c.model is not None}
     return {m: said for m in sorted(names) if (said := _unknown(m, mkt)) is not None}
 
