@@ -278,12 +278,14 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Folder to write proposal.toml into.")] = Path(),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write the commented example proposal (proposal.toml, named for its folder so that its
-    runs publish apart from the bundled example's) to start from, with its JSON
-    Schema (proposal.schema.json) for editors that read a `#:schema` line (taplo, Even Better
-    TOML), and an example results folder (results/: a small vLLM concurrency sweep, synthetic)
-    to try `scorecard evidence inspect` on before your own benchmark files; a results/ that
-    holds other files is left alone and the example goes to example-results/, said so."""
+    """Write a commented proposal to start from, with its schema and example results.
+
+    The proposal (proposal.toml) is the bundled example named for its folder, so that its runs
+    publish apart from the example's; its JSON Schema (proposal.schema.json) serves editors
+    that read a `#:schema` line (taplo, Even Better TOML); the example results folder
+    (results/: a small vLLM concurrency sweep, synthetic) is there to try `scorecard evidence
+    inspect` on before your own benchmark files. A results/ that holds other files is left
+    alone and the example goes to example-results/, said so."""
     import json
     from importlib import resources
 
