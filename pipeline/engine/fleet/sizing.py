@@ -206,12 +206,12 @@ def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: floa
         high, low = np.where(grown, mid, high), np.where(grown, low, mid)
     tops = _scaled(own, rows, high) if len(rows) else None
     volume = grid["demand_tokens_per_day"].to_numpy().reshape(n, fine)
-    ids = own["id"].to_list()
+    row_of = {cid: i for i, cid in enumerate(own["id"].to_list())}
     # the curve: CURVE_POINTS of the fine volumes, evenly spaced (every tenth)
     shown = np.linspace(0, fine - 1, CURVE_POINTS).round().astype(int)
     result = []
     for cid in on_prem:
-        i = ids.index(cid)
+        i = row_of[cid]
         v, c = volume[i], cpm[i]
         if tops is not None:
             mine = rows == i
