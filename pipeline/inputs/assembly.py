@@ -29,7 +29,7 @@ from pipeline.inputs.market.zones import (
     resolve_grid,
     resolve_market_grid,
 )
-from pipeline.inputs.records import Provenance
+from pipeline.inputs.records import Provenance, shown_notes
 from pipeline.inputs.reference.embodied import resolve_embodied
 from pipeline.inputs.reference.models import unknown_models
 from pipeline.inputs.reference.regulation import resolve_regulation
@@ -85,7 +85,8 @@ def _candidate(d: Draft, reference: Reference | None, precisions: frozenset[str]
     check_plausible(d)
     _sovereignty(d, zone)
     resolve_regulation(d, zone)
-    d.row["notes"] = d.notes
+    # the readers name files by the path they were given: no local path in a note
+    d.row["notes"] = shown_notes(d.notes, d.evidence_paths, d.prov.folder)
     return d.row, d.inputs.rows
 
 

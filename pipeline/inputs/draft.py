@@ -26,6 +26,8 @@ class Draft:
         self.key = f"candidates[{at}]"
         self.where = f"candidates[{at}] (id {c.id!r})"
         self.notes: list[str] = []
+        #: the evidence files and folders read (`evidence_path`), as the readers name them
+        self.evidence_paths: list[str] = []
         self.inputs = InputRows(c.id)
         self.row: dict[str, Any] = {
             "id": c.id, "label": c.label, "deployment": c.deployment, "provider": c.provider,
@@ -59,6 +61,7 @@ class Draft:
                     shown = (Path(text) / link.relative_to(path)).as_posix()
                     raise self.outside(key, f"{shown!r} (a symbolic link to {target})", inside)
         self.prov.folder = str(folder)  # the files read are listed relative to it
+        self.evidence_paths.append(str(path))
         return path
 
     def outside(self, key: str, what: str, folder: Path) -> ProposalError:

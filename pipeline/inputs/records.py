@@ -118,11 +118,14 @@ def shown(path: str, folder: str | None) -> str:
     return Path(os.path.relpath(Path(path).absolute(), Path(folder).absolute())).as_posix()
 
 
-def shown_notes(notes: Sequence[str], path: str, folder: str | None) -> list[str]:
-    """An evidence reader's notes (which name the files as the reader was given them, under
-    `path`) with `path` as the report shows it (`shown`): no local path in a note."""
-    said = shown(path, folder)
-    return [note.replace(path, said) for note in notes]
+def shown_notes(notes: Sequence[str], paths: Sequence[str], folder: str | None) -> list[str]:
+    """A candidate's notes with each evidence path in `paths` (as the readers were given it,
+    and name the files under it) as the report shows it (`shown`): no local path in a note.
+    The longest first, so a folder inside another is rewritten whole."""
+    for path in sorted(set(paths), key=len, reverse=True):
+        said = shown(path, folder)
+        notes = [note.replace(path, said) for note in notes]
+    return list(notes)
 
 
 def file_listing(files: Sequence[tuple[str, str]], folder: str | None = None) -> str:

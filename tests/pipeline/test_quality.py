@@ -374,3 +374,23 @@ def test_a_proposal_without_a_waiver_keeps_its_identity() -> None:
     waived = ALONE.replace("max_drop = 0.01 }", 'max_drop = 0.01, unvalidated = "allow", '
                            'unvalidated_reason = "pilot only, evals pending" }')
     assert parse(waived, "p.toml").sha256() != parse(ALONE, "p.toml").sha256()
+
+
+def test_a_quality_note_names_its_file_relative_to_the_proposal(tmp_path: Path, db: Path
+                                                                ) -> None:
+    """A file in a quality folder that is not lm-eval's results is skipped with a note naming
+    it; run by its absolute path (a cron job's), the proposal's notes name it relative to the
+    proposal's folder, as the throughput's and power's do, never the analyst's folders."""
+    evals(tmp_path / "evals")
+    for folder in ("bf16", "fp8"):  # the reference's files are read once, apart
+        (tmp_path / "evals" / folder / "README.txt").write_text("how these were run")
+    path = write_proposal(
+        tmp_path, POLICY,
+        ("bf16", "bf16", 1000, 'quality = { evidence = "evals/bf16" }\n'),
+        ("fp8", "fp8", 1600, 'quality = { evidence = "evals/fp8" }\n'))
+    result = runner.invoke(app, ["run", str(path.resolve()), "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path) not in result.stdout
+    for c in json.loads(result.stdout)["candidates"]:
+        assert (f"quality: evals/{c['id']}/README.txt: skipped (not lm-evaluation-harness "
+                "results)") in c["notes"], c["id"]

@@ -26,7 +26,7 @@ from pipeline.evidence.power.measured import PowerEvidence
 from pipeline.inputs.draft import Draft
 from pipeline.inputs.evidence.identity import check_identity
 from pipeline.inputs.ranges import scaled, spread
-from pipeline.inputs.records import checks, file_listing, shown, shown_notes
+from pipeline.inputs.records import checks, file_listing, shown
 from schemas.proposal import (
     DeclaredPower,
     EstimatedPower,
@@ -156,7 +156,7 @@ def _measured(d: Draft, p: Any, window: Any) -> None:
     d.row["energy_boundary"] = ev.boundary
     files = [(f.path, f.sha256) for f in ev.files]
     d.row["power_source"] = f"{given} ({ev.method}): {file_listing(files, d.prov.folder)}"
-    d.notes.extend(shown_notes(ev.notes, str(path), d.prov.folder))
+    d.notes.extend(ev.notes)
     d.prov.add_files(files)
 
 

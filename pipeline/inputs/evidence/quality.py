@@ -79,9 +79,11 @@ def resolve_quality(d: Draft, reference: Reference | None,
             _without_evidence(d, rule, reference)
         return
     is_reference = rule is not None and reference is not None and d.c.id == rule.reference
-    # the reference's files were read once for everyone (`reference_quality`)
-    own = reference.evidence if is_reference and reference is not None else load_quality(
-        d.evidence_path(q.evidence, "quality.evidence"))
+    # the reference's files were read once for everyone (`reference_quality`); its path is
+    # taken here all the same, so that its notes name its files as the report does
+    path = d.evidence_path(q.evidence, "quality.evidence")
+    own = (reference.evidence if is_reference and reference is not None
+           else load_quality(path))
     d.prov.add_files(own.files, own.dates)
     d.notes.extend(f"quality: {n}" for n in own.notes)
     # the GPUs the results were scored on (where the file says the model ran on its machine)

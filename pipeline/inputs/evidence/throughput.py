@@ -32,7 +32,6 @@ from pipeline.inputs.records import (
     file_listing,
     pairs,
     shown,
-    shown_notes,
 )
 from schemas.proposal import (
     Calibration,
@@ -113,7 +112,7 @@ def _measured(d: Draft, t: EvidenceThroughput) -> Any:
         d.row["evidence_configurations"] = configuration_rows(ev.configurations)
         d.row["evidence_configuration"] = pairs(ev.configuration)
     _operating_point(d, ev, source, grade)
-    d.notes.extend(shown_notes(ev.notes, str(path), d.prov.folder))
+    d.notes.extend(ev.notes)
     d.prov.add_files(ev.files, ev.file_dates)
     d.row["no_goodput_reason"] = ev.no_goodput_reason
     d.row["evidence_checks"] = checks("throughput", identity, ev.checks)
