@@ -173,13 +173,14 @@ def _entry(cid: str, cloud_id: str, cloud_cpm: float, crossing: float | None, ba
                       for v, c in zip(volume.tolist(), cpm.tolist(), strict=True)]}
 
 
-def _scaled(own: pl.DataFrame, at: np.ndarray, multiple: np.ndarray) -> pl.DataFrame:
-    """The steps at the rows `at` of `own`, each with its demand (and request rate) times
-    `multiple`: (instances, cpm_eur_per_mtok, demand_tokens_per_day) per row."""
+def _scaled(own: pl.DataFrame, at: np.ndarray, multiple: np.ndarray,
+            columns: tuple[str, ...] = ("instances", "cpm_eur_per_mtok")) -> pl.DataFrame:
+    """The steps `columns` at the rows `at` of `own`, each with its demand (and request rate)
+    times `multiple` (`demand_tokens_per_day` beside them); only the steps they need run."""
     rows = own[at.tolist()].with_columns(pl.Series("f", multiple, dtype=pl.Float64()))
     rows = rows.with_columns(pl.col(c) * pl.col("f") for c in (
         "demand_tokens_per_day", "demand_requests_per_s") if c in own.columns)
-    return evaluate(rows).select("instances", "cpm_eur_per_mtok", "demand_tokens_per_day")
+    return evaluate(rows, list(columns)).with_columns(rows["demand_tokens_per_day"])
 
 
 def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: float
@@ -202,7 +203,8 @@ def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: floa
     low, high = FINE_MULTIPLES[cols], FINE_MULTIPLES[cols + 1]
     for _ in range(EDGE_STEPS if len(rows) else 0):
         mid = np.sqrt(low * high)
-        grown = _scaled(own, rows, mid)["instances"].to_numpy() > instances[rows, cols]
+        grown = (_scaled(own, rows, mid, ("instances",))["instances"].to_numpy()
+                 > instances[rows, cols])
         high, low = np.where(grown, mid, high), np.where(grown, low, mid)
     tops = _scaled(own, rows, high) if len(rows) else None
     volume = grid["demand_tokens_per_day"].to_numpy().reshape(n, fine)
