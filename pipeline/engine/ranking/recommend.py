@@ -406,11 +406,9 @@ def _solve_all(points: Mapping[str, Mapping[str, Any]], wheres: list[pl.DataFram
 def _scores(points: Mapping[str, Mapping[str, Any]],
             setting: Mapping[int, list[tuple[str, str]]], cids: tuple[str, ...],
             rule: Rule, scale: Scale,
-            values: Mapping[int, np.ndarray], path: plan.Path | None = None,
-            fallbacks: Mapping[str, str | None] | None = None,
-            mixes: Mapping[str, mix.Chosen] | None = None,
-            read: Mapping[int, tuple[str, ...]] | None = None
-            ) -> dict[str, dict[int, np.ndarray]]:
+            values: Mapping[int, np.ndarray], path: plan.Path | None,
+            fallbacks: Mapping[str, str | None], mixes: Mapping[str, mix.Chosen],
+            read: Mapping[int, tuple[str, ...]]) -> dict[str, dict[int, np.ndarray]]:
     """Per candidate of `cids` and key i: its score with the key (set on every (id, input)
     of setting[i]) at each of values[i], the other inputs at `points`. The metric steps run
     over numpy arrays (`metrics.evaluate_arrays`, the same formulas as `evaluate`), every
@@ -441,17 +439,16 @@ def _scores(points: Mapping[str, Mapping[str, Any]],
                 for k, v in given.items()}
 
     scored = {}
-    mixes = mixes or {}
     for cid in cids:
         # whose inputs move its figures: its own (and under a plan its fallback's), a mix's
         # parts'. The trials of keys none of them holds are all its point: one of them is
         # computed for all (the steps are element by element)
-        fallback = (fallbacks or {}).get(cid) if path is not None else None
+        fallback = fallbacks.get(cid) if path is not None else None
         movers = ({mixes[cid].base[0], mixes[cid].burst[0]} if cid in mixes
                   else {cid} | ({fallback} if fallback is not None else set()))
         moved = np.zeros(trials.shape, dtype=bool)
         for i in order:
-            if holders[i] & movers and (read is None or cid in read[i]):
+            if holders[i] & movers and cid in read[i]:
                 moved[span[i]] = True
         at = np.flatnonzero(moved)
         back = np.full(trials.shape, len(at), dtype=np.int64)  # the point: last
