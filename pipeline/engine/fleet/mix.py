@@ -150,24 +150,26 @@ def hourly_tokens_per_s(tokens_per_day: Any, profile: Sequence[float]) -> np.nda
 
 def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: np.ndarray,
           burst_hours: bool = False
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Each hour of the day (`hourly_tokens_per_s`) the base serves up to its capacity, the
     burst the rest: the base's and the burst's tokens per day, the burst's peak hour over
-    its mean (1 when it serves none) and, if `burst_hours` (else none), each of its hours
-    over its mean (its HOUR_DEMAND_RATIOS: the burst's own day, billed hour by hour with an
-    elastic floor; the profile's own where there is no base, NaN where it serves none).
+    its mean (1 when it serves none) and, if `burst_hours` (else empty), each of its hours
+    over its mean by its input's name (HOUR_DEMAND_RATIOS: the burst's own day, billed hour
+    by hour with an elastic floor; the profile's own where there is no base, NaN where it
+    serves none).
 
     Hours of the same weight are the same figures: each is computed once, and the day's sums
     add the hours as numpy's sum over a (..., 24) array of them does (`sum_hours`), so no
     (..., 24) array is held and the figures are that sum's bit for bit."""
     per_s = np.asarray(tokens_per_day, dtype=np.float64) / SECONDS_PER_DAY
+    weights = hour_demand_ratios(profile).tolist()
     parts: dict[float, tuple[np.ndarray, np.ndarray]] = {}
-    for w in hour_demand_ratios(profile).tolist():
+    for w in weights:
         if w not in parts:
             hour = per_s * w
             base = np.minimum(hour, capacity_tokens_per_s)
             parts[w] = (base, hour - base)
-    hours = [parts[w] for w in hour_demand_ratios(profile).tolist()]
+    hours = [parts[w] for w in weights]
     burst_day = sum_hours([burst for _, burst in hours])
     burst_mean = burst_day / len(hours)
     burst_max = functools.reduce(np.maximum, [burst for _, burst in parts.values()])
@@ -179,7 +181,8 @@ def split(tokens_per_day: Any, profile: Sequence[float], capacity_tokens_per_s: 
         for w, (_, burst) in parts.items()} if burst_hours else {}
     return (sum_hours([base for base, _ in hours]) * SECONDS_PER_HOUR,
             burst_day * SECONDS_PER_HOUR, peak_factor,
-            [ratios[w] for w in hour_demand_ratios(profile).tolist()] if burst_hours else [])
+            {name: ratios[w] for name, w in zip(HOUR_DEMAND_RATIOS, weights, strict=True)}
+            if burst_hours else {})
 
 
 def sum_hours(hours: Sequence[np.ndarray]) -> np.ndarray:
@@ -309,10 +312,9 @@ def _evaluate(base: Mapping[str, Any], burst: Mapping[str, Any], n: np.ndarray,
     base_out = evaluate_arrays({**base, "demand_tokens_per_day": base_day, "peak_factor": 0.0,
                                 "demand_requests_per_s": np.nan,
                                 "min_instances": n + spares}, names)
-    hours = dict(zip(HOUR_DEMAND_RATIOS, burst_hours, strict=True)) if hourly else {}
     burst_out = evaluate_arrays({**burst, "demand_tokens_per_day": burst_day,
                                  "peak_factor": burst_peak, "demand_requests_per_s": np.nan,
-                                 **hours}, names)
+                                 **burst_hours}, names)
     total = base_day + burst_day
 
     def held(values: Any, tokens: np.ndarray) -> np.ndarray:
