@@ -106,6 +106,26 @@ def _check(name: str, entry: dict[str, Any]) -> None:
              "report reads it from there")
 
 
+#: in a declaration's name, the hour of a table declared once for each of the day's 24 (two
+#: digits: hour_HH_demand_ratio -> hour_00_demand_ratio ...; in its title too, `{hour}` in
+#: its meaning the hour's number)
+HOUR = "HH"
+
+
+def _hours(declarations: dict[str, Any]) -> dict[str, Any]:
+    """`declarations` with each table named with HOUR declared once per hour, in its place."""
+    out: dict[str, Any] = {}
+    for name, entry in declarations.items():
+        if HOUR not in name:
+            out[name] = entry
+            continue
+        for h in range(24):
+            out[name.replace(HOUR, f"{h:02d}")] = {
+                k: (v.replace(HOUR, f"{h:02d}").replace("{hour}", str(h))
+                    if isinstance(v, str) else v) for k, v in entry.items()}
+    return out
+
+
 def parse(declarations: dict[str, Any]) -> dict[str, Output]:
     """column -> its declaration, in the file's order; a missing, unknown or mistyped key, a
     `better` other than lower/higher, an unknown output in `shown_in` or an objective named
@@ -132,7 +152,8 @@ def parse(declarations: dict[str, Any]) -> dict[str, Output]:
 
 
 #: column -> its declaration
-OUTPUTS: dict[str, Output] = parse(tomllib.loads(DECLARATIONS.read_text(encoding="utf-8")))
+OUTPUTS: dict[str, Output] = parse(_hours(tomllib.loads(DECLARATIONS.read_text(
+    encoding="utf-8"))))
 
 
 def columns_for(output: str) -> tuple[str, ...]:
