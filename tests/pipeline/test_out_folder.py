@@ -165,3 +165,27 @@ def test_a_signal_during_the_swap_is_delivered_once_it_is_done() -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert seen == ["swap done", "handled"]
+
+
+def test_a_command_cut_short_keeps_its_code_under_python_m(tmp_path: Path) -> None:
+    """`python -m pipeline` of a command cut short exits 130 (Ctrl-C) even when a
+    KeyboardInterrupt has already crossed C code that ran Python (here `PyRun_SimpleString`,
+    as an extension's initialisation may do while the command imports): CPython marks the
+    interrupt unhandled for the process and `python -m` then exited by SIGINT (-2), whatever
+    the SystemExit said; seen as test_sigterm_or_a_second_proposal_leave_one_whole_set's
+    "terminated" run exiting -2 under load."""
+    (tmp_path / "cut_short.py").write_text(
+        "import ctypes, runpy, sys\n"
+        "import pipeline.cli as cli\n"
+        "@cli.app.command('boom')\n"
+        "def boom() -> None:\n"
+        "    # the interrupt crosses C code running Python (the last such call marks it)\n"
+        "    ctypes.pythonapi.PyRun_SimpleString(b'raise KeyboardInterrupt')\n"
+        "    raise KeyboardInterrupt\n"
+        "sys.argv = ['scorecard', 'boom']\n"
+        "runpy.run_module('pipeline', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-m", "cut_short"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.rstrip().endswith("interrupted")
