@@ -194,8 +194,8 @@ def _sized(own: pl.DataFrame, on_prem: list[str], cloud_id: str, cloud_cpm: floa
     # instance added (the tooth's top), the multiples of each pair narrowed together; only
     # past each curve's last fine volume above the cloud's CPM (a top before it cannot be the
     # last above) and on a curve that ends at or below it (else there is no crossing)
-    last_above = np.array([np.flatnonzero(row > cloud_cpm)[-1] if (row > cloud_cpm).any()
-                           else -1 for row in cpm])
+    above = cpm > cloud_cpm
+    last_above = np.where(above.any(axis=1), fine - 1 - np.argmax(above[:, ::-1], axis=1), -1)
     ends_below = ~np.isnan(cpm).any(axis=1) & (cpm[:, -1] <= cloud_cpm)
     grows = (np.diff(instances, axis=1) > 0) & ends_below[:, None] & (
         np.arange(fine - 1)[None, :] >= last_above[:, None])
